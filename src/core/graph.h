@@ -1,0 +1,115 @@
+/* graph.h: the task graph, the per-rank programs the engine replays.
+ *
+ * Each rank (GPU) has a few ordered streams, like CUDA streams: a task
+ * starts after the task before it on its stream and after its explicit
+ * dependencies. Kinds of task:
+ *   - compute: runs for a given time on one rank's stream;
+ *   - collective: one task joined by every member of a communicator group,
+ *     each on its own stream; it starts when every member has reached it.
+ *     Members join in program order, like NCCL calls on a communicator: a
+ *     rank's k-th collective on a group is the group's k-th collective;
+ *   - marker: takes no time (a point in a program, e.g. a step's start).
+ * Any task may carry memory operations: bytes allocated (positive) or freed
+ * (negative) in a category on a rank, at the task's start or at its end.
+ *
+ * The graph knows nothing of transformers: a task's `tag` and categories
+ * are small numbers whose meaning belongs to the code that builds the graph.
+ * Storage is flat: tasks in one array, successors and per-stream task lists
+ * in compressed rows built by graph_seal. */
+#ifndef PLANSIM_CORE_GRAPH_H
+#define PLANSIM_CORE_GRAPH_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "net/collective.h"
+
+#define GRAPH_MAX_STREAMS 4
+#define GRAPH_MEM_CATEGORIES 8
+
+typedef int32_t TaskId;
+#define TASK_NONE ((TaskId)-1)
+
+typedef enum { TASK_COMPUTE, TASK_COLLECTIVE, TASK_MARKER } TaskKind;
+
+typedef struct {
+    double seconds;   /* compute: duration at full speed */
+    double bytes;     /* collective: the buffer size S (see collective.h) */
+    double flops;     /* compute: FLOPs executed, for utilisation */
+    int32_t owner;    /* compute and marker: the rank; collective: the group */
+    int32_t name;     /* index into the name table (graph_name) */
+    int32_t npred;    /* dependencies, stream order included */
+    uint8_t kind;     /* TaskKind */
+    uint8_t stream;   /* the stream it runs on (every member's, for a collective) */
+    uint8_t op;       /* collective: CollOp */
+    uint8_t tag;      /* the builder's label (phase, group kind, ...) */
+} Task;
+
+typedef struct {
+    int32_t task;
+    int32_t rank;
+    double bytes;     /* > 0 allocates, < 0 frees */
+    uint8_t category; /* < GRAPH_MEM_CATEGORIES */
+    uint8_t at_end;   /* applied when the task ends, else when it starts */
+} MemOp;
+
+typedef struct Graph Graph;
+
+/* An empty graph over `ranks` ranks with `streams` streams each. */
+Graph *graph_new(int ranks, int streams);
+void graph_free(Graph *g);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Graph, graph_free)
+
+/* Registers a communicator group of `n` distinct ranks (copied) with a
+ * builder-defined `kind`; returns its id. */
+int graph_add_group(Graph *g, int kind, const int *ranks, int n);
+
+/* Appends a compute task to `rank`'s `stream`. `name` is interned. */
+TaskId graph_compute(Graph *g, int rank, int stream, double seconds, double flops, int tag,
+                     const char *name);
+
+/* Appends a zero-time marker to `rank`'s `stream`. */
+TaskId graph_marker(Graph *g, int rank, int stream, int tag, const char *name);
+
+/* `rank` joins its next collective on `group`, on its `stream`. The first
+ * member to join creates the task with `op`, `bytes`, `tag` and `name`;
+ * later members must join with the same op and bytes (a mismatch is a bug). */
+TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, double bytes,
+                        int tag, const char *name);
+
+/* `after` also waits for `before`. */
+void graph_dep(Graph *g, TaskId before, TaskId after);
+
+/* The last task appended to a stream so far, or TASK_NONE. */
+TaskId graph_last(const Graph *g, int rank, int stream);
+
+/* Attaches a memory operation to `task` on `rank`. */
+void graph_mem(Graph *g, TaskId task, int rank, int category, double bytes, gboolean at_end);
+
+/* Ends construction: builds the compressed rows. Fails (PS_ERROR_STUCK)
+ * when a collective was not joined by every member of its group, naming it
+ * and the missing ranks. */
+gboolean graph_seal(Graph *g, GError **error);
+
+/* ---- reading a sealed graph -------------------------------------------- */
+
+int graph_ranks(const Graph *g);
+int graph_streams(const Graph *g);
+gsize graph_tasks(const Graph *g);
+const Task *graph_task(const Graph *g, TaskId id);
+const char *graph_name(const Graph *g, TaskId id);
+
+/* Successors of `id`: *n entries. */
+const TaskId *graph_succ(const Graph *g, TaskId id, int *n);
+
+/* The tasks of `rank`'s `stream` in program order: *n entries. */
+const TaskId *graph_stream(const Graph *g, int rank, int stream, int *n);
+
+/* Memory operations of `id`: *n entries. */
+const MemOp *graph_mem_ops(const Graph *g, TaskId id, int *n);
+
+/* A group's members and kind. */
+const int *graph_group(const Graph *g, int group, int *n);
+int graph_group_kind(const Graph *g, int group);
+
+#endif

@@ -1,0 +1,210 @@
+/* main.c: the plansim command line.
+ *
+ * The only place that prints and exits. Commands:
+ *   plansim simulate [--model F] [--cluster F] [--plan F] [plan flags]
+ *                    [--format text|json|csv] [-o FILE]
+ * Bad input prints one line "plansim: ..." on stderr and exits with 2;
+ * a failure to write the output exits with 1. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "sim/simulate.h"
+#include "spec/spec.h"
+#include "util/error.h"
+#include "util/text.h"
+
+/* The shipped default: a data-parallel GPT-3 1.3B step on DGX A100s. */
+#define DEFAULT_MODEL "models/gpt3-1.3b.json"
+#define DEFAULT_CLUSTER "topologies/dgx-a100-80gb.json"
+#define DEFAULT_PLAN "plans/default.json"
+
+typedef struct {
+    PlanField field;
+    const char *flag;  /* long name, without "--" */
+    gboolean bare;     /* a switch that takes no value */
+    const char *value; /* for a bare switch: the value it sets */
+    const char *help;
+} PlanFlag;
+
+static const PlanFlag plan_flags[] = {
+    {PLAN_TP, "tp", FALSE, NULL, "tensor-parallel size"},
+    {PLAN_PP, "pp", FALSE, NULL, "pipeline-parallel size"},
+    {PLAN_DP, "dp", FALSE, NULL, "data-parallel size (default: GPUs / (tp x pp))"},
+    {PLAN_MICRO_BATCH_SIZE, "micro-batch-size", FALSE, NULL, "sequences per micro-batch"},
+    {PLAN_GLOBAL_BATCH_SIZE, "global-batch-size", FALSE, NULL, "sequences per step"},
+    {PLAN_SCHEDULE, "schedule", FALSE, NULL, "naive, gpipe, 1f1b or interleaved"},
+    {PLAN_VIRTUAL_STAGES, "virtual-stages", FALSE, NULL, "model chunks per pipeline rank"},
+    {PLAN_ZERO_STAGE, "zero-stage", FALSE, NULL, "ZeRO stage, 0 to 3"},
+    {PLAN_SEQUENCE_PARALLEL, "sequence-parallel", TRUE, "true", "split norms and dropout over tp"},
+    {PLAN_RECOMPUTE, "recompute", FALSE, NULL, "none, selective or full"},
+    {PLAN_OVERLAP_GRAD_REDUCE, "no-overlap-grad-reduce", TRUE, "false",
+     "reduce gradients after backward, not during it"},
+    {PLAN_DDP_BUCKET_SIZE, "ddp-bucket-size", FALSE, NULL, "parameters per gradient bucket"},
+    {PLAN_DTYPE, "dtype", FALSE, NULL, "bf16"},
+};
+#define N_PLAN_FLAGS G_N_ELEMENTS(plan_flags)
+
+static int fail(GError *error)
+{
+    fprintf(stderr, "plansim: %s\n", error->message);
+    /* a failed write is not bad input; everything else is */
+    int status = g_error_matches(error, PS_ERROR, PS_ERROR_IO) ? 1 : 2;
+    g_error_free(error);
+    return status;
+}
+
+/* A data file given on the command line, or a shipped default: found from
+ * the current folder first, then in the installed data folder. */
+static char *data_path(const char *given, const char *fallback)
+{
+    if (given)
+        return g_strdup(given);
+    if (g_file_test(fallback, G_FILE_TEST_EXISTS))
+        return g_strdup(fallback);
+    return g_build_filename(PLANSIM_DATADIR, fallback, NULL);
+}
+
+static gboolean parse_nodes(const char *text, int *out, GError **error)
+{
+    char *end = NULL;
+    gint64 v = text ? g_ascii_strtoll(text, &end, 10) : 0;
+    if (!text)
+        return TRUE;
+    if (!text[0] || *end || v < 1 || v > (1 << 20)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--nodes: expected a positive integer, got \"%s\"", text);
+        return FALSE;
+    }
+    *out = (int)v;
+    return TRUE;
+}
+
+/* What `simulate` was asked, after option parsing. */
+typedef struct {
+    char *model, *cluster, *plan, *format, *output, *nodes;
+    char *flag_text[N_PLAN_FLAGS]; /* valued plan flags */
+    gboolean flag_set[N_PLAN_FLAGS]; /* bare plan switches */
+} SimulateArgs;
+
+static gboolean simulate(const SimulateArgs *a, GError **error)
+{
+    ReportFormat format = FORMAT_TEXT;
+    int nodes = 0;
+    if (a->format && !report_format_parse(a->format, &format)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--format: expected text, json or csv, got \"%s\"", a->format);
+        return FALSE;
+    }
+    gboolean defaults = !a->model && !a->cluster && !a->plan;
+    g_autofree char *model_path = data_path(a->model, DEFAULT_MODEL);
+    g_autofree char *cluster_path = data_path(a->cluster, DEFAULT_CLUSTER);
+    g_autofree char *plan_path = defaults ? data_path(NULL, DEFAULT_PLAN) : g_strdup(a->plan);
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    g_autoptr(ModelSpec) model = NULL;
+    g_autoptr(ClusterSpec) cluster = NULL;
+    if (!parse_nodes(a->nodes, &nodes, error) ||
+        !(model = model_spec_load(model_path, error)) ||
+        !(cluster = cluster_spec_load(cluster_path, nodes, error)) ||
+        (plan_path && !plan_spec_load(plan, plan_path, error)))
+        return FALSE;
+    for (gsize i = 0; i < N_PLAN_FLAGS; i++) {
+        const PlanFlag *f = &plan_flags[i];
+        const char *value = f->bare ? (a->flag_set[i] ? f->value : NULL) : a->flag_text[i];
+        g_autofree char *flag = g_strconcat("--", f->flag, NULL);
+        if (value && !plan_spec_set(plan, f->field, value, flag, error))
+            return FALSE;
+    }
+    Report rep;
+    if (!plan_spec_resolve(plan, model, cluster, error) ||
+        !sim_run(model, cluster, plan, &rep, error))
+        return FALSE;
+    g_autofree char *text = report_render(&rep, format, TRUE);
+    return text_write_atomic(a->output ? a->output : "-", text, strlen(text), error);
+}
+
+static int cmd_simulate(int argc, char **argv)
+{
+    SimulateArgs a = {0};
+    GOptionEntry entries[] = {
+        {"model", 0, 0, G_OPTION_ARG_FILENAME, &a.model, "model JSON (plansim or Hugging Face)",
+         "FILE"},
+        {"cluster", 0, 0, G_OPTION_ARG_FILENAME, &a.cluster, "cluster JSON", "FILE"},
+        {"plan", 0, 0, G_OPTION_ARG_FILENAME, &a.plan, "plan JSON (flags override it)", "FILE"},
+        {"nodes", 0, 0, G_OPTION_ARG_STRING, &a.nodes, "override the cluster's node count", "N"},
+        {"format", 0, 0, G_OPTION_ARG_STRING, &a.format, "text (default), json or csv", "FORMAT"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
+         "write the report to FILE (whole or not at all)", "FILE"},
+        {NULL},
+    };
+    GOptionEntry plan_entries[N_PLAN_FLAGS + 1];
+    for (gsize i = 0; i < N_PLAN_FLAGS; i++) {
+        const PlanFlag *f = &plan_flags[i];
+        plan_entries[i] = (GOptionEntry){
+            f->flag, 0, 0, f->bare ? G_OPTION_ARG_NONE : G_OPTION_ARG_STRING,
+            f->bare ? (gpointer)&a.flag_set[i] : (gpointer)&a.flag_text[i], f->help,
+            f->bare ? NULL : "V"};
+    }
+    plan_entries[N_PLAN_FLAGS] = (GOptionEntry){NULL};
+
+    GOptionContext *ctx = g_option_context_new("- simulate one training step");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    GOptionGroup *group = g_option_group_new("plan", "Plan options (override --plan):",
+                                             "Show plan options", NULL, NULL);
+    g_option_group_add_entries(group, plan_entries);
+    g_option_context_add_group(ctx, group);
+    GError *error = NULL;
+    gboolean ok = g_option_context_parse(ctx, &argc, &argv, &error);
+    if (!ok) {
+        g_prefix_error(&error, "simulate: ");
+    } else if (argc > 1) {
+        g_set_error(&error, PS_ERROR, PS_ERROR_INPUT, "simulate: unexpected argument \"%s\"",
+                    argv[1]);
+        ok = FALSE;
+    } else {
+        ok = simulate(&a, &error);
+    }
+    g_option_context_free(ctx);
+    g_free(a.model);
+    g_free(a.cluster);
+    g_free(a.plan);
+    g_free(a.format);
+    g_free(a.output);
+    g_free(a.nodes);
+    for (gsize i = 0; i < N_PLAN_FLAGS; i++)
+        g_free(a.flag_text[i]);
+    return ok ? 0 : fail(error);
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: plansim COMMAND [OPTIONS]\n"
+                "\n"
+                "Simulates a training step of a transformer on a GPU cluster under a\n"
+                "parallelism plan.\n"
+                "\n"
+                "commands:\n"
+                "  simulate   simulate one step (plansim simulate --help for options)\n"
+                "  --version  print the version\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "simulate") == 0)
+        return cmd_simulate(argc - 1, argv + 1);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("plansim %s\n", PACKAGE_VERSION);
+        return 0;
+    }
+    fprintf(stderr, "plansim: unknown command \"%s\" (try plansim --help)\n", argv[1]);
+    return 2;
+}

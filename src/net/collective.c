@@ -1,0 +1,49 @@
+/* collective.c: alpha-beta costs of the ring and direct algorithms.
+ *
+ * A ring all-reduce is a reduce-scatter then an all-gather: 2(n - 1) steps,
+ * each sending S/n bytes per rank, so 2(n - 1) alpha + 2(n - 1)/n S / beta.
+ * Reduce-scatter and all-gather are one half of it; a direct all-to-all
+ * sends n - 1 messages of S/n. */
+#include "net/collective.h"
+
+#include <glib.h>
+
+static const char *const names[COLL_N_OPS] = {
+    [COLL_ALL_REDUCE] = "all_reduce",       [COLL_ALL_GATHER] = "all_gather",
+    [COLL_REDUCE_SCATTER] = "reduce_scatter", [COLL_ALL_TO_ALL] = "all_to_all",
+    [COLL_SEND_RECV] = "send_recv",
+};
+
+const char *collective_name(CollOp op)
+{
+    g_assert(op >= 0 && op < COLL_N_OPS);
+    return names[op];
+}
+
+/* Messages each rank sends one after the other. */
+static int steps(CollOp op, int n)
+{
+    switch (op) {
+    case COLL_ALL_REDUCE:
+        return 2 * (n - 1);
+    case COLL_SEND_RECV:
+        return 1;
+    default:
+        return n - 1;
+    }
+}
+
+double collective_sent_bytes(CollOp op, int n, double bytes)
+{
+    if (op == COLL_SEND_RECV)
+        return bytes;
+    return steps(op, n) * (bytes / n);
+}
+
+double collective_ring_s(CollOp op, int n, double bytes, AlphaBeta ab)
+{
+    g_assert(n >= 1 && bytes >= 0 && ab.beta_Bps > 0);
+    if (n == 1 && op != COLL_SEND_RECV)
+        return 0;
+    return steps(op, n) * ab.alpha_s + collective_sent_bytes(op, n, bytes) / ab.beta_Bps;
+}

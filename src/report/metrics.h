@@ -1,0 +1,46 @@
+/* metrics.h: what a replayed step tells a person, as plain numbers.
+ *
+ * Definitions (the README's report section repeats them):
+ *   step_time_s     when the last task of the step ends;
+ *   compute_s       time the critical rank's compute stream spends computing
+ *                   (the critical rank is the one whose compute stream ends
+ *                   last, the lowest-numbered on ties);
+ *   exposed_comm_s  time that rank's compute stream spends in, or waiting
+ *                   for, communication other than pipeline transfers;
+ *   bubble_fraction mean over ranks of the time the compute stream waits
+ *                   for pipeline transfers between the first forward and the
+ *                   last backward, divided by that span;
+ *   mfu, hfu        model (no recomputation) and executed matrix-multiply
+ *                   FLOPs per second, over the GPUs' peak;
+ *   memory          the highest per-GPU peak, with its breakdown by kind. */
+#ifndef PLANSIM_REPORT_METRICS_H
+#define PLANSIM_REPORT_METRICS_H
+
+#include "core/engine.h"
+#include "core/graph.h"
+#include "strategy/emit.h"
+
+typedef struct {
+    double step_time_s;
+    double tokens_per_s;
+    double model_flops;     /* per step, no recomputation */
+    double hardware_flops;  /* per step, executed */
+    double mfu, hfu;
+    double compute_s;
+    double exposed_comm_s;
+    double bubble_fraction;
+    double peak_bytes;
+    double capacity_bytes;
+    gboolean fits;
+    int peak_rank;
+    double peak_split[MEM_KINDS]; /* bytes of each kind at that peak */
+    guint64 events;
+    int simulated_ranks;
+    int critical_rank;
+} Metrics;
+
+/* Reads the metrics off a replay of `g`. */
+void metrics_compute(const Graph *g, const Replay *r, const ModelSpec *model,
+                     const ClusterSpec *cluster, const PlanSpec *plan, Metrics *out);
+
+#endif

@@ -1,0 +1,224 @@
+/* report.c: the writers.
+ *
+ * One list of fields (collect) feeds JSON and CSV, so the two never drift:
+ * each field has a section ("" for the top level, "plan", "memory"), a name
+ * and a value that is a number, an integer, a boolean or a string. JSON
+ * nests consecutive fields of one section in an object; CSV flattens them. */
+#include "report/report.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef enum { VALUE_NUMBER, VALUE_INT, VALUE_BOOL, VALUE_STRING } ValueKind;
+
+typedef struct {
+    const char *section;
+    const char *name;
+    ValueKind kind;
+    double number;       /* NUMBER, INT, BOOL */
+    char *text;          /* STRING, owned */
+    gboolean in_csv;
+} Field;
+
+#define MAX_FIELDS 64
+
+typedef struct {
+    Field f[MAX_FIELDS];
+    int n;
+} Fields;
+
+static void put(Fields *fs, const char *section, const char *name, ValueKind kind, double number,
+                const char *text)
+{
+    g_assert(fs->n < MAX_FIELDS);
+    fs->f[fs->n++] = (Field){section, name, kind, number, g_strdup(text), TRUE};
+}
+
+static void collect(const Report *rep, Fields *fs)
+{
+    const Metrics *m = &rep->metrics;
+    fs->n = 0;
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        g_autofree char *text = plan_field_text(rep->plan, (PlanField)f);
+        if (plan_field_is_word((PlanField)f))
+            put(fs, "plan", plan_field_name((PlanField)f), VALUE_STRING, 0, text);
+        else if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0)
+            put(fs, "plan", plan_field_name((PlanField)f), VALUE_BOOL, text[0] == 't', NULL);
+        else
+            put(fs, "plan", plan_field_name((PlanField)f), VALUE_INT, g_ascii_strtod(text, NULL),
+                NULL);
+    }
+    put(fs, "", "model", VALUE_STRING, 0, rep->model);
+    put(fs, "", "cluster", VALUE_STRING, 0, rep->cluster);
+    put(fs, "", "gpus", VALUE_INT, rep->gpus, NULL);
+    put(fs, "", "parameters", VALUE_INT, rep->parameters, NULL);
+    put(fs, "", "micro_batches", VALUE_INT, rep->micro_batches, NULL);
+    put(fs, "", "step_time_s", VALUE_NUMBER, m->step_time_s, NULL);
+    put(fs, "", "tokens_per_s", VALUE_NUMBER, m->tokens_per_s, NULL);
+    put(fs, "", "model_flops", VALUE_NUMBER, m->model_flops, NULL);
+    put(fs, "", "hardware_flops", VALUE_NUMBER, m->hardware_flops, NULL);
+    put(fs, "", "mfu", VALUE_NUMBER, m->mfu, NULL);
+    put(fs, "", "hfu", VALUE_NUMBER, m->hfu, NULL);
+    put(fs, "", "compute_s", VALUE_NUMBER, m->compute_s, NULL);
+    put(fs, "", "exposed_comm_s", VALUE_NUMBER, m->exposed_comm_s, NULL);
+    put(fs, "", "bubble_fraction", VALUE_NUMBER, m->bubble_fraction, NULL);
+    put(fs, "memory", "peak_bytes", VALUE_NUMBER, m->peak_bytes, NULL);
+    put(fs, "memory", "capacity_bytes", VALUE_NUMBER, m->capacity_bytes, NULL);
+    put(fs, "memory", "fits", VALUE_BOOL, m->fits, NULL);
+    put(fs, "memory", "peak_rank", VALUE_INT, m->peak_rank, NULL);
+    static const char *const split_names[MEM_KINDS] = {
+        "params_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes"};
+    for (int k = 0; k < MEM_KINDS; k++)
+        put(fs, "memory", split_names[k], VALUE_NUMBER, m->peak_split[k], NULL);
+    put(fs, "", "critical_rank", VALUE_INT, m->critical_rank, NULL);
+    put(fs, "", "events", VALUE_INT, (double)m->events, NULL);
+    put(fs, "", "simulated_ranks", VALUE_INT, m->simulated_ranks, NULL);
+    put(fs, "", "sim_wall_s", VALUE_NUMBER, rep->sim_wall_s, NULL);
+    fs->f[fs->n - 1].in_csv = FALSE;
+}
+
+static void clear(Fields *fs)
+{
+    for (int i = 0; i < fs->n; i++)
+        g_free(fs->f[i].text);
+}
+
+static void append_value(GString *out, const Field *f, gboolean json)
+{
+    switch (f->kind) {
+    case VALUE_NUMBER:
+        /* a number's shortest faithful form at 10 significant digits;
+         * +0 for -0 so that signs never differ between equal results */
+        g_string_append_printf(out, "%.10g", f->number == 0 ? 0.0 : f->number);
+        break;
+    case VALUE_INT:
+        g_string_append_printf(out, "%.0f", f->number);
+        break;
+    case VALUE_BOOL:
+        g_string_append(out, f->number != 0 ? "true" : "false");
+        break;
+    case VALUE_STRING:
+        if (json) {
+            g_string_append_c(out, '"');
+            for (const char *c = f->text; *c; c++) {
+                if (*c == '"' || *c == '\\')
+                    g_string_append_printf(out, "\\%c", *c);
+                else if ((unsigned char)*c < 0x20)
+                    g_string_append_printf(out, "\\u%04x", *c);
+                else
+                    g_string_append_c(out, *c);
+            }
+            g_string_append_c(out, '"');
+        } else if (strpbrk(f->text, ",\"\n")) {
+            g_auto(GStrv) parts = g_strsplit(f->text, "\"", -1);
+            g_autofree char *escaped = g_strjoinv("\"\"", parts);
+            g_string_append_printf(out, "\"%s\"", escaped);
+        } else {
+            g_string_append(out, f->text);
+        }
+        break;
+    }
+}
+
+static void render_json(GString *out, const Fields *fs)
+{
+    g_string_append(out, "{");
+    for (int i = 0; i < fs->n; i++) {
+        const Field *f = &fs->f[i];
+        const char *prev = i ? fs->f[i - 1].section : "";
+        gboolean new_section = strcmp(prev, f->section) != 0;
+        if (new_section && prev[0])
+            g_string_append(out, "\n  }");
+        const char *sep = i ? "," : "";
+        if (new_section && f->section[0]) {
+            g_string_append_printf(out, "%s\n  \"%s\": {", sep, f->section);
+            sep = "";
+        }
+        g_string_append_printf(out, "%s\n%s\"%s\": ", sep, f->section[0] ? "    " : "  ",
+                               f->name);
+        append_value(out, f, TRUE);
+    }
+    if (fs->n && fs->f[fs->n - 1].section[0])
+        g_string_append(out, "\n  }");
+    g_string_append(out, "\n}\n");
+}
+
+static void render_csv(GString *out, const Fields *fs, gboolean header)
+{
+    for (int pass = header ? 0 : 1; pass < 2; pass++) {
+        const char *sep = "";
+        for (int i = 0; i < fs->n; i++) {
+            if (!fs->f[i].in_csv)
+                continue;
+            g_string_append(out, sep);
+            if (pass == 0)
+                g_string_append(out, fs->f[i].name);
+            else
+                append_value(out, &fs->f[i], FALSE);
+            sep = ",";
+        }
+        g_string_append_c(out, '\n');
+    }
+}
+
+static const double GiB = 1073741824.0;
+
+static void render_text(GString *out, const Report *rep)
+{
+    const Metrics *m = &rep->metrics;
+    const PlanSpec *p = rep->plan;
+    double step = m->step_time_s;
+    g_string_append_printf(out, "%s on %s: %d GPUs = tp %d x pp %d x dp %d, %.3g B parameters\n",
+                           rep->model, rep->cluster, rep->gpus, p->tp, p->pp, p->dp,
+                           rep->parameters / 1e9);
+    g_string_append_printf(out,
+                           "batch: %d sequences per step = %d micro-batches of %d per data-parallel"
+                           " rank\n",
+                           p->global_batch_size, rep->micro_batches, p->micro_batch_size);
+    g_string_append_printf(out, "step time        %.4g s, %.4g tokens/s, MFU %.1f %%, HFU %.1f %%\n",
+                           step, m->tokens_per_s, 100 * m->mfu, 100 * m->hfu);
+    g_string_append_printf(out,
+                           "time split       compute %.4g s (%.1f %%), exposed communication %.4g s "
+                           "(%.1f %%) on rank %d; bubble %.1f %%\n",
+                           m->compute_s, step > 0 ? 100 * m->compute_s / step : 0,
+                           m->exposed_comm_s, step > 0 ? 100 * m->exposed_comm_s / step : 0,
+                           m->critical_rank, 100 * m->bubble_fraction);
+    g_string_append_printf(out, "memory peak      %.2f GiB of %.2f GiB (%s) on rank %d:",
+                           m->peak_bytes / GiB, m->capacity_bytes / GiB,
+                           m->fits ? "fits" : "DOES NOT FIT", m->peak_rank);
+    for (int k = 0; k < MEM_KINDS; k++)
+        g_string_append_printf(out, "%s %s %.2f", k ? "," : "", emit_mem_name((MemKind)k),
+                               m->peak_split[k] / GiB);
+    g_string_append(out, " GiB\n");
+    g_string_append_printf(out, "simulated        %d ranks, %" G_GUINT64_FORMAT " events in %.3g s\n",
+                           m->simulated_ranks, m->events, rep->sim_wall_s);
+}
+
+gboolean report_format_parse(const char *name, ReportFormat *out)
+{
+    static const char *const names[] = {"text", "json", "csv"};
+    for (int i = 0; i < 3; i++) {
+        if (g_strcmp0(name, names[i]) == 0) {
+            *out = (ReportFormat)i;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+char *report_render(const Report *rep, ReportFormat format, gboolean header)
+{
+    GString *out = g_string_new(NULL);
+    if (format == FORMAT_TEXT) {
+        render_text(out, rep);
+        return g_string_free(out, FALSE);
+    }
+    Fields fs;
+    collect(rep, &fs);
+    if (format == FORMAT_JSON)
+        render_json(out, &fs);
+    else
+        render_csv(out, &fs, header);
+    clear(&fs);
+    return g_string_free(out, FALSE);
+}

@@ -1,0 +1,35 @@
+/* report.h: a simulated step as text for a person, JSON or CSV for programs.
+ *
+ * Every format prints the same fields (report_columns lists them in order);
+ * numbers are printed with a fixed format so that the same step gives the
+ * same bytes. sim_wall_s is the only field that varies between runs, and it
+ * is left out of CSV so that sweeps compare byte for byte. */
+#ifndef PLANSIM_REPORT_REPORT_H
+#define PLANSIM_REPORT_REPORT_H
+
+#include <glib.h>
+
+#include "report/metrics.h"
+#include "spec/spec.h"
+
+typedef struct {
+    const char *model;     /* names */
+    const char *cluster;
+    const PlanSpec *plan;  /* resolved */
+    int gpus;
+    double parameters;
+    int micro_batches;
+    Metrics metrics;
+    double sim_wall_s;
+} Report;
+
+typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV } ReportFormat;
+
+/* Parses "text", "json" or "csv"; FALSE for anything else. */
+gboolean report_format_parse(const char *name, ReportFormat *out);
+
+/* The report in `format`, newly allocated; CSV with its header line when
+ * `header`. */
+char *report_render(const Report *rep, ReportFormat format, gboolean header);
+
+#endif

@@ -1,0 +1,35 @@
+/* simulate.c: spec -> layout -> strategies -> task graph -> engine -> metrics. */
+#include "sim/simulate.h"
+
+#include "core/engine.h"
+#include "layout/layout.h"
+#include "net/net.h"
+#include "strategy/emit.h"
+#include "strategy/strategy.h"
+
+gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                 Report *out, GError **error)
+{
+    gint64 started = g_get_monotonic_time();
+    if (!strategy_check(plan, error))
+        return FALSE;
+    g_autoptr(Layout) layout = layout_new(plan, cluster);
+    g_autoptr(Graph) graph = emit_step(model, cluster, plan, layout, error);
+    if (!graph)
+        return FALSE;
+    g_autoptr(Net) net = net_new(cluster, layout_nodes(layout), layout_ranks(layout));
+    g_autoptr(Replay) replay = engine_run(graph, net, error);
+    if (!replay)
+        return FALSE;
+    *out = (Report){
+        .model = model->name,
+        .cluster = cluster->name,
+        .plan = plan,
+        .gpus = layout_ranks(layout),
+        .parameters = tf_params(model),
+        .micro_batches = plan_spec_micro_batches(plan),
+    };
+    metrics_compute(graph, replay, model, cluster, plan, &out->metrics);
+    out->sim_wall_s = (g_get_monotonic_time() - started) / 1e6;
+    return TRUE;
+}

@@ -1,0 +1,17 @@
+/* simulate.h: one step of one plan, from specs to report.
+ *
+ * The whole data flow in one call: check the plan is supported, lay the
+ * ranks out, emit every rank's program, replay it on the engine, read the
+ * metrics. */
+#ifndef PLANSIM_SIM_SIMULATE_H
+#define PLANSIM_SIM_SIMULATE_H
+
+#include "report/report.h"
+#include "spec/spec.h"
+
+/* Simulates `plan` (resolved with plan_spec_resolve) of `model` on
+ * `cluster`. The report borrows the three specs. */
+gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                 Report *out, GError **error);
+
+#endif

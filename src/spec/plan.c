@@ -1,0 +1,277 @@
+/* plan.c: the parallelism plan, from a plan file and command-line flags.
+ *
+ * Every field is described once in `fields` (its name, kind, range or
+ * choices); JSON values and flag strings both go through set_field, so a
+ * field is validated the same way wherever it comes from. Later sources
+ * override earlier ones: defaults, then the file, then flags. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spec/json.h"
+#include "spec/spec.h"
+#include "util/error.h"
+
+typedef enum { FIELD_INT, FIELD_BOOL, FIELD_CHOICE } FieldKind;
+
+typedef struct {
+    const char *name;
+    FieldKind kind;
+    int min, max;                /* FIELD_INT */
+    const char *const *choices;  /* FIELD_CHOICE, indexed by the enum value */
+    size_t offset;               /* of the int-sized member in PlanSpec */
+} FieldDesc;
+
+static const char *const schedules[] = {"naive", "gpipe", "1f1b", "interleaved", NULL};
+static const char *const recomputes[] = {"none", "selective", "full", NULL};
+static const char *const dtypes[] = {"bf16", NULL};
+
+#define INT_FIELD(n, lo, hi, member) {n, FIELD_INT, lo, hi, NULL, offsetof(PlanSpec, member)}
+#define BOOL_FIELD(n, member) {n, FIELD_BOOL, 0, 1, NULL, offsetof(PlanSpec, member)}
+#define CHOICE_FIELD(n, list, member) {n, FIELD_CHOICE, 0, 0, list, offsetof(PlanSpec, member)}
+
+static const FieldDesc fields[PLAN_N_FIELDS] = {
+    [PLAN_TP] = INT_FIELD("tp", 1, 1 << 20, tp),
+    [PLAN_PP] = INT_FIELD("pp", 1, 1 << 20, pp),
+    [PLAN_DP] = INT_FIELD("dp", 1, 1 << 20, dp),
+    [PLAN_MICRO_BATCH_SIZE] = INT_FIELD("micro_batch_size", 1, G_MAXINT, micro_batch_size),
+    [PLAN_GLOBAL_BATCH_SIZE] = INT_FIELD("global_batch_size", 1, G_MAXINT, global_batch_size),
+    [PLAN_SCHEDULE] = CHOICE_FIELD("schedule", schedules, schedule),
+    [PLAN_VIRTUAL_STAGES] = INT_FIELD("virtual_stages", 1, 1 << 20, virtual_stages),
+    [PLAN_ZERO_STAGE] = INT_FIELD("zero_stage", 0, 3, zero_stage),
+    [PLAN_SEQUENCE_PARALLEL] = BOOL_FIELD("sequence_parallel", sequence_parallel),
+    [PLAN_RECOMPUTE] = CHOICE_FIELD("recompute", recomputes, recompute),
+    [PLAN_OVERLAP_GRAD_REDUCE] = BOOL_FIELD("overlap_grad_reduce", overlap_grad_reduce),
+    [PLAN_DDP_BUCKET_SIZE] = INT_FIELD("ddp_bucket_size", 1, G_MAXINT, ddp_bucket_size),
+    [PLAN_DTYPE] = CHOICE_FIELD("dtype", dtypes, dtype),
+};
+
+static int *member(PlanSpec *plan, PlanField f)
+{
+    return (int *)((char *)plan + fields[f].offset);
+}
+
+static int value(const PlanSpec *plan, PlanField f)
+{
+    return *(const int *)((const char *)plan + fields[f].offset);
+}
+
+PlanSpec *plan_spec_new(void)
+{
+    PlanSpec *plan = g_new0(PlanSpec, 1);
+    plan->tp = 1;
+    plan->pp = 1;
+    plan->dp = 0;                /* resolved: GPUs / (tp * pp) */
+    plan->micro_batch_size = 1;
+    plan->global_batch_size = 0; /* resolved: micro_batch_size * dp */
+    plan->schedule = SCHEDULE_1F1B;
+    plan->virtual_stages = 1;
+    plan->overlap_grad_reduce = TRUE;
+    plan->ddp_bucket_size = 40000000; /* Megatron-LM's default bucket, in parameters */
+    plan->dtype = DTYPE_BF16;
+    return plan;
+}
+
+void plan_spec_free(PlanSpec *plan)
+{
+    if (!plan)
+        return;
+    for (int f = 0; f < PLAN_N_FIELDS; f++)
+        g_free(plan->origin[f]);
+    g_free(plan);
+}
+
+const char *plan_field_name(PlanField field)
+{
+    return fields[field].name;
+}
+
+const char *plan_field_origin(const PlanSpec *plan, PlanField field)
+{
+    return plan->origin[field] ? plan->origin[field] : fields[field].name;
+}
+
+gboolean plan_field_is_word(PlanField field)
+{
+    return fields[field].kind == FIELD_CHOICE;
+}
+
+char *plan_field_text(const PlanSpec *plan, PlanField field)
+{
+    const FieldDesc *d = &fields[field];
+    int v = value(plan, field);
+    switch (d->kind) {
+    case FIELD_BOOL:
+        return g_strdup(v ? "true" : "false");
+    case FIELD_CHOICE:
+        return g_strdup(d->choices[v]);
+    case FIELD_INT:
+        break;
+    }
+    return g_strdup_printf("%d", v);
+}
+
+static char *expected_text(const FieldDesc *d)
+{
+    switch (d->kind) {
+    case FIELD_BOOL:
+        return g_strdup("true or false");
+    case FIELD_CHOICE: {
+        g_autofree char *list = g_strjoinv("\", \"", (char **)d->choices);
+        return g_strdup_printf("one of \"%s\"", list);
+    }
+    case FIELD_INT:
+        break;
+    }
+    if (d->min == 1 && d->max == G_MAXINT)
+        return g_strdup("a positive integer");
+    return g_strdup_printf("an integer from %d to %d", d->min, d->max);
+}
+
+static gboolean reject(PlanSpec *plan, PlanField f, const char *got, GError **error)
+{
+    g_autofree char *expected = expected_text(&fields[f]);
+    g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected %s, got %s",
+                plan_field_origin(plan, f), expected, got);
+    return FALSE;
+}
+
+/* Stores `text` (a flag's string or a JSON string) or `number` (a JSON
+ * number, when text is NULL) into field f; `got` is the value as the user
+ * wrote it, for the error. */
+static gboolean set_field(PlanSpec *plan, PlanField f, const char *text, double number,
+                          const char *got, GError **error)
+{
+    const FieldDesc *d = &fields[f];
+    if (d->kind == FIELD_CHOICE) {
+        for (int i = 0; text && d->choices[i]; i++) {
+            if (strcmp(text, d->choices[i]) == 0) {
+                *member(plan, f) = i;
+                return TRUE;
+            }
+        }
+        return reject(plan, f, got, error);
+    }
+    if (text) { /* a flag: parse the number or boolean */
+        char *end = NULL;
+        if (d->kind == FIELD_BOOL && (strcmp(text, "true") == 0 || strcmp(text, "false") == 0)) {
+            number = strcmp(text, "true") == 0;
+        } else {
+            number = text[0] ? g_ascii_strtod(text, &end) : -1;
+            if (end && *end)
+                return reject(plan, f, got, error);
+        }
+    }
+    if (!(number >= d->min && number <= d->max) || number != (double)(long long)number)
+        return reject(plan, f, got, error);
+    *member(plan, f) = (int)number;
+    return TRUE;
+}
+
+gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *value_text,
+                       const char *flag, GError **error)
+{
+    g_free(plan->origin[field]);
+    plan->origin[field] = g_strdup(flag);
+    if (!value_text) /* a bare boolean flag */
+        return set_field(plan, field, "true", 0, "nothing", error);
+    g_autofree char *got = g_strdup_printf("\"%s\"", value_text);
+    return set_field(plan, field, value_text, 0, got, error);
+}
+
+/* A JSON boolean goes through the flag path as "true"/"false"; any other
+ * type meets the field's own check and is printed as JSON in the error. */
+static gboolean set_from_json(PlanSpec *plan, PlanField f, const cJSON *item, GError **error)
+{
+    g_autofree char *got = cJSON_PrintUnformatted(item);
+    const FieldDesc *d = &fields[f];
+    gboolean right_type = d->kind == FIELD_BOOL     ? cJSON_IsBool(item)
+                          : d->kind == FIELD_CHOICE ? cJSON_IsString(item)
+                                                    : cJSON_IsNumber(item);
+    if (!right_type)
+        return reject(plan, f, got, error);
+    if (d->kind == FIELD_BOOL)
+        return set_field(plan, f, cJSON_IsTrue(item) ? "true" : "false", 0, got, error);
+    if (d->kind == FIELD_CHOICE)
+        return set_field(plan, f, item->valuestring, 0, got, error);
+    return set_field(plan, f, NULL, item->valuedouble, got, error);
+}
+
+gboolean plan_spec_load(PlanSpec *plan, const char *path, GError **error)
+{
+    g_autoptr(JsonDoc) doc = json_doc_load(path, error);
+    if (!doc)
+        return FALSE;
+    const char *known[PLAN_N_FIELDS + 1];
+    for (int f = 0; f < PLAN_N_FIELDS; f++)
+        known[f] = fields[f].name;
+    known[PLAN_N_FIELDS] = NULL;
+    if (!json_check_keys(doc, doc->root, "$", known, error))
+        return FALSE;
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(doc->root, fields[f].name);
+        if (!item)
+            continue;
+        g_free(plan->origin[f]);
+        plan->origin[f] = g_strdup_printf("%s: $.%s", path, fields[f].name);
+        if (!set_from_json(plan, (PlanField)f, item, error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean fail(GError **error, const PlanSpec *plan, PlanField f, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+
+/* "ORIGIN: expected ..., got VALUE" for a resolved field that breaks a rule. */
+static gboolean fail(GError **error, const PlanSpec *plan, PlanField f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *expected = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_autofree char *got = plan_field_text(plan, f);
+    g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected %s, got %s",
+                plan_field_origin(plan, f), expected, got);
+    return FALSE;
+}
+
+gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
+                           GError **error)
+{
+    (void)model; /* model-dependent rules belong to the strategies that need them */
+    long long gpus = cluster_spec_gpus(cluster);
+    long long tp_pp = (long long)plan->tp * plan->pp;
+    if (tp_pp > gpus)
+        return fail(error, plan, PLAN_PP, "tp x pp <= the cluster's %lld GPUs (tp = %d)", gpus,
+                    plan->tp);
+    if (plan->dp == 0)
+        plan->dp = (int)(gpus / tp_pp);
+    if (tp_pp * plan->dp > gpus)
+        return fail(error, plan, PLAN_DP, "tp x pp x dp <= the cluster's %lld GPUs (tp x pp = %lld)",
+                    gpus, tp_pp);
+    long long per_step = (long long)plan->micro_batch_size * plan->dp;
+    if (plan->global_batch_size == 0) {
+        if (per_step > G_MAXINT)
+            return fail(error, plan, PLAN_MICRO_BATCH_SIZE,
+                        "micro_batch_size x dp <= %d sequences", G_MAXINT);
+        plan->global_batch_size = (int)per_step;
+    }
+    if (plan->global_batch_size % per_step != 0)
+        return fail(error, plan, PLAN_GLOBAL_BATCH_SIZE,
+                    "a multiple of micro_batch_size x dp = %d x %d = %lld",
+                    plan->micro_batch_size, plan->dp, per_step);
+    if (plan->sequence_parallel && plan->tp == 1)
+        return fail(error, plan, PLAN_SEQUENCE_PARALLEL, "false when tp = 1 (it splits the "
+                    "sequence over the tensor-parallel group)");
+    if (plan->virtual_stages > 1 && plan->schedule != SCHEDULE_INTERLEAVED)
+        return fail(error, plan, PLAN_VIRTUAL_STAGES, "1 unless schedule is \"interleaved\"");
+    return TRUE;
+}
+
+int plan_spec_micro_batches(const PlanSpec *plan)
+{
+    g_assert(plan->dp > 0 && plan->global_batch_size > 0);
+    return (int)(plan->global_batch_size / ((long long)plan->micro_batch_size * plan->dp));
+}

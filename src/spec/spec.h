@@ -1,0 +1,152 @@
+/* spec.h: the three inputs of a simulation as plain C structs.
+ *
+ * A model (what is trained), a cluster (what it runs on) and a plan (how it
+ * is split). They are parsed from JSON and fully validated here; nothing
+ * outside src/spec/ sees cJSON. Every error names the file, the JSON path (or
+ * the command-line flag), the bad value and what was expected.
+ *
+ * Units: sizes are counts; rates are SI (FLOP/s, bytes/s); times seconds;
+ * memory bytes. The JSON files use the units their key names say (GBps is
+ * 1e9 bytes per second, per GPU per direction; us is microseconds; GiB is
+ * 2^30 bytes) and the parser converts. */
+#ifndef PLANSIM_SPEC_SPEC_H
+#define PLANSIM_SPEC_SPEC_H
+
+#include <glib.h>
+
+/* ---- model ------------------------------------------------------------ */
+
+typedef enum { MLP_GELU, MLP_SWIGLU } MlpKind;
+
+typedef struct {
+    char *name;
+    int layers;            /* transformer layers, l */
+    int hidden_size;       /* h */
+    int attention_heads;   /* a */
+    int kv_heads;          /* key/value heads (GQA); equals a for MHA */
+    int ffn_hidden_size;   /* f */
+    int vocab_size;        /* V */
+    int seq_length;        /* s, tokens per sequence */
+    MlpKind mlp;
+    gboolean tied_embeddings; /* input embedding shared with the output layer */
+} ModelSpec;
+
+/* Reads a plansim model file or a Hugging Face config.json (recognised by
+ * its "num_hidden_layers" key). Returns NULL and sets `error` on bad input. */
+ModelSpec *model_spec_load(const char *path, GError **error);
+void model_spec_free(ModelSpec *model);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelSpec, model_spec_free)
+
+/* ---- cluster ---------------------------------------------------------- */
+
+typedef struct {
+    double bandwidth_Bps; /* per GPU, per direction */
+    double latency_s;     /* per message (alpha) */
+} LinkSpec;
+
+typedef struct {
+    char *name;
+    double peak_flops;         /* dense bf16, FLOP/s */
+    double memory_bytes;       /* HBM capacity */
+    double memory_Bps;         /* HBM bandwidth */
+    double compute_efficiency; /* fraction of peak a large GEMM reaches, (0, 1] */
+    double memory_efficiency;  /* fraction of bandwidth a streaming kernel reaches */
+    double launch_s;           /* fixed cost per kernel */
+} GpuSpec;
+
+typedef struct {
+    char *name;
+    int nodes;
+    int gpus_per_node;
+    GpuSpec gpu;
+    LinkSpec intra; /* NVLink inside a node */
+    LinkSpec inter; /* InfiniBand between nodes */
+    int nics_per_node;
+} ClusterSpec;
+
+/* Reads a cluster file; `nodes_override` > 0 replaces its "nodes". */
+ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **error);
+void cluster_spec_free(ClusterSpec *cluster);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ClusterSpec, cluster_spec_free)
+
+/* GPUs in the cluster. */
+int cluster_spec_gpus(const ClusterSpec *cluster);
+
+/* ---- plan ------------------------------------------------------------- */
+
+typedef enum { SCHEDULE_NAIVE, SCHEDULE_GPIPE, SCHEDULE_1F1B, SCHEDULE_INTERLEAVED } Schedule;
+typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;
+typedef enum { DTYPE_BF16 } Dtype;
+
+/* The plan's fields, in the order reports list them. */
+typedef enum {
+    PLAN_TP,
+    PLAN_PP,
+    PLAN_DP,
+    PLAN_MICRO_BATCH_SIZE,
+    PLAN_GLOBAL_BATCH_SIZE,
+    PLAN_SCHEDULE,
+    PLAN_VIRTUAL_STAGES,
+    PLAN_ZERO_STAGE,
+    PLAN_SEQUENCE_PARALLEL,
+    PLAN_RECOMPUTE,
+    PLAN_OVERLAP_GRAD_REDUCE,
+    PLAN_DDP_BUCKET_SIZE,
+    PLAN_DTYPE,
+    PLAN_N_FIELDS
+} PlanField;
+
+typedef struct {
+    int tp, pp, dp;             /* dp 0 until resolved: GPUs / (tp * pp) */
+    int micro_batch_size;       /* b, sequences */
+    int global_batch_size;      /* B, sequences per step; 0 until resolved: b * dp */
+    Schedule schedule;
+    int virtual_stages;         /* v, model chunks per pipeline rank */
+    int zero_stage;             /* 0..3 */
+    gboolean sequence_parallel;
+    Recompute recompute;
+    gboolean overlap_grad_reduce;
+    int ddp_bucket_size;        /* parameters per gradient bucket */
+    Dtype dtype;                /* of parameters, gradients and activations */
+    /* where each field's value came from: "FILE: $.key", "--flag" or NULL
+     * (the default), for error messages */
+    char *origin[PLAN_N_FIELDS];
+} PlanSpec;
+
+/* A plan holding the defaults (Megatron's where Megatron has one). */
+PlanSpec *plan_spec_new(void);
+void plan_spec_free(PlanSpec *plan);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PlanSpec, plan_spec_free)
+
+/* Applies the keys of a plan file over `plan`. */
+gboolean plan_spec_load(PlanSpec *plan, const char *path, GError **error);
+
+/* Applies one field from a string (a command-line flag named `flag`,
+ * e.g. "--tp"); `value` NULL means a bare boolean flag (true). */
+gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *value,
+                       const char *flag, GError **error);
+
+/* Resolves defaults that depend on the cluster (dp, global_batch_size) and
+ * checks the plan against the model and the cluster: sizes, divisibility,
+ * GPU count. */
+gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model,
+                           const ClusterSpec *cluster, GError **error);
+
+/* Micro-batches per step per pipeline: B / (b * dp). Resolved plans only. */
+int plan_spec_micro_batches(const PlanSpec *plan);
+
+/* The JSON/CSV name of a field ("tp", "micro_batch_size", ...). */
+const char *plan_field_name(PlanField field);
+
+/* Whether a field's value is a word ("1f1b") rather than a number or a
+ * boolean, so that JSON quotes it. */
+gboolean plan_field_is_word(PlanField field);
+
+/* The field's resolved value as text ("8", "1f1b", "true"), for reports. */
+char *plan_field_text(const PlanSpec *plan, PlanField field);
+
+/* A description of where a field came from, for errors: "FILE: $.tp",
+ * "--tp", or "plan: tp" for a default. */
+const char *plan_field_origin(const PlanSpec *plan, PlanField field);
+
+#endif

@@ -1,0 +1,262 @@
+/* emit.c: the emitter's walk over a step, rank by rank.
+ *
+ * Costs are computed once per step (every rank of a plan without model
+ * parallelism does the same work); only the tasks are per rank. A rank's
+ * program: a "step" marker that allocates persistent memory, the units in
+ * schedule order, the strategies' step_end, then the optimizer step after
+ * the rank's last communication. A forward allocates each piece's
+ * activations when the piece starts; the matching backward frees them when
+ * it ends. */
+#include "strategy/emit.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "strategy/strategy.h"
+#include "util/error.h"
+
+/* Forward cost of one piece of the model; backward is twice it. */
+typedef struct {
+    double seconds, flops, activation_bytes;
+} Piece;
+
+struct Emit {
+    const ModelSpec *model;
+    const ClusterSpec *cluster;
+    const PlanSpec *plan;
+    const Layout *layout;
+    Graph *graph;
+    int *group_id[GROUP_KINDS]; /* layout group index -> graph group */
+    int micro_batches;
+    double params;               /* held per rank */
+    Piece embedding, head, block[TF_BLOCKS];
+    /* the rank being emitted */
+    int rank;
+    int shards[MEM_KINDS];       /* ways each kind of model state is split */
+    const Strategy *active[STRATEGY_MAX + 1]; /* NULL-terminated */
+    void *state[STRATEGY_MAX];
+};
+
+static const char *const mem_names[MEM_KINDS] = {"params", "grads", "optimizer", "activations",
+                                                 "buffers"};
+
+const char *emit_mem_name(MemKind kind)
+{
+    return mem_names[kind];
+}
+
+const ModelSpec *emit_model(const Emit *e) { return e->model; }
+const PlanSpec *emit_plan(const Emit *e) { return e->plan; }
+int emit_micro_batches(const Emit *e) { return e->micro_batches; }
+int emit_rank(const Emit *e) { return e->rank; }
+double emit_params(const Emit *e) { return e->params; }
+
+void emit_shard_state(Emit *e, MemKind kind, int ways)
+{
+    g_assert((kind == MEM_PARAMS || kind == MEM_GRADS || kind == MEM_OPTIMIZER) && ways >= 1);
+    e->shards[kind] = ways;
+}
+
+TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, const char *fmt, ...)
+{
+    char name[96];
+    va_list ap;
+    va_start(ap, fmt);
+    g_vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    return graph_compute(e->graph, e->rank, STREAM_COMPUTE, seconds, flops, tag, name);
+}
+
+TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes,
+                       TaskTag tag, const char *fmt, ...)
+{
+    int index = layout_group_of(e->layout, kind, e->rank), n;
+    layout_group(e->layout, kind, index, &n);
+    if (n == 1)
+        return TASK_NONE;
+    char name[96];
+    va_list ap;
+    va_start(ap, fmt);
+    g_vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    return graph_collective(e->graph, e->group_id[kind][index], e->rank, stream, op, bytes, tag,
+                            name);
+}
+
+void emit_wait(Emit *e, TaskId before, TaskId after)
+{
+    if (before != TASK_NONE && after != TASK_NONE)
+        graph_dep(e->graph, before, after);
+}
+
+TaskId emit_last(const Emit *e, Stream stream)
+{
+    return graph_last(e->graph, e->rank, stream);
+}
+
+void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
+{
+    if (task != TASK_NONE && bytes != 0)
+        graph_mem(e->graph, task, e->rank, kind, bytes, at_end);
+}
+
+/* ---- costs ------------------------------------------------------------- */
+
+static Piece piece(const GpuSpec *gpu, const OpList *ops, double activation_bytes)
+{
+    return (Piece){tf_ops_s(gpu, ops), tf_ops_flops(ops, TRUE), activation_bytes};
+}
+
+static void compute_costs(Emit *e)
+{
+    const ModelSpec *m = e->model;
+    const GpuSpec *gpu = &e->cluster->gpu;
+    Shard sh = {e->plan->micro_batch_size, e->plan->tp, e->plan->sequence_parallel};
+    OpList ops;
+    tf_embedding_ops(m, sh, &ops);
+    e->embedding = piece(gpu, &ops, tf_embedding_activation_bytes(m, sh));
+    tf_head_ops(m, sh, &ops);
+    e->head = piece(gpu, &ops, tf_head_activation_bytes(m, sh));
+    for (int b = 0; b < TF_BLOCKS; b++) {
+        tf_block_ops(m, (Block)b, sh, &ops);
+        e->block[b] = piece(gpu, &ops, tf_block_activation_bytes(m, (Block)b, sh,
+                                                                 e->plan->recompute));
+    }
+    e->params = tf_params(m);
+}
+
+/* ---- units --------------------------------------------------------------- */
+
+static const char *const block_names[TF_BLOCKS] = {"attn", "mlp"};
+
+static TaskId forward_piece(Emit *e, const Piece *p, int mb, const char *what)
+{
+    TaskId t = emit_compute(e, p->seconds, p->flops, TAG_FORWARD, "fwd mb%d %s", mb, what);
+    emit_mem(e, t, MEM_ACTIVATIONS, p->activation_bytes, FALSE);
+    return t;
+}
+
+static TaskId backward_piece(Emit *e, const Piece *p, int mb, const char *what)
+{
+    TaskId t = emit_compute(e, 2 * p->seconds, 2 * p->flops, TAG_BACKWARD, "bwd mb%d %s", mb,
+                            what);
+    emit_mem(e, t, MEM_ACTIVATIONS, -p->activation_bytes, TRUE);
+    return t;
+}
+
+static void grads_ready(Emit *e, const Unit *u, TaskId producer, double params)
+{
+    for (int i = 0; e->active[i]; i++)
+        if (e->active[i]->grads_ready)
+            e->active[i]->grads_ready(e, e->state[i], u, producer, params);
+}
+
+static void emit_forward(Emit *e, const Unit *u)
+{
+    char what[32];
+    forward_piece(e, &e->embedding, u->micro_batch, "embedding");
+    for (int l = 0; l < e->model->layers; l++) {
+        for (int b = 0; b < TF_BLOCKS; b++) {
+            g_snprintf(what, sizeof what, "L%d %s", l, block_names[b]);
+            forward_piece(e, &e->block[b], u->micro_batch, what);
+        }
+    }
+    forward_piece(e, &e->head, u->micro_batch, "head");
+}
+
+static void emit_backward(Emit *e, const Unit *u)
+{
+    char what[32];
+    TaskId t = backward_piece(e, &e->head, u->micro_batch, "head");
+    grads_ready(e, u, t, tf_head_params(e->model));
+    for (int l = e->model->layers - 1; l >= 0; l--) {
+        for (int b = TF_BLOCKS - 1; b >= 0; b--) {
+            g_snprintf(what, sizeof what, "L%d %s", l, block_names[b]);
+            t = backward_piece(e, &e->block[b], u->micro_batch, what);
+        }
+        grads_ready(e, u, t, tf_layer_params(e->model));
+    }
+    t = backward_piece(e, &e->embedding, u->micro_batch, "embedding");
+    grads_ready(e, u, t, tf_embedding_params(e->model));
+}
+
+/* ---- the step -------------------------------------------------------------- */
+
+static void emit_rank_step(Emit *e, GArray *units)
+{
+    for (int k = 0; k < MEM_KINDS; k++)
+        e->shards[k] = 1;
+    for (int i = 0; e->active[i]; i++) {
+        memset(e->state[i], 0, e->active[i]->state_size);
+        if (e->active[i]->step_begin)
+            e->active[i]->step_begin(e, e->state[i]);
+    }
+    TaskId begin = graph_marker(e->graph, e->rank, STREAM_COMPUTE, TAG_MARKER, "step begin");
+    /* bf16 parameters and gradients; fp32 master weights, momentum, variance */
+    static const double bytes_per_param[MEM_KINDS] = {[MEM_PARAMS] = 2, [MEM_GRADS] = 2,
+                                                      [MEM_OPTIMIZER] = 12};
+    for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
+        emit_mem(e, begin, (MemKind)k, bytes_per_param[k] * e->params / e->shards[k], FALSE);
+
+    g_array_set_size(units, 0);
+    for (int i = 0; e->active[i]; i++) {
+        if (e->active[i]->schedule) {
+            e->active[i]->schedule(e, units);
+            break;
+        }
+    }
+    for (guint i = 0; i < units->len; i++) {
+        const Unit *u = &g_array_index(units, Unit, i);
+        if (u->forward)
+            emit_forward(e, u);
+        else
+            emit_backward(e, u);
+    }
+    for (int i = 0; e->active[i]; i++)
+        if (e->active[i]->step_end)
+            e->active[i]->step_end(e, e->state[i]);
+
+    OpList ops;
+    tf_optimizer_ops(e->params / e->shards[MEM_OPTIMIZER], &ops);
+    TaskId opt = emit_compute(e, tf_ops_s(&e->cluster->gpu, &ops), 0, TAG_OPTIMIZER, "optimizer");
+    emit_wait(e, emit_last(e, STREAM_COMM), opt);
+}
+
+Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                 const Layout *layout, GError **error)
+{
+    Emit e = {.model = model, .cluster = cluster, .plan = plan, .layout = layout};
+    e.micro_batches = plan_spec_micro_batches(plan);
+    int ranks = layout_ranks(layout);
+    g_autoptr(Graph) graph = graph_new(ranks, EMIT_STREAMS);
+    e.graph = graph;
+    for (int k = 0; k < GROUP_KINDS; k++) {
+        int groups = layout_groups(layout, (GroupKind)k);
+        e.group_id[k] = g_new(int, groups);
+        for (int i = 0, n; i < groups; i++) {
+            const int *members = layout_group(layout, (GroupKind)k, i, &n);
+            e.group_id[k][i] = graph_add_group(graph, k, members, n);
+        }
+    }
+    int n_active = 0;
+    for (int i = 0; strategy_registry[i]; i++) {
+        g_assert(i < STRATEGY_MAX);
+        if (strategy_registry[i]->active(plan)) {
+            e.active[n_active] = strategy_registry[i];
+            e.state[n_active++] = g_malloc0(MAX(strategy_registry[i]->state_size, 1));
+        }
+    }
+    compute_costs(&e);
+
+    GArray *units = g_array_new(FALSE, FALSE, sizeof(Unit));
+    for (e.rank = 0; e.rank < ranks; e.rank++)
+        emit_rank_step(&e, units);
+    g_array_free(units, TRUE);
+    for (int i = 0; i < n_active; i++)
+        g_free(e.state[i]);
+    for (int k = 0; k < GROUP_KINDS; k++)
+        g_free(e.group_id[k]);
+    if (!graph_seal(graph, error))
+        return NULL;
+    return g_steal_pointer(&graph);
+}
