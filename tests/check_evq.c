@@ -1,0 +1,84 @@
+/* check_evq.c: the event heap pops by time, then by push order. */
+#include <stdlib.h>
+
+#include "core/evq.h"
+#include "testutil.h"
+
+START_TEST(pops_in_time_order)
+{
+    EventQueue *q = evq_new(8);
+    double times[] = {5, 1, 4, 2, 3};
+    for (int i = 0; i < 5; i++)
+        evq_push(q, times[i], i);
+    Event ev;
+    double last = -1;
+    for (int i = 0; i < 5; i++) {
+        ck_assert(evq_pop(q, &ev));
+        ck_assert_double_eq(ev.time_s, i + 1); /* 1, 2, 3, 4, 5 */
+        ck_assert(ev.time_s > last);
+        last = ev.time_s;
+    }
+    ck_assert(!evq_pop(q, &ev));
+    evq_free(q);
+}
+END_TEST
+
+START_TEST(ties_pop_in_push_order)
+{
+    EventQueue *q = evq_new(100);
+    for (int i = 0; i < 100; i++)
+        evq_push(q, 7.0, i);
+    Event ev;
+    for (int i = 0; i < 100; i++) {
+        ck_assert(evq_pop(q, &ev));
+        ck_assert_int_eq(ev.payload, i);
+    }
+    evq_free(q);
+}
+END_TEST
+
+/* Interleaved pushes and pops against a reference: the popped sequence of
+ * (time, payload) must be the one a stable sort by time gives among the
+ * events present. A linear scan for the earliest is the reference. */
+START_TEST(matches_reference_under_interleaving)
+{
+    enum { N = 2000 };
+    EventQueue *q = evq_new(N);
+    Event ref[N];
+    int nref = 0;
+    uint64_t seq = 0;
+    srand(12345);
+    for (int step = 0; step < 3 * N; step++) {
+        gboolean push = nref == 0 || (nref < N && rand() % 3 != 0);
+        if (push) {
+            double t = (double)(rand() % 50);
+            evq_push(q, t, step);
+            ref[nref++] = (Event){t, seq++, step};
+            continue;
+        }
+        int best = 0;
+        for (int i = 1; i < nref; i++)
+            if (ref[i].time_s < ref[best].time_s ||
+                (ref[i].time_s == ref[best].time_s && ref[i].seq < ref[best].seq))
+                best = i;
+        Event ev;
+        ck_assert(evq_pop(q, &ev));
+        ck_assert_double_eq(ev.time_s, ref[best].time_s);
+        ck_assert_int_eq(ev.payload, ref[best].payload);
+        ref[best] = ref[--nref];
+        ck_assert_uint_eq(evq_size(q), (unsigned)nref);
+    }
+    evq_free(q);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("evq");
+    TCase *tc = tcase_create("heap");
+    tcase_add_test(tc, pops_in_time_order);
+    tcase_add_test(tc, ties_pop_in_push_order);
+    tcase_add_test(tc, matches_reference_under_interleaving);
+    suite_add_tcase(s, tc);
+    return test_run(s);
+}

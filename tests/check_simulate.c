@@ -1,0 +1,184 @@
+/* check_simulate.c: a whole data-parallel step, replayed by the engine,
+ * held to the closed forms of ../shared/FORMULAS.md in the setting where
+ * they are exact: zero link latency, zero kernel launch cost, and the
+ * gradient reduction not overlapped with backward. */
+#include <math.h>
+
+#include "model/transformer.h"
+#include "net/collective.h"
+#include "sim/simulate.h"
+#include "testutil.h"
+
+enum { L = 4, H = 256, A = 8, V = 1024, S = 128 };
+
+typedef struct {
+    ModelSpec *model;
+    ClusterSpec *cluster;
+    PlanSpec *plan;
+    Report rep;
+} Case;
+
+/* dp ranks, one per node (so the group talks over InfiniBand at 25 GB/s)
+ * or all on one node (NVLink at 300 GB/s). */
+static void run_case(Case *c, int dp, gboolean one_node, int micro_batch, int global_batch,
+                     gboolean overlap)
+{
+    c->model = test_gpt(L, H, A, V, S);
+    c->cluster = one_node ? test_cluster(1, dp, 300e9, 25e9) : test_cluster(dp, 1, 300e9, 25e9);
+    c->plan = plan_spec_new();
+    c->plan->micro_batch_size = micro_batch;
+    c->plan->global_batch_size = global_batch;
+    c->plan->overlap_grad_reduce = overlap;
+    c->plan->ddp_bucket_size = 500000; /* about two thirds of a layer: several buckets */
+    test_resolve(c->plan, c->model, c->cluster);
+    GError *error = NULL;
+    ck_assert_msg(sim_run(c->model, c->cluster, c->plan, &c->rep, &error), "%s",
+                  error ? error->message : "");
+}
+
+static void free_case(Case *c)
+{
+    model_spec_free(c->model);
+    cluster_spec_free(c->cluster);
+    plan_spec_free(c->plan);
+}
+
+/* Forward time of one micro-batch on one GPU: embedding, every layer's two
+ * blocks, head; each the sum of its operations' roofline times. */
+static double forward_s(const ModelSpec *m, const GpuSpec *gpu, int b)
+{
+    Shard sh = {b, 1, FALSE};
+    OpList ops;
+    tf_embedding_ops(m, sh, &ops);
+    double t = tf_ops_s(gpu, &ops);
+    for (int blk = 0; blk < TF_BLOCKS; blk++) {
+        tf_block_ops(m, (Block)blk, sh, &ops);
+        t += m->layers * tf_ops_s(gpu, &ops);
+    }
+    tf_head_ops(m, sh, &ops);
+    return t + tf_ops_s(gpu, &ops);
+}
+
+static double optimizer_s(const ModelSpec *m, const GpuSpec *gpu)
+{
+    OpList ops;
+    tf_optimizer_ops(tf_params(m), &ops);
+    return tf_ops_s(gpu, &ops);
+}
+
+/* Issue 2's regression: step = m (t_f + t_b) + t_allreduce + t_optimizer,
+ * with t_b = 2 t_f and t_allreduce = 2 (d - 1)/d x 2 Psi / beta (ring
+ * all-reduce of bf16 gradients, FORMULAS.md). */
+START_TEST(step_without_overlap_is_the_sum_of_its_parts)
+{
+    const int d = 4, b = 2, m = 3;
+    Case c;
+    run_case(&c, d, FALSE, b, b * m * d, FALSE);
+    double psi = tf_params(c.model);
+    double tf = forward_s(c.model, &c.cluster->gpu, b);
+    double t_ar = 2.0 * (d - 1) / d * 2 * psi / 25e9;
+    double t_opt = optimizer_s(c.model, &c.cluster->gpu);
+    ck_assert_int_eq(c.rep.micro_batches, m);
+    ck_assert_rel(c.rep.metrics.step_time_s, m * (tf + 2 * tf) + t_ar + t_opt, 1e-12);
+    ck_assert_rel(c.rep.metrics.exposed_comm_s, t_ar, 1e-9);
+    ck_assert_rel(c.rep.metrics.compute_s, m * 3 * tf + t_opt, 1e-12);
+    ck_assert_double_eq(c.rep.metrics.bubble_fraction, 0); /* no pipeline */
+    ck_assert_int_eq(c.rep.metrics.simulated_ranks, d);
+    free_case(&c);
+}
+END_TEST
+
+/* Inside one node the same reduction runs over NVLink. */
+START_TEST(reduction_inside_a_node_uses_nvlink)
+{
+    const int d = 4, b = 1, m = 2;
+    Case c;
+    run_case(&c, d, TRUE, b, b * m * d, FALSE);
+    double psi = tf_params(c.model);
+    ck_assert_rel(c.rep.metrics.exposed_comm_s, 2.0 * (d - 1) / d * 2 * psi / 300e9, 1e-9);
+    free_case(&c);
+}
+END_TEST
+
+/* Overlapped buckets hide part of the reduction behind backward: the step
+ * is shorter than without overlap, and no shorter than its compute. */
+START_TEST(overlap_hides_communication)
+{
+    const int d = 8, b = 1, m = 2;
+    Case plain, overlapped;
+    run_case(&plain, d, FALSE, b, b * m * d, FALSE);
+    run_case(&overlapped, d, FALSE, b, b * m * d, TRUE);
+    double compute = plain.rep.metrics.compute_s;
+    ck_assert_rel(overlapped.rep.metrics.compute_s, compute, 1e-12);
+    ck_assert(overlapped.rep.metrics.step_time_s < plain.rep.metrics.step_time_s);
+    ck_assert(overlapped.rep.metrics.step_time_s >= compute);
+    ck_assert(overlapped.rep.metrics.exposed_comm_s < plain.rep.metrics.exposed_comm_s);
+    free_case(&plain);
+    free_case(&overlapped);
+}
+END_TEST
+
+/* Model states: (2 + 2 + 12) Psi = 16 Psi (ZeRO paper, section 3); the
+ * activations at the peak are one micro-batch's: Korthikanti's
+ * s b h (34 + 5 a s / h) per layer, plus the embedding's dropout mask (sbh)
+ * and the head's 4 sbh + 4 s b V (FORMULAS.md, activation memory). */
+START_TEST(memory_peak_is_model_states_plus_one_micro_batch)
+{
+    const int d = 2, b = 2, m = 3;
+    Case c;
+    run_case(&c, d, FALSE, b, b * m * d, TRUE);
+    const Metrics *mt = &c.rep.metrics;
+    double psi = tf_params(c.model);
+    ck_assert_double_eq(mt->peak_split[MEM_PARAMS], 2 * psi);
+    ck_assert_double_eq(mt->peak_split[MEM_GRADS], 2 * psi);
+    ck_assert_double_eq(mt->peak_split[MEM_OPTIMIZER], 12 * psi);
+    double sbh = (double)S * b * H;
+    double acts = L * sbh * (34 + 5.0 * A * S / H) + sbh + 4 * sbh + 4.0 * S * b * V;
+    ck_assert_rel(mt->peak_split[MEM_ACTIVATIONS], acts, 1e-12);
+    ck_assert_rel(mt->peak_bytes, 16 * psi + acts, 1e-12);
+    free_case(&c);
+}
+END_TEST
+
+/* MFU = F / (step x GPUs x peak) with F Korthikanti's eq. 7. */
+START_TEST(mfu_uses_korthikanti_flops)
+{
+    const int d = 2, b = 1, m = 2;
+    Case c;
+    run_case(&c, d, FALSE, b, b * m * d, TRUE);
+    double B = b * m * d;
+    double eq7 = 72.0 * B * S * L * H * H * (1 + S / (6.0 * H) + (double)V / (12.0 * L * H));
+    ck_assert_rel(c.rep.metrics.model_flops, eq7, 1e-14);
+    ck_assert_rel(c.rep.metrics.mfu, eq7 / (c.rep.metrics.step_time_s * d * 312e12), 1e-14);
+    /* nothing is recomputed: the executed GEMM FLOPs are the model's */
+    ck_assert_rel(c.rep.metrics.hfu, c.rep.metrics.mfu, 1e-12);
+    free_case(&c);
+}
+END_TEST
+
+START_TEST(same_input_same_result)
+{
+    Case a, b;
+    run_case(&a, 4, FALSE, 2, 16, TRUE);
+    run_case(&b, 4, FALSE, 2, 16, TRUE);
+    ck_assert_double_eq(a.rep.metrics.step_time_s, b.rep.metrics.step_time_s);
+    ck_assert_uint_eq(a.rep.metrics.events, b.rep.metrics.events);
+    ck_assert_double_eq(a.rep.metrics.peak_bytes, b.rep.metrics.peak_bytes);
+    free_case(&a);
+    free_case(&b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("simulate");
+    TCase *tc = tcase_create("data parallel");
+    tcase_add_test(tc, step_without_overlap_is_the_sum_of_its_parts);
+    tcase_add_test(tc, reduction_inside_a_node_uses_nvlink);
+    tcase_add_test(tc, overlap_hides_communication);
+    tcase_add_test(tc, memory_peak_is_model_states_plus_one_micro_batch);
+    tcase_add_test(tc, mfu_uses_korthikanti_flops);
+    tcase_add_test(tc, same_input_same_result);
+    suite_add_tcase(s, tc);
+    return test_run(s);
+}

@@ -1,0 +1,67 @@
+/* testutil.c: shared helpers of the Check tests. */
+#include "testutil.h"
+
+#include <glib/gstdio.h>
+#include <unistd.h>
+
+int test_run(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
+
+char *test_write_tmp(const char *text)
+{
+    char *path = NULL;
+    GError *error = NULL;
+    int fd = g_file_open_tmp("plansim-test-XXXXXX.json", &path, &error);
+    ck_assert_msg(fd >= 0, "temporary file: %s", error ? error->message : "?");
+    close(fd);
+    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+void test_remove(char *path)
+{
+    g_unlink(path);
+    g_free(path);
+}
+
+ModelSpec *test_gpt(int layers, int hidden, int heads, int vocab, int seq)
+{
+    ModelSpec *m = g_new0(ModelSpec, 1);
+    m->name = g_strdup("test-gpt");
+    m->layers = layers;
+    m->hidden_size = hidden;
+    m->attention_heads = heads;
+    m->kv_heads = heads;
+    m->ffn_hidden_size = 4 * hidden;
+    m->vocab_size = vocab;
+    m->seq_length = seq;
+    m->mlp = MLP_GELU;
+    m->tied_embeddings = TRUE;
+    return m;
+}
+
+ClusterSpec *test_cluster(int nodes, int per_node, double intra_Bps, double inter_Bps)
+{
+    ClusterSpec *c = g_new0(ClusterSpec, 1);
+    c->name = g_strdup("test-cluster");
+    c->nodes = nodes;
+    c->gpus_per_node = per_node;
+    c->gpu = (GpuSpec){g_strdup("test-gpu"), 312e12, 80.0 * 1073741824.0, 2039e9, 0.75, 0.85, 0};
+    c->intra = (LinkSpec){intra_Bps, 0};
+    c->inter = (LinkSpec){inter_Bps, 0};
+    c->nics_per_node = per_node;
+    return c;
+}
+
+void test_resolve(PlanSpec *plan, const ModelSpec *m, const ClusterSpec *c)
+{
+    GError *error = NULL;
+    ck_assert_msg(plan_spec_resolve(plan, m, c, &error), "resolve: %s",
+                  error ? error->message : "?");
+}

@@ -1,0 +1,36 @@
+/* testutil.h: what the Check test programs share. */
+#ifndef PLANSIM_TESTS_TESTUTIL_H
+#define PLANSIM_TESTS_TESTUTIL_H
+
+#include <check.h>
+#include <glib.h>
+
+#include "spec/spec.h"
+
+/* Runs the suite; the process exit status (0 when every test passed). */
+int test_run(Suite *s);
+
+/* Writes `text` to a new temporary file; returns its path (caller frees
+ * and removes it with test_remove). */
+char *test_write_tmp(const char *text);
+void test_remove(char *path);
+
+/* A GPT-style model (GeLU, f = 4h, tied embeddings), built in code. */
+ModelSpec *test_gpt(int layers, int hidden, int heads, int vocab, int seq);
+
+/* A cluster built in code: `nodes` x `per_node` GPUs, zero kernel launch
+ * cost, zero link latency, the given bandwidths in bytes/s. */
+ClusterSpec *test_cluster(int nodes, int per_node, double intra_Bps, double inter_Bps);
+
+/* Resolves `plan` for model and cluster, failing the test on error. */
+void test_resolve(PlanSpec *plan, const ModelSpec *m, const ClusterSpec *c);
+
+/* |a - b| <= rel * |b| */
+#define ck_assert_rel(a, b, rel)                                                          \
+    do {                                                                                  \
+        double a_ = (a), b_ = (b);                                                        \
+        ck_assert_msg(fabs(a_ - b_) <= (rel) * fabs(b_), "%s = %.17g, expected %.17g", #a, \
+                      a_, b_);                                                            \
+    } while (0)
+
+#endif
