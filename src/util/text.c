@@ -6,9 +6,10 @@
 
 #include "util/error.h"
 
-static gsize edit_distance(const char *a, const char *b)
+/* Levenshtein distance between a and the first lb bytes of b. */
+static gsize edit_distance(const char *a, const char *b, gsize lb)
 {
-    gsize la = strlen(a), lb = strlen(b);
+    gsize la = strlen(a);
     g_autofree gsize *row = g_new(gsize, lb + 1);
     for (gsize j = 0; j <= lb; j++)
         row[j] = j;
@@ -30,8 +31,14 @@ const char *text_nearest(const char *word, const char *const *candidates)
     gsize limit = MAX(2, (strlen(word) + 2) / 3);
     const char *best = NULL;
     gsize best_d = limit + 1;
+    gsize len = strlen(word);
     for (const char *const *c = candidates; *c; c++) {
-        gsize d = edit_distance(word, *c);
+        /* a misspelt word, or a truncated one ("micro_batch" for
+         * "micro_batch_size"): its distance to the candidate's prefix */
+        gsize lc = strlen(*c);
+        gsize d = edit_distance(word, *c, lc);
+        if (lc > len + 1)
+            d = MIN(d, edit_distance(word, *c, len + 1) + 1);
         if (d < best_d) {
             best_d = d;
             best = *c;

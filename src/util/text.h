@@ -4,8 +4,10 @@
 
 #include <glib.h>
 
-/* The candidate closest to `word` by edit distance, or NULL when none is
- * within a third of the word's length (rounded up, at least 2 edits).
+/* The candidate closest to `word` by edit distance (to the whole candidate,
+ * or one more than to its prefix a letter longer than the word, so that a
+ * truncated name finds its full form), or NULL when none is within a third
+ * of the word's length (rounded up, at least 2 edits).
  * `candidates` is NULL-terminated; the result points into it. */
 const char *text_nearest(const char *word, const char *const *candidates);
 

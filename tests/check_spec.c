@@ -1,0 +1,248 @@
+/* check_spec.c: every error path of the spec parser, and good files.
+ *
+ * Each bad case is a JSON text and the pieces its one-line error must
+ * contain: the JSON path, the bad value, what was expected. */
+#include <math.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "util/error.h"
+
+#define GOOD_MODEL                                                                           \
+    "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "          \
+    "\"vocab_size\": 100, \"seq_length\": 16"
+#define GOOD_GPU                                                                             \
+    "\"gpu\": {\"peak_tflops\": 100, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000}"
+#define GOOD_LINKS                                                                           \
+    "\"intra_node\": {\"bandwidth_GBps\": 300}, \"inter_node\": {\"bandwidth_GBps\": 25}"
+#define GOOD_CLUSTER "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " GOOD_GPU ", " GOOD_LINKS
+
+typedef enum { MODEL, CLUSTER, PLAN } Kind;
+
+typedef struct {
+    Kind kind;
+    const char *json;
+    const char *expect[3]; /* substrings of the error message */
+} BadCase;
+
+static const BadCase bad[] = {
+    {MODEL, "{\"name\": \"m\",", {"line 1, column", "malformed JSON"}},
+    {MODEL, "[1, 2]", {"$: expected a JSON object", "[1,2]"}},
+    {MODEL, GOOD_MODEL ", \"layers\": -3}", {"key given twice"}},
+    {MODEL, "{\"name\": \"m\", \"layers\": -3, \"hidden_size\": 64, \"attention_heads\": 4, "
+            "\"vocab_size\": 100, \"seq_length\": 16}",
+     {"$.layers", "expected a positive integer", "got -3"}},
+    {MODEL, "{\"name\": \"m\", \"layers\": \"2\", \"hidden_size\": 64, \"attention_heads\": 4, "
+            "\"vocab_size\": 100, \"seq_length\": 16}",
+     {"$.layers", "got \"2\""}},
+    {MODEL, "{\"name\": \"m\", \"layers\": 2.5, \"hidden_size\": 64, \"attention_heads\": 4, "
+            "\"vocab_size\": 100, \"seq_length\": 16}",
+     {"$.layers", "got 2.5"}},
+    {MODEL, "{\"name\": \"m\", \"layers\": 2, \"attention_heads\": 4, \"vocab_size\": 100, "
+            "\"seq_length\": 16}",
+     {"$.hidden_size", "missing"}},
+    {MODEL, GOOD_MODEL ", \"hiden\": 3}", {"$.hiden", "unknown key", "\"hidden_size\""}},
+    {MODEL, "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 5, "
+            "\"vocab_size\": 100, \"seq_length\": 16}",
+     {"$.attention_heads", "a divisor of hidden_size = 64", "got 5"}},
+    {MODEL, GOOD_MODEL ", \"kv_heads\": 3}", {"$.kv_heads", "a divisor of attention_heads"}},
+    {MODEL, GOOD_MODEL ", \"vocab_size\": 0}", {"key given twice"}},
+    {MODEL, GOOD_MODEL ", \"mlp\": \"relu\"}", {"$.mlp", "\"gelu\" or \"swiglu\"", "\"relu\""}},
+    {MODEL, GOOD_MODEL ", \"tied_embeddings\": 1}", {"$.tied_embeddings", "true or false"}},
+    {MODEL, "{\"name\": \"m\", \"layers\": 100000, \"hidden_size\": 2000000000, "
+            "\"attention_heads\": 1, \"vocab_size\": 100, \"seq_length\": 16}",
+     {"2^53"}},
+    {MODEL, "{\"name\": \"\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "
+            "\"vocab_size\": 100, \"seq_length\": 16}",
+     {"$.name", "a non-empty string"}},
+    {MODEL, "{\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4, "
+            "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"hidden_act\": \"tanh\"}",
+     {"$.hidden_act", "\"tanh\""}},
+    {CLUSTER, GOOD_CLUSTER ", \"nodes\": 0}", {"key given twice"}},
+    {CLUSTER, "{\"name\": \"c\", \"nodes\": 0, \"gpus_per_node\": 4, " GOOD_GPU ", " GOOD_LINKS "}",
+     {"$.nodes", "got 0"}},
+    {CLUSTER, "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
+              "-1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000}, " GOOD_LINKS "}",
+     {"$.gpu.peak_tflops", "got -1"}},
+    {CLUSTER, "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
+              "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, \"compute_efficiency\": "
+              "1.5}, " GOOD_LINKS "}",
+     {"$.gpu.compute_efficiency", "<= 1", "got 1.5"}},
+    {CLUSTER, "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
+              "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, \"tflops\": 3}, " GOOD_LINKS
+              "}",
+     {"$.gpu.tflops", "unknown key"}},
+    {CLUSTER, "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " GOOD_GPU
+              ", \"intra_node\": {\"bandwidth_GBps\": 300}}",
+     {"$.inter_node", "expected an object", "got nothing"}},
+    {CLUSTER, "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " GOOD_GPU
+              ", \"intra_node\": {\"bandwidth_GBps\": 300, \"latency_us\": -2}, "
+              "\"inter_node\": {\"bandwidth_GBps\": 25}}",
+     {"$.intra_node.latency_us", "got -2"}},
+    {CLUSTER, "{\"name\": \"c\", \"nodes\": 1048576, \"gpus_per_node\": 8, " GOOD_GPU ", "
+              GOOD_LINKS "}",
+     {"$.nodes", "GPUs"}},
+    {PLAN, "{\"tp\": 0}", {"$.tp", "an integer from 1 to", "got 0"}},
+    {PLAN, "{\"zero_stage\": 7}", {"$.zero_stage", "from 0 to 3", "got 7"}},
+    {PLAN, "{\"schedule\": \"zigzag\"}", {"$.schedule", "\"1f1b\"", "got \"zigzag\""}},
+    {PLAN, "{\"micro_batch\": 2}", {"$.micro_batch", "unknown key", "\"micro_batch_size\""}},
+    {PLAN, "{\"sequence_parallel\": \"yes\"}", {"$.sequence_parallel", "true or false"}},
+    {PLAN, "{\"global_batch_size\": 1e300}", {"$.global_batch_size", "positive integer"}},
+    {PLAN, "{\"dtype\": \"fp8\"}", {"$.dtype", "\"bf16\"", "\"fp8\""}},
+};
+
+static GError *load(Kind kind, const char *json, char **path_out)
+{
+    char *path = test_write_tmp(json);
+    GError *error = NULL;
+    if (kind == MODEL) {
+        model_spec_free(model_spec_load(path, &error));
+    } else if (kind == CLUSTER) {
+        cluster_spec_free(cluster_spec_load(path, 0, &error));
+    } else {
+        PlanSpec *plan = plan_spec_new();
+        plan_spec_load(plan, path, &error);
+        plan_spec_free(plan);
+    }
+    *path_out = path;
+    return error;
+}
+
+START_TEST(bad_input_names_path_value_and_expectation)
+{
+    const BadCase *c = &bad[_i];
+    char *path;
+    GError *error = load(c->kind, c->json, &path);
+    ck_assert_msg(error != NULL, "case %d accepted: %s", _i, c->json);
+    ck_assert(g_error_matches(error, PS_ERROR, PS_ERROR_INPUT));
+    /* one line, starting with the file */
+    ck_assert_ptr_null(strchr(error->message, '\n'));
+    ck_assert_msg(g_str_has_prefix(error->message, path), "no file in: %s", error->message);
+    for (int k = 0; k < 3 && c->expect[k]; k++)
+        ck_assert_msg(strstr(error->message, c->expect[k]), "case %d: \"%s\" lacks \"%s\"", _i,
+                      error->message, c->expect[k]);
+    g_error_free(error);
+    test_remove(path);
+}
+END_TEST
+
+START_TEST(shipped_files_load)
+{
+    static const char *const models[] = {"gpt3-175b", "gpt3-1.3b", "llama2-7b", "llama2-13b",
+                                         "llama2-70b", "llama3-8b", "llama3-70b", "llama3-405b",
+                                         "tiny-gpt"};
+    const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
+    for (gsize i = 0; i < G_N_ELEMENTS(models); i++) {
+        g_autofree char *file = g_strconcat(models[i], ".json", NULL);
+        g_autofree char *path = g_build_filename(top, "models", file, NULL);
+        GError *error = NULL;
+        ModelSpec *m = model_spec_load(path, &error);
+        ck_assert_msg(m, "%s", error ? error->message : "");
+        ck_assert_str_eq(m->name, models[i]);
+        model_spec_free(m);
+    }
+    static const char *const clusters[] = {"dgx-a100-80gb", "dgx-h100", "dgx-h200"};
+    for (gsize i = 0; i < G_N_ELEMENTS(clusters); i++) {
+        g_autofree char *file = g_strconcat(clusters[i], ".json", NULL);
+        g_autofree char *path = g_build_filename(top, "topologies", file, NULL);
+        GError *error = NULL;
+        ClusterSpec *c = cluster_spec_load(path, 3, &error);
+        ck_assert_msg(c, "%s", error ? error->message : "");
+        ck_assert_int_eq(c->nodes, 3); /* --nodes overrides */
+        cluster_spec_free(c);
+    }
+}
+END_TEST
+
+/* Hugging Face names map onto plansim's; silu means SwiGLU. */
+START_TEST(hugging_face_config)
+{
+    char *path = test_write_tmp(
+        "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_act\": \"silu\", \"hidden_size\": "
+        "4096, \"intermediate_size\": 11008, \"max_position_embeddings\": 4096, "
+        "\"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 8, "
+        "\"tie_word_embeddings\": false, \"vocab_size\": 32000, \"rms_norm_eps\": 1e-05}");
+    GError *error = NULL;
+    ModelSpec *m = model_spec_load(path, &error);
+    ck_assert_msg(m, "%s", error ? error->message : "");
+    ck_assert_int_eq(m->layers, 32);
+    ck_assert_int_eq(m->kv_heads, 8);
+    ck_assert_int_eq(m->ffn_hidden_size, 11008);
+    ck_assert_int_eq(m->seq_length, 4096);
+    ck_assert_int_eq(m->mlp, MLP_SWIGLU);
+    ck_assert(!m->tied_embeddings);
+    model_spec_free(m);
+    test_remove(path);
+}
+END_TEST
+
+START_TEST(defaults_and_units)
+{
+    char *path = test_write_tmp(GOOD_CLUSTER "}");
+    ClusterSpec *c = cluster_spec_load(path, 0, NULL);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_double_eq(c->gpu.peak_flops, 100e12);                /* TFLOPS */
+    ck_assert_double_eq(c->gpu.memory_bytes, 80.0 * 1073741824.0); /* GiB */
+    ck_assert_double_eq(c->inter.bandwidth_Bps, 25e9);             /* GB = 1e9 */
+    ck_assert_double_eq(c->gpu.compute_efficiency, 1);
+    ck_assert_int_eq(c->nics_per_node, 4);
+    cluster_spec_free(c);
+    test_remove(path);
+    path = test_write_tmp(GOOD_MODEL "}");
+    ModelSpec *m = model_spec_load(path, NULL);
+    ck_assert_int_eq(m->kv_heads, 4);           /* default: attention_heads */
+    ck_assert_int_eq(m->ffn_hidden_size, 256);  /* default: 4 h */
+    model_spec_free(m);
+    test_remove(path);
+}
+END_TEST
+
+/* Flags are validated like file values and name the flag. */
+START_TEST(flags_and_resolution)
+{
+    PlanSpec *plan = plan_spec_new();
+    GError *error = NULL;
+    ck_assert(!plan_spec_set(plan, PLAN_TP, "abc", "--tp", &error));
+    ck_assert_str_eq(error->message, "--tp: expected an integer from 1 to 1048576, got \"abc\"");
+    g_clear_error(&error);
+    ck_assert(!plan_spec_set(plan, PLAN_RECOMPUTE, "some", "--recompute", &error));
+    ck_assert_ptr_nonnull(strstr(error->message, "\"selective\""));
+    g_clear_error(&error);
+
+    ModelSpec *m = test_gpt(2, 64, 4, 100, 16);
+    ClusterSpec *c = test_cluster(2, 4, 1e9, 1e9);
+    ck_assert(plan_spec_set(plan, PLAN_MICRO_BATCH_SIZE, "4", "--micro-batch-size", NULL));
+    ck_assert(plan_spec_set(plan, PLAN_GLOBAL_BATCH_SIZE, "100", "--global-batch-size", NULL));
+    ck_assert(!plan_spec_resolve(plan, m, c, &error));
+    ck_assert_str_eq(error->message, "--global-batch-size: expected a multiple of "
+                                     "micro_batch_size x dp = 4 x 8 = 32, got 100");
+    g_clear_error(&error);
+    ck_assert(plan_spec_set(plan, PLAN_GLOBAL_BATCH_SIZE, "64", "--global-batch-size", NULL));
+    ck_assert(plan_spec_resolve(plan, m, c, NULL));
+    ck_assert_int_eq(plan->dp, 8); /* GPUs / (tp x pp) */
+    ck_assert_int_eq(plan_spec_micro_batches(plan), 2);
+
+    PlanSpec *big = plan_spec_new();
+    ck_assert(plan_spec_set(big, PLAN_DP, "9", "--dp", NULL));
+    ck_assert(!plan_spec_resolve(big, m, c, &error));
+    ck_assert_ptr_nonnull(strstr(error->message, "--dp: expected tp x pp x dp <= the cluster's 8"));
+    g_clear_error(&error);
+    plan_spec_free(big);
+    plan_spec_free(plan);
+    model_spec_free(m);
+    cluster_spec_free(c);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("spec");
+    TCase *tc = tcase_create("parse");
+    tcase_add_loop_test(tc, bad_input_names_path_value_and_expectation, 0, G_N_ELEMENTS(bad));
+    tcase_add_test(tc, shipped_files_load);
+    tcase_add_test(tc, hugging_face_config);
+    tcase_add_test(tc, defaults_and_units);
+    tcase_add_test(tc, flags_and_resolution);
+    suite_add_tcase(s, tc);
+    return test_run(s);
+}

@@ -1,0 +1,300 @@
+#!/bin/sh
+# cli_outputs.sh: what plansim prints for good input: reproducible JSON,
+# well-formed JSON and CSV, -o FILE writing the same bytes as stdout (and
+# nothing at all when it cannot), flags overriding the plan file, Hugging
+# Face configs, and the shipped defaults.
+#
+# Run by the test harness from the build folder with $top_srcdir (where
+# models/, topologies/ and plans/ live) and $PLANSIM (the binary) set.
+# Writes only inside a temporary folder that it removes on exit.
+
+pass=0
+fail=0
+
+ok() {
+    pass=$((pass + 1))
+    printf 'ok - %s\n' "$1"
+}
+
+not_ok() {
+    fail=$((fail + 1))
+    printf 'not ok - %s: %s\n' "$1" "$2"
+}
+
+# check NAME PROBLEM: "ok" when PROBLEM is empty
+check() {
+    if [ -z "$2" ]; then
+        ok "$1"
+    else
+        not_ok "$1" "${2#; }"
+    fi
+}
+
+finish() {
+    printf '%d passed, %d failed\n' "$pass" "$fail"
+    if [ "$fail" -eq 0 ]; then
+        exit 0
+    fi
+    exit 1
+}
+
+if [ -z "${top_srcdir:-}" ] || [ ! -d "$top_srcdir" ]; then
+    not_ok setup "top_srcdir is not set to a folder (got \"${top_srcdir:-}\")"
+    finish
+fi
+if [ -z "${PLANSIM:-}" ] || [ ! -x "$PLANSIM" ]; then
+    not_ok setup "PLANSIM is not set to an executable (got \"${PLANSIM:-}\")"
+    finish
+fi
+top_srcdir=$(cd "$top_srcdir" && pwd) || {
+    not_ok setup "cannot enter top_srcdir"
+    finish
+}
+
+tmp=$(mktemp -d) || {
+    not_ok setup "mktemp -d failed"
+    finish
+}
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+
+tiny=$top_srcdir/models/tiny-gpt.json
+a100=$top_srcdir/topologies/dgx-a100-80gb.json
+hf=$top_srcdir/models/hf/llama2-7b-config.json
+
+# one_line FILE: the file's content on one line, for a "not ok" detail
+one_line() {
+    tr '\n' '|' <"$1" | cut -c 1-400 | sed 's/|$//'
+}
+
+# run_to NAME ARG...: runs plansim with ARG..., its stdout into
+# $tmp/NAME.out, its stderr into $tmp/NAME.err; prints nothing when it
+# exits 0 with an empty stderr, else what went wrong.
+run_to() {
+    name=$1
+    shift
+    "$PLANSIM" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    status=$?
+    if [ "$status" -ne 0 ]; then
+        printf '; exit status %s, expected 0; stderr: %s' "$status" "$(one_line "$tmp/$name.err")"
+    elif [ -s "$tmp/$name.err" ]; then
+        printf '; stderr is not empty: %s' "$(one_line "$tmp/$name.err")"
+    fi
+}
+
+# lacks FILE STRING: prints a problem when FILE does not contain STRING
+lacks() {
+    if ! grep -F -q -e "$2" "$1"; then
+        printf "; output lacks '%s'" "$2"
+    fi
+}
+
+# json_problems FILE: what makes FILE not look like one JSON object
+json_problems() {
+    if [ "$(head -n 1 "$1")" != "{" ]; then
+        printf '; first line is not "{"'
+    fi
+    if [ "$(tail -n 1 "$1")" != "}" ]; then
+        printf '; last line is not "}"'
+    fi
+    # braces and brackets outside strings balance and never go negative
+    if ! awk '
+        {
+            n = length($0)
+            for (i = 1; i <= n; i++) {
+                ch = substr($0, i, 1)
+                if (instr) {
+                    if (esc) esc = 0
+                    else if (ch == "\\") esc = 1
+                    else if (ch == "\"") instr = 0
+                } else if (ch == "\"") {
+                    instr = 1
+                } else if (ch == "{" || ch == "[") {
+                    depth++
+                } else if (ch == "}" || ch == "]") {
+                    if (--depth < 0) bad = 1
+                } else if (depth == 0 && ch != " " && ch != "\t") {
+                    bad = 1
+                }
+            }
+            if (instr) bad = 1
+        }
+        END { exit (bad || depth != 0) }' "$1"; then
+        printf '; unbalanced braces, an unterminated string or text outside the object'
+    fi
+    for key in '"step_time_s":' '"memory": {' '"plan": {'; do
+        lacks "$1" "$key"
+    done
+}
+
+# json_value FILE KEY: the value of the first "KEY": line, without a comma
+json_value() {
+    sed -n "s/^ *\"$2\": *\\([^,]*\\),\\{0,1\\}\$/\\1/p" "$1" | head -n 1
+}
+
+# ---- (a) reproducible JSON -----------------------------------------------
+
+problem=$(
+    run_to json1 simulate --model "$tiny" --cluster "$a100" --nodes 2 \
+        --micro-batch-size 2 --global-batch-size 64 --format json
+    run_to json2 simulate --model "$tiny" --cluster "$a100" --nodes 2 \
+        --micro-batch-size 2 --global-batch-size 64 --format json
+)
+if [ -z "$problem" ]; then
+    grep -v '"sim_wall_s":' "$tmp/json1.out" >"$tmp/json1.cut"
+    grep -v '"sim_wall_s":' "$tmp/json2.out" >"$tmp/json2.cut"
+    if [ ! -s "$tmp/json1.cut" ]; then
+        problem="the JSON output is empty"
+    elif ! cmp "$tmp/json1.cut" "$tmp/json2.cut" >"$tmp/cmp" 2>&1; then
+        problem="the two runs differ: $(one_line "$tmp/cmp")"
+    fi
+fi
+check "two identical --format json runs agree but for sim_wall_s" "$problem"
+
+# ---- (b) well-formed JSON, positive step time ----------------------------
+
+problem=$(run_to json3 simulate --model "$tiny" --cluster "$a100" --nodes 2 \
+    --micro-batch-size 2 --global-batch-size 64 --format json)
+if [ -z "$problem" ]; then
+    problem=$(json_problems "$tmp/json3.out")
+fi
+check "--format json prints one JSON object" "$problem"
+
+if [ -s "$tmp/json3.out" ]; then
+    step=$(json_value "$tmp/json3.out" step_time_s)
+    if printf '%s\n' "$step" | grep -E -q '^[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$' &&
+        awk -v v="$step" 'BEGIN { exit !(v + 0 > 0) }'; then
+        problem=
+    else
+        problem="step_time_s is \"$step\", expected a number > 0"
+    fi
+else
+    problem="no JSON output to read step_time_s from"
+fi
+check "step_time_s > 0" "$problem"
+
+# ---- (c) CSV -------------------------------------------------------------
+
+problem=$(run_to csv simulate --model "$tiny" --cluster "$a100" --nodes 2 \
+    --micro-batch-size 2 --global-batch-size 64 --format csv)
+if [ -z "$problem" ]; then
+    csv=$tmp/csv.out
+    lines=$(awk 'END { print NR }' "$csv")
+    if [ "$lines" -ne 2 ]; then
+        problem="$problem; $lines lines, expected 2"
+    fi
+    if [ "$(awk 'END { print NR }' "$csv")" -ne "$(wc -l <"$csv" | tr -d ' ')" ]; then
+        problem="$problem; the last line does not end with a newline"
+    fi
+    fields=$(awk -F, '{ print NF }' "$csv" | sort -u | tr '\n' ' ')
+    case $fields in
+    *" "*" "*) problem="$problem; lines have different numbers of fields: $fields" ;;
+    esac
+    header=$(head -n 1 "$csv")
+    case $header in
+    tp,pp,dp,*) ;;
+    *) problem="$problem; header does not start with \"tp,pp,dp,\"" ;;
+    esac
+    case ,$header, in
+    *,step_time_s,*) ;;
+    *) problem="$problem; header has no step_time_s field" ;;
+    esac
+    case $header in
+    *sim_wall_s*) problem="$problem; header has sim_wall_s" ;;
+    esac
+    if [ -n "$problem" ]; then
+        problem="$problem; output: $(one_line "$csv")"
+    fi
+fi
+check "--format csv prints a header and one row" "$problem"
+
+# ---- (d) -o FILE writes what stdout would --------------------------------
+
+problem=$(run_to csv-o simulate --model "$tiny" --cluster "$a100" --nodes 2 \
+    --micro-batch-size 2 --global-batch-size 64 --format csv -o "$tmp/report.csv")
+if [ -z "$problem" ]; then
+    if [ -s "$tmp/csv-o.out" ]; then
+        problem="$problem; stdout is not empty: $(one_line "$tmp/csv-o.out")"
+    fi
+    if [ ! -f "$tmp/report.csv" ]; then
+        problem="$problem; $tmp/report.csv was not written"
+    elif [ ! -s "$tmp/csv.out" ]; then
+        problem="$problem; no stdout CSV to compare with"
+    elif ! cmp "$tmp/csv.out" "$tmp/report.csv" >"$tmp/cmp" 2>&1; then
+        problem="$problem; it differs from stdout's CSV: $(one_line "$tmp/cmp")"
+    fi
+fi
+check "-o FILE writes the bytes stdout would, and nothing to stdout" "$problem"
+
+# ---- (e) -o into a missing folder ----------------------------------------
+
+missing=$tmp/no-such-folder
+"$PLANSIM" simulate --model "$tiny" --cluster "$a100" --nodes 2 \
+    --micro-batch-size 2 --global-batch-size 64 --format csv \
+    -o "$missing/report.csv" >"$tmp/missing.out" 2>"$tmp/missing.err"
+status=$?
+problem=
+if [ "$status" -ne 1 ]; then
+    problem="$problem; exit status $status, expected 1"
+fi
+lines=$(awk 'END { print NR }' "$tmp/missing.err")
+if [ "$lines" -ne 1 ] || [ "$(wc -l <"$tmp/missing.err" | tr -d ' ')" -ne 1 ]; then
+    problem="$problem; stderr is not exactly one line"
+fi
+case $(head -n 1 "$tmp/missing.err") in
+"plansim: "*) ;;
+*) problem="$problem; stderr does not start with \"plansim: \"" ;;
+esac
+if [ -s "$tmp/missing.out" ]; then
+    problem="$problem; stdout is not empty"
+fi
+if [ -e "$missing" ]; then
+    problem="$problem; $missing was created"
+fi
+if [ -n "$problem" ]; then
+    problem="$problem; stderr: $(one_line "$tmp/missing.err")"
+fi
+check "-o into a missing folder exits 1 and creates nothing" "$problem"
+
+# ---- (f) flags override the plan file ------------------------------------
+
+plan=$tmp/plan-b1.json
+printf '{\n  "micro_batch_size": 1\n}\n' >"$plan"
+problem=$(run_to plan-file simulate --model "$tiny" --cluster "$a100" --nodes 1 \
+    --plan "$plan" --format json)
+if [ -z "$problem" ]; then
+    problem=$(lacks "$tmp/plan-file.out" '"micro_batch_size": 1,')
+fi
+check "the plan file's micro_batch_size 1 is used" "$problem"
+
+problem=$(run_to plan-flag simulate --model "$tiny" --cluster "$a100" --nodes 1 \
+    --plan "$plan" --micro-batch-size 2 --format json)
+if [ -z "$problem" ]; then
+    problem=$(lacks "$tmp/plan-flag.out" '"micro_batch_size": 2,')
+fi
+check "--micro-batch-size 2 overrides the plan file's 1" "$problem"
+
+# ---- (g) a Hugging Face config -------------------------------------------
+
+problem=$(run_to hf simulate --model "$hf" --cluster "$a100" --nodes 1 --dp 1 \
+    --global-batch-size 1 --format json)
+if [ -z "$problem" ]; then
+    problem=$(lacks "$tmp/hf.out" '"parameters": 6738415616,')
+fi
+check "a Hugging Face config.json loads (llama2-7b, 6738415616 parameters)" "$problem"
+
+# ---- (h) the shipped defaults --------------------------------------------
+
+problem=$(cd "$top_srcdir" && "$PLANSIM" simulate >"$tmp/defaults.out" 2>"$tmp/defaults.err"
+    status=$?
+    if [ "$status" -ne 0 ]; then
+        printf '; exit status %s, expected 0; stderr: %s' "$status" \
+            "$(one_line "$tmp/defaults.err")"
+    fi
+)
+if [ -z "$problem" ] && ! grep -q '^step time' "$tmp/defaults.out"; then
+    problem="no line starts with \"step time\"; output: $(one_line "$tmp/defaults.out")"
+fi
+check "plansim simulate with no arguments, run in top_srcdir" "$problem"
+
+finish
