@@ -1,0 +1,58 @@
+/* bench_dp.c: how fast the engine replays a large data-parallel step.
+ *
+ * Simulates Llama 2 7B (or the model given) data-parallel on 1,024 GPUs
+ * (128 DGX A100 nodes) with many micro-batches, several times, and prints
+ * tasks, events, the median wall time and events per second. Figures, not
+ * pass/fail: run it with `make bench`.
+ *
+ *   bench/bench_dp [MODEL_JSON [CLUSTER_JSON [REPEATS]]] */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim/simulate.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
+    g_autofree char *model_path = argc > 1 ? g_strdup(argv[1])
+                                           : g_build_filename(top, "models", "llama2-7b.json", NULL);
+    g_autofree char *cluster_path =
+        argc > 2 ? g_strdup(argv[2]) : g_build_filename(top, "topologies", "dgx-a100-80gb.json", NULL);
+    int repeats = argc > 3 ? atoi(argv[3]) : 5;
+    GError *error = NULL;
+    g_autoptr(ModelSpec) model = model_spec_load(model_path, &error);
+    g_autoptr(ClusterSpec) cluster = model ? cluster_spec_load(cluster_path, 128, &error) : NULL;
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    plan->micro_batch_size = 1;
+    plan->global_batch_size = 1024 * 16; /* 16 micro-batches per rank */
+    if (!cluster || !plan_spec_resolve(plan, model, cluster, &error)) {
+        fprintf(stderr, "bench_dp: %s\n", error->message);
+        return 2;
+    }
+    double *wall = g_new(double, MAX(repeats, 1));
+    Report rep = {0};
+    for (int i = 0; i < repeats; i++) {
+        if (!sim_run(model, cluster, plan, &rep, &error)) {
+            fprintf(stderr, "bench_dp: %s\n", error->message);
+            return 2;
+        }
+        wall[i] = rep.sim_wall_s;
+    }
+    qsort(wall, (size_t)repeats, sizeof *wall, cmp_double);
+    double median = wall[repeats / 2];
+    printf("bench_dp: %s, %d GPUs (dp %d), %d micro-batches, %d layers\n", model->name, rep.gpus,
+           plan->dp, rep.micro_batches, model->layers);
+    printf("  events            %" G_GUINT64_FORMAT "\n", rep.metrics.events);
+    printf("  wall s (median)   %.3f  (min %.3f, max %.3f, %d runs)\n", median, wall[0],
+           wall[repeats - 1], repeats);
+    printf("  events per s      %.3g\n", rep.metrics.events / median);
+    printf("  simulated step s  %.4f, MFU %.3f\n", rep.metrics.step_time_s, rep.metrics.mfu);
+    g_free(wall);
+    return 0;
+}
