@@ -62,14 +62,14 @@ static void collect(const Report *rep, Fields *fs)
     put(fs, "", "compute_s", VALUE_NUMBER, m->compute_s, NULL);
     put(fs, "", "exposed_comm_s", VALUE_NUMBER, m->exposed_comm_s, NULL);
     put(fs, "", "bubble_fraction", VALUE_NUMBER, m->bubble_fraction, NULL);
-    put(fs, "memory", "peak_bytes", VALUE_NUMBER, m->peak_bytes, NULL);
-    put(fs, "memory", "capacity_bytes", VALUE_NUMBER, m->capacity_bytes, NULL);
+    put(fs, "memory", "peak_bytes", VALUE_INT, m->peak_bytes, NULL);
+    put(fs, "memory", "capacity_bytes", VALUE_INT, m->capacity_bytes, NULL);
     put(fs, "memory", "fits", VALUE_BOOL, m->fits, NULL);
     put(fs, "memory", "peak_rank", VALUE_INT, m->peak_rank, NULL);
     static const char *const split_names[MEM_KINDS] = {
         "params_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes"};
     for (int k = 0; k < MEM_KINDS; k++)
-        put(fs, "memory", split_names[k], VALUE_NUMBER, m->peak_split[k], NULL);
+        put(fs, "memory", split_names[k], VALUE_INT, m->peak_split[k], NULL);
     put(fs, "", "critical_rank", VALUE_INT, m->critical_rank, NULL);
     put(fs, "", "events", VALUE_INT, (double)m->events, NULL);
     put(fs, "", "simulated_ranks", VALUE_INT, m->simulated_ranks, NULL);
@@ -91,7 +91,7 @@ static void append_value(GString *out, const Field *f, gboolean json)
          * +0 for -0 so that signs never differ between equal results */
         g_string_append_printf(out, "%.10g", f->number == 0 ? 0.0 : f->number);
         break;
-    case VALUE_INT:
+    case VALUE_INT: /* counts and byte sizes: whole numbers, every digit */
         g_string_append_printf(out, "%.0f", f->number);
         break;
     case VALUE_BOOL:
