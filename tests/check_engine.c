@@ -22,10 +22,10 @@ static Net *two_rank_net(void)
 START_TEST(stream_order_and_dependencies)
 {
     Graph *g = graph_new(1, 2);
-    TaskId a = graph_compute(g, 0, 0, 1.0, 0, 0, "a");
-    TaskId b = graph_compute(g, 0, 1, 0.5, 0, 0, "b"); /* other stream, waits for a */
+    TaskId a = graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "a"});
+    TaskId b = graph_compute(g, 0, 1, 0.5, 0, 0, (TaskName){.fmt = "b"}); /* other stream, waits for a */
     graph_dep(g, a, b);
-    TaskId c = graph_compute(g, 0, 0, 2.0, 0, 0, "c"); /* after a on its stream */
+    TaskId c = graph_compute(g, 0, 0, 2.0, 0, 0, (TaskName){.fmt = "c"}); /* after a on its stream */
     ck_assert(graph_seal(g, NULL));
     Net *net = two_rank_net();
     Replay *r = engine_run(g, net, NULL);
@@ -47,12 +47,12 @@ START_TEST(collective_waits_for_every_member)
     Graph *g = graph_new(2, 1);
     int members[2] = {0, 1};
     int grp = graph_add_group(g, 0, members, 2);
-    graph_compute(g, 0, 0, 1.0, 0, 0, "short");
-    TaskId slow = graph_compute(g, 1, 0, 3.0, 0, 0, "long");
-    TaskId ar0 = graph_collective(g, grp, 0, 0, COLL_ALL_REDUCE, 1e9, 0, "ar");
-    TaskId ar1 = graph_collective(g, grp, 1, 0, COLL_ALL_REDUCE, 1e9, 0, "ar");
+    graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "short"});
+    TaskId slow = graph_compute(g, 1, 0, 3.0, 0, 0, (TaskName){.fmt = "long"});
+    TaskId ar0 = graph_collective(g, grp, 0, 0, COLL_ALL_REDUCE, 1e9, 0, (TaskName){.fmt = "ar"});
+    TaskId ar1 = graph_collective(g, grp, 1, 0, COLL_ALL_REDUCE, 1e9, 0, (TaskName){.fmt = "ar"});
     ck_assert_int_eq(ar0, ar1); /* one task joined by both */
-    TaskId after = graph_compute(g, 0, 0, 1.0, 0, 0, "after");
+    TaskId after = graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "after"});
     ck_assert(graph_seal(g, NULL));
     Net *net = two_rank_net();
     Replay *r = engine_run(g, net, NULL);
@@ -72,9 +72,9 @@ END_TEST
 START_TEST(memory_ledger_records_the_peak)
 {
     Graph *g = graph_new(1, 1);
-    TaskId a = graph_compute(g, 0, 0, 1.0, 0, 0, "a");
-    TaskId b = graph_compute(g, 0, 0, 1.0, 0, 0, "b");
-    TaskId c = graph_compute(g, 0, 0, 1.0, 0, 0, "c");
+    TaskId a = graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "a"});
+    TaskId b = graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "b"});
+    TaskId c = graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "c"});
     graph_mem(g, a, 0, 0, 100, FALSE); /* category 0: 100 from t = 0 */
     graph_mem(g, b, 0, 1, 50, FALSE);  /* category 1: 50 from t = 1 */
     graph_mem(g, b, 0, 1, -50, TRUE);  /* ... until t = 2 */
@@ -96,7 +96,7 @@ START_TEST(missing_member_is_reported)
     Graph *g = graph_new(2, 1);
     int members[2] = {0, 1};
     int grp = graph_add_group(g, 0, members, 2);
-    graph_collective(g, grp, 0, 0, COLL_ALL_GATHER, 8, 0, "lonely gather");
+    graph_collective(g, grp, 0, 0, COLL_ALL_GATHER, 8, 0, (TaskName){.fmt = "lonely gather"});
     GError *error = NULL;
     ck_assert(!graph_seal(g, &error));
     ck_assert(g_error_matches(error, PS_ERROR, PS_ERROR_STUCK));
@@ -110,8 +110,8 @@ END_TEST
 START_TEST(cycle_is_reported_not_hung)
 {
     Graph *g = graph_new(2, 1);
-    TaskId a = graph_compute(g, 0, 0, 1.0, 0, 0, "a");
-    TaskId b = graph_compute(g, 1, 0, 1.0, 0, 0, "b");
+    TaskId a = graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "a"});
+    TaskId b = graph_compute(g, 1, 0, 1.0, 0, 0, (TaskName){.fmt = "b"});
     graph_dep(g, a, b);
     graph_dep(g, b, a);
     ck_assert(graph_seal(g, NULL));

@@ -47,8 +47,8 @@ struct Graph {
     GArray *mem;         /* MemOp, sorted by task on seal */
     gsize *mem_offset;   /* per task, after seal */
     TaskId *last;        /* per stream row, the task appended last */
-    GPtrArray *names;    /* owned strings */
-    GHashTable *name_ids;
+    GPtrArray *names;    /* formatted names, owned */
+    GHashTable *name_ids; /* TaskName (owned copy) -> index into names */
     GArray *groups;      /* Group */
     GArray *members;     /* int, the members of every group */
     GArray *next;        /* int, per group member: collectives joined so far */
@@ -56,6 +56,21 @@ struct Graph {
     Rows succ, stream_rows;
     gboolean sealed;
 };
+
+static guint name_hash(gconstpointer key)
+{
+    const TaskName *n = key;
+    guint h = g_direct_hash(n->fmt);
+    h = h * 31 + (guint)n->a;
+    h = h * 31 + (guint)n->b;
+    return h * 31 + (guint)n->c;
+}
+
+static gboolean name_equal(gconstpointer x, gconstpointer y)
+{
+    const TaskName *p = x, *q = y;
+    return p->fmt == q->fmt && p->a == q->a && p->b == q->b && p->c == q->c;
+}
 
 Graph *graph_new(int ranks, int streams)
 {
@@ -71,7 +86,7 @@ Graph *graph_new(int ranks, int streams)
     for (gsize i = 0; i < (gsize)ranks * streams; i++)
         g->last[i] = TASK_NONE;
     g->names = g_ptr_array_new_with_free_func(g_free);
-    g->name_ids = g_hash_table_new(g_str_hash, g_str_equal);
+    g->name_ids = g_hash_table_new_full(name_hash, name_equal, g_free, NULL);
     g->groups = g_array_new(FALSE, FALSE, sizeof(Group));
     g->members = g_array_new(FALSE, FALSE, sizeof(int));
     g->next = g_array_new(FALSE, TRUE, sizeof(int));
@@ -107,15 +122,16 @@ void graph_free(Graph *g)
     g_free(g);
 }
 
-static int32_t intern(Graph *g, const char *name)
+static int32_t intern(Graph *g, TaskName name)
 {
     gpointer id;
-    if (g_hash_table_lookup_extended(g->name_ids, name, NULL, &id))
+    if (g_hash_table_lookup_extended(g->name_ids, &name, NULL, &id))
         return GPOINTER_TO_INT(id);
-    char *copy = g_strdup(name);
     int32_t n = (int32_t)g->names->len;
-    g_ptr_array_add(g->names, copy);
-    g_hash_table_insert(g->name_ids, copy, GINT_TO_POINTER(n));
+    g_ptr_array_add(g->names, g_strdup_printf(name.fmt, name.a, name.b, name.c));
+    TaskName *key = g_new(TaskName, 1);
+    *key = name;
+    g_hash_table_insert(g->name_ids, key, GINT_TO_POINTER(n));
     return n;
 }
 
@@ -167,7 +183,7 @@ static TaskId add_task(Graph *g, const Task *t)
 }
 
 TaskId graph_compute(Graph *g, int rank, int stream, double seconds, double flops, int tag,
-                     const char *name)
+                     TaskName name)
 {
     g_assert(seconds >= 0);
     Task t = {.seconds = seconds, .flops = flops, .owner = rank, .name = intern(g, name),
@@ -177,7 +193,7 @@ TaskId graph_compute(Graph *g, int rank, int stream, double seconds, double flop
     return id;
 }
 
-TaskId graph_marker(Graph *g, int rank, int stream, int tag, const char *name)
+TaskId graph_marker(Graph *g, int rank, int stream, int tag, TaskName name)
 {
     Task t = {.owner = rank, .name = intern(g, name), .kind = TASK_MARKER,
               .stream = (uint8_t)stream, .tag = (uint8_t)tag};
@@ -187,7 +203,7 @@ TaskId graph_marker(Graph *g, int rank, int stream, int tag, const char *name)
 }
 
 TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, double bytes,
-                        int tag, const char *name)
+                        int tag, TaskName name)
 {
     g_assert(group >= 0 && group < (int)g->groups->len && bytes >= 0);
     Group *grp = &g_array_index(g->groups, Group, group);

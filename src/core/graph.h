@@ -32,12 +32,22 @@ typedef int32_t TaskId;
 
 typedef enum { TASK_COMPUTE, TASK_COLLECTIVE, TASK_MARKER } TaskKind;
 
+/* A task's name: a printf format with at most three int conversions, and
+ * their values, e.g. {"fwd mb%d L%d attn", 3, 17}. The format must be a
+ * string that lives as long as the graph (a literal): names are interned by
+ * the format's address and the values, and formatted once per distinct
+ * name, so naming a task costs no formatting. */
+typedef struct {
+    const char *fmt;
+    int a, b, c;
+} TaskName;
+
 typedef struct {
     double seconds;   /* compute: duration at full speed */
     double bytes;     /* collective: the buffer size S (see collective.h) */
     double flops;     /* compute: FLOPs executed, for utilisation */
     int32_t owner;    /* compute and marker: the rank; collective: the group */
-    int32_t name;     /* index into the name table (graph_name) */
+    int32_t name;     /* interned name (graph_name) */
     int32_t npred;    /* dependencies, stream order included */
     uint8_t kind;     /* TaskKind */
     uint8_t stream;   /* the stream it runs on (every member's, for a collective) */
@@ -64,18 +74,18 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Graph, graph_free)
  * builder-defined `kind`; returns its id. */
 int graph_add_group(Graph *g, int kind, const int *ranks, int n);
 
-/* Appends a compute task to `rank`'s `stream`. `name` is interned. */
+/* Appends a compute task to `rank`'s `stream`. */
 TaskId graph_compute(Graph *g, int rank, int stream, double seconds, double flops, int tag,
-                     const char *name);
+                     TaskName name);
 
 /* Appends a zero-time marker to `rank`'s `stream`. */
-TaskId graph_marker(Graph *g, int rank, int stream, int tag, const char *name);
+TaskId graph_marker(Graph *g, int rank, int stream, int tag, TaskName name);
 
 /* `rank` joins its next collective on `group`, on its `stream`. The first
  * member to join creates the task with `op`, `bytes`, `tag` and `name`;
  * later members must join with the same op and bytes (a mismatch is a bug). */
 TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, double bytes,
-                        int tag, const char *name);
+                        int tag, TaskName name);
 
 /* `after` also waits for `before`. */
 void graph_dep(Graph *g, TaskId before, TaskId after);

@@ -36,7 +36,7 @@ static void schedule(Emit *e, GArray *units)
 static void all_reduce(Emit *e, DpState *st, double params)
 {
     TaskId ar = emit_collective(e, GROUP_DP, STREAM_COMM, COLL_ALL_REDUCE, 2 * params, TAG_DP,
-                                "dp all_reduce bucket %d", st->buckets++);
+                                (TaskName){.fmt = "dp all_reduce bucket %d", .a = st->buckets++});
     emit_wait(e, st->producer, ar);
 }
 

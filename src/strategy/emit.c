@@ -9,15 +9,16 @@
  * it ends. */
 #include "strategy/emit.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 #include "strategy/strategy.h"
 #include "util/error.h"
 
-/* Forward cost of one piece of the model; backward is twice it. */
+/* Forward cost of one piece of the model (backward is twice it), and the
+ * names of its tasks: formats of the micro-batch and the layer. */
 typedef struct {
     double seconds, flops, activation_bytes;
+    const char *forward_name, *backward_name;
 } Piece;
 
 struct Emit {
@@ -57,28 +58,18 @@ void emit_shard_state(Emit *e, MemKind kind, int ways)
     e->shards[kind] = ways;
 }
 
-TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, const char *fmt, ...)
+TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName name)
 {
-    char name[96];
-    va_list ap;
-    va_start(ap, fmt);
-    g_vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
     return graph_compute(e->graph, e->rank, STREAM_COMPUTE, seconds, flops, tag, name);
 }
 
 TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes,
-                       TaskTag tag, const char *fmt, ...)
+                       TaskTag tag, TaskName name)
 {
     int index = layout_group_of(e->layout, kind, e->rank), n;
     layout_group(e->layout, kind, index, &n);
     if (n == 1)
         return TASK_NONE;
-    char name[96];
-    va_list ap;
-    va_start(ap, fmt);
-    g_vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
     return graph_collective(e->graph, e->group_id[kind][index], e->rank, stream, op, bytes, tag,
                             name);
 }
@@ -102,9 +93,11 @@ void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 
 /* ---- costs ------------------------------------------------------------- */
 
-static Piece piece(const GpuSpec *gpu, const OpList *ops, double activation_bytes)
+static Piece piece(const GpuSpec *gpu, const OpList *ops, double activation_bytes,
+                   const char *forward_name, const char *backward_name)
 {
-    return (Piece){tf_ops_s(gpu, ops), tf_ops_flops(ops, TRUE), activation_bytes};
+    return (Piece){tf_ops_s(gpu, ops), tf_ops_flops(ops, TRUE), activation_bytes, forward_name,
+                   backward_name};
 }
 
 static void compute_costs(Emit *e)
@@ -114,32 +107,38 @@ static void compute_costs(Emit *e)
     Shard sh = {e->plan->micro_batch_size, e->plan->tp, e->plan->sequence_parallel};
     OpList ops;
     tf_embedding_ops(m, sh, &ops);
-    e->embedding = piece(gpu, &ops, tf_embedding_activation_bytes(m, sh));
+    e->embedding = piece(gpu, &ops, tf_embedding_activation_bytes(m, sh), "fwd mb%d embedding",
+                         "bwd mb%d embedding");
     tf_head_ops(m, sh, &ops);
-    e->head = piece(gpu, &ops, tf_head_activation_bytes(m, sh));
+    e->head = piece(gpu, &ops, tf_head_activation_bytes(m, sh), "fwd mb%d head", "bwd mb%d head");
+    static const char *const names[TF_BLOCKS][2] = {
+        {"fwd mb%d L%d attn", "bwd mb%d L%d attn"},
+        {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp"},
+    };
     for (int b = 0; b < TF_BLOCKS; b++) {
         tf_block_ops(m, (Block)b, sh, &ops);
-        e->block[b] = piece(gpu, &ops, tf_block_activation_bytes(m, (Block)b, sh,
-                                                                 e->plan->recompute));
+        e->block[b] = piece(gpu, &ops, tf_block_activation_bytes(m, (Block)b, sh, e->plan->recompute),
+                            names[b][0], names[b][1]);
     }
     e->params = tf_params(m);
 }
 
 /* ---- units --------------------------------------------------------------- */
 
-static const char *const block_names[TF_BLOCKS] = {"attn", "mlp"};
-
-static TaskId forward_piece(Emit *e, const Piece *p, int mb, const char *what)
+/* Pieces outside the layers are named with layer -1, which their names do
+ * not print. */
+static TaskId forward_piece(Emit *e, const Piece *p, int mb, int layer)
 {
-    TaskId t = emit_compute(e, p->seconds, p->flops, TAG_FORWARD, "fwd mb%d %s", mb, what);
+    TaskId t = emit_compute(e, p->seconds, p->flops, TAG_FORWARD,
+                            (TaskName){.fmt = p->forward_name, .a = mb, .b = layer});
     emit_mem(e, t, MEM_ACTIVATIONS, p->activation_bytes, FALSE);
     return t;
 }
 
-static TaskId backward_piece(Emit *e, const Piece *p, int mb, const char *what)
+static TaskId backward_piece(Emit *e, const Piece *p, int mb, int layer)
 {
-    TaskId t = emit_compute(e, 2 * p->seconds, 2 * p->flops, TAG_BACKWARD, "bwd mb%d %s", mb,
-                            what);
+    TaskId t = emit_compute(e, 2 * p->seconds, 2 * p->flops, TAG_BACKWARD,
+                            (TaskName){.fmt = p->backward_name, .a = mb, .b = layer});
     emit_mem(e, t, MEM_ACTIVATIONS, -p->activation_bytes, TRUE);
     return t;
 }
@@ -153,30 +152,23 @@ static void grads_ready(Emit *e, const Unit *u, TaskId producer, double params)
 
 static void emit_forward(Emit *e, const Unit *u)
 {
-    char what[32];
-    forward_piece(e, &e->embedding, u->micro_batch, "embedding");
-    for (int l = 0; l < e->model->layers; l++) {
-        for (int b = 0; b < TF_BLOCKS; b++) {
-            g_snprintf(what, sizeof what, "L%d %s", l, block_names[b]);
-            forward_piece(e, &e->block[b], u->micro_batch, what);
-        }
-    }
-    forward_piece(e, &e->head, u->micro_batch, "head");
+    forward_piece(e, &e->embedding, u->micro_batch, -1);
+    for (int l = 0; l < e->model->layers; l++)
+        for (int b = 0; b < TF_BLOCKS; b++)
+            forward_piece(e, &e->block[b], u->micro_batch, l);
+    forward_piece(e, &e->head, u->micro_batch, -1);
 }
 
 static void emit_backward(Emit *e, const Unit *u)
 {
-    char what[32];
-    TaskId t = backward_piece(e, &e->head, u->micro_batch, "head");
+    TaskId t = backward_piece(e, &e->head, u->micro_batch, -1);
     grads_ready(e, u, t, tf_head_params(e->model));
     for (int l = e->model->layers - 1; l >= 0; l--) {
-        for (int b = TF_BLOCKS - 1; b >= 0; b--) {
-            g_snprintf(what, sizeof what, "L%d %s", l, block_names[b]);
-            t = backward_piece(e, &e->block[b], u->micro_batch, what);
-        }
+        for (int b = TF_BLOCKS - 1; b >= 0; b--)
+            t = backward_piece(e, &e->block[b], u->micro_batch, l);
         grads_ready(e, u, t, tf_layer_params(e->model));
     }
-    t = backward_piece(e, &e->embedding, u->micro_batch, "embedding");
+    t = backward_piece(e, &e->embedding, u->micro_batch, -1);
     grads_ready(e, u, t, tf_embedding_params(e->model));
 }
 
@@ -191,7 +183,8 @@ static void emit_rank_step(Emit *e, GArray *units)
         if (e->active[i]->step_begin)
             e->active[i]->step_begin(e, e->state[i]);
     }
-    TaskId begin = graph_marker(e->graph, e->rank, STREAM_COMPUTE, TAG_MARKER, "step begin");
+    TaskId begin =
+        graph_marker(e->graph, e->rank, STREAM_COMPUTE, TAG_MARKER, (TaskName){.fmt = "step begin"});
     /* bf16 parameters and gradients; fp32 master weights, momentum, variance */
     static const double bytes_per_param[MEM_KINDS] = {[MEM_PARAMS] = 2, [MEM_GRADS] = 2,
                                                       [MEM_OPTIMIZER] = 12};
@@ -218,7 +211,8 @@ static void emit_rank_step(Emit *e, GArray *units)
 
     OpList ops;
     tf_optimizer_ops(e->params / e->shards[MEM_OPTIMIZER], &ops);
-    TaskId opt = emit_compute(e, tf_ops_s(&e->cluster->gpu, &ops), 0, TAG_OPTIMIZER, "optimizer");
+    TaskId opt = emit_compute(e, tf_ops_s(&e->cluster->gpu, &ops), 0, TAG_OPTIMIZER,
+                              (TaskName){.fmt = "optimizer"});
     emit_wait(e, emit_last(e, STREAM_COMM), opt);
 }
 

@@ -69,14 +69,13 @@ double emit_params(const Emit *e);
  * optimizer steps params / ways[MEM_OPTIMIZER] parameters. */
 void emit_shard_state(Emit *e, MemKind kind, int ways);
 
-/* Appends a compute task to the rank's compute stream; printf-style name. */
-TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, const char *fmt, ...)
-    G_GNUC_PRINTF(5, 6);
+/* Appends a compute task to the rank's compute stream. */
+TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName name);
 
 /* The rank joins its next collective over its group of `kind`, on `stream`.
  * A group of one rank communicates nothing: TASK_NONE, no task. */
 TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes,
-                       TaskTag tag, const char *fmt, ...) G_GNUC_PRINTF(7, 8);
+                       TaskTag tag, TaskName name);
 
 /* `after` also waits for `before`; either may be TASK_NONE (no-op). */
 void emit_wait(Emit *e, TaskId before, TaskId after);
