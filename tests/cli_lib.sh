@@ -1,0 +1,64 @@
+# shellcheck shell=sh disable=SC2034
+# cli_lib.sh: what the command-line tests share (sourced, not run): a
+# TAP-like tally ("ok - ..." / "not ok - ...", then "N passed, M failed"),
+# the checks of $top_srcdir and $PLANSIM, a temporary folder $tmp removed
+# on exit, and the tiny model and A100 cluster paths.
+
+pass=0
+fail=0
+
+ok() {
+    pass=$((pass + 1))
+    printf 'ok - %s\n' "$1"
+}
+
+not_ok() {
+    fail=$((fail + 1))
+    printf 'not ok - %s: %s\n' "$1" "$2"
+}
+
+# check NAME PROBLEM: "ok" when PROBLEM is empty
+check() {
+    if [ -z "$2" ]; then
+        ok "$1"
+    else
+        not_ok "$1" "${2#; }"
+    fi
+}
+
+finish() {
+    printf '%d passed, %d failed\n' "$pass" "$fail"
+    if [ "$fail" -eq 0 ]; then
+        exit 0
+    fi
+    exit 1
+}
+
+if [ -z "${top_srcdir:-}" ] || [ ! -d "$top_srcdir" ]; then
+    not_ok setup "top_srcdir is not set to a folder (got \"${top_srcdir:-}\")"
+    finish
+fi
+if [ -z "${PLANSIM:-}" ] || [ ! -x "$PLANSIM" ]; then
+    not_ok setup "PLANSIM is not set to an executable (got \"${PLANSIM:-}\")"
+    finish
+fi
+top_srcdir=$(cd "$top_srcdir" && pwd) || {
+    not_ok setup "cannot enter top_srcdir"
+    finish
+}
+
+tmp=$(mktemp -d) || {
+    not_ok setup "mktemp -d failed"
+    finish
+}
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+
+tiny=$top_srcdir/models/tiny-gpt.json
+a100=$top_srcdir/topologies/dgx-a100-80gb.json
+
+# one_line FILE: the file's content on one line, for a "not ok" detail
+one_line() {
+    tr '\n' '|' <"$1" | cut -c 1-400 | sed 's/|$//'
+}
+
