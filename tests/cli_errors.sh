@@ -252,4 +252,11 @@ expect_fail "--tp 2 is not simulated yet" "--tp" "not simulated yet" -- \
 expect_fail "--sequence-parallel with tp 1" "--sequence-parallel" "tp = 1" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --sequence-parallel
 
+expect_fail "interleaved schedule with pp 1" "--schedule" "interleaved" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --schedule interleaved
+
+# a step too big to hold in memory is refused before it is built
+expect_fail "step of too many tasks" "--global-batch-size" "at most 50000000 tasks" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 16 --global-batch-size 2000000000
+
 finish

@@ -267,6 +267,9 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
                     "sequence over the tensor-parallel group)");
     if (plan->virtual_stages > 1 && plan->schedule != SCHEDULE_INTERLEAVED)
         return fail(error, plan, PLAN_VIRTUAL_STAGES, "1 unless schedule is \"interleaved\"");
+    if (plan->schedule == SCHEDULE_INTERLEAVED && plan->pp < 2)
+        return fail(error, plan, PLAN_SCHEDULE, "a schedule other than \"interleaved\" when pp = %d "
+                    "(it interleaves model chunks over pipeline stages)", plan->pp);
     return TRUE;
 }
 

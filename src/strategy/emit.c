@@ -216,12 +216,31 @@ static void emit_rank_step(Emit *e, GArray *units)
     emit_wait(e, emit_last(e, STREAM_COMM), opt);
 }
 
+/* Refuses a step too big to hold in memory (about 100 bytes per task)
+ * before building it: every rank runs every micro-batch's forward and
+ * backward through the embedding, every layer's blocks and the head. */
+static gboolean check_size(const Emit *e, int ranks, GError **error)
+{
+    double per_unit = TF_BLOCKS * (double)e->model->layers + 2;
+    double tasks = ranks * (2.0 * e->micro_batches * per_unit + 2);
+    if (tasks <= EMIT_MAX_TASKS)
+        return TRUE;
+    g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                "%s: expected a step of at most %.0f tasks, got %.3g (%d ranks x %d micro-batches "
+                "x %d layers): lower global_batch_size, the GPU count or the layers",
+                plan_field_origin(e->plan, PLAN_GLOBAL_BATCH_SIZE), (double)EMIT_MAX_TASKS, tasks,
+                ranks, e->micro_batches, e->model->layers);
+    return FALSE;
+}
+
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                  const Layout *layout, GError **error)
 {
     Emit e = {.model = model, .cluster = cluster, .plan = plan, .layout = layout};
     e.micro_batches = plan_spec_micro_batches(plan);
     int ranks = layout_ranks(layout);
+    if (!check_size(&e, ranks, error))
+        return NULL;
     g_autoptr(Graph) graph = graph_new(ranks, EMIT_STREAMS);
     e.graph = graph;
     for (int k = 0; k < GROUP_KINDS; k++) {

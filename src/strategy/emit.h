@@ -89,8 +89,12 @@ void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 
 /* ---- driving the emitter (sim/) --------------------------------------- */
 
+/* The most tasks a step may have; a bigger one is refused as bad input. */
+#define EMIT_MAX_TASKS 50000000
+
 /* Builds the graph of one step: every rank, every module. The plan must be
- * resolved and supported (strategy_check). */
+ * resolved and supported (strategy_check). Fails (PS_ERROR_INPUT) for a
+ * step of more than EMIT_MAX_TASKS tasks. */
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                  const Layout *layout, GError **error);
 
