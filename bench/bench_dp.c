@@ -2,12 +2,14 @@
  *
  * Simulates Llama 2 7B (or the model given) data-parallel on 1,024 GPUs
  * (128 DGX A100 nodes) with many micro-batches, several times, and prints
- * tasks, events, the median wall time and events per second. Figures, not
+ * events, the median wall time, events per second and the peak resident
+ * memory. Figures, not
  * pass/fail: run it with `make bench`.
  *
  *   bench/bench_dp [MODEL_JSON [CLUSTER_JSON [REPEATS]]] */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "sim/simulate.h"
 
@@ -53,6 +55,9 @@ int main(int argc, char **argv)
            wall[repeats - 1], repeats);
     printf("  events per s      %.3g\n", rep.metrics.events / median);
     printf("  simulated step s  %.4f, MFU %.3f\n", rep.metrics.step_time_s, rep.metrics.mfu);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("  peak RSS MiB      %.0f\n", ru.ru_maxrss / 1024.0);
     g_free(wall);
     return 0;
 }

@@ -172,9 +172,10 @@ static void render_text(GString *out, const Report *rep)
                            rep->model, rep->cluster, rep->gpus, p->tp, p->pp, p->dp,
                            rep->parameters / 1e9);
     g_string_append_printf(out,
-                           "batch: %d sequences per step = %d micro-batches of %d per data-parallel"
+                           "batch: %d sequences per step = %d micro-batch%s of %d per data-parallel"
                            " rank\n",
-                           p->global_batch_size, rep->micro_batches, p->micro_batch_size);
+                           p->global_batch_size, rep->micro_batches,
+                           rep->micro_batches == 1 ? "" : "es", p->micro_batch_size);
     g_string_append_printf(out, "step time        %.4g s, %.4g tokens/s, MFU %.1f %%, HFU %.1f %%\n",
                            step, m->tokens_per_s, 100 * m->mfu, 100 * m->hfu);
     g_string_append_printf(out,

@@ -44,7 +44,11 @@ JsonDoc *json_doc_load(const char *path, GError **error)
     gsize len = 0;
     GError *local = NULL;
     if (!g_file_get_contents(path, &text, &len, &local)) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s", local->message);
+        if (!g_file_test(path, G_FILE_TEST_EXISTS))
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: no such file", path);
+        else
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: cannot read: %s", path,
+                        local->message);
         g_error_free(local);
         return NULL;
     }
@@ -60,7 +64,7 @@ JsonDoc *json_doc_load(const char *path, GError **error)
         gsize at = end ? (gsize)(end - text) : len;
         line_column(text, at, &line, &column);
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "%s: line %d, column %d: malformed JSON (expected a JSON object)", path, line,
+                    "%s: line %d, column %d: malformed JSON", path, line,
                     column);
         return NULL;
     }

@@ -93,7 +93,11 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
                   "\"silu\" or a \"gelu\" variant");
         return FALSE;
     }
-    m->name = name ? g_steal_pointer(&name) : g_path_get_basename(doc->path);
+    if (!name) { /* the file's name, without its folder and ".json" */
+        g_autofree char *base = g_path_get_basename(doc->path);
+        name = g_str_has_suffix(base, ".json") ? g_strndup(base, strlen(base) - 5) : g_strdup(base);
+    }
+    m->name = g_steal_pointer(&name);
     return TRUE;
 }
 

@@ -1,8 +1,12 @@
 /* text.c: nearest-word suggestion (Levenshtein distance) and atomic writes. */
 #include "util/text.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/error.h"
 
@@ -56,12 +60,36 @@ gboolean text_write_atomic(const char *path, const char *data, gsize len, GError
         }
         return TRUE;
     }
-    /* g_file_set_contents writes a temporary file beside `path` and renames it. */
-    GError *local = NULL;
-    if (!g_file_set_contents(path, data, (gssize)len, &local)) {
-        g_set_error(error, PS_ERROR, PS_ERROR_IO, "%s", local->message);
-        g_error_free(local);
+    /* a temporary file beside `path`, renamed over it once complete */
+    g_autofree char *tmp = g_strconcat(path, ".XXXXXX", NULL);
+    int fd = g_mkstemp(tmp);
+    if (fd < 0) {
+        g_set_error(error, PS_ERROR, PS_ERROR_IO, "%s: cannot write: %s", path, g_strerror(errno));
         return FALSE;
     }
-    return TRUE;
+    fchmod(fd, 0644); /* mkstemp makes it private; a report is not */
+    gsize done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, data + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        done += (gsize)n;
+    }
+    int saved = errno;
+    gboolean ok = done == len && close(fd) == 0;
+    if (done != len)
+        close(fd);
+    else if (!ok)
+        saved = errno;
+    if (ok && rename(tmp, path) != 0) {
+        saved = errno;
+        ok = FALSE;
+    }
+    if (!ok) {
+        g_unlink(tmp);
+        g_set_error(error, PS_ERROR, PS_ERROR_IO, "%s: cannot write: %s", path, g_strerror(saved));
+    }
+    return ok;
 }
