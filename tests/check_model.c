@@ -52,7 +52,7 @@ START_TEST(gpt_parameters_match_narayanan_eq2)
     ModelSpec *m = test_gpt(l, h, 96, V, s);
     double eq2 = 12.0 * l * h * h * (1 + 13.0 / (12.0 * h) + (V + s) / (12.0 * l * h));
     ck_assert_rel(tf_params(m), eq2 + 2.0 * h, 1e-15);
-    ck_assert_rel(tf_layer_params(m), 12.0 * h * h + 13.0 * h, 1e-15); /* FORMULAS.md, Sizes */
+    ck_assert_rel(tf_layer_params(m, 1), 12.0 * h * h + 13.0 * h, 1e-15); /* FORMULAS.md, Sizes */
     model_spec_free(m);
 }
 END_TEST

@@ -246,8 +246,12 @@ expect_fail "--format xml" "--format" '"xml"' -- \
 expect_fail "unknown flag --tpp" "--tpp" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --tpp 2
 
-expect_fail "--tp 2 is not simulated yet" "--tp" "not simulated yet" -- \
-    simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 2
+expect_fail "--pp 2 is not simulated yet" "--pp" "not simulated yet" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 2
+
+# tiny-gpt has 8 heads, 8 KV heads and an FFN of 1024
+expect_fail "--tp 3 does not divide the heads" "--tp" "attention_heads = 8" "got 3" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 3
 
 expect_fail "--sequence-parallel with tp 1" "--sequence-parallel" "tp = 1" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --sequence-parallel

@@ -11,6 +11,9 @@ typedef struct {
     double n, ns;     /* tokens, tokens for norms and dropout */
     double t;         /* tensor-parallel size */
     double h, hkv, f, v, s, b, a;
+    double hkv_t;     /* this GPU's K (or V) width: h_kv / t, or one head's
+                       * width when t exceeds the KV heads (Megatron then
+                       * replicates KV heads) */
 } Dims;
 
 static Dims dims(const ModelSpec *m, Shard sh)
@@ -24,6 +27,7 @@ static Dims dims(const ModelSpec *m, Shard sh)
     d.h = m->hidden_size;
     d.a = m->attention_heads;
     d.hkv = (double)m->kv_heads * (d.h / d.a);
+    d.hkv_t = m->kv_heads >= sh.tp ? d.hkv / d.t : d.h / d.a;
     d.f = m->ffn_hidden_size;
     d.v = m->vocab_size;
     return d;
@@ -58,20 +62,27 @@ static void dropout_residual(OpList *l, double tokens, double h)
     add(l, "dropout_add", 2 * tokens * h, 7 * tokens * h, 0);
 }
 
+/* The attention core, which selective recomputation replays: scores,
+ * softmax, its dropout, and the product with V, on this GPU's heads. */
+static void attention_core(OpList *out, const Dims *d)
+{
+    double scores = d->b * (d->a / d->t) * d->s * d->s;
+    add(out, "scores", 2 * d->b * d->s * d->s * d->h / d->t,
+        2 * d->n * (d->h / d->t + d->hkv_t) + 2 * scores, 1);
+    add(out, "softmax", 5 * scores, 4 * scores, 0);
+    add(out, "attn_dropout", scores, 5 * scores, 0);
+    add(out, "attn_v", 2 * d->b * d->s * d->s * d->h / d->t,
+        2 * scores + 2 * d->n * (d->hkv_t + d->h / d->t), 1);
+}
+
 void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
 {
     Dims d = dims(m, sh);
     out->n = 0;
     norm(out, "norm", d.ns, d.h);
     if (block == BLOCK_ATTENTION) {
-        double scores = d.b * (d.a / d.t) * d.s * d.s; /* this GPU's heads */
-        gemm(out, "qkv", d.n, d.h, (d.h + 2 * d.hkv) / d.t);
-        add(out, "scores", 2 * d.b * d.s * d.s * d.h / d.t,
-            2 * d.n * (d.h + d.hkv) / d.t + 2 * scores, 1);
-        add(out, "softmax", 5 * scores, 4 * scores, 0);
-        add(out, "attn_dropout", scores, 5 * scores, 0);
-        add(out, "attn_v", 2 * d.b * d.s * d.s * d.h / d.t,
-            2 * scores + 2 * d.n * (d.hkv + d.h) / d.t, 1);
+        gemm(out, "qkv", d.n, d.h, d.h / d.t + 2 * d.hkv_t);
+        attention_core(out, &d);
         gemm(out, "out_proj", d.n, d.h / d.t, d.h);
     } else {
         double up = gpt_style(m) ? d.f : 2 * d.f; /* SwiGLU: gate and up */
@@ -81,6 +92,17 @@ void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
         gemm(out, "mlp_down", d.n, d.f / d.t, d.h);
     }
     dropout_residual(out, d.ns, d.h);
+}
+
+void tf_block_replay_ops(const ModelSpec *m, Block block, Shard sh, Recompute rc, OpList *out)
+{
+    out->n = 0;
+    if (rc == RECOMPUTE_FULL) {
+        tf_block_ops(m, block, sh, out);
+    } else if (rc == RECOMPUTE_SELECTIVE && block == BLOCK_ATTENTION) {
+        Dims d = dims(m, sh);
+        attention_core(out, &d);
+    }
 }
 
 void tf_embedding_ops(const ModelSpec *m, Shard sh, OpList *out)
@@ -127,32 +149,36 @@ double tf_ops_flops(const OpList *ops, gboolean gemm_only)
     return f;
 }
 
-double tf_layer_params(const ModelSpec *m)
+double tf_layer_params(const ModelSpec *m, int tp)
 {
-    Dims d = dims(m, (Shard){1, 1, FALSE});
-    double attention = d.h * (d.h + 2 * d.hkv) + d.h * d.h;
-    double mlp = (gpt_style(m) ? 2 : 3) * d.h * d.f;
-    if (gpt_style(m)) /* biases of qkv, projection, fc1, fc2; two LayerNorms (weight, bias) */
-        return attention + mlp + (d.h + 2 * d.hkv) + d.h + d.f + d.h + 4 * d.h;
-    return attention + mlp + 2 * d.h; /* two RMSNorm weights */
+    Dims d = dims(m, (Shard){1, tp, FALSE});
+    double qkv = d.h / d.t + 2 * d.hkv_t; /* columns of the QKV weight on this GPU */
+    double attention = d.h * qkv + d.h * d.h / d.t;
+    double mlp = (gpt_style(m) ? 2 : 3) * d.h * d.f / d.t;
+    /* GPT: biases of qkv and fc1 split by column, of the projection and
+     * fc2 replicated; two LayerNorms (weight, bias). Llama: two RMSNorm
+     * weights. Norms are replicated. */
+    if (gpt_style(m))
+        return attention + mlp + qkv + d.h + d.f / d.t + d.h + 4 * d.h;
+    return attention + mlp + 2 * d.h;
 }
 
-double tf_embedding_params(const ModelSpec *m)
+double tf_embedding_params(const ModelSpec *m, int tp)
 {
-    double words = (double)m->vocab_size * m->hidden_size;
+    double words = (double)m->vocab_size * m->hidden_size / tp; /* vocabulary-parallel */
     return gpt_style(m) ? words + (double)m->seq_length * m->hidden_size : words;
 }
 
-double tf_head_params(const ModelSpec *m)
+double tf_head_params(const ModelSpec *m, int tp)
 {
     double h = m->hidden_size;
     double final_norm = gpt_style(m) ? 2 * h : h;
-    return final_norm + (m->tied_embeddings ? 0 : (double)m->vocab_size * h);
+    return final_norm + (m->tied_embeddings ? 0 : (double)m->vocab_size * h / tp);
 }
 
 double tf_params(const ModelSpec *m)
 {
-    return m->layers * tf_layer_params(m) + tf_embedding_params(m) + tf_head_params(m);
+    return m->layers * tf_layer_params(m, 1) + tf_embedding_params(m, 1) + tf_head_params(m, 1);
 }
 
 double tf_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc)
@@ -167,10 +193,16 @@ double tf_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Reco
         return replicated + kept * 2 * d.n * d.f / d.t;
     }
     /* Q and K, V, projection input */
-    double sharded = 2 * d.n * (d.h + d.hkv) / d.t + 2 * d.n * d.hkv / d.t + 2 * d.n * d.h / d.t;
+    double sharded = 2 * d.n * (d.h / d.t + d.hkv_t) + 2 * d.n * d.hkv_t + 2 * d.n * d.h / d.t;
     /* softmax output (2), its dropout mask (1), dropout output (2) per score */
     double core = rc == RECOMPUTE_SELECTIVE ? 0 : 5 * d.a * d.s * d.s * d.b / d.t;
     return replicated + sharded + core;
+}
+
+double tf_block_replay_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc)
+{
+    return tf_block_activation_bytes(m, block, sh, RECOMPUTE_NONE) -
+           tf_block_activation_bytes(m, block, sh, rc);
 }
 
 double tf_embedding_activation_bytes(const ModelSpec *m, Shard sh)

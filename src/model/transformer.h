@@ -36,6 +36,10 @@ typedef struct {
 
 /* Forward operations of one block of one layer. */
 void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out);
+/* The operations recomputation replays before a block's backward: the
+ * whole block under full recomputation, the attention core (scores,
+ * softmax, dropout, score x V) under selective, none otherwise. */
+void tf_block_replay_ops(const ModelSpec *m, Block block, Shard sh, Recompute rc, OpList *out);
 /* Forward operations of the token (and position) embedding. */
 void tf_embedding_ops(const ModelSpec *m, Shard sh, OpList *out);
 /* Forward operations of the head: final norm, logits, loss. */
@@ -50,11 +54,14 @@ double tf_ops_s(const GpuSpec *gpu, const OpList *ops);
 /* Sum of their FLOPs; only matrix multiplies when `gemm_only`. */
 double tf_ops_flops(const OpList *ops, gboolean gemm_only);
 
-/* Parameters of one layer, of the embedding (token + learned positions),
- * of the head (final norm + output layer unless tied), and in all (Psi). */
-double tf_layer_params(const ModelSpec *m);
-double tf_embedding_params(const ModelSpec *m);
-double tf_head_params(const ModelSpec *m);
+/* Parameters one GPU of a tensor-parallel group of `tp` holds: of one
+ * layer (weights and column biases split, norms and row biases
+ * replicated), of the embedding (vocabulary split, learned positions
+ * replicated), of the head (final norm, and the output layer split unless
+ * tied). tf_params is the whole model's, Psi. */
+double tf_layer_params(const ModelSpec *m, int tp);
+double tf_embedding_params(const ModelSpec *m, int tp);
+double tf_head_params(const ModelSpec *m, int tp);
 double tf_params(const ModelSpec *m);
 
 /* Bytes one block keeps from its forward for its backward, per micro-batch
@@ -63,6 +70,9 @@ double tf_params(const ModelSpec *m);
  * recomputation the attention block keeps the layer input (2sbh), the MLP
  * block nothing. */
 double tf_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc);
+/* Bytes a replay re-creates and the block's backward frees: what the
+ * block would keep without recomputation, less what it keeps under `rc`. */
+double tf_block_replay_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc);
 /* The embedding's dropout mask, sbh bytes (/t with sequence parallelism). */
 double tf_embedding_activation_bytes(const ModelSpec *m, Shard sh);
 /* The head's: final norm and logits inputs (2sbh each) and the fp32

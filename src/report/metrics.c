@@ -4,19 +4,33 @@
  * either computes or communicates (a collective on the compute stream), and
  * the gap before it is charged to why it waited: to communication when its
  * critical predecessor (engine.h) is a collective, to the pipeline bubble
- * when that collective is a send/recv between stages. */
+ * when that collective is a send/recv between stages. The collective
+ * charged is also recorded by purpose and op, so that the comm table's
+ * exposed parts add up to exposed_comm_s. */
 #include "report/metrics.h"
 
 typedef struct {
-    double compute_s, comm_s, bubble_s;
+    double compute_s, recompute_s, comm_s, bubble_s;
     double first_forward_s, last_backward_s; /* the forward-backward span */
     double end_s;                            /* the stream's last task's end */
+    double exposed[TAG_KINDS][COLL_N_OPS];   /* comm_s by the collective charged */
 } StreamSplit;
 
-static StreamSplit split_stream(const Graph *g, const Replay *r, int rank)
+/* Charges `s` seconds of the compute stream to collective `c`. */
+static void charge(StreamSplit *split, const Task *c, double s)
 {
-    StreamSplit s = {0};
-    s.first_forward_s = -1;
+    if (c->op == COLL_SEND_RECV) {
+        split->bubble_s += s;
+        return;
+    }
+    split->comm_s += s;
+    split->exposed[c->tag][c->op] += s;
+}
+
+static void split_stream(const Graph *g, const Replay *r, int rank, StreamSplit *s)
+{
+    *s = (StreamSplit){0};
+    s->first_forward_s = -1;
     int n;
     const TaskId *tasks = graph_stream(g, rank, STREAM_COMPUTE, &n);
     double prev_end = 0;
@@ -25,25 +39,47 @@ static StreamSplit split_stream(const Graph *g, const Replay *r, int rank)
         const Task *t = graph_task(g, id);
         double gap = r->start_s[id] - prev_end;
         TaskId why = r->critical[id];
-        if (gap > 0 && why != TASK_NONE && graph_task(g, why)->kind == TASK_COLLECTIVE) {
-            if (graph_task(g, why)->op == COLL_SEND_RECV)
-                s.bubble_s += gap;
-            else
-                s.comm_s += gap;
-        }
+        if (gap > 0 && why != TASK_NONE && graph_task(g, why)->kind == TASK_COLLECTIVE)
+            charge(s, graph_task(g, why), gap);
         double busy = r->end_s[id] - r->start_s[id];
         if (t->kind == TASK_COMPUTE)
-            s.compute_s += busy;
-        else if (t->kind == TASK_COLLECTIVE)
-            s.comm_s += busy;
-        if (t->tag == TAG_FORWARD && s.first_forward_s < 0)
-            s.first_forward_s = r->start_s[id];
+            s->compute_s += busy;
+        if (t->tag == TAG_RECOMPUTE)
+            s->recompute_s += busy;
+        if (t->kind == TASK_COLLECTIVE)
+            charge(s, t, busy);
+        if (t->tag == TAG_FORWARD && s->first_forward_s < 0)
+            s->first_forward_s = r->start_s[id];
         if (t->tag == TAG_BACKWARD)
-            s.last_backward_s = r->end_s[id];
+            s->last_backward_s = r->end_s[id];
         prev_end = r->end_s[id];
     }
-    s.end_s = prev_end;
-    return s;
+    s->end_s = prev_end;
+}
+
+/* Counts, bytes and times of the collectives `rank` joins, on any stream;
+ * the exposed parts come from its compute stream's split. */
+static void comm_table(const Graph *g, const Replay *r, int rank, const StreamSplit *split,
+                       Metrics *out)
+{
+    for (int stream = 0; stream < graph_streams(g); stream++) {
+        int n;
+        const TaskId *tasks = graph_stream(g, rank, stream, &n);
+        for (int i = 0; i < n; i++) {
+            const Task *t = graph_task(g, tasks[i]);
+            if (t->kind != TASK_COLLECTIVE)
+                continue;
+            int members;
+            graph_group(g, t->owner, &members);
+            CommStat *c = &out->comm[t->tag][t->op];
+            c->count++;
+            c->bytes += collective_sent_bytes((CollOp)t->op, members, t->bytes);
+            c->time_s += r->end_s[tasks[i]] - r->start_s[tasks[i]];
+        }
+    }
+    for (int tag = 0; tag < TAG_KINDS; tag++)
+        for (int op = 0; op < COLL_N_OPS; op++)
+            out->comm[tag][op].exposed_s = split->exposed[tag][op];
 }
 
 void metrics_compute(const Graph *g, const Replay *r, const ModelSpec *model,
@@ -56,19 +92,23 @@ void metrics_compute(const Graph *g, const Replay *r, const ModelSpec *model,
     out->step_time_s = r->makespan_s;
 
     double bubble_sum = 0, latest_end = -1;
+    StreamSplit s, critical = {0};
     for (int rank = 0; rank < ranks; rank++) {
-        StreamSplit s = split_stream(g, r, rank);
+        split_stream(g, r, rank, &s);
         double span = s.last_backward_s - s.first_forward_s;
         if (span > 0)
             bubble_sum += s.bubble_s / span;
         if (s.end_s > latest_end) {
             latest_end = s.end_s;
             out->critical_rank = rank;
-            out->compute_s = s.compute_s;
-            out->exposed_comm_s = s.comm_s;
+            critical = s;
         }
     }
     out->bubble_fraction = bubble_sum / ranks;
+    out->compute_s = critical.compute_s;
+    out->recompute_s = critical.recompute_s;
+    out->exposed_comm_s = critical.comm_s;
+    comm_table(g, r, out->critical_rank, &critical, out);
 
     for (gsize id = 0; id < r->tasks; id++)
         out->hardware_flops += graph_task(g, (TaskId)id)->flops;

@@ -7,6 +7,10 @@
  *                   last, the lowest-numbered on ties);
  *   exposed_comm_s  time that rank's compute stream spends in, or waiting
  *                   for, communication other than pipeline transfers;
+ *   recompute_s     the part of compute_s spent replaying forwards;
+ *   comm            per purpose (tp, dp, pp, zero) and collective, on that
+ *                   rank: collectives joined, bytes it sent, their time,
+ *                   and the part of it exposed (as in exposed_comm_s);
  *   bubble_fraction mean over ranks of the time the compute stream waits
  *                   for pipeline transfers between the first forward and the
  *                   last backward, divided by that span;
@@ -20,6 +24,14 @@
 #include "core/graph.h"
 #include "strategy/emit.h"
 
+/* One kind of collective on the critical rank, over a step. */
+typedef struct {
+    int count;          /* collectives joined */
+    double bytes;       /* bytes the rank sent (collective_sent_bytes) */
+    double time_s;      /* their summed durations */
+    double exposed_s;   /* the part the compute stream spent in or waiting on */
+} CommStat;
+
 typedef struct {
     double step_time_s;
     double tokens_per_s;
@@ -27,7 +39,9 @@ typedef struct {
     double hardware_flops;  /* per step, executed */
     double mfu, hfu;
     double compute_s;
+    double recompute_s;
     double exposed_comm_s;
+    CommStat comm[TAG_KINDS][COLL_N_OPS]; /* by purpose (TAG_TP .. TAG_ZERO) and op */
     double bubble_fraction;
     double peak_bytes;
     double capacity_bytes;

@@ -11,13 +11,15 @@
 
 typedef enum { VALUE_NUMBER, VALUE_INT, VALUE_BOOL, VALUE_STRING } ValueKind;
 
+typedef enum { IN_JSON = 1, IN_CSV = 2, IN_BOTH = 3 } Where;
+
 typedef struct {
     const char *section;
-    const char *name;
+    const char *name;    /* a literal, or owned by Fields.names */
     ValueKind kind;
     double number;       /* NUMBER, INT, BOOL */
     char *text;          /* STRING, owned */
-    gboolean in_csv;
+    Where where;
 } Field;
 
 #define MAX_FIELDS 64
@@ -25,19 +27,46 @@ typedef struct {
 typedef struct {
     Field f[MAX_FIELDS];
     int n;
+    GPtrArray *names;    /* names made up at run time */
 } Fields;
 
-static void put(Fields *fs, const char *section, const char *name, ValueKind kind, double number,
-                const char *text)
+static Field *put(Fields *fs, const char *section, const char *name, ValueKind kind, double number,
+                  const char *text)
 {
     g_assert(fs->n < MAX_FIELDS);
-    fs->f[fs->n++] = (Field){section, name, kind, number, g_strdup(text), TRUE};
+    fs->f[fs->n] = (Field){section, name, kind, number, g_strdup(text), IN_BOTH};
+    return &fs->f[fs->n++];
+}
+
+/* CSV's view of the comm table: per purpose, bytes sent, time and exposed
+ * time, all collectives together, so that every row has the same columns. */
+static void put_comm_columns(Fields *fs, const Metrics *m)
+{
+    for (int tag = 0; tag < TAG_KINDS; tag++) {
+        const char *group = emit_comm_name((TaskTag)tag);
+        if (!group)
+            continue;
+        CommStat sum = {0};
+        for (int op = 0; op < COLL_N_OPS; op++) {
+            sum.bytes += m->comm[tag][op].bytes;
+            sum.time_s += m->comm[tag][op].time_s;
+            sum.exposed_s += m->comm[tag][op].exposed_s;
+        }
+        static const char *const suffix[] = {"bytes", "time_s", "exposed_s"};
+        double values[] = {sum.bytes, sum.time_s, sum.exposed_s};
+        for (int k = 0; k < 3; k++) {
+            char *name = g_strdup_printf("comm_%s_%s", group, suffix[k]);
+            g_ptr_array_add(fs->names, name);
+            put(fs, "", name, k == 0 ? VALUE_INT : VALUE_NUMBER, values[k], NULL)->where = IN_CSV;
+        }
+    }
 }
 
 static void collect(const Report *rep, Fields *fs)
 {
     const Metrics *m = &rep->metrics;
     fs->n = 0;
+    fs->names = g_ptr_array_new_with_free_func(g_free);
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
         g_autofree char *text = plan_field_text(rep->plan, (PlanField)f);
         if (plan_field_is_word((PlanField)f))
@@ -60,7 +89,9 @@ static void collect(const Report *rep, Fields *fs)
     put(fs, "", "mfu", VALUE_NUMBER, m->mfu, NULL);
     put(fs, "", "hfu", VALUE_NUMBER, m->hfu, NULL);
     put(fs, "", "compute_s", VALUE_NUMBER, m->compute_s, NULL);
+    put(fs, "", "recompute_s", VALUE_NUMBER, m->recompute_s, NULL);
     put(fs, "", "exposed_comm_s", VALUE_NUMBER, m->exposed_comm_s, NULL);
+    put_comm_columns(fs, m);
     put(fs, "", "bubble_fraction", VALUE_NUMBER, m->bubble_fraction, NULL);
     put(fs, "memory", "peak_bytes", VALUE_INT, m->peak_bytes, NULL);
     put(fs, "memory", "capacity_bytes", VALUE_INT, m->capacity_bytes, NULL);
@@ -73,14 +104,14 @@ static void collect(const Report *rep, Fields *fs)
     put(fs, "", "critical_rank", VALUE_INT, m->critical_rank, NULL);
     put(fs, "", "events", VALUE_INT, (double)m->events, NULL);
     put(fs, "", "simulated_ranks", VALUE_INT, m->simulated_ranks, NULL);
-    put(fs, "", "sim_wall_s", VALUE_NUMBER, rep->sim_wall_s, NULL);
-    fs->f[fs->n - 1].in_csv = FALSE;
+    put(fs, "", "sim_wall_s", VALUE_NUMBER, rep->sim_wall_s, NULL)->where = IN_JSON;
 }
 
 static void clear(Fields *fs)
 {
     for (int i = 0; i < fs->n; i++)
         g_free(fs->f[i].text);
+    g_ptr_array_free(fs->names, TRUE);
 }
 
 static void append_value(GString *out, const Field *f, gboolean json)
@@ -120,26 +151,51 @@ static void append_value(GString *out, const Field *f, gboolean json)
     }
 }
 
-static void render_json(GString *out, const Fields *fs)
+/* The comm table as a JSON list, one object per kind of collective used. */
+static void render_comm_json(GString *out, const Metrics *m)
+{
+    g_string_append(out, ",\n  \"comm\": [");
+    const char *sep = "";
+    for (int tag = 0; tag < TAG_KINDS; tag++) {
+        for (int op = 0; op < COLL_N_OPS; op++) {
+            const CommStat *c = &m->comm[tag][op];
+            if (c->count == 0)
+                continue;
+            g_string_append_printf(out,
+                                   "%s\n    {\"group\": \"%s\", \"op\": \"%s\", \"count\": %d, "
+                                   "\"bytes\": %.0f, \"time_s\": %.10g, \"exposed_s\": %.10g}",
+                                   sep, emit_comm_name((TaskTag)tag), collective_name((CollOp)op),
+                                   c->count, c->bytes, c->time_s, c->exposed_s + 0.0);
+            sep = ",";
+        }
+    }
+    g_string_append(out, sep[0] ? "\n  ]" : "]");
+}
+
+static void render_json(GString *out, const Fields *fs, const Metrics *m)
 {
     g_string_append(out, "{");
+    const char *prev = NULL; /* the previous field's section */
     for (int i = 0; i < fs->n; i++) {
         const Field *f = &fs->f[i];
-        const char *prev = i ? fs->f[i - 1].section : "";
-        gboolean new_section = strcmp(prev, f->section) != 0;
+        if (!(f->where & IN_JSON))
+            continue;
+        gboolean new_section = prev && strcmp(prev, f->section) != 0;
         if (new_section && prev[0])
             g_string_append(out, "\n  }");
-        const char *sep = i ? "," : "";
-        if (new_section && f->section[0]) {
+        const char *sep = prev ? "," : "";
+        if ((new_section || !prev) && f->section[0]) {
             g_string_append_printf(out, "%s\n  \"%s\": {", sep, f->section);
             sep = "";
         }
         g_string_append_printf(out, "%s\n%s\"%s\": ", sep, f->section[0] ? "    " : "  ",
                                f->name);
         append_value(out, f, TRUE);
+        prev = f->section;
     }
-    if (fs->n && fs->f[fs->n - 1].section[0])
+    if (prev && prev[0])
         g_string_append(out, "\n  }");
+    render_comm_json(out, m);
     g_string_append(out, "\n}\n");
 }
 
@@ -148,7 +204,7 @@ static void render_csv(GString *out, const Fields *fs, gboolean header)
     for (int pass = header ? 0 : 1; pass < 2; pass++) {
         const char *sep = "";
         for (int i = 0; i < fs->n; i++) {
-            if (!fs->f[i].in_csv)
+            if (!(fs->f[i].where & IN_CSV))
                 continue;
             g_string_append(out, sep);
             if (pass == 0)
@@ -184,6 +240,21 @@ static void render_text(GString *out, const Report *rep)
                            m->compute_s, step > 0 ? 100 * m->compute_s / step : 0,
                            m->exposed_comm_s, step > 0 ? 100 * m->exposed_comm_s / step : 0,
                            m->critical_rank, 100 * m->bubble_fraction);
+    if (m->recompute_s > 0)
+        g_string_append_printf(out, "recompute        %.4g s of the compute replays forwards\n",
+                               m->recompute_s);
+    for (int tag = 0; tag < TAG_KINDS; tag++) {
+        for (int op = 0; op < COLL_N_OPS; op++) {
+            const CommStat *c = &m->comm[tag][op];
+            if (c->count == 0)
+                continue;
+            g_string_append_printf(out,
+                                   "comm %-4s %-14s %6d calls, %9.4g GB sent, %.4g s, %.4g s "
+                                   "exposed\n",
+                                   emit_comm_name((TaskTag)tag), collective_name((CollOp)op),
+                                   c->count, c->bytes / 1e9, c->time_s, c->exposed_s);
+        }
+    }
     g_string_append_printf(out, "memory peak      %.2f GiB of %.2f GiB (%s) on rank %d:",
                            m->peak_bytes / GiB, m->capacity_bytes / GiB,
                            m->fits ? "fits" : "DOES NOT FIT", m->peak_rank);
@@ -217,7 +288,7 @@ char *report_render(const Report *rep, ReportFormat format, gboolean header)
     Fields fs;
     collect(rep, &fs);
     if (format == FORMAT_JSON)
-        render_json(out, &fs);
+        render_json(out, &fs, &rep->metrics);
     else
         render_csv(out, &fs, header);
     clear(&fs);

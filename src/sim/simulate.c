@@ -11,7 +11,7 @@ gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
                  Report *out, GError **error)
 {
     gint64 started = g_get_monotonic_time();
-    if (!strategy_check(plan, error))
+    if (!strategy_check(plan, model, error))
         return FALSE;
     g_autoptr(Layout) layout = layout_new(plan, cluster);
     g_autoptr(Graph) graph = emit_step(model, cluster, plan, layout, error);

@@ -1,15 +1,19 @@
 /* data_parallel.c: data parallelism with gradient accumulation.
  *
  * Schedule: the step's m = B / (b d) micro-batches one after the other,
- * each forward then backward; gradients accumulate locally. Only the last
- * micro-batch's gradients are reduced over the data-parallel group, by ring
- * all-reduce on the communication stream (2 bytes per bf16 gradient):
- *   - overlap_grad_reduce: in buckets of ddp_bucket_size parameters, each
- *     launched as soon as backward has produced all of its gradients, so
- *     the reduction hides behind the rest of backward (Megatron-LM's
- *     distributed optimizer buckets, PyTorch DDP's bucketing);
- *   - otherwise: one all-reduce of every gradient after backward.
- * The optimizer step waits for the last reduction (emit.c). */
+ * each forward then backward. Gradients are reduced over the
+ * data-parallel group, 2 bytes per bf16 gradient, on the communication
+ * stream, as each backward segment finishes producing them:
+ *   - overlap_grad_reduce: in buckets of at least ddp_bucket_size
+ *     parameters (closed at a segment's end), each launched as soon as its
+ *     gradients exist, hiding behind the rest of backward (Megatron-LM's
+ *     buckets, PyTorch DDP's bucketing); the rest when the unit ends;
+ *   - otherwise: everything in one reduction when the unit's backward ends.
+ * Without ZeRO gradients accumulate locally and only the last micro-batch
+ * reduces them, by all-reduce. With ZeRO the reduction is a reduce-scatter
+ * (each rank keeps the shard its optimizer owns), and from stage 2, whose
+ * gradients are sharded, every micro-batch reduces its own. The optimizer
+ * step waits for the last reduction (emit.c). */
 #include "strategy/strategy.h"
 
 typedef struct {
@@ -33,31 +37,30 @@ static void schedule(Emit *e, GArray *units)
     }
 }
 
-static void all_reduce(Emit *e, DpState *st, double params)
+static void reduce(Emit *e, DpState *st)
 {
-    TaskId ar = emit_collective(e, GROUP_DP, STREAM_COMM, COLL_ALL_REDUCE, 2 * params, TAG_DP,
-                                (TaskName){.fmt = "dp all_reduce bucket %d", .a = st->buckets++});
-    emit_wait(e, st->producer, ar);
+    gboolean zero = emit_plan(e)->zero_stage > 0;
+    TaskName name = {.fmt = zero ? "zero reduce_scatter bucket %d" : "dp all_reduce bucket %d",
+                     .a = st->buckets++};
+    TaskId t = emit_collective(e, GROUP_DP, STREAM_COMM,
+                               zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, 2 * st->pending,
+                               zero ? TAG_ZERO : TAG_DP, name);
+    emit_wait(e, st->producer, t);
+    st->pending = 0;
 }
 
-static void grads_ready(Emit *e, void *state, const Unit *u, TaskId producer, double params)
+static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg, TaskId last)
 {
     DpState *st = state;
-    if (u->micro_batch != emit_micro_batches(e) - 1)
+    const PlanSpec *plan = emit_plan(e);
+    gboolean every_micro_batch = plan->zero_stage >= 2;
+    if (u->forward || (!every_micro_batch && u->micro_batch != emit_micro_batches(e) - 1))
         return; /* accumulated locally */
-    st->producer = producer;
-    st->pending += params;
-    if (emit_plan(e)->overlap_grad_reduce && st->pending >= emit_plan(e)->ddp_bucket_size) {
-        all_reduce(e, st, st->pending);
-        st->pending = 0;
-    }
-}
-
-static void step_end(Emit *e, void *state)
-{
-    DpState *st = state;
-    if (st->pending > 0)
-        all_reduce(e, st, st->pending);
+    st->producer = last;
+    st->pending += seg->params;
+    gboolean unit_ends = emit_segment_next(e, u, seg) == NULL;
+    if (unit_ends || (plan->overlap_grad_reduce && st->pending >= plan->ddp_bucket_size))
+        reduce(e, st);
 }
 
 const Strategy strategy_data_parallel = {
@@ -65,6 +68,5 @@ const Strategy strategy_data_parallel = {
     .active = active,
     .state_size = sizeof(DpState),
     .schedule = schedule,
-    .grads_ready = grads_ready,
-    .step_end = step_end,
+    .segment_end = segment_end,
 };

@@ -1,12 +1,13 @@
 /* emit.c: the emitter's walk over a step, rank by rank.
  *
- * Costs are computed once per step (every rank of a plan without model
+ * Costs are computed once per step (every rank of a plan without pipeline
  * parallelism does the same work); only the tasks are per rank. A rank's
- * program: a "step" marker that allocates persistent memory, the units in
- * schedule order, the strategies' step_end, then the optimizer step after
- * the rank's last communication. A forward allocates each piece's
- * activations when the piece starts; the matching backward frees them when
- * it ends. */
+ * program: a "step begin" marker that allocates the model states, the
+ * units in schedule order, the strategies' step_end, the optimizer step,
+ * their after_optimizer, and a "step end" marker that waits for the
+ * communication stream. A forward piece allocates the activations it keeps
+ * when it starts, a replay those it re-creates; the piece's backward frees
+ * both when it ends. */
 #include "strategy/emit.h"
 
 #include <string.h>
@@ -14,12 +15,14 @@
 #include "strategy/strategy.h"
 #include "util/error.h"
 
-/* Forward cost of one piece of the model (backward is twice it), and the
- * names of its tasks: formats of the micro-batch and the layer. */
+/* What one piece costs and keeps, and the names of its tasks. */
 typedef struct {
-    double seconds, flops, activation_bytes;
-    const char *forward_name, *backward_name;
-} Piece;
+    double seconds, flops;          /* forward; backward is twice */
+    double kept_bytes;              /* activations kept from forward for backward */
+    double replay_seconds, replay_flops, replay_bytes; /* recomputation's replay */
+    gboolean replays;               /* whether recomputation replays anything */
+    const char *name[PHASES];       /* formats of the micro-batch and the layer */
+} Cost;
 
 struct Emit {
     const ModelSpec *model;
@@ -29,14 +32,23 @@ struct Emit {
     Graph *graph;
     int *group_id[GROUP_KINDS]; /* layout group index -> graph group */
     int micro_batches;
-    double params;               /* held per rank */
-    Piece embedding, head, block[TF_BLOCKS];
+    Cost embedding, head, block[TF_BLOCKS];
+    Segment *segments;          /* the walk of a forward: embedding, layers, head */
+    int n_segments;
+    double params;              /* held per rank */
     /* the rank being emitted */
     int rank;
-    int shards[MEM_KINDS];       /* ways each kind of model state is split */
+    int shards[MEM_KINDS];      /* ways each kind of model state is split */
+    GArray *gates;              /* TaskId: what the next compute task waits for */
     const Strategy *active[STRATEGY_MAX + 1]; /* NULL-terminated */
     void *state[STRATEGY_MAX];
 };
+
+/* Calls hook H of every active strategy with the arguments that follow. */
+#define EACH_STRATEGY(e, H, ...)                                                             \
+    for (int i_ = 0; (e)->active[i_]; i_++)                                                  \
+        if ((e)->active[i_]->H)                                                              \
+            (e)->active[i_]->H((e), (e)->state[i_], __VA_ARGS__)
 
 static const char *const mem_names[MEM_KINDS] = {"params", "grads", "optimizer", "activations",
                                                  "buffers"};
@@ -46,11 +58,24 @@ const char *emit_mem_name(MemKind kind)
     return mem_names[kind];
 }
 
+const char *emit_comm_name(TaskTag tag)
+{
+    static const char *const names[TAG_KINDS] = {[TAG_TP] = "tp", [TAG_DP] = "dp",
+                                                 [TAG_PP] = "pp", [TAG_ZERO] = "zero"};
+    return names[tag];
+}
+
 const ModelSpec *emit_model(const Emit *e) { return e->model; }
 const PlanSpec *emit_plan(const Emit *e) { return e->plan; }
 int emit_micro_batches(const Emit *e) { return e->micro_batches; }
 int emit_rank(const Emit *e) { return e->rank; }
 double emit_params(const Emit *e) { return e->params; }
+
+const Segment *emit_segment_next(const Emit *e, const Unit *u, const Segment *seg)
+{
+    ptrdiff_t i = (seg - e->segments) + (u->forward ? 1 : -1);
+    return i >= 0 && i < e->n_segments ? &e->segments[i] : NULL;
+}
 
 void emit_shard_state(Emit *e, MemKind kind, int ways)
 {
@@ -60,7 +85,17 @@ void emit_shard_state(Emit *e, MemKind kind, int ways)
 
 TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName name)
 {
-    return graph_compute(e->graph, e->rank, STREAM_COMPUTE, seconds, flops, tag, name);
+    TaskId t = graph_compute(e->graph, e->rank, STREAM_COMPUTE, seconds, flops, tag, name);
+    for (guint i = 0; i < e->gates->len; i++)
+        graph_dep(e->graph, g_array_index(e->gates, TaskId, i), t);
+    g_array_set_size(e->gates, 0);
+    return t;
+}
+
+void emit_gate(Emit *e, TaskId before)
+{
+    if (before != TASK_NONE)
+        g_array_append_val(e->gates, before);
 }
 
 TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes,
@@ -93,83 +128,124 @@ void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 
 /* ---- costs ------------------------------------------------------------- */
 
-static Piece piece(const GpuSpec *gpu, const OpList *ops, double activation_bytes,
-                   const char *forward_name, const char *backward_name)
+static Cost cost(const GpuSpec *gpu, const OpList *ops, double kept_bytes, const char *fwd,
+                 const char *bwd, const char *replay)
 {
-    return (Piece){tf_ops_s(gpu, ops), tf_ops_flops(ops, TRUE), activation_bytes, forward_name,
-                   backward_name};
+    return (Cost){.seconds = tf_ops_s(gpu, ops), .flops = tf_ops_flops(ops, TRUE),
+                  .kept_bytes = kept_bytes, .name = {fwd, bwd, replay}};
 }
 
 static void compute_costs(Emit *e)
 {
     const ModelSpec *m = e->model;
     const GpuSpec *gpu = &e->cluster->gpu;
+    Recompute rc = e->plan->recompute;
     Shard sh = {e->plan->micro_batch_size, e->plan->tp, e->plan->sequence_parallel};
     OpList ops;
     tf_embedding_ops(m, sh, &ops);
-    e->embedding = piece(gpu, &ops, tf_embedding_activation_bytes(m, sh), "fwd mb%d embedding",
-                         "bwd mb%d embedding");
+    e->embedding = cost(gpu, &ops, tf_embedding_activation_bytes(m, sh), "fwd mb%d embedding",
+                        "bwd mb%d embedding", NULL);
     tf_head_ops(m, sh, &ops);
-    e->head = piece(gpu, &ops, tf_head_activation_bytes(m, sh), "fwd mb%d head", "bwd mb%d head");
-    static const char *const names[TF_BLOCKS][2] = {
-        {"fwd mb%d L%d attn", "bwd mb%d L%d attn"},
-        {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp"},
+    e->head = cost(gpu, &ops, tf_head_activation_bytes(m, sh), "fwd mb%d head", "bwd mb%d head",
+                   NULL);
+    static const char *const names[TF_BLOCKS][PHASES] = {
+        {"fwd mb%d L%d attn", "bwd mb%d L%d attn", "recompute mb%d L%d attn"},
+        {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp", "recompute mb%d L%d mlp"},
     };
     for (int b = 0; b < TF_BLOCKS; b++) {
+        Cost *c = &e->block[b];
         tf_block_ops(m, (Block)b, sh, &ops);
-        e->block[b] = piece(gpu, &ops, tf_block_activation_bytes(m, (Block)b, sh, e->plan->recompute),
-                            names[b][0], names[b][1]);
+        *c = cost(gpu, &ops, tf_block_activation_bytes(m, (Block)b, sh, rc), names[b][0],
+                  names[b][1], names[b][2]);
+        tf_block_replay_ops(m, (Block)b, sh, rc, &ops);
+        c->replays = ops.n > 0;
+        c->replay_seconds = tf_ops_s(gpu, &ops);
+        c->replay_flops = tf_ops_flops(&ops, TRUE);
+        c->replay_bytes = tf_block_replay_bytes(m, (Block)b, sh, rc);
     }
-    e->params = tf_params(m);
+
+    int tp = e->plan->tp;
+    e->n_segments = m->layers + 2;
+    e->segments = g_new(Segment, e->n_segments);
+    e->segments[0] = (Segment){SEGMENT_EMBEDDING, -1, tf_embedding_params(m, tp)};
+    for (int l = 0; l < m->layers; l++)
+        e->segments[l + 1] = (Segment){SEGMENT_LAYER, l, tf_layer_params(m, tp)};
+    e->segments[m->layers + 1] = (Segment){SEGMENT_HEAD, -1, tf_head_params(m, tp)};
+    e->params = 0;
+    for (int i = 0; i < e->n_segments; i++)
+        e->params += e->segments[i].params;
+}
+
+static const Cost *cost_of(const Emit *e, const Segment *seg, Block block)
+{
+    switch (seg->kind) {
+    case SEGMENT_EMBEDDING:
+        return &e->embedding;
+    case SEGMENT_HEAD:
+        return &e->head;
+    case SEGMENT_LAYER:
+        break;
+    }
+    return &e->block[block];
 }
 
 /* ---- units --------------------------------------------------------------- */
 
-/* Pieces outside the layers are named with layer -1, which their names do
- * not print. */
-static TaskId forward_piece(Emit *e, const Piece *p, int mb, int layer)
+/* One piece in one phase: hooks, the compute task, its activations. */
+static TaskId emit_piece(Emit *e, const Unit *u, const Segment *seg, Block block, Phase phase)
 {
-    TaskId t = emit_compute(e, p->seconds, p->flops, TAG_FORWARD,
-                            (TaskName){.fmt = p->forward_name, .a = mb, .b = layer});
-    emit_mem(e, t, MEM_ACTIVATIONS, p->activation_bytes, FALSE);
-    return t;
-}
-
-static TaskId backward_piece(Emit *e, const Piece *p, int mb, int layer)
-{
-    TaskId t = emit_compute(e, 2 * p->seconds, 2 * p->flops, TAG_BACKWARD,
-                            (TaskName){.fmt = p->backward_name, .a = mb, .b = layer});
-    emit_mem(e, t, MEM_ACTIVATIONS, -p->activation_bytes, TRUE);
-    return t;
-}
-
-static void grads_ready(Emit *e, const Unit *u, TaskId producer, double params)
-{
-    for (int i = 0; e->active[i]; i++)
-        if (e->active[i]->grads_ready)
-            e->active[i]->grads_ready(e, e->state[i], u, producer, params);
-}
-
-static void emit_forward(Emit *e, const Unit *u)
-{
-    forward_piece(e, &e->embedding, u->micro_batch, -1);
-    for (int l = 0; l < e->model->layers; l++)
-        for (int b = 0; b < TF_BLOCKS; b++)
-            forward_piece(e, &e->block[b], u->micro_batch, l);
-    forward_piece(e, &e->head, u->micro_batch, -1);
-}
-
-static void emit_backward(Emit *e, const Unit *u)
-{
-    TaskId t = backward_piece(e, &e->head, u->micro_batch, -1);
-    grads_ready(e, u, t, tf_head_params(e->model));
-    for (int l = e->model->layers - 1; l >= 0; l--) {
-        for (int b = TF_BLOCKS - 1; b >= 0; b--)
-            t = backward_piece(e, &e->block[b], u->micro_batch, l);
-        grads_ready(e, u, t, tf_layer_params(e->model));
+    const Cost *c = cost_of(e, seg, block);
+    PieceRef p = {seg, block, phase, u->micro_batch,
+                  phase == PHASE_RECOMPUTE && e->plan->recompute == RECOMPUTE_SELECTIVE};
+    EACH_STRATEGY(e, piece_begin, &p);
+    TaskName name = {.fmt = c->name[phase], .a = u->micro_batch, .b = seg->layer};
+    TaskId t;
+    if (phase == PHASE_FORWARD) {
+        t = emit_compute(e, c->seconds, c->flops, TAG_FORWARD, name);
+        emit_mem(e, t, MEM_ACTIVATIONS, c->kept_bytes, FALSE);
+    } else if (phase == PHASE_RECOMPUTE) {
+        t = emit_compute(e, c->replay_seconds, c->replay_flops, TAG_RECOMPUTE, name);
+        emit_mem(e, t, MEM_ACTIVATIONS, c->replay_bytes, FALSE);
+    } else {
+        t = emit_compute(e, 2 * c->seconds, 2 * c->flops, TAG_BACKWARD, name);
+        emit_mem(e, t, MEM_ACTIVATIONS, -(c->kept_bytes + c->replay_bytes), TRUE);
     }
-    t = backward_piece(e, &e->embedding, u->micro_batch, -1);
-    grads_ready(e, u, t, tf_embedding_params(e->model));
+    EACH_STRATEGY(e, piece_end, &p, t);
+    return t;
+}
+
+void emit_replay(Emit *e, const Unit *u, const Segment *seg)
+{
+    g_assert(seg->kind == SEGMENT_LAYER && !u->forward);
+    for (int b = 0; b < TF_BLOCKS; b++)
+        if (e->block[b].replays)
+            emit_piece(e, u, seg, (Block)b, PHASE_RECOMPUTE);
+}
+
+static void emit_segment(Emit *e, const Unit *u, const Segment *seg)
+{
+    EACH_STRATEGY(e, segment_begin, u, seg);
+    Phase phase = u->forward ? PHASE_FORWARD : PHASE_BACKWARD;
+    TaskId last;
+    if (seg->kind != SEGMENT_LAYER)
+        last = emit_piece(e, u, seg, BLOCK_ATTENTION, phase);
+    else if (u->forward)
+        for (int b = 0; b < TF_BLOCKS; b++)
+            last = emit_piece(e, u, seg, (Block)b, phase);
+    else
+        for (int b = TF_BLOCKS - 1; b >= 0; b--)
+            last = emit_piece(e, u, seg, (Block)b, phase);
+    EACH_STRATEGY(e, segment_end, u, seg, last);
+}
+
+static void emit_unit(Emit *e, const Unit *u)
+{
+    if (u->forward)
+        for (int i = 0; i < e->n_segments; i++)
+            emit_segment(e, u, &e->segments[i]);
+    else
+        for (int i = e->n_segments - 1; i >= 0; i--)
+            emit_segment(e, u, &e->segments[i]);
 }
 
 /* ---- the step -------------------------------------------------------------- */
@@ -183,8 +259,8 @@ static void emit_rank_step(Emit *e, GArray *units)
         if (e->active[i]->step_begin)
             e->active[i]->step_begin(e, e->state[i]);
     }
-    TaskId begin =
-        graph_marker(e->graph, e->rank, STREAM_COMPUTE, TAG_MARKER, (TaskName){.fmt = "step begin"});
+    TaskId begin = graph_marker(e->graph, e->rank, STREAM_COMPUTE, TAG_MARKER,
+                                (TaskName){.fmt = "step begin"});
     /* bf16 parameters and gradients; fp32 master weights, momentum, variance */
     static const double bytes_per_param[MEM_KINDS] = {[MEM_PARAMS] = 2, [MEM_GRADS] = 2,
                                                       [MEM_OPTIMIZER] = 12};
@@ -198,13 +274,8 @@ static void emit_rank_step(Emit *e, GArray *units)
             break;
         }
     }
-    for (guint i = 0; i < units->len; i++) {
-        const Unit *u = &g_array_index(units, Unit, i);
-        if (u->forward)
-            emit_forward(e, u);
-        else
-            emit_backward(e, u);
-    }
+    for (guint i = 0; i < units->len; i++)
+        emit_unit(e, &g_array_index(units, Unit, i));
     for (int i = 0; e->active[i]; i++)
         if (e->active[i]->step_end)
             e->active[i]->step_end(e, e->state[i]);
@@ -214,15 +285,22 @@ static void emit_rank_step(Emit *e, GArray *units)
     TaskId opt = emit_compute(e, tf_ops_s(&e->cluster->gpu, &ops), 0, TAG_OPTIMIZER,
                               (TaskName){.fmt = "optimizer"});
     emit_wait(e, emit_last(e, STREAM_COMM), opt);
+    EACH_STRATEGY(e, after_optimizer, opt);
+    TaskId end = graph_marker(e->graph, e->rank, STREAM_COMPUTE, TAG_MARKER,
+                              (TaskName){.fmt = "step end"});
+    emit_wait(e, emit_last(e, STREAM_COMM), end);
 }
 
-/* Refuses a step too big to hold in memory (about 100 bytes per task)
+/* Refuses a step too big to hold in memory (about 150 bytes per task)
  * before building it: every rank runs every micro-batch's forward and
- * backward through the embedding, every layer's blocks and the head. */
+ * backward through every piece, and strategies add up to a few tasks per
+ * piece (collectives, replays, gathers). */
 static gboolean check_size(const Emit *e, int ranks, GError **error)
 {
-    double per_unit = TF_BLOCKS * (double)e->model->layers + 2;
-    double tasks = ranks * (2.0 * e->micro_batches * per_unit + 2);
+    const PlanSpec *p = e->plan;
+    double per_piece = 1 + 2 * (p->tp > 1) + (p->recompute != RECOMPUTE_NONE) + (p->zero_stage == 3);
+    double per_unit = (TF_BLOCKS * (double)e->model->layers + 2) * per_piece;
+    double tasks = ranks * (2.0 * e->micro_batches * per_unit + 4);
     if (tasks <= EMIT_MAX_TASKS)
         return TRUE;
     g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
@@ -260,11 +338,14 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
         }
     }
     compute_costs(&e);
+    e.gates = g_array_new(FALSE, FALSE, sizeof(TaskId));
 
     GArray *units = g_array_new(FALSE, FALSE, sizeof(Unit));
     for (e.rank = 0; e.rank < ranks; e.rank++)
         emit_rank_step(&e, units);
     g_array_free(units, TRUE);
+    g_array_free(e.gates, TRUE);
+    g_free(e.segments);
     for (int i = 0; i < n_active; i++)
         g_free(e.state[i]);
     for (int k = 0; k < GROUP_KINDS; k++)

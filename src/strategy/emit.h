@@ -2,11 +2,16 @@
  *
  * For each rank the emitter walks the step: persistent memory at its start,
  * the units (a micro-batch's forward or backward) in the order a schedule
- * gives, then the optimizer. It emits the transformer's own work (embedding,
- * each layer's attention and MLP blocks, head) and calls the active strategy
- * modules (strategy.h) at fixed points so that each adds its own tasks:
- * data parallelism reduces gradients as backward produces them, for
- * example. Modules use only the functions below; none touches the graph or
+ * gives, the optimizer step, the end of the step. A unit walks the model's
+ * segments (the embedding, each layer, the head), forward in order and
+ * backward in reverse; a segment is one or more pieces, each one compute
+ * task (the embedding; a layer's attention block and MLP block; the head).
+ * The active strategy modules (strategy.h) are called at the start and end
+ * of every segment and piece, and add their own tasks there: tensor
+ * parallelism its collectives around each block, data parallelism its
+ * gradient reduction after each backward segment, ZeRO-3 its parameter
+ * gathers before each segment, recomputation its replay before a layer's
+ * backward. Modules use only the functions below; none touches the graph or
  * another module directly. */
 #ifndef PLANSIM_STRATEGY_EMIT_H
 #define PLANSIM_STRATEGY_EMIT_H
@@ -30,7 +35,7 @@ typedef enum {
 } MemKind;
 
 /* What a task is, for the metrics: compute phases, then the purpose of a
- * collective (the group kind it reduces over). */
+ * collective. */
 typedef enum {
     TAG_FORWARD,
     TAG_BACKWARD,
@@ -44,10 +49,32 @@ typedef enum {
     TAG_KINDS
 } TaskTag;
 
+typedef enum { PHASE_FORWARD, PHASE_BACKWARD, PHASE_RECOMPUTE, PHASES } Phase;
+
 typedef struct {
     int micro_batch;  /* 0-based, within the step */
     gboolean forward; /* else backward */
 } Unit;
+
+typedef enum { SEGMENT_EMBEDDING, SEGMENT_LAYER, SEGMENT_HEAD } SegmentKind;
+
+/* A part of the model with parameters of its own: the unit in which
+ * backward produces gradients, ZeRO-3 gathers parameters and recomputation
+ * replays a forward. */
+typedef struct {
+    SegmentKind kind;
+    int layer;       /* SEGMENT_LAYER: 0-based; otherwise -1 */
+    double params;   /* parameters this rank holds for it */
+} Segment;
+
+/* One compute task of a segment, as the piece hooks see it. */
+typedef struct {
+    const Segment *segment;
+    Block block;       /* SEGMENT_LAYER: which block */
+    Phase phase;
+    int micro_batch;
+    gboolean partial;  /* a replay of part of the block (selective recomputation) */
+} PieceRef;
 
 typedef struct Emit Emit;
 
@@ -59,8 +86,12 @@ int emit_micro_batches(const Emit *e);
 /* The rank being emitted. */
 int emit_rank(const Emit *e);
 
-/* Parameters the rank holds (all of the model without model parallelism). */
+/* Parameters the rank holds, all segments together. */
 double emit_params(const Emit *e);
+
+/* The segment after `seg` in unit `u`'s walk (backward walks in reverse),
+ * or NULL when `seg` is the last. */
+const Segment *emit_segment_next(const Emit *e, const Unit *u, const Segment *seg);
 
 /* Splits one kind of model state (MEM_PARAMS, MEM_GRADS or MEM_OPTIMIZER)
  * `ways` ways, in a strategy's step_begin (ZeRO does). Unsplit, a rank
@@ -69,8 +100,12 @@ double emit_params(const Emit *e);
  * optimizer steps params / ways[MEM_OPTIMIZER] parameters. */
 void emit_shard_state(Emit *e, MemKind kind, int ways);
 
-/* Appends a compute task to the rank's compute stream. */
+/* Appends a compute task to the rank's compute stream. It also waits for
+ * every task passed to emit_gate since the last compute task. */
 TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName name);
+
+/* The next compute task will also wait for `before` (TASK_NONE: no-op). */
+void emit_gate(Emit *e, TaskId before);
 
 /* The rank joins its next collective over its group of `kind`, on `stream`.
  * A group of one rank communicates nothing: TASK_NONE, no task. */
@@ -87,6 +122,12 @@ TaskId emit_last(const Emit *e, Stream stream);
  * `task` starts or ends. */
 void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end);
 
+/* Replays the forward of layer segment `seg` as the plan's recomputation
+ * says (the whole layer, or the attention core), before its backward in
+ * unit `u`: TAG_RECOMPUTE tasks whose activations the backward frees;
+ * piece hooks are called with PHASE_RECOMPUTE. */
+void emit_replay(Emit *e, const Unit *u, const Segment *seg);
+
 /* ---- driving the emitter (sim/) --------------------------------------- */
 
 /* The most tasks a step may have; a bigger one is refused as bad input. */
@@ -100,5 +141,8 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
 
 /* "params", "grads", ... for reports. */
 const char *emit_mem_name(MemKind kind);
+
+/* "tp", "dp", "pp", "zero" for the collectives' tags; NULL for the others. */
+const char *emit_comm_name(TaskTag tag);
 
 #endif

@@ -1,34 +1,31 @@
 /* registry.c: the one table of strategies, and what is not simulated yet.
  *
- * A plan field that asks for a strategy missing from the table fails with
- * PS_ERROR_UNSUPPORTED rather than being silently ignored. */
+ * Registry order is hook order: ZeRO gathers a layer's parameters before
+ * recomputation replays its forward. A plan field that asks for a strategy
+ * missing from the table fails with PS_ERROR_UNSUPPORTED rather than being
+ * silently ignored. */
 #include "strategy/strategy.h"
 #include "util/error.h"
 
 const Strategy *const strategy_registry[] = {
+    &strategy_tensor_parallel,
     &strategy_data_parallel,
+    &strategy_zero,
+    &strategy_recompute,
     NULL,
 };
 
-static gboolean wants_tp(const PlanSpec *p) { return p->tp > 1; }
 static gboolean wants_pp(const PlanSpec *p) { return p->pp > 1; }
-static gboolean wants_zero(const PlanSpec *p) { return p->zero_stage > 0; }
-static gboolean wants_sp(const PlanSpec *p) { return p->sequence_parallel; }
-static gboolean wants_recompute(const PlanSpec *p) { return p->recompute != RECOMPUTE_NONE; }
 
 static const struct {
     PlanField field;
     gboolean (*wanted)(const PlanSpec *plan);
     const char *what;
 } not_yet[] = {
-    {PLAN_TP, wants_tp, "tensor parallelism"},
     {PLAN_PP, wants_pp, "pipeline parallelism"},
-    {PLAN_ZERO_STAGE, wants_zero, "ZeRO sharding"},
-    {PLAN_SEQUENCE_PARALLEL, wants_sp, "sequence parallelism"},
-    {PLAN_RECOMPUTE, wants_recompute, "activation recomputation"},
 };
 
-gboolean strategy_check(const PlanSpec *plan, GError **error)
+gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **error)
 {
     for (gsize i = 0; i < G_N_ELEMENTS(not_yet); i++) {
         if (!not_yet[i].wanted(plan))
@@ -38,6 +35,11 @@ gboolean strategy_check(const PlanSpec *plan, GError **error)
                     "%s: %s = %s: %s is not simulated yet", plan_field_origin(plan, not_yet[i].field),
                     plan_field_name(not_yet[i].field), value, not_yet[i].what);
         return FALSE;
+    }
+    for (int i = 0; strategy_registry[i]; i++) {
+        const Strategy *s = strategy_registry[i];
+        if (s->active(plan) && s->check && !s->check(plan, model, error))
+            return FALSE;
     }
     return TRUE;
 }

@@ -2,9 +2,9 @@
  *
  * A strategy is a const table of hooks, registered once in registry.c. The
  * emitter calls every active strategy's hooks, in registry order, at fixed
- * points of each rank's step; a hook adds tasks through emit.h only. A
- * hook left NULL does nothing. Per-rank state lives in a zeroed block of
- * `state_size` bytes the emitter provides (cleared for each rank). */
+ * points of each rank's step (emit.h); a hook adds tasks through emit.h
+ * only. A hook left NULL does nothing. Per-rank state lives in a zeroed
+ * block of `state_size` bytes the emitter provides (cleared for each rank). */
 #ifndef PLANSIM_STRATEGY_STRATEGY_H
 #define PLANSIM_STRATEGY_STRATEGY_H
 
@@ -17,28 +17,41 @@ typedef struct {
     const char *name;
     /* Whether the plan uses this strategy. */
     gboolean (*active)(const PlanSpec *plan);
+    /* Checks the plan against the model (sizes that must divide, ...). */
+    gboolean (*check)(const PlanSpec *plan, const ModelSpec *model, GError **error);
     gsize state_size;
-    /* Before anything of the step: adjust the rank's persistent memory. */
+    /* Before anything of the step: shard the rank's model states. */
     void (*step_begin)(Emit *e, void *state);
     /* The order of the rank's units (appends Unit to `units`). The first
      * active strategy that has this hook decides the order. */
     void (*schedule)(Emit *e, GArray *units);
-    /* A backward piece (`producer`) of micro-batch `u` has finished the
-     * gradients of `params` parameters. */
-    void (*grads_ready)(Emit *e, void *state, const Unit *u, TaskId producer, double params);
+    /* Around each segment of a unit; `last` is the segment's last compute
+     * task (on backward, the one that completes its gradients). */
+    void (*segment_begin)(Emit *e, void *state, const Unit *u, const Segment *seg);
+    void (*segment_end)(Emit *e, void *state, const Unit *u, const Segment *seg, TaskId last);
+    /* Around each piece's compute task (`task`). */
+    void (*piece_begin)(Emit *e, void *state, const PieceRef *p);
+    void (*piece_end)(Emit *e, void *state, const PieceRef *p, TaskId task);
     /* After the last unit, before the optimizer step (which waits for the
      * rank's communication stream). */
     void (*step_end)(Emit *e, void *state);
+    /* After the optimizer step (`optimizer`); the step ends when the
+     * communication stream is done too. */
+    void (*after_optimizer)(Emit *e, void *state, TaskId optimizer);
 } Strategy;
 
 /* The registered strategies, NULL-terminated. */
 extern const Strategy *const strategy_registry[];
 
-/* Fails (PS_ERROR_UNSUPPORTED) when the plan needs a strategy that is not
- * simulated yet, naming the field. */
-gboolean strategy_check(const PlanSpec *plan, GError **error);
+/* Fails when the plan needs a strategy that is not simulated yet
+ * (PS_ERROR_UNSUPPORTED), or when an active strategy's check fails
+ * (PS_ERROR_INPUT). */
+gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **error);
 
-/* The data-parallel strategy (dp.c). */
+/* The strategies (one file each). */
+extern const Strategy strategy_tensor_parallel;
 extern const Strategy strategy_data_parallel;
+extern const Strategy strategy_zero;
+extern const Strategy strategy_recompute;
 
 #endif
