@@ -1,0 +1,314 @@
+/* check_strategies.c: tensor and sequence parallelism, ZeRO and
+ * recomputation, each replayed and held to the literature's closed forms
+ * (../shared/FORMULAS.md): memory from the replay's ledger, communication
+ * from the replay's comm table, time from its compute stream. */
+#include <math.h>
+#include <string.h>
+
+#include "net/collective.h"
+#include "sim/simulate.h"
+#include "strategy/strategy.h"
+#include "testutil.h"
+#include "util/error.h"
+
+typedef struct {
+    ModelSpec *model;
+    ClusterSpec *cluster;
+    PlanSpec *plan;
+    Report rep;
+} Run;
+
+/* Simulates `plan` (its fields set by the caller, then resolved). */
+static void simulate(Run *run)
+{
+    test_resolve(run->plan, run->model, run->cluster);
+    GError *error = NULL;
+    ck_assert_msg(sim_run(run->model, run->cluster, run->plan, &run->rep, &error), "%s",
+                  error ? error->message : "");
+}
+
+static void run_free(Run *run)
+{
+    model_spec_free(run->model);
+    cluster_spec_free(run->cluster);
+    plan_spec_free(run->plan);
+}
+
+static double model_states(const Metrics *m)
+{
+    return m->peak_split[MEM_PARAMS] + m->peak_split[MEM_GRADS] + m->peak_split[MEM_OPTIMIZER];
+}
+
+/* ---- ZeRO ------------------------------------------------------------- */
+
+/* Rajbhandari et al., SC'20, section 3 and Figure 1 (K = 12): model states
+ * per GPU 16 Psi, 4 Psi + 12 Psi/d, 2 Psi + 14 Psi/d, 16 Psi/d; their
+ * example Psi = 7.5e9, d = 64 gives 120, 31.4, 16.6 and 1.9 GB. The model
+ * here is a GPT of 7,500,001,280 parameters (37 layers of h = 4096,
+ * V = 9900, s = 2048). */
+START_TEST(zero_model_states_match_the_paper)
+{
+    static const double paper_GB[4] = {120, 31.4, 16.6, 1.9};
+    int stage = _i, d = 64;
+    Run run = {test_gpt(37, 4096, 32, 9900, 2048), test_cluster(8, 8, 300e9, 25e9),
+               plan_spec_new()};
+    run.plan->zero_stage = stage;
+    run.plan->global_batch_size = d; /* one micro-batch of one sequence */
+    simulate(&run);
+    double psi = tf_params(run.model);
+    ck_assert_double_eq(psi, 7500001280.0); /* 37 (12h^2 + 13h) + (V + s) h + 2h */
+    double expected[4] = {16 * psi, 4 * psi + 12 * psi / d, 2 * psi + 14 * psi / d, 16 * psi / d};
+    ck_assert_rel(model_states(&run.rep.metrics), expected[stage], 1e-12);
+    ck_assert_msg(fabs(model_states(&run.rep.metrics) / 1e9 - paper_GB[stage]) < 0.05,
+                  "stage %d: %.3f GB, the paper says %.1f", stage,
+                  model_states(&run.rep.metrics) / 1e9, paper_GB[stage]);
+    run_free(&run);
+}
+END_TEST
+
+/* Bytes each GPU sends for gradients and parameters in one step of one
+ * micro-batch, all purposes together. */
+static double sent_bytes(const Metrics *m, TaskTag tag)
+{
+    double bytes = 0;
+    for (int op = 0; op < COLL_N_OPS; op++)
+        bytes += m->comm[tag][op].bytes;
+    return bytes;
+}
+
+/* Communication volume (FORMULAS.md, from the ZeRO paper): plain DP's ring
+ * all-reduce sends 2 (d-1)/d x 2 Psi bytes per GPU; stages 1 and 2 the same
+ * (reduce-scatter, then all-gather of the updated parameters); stage 3
+ * 1.5 times as much (two all-gathers and a reduce-scatter). */
+START_TEST(zero_communication_volume)
+{
+    const int d = 4;
+    double dp_bytes = 0;
+    for (int stage = 0; stage <= 3; stage++) {
+        Run run = {test_gpt(4, 256, 8, 1024, 128), test_cluster(1, d, 300e9, 25e9),
+                   plan_spec_new()};
+        run.plan->zero_stage = stage;
+        run.plan->global_batch_size = d; /* m = 1 */
+        run.plan->ddp_bucket_size = 300000;
+        simulate(&run);
+        double psi = tf_params(run.model);
+        const Metrics *m = &run.rep.metrics;
+        if (stage == 0) {
+            dp_bytes = sent_bytes(m, TAG_DP);
+            ck_assert_rel(dp_bytes, 2.0 * (d - 1) / d * 2 * psi, 1e-12);
+            ck_assert_double_eq(sent_bytes(m, TAG_ZERO), 0);
+        } else {
+            ck_assert_double_eq(sent_bytes(m, TAG_DP), 0);
+            ck_assert_rel(sent_bytes(m, TAG_ZERO), (stage == 3 ? 1.5 : 1.0) * dp_bytes, 1e-12);
+        }
+        run_free(&run);
+    }
+}
+END_TEST
+
+/* ZeRO-3's gathered copies are buffers while they live: at most two
+ * segments' bf16 parameters at once (the one computing, the one gathered
+ * ahead), and none once the step is over. */
+START_TEST(zero3_buffers_hold_at_most_two_segments)
+{
+    Run run = {test_gpt(4, 256, 8, 1024, 128), test_cluster(1, 4, 300e9, 25e9), plan_spec_new()};
+    run.plan->zero_stage = 3;
+    run.plan->global_batch_size = 8;
+    simulate(&run);
+    ModelSpec *m = run.model;
+    double layer = 2 * tf_layer_params(m, 1), emb = 2 * tf_embedding_params(m, 1);
+    double buffers = run.rep.metrics.peak_split[MEM_BUFFERS];
+    ck_assert(buffers > 0);
+    ck_assert(buffers <= MAX(2 * layer, layer + emb));
+    run_free(&run);
+}
+END_TEST
+
+/* ---- activations and recomputation -------------------------------------- */
+
+enum { S = 128, B = 2, H = 256, A = 8, V = 1024, T = 4 };
+
+/* Peak activation bytes of a step with `layers` layers. */
+static double peak_activations(int layers, int tp, gboolean sp, Recompute rc)
+{
+    Run run = {test_gpt(layers, H, A, V, S), test_cluster(1, tp, 300e9, 25e9), plan_spec_new()};
+    run.plan->tp = tp;
+    run.plan->sequence_parallel = sp;
+    run.plan->recompute = rc;
+    run.plan->micro_batch_size = B;
+    run.plan->global_batch_size = 2 * B; /* two micro-batches */
+    simulate(&run);
+    double bytes = run.rep.metrics.peak_split[MEM_ACTIVATIONS];
+    run_free(&run);
+    return bytes;
+}
+
+/* Korthikanti et al. 2022, section 4 (FORMULAS.md): bytes one layer keeps
+ * per micro-batch, read off the ledger as the growth of the peak from one
+ * layer to two. */
+START_TEST(layer_activations_match_korthikanti)
+{
+    double sbh = (double)S * B * H, t = T, as_h = (double)A * S / H;
+    struct {
+        int tp;
+        gboolean sp;
+        Recompute rc;
+        double expected;
+    } cases[] = {
+        {1, FALSE, RECOMPUTE_NONE, sbh * (34 + 5 * as_h)},
+        {T, FALSE, RECOMPUTE_NONE, sbh * (10 + 24 / t + 5 * as_h / t)},
+        {T, TRUE, RECOMPUTE_NONE, sbh * (34 / t + 5 * as_h / t)},
+        {T, FALSE, RECOMPUTE_SELECTIVE, sbh * (10 + 24 / t)},
+        {T, TRUE, RECOMPUTE_SELECTIVE, 34 * sbh / t},
+        {T, FALSE, RECOMPUTE_FULL, 2 * sbh},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        double one = peak_activations(1, cases[i].tp, cases[i].sp, cases[i].rc);
+        double two = peak_activations(2, cases[i].tp, cases[i].sp, cases[i].rc);
+        ck_assert_msg(fabs((two - one) - cases[i].expected) <= 1e-12 * cases[i].expected,
+                      "case %zu: one layer keeps %.0f bytes, expected %.0f", i, two - one,
+                      cases[i].expected);
+    }
+}
+END_TEST
+
+/* In a compute-bound setting (every operation at its FLOP rate, memory
+ * and links free, a model of large GEMMs) full recomputation replays the
+ * forward, t_f, before a backward of 2 t_f: compute x (1 + 1/3) = 4/3
+ * (FORMULAS.md, Recomputation), within 1 % (the head is not replayed). */
+START_TEST(full_recompute_costs_a_third_more)
+{
+    double compute[2];
+    for (int i = 0; i < 2; i++) {
+        Run run = {test_gpt(4, 4096, 32, 1024, 256), test_cluster(1, 1, 1e18, 1e18),
+                   plan_spec_new()};
+        run.cluster->gpu.memory_Bps = 1e18;
+        run.cluster->gpu.compute_efficiency = 1;
+        run.plan->recompute = i ? RECOMPUTE_FULL : RECOMPUTE_NONE;
+        run.plan->global_batch_size = 2;
+        simulate(&run);
+        compute[i] = run.rep.metrics.compute_s;
+        if (i)
+            ck_assert_rel(run.rep.metrics.recompute_s, compute[i] - compute[0], 1e-9);
+        ck_assert(i == 0 || run.rep.metrics.hfu > run.rep.metrics.mfu);
+        run_free(&run);
+    }
+    ck_assert_msg(fabs(compute[1] / compute[0] - 4.0 / 3) < 0.01 * 4.0 / 3, "ratio %.4f",
+                  compute[1] / compute[0]);
+}
+END_TEST
+
+/* ---- tensor-parallel communication --------------------------------------- */
+
+/* Megatron-LM (FORMULAS.md): per layer per micro-batch 2 all-reduces of
+ * b s h elements forward and 2 backward, 2 more when full recomputation
+ * replays the forward; with sequence parallelism each becomes a
+ * reduce-scatter and an all-gather. Outside the layers the
+ * vocabulary-parallel embedding (forward) and output layer (backward) add
+ * one each per micro-batch. A ring over t ranks sends 2 (t-1)/t S per
+ * all-reduce and (t-1)/t S per all-gather or reduce-scatter, S = 2 b s h. */
+START_TEST(tp_collectives_per_layer)
+{
+    const int L = 3, m = 2;
+    struct {
+        gboolean sp;
+        Recompute rc;
+        int per_layer; /* sums (all-reduces, or reduce-scatters) per layer */
+    } cases[] = {
+        {FALSE, RECOMPUTE_NONE, 4},
+        {FALSE, RECOMPUTE_FULL, 6},
+        {TRUE, RECOMPUTE_NONE, 4},
+    };
+    double S_bytes = 2.0 * B * S * H;
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Run run = {test_gpt(L, H, A, V, S), test_cluster(1, T, 300e9, 25e9), plan_spec_new()};
+        run.plan->tp = T;
+        run.plan->sequence_parallel = cases[i].sp;
+        run.plan->recompute = cases[i].rc;
+        run.plan->micro_batch_size = B;
+        run.plan->global_batch_size = m * B;
+        simulate(&run);
+        const CommStat *c = run.rep.metrics.comm[TAG_TP];
+        int sums = m * (cases[i].per_layer * L + 2);
+        if (!cases[i].sp) {
+            ck_assert_int_eq(c[COLL_ALL_REDUCE].count, sums);
+            ck_assert_rel(c[COLL_ALL_REDUCE].bytes, sums * 2.0 * (T - 1) / T * S_bytes, 1e-12);
+            ck_assert_int_eq(c[COLL_ALL_GATHER].count + c[COLL_REDUCE_SCATTER].count, 0);
+        } else {
+            ck_assert_int_eq(c[COLL_ALL_REDUCE].count, 0);
+            ck_assert_int_eq(c[COLL_REDUCE_SCATTER].count, sums);
+            ck_assert_int_eq(c[COLL_ALL_GATHER].count, sums);
+            ck_assert_rel(c[COLL_ALL_GATHER].bytes + c[COLL_REDUCE_SCATTER].bytes,
+                          sums * 2.0 * (T - 1) / T * S_bytes, 1e-12);
+        }
+        /* on the critical path: every second of it is exposed */
+        for (int op = 0; op < COLL_N_OPS; op++)
+            ck_assert_rel(c[op].exposed_s, c[op].time_s, 1e-9);
+        run_free(&run);
+    }
+}
+END_TEST
+
+/* A TP group of 8 across two nodes of 4 talks at InfiniBand's 25 GB/s
+ * instead of NVLink's 300: its all-reduces take 12 times as long (zero
+ * latency, so the ring formula is bandwidth only). */
+START_TEST(tp_across_nodes_is_slower_by_the_bandwidth_ratio)
+{
+    double tp_time[2];
+    for (int across = 0; across < 2; across++) {
+        Run run = {test_gpt(2, H, A, V, S),
+                   across ? test_cluster(2, 4, 300e9, 25e9) : test_cluster(1, 8, 300e9, 25e9),
+                   plan_spec_new()};
+        run.plan->tp = 8;
+        run.plan->global_batch_size = 1;
+        simulate(&run);
+        tp_time[across] = run.rep.metrics.comm[TAG_TP][COLL_ALL_REDUCE].time_s;
+        run_free(&run);
+    }
+    ck_assert_rel(tp_time[1] / tp_time[0], 300.0 / 25.0, 1e-12);
+}
+END_TEST
+
+START_TEST(tp_must_divide_heads_and_ffn)
+{
+    ModelSpec *m = test_gpt(2, 96, 6, 100, 16); /* 6 heads, ffn 384 */
+    m->kv_heads = 3;
+    PlanSpec *plan = plan_spec_new();
+    GError *error = NULL;
+    plan->tp = 4;
+    ck_assert(!strategy_check(plan, m, &error));
+    ck_assert_str_eq(error->message, "tp: expected a divisor of attention_heads = 6, got 4");
+    g_clear_error(&error);
+    plan->tp = 2; /* divides 6 heads, but neither divides nor is a multiple of 3 KV heads */
+    ck_assert(!strategy_check(plan, m, &error));
+    ck_assert_ptr_nonnull(strstr(error->message, "kv_heads = 3"));
+    g_clear_error(&error);
+    plan->tp = 6; /* a multiple of the KV heads: each is replicated twice */
+    m->ffn_hidden_size = 384;
+    ck_assert(strategy_check(plan, m, NULL));
+    plan->tp = 3;
+    m->ffn_hidden_size = 100;
+    ck_assert(!strategy_check(plan, m, &error));
+    ck_assert_ptr_nonnull(strstr(error->message, "ffn_hidden_size = 100"));
+    g_clear_error(&error);
+    plan_spec_free(plan);
+    model_spec_free(m);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("strategies");
+    TCase *tc = tcase_create("closed forms");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, zero_model_states_match_the_paper, 0, 4);
+    tcase_add_test(tc, zero_communication_volume);
+    tcase_add_test(tc, zero3_buffers_hold_at_most_two_segments);
+    tcase_add_test(tc, layer_activations_match_korthikanti);
+    tcase_add_test(tc, full_recompute_costs_a_third_more);
+    tcase_add_test(tc, tp_collectives_per_layer);
+    tcase_add_test(tc, tp_across_nodes_is_slower_by_the_bandwidth_ratio);
+    tcase_add_test(tc, tp_must_divide_heads_and_ffn);
+    suite_add_tcase(s, tc);
+    return test_run(s);
+}
