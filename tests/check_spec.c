@@ -83,7 +83,8 @@ static const BadCase bad[] = {
               GOOD_LINKS "}",
      {"$.nodes", "GPUs"}},
     {PLAN, "{\"tp\": 0}", {"$.tp", "an integer from 1 to", "got 0"}},
-    {PLAN, "{\"zero_stage\": 7}", {"$.zero_stage", "from 0 to 3", "got 7"}},
+    {PLAN, "{\"zero_stage\": 7}", {"$.zero_stage", "from 0 to 3 or \"fsdp\"", "got 7"}},
+    {PLAN, "{\"zero_stage\": \"zero3\"}", {"$.zero_stage", "got \"zero3\""}},
     {PLAN, "{\"schedule\": \"zigzag\"}", {"$.schedule", "\"1f1b\"", "got \"zigzag\""}},
     {PLAN, "{\"micro_batch\": 2}", {"$.micro_batch", "unknown key", "\"micro_batch_size\""}},
     {PLAN, "{\"sequence_parallel\": \"yes\"}", {"$.sequence_parallel", "true or false"}},
@@ -205,6 +206,8 @@ START_TEST(flags_and_resolution)
     ck_assert(!plan_spec_set(plan, PLAN_TP, "abc", "--tp", &error));
     ck_assert_str_eq(error->message, "--tp: expected an integer from 1 to 1048576, got \"abc\"");
     g_clear_error(&error);
+    ck_assert(plan_spec_set(plan, PLAN_ZERO_STAGE, "fsdp", "--zero-stage", NULL));
+    ck_assert_int_eq(plan->zero_stage, 3); /* FSDP is ZeRO stage 3 */
     ck_assert(!plan_spec_set(plan, PLAN_RECOMPUTE, "some", "--recompute", &error));
     ck_assert_ptr_nonnull(strstr(error->message, "\"selective\""));
     g_clear_error(&error);

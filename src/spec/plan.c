@@ -21,6 +21,7 @@ typedef struct {
     int min, max;                /* FIELD_INT */
     const char *const *choices;  /* FIELD_CHOICE, indexed by the enum value */
     size_t offset;               /* of the int-sized member in PlanSpec */
+    const char *alias;           /* FIELD_INT: a word that means `max`, or NULL */
 } FieldDesc;
 
 static const char *const schedules[] = {"naive", "gpipe", "1f1b", "interleaved", NULL};
@@ -39,7 +40,8 @@ static const FieldDesc fields[PLAN_N_FIELDS] = {
     [PLAN_GLOBAL_BATCH_SIZE] = INT_FIELD("global_batch_size", 1, G_MAXINT, global_batch_size),
     [PLAN_SCHEDULE] = CHOICE_FIELD("schedule", schedules, schedule),
     [PLAN_VIRTUAL_STAGES] = INT_FIELD("virtual_stages", 1, 1 << 20, virtual_stages),
-    [PLAN_ZERO_STAGE] = INT_FIELD("zero_stage", 0, 3, zero_stage),
+    /* PyTorch's FSDP is ZeRO stage 3 */
+    [PLAN_ZERO_STAGE] = {"zero_stage", FIELD_INT, 0, 3, NULL, offsetof(PlanSpec, zero_stage), "fsdp"},
     [PLAN_SEQUENCE_PARALLEL] = BOOL_FIELD("sequence_parallel", sequence_parallel),
     [PLAN_RECOMPUTE] = CHOICE_FIELD("recompute", recomputes, recompute),
     [PLAN_OVERLAP_GRAD_REDUCE] = BOOL_FIELD("overlap_grad_reduce", overlap_grad_reduce),
@@ -126,6 +128,8 @@ static char *expected_text(const FieldDesc *d)
     }
     if (d->min == 1 && d->max == G_MAXINT)
         return g_strdup("a positive integer");
+    if (d->alias)
+        return g_strdup_printf("an integer from %d to %d or \"%s\"", d->min, d->max, d->alias);
     return g_strdup_printf("an integer from %d to %d", d->min, d->max);
 }
 
@@ -155,7 +159,9 @@ static gboolean set_field(PlanSpec *plan, PlanField f, const char *text, double 
     }
     if (text) { /* a flag: parse the number or boolean */
         char *end = NULL;
-        if (d->kind == FIELD_BOOL && (strcmp(text, "true") == 0 || strcmp(text, "false") == 0)) {
+        if (d->alias && strcmp(text, d->alias) == 0) {
+            number = d->max;
+        } else if (d->kind == FIELD_BOOL && (strcmp(text, "true") == 0 || strcmp(text, "false") == 0)) {
             number = strcmp(text, "true") == 0;
         } else {
             number = text[0] ? g_ascii_strtod(text, &end) : -1;
@@ -186,14 +192,14 @@ static gboolean set_from_json(PlanSpec *plan, PlanField f, const cJSON *item, GE
 {
     g_autofree char *got = cJSON_PrintUnformatted(item);
     const FieldDesc *d = &fields[f];
-    gboolean right_type = d->kind == FIELD_BOOL     ? cJSON_IsBool(item)
-                          : d->kind == FIELD_CHOICE ? cJSON_IsString(item)
-                                                    : cJSON_IsNumber(item);
+    gboolean word = cJSON_IsString(item) && (d->kind == FIELD_CHOICE || d->alias);
+    gboolean right_type = d->kind == FIELD_BOOL ? cJSON_IsBool(item)
+                                                : word || (d->kind == FIELD_INT && cJSON_IsNumber(item));
     if (!right_type)
         return reject(plan, f, got, error);
     if (d->kind == FIELD_BOOL)
         return set_field(plan, f, cJSON_IsTrue(item) ? "true" : "false", 0, got, error);
-    if (d->kind == FIELD_CHOICE)
+    if (word)
         return set_field(plan, f, item->valuestring, 0, got, error);
     return set_field(plan, f, NULL, item->valuedouble, got, error);
 }
