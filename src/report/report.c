@@ -151,25 +151,40 @@ static void append_value(GString *out, const Field *f, gboolean json)
     }
 }
 
+/* A used entry of the comm table, named. */
+typedef struct {
+    const char *group, *op;
+    const CommStat *stat;
+} CommRow;
+
+/* The entries of m's comm table that some collective used, in table order;
+ * returns how many. */
+static int comm_rows(const Metrics *m, CommRow rows[TAG_KINDS * COLL_N_OPS])
+{
+    int n = 0;
+    for (int tag = 0; tag < TAG_KINDS; tag++)
+        for (int op = 0; op < COLL_N_OPS; op++)
+            if (m->comm[tag][op].count > 0)
+                rows[n++] = (CommRow){emit_comm_name((TaskTag)tag), collective_name((CollOp)op),
+                                      &m->comm[tag][op]};
+    return n;
+}
+
 /* The comm table as a JSON list, one object per kind of collective used. */
 static void render_comm_json(GString *out, const Metrics *m)
 {
+    CommRow rows[TAG_KINDS * COLL_N_OPS];
+    int n = comm_rows(m, rows);
     g_string_append(out, ",\n  \"comm\": [");
-    const char *sep = "";
-    for (int tag = 0; tag < TAG_KINDS; tag++) {
-        for (int op = 0; op < COLL_N_OPS; op++) {
-            const CommStat *c = &m->comm[tag][op];
-            if (c->count == 0)
-                continue;
-            g_string_append_printf(out,
-                                   "%s\n    {\"group\": \"%s\", \"op\": \"%s\", \"count\": %d, "
-                                   "\"bytes\": %.0f, \"time_s\": %.10g, \"exposed_s\": %.10g}",
-                                   sep, emit_comm_name((TaskTag)tag), collective_name((CollOp)op),
-                                   c->count, c->bytes, c->time_s, c->exposed_s + 0.0);
-            sep = ",";
-        }
+    for (int i = 0; i < n; i++) {
+        const CommStat *c = rows[i].stat;
+        g_string_append_printf(out,
+                               "%s\n    {\"group\": \"%s\", \"op\": \"%s\", \"count\": %d, "
+                               "\"bytes\": %.0f, \"time_s\": %.10g, \"exposed_s\": %.10g}",
+                               i ? "," : "", rows[i].group, rows[i].op, c->count, c->bytes,
+                               c->time_s, c->exposed_s + 0.0);
     }
-    g_string_append(out, sep[0] ? "\n  ]" : "]");
+    g_string_append(out, n ? "\n  ]" : "]");
 }
 
 static void render_json(GString *out, const Fields *fs, const Metrics *m)
@@ -243,18 +258,13 @@ static void render_text(GString *out, const Report *rep)
     if (m->recompute_s > 0)
         g_string_append_printf(out, "recompute        %.4g s of the compute replays forwards\n",
                                m->recompute_s);
-    for (int tag = 0; tag < TAG_KINDS; tag++) {
-        for (int op = 0; op < COLL_N_OPS; op++) {
-            const CommStat *c = &m->comm[tag][op];
-            if (c->count == 0)
-                continue;
-            g_string_append_printf(out,
-                                   "comm %-4s %-14s %6d calls, %9.4g GB sent, %.4g s, %.4g s "
-                                   "exposed\n",
-                                   emit_comm_name((TaskTag)tag), collective_name((CollOp)op),
-                                   c->count, c->bytes / 1e9, c->time_s, c->exposed_s);
-        }
-    }
+    CommRow rows[TAG_KINDS * COLL_N_OPS];
+    int n = comm_rows(m, rows);
+    for (int i = 0; i < n; i++)
+        g_string_append_printf(out, "comm %-4s %-14s %6d calls, %9.4g GB sent, %.4g s, %.4g s exposed\n",
+                               rows[i].group, rows[i].op, rows[i].stat->count,
+                               rows[i].stat->bytes / 1e9, rows[i].stat->time_s,
+                               rows[i].stat->exposed_s);
     g_string_append_printf(out, "memory peak      %.2f GiB of %.2f GiB (%s) on rank %d:",
                            m->peak_bytes / GiB, m->capacity_bytes / GiB,
                            m->fits ? "fits" : "DOES NOT FIT", m->peak_rank);

@@ -138,14 +138,13 @@ static gboolean lookup(const JsonDoc *doc, const cJSON *obj, const char *where, 
     return TRUE;
 }
 
-gboolean json_int(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,
-                  gboolean required, long long min, long long max, long long fallback,
-                  long long *out, GError **error)
+/* A number in [lo, hi] (lo excluded when `lo_open`), whole when
+ * `integral`; absent: fallback, or an error if required. */
+static gboolean read_number(const JsonDoc *doc, const cJSON *obj, const char *where,
+                            const char *key, gboolean required, const char *expected, double lo,
+                            gboolean lo_open, double hi, gboolean integral, double fallback,
+                            double *out, GError **error)
 {
-    g_autofree char *expected =
-        min == 1 && max == G_MAXINT ? g_strdup("a positive integer")
-        : max == G_MAXINT ? g_strdup_printf("an integer >= %lld", min)
-                          : g_strdup_printf("an integer from %lld to %lld", min, max);
     const cJSON *item;
     if (!lookup(doc, obj, where, key, required, expected, &item, error))
         return FALSE;
@@ -154,10 +153,26 @@ gboolean json_int(const JsonDoc *doc, const cJSON *obj, const char *where, const
         return TRUE;
     }
     double v = cJSON_IsNumber(item) ? item->valuedouble : NAN;
-    if (!(v >= (double)min && v <= (double)max) || v != floor(v)) {
+    if (!((lo_open ? v > lo : v >= lo) && v <= hi) || (integral && v != floor(v))) {
         json_fail(error, doc, where, key, item, "%s", expected);
         return FALSE;
     }
+    *out = v;
+    return TRUE;
+}
+
+gboolean json_int(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,
+                  gboolean required, long long min, long long max, long long fallback,
+                  long long *out, GError **error)
+{
+    g_autofree char *expected =
+        min == 1 && max == G_MAXINT ? g_strdup("a positive integer")
+        : max == G_MAXINT ? g_strdup_printf("an integer >= %lld", min)
+                          : g_strdup_printf("an integer from %lld to %lld", min, max);
+    double v;
+    if (!read_number(doc, obj, where, key, required, expected, (double)min, FALSE, (double)max,
+                     TRUE, (double)fallback, &v, error))
+        return FALSE;
     *out = (long long)v;
     return TRUE;
 }
@@ -167,20 +182,8 @@ gboolean json_number(const JsonDoc *doc, const cJSON *obj, const char *where, co
                      double *out, GError **error)
 {
     g_autofree char *expected = g_strdup_printf("a number %s 0 and <= %g", zero_ok ? ">=" : ">", max);
-    const cJSON *item;
-    if (!lookup(doc, obj, where, key, required, expected, &item, error))
-        return FALSE;
-    if (!item) {
-        *out = fallback;
-        return TRUE;
-    }
-    double v = cJSON_IsNumber(item) ? item->valuedouble : NAN;
-    if (!((zero_ok ? v >= 0 : v > 0) && v <= max)) {
-        json_fail(error, doc, where, key, item, "%s", expected);
-        return FALSE;
-    }
-    *out = v;
-    return TRUE;
+    return read_number(doc, obj, where, key, required, expected, 0, !zero_ok, max, FALSE, fallback,
+                       out, error);
 }
 
 gboolean json_bool(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,
