@@ -36,7 +36,7 @@ static const PlanFlag plan_flags[] = {
     {PLAN_GLOBAL_BATCH_SIZE, "global-batch-size", FALSE, NULL, "sequences per step"},
     {PLAN_SCHEDULE, "schedule", FALSE, NULL, "naive, gpipe, 1f1b or interleaved"},
     {PLAN_VIRTUAL_STAGES, "virtual-stages", FALSE, NULL, "model chunks per pipeline rank"},
-    {PLAN_ZERO_STAGE, "zero-stage", FALSE, NULL, "ZeRO stage, 0 to 3"},
+    {PLAN_ZERO_STAGE, "zero-stage", FALSE, NULL, "ZeRO stage, 0 to 3 (fsdp: 3)"},
     {PLAN_SEQUENCE_PARALLEL, "sequence-parallel", TRUE, "true", "split norms and dropout over tp"},
     {PLAN_SEQUENCE_PARALLEL, "no-sequence-parallel", TRUE, "false", "do not (the default)"},
     {PLAN_RECOMPUTE, "recompute", FALSE, NULL, "none, selective or full"},

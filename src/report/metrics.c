@@ -2,9 +2,11 @@
  *
  * The time split walks a rank's compute stream in program order. Each task
  * either computes or communicates (a collective on the compute stream), and
- * the gap before it is charged to why it waited: to communication when its
- * critical predecessor (engine.h) is a collective, to the pipeline bubble
- * when that collective is a send/recv between stages. The collective
+ * the gap before it is charged to why it waited: a collective's gap to the
+ * collective itself (its members arrive at different times); another
+ * task's to communication when its critical predecessor (engine.h) is a
+ * collective, to the pipeline bubble when that collective is a send/recv
+ * between stages. The collective
  * charged is also recorded by purpose and op, so that the comm table's
  * exposed parts add up to exposed_comm_s. */
 #include "report/metrics.h"
@@ -39,7 +41,9 @@ static void split_stream(const Graph *g, const Replay *r, int rank, StreamSplit 
         const Task *t = graph_task(g, id);
         double gap = r->start_s[id] - prev_end;
         TaskId why = r->critical[id];
-        if (gap > 0 && why != TASK_NONE && graph_task(g, why)->kind == TASK_COLLECTIVE)
+        if (gap > 0 && t->kind == TASK_COLLECTIVE) /* waiting for its other members */
+            charge(s, t, gap);
+        else if (gap > 0 && why != TASK_NONE && graph_task(g, why)->kind == TASK_COLLECTIVE)
             charge(s, graph_task(g, why), gap);
         double busy = r->end_s[id] - r->start_s[id];
         if (t->kind == TASK_COMPUTE)

@@ -46,9 +46,10 @@ struct Emit {
 
 /* Calls hook H of every active strategy with the arguments that follow. */
 #define EACH_STRATEGY(e, H, ...)                                                             \
-    for (int i_ = 0; (e)->active[i_]; i_++)                                                  \
+    for (int i_ = 0; (e)->active[i_]; i_++) {                                                \
         if ((e)->active[i_]->H)                                                              \
-            (e)->active[i_]->H((e), (e)->state[i_], __VA_ARGS__)
+            (e)->active[i_]->H((e), (e)->state[i_], __VA_ARGS__);                            \
+    }
 
 static const char *const mem_names[MEM_KINDS] = {"params", "grads", "optimizer", "activations",
                                                  "buffers"};
@@ -167,10 +168,13 @@ static void compute_costs(Emit *e)
     int tp = e->plan->tp;
     e->n_segments = m->layers + 2;
     e->segments = g_new(Segment, e->n_segments);
-    e->segments[0] = (Segment){SEGMENT_EMBEDDING, -1, tf_embedding_params(m, tp)};
+    double embedding = tf_embedding_params(m, tp), layer = tf_layer_params(m, tp);
+    double head = tf_head_params(m, tp);
+    double words = m->tied_embeddings ? (double)m->vocab_size * m->hidden_size / tp : 0;
+    e->segments[0] = (Segment){SEGMENT_EMBEDDING, -1, embedding, embedding};
     for (int l = 0; l < m->layers; l++)
-        e->segments[l + 1] = (Segment){SEGMENT_LAYER, l, tf_layer_params(m, tp)};
-    e->segments[m->layers + 1] = (Segment){SEGMENT_HEAD, -1, tf_head_params(m, tp)};
+        e->segments[l + 1] = (Segment){SEGMENT_LAYER, l, layer, layer};
+    e->segments[m->layers + 1] = (Segment){SEGMENT_HEAD, -1, head, head + words};
     e->params = 0;
     for (int i = 0; i < e->n_segments; i++)
         e->params += e->segments[i].params;

@@ -65,6 +65,8 @@ typedef struct {
     SegmentKind kind;
     int layer;       /* SEGMENT_LAYER: 0-based; otherwise -1 */
     double params;   /* parameters this rank holds for it */
+    double uses;     /* parameters its compute needs whole: `params`, and for
+                      * the head of a tied model also the word embedding */
 } Segment;
 
 /* One compute task of a segment, as the piece hooks see it. */

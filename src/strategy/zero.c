@@ -49,7 +49,7 @@ static TaskId gather(Emit *e, const Unit *u, const Segment *seg, TaskId after)
         [SEGMENT_LAYER] = "zero all_gather mb%d L%d",
         [SEGMENT_HEAD] = "zero all_gather mb%d head",
     };
-    double bytes = 2 * seg->params; /* the segment's bf16 parameters, whole */
+    double bytes = 2 * seg->uses; /* the bf16 parameters the segment computes with, whole */
     TaskId t = emit_collective(e, GROUP_DP, STREAM_COMM, COLL_ALL_GATHER, bytes, TAG_ZERO,
                                (TaskName){.fmt = names[seg->kind], .a = u->micro_batch,
                                           .b = seg->layer});
@@ -77,7 +77,7 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
     if (emit_plan(e)->zero_stage < 3)
         return;
     if (emit_plan(e)->dp > 1)
-        emit_mem(e, last, MEM_BUFFERS, -2 * seg->params, TRUE);
+        emit_mem(e, last, MEM_BUFFERS, -2 * seg->uses, TRUE);
     st->prev_end = last;
 }
 
