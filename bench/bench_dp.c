@@ -22,10 +22,11 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
-    g_autofree char *model_path = argc > 1 ? g_strdup(argv[1])
-                                           : g_build_filename(top, "models", "llama2-7b.json", NULL);
+    g_autofree char *model_path =
+        argc > 1 ? g_strdup(argv[1]) : g_build_filename(top, "models", "llama2-7b.json", NULL);
     g_autofree char *cluster_path =
-        argc > 2 ? g_strdup(argv[2]) : g_build_filename(top, "topologies", "dgx-a100-80gb.json", NULL);
+        argc > 2 ? g_strdup(argv[2])
+                 : g_build_filename(top, "topologies", "dgx-a100-80gb.json", NULL);
     int repeats = argc > 3 ? atoi(argv[3]) : 5;
     GError *error = NULL;
     g_autoptr(ModelSpec) model = model_spec_load(model_path, &error);

@@ -16,9 +16,9 @@
 #include "util/text.h"
 
 /* The shipped default: a data-parallel GPT-3 1.3B step on DGX A100s. */
-#define DEFAULT_MODEL "models/gpt3-1.3b.json"
+#define DEFAULT_MODEL   "models/gpt3-1.3b.json"
 #define DEFAULT_CLUSTER "topologies/dgx-a100-80gb.json"
-#define DEFAULT_PLAN "plans/default.json"
+#define DEFAULT_PLAN    "plans/default.json"
 
 typedef struct {
     PlanField field;
@@ -87,7 +87,7 @@ static gboolean parse_nodes(const char *text, int *out, GError **error)
 /* What `simulate` was asked, after option parsing. */
 typedef struct {
     char *model, *cluster, *plan, *format, *output, *nodes;
-    char *flag_text[N_PLAN_FLAGS]; /* valued plan flags */
+    char *flag_text[N_PLAN_FLAGS];   /* valued plan flags */
     gboolean flag_set[N_PLAN_FLAGS]; /* bare plan switches */
 } SimulateArgs;
 
@@ -107,8 +107,7 @@ static gboolean simulate(const SimulateArgs *a, GError **error)
     g_autoptr(PlanSpec) plan = plan_spec_new();
     g_autoptr(ModelSpec) model = NULL;
     g_autoptr(ClusterSpec) cluster = NULL;
-    if (!parse_nodes(a->nodes, &nodes, error) ||
-        !(model = model_spec_load(model_path, error)) ||
+    if (!parse_nodes(a->nodes, &nodes, error) || !(model = model_spec_load(model_path, error)) ||
         !(cluster = cluster_spec_load(cluster_path, nodes, error)) ||
         (plan_path && !plan_spec_load(plan, plan_path, error)))
         return FALSE;
@@ -144,17 +143,21 @@ static int cmd_simulate(int argc, char **argv)
     GOptionEntry plan_entries[N_PLAN_FLAGS + 1];
     for (gsize i = 0; i < N_PLAN_FLAGS; i++) {
         const PlanFlag *f = &plan_flags[i];
-        plan_entries[i] = (GOptionEntry){
-            f->flag, 0, 0, f->bare ? G_OPTION_ARG_NONE : G_OPTION_ARG_STRING,
-            f->bare ? (gpointer)&a.flag_set[i] : (gpointer)&a.flag_text[i], f->help,
-            f->bare ? NULL : "V"};
+        plan_entries[i] =
+            (GOptionEntry){f->flag,
+                           0,
+                           0,
+                           f->bare ? G_OPTION_ARG_NONE : G_OPTION_ARG_STRING,
+                           f->bare ? (gpointer)&a.flag_set[i] : (gpointer)&a.flag_text[i],
+                           f->help,
+                           f->bare ? NULL : "V"};
     }
     plan_entries[N_PLAN_FLAGS] = (GOptionEntry){NULL};
 
     GOptionContext *ctx = g_option_context_new("- simulate one training step");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    GOptionGroup *group = g_option_group_new("plan", "Plan options (override --plan):",
-                                             "Show plan options", NULL, NULL);
+    GOptionGroup *group = g_option_group_new(
+        "plan", "Plan options (override --plan):", "Show plan options", NULL, NULL);
     g_option_group_add_entries(group, plan_entries);
     g_option_context_add_group(ctx, group);
     GError *error = NULL;

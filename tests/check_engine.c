@@ -23,19 +23,21 @@ START_TEST(stream_order_and_dependencies)
 {
     Graph *g = graph_new(1, 2);
     TaskId a = graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "a"});
-    TaskId b = graph_compute(g, 0, 1, 0.5, 0, 0, (TaskName){.fmt = "b"}); /* other stream, waits for a */
+    TaskId b =
+        graph_compute(g, 0, 1, 0.5, 0, 0, (TaskName){.fmt = "b"}); /* other stream, waits for a */
     graph_dep(g, a, b);
-    TaskId c = graph_compute(g, 0, 0, 2.0, 0, 0, (TaskName){.fmt = "c"}); /* after a on its stream */
+    TaskId c =
+        graph_compute(g, 0, 0, 2.0, 0, 0, (TaskName){.fmt = "c"}); /* after a on its stream */
     ck_assert(graph_seal(g, NULL));
     Net *net = two_rank_net();
     Replay *r = engine_run(g, net, NULL);
     ck_assert_ptr_nonnull(r);
-    ck_assert_double_eq(r->start_s[b], 1.0);  /* a ends at 1 */
-    ck_assert_double_eq(r->end_s[b], 1.5);    /* runs beside c */
-    ck_assert_double_eq(r->end_s[c], 3.0);    /* 1 + 2 */
+    ck_assert_double_eq(r->start_s[b], 1.0); /* a ends at 1 */
+    ck_assert_double_eq(r->end_s[b], 1.5);   /* runs beside c */
+    ck_assert_double_eq(r->end_s[c], 3.0);   /* 1 + 2 */
     ck_assert_double_eq(r->makespan_s, 3.0);
     ck_assert_int_eq(r->critical[c], a);
-    ck_assert_uint_eq(r->events, 3);          /* one per task */
+    ck_assert_uint_eq(r->events, 3); /* one per task */
     replay_free(r);
     net_free(net);
     graph_free(g);

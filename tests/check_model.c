@@ -108,8 +108,8 @@ START_TEST(layer_gemm_flops)
 {
     double s = 1024, b = 2, h = 1024, f = 2816, kv = 4, a = 16;
     double hkv = kv * h / a;
-    ModelSpec m = {(char *)"gqa", 2, (int)h, (int)a, (int)kv, (int)f, 1000, (int)s, MLP_SWIGLU,
-                   FALSE};
+    ModelSpec m = {(char *)"gqa", 2,    (int)h, (int)a,     (int)kv,
+                   (int)f,        1000, (int)s, MLP_SWIGLU, FALSE};
     Shard sh = {(int)b, 1, FALSE};
     OpList ops;
     tf_block_ops(&m, BLOCK_ATTENTION, sh, &ops);

@@ -8,14 +8,15 @@
 #include "testutil.h"
 #include "util/error.h"
 
-#define GOOD_MODEL                                                                           \
-    "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "          \
+#define GOOD_MODEL                                                                                 \
+    "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "               \
     "\"vocab_size\": 100, \"seq_length\": 16"
-#define GOOD_GPU                                                                             \
+#define GOOD_GPU                                                                                   \
     "\"gpu\": {\"peak_tflops\": 100, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000}"
-#define GOOD_LINKS                                                                           \
+#define GOOD_LINKS                                                                                 \
     "\"intra_node\": {\"bandwidth_GBps\": 300}, \"inter_node\": {\"bandwidth_GBps\": 25}"
-#define GOOD_CLUSTER "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " GOOD_GPU ", " GOOD_LINKS
+#define GOOD_CLUSTER                                                                               \
+    "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " GOOD_GPU ", " GOOD_LINKS
 
 typedef enum { MODEL, CLUSTER, PLAN } Kind;
 
@@ -29,58 +30,71 @@ static const BadCase bad[] = {
     {MODEL, "{\"name\": \"m\",", {"line 1, column", "malformed JSON"}},
     {MODEL, "[1, 2]", {"$: expected a JSON object", "[1,2]"}},
     {MODEL, GOOD_MODEL ", \"layers\": -3}", {"key given twice"}},
-    {MODEL, "{\"name\": \"m\", \"layers\": -3, \"hidden_size\": 64, \"attention_heads\": 4, "
-            "\"vocab_size\": 100, \"seq_length\": 16}",
+    {MODEL,
+     "{\"name\": \"m\", \"layers\": -3, \"hidden_size\": 64, \"attention_heads\": 4, "
+     "\"vocab_size\": 100, \"seq_length\": 16}",
      {"$.layers", "expected a positive integer", "got -3"}},
-    {MODEL, "{\"name\": \"m\", \"layers\": \"2\", \"hidden_size\": 64, \"attention_heads\": 4, "
-            "\"vocab_size\": 100, \"seq_length\": 16}",
+    {MODEL,
+     "{\"name\": \"m\", \"layers\": \"2\", \"hidden_size\": 64, \"attention_heads\": 4, "
+     "\"vocab_size\": 100, \"seq_length\": 16}",
      {"$.layers", "got \"2\""}},
-    {MODEL, "{\"name\": \"m\", \"layers\": 2.5, \"hidden_size\": 64, \"attention_heads\": 4, "
-            "\"vocab_size\": 100, \"seq_length\": 16}",
+    {MODEL,
+     "{\"name\": \"m\", \"layers\": 2.5, \"hidden_size\": 64, \"attention_heads\": 4, "
+     "\"vocab_size\": 100, \"seq_length\": 16}",
      {"$.layers", "got 2.5"}},
-    {MODEL, "{\"name\": \"m\", \"layers\": 2, \"attention_heads\": 4, \"vocab_size\": 100, "
-            "\"seq_length\": 16}",
+    {MODEL,
+     "{\"name\": \"m\", \"layers\": 2, \"attention_heads\": 4, \"vocab_size\": 100, "
+     "\"seq_length\": 16}",
      {"$.hidden_size", "missing"}},
     {MODEL, GOOD_MODEL ", \"hiden\": 3}", {"$.hiden", "unknown key", "\"hidden_size\""}},
-    {MODEL, "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 5, "
-            "\"vocab_size\": 100, \"seq_length\": 16}",
+    {MODEL,
+     "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 5, "
+     "\"vocab_size\": 100, \"seq_length\": 16}",
      {"$.attention_heads", "a divisor of hidden_size = 64", "got 5"}},
     {MODEL, GOOD_MODEL ", \"kv_heads\": 3}", {"$.kv_heads", "a divisor of attention_heads"}},
     {MODEL, GOOD_MODEL ", \"vocab_size\": 0}", {"key given twice"}},
     {MODEL, GOOD_MODEL ", \"mlp\": \"relu\"}", {"$.mlp", "\"gelu\" or \"swiglu\"", "\"relu\""}},
     {MODEL, GOOD_MODEL ", \"tied_embeddings\": 1}", {"$.tied_embeddings", "true or false"}},
-    {MODEL, "{\"name\": \"m\", \"layers\": 100000, \"hidden_size\": 2000000000, "
-            "\"attention_heads\": 1, \"vocab_size\": 100, \"seq_length\": 16}",
+    {MODEL,
+     "{\"name\": \"m\", \"layers\": 100000, \"hidden_size\": 2000000000, "
+     "\"attention_heads\": 1, \"vocab_size\": 100, \"seq_length\": 16}",
      {"2^53"}},
-    {MODEL, "{\"name\": \"\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "
-            "\"vocab_size\": 100, \"seq_length\": 16}",
+    {MODEL,
+     "{\"name\": \"\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "
+     "\"vocab_size\": 100, \"seq_length\": 16}",
      {"$.name", "a non-empty string"}},
-    {MODEL, "{\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4, "
-            "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"hidden_act\": \"tanh\"}",
+    {MODEL,
+     "{\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4, "
+     "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"hidden_act\": \"tanh\"}",
      {"$.hidden_act", "\"tanh\""}},
     {CLUSTER, GOOD_CLUSTER ", \"nodes\": 0}", {"key given twice"}},
-    {CLUSTER, "{\"name\": \"c\", \"nodes\": 0, \"gpus_per_node\": 4, " GOOD_GPU ", " GOOD_LINKS "}",
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 0, \"gpus_per_node\": 4, " GOOD_GPU ", " GOOD_LINKS "}",
      {"$.nodes", "got 0"}},
-    {CLUSTER, "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
-              "-1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000}, " GOOD_LINKS "}",
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
+     "-1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000}, " GOOD_LINKS "}",
      {"$.gpu.peak_tflops", "got -1"}},
-    {CLUSTER, "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
-              "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, \"compute_efficiency\": "
-              "1.5}, " GOOD_LINKS "}",
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
+     "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, \"compute_efficiency\": "
+     "1.5}, " GOOD_LINKS "}",
      {"$.gpu.compute_efficiency", "<= 1", "got 1.5"}},
-    {CLUSTER, "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
-              "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, \"tflops\": 3}, " GOOD_LINKS
-              "}",
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
+     "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, \"tflops\": 3}, " GOOD_LINKS "}",
      {"$.gpu.tflops", "unknown key"}},
-    {CLUSTER, "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " GOOD_GPU
-              ", \"intra_node\": {\"bandwidth_GBps\": 300}}",
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " GOOD_GPU
+     ", \"intra_node\": {\"bandwidth_GBps\": 300}}",
      {"$.inter_node", "expected an object", "got nothing"}},
-    {CLUSTER, "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " GOOD_GPU
-              ", \"intra_node\": {\"bandwidth_GBps\": 300, \"latency_us\": -2}, "
-              "\"inter_node\": {\"bandwidth_GBps\": 25}}",
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " GOOD_GPU
+     ", \"intra_node\": {\"bandwidth_GBps\": 300, \"latency_us\": -2}, "
+     "\"inter_node\": {\"bandwidth_GBps\": 25}}",
      {"$.intra_node.latency_us", "got -2"}},
-    {CLUSTER, "{\"name\": \"c\", \"nodes\": 1048576, \"gpus_per_node\": 8, " GOOD_GPU ", "
-              GOOD_LINKS "}",
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 1048576, \"gpus_per_node\": 8, " GOOD_GPU ", " GOOD_LINKS "}",
      {"$.nodes", "GPUs"}},
     {PLAN, "{\"tp\": 0}", {"$.tp", "an integer from 1 to", "got 0"}},
     {PLAN, "{\"zero_stage\": 7}", {"$.zero_stage", "from 0 to 3 or \"fsdp\"", "got 7"}},
@@ -129,9 +143,9 @@ END_TEST
 
 START_TEST(shipped_files_load)
 {
-    static const char *const models[] = {"gpt3-175b", "gpt3-1.3b", "llama2-7b", "llama2-13b",
-                                         "llama2-70b", "llama3-8b", "llama3-70b", "llama3-405b",
-                                         "tiny-gpt"};
+    static const char *const models[] = {"gpt3-175b",  "gpt3-1.3b",   "llama2-7b",
+                                         "llama2-13b", "llama2-70b",  "llama3-8b",
+                                         "llama3-70b", "llama3-405b", "tiny-gpt"};
     const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
     for (gsize i = 0; i < G_N_ELEMENTS(models); i++) {
         g_autofree char *file = g_strconcat(models[i], ".json", NULL);
@@ -191,8 +205,8 @@ START_TEST(defaults_and_units)
     test_remove(path);
     path = test_write_tmp(GOOD_MODEL "}");
     ModelSpec *m = model_spec_load(path, NULL);
-    ck_assert_int_eq(m->kv_heads, 4);           /* default: attention_heads */
-    ck_assert_int_eq(m->ffn_hidden_size, 256);  /* default: 4 h */
+    ck_assert_int_eq(m->kv_heads, 4);          /* default: attention_heads */
+    ck_assert_int_eq(m->ffn_hidden_size, 256); /* default: 4 h */
     model_spec_free(m);
     test_remove(path);
 }

@@ -26,11 +26,10 @@ ClusterSpec *test_cluster(int nodes, int per_node, double intra_Bps, double inte
 void test_resolve(PlanSpec *plan, const ModelSpec *m, const ClusterSpec *c);
 
 /* |a - b| <= rel * |b| */
-#define ck_assert_rel(a, b, rel)                                                          \
-    do {                                                                                  \
-        double a_ = (a), b_ = (b);                                                        \
-        ck_assert_msg(fabs(a_ - b_) <= (rel) * fabs(b_), "%s = %.17g, expected %.17g", #a, \
-                      a_, b_);                                                            \
+#define ck_assert_rel(a, b, rel)                                                                   \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        ck_assert_msg(fabs(a_ - b_) <= (rel)*fabs(b_), "%s = %.17g, expected %.17g", #a, a_, b_);  \
     } while (0)
 
 #endif

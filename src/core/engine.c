@@ -16,8 +16,8 @@ typedef struct {
     const Graph *g;
     const Net *net;
     EventQueue *q;
-    int32_t *waiting;   /* per task: dependencies not yet ended */
-    double *in_use;     /* per rank x category */
+    int32_t *waiting; /* per task: dependencies not yet ended */
+    double *in_use;   /* per rank x category */
     Replay *r;
 } Run;
 
@@ -95,9 +95,13 @@ Replay *engine_run(const Graph *g, const Net *net, GError **error)
     r->end_s = g_new0(double, MAX(n, 1));
     r->critical = g_new(TaskId, MAX(n, 1));
     r->peak_bytes = g_new0(double, ranks);
-    r->peak_split = g_new0(double, (gsize)ranks * GRAPH_MEM_CATEGORIES);
-    Run run = {g, net, evq_new(n), g_new(int32_t, MAX(n, 1)),
-               g_new0(double, (gsize)ranks * GRAPH_MEM_CATEGORIES), r};
+    r->peak_split = g_new0(double, (gsize)ranks *GRAPH_MEM_CATEGORIES);
+    Run run = {g,
+               net,
+               evq_new(n),
+               g_new(int32_t, MAX(n, 1)),
+               g_new0(double, (gsize)ranks *GRAPH_MEM_CATEGORIES),
+               r};
 
     for (gsize id = 0; id < n; id++) {
         run.waiting[id] = graph_task(g, (TaskId)id)->npred;

@@ -17,13 +17,13 @@
 typedef struct {
     gsize tasks;
     int ranks;
-    double *start_s;     /* per task */
-    double *end_s;       /* per task */
-    TaskId *critical;    /* per task: the dependency that ended last (TASK_NONE if none) */
-    double makespan_s;   /* when the last task ends */
-    guint64 events;      /* events processed */
-    double *peak_bytes;  /* per rank: the most memory in use at any instant */
-    double *peak_split;  /* per rank, GRAPH_MEM_CATEGORIES each: in use at that peak */
+    double *start_s;    /* per task */
+    double *end_s;      /* per task */
+    TaskId *critical;   /* per task: the dependency that ended last (TASK_NONE if none) */
+    double makespan_s;  /* when the last task ends */
+    guint64 events;     /* events processed */
+    double *peak_bytes; /* per rank: the most memory in use at any instant */
+    double *peak_split; /* per rank, GRAPH_MEM_CATEGORIES each: in use at that peak */
 } Replay;
 
 /* Replays a sealed graph. Fails (PS_ERROR_STUCK) when some task can never

@@ -18,18 +18,18 @@ typedef struct {
 
 typedef struct {
     int kind;
-    int first;       /* offset of the members in Graph.members */
+    int first; /* offset of the members in Graph.members */
     int n;
-    GArray *colls;   /* Collective, in matching order */
+    GArray *colls; /* Collective, in matching order */
 } Group;
 
 typedef struct {
     int group;
-    int index;       /* position among the group's members */
+    int index; /* position among the group's members */
 } Membership;
 
 typedef struct {
-    int32_t key;     /* the row: a task, or rank * streams + stream */
+    int32_t key; /* the row: a task, or rank * streams + stream */
     int32_t value;
 } Pair;
 
@@ -41,17 +41,17 @@ typedef struct {
 
 struct Graph {
     int ranks, streams;
-    GArray *tasks;       /* Task */
-    GArray *edges;       /* Pair: before -> after */
-    GArray *slots;       /* Pair: stream row -> task */
-    GArray *mem;         /* MemOp, sorted by task on seal */
-    gsize *mem_offset;   /* per task, after seal */
-    TaskId *last;        /* per stream row, the task appended last */
-    GPtrArray *names;    /* formatted names, owned */
+    GArray *tasks;        /* Task */
+    GArray *edges;        /* Pair: before -> after */
+    GArray *slots;        /* Pair: stream row -> task */
+    GArray *mem;          /* MemOp, sorted by task on seal */
+    gsize *mem_offset;    /* per task, after seal */
+    TaskId *last;         /* per stream row, the task appended last */
+    GPtrArray *names;     /* formatted names, owned */
     GHashTable *name_ids; /* TaskName (owned copy) -> index into names */
-    GArray *groups;      /* Group */
-    GArray *members;     /* int, the members of every group */
-    GArray *next;        /* int, per group member: collectives joined so far */
+    GArray *groups;       /* Group */
+    GArray *members;      /* int, the members of every group */
+    GArray *next;         /* int, per group member: collectives joined so far */
     GArray **rank_groups; /* per rank: Membership */
     Rows succ, stream_rows;
     gboolean sealed;
@@ -186,8 +186,13 @@ TaskId graph_compute(Graph *g, int rank, int stream, double seconds, double flop
                      TaskName name)
 {
     g_assert(seconds >= 0);
-    Task t = {.seconds = seconds, .flops = flops, .owner = rank, .name = intern(g, name),
-              .kind = TASK_COMPUTE, .stream = (uint8_t)stream, .tag = (uint8_t)tag};
+    Task t = {.seconds = seconds,
+              .flops = flops,
+              .owner = rank,
+              .name = intern(g, name),
+              .kind = TASK_COMPUTE,
+              .stream = (uint8_t)stream,
+              .tag = (uint8_t)tag};
     TaskId id = add_task(g, &t);
     enqueue(g, id, rank, stream);
     return id;
@@ -195,15 +200,18 @@ TaskId graph_compute(Graph *g, int rank, int stream, double seconds, double flop
 
 TaskId graph_marker(Graph *g, int rank, int stream, int tag, TaskName name)
 {
-    Task t = {.owner = rank, .name = intern(g, name), .kind = TASK_MARKER,
-              .stream = (uint8_t)stream, .tag = (uint8_t)tag};
+    Task t = {.owner = rank,
+              .name = intern(g, name),
+              .kind = TASK_MARKER,
+              .stream = (uint8_t)stream,
+              .tag = (uint8_t)tag};
     TaskId id = add_task(g, &t);
     enqueue(g, id, rank, stream);
     return id;
 }
 
-TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, double bytes,
-                        int tag, TaskName name)
+TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, double bytes, int tag,
+                        TaskName name)
 {
     g_assert(group >= 0 && group < (int)g->groups->len && bytes >= 0);
     Group *grp = &g_array_index(g->groups, Group, group);
@@ -217,8 +225,12 @@ TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, do
     g_assert(index >= 0); /* the rank is a member */
     int *k = &g_array_index(g->next, int, grp->first + index);
     if (*k == (int)grp->colls->len) {
-        Task t = {.bytes = bytes, .owner = group, .name = intern(g, name),
-                  .kind = TASK_COLLECTIVE, .stream = (uint8_t)stream, .op = (uint8_t)op,
+        Task t = {.bytes = bytes,
+                  .owner = group,
+                  .name = intern(g, name),
+                  .kind = TASK_COLLECTIVE,
+                  .stream = (uint8_t)stream,
+                  .op = (uint8_t)op,
                   .tag = (uint8_t)tag};
         Collective c = {add_task(g, &t), 0};
         g_array_append_val(grp->colls, c);
@@ -277,11 +289,12 @@ static void report_unjoined(Graph *g, const Group *grp, int k, GError **error)
     }
     if (shown > 8)
         g_string_append_printf(missing, " and %d more", shown - 8);
-    g_set_error(error, PS_ERROR, PS_ERROR_STUCK,
-                "task graph cannot finish: collective \"%s\" (task %d) was joined by %d of %d "
-                "members; rank %s never reaches it",
-                (const char *)g_ptr_array_index(g->names, g_array_index(g->tasks, Task, c->task).name),
-                c->task, c->joined, grp->n, missing->str);
+    g_set_error(
+        error, PS_ERROR, PS_ERROR_STUCK,
+        "task graph cannot finish: collective \"%s\" (task %d) was joined by %d of %d "
+        "members; rank %s never reaches it",
+        (const char *)g_ptr_array_index(g->names, g_array_index(g->tasks, Task, c->task).name),
+        c->task, c->joined, grp->n, missing->str);
     g_string_free(missing, TRUE);
 }
 
@@ -327,9 +340,18 @@ gboolean graph_seal(Graph *g, GError **error)
     return TRUE;
 }
 
-int graph_ranks(const Graph *g) { return g->ranks; }
-int graph_streams(const Graph *g) { return g->streams; }
-gsize graph_tasks(const Graph *g) { return g->tasks->len; }
+int graph_ranks(const Graph *g)
+{
+    return g->ranks;
+}
+int graph_streams(const Graph *g)
+{
+    return g->streams;
+}
+gsize graph_tasks(const Graph *g)
+{
+    return g->tasks->len;
+}
 
 const Task *graph_task(const Graph *g, TaskId id)
 {

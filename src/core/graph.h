@@ -24,7 +24,7 @@
 
 #include "net/collective.h"
 
-#define GRAPH_MAX_STREAMS 4
+#define GRAPH_MAX_STREAMS    4
 #define GRAPH_MEM_CATEGORIES 8
 
 typedef int32_t TaskId;
@@ -43,16 +43,16 @@ typedef struct {
 } TaskName;
 
 typedef struct {
-    double seconds;   /* compute: duration at full speed */
-    double bytes;     /* collective: the buffer size S (see collective.h) */
-    double flops;     /* compute: FLOPs executed, for utilisation */
-    int32_t owner;    /* compute and marker: the rank; collective: the group */
-    int32_t name;     /* interned name (graph_name) */
-    int32_t npred;    /* dependencies, stream order included */
-    uint8_t kind;     /* TaskKind */
-    uint8_t stream;   /* the stream it runs on (every member's, for a collective) */
-    uint8_t op;       /* collective: CollOp */
-    uint8_t tag;      /* the builder's label (phase, group kind, ...) */
+    double seconds; /* compute: duration at full speed */
+    double bytes;   /* collective: the buffer size S (see collective.h) */
+    double flops;   /* compute: FLOPs executed, for utilisation */
+    int32_t owner;  /* compute and marker: the rank; collective: the group */
+    int32_t name;   /* interned name (graph_name) */
+    int32_t npred;  /* dependencies, stream order included */
+    uint8_t kind;   /* TaskKind */
+    uint8_t stream; /* the stream it runs on (every member's, for a collective) */
+    uint8_t op;     /* collective: CollOp */
+    uint8_t tag;    /* the builder's label (phase, group kind, ...) */
 } Task;
 
 typedef struct {
@@ -84,8 +84,8 @@ TaskId graph_marker(Graph *g, int rank, int stream, int tag, TaskName name);
 /* `rank` joins its next collective on `group`, on its `stream`. The first
  * member to join creates the task with `op`, `bytes`, `tag` and `name`;
  * later members must join with the same op and bytes (a mismatch is a bug). */
-TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, double bytes,
-                        int tag, TaskName name);
+TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, double bytes, int tag,
+                        TaskName name);
 
 /* `after` also waits for `before`. */
 void graph_dep(Graph *g, TaskId before, TaskId after);

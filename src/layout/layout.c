@@ -6,11 +6,11 @@
 #include "layout/layout.h"
 
 struct Layout {
-    int t, d, p;                /* sizes */
+    int t, d, p; /* sizes */
     int ranks;
-    int *node;                  /* per rank */
-    int size[GROUP_KINDS];      /* members per group */
-    int *members[GROUP_KINDS];  /* all groups of a kind, flat */
+    int *node;                 /* per rank */
+    int size[GROUP_KINDS];     /* members per group */
+    int *members[GROUP_KINDS]; /* all groups of a kind, flat */
 };
 
 static const char *const group_names[GROUP_KINDS] = {"tp", "dp", "pp"};

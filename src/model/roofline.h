@@ -12,7 +12,7 @@ typedef struct {
     const char *name; /* "qkv", "softmax", ... */
     double flops;
     double bytes;
-    int gemm;         /* a matrix multiply: counted in model FLOPs */
+    int gemm; /* a matrix multiply: counted in model FLOPs */
 } Op;
 
 double roofline_s(const GpuSpec *gpu, const Op *op);

@@ -8,12 +8,12 @@
 #include "model/transformer.h"
 
 typedef struct {
-    double n, ns;     /* tokens, tokens for norms and dropout */
-    double t;         /* tensor-parallel size */
+    double n, ns; /* tokens, tokens for norms and dropout */
+    double t;     /* tensor-parallel size */
     double h, hkv, f, v, s, b, a;
-    double hkv_t;     /* this GPU's K (or V) width: h_kv / t, or one head's
-                       * width when t exceeds the KV heads (Megatron then
-                       * replicates KV heads) */
+    double hkv_t; /* this GPU's K (or V) width: h_kv / t, or one head's
+                   * width when t exceeds the KV heads (Megatron then
+                   * replicates KV heads) */
 } Dims;
 
 static Dims dims(const ModelSpec *m, Shard sh)

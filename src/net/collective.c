@@ -9,7 +9,7 @@
 #include <glib.h>
 
 static const char *const names[COLL_N_OPS] = {
-    [COLL_ALL_REDUCE] = "all_reduce",       [COLL_ALL_GATHER] = "all_gather",
+    [COLL_ALL_REDUCE] = "all_reduce",         [COLL_ALL_GATHER] = "all_gather",
     [COLL_REDUCE_SCATTER] = "reduce_scatter", [COLL_ALL_TO_ALL] = "all_to_all",
     [COLL_SEND_RECV] = "send_recv",
 };

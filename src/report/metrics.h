@@ -26,17 +26,17 @@
 
 /* One kind of collective on the critical rank, over a step. */
 typedef struct {
-    int count;          /* collectives joined */
-    double bytes;       /* bytes the rank sent (collective_sent_bytes) */
-    double time_s;      /* their summed durations */
-    double exposed_s;   /* the part the compute stream spent in or waiting on */
+    int count;        /* collectives joined */
+    double bytes;     /* bytes the rank sent (collective_sent_bytes) */
+    double time_s;    /* their summed durations */
+    double exposed_s; /* the part the compute stream spent in or waiting on */
 } CommStat;
 
 typedef struct {
     double step_time_s;
     double tokens_per_s;
-    double model_flops;     /* per step, no recomputation */
-    double hardware_flops;  /* per step, executed */
+    double model_flops;    /* per step, no recomputation */
+    double hardware_flops; /* per step, executed */
     double mfu, hfu;
     double compute_s;
     double recompute_s;

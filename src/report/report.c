@@ -15,10 +15,10 @@ typedef enum { IN_JSON = 1, IN_CSV = 2, IN_BOTH = 3 } Where;
 
 typedef struct {
     const char *section;
-    const char *name;    /* a literal, or owned by Fields.names */
+    const char *name; /* a literal, or owned by Fields.names */
     ValueKind kind;
-    double number;       /* NUMBER, INT, BOOL */
-    char *text;          /* STRING, owned */
+    double number; /* NUMBER, INT, BOOL */
+    char *text;    /* STRING, owned */
     Where where;
 } Field;
 
@@ -27,7 +27,7 @@ typedef struct {
 typedef struct {
     Field f[MAX_FIELDS];
     int n;
-    GPtrArray *names;    /* names made up at run time */
+    GPtrArray *names; /* names made up at run time */
 } Fields;
 
 static Field *put(Fields *fs, const char *section, const char *name, ValueKind kind, double number,
@@ -203,8 +203,7 @@ static void render_json(GString *out, const Fields *fs, const Metrics *m)
             g_string_append_printf(out, "%s\n  \"%s\": {", sep, f->section);
             sep = "";
         }
-        g_string_append_printf(out, "%s\n%s\"%s\": ", sep, f->section[0] ? "    " : "  ",
-                               f->name);
+        g_string_append_printf(out, "%s\n%s\"%s\": ", sep, f->section[0] ? "    " : "  ", f->name);
         append_value(out, f, TRUE);
         prev = f->section;
     }
@@ -247,32 +246,34 @@ static void render_text(GString *out, const Report *rep)
                            " rank\n",
                            p->global_batch_size, rep->micro_batches,
                            rep->micro_batches == 1 ? "" : "es", p->micro_batch_size);
-    g_string_append_printf(out, "step time        %.4g s, %.4g tokens/s, MFU %.1f %%, HFU %.1f %%\n",
-                           step, m->tokens_per_s, 100 * m->mfu, 100 * m->hfu);
     g_string_append_printf(out,
-                           "time split       compute %.4g s (%.1f %%), exposed communication %.4g s "
-                           "(%.1f %%) on rank %d; bubble %.1f %%\n",
-                           m->compute_s, step > 0 ? 100 * m->compute_s / step : 0,
-                           m->exposed_comm_s, step > 0 ? 100 * m->exposed_comm_s / step : 0,
-                           m->critical_rank, 100 * m->bubble_fraction);
+                           "step time        %.4g s, %.4g tokens/s, MFU %.1f %%, HFU %.1f %%\n",
+                           step, m->tokens_per_s, 100 * m->mfu, 100 * m->hfu);
+    g_string_append_printf(
+        out,
+        "time split       compute %.4g s (%.1f %%), exposed communication %.4g s "
+        "(%.1f %%) on rank %d; bubble %.1f %%\n",
+        m->compute_s, step > 0 ? 100 * m->compute_s / step : 0, m->exposed_comm_s,
+        step > 0 ? 100 * m->exposed_comm_s / step : 0, m->critical_rank, 100 * m->bubble_fraction);
     if (m->recompute_s > 0)
         g_string_append_printf(out, "recompute        %.4g s of the compute replays forwards\n",
                                m->recompute_s);
     CommRow rows[TAG_KINDS * COLL_N_OPS];
     int n = comm_rows(m, rows);
     for (int i = 0; i < n; i++)
-        g_string_append_printf(out, "comm %-4s %-14s %6d calls, %9.4g GB sent, %.4g s, %.4g s exposed\n",
-                               rows[i].group, rows[i].op, rows[i].stat->count,
-                               rows[i].stat->bytes / 1e9, rows[i].stat->time_s,
-                               rows[i].stat->exposed_s);
-    g_string_append_printf(out, "memory peak      %.2f GiB of %.2f GiB (%s) on rank %d:",
-                           m->peak_bytes / GiB, m->capacity_bytes / GiB,
-                           m->fits ? "fits" : "DOES NOT FIT", m->peak_rank);
+        g_string_append_printf(
+            out, "comm %-4s %-14s %6d calls, %9.4g GB sent, %.4g s, %.4g s exposed\n",
+            rows[i].group, rows[i].op, rows[i].stat->count, rows[i].stat->bytes / 1e9,
+            rows[i].stat->time_s, rows[i].stat->exposed_s);
+    g_string_append_printf(
+        out, "memory peak      %.2f GiB of %.2f GiB (%s) on rank %d:", m->peak_bytes / GiB,
+        m->capacity_bytes / GiB, m->fits ? "fits" : "DOES NOT FIT", m->peak_rank);
     for (int k = 0; k < MEM_KINDS; k++)
         g_string_append_printf(out, "%s %s %.2f", k ? "," : "", emit_mem_name((MemKind)k),
                                m->peak_split[k] / GiB);
     g_string_append(out, " GiB\n");
-    g_string_append_printf(out, "simulated        %d ranks, %" G_GUINT64_FORMAT " events in %.3g s\n",
+    g_string_append_printf(out,
+                           "simulated        %d ranks, %" G_GUINT64_FORMAT " events in %.3g s\n",
                            m->simulated_ranks, m->events, rep->sim_wall_s);
 }
 

@@ -13,9 +13,9 @@
 #include "spec/spec.h"
 
 typedef struct {
-    const char *model;     /* names */
+    const char *model; /* names */
     const char *cluster;
-    const PlanSpec *plan;  /* resolved */
+    const PlanSpec *plan; /* resolved */
     int gpus;
     double parameters;
     int micro_batches;

@@ -9,11 +9,17 @@
 
 #define MAX_GPUS (1 << 20)
 
-static const char *const cluster_keys[] = {"name", "nodes", "gpus_per_node", "gpu",
-                                           "intra_node", "inter_node", NULL};
+static const char *const cluster_keys[] = {
+    "name", "nodes", "gpus_per_node", "gpu", "intra_node", "inter_node", NULL};
 static const char *const gpu_keys[] = {
-    "name", "peak_tflops", "memory_GiB", "memory_bandwidth_GBps", "compute_efficiency",
-    "memory_efficiency", "kernel_launch_us", NULL,
+    "name",
+    "peak_tflops",
+    "memory_GiB",
+    "memory_bandwidth_GBps",
+    "compute_efficiency",
+    "memory_efficiency",
+    "kernel_launch_us",
+    NULL,
 };
 static const char *const intra_keys[] = {"bandwidth_GBps", "latency_us", NULL};
 static const char *const inter_keys[] = {"bandwidth_GBps", "latency_us", "nics_per_node", NULL};
@@ -26,8 +32,7 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
         !json_string(doc, o, "$.gpu", "name", FALSE, "gpu", &gpu->name, error) ||
         !json_number(doc, o, "$.gpu", "peak_tflops", TRUE, FALSE, 1e9, 0, &tflops, error) ||
         !json_number(doc, o, "$.gpu", "memory_GiB", TRUE, FALSE, 1e9, 0, &gib, error) ||
-        !json_number(doc, o, "$.gpu", "memory_bandwidth_GBps", TRUE, FALSE, 1e9, 0, &gbps,
-                     error) ||
+        !json_number(doc, o, "$.gpu", "memory_bandwidth_GBps", TRUE, FALSE, 1e9, 0, &gbps, error) ||
         !json_number(doc, o, "$.gpu", "compute_efficiency", FALSE, FALSE, 1, 1,
                      &gpu->compute_efficiency, error) ||
         !json_number(doc, o, "$.gpu", "memory_efficiency", FALSE, FALSE, 1, 1,
@@ -67,20 +72,19 @@ ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **er
     if (!json_check_keys(doc, doc->root, "$", cluster_keys, error) ||
         !json_string(doc, doc->root, "$", "name", TRUE, NULL, &c->name, error) ||
         !json_int(doc, doc->root, "$", "nodes", TRUE, 1, MAX_GPUS, 0, &nodes, error) ||
-        !json_int(doc, doc->root, "$", "gpus_per_node", TRUE, 1, MAX_GPUS, 0, &per_node,
-                  error) ||
+        !json_int(doc, doc->root, "$", "gpus_per_node", TRUE, 1, MAX_GPUS, 0, &per_node, error) ||
         !read_gpu(doc, &c->gpu, error) ||
         !read_link(doc, "intra_node", intra_keys, &c->intra, &intra, error) ||
         !read_link(doc, "inter_node", inter_keys, &c->inter, &inter, error) ||
-        !json_int(doc, inter, "$.inter_node", "nics_per_node", FALSE, 1, MAX_GPUS, per_node,
-                  &nics, error))
+        !json_int(doc, inter, "$.inter_node", "nics_per_node", FALSE, 1, MAX_GPUS, per_node, &nics,
+                  error))
         return NULL;
     if (nodes_override > 0)
         nodes = nodes_override;
     if (nodes * per_node > MAX_GPUS) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "%s: $.nodes: expected nodes x gpus_per_node <= %d GPUs, got %lld x %lld",
-                    path, MAX_GPUS, nodes, per_node);
+                    "%s: $.nodes: expected nodes x gpus_per_node <= %d GPUs, got %lld x %lld", path,
+                    MAX_GPUS, nodes, per_node);
         return NULL;
     }
     c->nodes = (int)nodes;

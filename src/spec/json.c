@@ -63,9 +63,8 @@ JsonDoc *json_doc_load(const char *path, GError **error)
         int line, column;
         gsize at = end ? (gsize)(end - text) : len;
         line_column(text, at, &line, &column);
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "%s: line %d, column %d: malformed JSON", path, line,
-                    column);
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: line %d, column %d: malformed JSON", path,
+                    line, column);
         return NULL;
     }
     JsonDoc *doc = g_new0(JsonDoc, 1);
@@ -112,8 +111,8 @@ gboolean json_check_keys(const JsonDoc *doc, const cJSON *obj, const char *where
     return TRUE;
 }
 
-const cJSON *json_object(const JsonDoc *doc, const cJSON *obj, const char *where,
-                         const char *key, GError **error)
+const cJSON *json_object(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,
+                         GError **error)
 {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!cJSON_IsObject(item)) {
@@ -126,8 +125,7 @@ const cJSON *json_object(const JsonDoc *doc, const cJSON *obj, const char *where
 /* Looks up `key`; returns FALSE with an error when it is absent and required.
  * *item is NULL when absent and optional. */
 static gboolean lookup(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,
-                       gboolean required, const char *expected, const cJSON **item,
-                       GError **error)
+                       gboolean required, const char *expected, const cJSON **item, GError **error)
 {
     *item = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!*item && required) {
@@ -165,10 +163,10 @@ gboolean json_int(const JsonDoc *doc, const cJSON *obj, const char *where, const
                   gboolean required, long long min, long long max, long long fallback,
                   long long *out, GError **error)
 {
-    g_autofree char *expected =
-        min == 1 && max == G_MAXINT ? g_strdup("a positive integer")
-        : max == G_MAXINT ? g_strdup_printf("an integer >= %lld", min)
-                          : g_strdup_printf("an integer from %lld to %lld", min, max);
+    g_autofree char *expected = min == 1 && max == G_MAXINT ? g_strdup("a positive integer")
+                                : max == G_MAXINT
+                                    ? g_strdup_printf("an integer >= %lld", min)
+                                    : g_strdup_printf("an integer from %lld to %lld", min, max);
     double v;
     if (!read_number(doc, obj, where, key, required, expected, (double)min, FALSE, (double)max,
                      TRUE, (double)fallback, &v, error))
@@ -178,10 +176,11 @@ gboolean json_int(const JsonDoc *doc, const cJSON *obj, const char *where, const
 }
 
 gboolean json_number(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,
-                     gboolean required, gboolean zero_ok, double max, double fallback,
-                     double *out, GError **error)
+                     gboolean required, gboolean zero_ok, double max, double fallback, double *out,
+                     GError **error)
 {
-    g_autofree char *expected = g_strdup_printf("a number %s 0 and <= %g", zero_ok ? ">=" : ">", max);
+    g_autofree char *expected =
+        g_strdup_printf("a number %s 0 and <= %g", zero_ok ? ">=" : ">", max);
     return read_number(doc, obj, where, key, required, expected, 0, !zero_ok, max, FALSE, fallback,
                        out, error);
 }

@@ -26,8 +26,8 @@ gboolean json_check_keys(const JsonDoc *doc, const cJSON *obj, const char *where
                          const char *const *known, GError **error);
 
 /* An object member that must be present and an object. */
-const cJSON *json_object(const JsonDoc *doc, const cJSON *obj, const char *where,
-                         const char *key, GError **error);
+const cJSON *json_object(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,
+                         GError **error);
 
 /* An integer in [min, max]. When the key is absent: *out = fallback if
  * `required` is FALSE, else an error. */
@@ -37,8 +37,8 @@ gboolean json_int(const JsonDoc *doc, const cJSON *obj, const char *where, const
 
 /* A number > 0 (or >= 0 when `zero_ok`) and <= max; absent: as json_int. */
 gboolean json_number(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,
-                     gboolean required, gboolean zero_ok, double max, double fallback,
-                     double *out, GError **error);
+                     gboolean required, gboolean zero_ok, double max, double fallback, double *out,
+                     GError **error);
 
 /* A boolean; absent: fallback, or an error if required. */
 gboolean json_bool(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,

@@ -11,8 +11,8 @@
 #include "util/error.h"
 
 static const char *const model_keys[] = {
-    "name", "layers", "hidden_size", "attention_heads", "kv_heads", "ffn_hidden_size",
-    "vocab_size", "seq_length", "mlp", "tied_embeddings", NULL,
+    "name",       "layers",     "hidden_size", "attention_heads", "kv_heads", "ffn_hidden_size",
+    "vocab_size", "seq_length", "mlp",         "tied_embeddings", NULL,
 };
 
 /* The key names of the two formats, in the order of ModelSpec's fields. */
@@ -20,11 +20,12 @@ typedef struct {
     const char *layers, *hidden, *heads, *kv_heads, *ffn, *vocab, *seq;
 } ModelKeys;
 
-static const ModelKeys plansim_names = {"layers", "hidden_size", "attention_heads", "kv_heads",
-                                        "ffn_hidden_size", "vocab_size", "seq_length"};
-static const ModelKeys hf_names = {"num_hidden_layers", "hidden_size", "num_attention_heads",
-                                   "num_key_value_heads", "intermediate_size", "vocab_size",
-                                   "max_position_embeddings"};
+static const ModelKeys plansim_names = {"layers",    "hidden_size",     "attention_heads",
+                                        "kv_heads",  "ffn_hidden_size", "vocab_size",
+                                        "seq_length"};
+static const ModelKeys hf_names = {
+    "num_hidden_layers", "hidden_size", "num_attention_heads",    "num_key_value_heads",
+    "intermediate_size", "vocab_size",  "max_position_embeddings"};
 
 static gboolean read_int(const JsonDoc *doc, const char *key, gboolean required, int fallback,
                          int *out, GError **error)
@@ -111,15 +112,14 @@ static gboolean check_shape(const JsonDoc *doc, const ModelSpec *m, gboolean hf,
         return FALSE;
     }
     if (m->attention_heads % m->kv_heads != 0) {
-        json_fail(error, doc, "$", k->kv_heads,
-                  cJSON_GetObjectItemCaseSensitive(root, k->kv_heads), "a divisor of %s = %d",
-                  k->heads, m->attention_heads);
+        json_fail(error, doc, "$", k->kv_heads, cJSON_GetObjectItemCaseSensitive(root, k->kv_heads),
+                  "a divisor of %s = %d", k->heads, m->attention_heads);
         return FALSE;
     }
     /* 12 l h^2 dominates the parameter count; keep every product exact */
     double h = m->hidden_size;
-    double params = m->layers * (4.0 * h * h + 3.0 * h * m->ffn_hidden_size) +
-                    2.0 * h * m->vocab_size;
+    double params =
+        m->layers * (4.0 * h * h + 3.0 * h * m->ffn_hidden_size) + 2.0 * h * m->vocab_size;
     double scores = (double)m->seq_length * m->seq_length * m->attention_heads;
     if (params >= 9007199254740992.0 || scores >= 9007199254740992.0) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,

@@ -18,19 +18,28 @@ typedef enum { FIELD_INT, FIELD_BOOL, FIELD_CHOICE } FieldKind;
 typedef struct {
     const char *name;
     FieldKind kind;
-    int min, max;                /* FIELD_INT */
-    const char *const *choices;  /* FIELD_CHOICE, indexed by the enum value */
-    size_t offset;               /* of the int-sized member in PlanSpec */
-    const char *alias;           /* FIELD_INT: a word that means `max`, or NULL */
+    int min, max;               /* FIELD_INT */
+    const char *const *choices; /* FIELD_CHOICE, indexed by the enum value */
+    size_t offset;              /* of the int-sized member in PlanSpec */
+    const char *alias;          /* FIELD_INT: a word that means `max`, or NULL */
 } FieldDesc;
 
 static const char *const schedules[] = {"naive", "gpipe", "1f1b", "interleaved", NULL};
 static const char *const recomputes[] = {"none", "selective", "full", NULL};
 static const char *const dtypes[] = {"bf16", NULL};
 
-#define INT_FIELD(n, lo, hi, member) {n, FIELD_INT, lo, hi, NULL, offsetof(PlanSpec, member)}
-#define BOOL_FIELD(n, member) {n, FIELD_BOOL, 0, 1, NULL, offsetof(PlanSpec, member)}
-#define CHOICE_FIELD(n, list, member) {n, FIELD_CHOICE, 0, 0, list, offsetof(PlanSpec, member)}
+#define INT_FIELD(n, lo, hi, member)                                                               \
+    {                                                                                              \
+        n, FIELD_INT, lo, hi, NULL, offsetof(PlanSpec, member)                                     \
+    }
+#define BOOL_FIELD(n, member)                                                                      \
+    {                                                                                              \
+        n, FIELD_BOOL, 0, 1, NULL, offsetof(PlanSpec, member)                                      \
+    }
+#define CHOICE_FIELD(n, list, member)                                                              \
+    {                                                                                              \
+        n, FIELD_CHOICE, 0, 0, list, offsetof(PlanSpec, member)                                    \
+    }
 
 static const FieldDesc fields[PLAN_N_FIELDS] = {
     [PLAN_TP] = INT_FIELD("tp", 1, 1 << 20, tp),
@@ -41,7 +50,8 @@ static const FieldDesc fields[PLAN_N_FIELDS] = {
     [PLAN_SCHEDULE] = CHOICE_FIELD("schedule", schedules, schedule),
     [PLAN_VIRTUAL_STAGES] = INT_FIELD("virtual_stages", 1, 1 << 20, virtual_stages),
     /* PyTorch's FSDP is ZeRO stage 3 */
-    [PLAN_ZERO_STAGE] = {"zero_stage", FIELD_INT, 0, 3, NULL, offsetof(PlanSpec, zero_stage), "fsdp"},
+    [PLAN_ZERO_STAGE] = {"zero_stage", FIELD_INT, 0, 3, NULL, offsetof(PlanSpec, zero_stage),
+                         "fsdp"},
     [PLAN_SEQUENCE_PARALLEL] = BOOL_FIELD("sequence_parallel", sequence_parallel),
     [PLAN_RECOMPUTE] = CHOICE_FIELD("recompute", recomputes, recompute),
     [PLAN_OVERLAP_GRAD_REDUCE] = BOOL_FIELD("overlap_grad_reduce", overlap_grad_reduce),
@@ -64,7 +74,7 @@ PlanSpec *plan_spec_new(void)
     PlanSpec *plan = g_new0(PlanSpec, 1);
     plan->tp = 1;
     plan->pp = 1;
-    plan->dp = 0;                /* resolved: GPUs / (tp * pp) */
+    plan->dp = 0; /* resolved: GPUs / (tp * pp) */
     plan->micro_batch_size = 1;
     plan->global_batch_size = 0; /* resolved: micro_batch_size * dp */
     plan->schedule = SCHEDULE_1F1B;
@@ -161,7 +171,8 @@ static gboolean set_field(PlanSpec *plan, PlanField f, const char *text, double 
         char *end = NULL;
         if (d->alias && strcmp(text, d->alias) == 0) {
             number = d->max;
-        } else if (d->kind == FIELD_BOOL && (strcmp(text, "true") == 0 || strcmp(text, "false") == 0)) {
+        } else if (d->kind == FIELD_BOOL &&
+                   (strcmp(text, "true") == 0 || strcmp(text, "false") == 0)) {
             number = strcmp(text, "true") == 0;
         } else {
             number = text[0] ? g_ascii_strtod(text, &end) : -1;
@@ -175,8 +186,8 @@ static gboolean set_field(PlanSpec *plan, PlanField f, const char *text, double 
     return TRUE;
 }
 
-gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *value_text,
-                       const char *flag, GError **error)
+gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *value_text, const char *flag,
+                       GError **error)
 {
     g_free(plan->origin[field]);
     plan->origin[field] = g_strdup(flag);
@@ -193,8 +204,9 @@ static gboolean set_from_json(PlanSpec *plan, PlanField f, const cJSON *item, GE
     g_autofree char *got = cJSON_PrintUnformatted(item);
     const FieldDesc *d = &fields[f];
     gboolean word = cJSON_IsString(item) && (d->kind == FIELD_CHOICE || d->alias);
-    gboolean right_type = d->kind == FIELD_BOOL ? cJSON_IsBool(item)
-                                                : word || (d->kind == FIELD_INT && cJSON_IsNumber(item));
+    gboolean right_type = d->kind == FIELD_BOOL
+                              ? cJSON_IsBool(item)
+                              : word || (d->kind == FIELD_INT && cJSON_IsNumber(item));
     if (!right_type)
         return reject(plan, f, got, error);
     if (d->kind == FIELD_BOOL)
@@ -255,27 +267,30 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
     if (plan->dp == 0)
         plan->dp = (int)(gpus / tp_pp);
     if (tp_pp * plan->dp > gpus)
-        return fail(error, plan, PLAN_DP, "tp x pp x dp <= the cluster's %lld GPUs (tp x pp = %lld)",
-                    gpus, tp_pp);
+        return fail(error, plan, PLAN_DP,
+                    "tp x pp x dp <= the cluster's %lld GPUs (tp x pp = %lld)", gpus, tp_pp);
     long long per_step = (long long)plan->micro_batch_size * plan->dp;
     if (plan->global_batch_size == 0) {
         if (per_step > G_MAXINT)
-            return fail(error, plan, PLAN_MICRO_BATCH_SIZE,
-                        "micro_batch_size x dp <= %d sequences", G_MAXINT);
+            return fail(error, plan, PLAN_MICRO_BATCH_SIZE, "micro_batch_size x dp <= %d sequences",
+                        G_MAXINT);
         plan->global_batch_size = (int)per_step;
     }
     if (plan->global_batch_size % per_step != 0)
         return fail(error, plan, PLAN_GLOBAL_BATCH_SIZE,
-                    "a multiple of micro_batch_size x dp = %d x %d = %lld",
-                    plan->micro_batch_size, plan->dp, per_step);
+                    "a multiple of micro_batch_size x dp = %d x %d = %lld", plan->micro_batch_size,
+                    plan->dp, per_step);
     if (plan->sequence_parallel && plan->tp == 1)
-        return fail(error, plan, PLAN_SEQUENCE_PARALLEL, "false when tp = 1 (it splits the "
+        return fail(error, plan, PLAN_SEQUENCE_PARALLEL,
+                    "false when tp = 1 (it splits the "
                     "sequence over the tensor-parallel group)");
     if (plan->virtual_stages > 1 && plan->schedule != SCHEDULE_INTERLEAVED)
         return fail(error, plan, PLAN_VIRTUAL_STAGES, "1 unless schedule is \"interleaved\"");
     if (plan->schedule == SCHEDULE_INTERLEAVED && plan->pp < 2)
-        return fail(error, plan, PLAN_SCHEDULE, "a schedule other than \"interleaved\" when pp = %d "
-                    "(it interleaves model chunks over pipeline stages)", plan->pp);
+        return fail(error, plan, PLAN_SCHEDULE,
+                    "a schedule other than \"interleaved\" when pp = %d "
+                    "(it interleaves model chunks over pipeline stages)",
+                    plan->pp);
     return TRUE;
 }
 

@@ -20,13 +20,13 @@ typedef enum { MLP_GELU, MLP_SWIGLU } MlpKind;
 
 typedef struct {
     char *name;
-    int layers;            /* transformer layers, l */
-    int hidden_size;       /* h */
-    int attention_heads;   /* a */
-    int kv_heads;          /* key/value heads (GQA); equals a for MHA */
-    int ffn_hidden_size;   /* f */
-    int vocab_size;        /* V */
-    int seq_length;        /* s, tokens per sequence */
+    int layers;          /* transformer layers, l */
+    int hidden_size;     /* h */
+    int attention_heads; /* a */
+    int kv_heads;        /* key/value heads (GQA); equals a for MHA */
+    int ffn_hidden_size; /* f */
+    int vocab_size;      /* V */
+    int seq_length;      /* s, tokens per sequence */
     MlpKind mlp;
     gboolean tied_embeddings; /* input embedding shared with the output layer */
 } ModelSpec;
@@ -97,17 +97,17 @@ typedef enum {
 } PlanField;
 
 typedef struct {
-    int tp, pp, dp;             /* dp 0 until resolved: GPUs / (tp * pp) */
-    int micro_batch_size;       /* b, sequences */
-    int global_batch_size;      /* B, sequences per step; 0 until resolved: b * dp */
+    int tp, pp, dp;        /* dp 0 until resolved: GPUs / (tp * pp) */
+    int micro_batch_size;  /* b, sequences */
+    int global_batch_size; /* B, sequences per step; 0 until resolved: b * dp */
     Schedule schedule;
-    int virtual_stages;         /* v, model chunks per pipeline rank */
-    int zero_stage;             /* 0..3 */
+    int virtual_stages; /* v, model chunks per pipeline rank */
+    int zero_stage;     /* 0..3 */
     gboolean sequence_parallel;
     Recompute recompute;
     gboolean overlap_grad_reduce;
-    int ddp_bucket_size;        /* parameters per gradient bucket */
-    Dtype dtype;                /* of parameters, gradients and activations */
+    int ddp_bucket_size; /* parameters per gradient bucket */
+    Dtype dtype;         /* of parameters, gradients and activations */
     /* where each field's value came from: "FILE: $.key", "--flag" or NULL
      * (the default), for error messages */
     char *origin[PLAN_N_FIELDS];
@@ -123,14 +123,14 @@ gboolean plan_spec_load(PlanSpec *plan, const char *path, GError **error);
 
 /* Applies one field from a string (a command-line flag named `flag`,
  * e.g. "--tp"); `value` NULL means a bare boolean flag (true). */
-gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *value,
-                       const char *flag, GError **error);
+gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *value, const char *flag,
+                       GError **error);
 
 /* Resolves defaults that depend on the cluster (dp, global_batch_size) and
  * checks the plan against the model and the cluster: sizes, divisibility,
  * GPU count. */
-gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model,
-                           const ClusterSpec *cluster, GError **error);
+gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
+                           GError **error);
 
 /* Micro-batches per step per pipeline: B / (b * dp). Resolved plans only. */
 int plan_spec_micro_batches(const PlanSpec *plan);

@@ -17,9 +17,9 @@
 #include "strategy/strategy.h"
 
 typedef struct {
-    double pending;   /* parameters whose gradients wait for a bucket */
-    TaskId producer;  /* the task that produced the last of them */
-    int buckets;      /* launched so far */
+    double pending;  /* parameters whose gradients wait for a bucket */
+    TaskId producer; /* the task that produced the last of them */
+    int buckets;     /* launched so far */
 } DpState;
 
 static gboolean active(const PlanSpec *plan)
@@ -42,9 +42,9 @@ static void reduce(Emit *e, DpState *st)
     gboolean zero = emit_plan(e)->zero_stage > 0;
     TaskName name = {.fmt = zero ? "zero reduce_scatter bucket %d" : "dp all_reduce bucket %d",
                      .a = st->buckets++};
-    TaskId t = emit_collective(e, GROUP_DP, STREAM_COMM,
-                               zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, 2 * st->pending,
-                               zero ? TAG_ZERO : TAG_DP, name);
+    TaskId t =
+        emit_collective(e, GROUP_DP, STREAM_COMM, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE,
+                        2 * st->pending, zero ? TAG_ZERO : TAG_DP, name);
     emit_wait(e, st->producer, t);
     st->pending = 0;
 }

@@ -17,11 +17,11 @@
 
 /* What one piece costs and keeps, and the names of its tasks. */
 typedef struct {
-    double seconds, flops;          /* forward; backward is twice */
-    double kept_bytes;              /* activations kept from forward for backward */
+    double seconds, flops; /* forward; backward is twice */
+    double kept_bytes;     /* activations kept from forward for backward */
     double replay_seconds, replay_flops, replay_bytes; /* recomputation's replay */
-    gboolean replays;               /* whether recomputation replays anything */
-    const char *name[PHASES];       /* formats of the micro-batch and the layer */
+    gboolean replays;                                  /* whether recomputation replays anything */
+    const char *name[PHASES]; /* formats of the micro-batch and the layer */
 } Cost;
 
 struct Emit {
@@ -33,22 +33,22 @@ struct Emit {
     int *group_id[GROUP_KINDS]; /* layout group index -> graph group */
     int micro_batches;
     Cost embedding, head, block[TF_BLOCKS];
-    Segment *segments;          /* the walk of a forward: embedding, layers, head */
+    Segment *segments; /* the walk of a forward: embedding, layers, head */
     int n_segments;
-    double params;              /* held per rank */
+    double params; /* held per rank */
     /* the rank being emitted */
     int rank;
-    int shards[MEM_KINDS];      /* ways each kind of model state is split */
-    GArray *gates;              /* TaskId: what the next compute task waits for */
+    int shards[MEM_KINDS];                    /* ways each kind of model state is split */
+    GArray *gates;                            /* TaskId: what the next compute task waits for */
     const Strategy *active[STRATEGY_MAX + 1]; /* NULL-terminated */
     void *state[STRATEGY_MAX];
 };
 
 /* Calls hook H of every active strategy with the arguments that follow. */
-#define EACH_STRATEGY(e, H, ...)                                                             \
-    for (int i_ = 0; (e)->active[i_]; i_++) {                                                \
-        if ((e)->active[i_]->H)                                                              \
-            (e)->active[i_]->H((e), (e)->state[i_], __VA_ARGS__);                            \
+#define EACH_STRATEGY(e, H, ...)                                                                   \
+    for (int i_ = 0; (e)->active[i_]; i_++) {                                                      \
+        if ((e)->active[i_]->H)                                                                    \
+            (e)->active[i_]->H((e), (e)->state[i_], __VA_ARGS__);                                  \
     }
 
 static const char *const mem_names[MEM_KINDS] = {"params", "grads", "optimizer", "activations",
@@ -61,16 +61,31 @@ const char *emit_mem_name(MemKind kind)
 
 const char *emit_comm_name(TaskTag tag)
 {
-    static const char *const names[TAG_KINDS] = {[TAG_TP] = "tp", [TAG_DP] = "dp",
-                                                 [TAG_PP] = "pp", [TAG_ZERO] = "zero"};
+    static const char *const names[TAG_KINDS] = {
+        [TAG_TP] = "tp", [TAG_DP] = "dp", [TAG_PP] = "pp", [TAG_ZERO] = "zero"};
     return names[tag];
 }
 
-const ModelSpec *emit_model(const Emit *e) { return e->model; }
-const PlanSpec *emit_plan(const Emit *e) { return e->plan; }
-int emit_micro_batches(const Emit *e) { return e->micro_batches; }
-int emit_rank(const Emit *e) { return e->rank; }
-double emit_params(const Emit *e) { return e->params; }
+const ModelSpec *emit_model(const Emit *e)
+{
+    return e->model;
+}
+const PlanSpec *emit_plan(const Emit *e)
+{
+    return e->plan;
+}
+int emit_micro_batches(const Emit *e)
+{
+    return e->micro_batches;
+}
+int emit_rank(const Emit *e)
+{
+    return e->rank;
+}
+double emit_params(const Emit *e)
+{
+    return e->params;
+}
 
 const Segment *emit_segment_next(const Emit *e, const Unit *u, const Segment *seg)
 {
@@ -99,8 +114,8 @@ void emit_gate(Emit *e, TaskId before)
         g_array_append_val(e->gates, before);
 }
 
-TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes,
-                       TaskTag tag, TaskName name)
+TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes, TaskTag tag,
+                       TaskName name)
 {
     int index = layout_group_of(e->layout, kind, e->rank), n;
     layout_group(e->layout, kind, index, &n);
@@ -132,8 +147,10 @@ void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 static Cost cost(const GpuSpec *gpu, const OpList *ops, double kept_bytes, const char *fwd,
                  const char *bwd, const char *replay)
 {
-    return (Cost){.seconds = tf_ops_s(gpu, ops), .flops = tf_ops_flops(ops, TRUE),
-                  .kept_bytes = kept_bytes, .name = {fwd, bwd, replay}};
+    return (Cost){.seconds = tf_ops_s(gpu, ops),
+                  .flops = tf_ops_flops(ops, TRUE),
+                  .kept_bytes = kept_bytes,
+                  .name = {fwd, bwd, replay}};
 }
 
 static void compute_costs(Emit *e)
@@ -147,8 +164,8 @@ static void compute_costs(Emit *e)
     e->embedding = cost(gpu, &ops, tf_embedding_activation_bytes(m, sh), "fwd mb%d embedding",
                         "bwd mb%d embedding", NULL);
     tf_head_ops(m, sh, &ops);
-    e->head = cost(gpu, &ops, tf_head_activation_bytes(m, sh), "fwd mb%d head", "bwd mb%d head",
-                   NULL);
+    e->head =
+        cost(gpu, &ops, tf_head_activation_bytes(m, sh), "fwd mb%d head", "bwd mb%d head", NULL);
     static const char *const names[TF_BLOCKS][PHASES] = {
         {"fwd mb%d L%d attn", "bwd mb%d L%d attn", "recompute mb%d L%d attn"},
         {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp", "recompute mb%d L%d mlp"},
@@ -266,8 +283,8 @@ static void emit_rank_step(Emit *e, GArray *units)
     TaskId begin = graph_marker(e->graph, e->rank, STREAM_COMPUTE, TAG_MARKER,
                                 (TaskName){.fmt = "step begin"});
     /* bf16 parameters and gradients; fp32 master weights, momentum, variance */
-    static const double bytes_per_param[MEM_KINDS] = {[MEM_PARAMS] = 2, [MEM_GRADS] = 2,
-                                                      [MEM_OPTIMIZER] = 12};
+    static const double bytes_per_param[MEM_KINDS] = {
+        [MEM_PARAMS] = 2, [MEM_GRADS] = 2, [MEM_OPTIMIZER] = 12};
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
         emit_mem(e, begin, (MemKind)k, bytes_per_param[k] * e->params / e->shards[k], FALSE);
 
@@ -290,8 +307,8 @@ static void emit_rank_step(Emit *e, GArray *units)
                               (TaskName){.fmt = "optimizer"});
     emit_wait(e, emit_last(e, STREAM_COMM), opt);
     EACH_STRATEGY(e, after_optimizer, opt);
-    TaskId end = graph_marker(e->graph, e->rank, STREAM_COMPUTE, TAG_MARKER,
-                              (TaskName){.fmt = "step end"});
+    TaskId end =
+        graph_marker(e->graph, e->rank, STREAM_COMPUTE, TAG_MARKER, (TaskName){.fmt = "step end"});
     emit_wait(e, emit_last(e, STREAM_COMM), end);
 }
 
@@ -302,7 +319,8 @@ static void emit_rank_step(Emit *e, GArray *units)
 static gboolean check_size(const Emit *e, int ranks, GError **error)
 {
     const PlanSpec *p = e->plan;
-    double per_piece = 1 + 2 * (p->tp > 1) + (p->recompute != RECOMPUTE_NONE) + (p->zero_stage == 3);
+    double per_piece =
+        1 + 2 * (p->tp > 1) + (p->recompute != RECOMPUTE_NONE) + (p->zero_stage == 3);
     double per_unit = (TF_BLOCKS * (double)e->model->layers + 2) * per_piece;
     double tasks = ranks * (2.0 * e->micro_batches * per_unit + 4);
     if (tasks <= EMIT_MAX_TASKS)

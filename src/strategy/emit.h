@@ -63,19 +63,19 @@ typedef enum { SEGMENT_EMBEDDING, SEGMENT_LAYER, SEGMENT_HEAD } SegmentKind;
  * replays a forward. */
 typedef struct {
     SegmentKind kind;
-    int layer;       /* SEGMENT_LAYER: 0-based; otherwise -1 */
-    double params;   /* parameters this rank holds for it */
-    double uses;     /* parameters its compute needs whole: `params`, and for
-                      * the head of a tied model also the word embedding */
+    int layer;     /* SEGMENT_LAYER: 0-based; otherwise -1 */
+    double params; /* parameters this rank holds for it */
+    double uses;   /* parameters its compute needs whole: `params`, and for
+                    * the head of a tied model also the word embedding */
 } Segment;
 
 /* One compute task of a segment, as the piece hooks see it. */
 typedef struct {
     const Segment *segment;
-    Block block;       /* SEGMENT_LAYER: which block */
+    Block block; /* SEGMENT_LAYER: which block */
     Phase phase;
     int micro_batch;
-    gboolean partial;  /* a replay of part of the block (selective recomputation) */
+    gboolean partial; /* a replay of part of the block (selective recomputation) */
 } PieceRef;
 
 typedef struct Emit Emit;
@@ -111,8 +111,8 @@ void emit_gate(Emit *e, TaskId before);
 
 /* The rank joins its next collective over its group of `kind`, on `stream`.
  * A group of one rank communicates nothing: TASK_NONE, no task. */
-TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes,
-                       TaskTag tag, TaskName name);
+TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes, TaskTag tag,
+                       TaskName name);
 
 /* `after` also waits for `before`; either may be TASK_NONE (no-op). */
 void emit_wait(Emit *e, TaskId before, TaskId after);

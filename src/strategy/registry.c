@@ -8,14 +8,13 @@
 #include "util/error.h"
 
 const Strategy *const strategy_registry[] = {
-    &strategy_tensor_parallel,
-    &strategy_data_parallel,
-    &strategy_zero,
-    &strategy_recompute,
-    NULL,
+    &strategy_tensor_parallel, &strategy_data_parallel, &strategy_zero, &strategy_recompute, NULL,
 };
 
-static gboolean wants_pp(const PlanSpec *p) { return p->pp > 1; }
+static gboolean wants_pp(const PlanSpec *p)
+{
+    return p->pp > 1;
+}
 
 static const struct {
     PlanField field;
@@ -31,9 +30,9 @@ gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **e
         if (!not_yet[i].wanted(plan))
             continue;
         g_autofree char *value = plan_field_text(plan, not_yet[i].field);
-        g_set_error(error, PS_ERROR, PS_ERROR_UNSUPPORTED,
-                    "%s: %s = %s: %s is not simulated yet", plan_field_origin(plan, not_yet[i].field),
-                    plan_field_name(not_yet[i].field), value, not_yet[i].what);
+        g_set_error(error, PS_ERROR, PS_ERROR_UNSUPPORTED, "%s: %s = %s: %s is not simulated yet",
+                    plan_field_origin(plan, not_yet[i].field), plan_field_name(not_yet[i].field),
+                    value, not_yet[i].what);
         return FALSE;
     }
     for (int i = 0; strategy_registry[i]; i++) {

@@ -19,9 +19,9 @@
 #include "strategy/strategy.h"
 
 typedef struct {
-    const Segment *ahead;  /* the segment gathered ahead, or NULL */
-    TaskId ahead_task;     /* its gather */
-    TaskId prev_end;       /* the last compute of the segment before */
+    const Segment *ahead; /* the segment gathered ahead, or NULL */
+    TaskId ahead_task;    /* its gather */
+    TaskId prev_end;      /* the last compute of the segment before */
 } ZeroState;
 
 static gboolean active(const PlanSpec *plan)
@@ -50,9 +50,9 @@ static TaskId gather(Emit *e, const Unit *u, const Segment *seg, TaskId after)
         [SEGMENT_HEAD] = "zero all_gather mb%d head",
     };
     double bytes = 2 * seg->uses; /* the bf16 parameters the segment computes with, whole */
-    TaskId t = emit_collective(e, GROUP_DP, STREAM_COMM, COLL_ALL_GATHER, bytes, TAG_ZERO,
-                               (TaskName){.fmt = names[seg->kind], .a = u->micro_batch,
-                                          .b = seg->layer});
+    TaskId t =
+        emit_collective(e, GROUP_DP, STREAM_COMM, COLL_ALL_GATHER, bytes, TAG_ZERO,
+                        (TaskName){.fmt = names[seg->kind], .a = u->micro_batch, .b = seg->layer});
     emit_wait(e, after, t);
     emit_mem(e, t, MEM_BUFFERS, bytes, FALSE);
     return t;
