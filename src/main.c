@@ -15,10 +15,11 @@
 #include "util/error.h"
 #include "util/text.h"
 
-/* The shipped default: a data-parallel GPT-3 1.3B step on DGX A100s. */
-#define DEFAULT_MODEL   "models/gpt3-1.3b.json"
+/* The shipped default, the example of the notes in shared/seed/: GPT-3
+ * 175B on 512 A100s, 8-way TP inside each node, 8-way PP across nodes, DP 8. */
+#define DEFAULT_MODEL   "models/gpt3-175b.json"
 #define DEFAULT_CLUSTER "topologies/dgx-a100-80gb.json"
-#define DEFAULT_PLAN    "plans/default.json"
+#define DEFAULT_PLAN    "plans/seed-512.json"
 
 typedef struct {
     PlanField field;
@@ -36,6 +37,10 @@ static const PlanFlag plan_flags[] = {
     {PLAN_GLOBAL_BATCH_SIZE, "global-batch-size", FALSE, NULL, "sequences per step"},
     {PLAN_SCHEDULE, "schedule", FALSE, NULL, "naive, gpipe, 1f1b or interleaved"},
     {PLAN_VIRTUAL_STAGES, "virtual-stages", FALSE, NULL, "model chunks per pipeline rank"},
+    {PLAN_LAYERS_PER_STAGE, "layers-per-stage", FALSE, NULL,
+     "layers of each model chunk, comma-separated (default: an even split)"},
+    {PLAN_RANK_ORDER, "rank-order", FALSE, NULL,
+     "rank numbering, fastest first: tp-dp-pp (default), dp-tp-pp, ..."},
     {PLAN_ZERO_STAGE, "zero-stage", FALSE, NULL, "ZeRO stage, 0 to 3 (fsdp: 3)"},
     {PLAN_SEQUENCE_PARALLEL, "sequence-parallel", TRUE, "true", "split norms and dropout over tp"},
     {PLAN_SEQUENCE_PARALLEL, "no-sequence-parallel", TRUE, "false", "do not (the default)"},
@@ -123,6 +128,7 @@ static gboolean simulate(const SimulateArgs *a, GError **error)
         !sim_run(model, cluster, plan, &rep, error))
         return FALSE;
     g_autofree char *text = report_render(&rep, format, TRUE);
+    report_clear(&rep);
     return text_write_atomic(a->output ? a->output : "-", text, strlen(text), error);
 }
 

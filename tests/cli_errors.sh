@@ -246,8 +246,23 @@ expect_fail "--format xml" "--format" '"xml"' -- \
 expect_fail "unknown flag --tpp" "--tpp" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --tpp 2
 
-expect_fail "--pp 2 is not simulated yet" "--pp" "not simulated yet" -- \
-    simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 2
+# tiny-gpt has 4 layers
+expect_fail "--pp 3 does not divide the layers" "--pp" "4 layers" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 3
+
+expect_fail "layers_per_stage not adding up" "--layers-per-stage" "add up to the model's 4" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 2 --layers-per-stage 1,2
+
+expect_fail "layers_per_stage of the wrong length" "--layers-per-stage" "pp x virtual_stages = 2" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 2 --layers-per-stage 1,1,2
+
+expect_fail "interleaved with micro-batches not a multiple of pp" "--global-batch-size" \
+    "a multiple of pp = 2" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 2 --dp 1 --global-batch-size 3 \
+    --schedule interleaved --virtual-stages 2
+
+expect_fail "--rank-order unknown" "--rank-order" "\"dp-tp-pp\"" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --rank-order tp-dp
 
 # tiny-gpt has 8 heads, 8 KV heads and an FFN of 1024
 expect_fail "--tp 3 does not divide the heads" "--tp" "attention_heads = 8" "got 3" -- \

@@ -16,6 +16,9 @@ typedef struct {
     int32_t joined; /* members that have joined so far */
 } Collective;
 
+/* A collective's stream until a member joins on a stream. */
+#define NO_STREAM_YET 0xFF
+
 typedef struct {
     int kind;
     int first; /* offset of the members in Graph.members */
@@ -229,17 +232,21 @@ TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, do
                   .owner = group,
                   .name = intern(g, name),
                   .kind = TASK_COLLECTIVE,
-                  .stream = (uint8_t)stream,
+                  .stream = NO_STREAM_YET,
                   .op = (uint8_t)op,
                   .tag = (uint8_t)tag};
         Collective c = {add_task(g, &t), 0};
         g_array_append_val(grp->colls, c);
     }
     Collective *c = &g_array_index(grp->colls, Collective, *k);
-    const Task *t = &g_array_index(g->tasks, Task, c->task);
-    g_assert(t->op == op && t->bytes == bytes && t->stream == stream);
+    Task *t = &g_array_index(g->tasks, Task, c->task);
+    g_assert(t->op == op && t->bytes == bytes);
     (*k)++;
     c->joined++;
+    if (stream == GRAPH_OFF_STREAM)
+        return c->task;
+    g_assert(t->stream == NO_STREAM_YET || t->stream == stream);
+    t->stream = (uint8_t)stream;
     enqueue(g, c->task, rank, stream);
     return c->task;
 }

@@ -26,6 +26,7 @@
 
 #define GRAPH_MAX_STREAMS    4
 #define GRAPH_MEM_CATEGORIES 8
+#define GRAPH_OFF_STREAM     (-1)
 
 typedef int32_t TaskId;
 #define TASK_NONE ((TaskId)-1)
@@ -83,7 +84,12 @@ TaskId graph_marker(Graph *g, int rank, int stream, int tag, TaskName name);
 
 /* `rank` joins its next collective on `group`, on its `stream`. The first
  * member to join creates the task with `op`, `bytes`, `tag` and `name`;
- * later members must join with the same op and bytes (a mismatch is a bug). */
+ * later members must join with the same op and bytes (a mismatch is a bug),
+ * and on the same stream. A member may join with GRAPH_OFF_STREAM: it is
+ * matched (and counted by graph_seal) but runs nothing, and waits for the
+ * task only through dependencies it adds itself. A send/recv is such a
+ * collective over a pair of ranks: the sender runs it on its stream, the
+ * receiver's work depends on it. */
 TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, double bytes, int tag,
                         TaskName name);
 

@@ -6,86 +6,92 @@
 #include "layout/layout.h"
 
 struct Layout {
-    int t, d, p; /* sizes */
+    int size[GROUP_KINDS];   /* t, d, p: members per group of each kind */
+    int stride[GROUP_KINDS]; /* rank = sum of coordinate x stride */
     int ranks;
     int *node;                 /* per rank */
-    int size[GROUP_KINDS];     /* members per group */
     int *members[GROUP_KINDS]; /* all groups of a kind, flat */
 };
 
 static const char *const group_names[GROUP_KINDS] = {"tp", "dp", "pp"};
+
+/* The kinds of each rank order, fastest first, as RankOrder lists them. */
+static const GroupKind orders[][GROUP_KINDS] = {
+    [RANK_ORDER_TP_DP_PP] = {GROUP_TP, GROUP_DP, GROUP_PP},
+    [RANK_ORDER_TP_PP_DP] = {GROUP_TP, GROUP_PP, GROUP_DP},
+    [RANK_ORDER_DP_TP_PP] = {GROUP_DP, GROUP_TP, GROUP_PP},
+    [RANK_ORDER_DP_PP_TP] = {GROUP_DP, GROUP_PP, GROUP_TP},
+    [RANK_ORDER_PP_TP_DP] = {GROUP_PP, GROUP_TP, GROUP_DP},
+    [RANK_ORDER_PP_DP_TP] = {GROUP_PP, GROUP_DP, GROUP_TP},
+};
 
 const char *layout_group_name(GroupKind kind)
 {
     return group_names[kind];
 }
 
+static int *coord_at(Coord *c, GroupKind kind)
+{
+    return kind == GROUP_TP ? &c->tp : kind == GROUP_DP ? &c->dp : &c->pp;
+}
+
 int layout_rank(const Layout *l, Coord c)
 {
-    return c.tp + l->t * (c.dp + l->d * c.pp);
+    return c.tp * l->stride[GROUP_TP] + c.dp * l->stride[GROUP_DP] + c.pp * l->stride[GROUP_PP];
 }
 
 Coord layout_coord(const Layout *l, int rank)
 {
     g_assert(rank >= 0 && rank < l->ranks);
-    return (Coord){rank % l->t, (rank / l->t) % l->d, rank / (l->t * l->d)};
-}
-
-/* Coordinate `kind` of c, and c with that coordinate replaced by i. */
-static int coord_get(Coord c, GroupKind kind)
-{
-    return kind == GROUP_TP ? c.tp : kind == GROUP_DP ? c.dp : c.pp;
-}
-
-static Coord coord_with(Coord c, GroupKind kind, int i)
-{
-    if (kind == GROUP_TP)
-        c.tp = i;
-    else if (kind == GROUP_DP)
-        c.dp = i;
-    else
-        c.pp = i;
+    Coord c;
+    for (int k = 0; k < GROUP_KINDS; k++)
+        *coord_at(&c, (GroupKind)k) = rank / l->stride[k] % l->size[k];
     return c;
 }
 
 int layout_group_of(const Layout *l, GroupKind kind, int rank)
 {
-    /* the rank of the group's first member, with the grouped coordinate
-     * removed, numbers the groups densely */
-    Coord c = coord_with(layout_coord(l, rank), kind, 0);
-    switch (kind) {
-    case GROUP_TP:
-        return c.dp + l->d * c.pp;
-    case GROUP_DP:
-        return c.tp + l->t * c.pp;
-    default:
-        return c.tp + l->t * c.dp;
+    /* the two other coordinates, the lower kind fastest, number the groups
+     * densely */
+    Coord c = layout_coord(l, rank);
+    int index = 0, scale = 1;
+    for (int k = 0; k < GROUP_KINDS; k++) {
+        if (k == (int)kind)
+            continue;
+        index += *coord_at(&c, (GroupKind)k) * scale;
+        scale *= l->size[k];
     }
+    return index;
 }
 
 Layout *layout_new(const PlanSpec *plan, const ClusterSpec *cluster)
 {
     Layout *l = g_new0(Layout, 1);
-    l->t = plan->tp;
-    l->d = plan->dp;
-    l->p = plan->pp;
-    l->ranks = l->t * l->d * l->p;
+    l->size[GROUP_TP] = plan->tp;
+    l->size[GROUP_DP] = plan->dp;
+    l->size[GROUP_PP] = plan->pp;
+    int stride = 1;
+    for (int i = 0; i < GROUP_KINDS; i++) {
+        GroupKind k = orders[plan->rank_order][i];
+        l->stride[k] = stride;
+        stride *= l->size[k];
+    }
+    l->ranks = stride;
     g_assert(l->ranks > 0 && l->ranks <= cluster_spec_gpus(cluster));
     l->node = g_new(int, l->ranks);
     for (int r = 0; r < l->ranks; r++)
         l->node[r] = r / cluster->gpus_per_node;
-    l->size[GROUP_TP] = l->t;
-    l->size[GROUP_DP] = l->d;
-    l->size[GROUP_PP] = l->p;
     for (int k = 0; k < GROUP_KINDS; k++) {
         l->members[k] = g_new(int, l->ranks);
         for (int r = 0; r < l->ranks; r++) {
             Coord c = layout_coord(l, r);
-            if (coord_get(c, (GroupKind)k) != 0)
+            if (*coord_at(&c, (GroupKind)k) != 0)
                 continue;
             int *slot = l->members[k] + (gsize)layout_group_of(l, (GroupKind)k, r) * l->size[k];
-            for (int i = 0; i < l->size[k]; i++)
-                slot[i] = layout_rank(l, coord_with(c, (GroupKind)k, i));
+            for (int i = 0; i < l->size[k]; i++) {
+                *coord_at(&c, (GroupKind)k) = i;
+                slot[i] = layout_rank(l, c);
+            }
         }
     }
     return l;

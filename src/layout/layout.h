@@ -1,11 +1,13 @@
 /* layout.h: where every rank of a plan sits and which groups it talks in.
  *
  * A rank has coordinates (tp, dp, pp) in the plan's grid. Ranks are
- * numbered like Megatron-LM's default order, tp fastest, then dp, then pp:
+ * numbered in the plan's rank_order, fastest-varying coordinate first like
+ * Megatron-LM's order strings; the default, tp-dp-pp, gives
  * rank = tp + t (dp + d pp). Rank r runs on GPU r of the cluster, and GPU g
- * sits on node g / gpus_per_node, so a tensor-parallel group of at most a
- * node's GPUs shares one node. A group gathers the ranks that differ only in
- * one coordinate: the tensor-, data- or pipeline-parallel group. */
+ * sits on node g / gpus_per_node, so by default a tensor-parallel group of
+ * a node's GPUs or fewer (dividing them) shares one node, and pipeline
+ * stages land on different nodes. A group gathers the ranks that differ
+ * only in one coordinate: the tensor-, data- or pipeline-parallel group. */
 #ifndef PLANSIM_LAYOUT_LAYOUT_H
 #define PLANSIM_LAYOUT_LAYOUT_H
 

@@ -4,68 +4,94 @@
  * either computes or communicates (a collective on the compute stream), and
  * the gap before it is charged to why it waited: a collective's gap to the
  * collective itself (its members arrive at different times); another
- * task's to communication when its critical predecessor (engine.h) is a
- * collective, to the pipeline bubble when that collective is a send/recv
- * between stages. The collective
- * charged is also recorded by purpose and op, so that the comm table's
- * exposed parts add up to exposed_comm_s. */
+ * task's to the collective that is its critical predecessor (engine.h), if
+ * any. Waiting on a send/recv between stages is not the rank's own
+ * communication: with the head and tail of the phase that the rank spends
+ * idle, it is the pipeline bubble. The collective charged is recorded by
+ * purpose and op, so that the comm table's exposed parts add up to
+ * exposed_comm_s. */
 #include "report/metrics.h"
 
-typedef struct {
-    double compute_s, recompute_s, comm_s, bubble_s;
-    double first_forward_s, last_backward_s; /* the forward-backward span */
-    double end_s;                            /* the stream's last task's end */
-    double exposed[TAG_KINDS][COLL_N_OPS];   /* comm_s by the collective charged */
-} StreamSplit;
+#include <math.h>
+#include <string.h>
 
-/* Charges `s` seconds of the compute stream to collective `c`. */
-static void charge(StreamSplit *split, const Task *c, double s)
+/* The forward-backward phase of the step, as a time window. */
+typedef struct {
+    double start_s, end_s;
+} Window;
+
+typedef struct {
+    double compute_s, recompute_s, comm_s; /* comm_s: exposed */
+    double in_phase_s;                     /* busy or waiting on own comm, in the phase */
+    double end_s;                          /* the stream's last task's end */
+    double exposed[TAG_KINDS][COLL_N_OPS]; /* comm_s by the collective charged */
+} RankSplit;
+
+static double overlap(double a, double b, const Window *ph)
 {
-    if (c->op == COLL_SEND_RECV) {
-        split->bubble_s += s;
-        return;
-    }
-    split->comm_s += s;
-    split->exposed[c->tag][c->op] += s;
+    return MAX(0.0, MIN(b, ph->end_s) - MAX(a, ph->start_s));
 }
 
-static void split_stream(const Graph *g, const Replay *r, int rank, StreamSplit *s)
+/* Charges the interval [a, b] of the compute stream to collective `c`;
+ * a send/recv's wait is the bubble, left uncharged. */
+static void charge(RankSplit *s, const Task *c, double a, double b, const Window *ph)
 {
-    *s = (StreamSplit){0};
-    s->first_forward_s = -1;
+    if (c->op == COLL_SEND_RECV)
+        return;
+    s->comm_s += b - a;
+    s->exposed[c->tag][c->op] += b - a;
+    s->in_phase_s += overlap(a, b, ph);
+}
+
+static void split_rank(const Graph *g, const Replay *r, int rank, const Window *ph, RankSplit *s)
+{
+    *s = (RankSplit){0};
     int n;
     const TaskId *tasks = graph_stream(g, rank, STREAM_COMPUTE, &n);
     double prev_end = 0;
     for (int i = 0; i < n; i++) {
         TaskId id = tasks[i];
         const Task *t = graph_task(g, id);
-        double gap = r->start_s[id] - prev_end;
+        double start = r->start_s[id], end = r->end_s[id];
         TaskId why = r->critical[id];
-        if (gap > 0 && t->kind == TASK_COLLECTIVE) /* waiting for its other members */
-            charge(s, t, gap);
-        else if (gap > 0 && why != TASK_NONE && graph_task(g, why)->kind == TASK_COLLECTIVE)
-            charge(s, graph_task(g, why), gap);
-        double busy = r->end_s[id] - r->start_s[id];
-        if (t->kind == TASK_COMPUTE)
-            s->compute_s += busy;
+        if (start > prev_end && t->kind == TASK_COLLECTIVE) /* waiting for its other members */
+            charge(s, t, prev_end, start, ph);
+        else if (start > prev_end && why != TASK_NONE &&
+                 graph_task(g, why)->kind == TASK_COLLECTIVE)
+            charge(s, graph_task(g, why), prev_end, start, ph);
+        if (t->kind == TASK_COMPUTE) {
+            s->compute_s += end - start;
+            s->in_phase_s += overlap(start, end, ph);
+        }
         if (t->tag == TAG_RECOMPUTE)
-            s->recompute_s += busy;
+            s->recompute_s += end - start;
         if (t->kind == TASK_COLLECTIVE)
-            charge(s, t, busy);
-        if (t->tag == TAG_FORWARD && s->first_forward_s < 0)
-            s->first_forward_s = r->start_s[id];
-        if (t->tag == TAG_BACKWARD)
-            s->last_backward_s = r->end_s[id];
-        prev_end = r->end_s[id];
+            charge(s, t, start, end, ph);
+        prev_end = end;
     }
     s->end_s = prev_end;
 }
 
-/* Counts, bytes and times of the collectives `rank` joins, on any stream;
- * the exposed parts come from its compute stream's split. */
-static void comm_table(const Graph *g, const Replay *r, int rank, const StreamSplit *split,
-                       Metrics *out)
+/* From the first forward's start to the last backward's end, any rank. */
+static Window forward_backward_window(const Graph *g, const Replay *r)
 {
+    Window ph = {INFINITY, 0};
+    for (gsize id = 0; id < r->tasks; id++) {
+        const Task *t = graph_task(g, (TaskId)id);
+        if (t->tag == TAG_FORWARD)
+            ph.start_s = MIN(ph.start_s, r->start_s[id]);
+        if (t->tag == TAG_BACKWARD)
+            ph.end_s = MAX(ph.end_s, r->end_s[id]);
+    }
+    return ph;
+}
+
+/* Counts, bytes and times of the collectives `rank` joins on its streams
+ * (a send/recv is the sender's), and the exposed parts from its split. */
+static void comm_table(const Graph *g, const Replay *r, int rank, const RankSplit *split,
+                       CommStat table[TAG_KINDS][COLL_N_OPS])
+{
+    memset(table, 0, sizeof(CommStat) * TAG_KINDS * COLL_N_OPS);
     for (int stream = 0; stream < graph_streams(g); stream++) {
         int n;
         const TaskId *tasks = graph_stream(g, rank, stream, &n);
@@ -75,7 +101,7 @@ static void comm_table(const Graph *g, const Replay *r, int rank, const StreamSp
                 continue;
             int members;
             graph_group(g, t->owner, &members);
-            CommStat *c = &out->comm[t->tag][t->op];
+            CommStat *c = &table[t->tag][t->op];
             c->count++;
             c->bytes += collective_sent_bytes((CollOp)t->op, members, t->bytes);
             c->time_s += r->end_s[tasks[i]] - r->start_s[tasks[i]];
@@ -83,10 +109,40 @@ static void comm_table(const Graph *g, const Replay *r, int rank, const StreamSp
     }
     for (int tag = 0; tag < TAG_KINDS; tag++)
         for (int op = 0; op < COLL_N_OPS; op++)
-            out->comm[tag][op].exposed_s = split->exposed[tag][op];
+            table[tag][op].exposed_s = split->exposed[tag][op];
 }
 
-void metrics_compute(const Graph *g, const Replay *r, const ModelSpec *model,
+static void copy_peak(const Replay *r, int rank, double split[MEM_KINDS])
+{
+    for (int k = 0; k < MEM_KINDS; k++)
+        split[k] = r->peak_split[(gsize)rank * GRAPH_MEM_CATEGORIES + k];
+}
+
+static void stage_table(const Graph *g, const Replay *r, const Layout *layout, const PlanSpec *plan,
+                        const Window *ph, Metrics *out)
+{
+    out->n_stages = plan->pp;
+    out->stages = g_new0(StageStat, plan->pp);
+    for (int s = 0; s < plan->pp; s++) {
+        StageStat *st = &out->stages[s];
+        int rank = layout_rank(layout, (Coord){0, 0, s});
+        RankSplit split;
+        split_rank(g, r, rank, ph, &split);
+        CommStat table[TAG_KINDS][COLL_N_OPS];
+        comm_table(g, r, rank, &split, table);
+        for (int c = 0; c < plan->virtual_stages; c++)
+            st->layers += plan->layers_per_stage[c * plan->pp + s];
+        st->embedding = s == 0;
+        st->head = s == plan->pp - 1;
+        st->busy_s = split.compute_s;
+        st->bubble_s = (ph->end_s - ph->start_s) - split.in_phase_s;
+        st->peak_bytes = r->peak_bytes[rank];
+        copy_peak(r, rank, st->peak_split);
+        st->p2p_bytes = table[TAG_PP][COLL_SEND_RECV].bytes;
+    }
+}
+
+void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const ModelSpec *model,
                      const ClusterSpec *cluster, const PlanSpec *plan, Metrics *out)
 {
     *out = (Metrics){0};
@@ -95,13 +151,13 @@ void metrics_compute(const Graph *g, const Replay *r, const ModelSpec *model,
     out->events = r->events;
     out->step_time_s = r->makespan_s;
 
-    double bubble_sum = 0, latest_end = -1;
-    StreamSplit s, critical = {0};
+    Window ph = forward_backward_window(g, r);
+    double phase_s = ph.end_s - ph.start_s, bubble_sum = 0, latest_end = -1;
+    RankSplit s, critical = {0};
     for (int rank = 0; rank < ranks; rank++) {
-        split_stream(g, r, rank, &s);
-        double span = s.last_backward_s - s.first_forward_s;
-        if (span > 0)
-            bubble_sum += s.bubble_s / span;
+        split_rank(g, r, rank, &ph, &s);
+        if (phase_s > 0)
+            bubble_sum += (phase_s - s.in_phase_s) / phase_s;
         if (s.end_s > latest_end) {
             latest_end = s.end_s;
             out->critical_rank = rank;
@@ -112,7 +168,8 @@ void metrics_compute(const Graph *g, const Replay *r, const ModelSpec *model,
     out->compute_s = critical.compute_s;
     out->recompute_s = critical.recompute_s;
     out->exposed_comm_s = critical.comm_s;
-    comm_table(g, r, out->critical_rank, &critical, out);
+    comm_table(g, r, out->critical_rank, &critical, out->comm);
+    stage_table(g, r, layout, plan, &ph, out);
 
     for (gsize id = 0; id < r->tasks; id++)
         out->hardware_flops += graph_task(g, (TaskId)id)->flops;
@@ -131,8 +188,14 @@ void metrics_compute(const Graph *g, const Replay *r, const ModelSpec *model,
             out->peak_rank = rank;
         }
     }
-    for (int k = 0; k < MEM_KINDS; k++)
-        out->peak_split[k] = r->peak_split[(gsize)out->peak_rank * GRAPH_MEM_CATEGORIES + k];
+    copy_peak(r, out->peak_rank, out->peak_split);
     out->capacity_bytes = cluster->gpu.memory_bytes;
     out->fits = out->peak_bytes <= out->capacity_bytes;
+}
+
+void metrics_clear(Metrics *m)
+{
+    g_free(m->stages);
+    m->stages = NULL;
+    m->n_stages = 0;
 }

@@ -5,15 +5,20 @@
  *   compute_s       time the critical rank's compute stream spends computing
  *                   (the critical rank is the one whose compute stream ends
  *                   last, the lowest-numbered on ties);
+ *   recompute_s     the part of compute_s spent replaying forwards;
  *   exposed_comm_s  time that rank's compute stream spends in, or waiting
  *                   for, communication other than pipeline transfers;
- *   recompute_s     the part of compute_s spent replaying forwards;
  *   comm            per purpose (tp, dp, pp, zero) and collective, on that
  *                   rank: collectives joined, bytes it sent, their time,
  *                   and the part of it exposed (as in exposed_comm_s);
- *   bubble_fraction mean over ranks of the time the compute stream waits
- *                   for pipeline transfers between the first forward and the
- *                   last backward, divided by that span;
+ *   bubble_fraction over the forward-backward phase (the first forward's
+ *                   start to the last backward's end, on any rank), the
+ *                   mean over ranks of the time a rank's compute stream is
+ *                   neither busy nor waiting for its own communication, that
+ *                   is waiting for another stage, divided by the phase;
+ *   stages          per pipeline stage, on its first rank (tp 0, dp 0): its
+ *                   layers, busy and bubble time, peak memory, bytes sent to
+ *                   other stages;
  *   mfu, hfu        model (no recomputation) and executed matrix-multiply
  *                   FLOPs per second, over the GPUs' peak;
  *   memory          the highest per-GPU peak, with its breakdown by kind. */
@@ -22,15 +27,27 @@
 
 #include "core/engine.h"
 #include "core/graph.h"
+#include "layout/layout.h"
 #include "strategy/emit.h"
 
-/* One kind of collective on the critical rank, over a step. */
+/* One kind of collective on one rank, over a step. */
 typedef struct {
     int count;        /* collectives joined */
     double bytes;     /* bytes the rank sent (collective_sent_bytes) */
     double time_s;    /* their summed durations */
     double exposed_s; /* the part the compute stream spent in or waiting on */
 } CommStat;
+
+/* One pipeline stage, seen on its first rank. */
+typedef struct {
+    int layers;                   /* transformer layers, all its chunks */
+    gboolean embedding, head;     /* whether it holds them */
+    double busy_s;                /* computing */
+    double bubble_s;              /* waiting for other stages, in the phase */
+    double peak_bytes;            /* its memory peak */
+    double peak_split[MEM_KINDS]; /* by kind at that peak */
+    double p2p_bytes;             /* sent to other stages */
+} StageStat;
 
 typedef struct {
     double step_time_s;
@@ -43,6 +60,8 @@ typedef struct {
     double exposed_comm_s;
     CommStat comm[TAG_KINDS][COLL_N_OPS]; /* by purpose (TAG_TP .. TAG_ZERO) and op */
     double bubble_fraction;
+    StageStat *stages; /* pp entries, owned */
+    int n_stages;
     double peak_bytes;
     double capacity_bytes;
     gboolean fits;
@@ -53,8 +72,10 @@ typedef struct {
     int critical_rank;
 } Metrics;
 
-/* Reads the metrics off a replay of `g`. */
-void metrics_compute(const Graph *g, const Replay *r, const ModelSpec *model,
+/* Reads the metrics off a replay of `g`, built for `plan` laid out as
+ * `layout`. metrics_clear frees what they own. */
+void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const ModelSpec *model,
                      const ClusterSpec *cluster, const PlanSpec *plan, Metrics *out);
+void metrics_clear(Metrics *m);
 
 #endif

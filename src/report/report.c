@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-typedef enum { VALUE_NUMBER, VALUE_INT, VALUE_BOOL, VALUE_STRING } ValueKind;
+typedef enum { VALUE_NUMBER, VALUE_INT, VALUE_BOOL, VALUE_STRING, VALUE_LIST } ValueKind;
 
 typedef enum { IN_JSON = 1, IN_CSV = 2, IN_BOTH = 3 } Where;
 
@@ -69,7 +69,9 @@ static void collect(const Report *rep, Fields *fs)
     fs->names = g_ptr_array_new_with_free_func(g_free);
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
         g_autofree char *text = plan_field_text(rep->plan, (PlanField)f);
-        if (plan_field_is_word((PlanField)f))
+        if (plan_field_is_list((PlanField)f))
+            put(fs, "plan", plan_field_name((PlanField)f), VALUE_LIST, 0, text);
+        else if (plan_field_is_word((PlanField)f))
             put(fs, "plan", plan_field_name((PlanField)f), VALUE_STRING, 0, text);
         else if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0)
             put(fs, "plan", plan_field_name((PlanField)f), VALUE_BOOL, text[0] == 't', NULL);
@@ -127,6 +129,9 @@ static void append_value(GString *out, const Field *f, gboolean json)
         break;
     case VALUE_BOOL:
         g_string_append(out, f->number != 0 ? "true" : "false");
+        break;
+    case VALUE_LIST: /* integers "12,12": a JSON array, a quoted CSV cell */
+        g_string_append_printf(out, json ? "[%s]" : "\"%s\"", f->text);
         break;
     case VALUE_STRING:
         if (json) {
@@ -187,6 +192,27 @@ static void render_comm_json(GString *out, const Metrics *m)
     g_string_append(out, n ? "\n  ]" : "]");
 }
 
+/* The stage table as a JSON list, one object per pipeline stage. */
+static void render_stages_json(GString *out, const Metrics *m)
+{
+    g_string_append(out, ",\n  \"stages\": [");
+    for (int s = 0; s < m->n_stages; s++) {
+        const StageStat *st = &m->stages[s];
+        g_string_append_printf(out,
+                               "%s\n    {\"stage\": %d, \"layers\": %d, \"embedding\": %s, "
+                               "\"head\": %s, \"busy_s\": %.10g, \"bubble_s\": %.10g, "
+                               "\"p2p_bytes\": %.0f, \"peak_bytes\": %.0f",
+                               s ? "," : "", s, st->layers, st->embedding ? "true" : "false",
+                               st->head ? "true" : "false", st->busy_s, st->bubble_s + 0.0,
+                               st->p2p_bytes, st->peak_bytes);
+        for (int k = 0; k < MEM_KINDS; k++)
+            g_string_append_printf(out, ", \"%s_bytes\": %.0f", emit_mem_name((MemKind)k),
+                                   st->peak_split[k]);
+        g_string_append(out, "}");
+    }
+    g_string_append(out, m->n_stages ? "\n  ]" : "]");
+}
+
 static void render_json(GString *out, const Fields *fs, const Metrics *m)
 {
     g_string_append(out, "{");
@@ -210,6 +236,7 @@ static void render_json(GString *out, const Fields *fs, const Metrics *m)
     if (prev && prev[0])
         g_string_append(out, "\n  }");
     render_comm_json(out, m);
+    render_stages_json(out, m);
     g_string_append(out, "\n}\n");
 }
 
@@ -265,6 +292,15 @@ static void render_text(GString *out, const Report *rep)
             out, "comm %-4s %-14s %6d calls, %9.4g GB sent, %.4g s, %.4g s exposed\n",
             rows[i].group, rows[i].op, rows[i].stat->count, rows[i].stat->bytes / 1e9,
             rows[i].stat->time_s, rows[i].stat->exposed_s);
+    for (int s = 0; m->n_stages > 1 && s < m->n_stages; s++) {
+        const StageStat *st = &m->stages[s];
+        g_string_append_printf(out,
+                               "stage %-3d        %d layers%s%s, busy %.4g s, bubble %.4g s, "
+                               "peak %.2f GiB (activations %.2f)\n",
+                               s, st->layers, st->embedding ? " + embedding" : "",
+                               st->head ? " + head" : "", st->busy_s, st->bubble_s,
+                               st->peak_bytes / GiB, st->peak_split[MEM_ACTIVATIONS] / GiB);
+    }
     g_string_append_printf(
         out, "memory peak      %.2f GiB of %.2f GiB (%s) on rank %d:", m->peak_bytes / GiB,
         m->capacity_bytes / GiB, m->fits ? "fits" : "DOES NOT FIT", m->peak_rank);
@@ -275,6 +311,11 @@ static void render_text(GString *out, const Report *rep)
     g_string_append_printf(out,
                            "simulated        %d ranks, %" G_GUINT64_FORMAT " events in %.3g s\n",
                            m->simulated_ranks, m->events, rep->sim_wall_s);
+}
+
+void report_clear(Report *rep)
+{
+    metrics_clear(&rep->metrics);
 }
 
 gboolean report_format_parse(const char *name, ReportFormat *out)

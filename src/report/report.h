@@ -25,6 +25,9 @@ typedef struct {
 
 typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV } ReportFormat;
 
+/* Frees what the report's metrics own. */
+void report_clear(Report *rep);
+
 /* Parses "text", "json" or "csv"; FALSE for anything else. */
 gboolean report_format_parse(const char *name, ReportFormat *out);
 

@@ -13,32 +13,34 @@
 #include "spec/spec.h"
 #include "util/error.h"
 
-typedef enum { FIELD_INT, FIELD_BOOL, FIELD_CHOICE } FieldKind;
+typedef enum { FIELD_INT, FIELD_BOOL, FIELD_CHOICE, FIELD_LIST } FieldKind;
 
 typedef struct {
     const char *name;
     FieldKind kind;
-    int min, max;               /* FIELD_INT */
+    int min, max;               /* FIELD_INT, and each entry of a FIELD_LIST */
     const char *const *choices; /* FIELD_CHOICE, indexed by the enum value */
-    size_t offset;              /* of the int-sized member in PlanSpec */
+    size_t offset;              /* of the int-sized member in PlanSpec (not FIELD_LIST) */
     const char *alias;          /* FIELD_INT: a word that means `max`, or NULL */
 } FieldDesc;
 
 static const char *const schedules[] = {"naive", "gpipe", "1f1b", "interleaved", NULL};
 static const char *const recomputes[] = {"none", "selective", "full", NULL};
 static const char *const dtypes[] = {"bf16", NULL};
+static const char *const rank_orders[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
+                                          "pp-tp-dp", "pp-dp-tp", NULL};
 
-#define INT_FIELD(n, lo, hi, member)                                                               \
+#define INT_FIELD(n, lo, hi, m)                                                                    \
     {                                                                                              \
-        n, FIELD_INT, lo, hi, NULL, offsetof(PlanSpec, member)                                     \
+        .name = n, .kind = FIELD_INT, .min = lo, .max = hi, .offset = offsetof(PlanSpec, m)        \
     }
-#define BOOL_FIELD(n, member)                                                                      \
+#define BOOL_FIELD(n, m)                                                                           \
     {                                                                                              \
-        n, FIELD_BOOL, 0, 1, NULL, offsetof(PlanSpec, member)                                      \
+        .name = n, .kind = FIELD_BOOL, .max = 1, .offset = offsetof(PlanSpec, m)                   \
     }
-#define CHOICE_FIELD(n, list, member)                                                              \
+#define CHOICE_FIELD(n, list, m)                                                                   \
     {                                                                                              \
-        n, FIELD_CHOICE, 0, 0, list, offsetof(PlanSpec, member)                                    \
+        .name = n, .kind = FIELD_CHOICE, .choices = list, .offset = offsetof(PlanSpec, m)          \
     }
 
 static const FieldDesc fields[PLAN_N_FIELDS] = {
@@ -49,9 +51,17 @@ static const FieldDesc fields[PLAN_N_FIELDS] = {
     [PLAN_GLOBAL_BATCH_SIZE] = INT_FIELD("global_batch_size", 1, G_MAXINT, global_batch_size),
     [PLAN_SCHEDULE] = CHOICE_FIELD("schedule", schedules, schedule),
     [PLAN_VIRTUAL_STAGES] = INT_FIELD("virtual_stages", 1, 1 << 20, virtual_stages),
+    [PLAN_LAYERS_PER_STAGE] = {.name = "layers_per_stage",
+                               .kind = FIELD_LIST,
+                               .min = 1,
+                               .max = G_MAXINT},
+    [PLAN_RANK_ORDER] = CHOICE_FIELD("rank_order", rank_orders, rank_order),
     /* PyTorch's FSDP is ZeRO stage 3 */
-    [PLAN_ZERO_STAGE] = {"zero_stage", FIELD_INT, 0, 3, NULL, offsetof(PlanSpec, zero_stage),
-                         "fsdp"},
+    [PLAN_ZERO_STAGE] = {.name = "zero_stage",
+                         .kind = FIELD_INT,
+                         .max = 3,
+                         .offset = offsetof(PlanSpec, zero_stage),
+                         .alias = "fsdp"},
     [PLAN_SEQUENCE_PARALLEL] = BOOL_FIELD("sequence_parallel", sequence_parallel),
     [PLAN_RECOMPUTE] = CHOICE_FIELD("recompute", recomputes, recompute),
     [PLAN_OVERLAP_GRAD_REDUCE] = BOOL_FIELD("overlap_grad_reduce", overlap_grad_reduce),
@@ -91,6 +101,7 @@ void plan_spec_free(PlanSpec *plan)
         return;
     for (int f = 0; f < PLAN_N_FIELDS; f++)
         g_free(plan->origin[f]);
+    g_free(plan->layers_per_stage);
     g_free(plan);
 }
 
@@ -109,18 +120,25 @@ gboolean plan_field_is_word(PlanField field)
     return fields[field].kind == FIELD_CHOICE;
 }
 
+gboolean plan_field_is_list(PlanField field)
+{
+    return fields[field].kind == FIELD_LIST;
+}
+
 char *plan_field_text(const PlanSpec *plan, PlanField field)
 {
     const FieldDesc *d = &fields[field];
-    int v = value(plan, field);
-    switch (d->kind) {
-    case FIELD_BOOL:
-        return g_strdup(v ? "true" : "false");
-    case FIELD_CHOICE:
-        return g_strdup(d->choices[v]);
-    case FIELD_INT:
-        break;
+    if (d->kind == FIELD_LIST) { /* only layers_per_stage is a list */
+        GString *text = g_string_new(NULL);
+        for (int i = 0; i < plan->n_layers_per_stage; i++)
+            g_string_append_printf(text, "%s%d", i ? "," : "", plan->layers_per_stage[i]);
+        return g_string_free(text, FALSE);
     }
+    int v = value(plan, field);
+    if (d->kind == FIELD_BOOL)
+        return g_strdup(v ? "true" : "false");
+    if (d->kind == FIELD_CHOICE)
+        return g_strdup(d->choices[v]);
     return g_strdup_printf("%d", v);
 }
 
@@ -133,6 +151,8 @@ static char *expected_text(const FieldDesc *d)
         g_autofree char *list = g_strjoinv("\", \"", (char **)d->choices);
         return g_strdup_printf("one of \"%s\"", list);
     }
+    case FIELD_LIST:
+        return g_strdup("a list of positive integers");
     case FIELD_INT:
         break;
     }
@@ -151,6 +171,40 @@ static gboolean reject(PlanSpec *plan, PlanField f, const char *got, GError **er
     return FALSE;
 }
 
+/* Stores `n` values into the list field (layers_per_stage). */
+static gboolean set_list(PlanSpec *plan, PlanField f, const double *values, int n, const char *got,
+                         GError **error)
+{
+    const FieldDesc *d = &fields[f];
+    if (n <= 0)
+        return reject(plan, f, got, error);
+    for (int i = 0; i < n; i++)
+        if (!(values[i] >= d->min && values[i] <= d->max) || values[i] != (double)(int)values[i])
+            return reject(plan, f, got, error);
+    g_free(plan->layers_per_stage);
+    plan->layers_per_stage = g_new(int, (gsize)n);
+    plan->n_layers_per_stage = n;
+    for (int i = 0; i < n; i++)
+        plan->layers_per_stage[i] = (int)values[i];
+    return TRUE;
+}
+
+/* A flag's comma-separated list, "12,12,10". */
+static gboolean set_list_text(PlanSpec *plan, PlanField f, const char *text, const char *got,
+                              GError **error)
+{
+    g_auto(GStrv) parts = g_strsplit(text, ",", -1);
+    int n = (int)g_strv_length(parts);
+    g_autofree double *values = g_new(double, MAX(n, 1));
+    for (int i = 0; i < n; i++) {
+        char *end = NULL;
+        values[i] = parts[i][0] ? g_ascii_strtod(parts[i], &end) : -1;
+        if (end && *end)
+            return reject(plan, f, got, error);
+    }
+    return set_list(plan, f, values, n, got, error);
+}
+
 /* Stores `text` (a flag's string or a JSON string) or `number` (a JSON
  * number, when text is NULL) into field f; `got` is the value as the user
  * wrote it, for the error. */
@@ -158,6 +212,8 @@ static gboolean set_field(PlanSpec *plan, PlanField f, const char *text, double 
                           const char *got, GError **error)
 {
     const FieldDesc *d = &fields[f];
+    if (d->kind == FIELD_LIST)
+        return set_list_text(plan, f, text, got, error);
     if (d->kind == FIELD_CHOICE) {
         for (int i = 0; text && d->choices[i]; i++) {
             if (strcmp(text, d->choices[i]) == 0) {
@@ -203,6 +259,15 @@ static gboolean set_from_json(PlanSpec *plan, PlanField f, const cJSON *item, GE
 {
     g_autofree char *got = cJSON_PrintUnformatted(item);
     const FieldDesc *d = &fields[f];
+    if (d->kind == FIELD_LIST) {
+        int n = cJSON_IsArray(item) ? cJSON_GetArraySize(item) : 0;
+        g_autofree double *values = g_new(double, MAX(n, 1));
+        for (int i = 0; i < n; i++) {
+            const cJSON *v = cJSON_GetArrayItem(item, i);
+            values[i] = cJSON_IsNumber(v) ? v->valuedouble : -1;
+        }
+        return set_list(plan, f, values, n, got, error);
+    }
     gboolean word = cJSON_IsString(item) && (d->kind == FIELD_CHOICE || d->alias);
     gboolean right_type = d->kind == FIELD_BOOL
                               ? cJSON_IsBool(item)
@@ -255,10 +320,54 @@ static gboolean fail(GError **error, const PlanSpec *plan, PlanField f, const ch
     return FALSE;
 }
 
+/* The pipeline's rules: the schedule, and the layers of each model chunk
+ * (an even split unless given). */
+static gboolean resolve_pipeline(PlanSpec *plan, const ModelSpec *model, GError **error)
+{
+    if (plan->virtual_stages > 1 && plan->schedule != SCHEDULE_INTERLEAVED)
+        return fail(error, plan, PLAN_VIRTUAL_STAGES, "1 unless schedule is \"interleaved\"");
+    if (plan->schedule == SCHEDULE_INTERLEAVED && plan->pp < 2)
+        return fail(error, plan, PLAN_SCHEDULE,
+                    "a schedule other than \"interleaved\" when pp = %d "
+                    "(it interleaves model chunks over pipeline stages)",
+                    plan->pp);
+    if (plan->schedule == SCHEDULE_INTERLEAVED && plan->virtual_stages < 2)
+        return fail(error, plan, PLAN_VIRTUAL_STAGES,
+                    "at least 2 model chunks per stage with the \"interleaved\" schedule");
+    int m = plan_spec_micro_batches(plan);
+    if (plan->schedule == SCHEDULE_INTERLEAVED && m % plan->pp != 0)
+        return fail(error, plan, PLAN_GLOBAL_BATCH_SIZE,
+                    "micro-batches per step, global_batch_size / (micro_batch_size x dp) = %d, "
+                    "a multiple of pp = %d for the \"interleaved\" schedule",
+                    m, plan->pp);
+    long long chunks = (long long)plan->pp * plan->virtual_stages;
+    if (plan->layers_per_stage) {
+        long long sum = 0;
+        for (int i = 0; i < plan->n_layers_per_stage; i++)
+            sum += plan->layers_per_stage[i];
+        if (plan->n_layers_per_stage != chunks)
+            return fail(error, plan, PLAN_LAYERS_PER_STAGE,
+                        "pp x virtual_stages = %lld layer counts", chunks);
+        if (sum != model->layers)
+            return fail(error, plan, PLAN_LAYERS_PER_STAGE,
+                        "layer counts that add up to the model's %d layers", model->layers);
+        return TRUE;
+    }
+    if (chunks > model->layers || model->layers % chunks != 0)
+        return fail(error, plan, PLAN_PP,
+                    "pp x virtual_stages dividing the model's %d layers, or a layers_per_stage "
+                    "list (pp x virtual_stages = %lld)",
+                    model->layers, chunks);
+    plan->n_layers_per_stage = (int)chunks;
+    plan->layers_per_stage = g_new(int, (gsize)chunks);
+    for (long long i = 0; i < chunks; i++)
+        plan->layers_per_stage[i] = (int)(model->layers / chunks);
+    return TRUE;
+}
+
 gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
                            GError **error)
 {
-    (void)model; /* model-dependent rules belong to the strategies that need them */
     long long gpus = cluster_spec_gpus(cluster);
     long long tp_pp = (long long)plan->tp * plan->pp;
     if (tp_pp > gpus)
@@ -284,14 +393,7 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
         return fail(error, plan, PLAN_SEQUENCE_PARALLEL,
                     "false when tp = 1 (it splits the "
                     "sequence over the tensor-parallel group)");
-    if (plan->virtual_stages > 1 && plan->schedule != SCHEDULE_INTERLEAVED)
-        return fail(error, plan, PLAN_VIRTUAL_STAGES, "1 unless schedule is \"interleaved\"");
-    if (plan->schedule == SCHEDULE_INTERLEAVED && plan->pp < 2)
-        return fail(error, plan, PLAN_SCHEDULE,
-                    "a schedule other than \"interleaved\" when pp = %d "
-                    "(it interleaves model chunks over pipeline stages)",
-                    plan->pp);
-    return TRUE;
+    return resolve_pipeline(plan, model, error);
 }
 
 int plan_spec_micro_batches(const PlanSpec *plan)

@@ -78,6 +78,18 @@ typedef enum { SCHEDULE_NAIVE, SCHEDULE_GPIPE, SCHEDULE_1F1B, SCHEDULE_INTERLEAV
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;
 typedef enum { DTYPE_BF16 } Dtype;
 
+/* Rank numbering, fastest-varying coordinate first (Megatron-LM's order
+ * strings): RANK_ORDER_TP_DP_PP, the default, keeps a tensor-parallel group
+ * on consecutive GPUs, so inside a node. */
+typedef enum {
+    RANK_ORDER_TP_DP_PP,
+    RANK_ORDER_TP_PP_DP,
+    RANK_ORDER_DP_TP_PP,
+    RANK_ORDER_DP_PP_TP,
+    RANK_ORDER_PP_TP_DP,
+    RANK_ORDER_PP_DP_TP
+} RankOrder;
+
 /* The plan's fields, in the order reports list them. */
 typedef enum {
     PLAN_TP,
@@ -87,6 +99,8 @@ typedef enum {
     PLAN_GLOBAL_BATCH_SIZE,
     PLAN_SCHEDULE,
     PLAN_VIRTUAL_STAGES,
+    PLAN_LAYERS_PER_STAGE,
+    PLAN_RANK_ORDER,
     PLAN_ZERO_STAGE,
     PLAN_SEQUENCE_PARALLEL,
     PLAN_RECOMPUTE,
@@ -102,7 +116,13 @@ typedef struct {
     int global_batch_size; /* B, sequences per step; 0 until resolved: b * dp */
     Schedule schedule;
     int virtual_stages; /* v, model chunks per pipeline rank */
-    int zero_stage;     /* 0..3 */
+    /* layers of each of the pp x v model chunks, in model order (chunk c of
+     * stage s is chunk c * pp + s); NULL until resolved, then an even split
+     * unless given */
+    int *layers_per_stage;
+    int n_layers_per_stage;
+    RankOrder rank_order;
+    int zero_stage; /* 0..3 */
     gboolean sequence_parallel;
     Recompute recompute;
     gboolean overlap_grad_reduce;
@@ -126,9 +146,9 @@ gboolean plan_spec_load(PlanSpec *plan, const char *path, GError **error);
 gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *value, const char *flag,
                        GError **error);
 
-/* Resolves defaults that depend on the cluster (dp, global_batch_size) and
- * checks the plan against the model and the cluster: sizes, divisibility,
- * GPU count. */
+/* Resolves defaults that depend on the cluster and the model (dp,
+ * global_batch_size, layers_per_stage) and checks the plan against them:
+ * sizes, divisibility, GPU count, pipeline schedule. */
 gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
                            GError **error);
 
@@ -139,10 +159,12 @@ int plan_spec_micro_batches(const PlanSpec *plan);
 const char *plan_field_name(PlanField field);
 
 /* Whether a field's value is a word ("1f1b") rather than a number or a
- * boolean, so that JSON quotes it. */
+ * boolean, so that JSON quotes it; whether it is a list of integers. */
 gboolean plan_field_is_word(PlanField field);
+gboolean plan_field_is_list(PlanField field);
 
-/* The field's resolved value as text ("8", "1f1b", "true"), for reports. */
+/* The field's resolved value as text ("8", "1f1b", "true", "12,12"), for
+ * reports. */
 char *plan_field_text(const PlanSpec *plan, PlanField field);
 
 /* A description of where a field came from, for errors: "FILE: $.tp",

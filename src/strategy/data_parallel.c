@@ -1,7 +1,8 @@
 /* data_parallel.c: data parallelism with gradient accumulation.
  *
- * Schedule: the step's m = B / (b d) micro-batches one after the other,
- * each forward then backward. Gradients are reduced over the
+ * Each rank runs the step's m = B / (b d) micro-batches (in the order
+ * pipeline.c gives; on one stage, one after the other, each forward then
+ * backward: gradient accumulation). Gradients are reduced over the
  * data-parallel group, 2 bytes per bf16 gradient, on the communication
  * stream, as each backward segment finishes producing them:
  *   - overlap_grad_reduce: in buckets of at least ddp_bucket_size
@@ -26,15 +27,6 @@ static gboolean active(const PlanSpec *plan)
 {
     (void)plan;
     return TRUE; /* every plan has a data-parallel dimension, even of size 1 */
-}
-
-static void schedule(Emit *e, GArray *units)
-{
-    for (int mb = 0; mb < emit_micro_batches(e); mb++) {
-        Unit fwd = {mb, TRUE}, bwd = {mb, FALSE};
-        g_array_append_val(units, fwd);
-        g_array_append_val(units, bwd);
-    }
 }
 
 static void reduce(Emit *e, DpState *st)
@@ -67,6 +59,5 @@ const Strategy strategy_data_parallel = {
     .name = "data_parallel",
     .active = active,
     .state_size = sizeof(DpState),
-    .schedule = schedule,
     .segment_end = segment_end,
 };

@@ -1,13 +1,14 @@
 /* emit.c: the emitter's walk over a step, rank by rank.
  *
- * Costs are computed once per step (every rank of a plan without pipeline
- * parallelism does the same work); only the tasks are per rank. A rank's
- * program: a "step begin" marker that allocates the model states, the
- * units in schedule order, the strategies' step_end, the optimizer step,
- * their after_optimizer, and a "step end" marker that waits for the
- * communication stream. A forward piece allocates the activations it keeps
- * when it starts, a replay those it re-creates; the piece's backward frees
- * both when it ends. */
+ * Costs are computed once per step: every piece of a kind costs the same
+ * on every rank. The model's chunks and their segments are laid out once
+ * too (`segments`, chunk after chunk); a rank walks the chunks of its
+ * stage. A rank's program: a "step begin" marker that allocates the model
+ * states, the units in schedule order, the strategies' step_end, the
+ * optimizer step, their after_optimizer, and a "step end" marker that
+ * waits for the communication stream. A forward piece allocates the
+ * activations it keeps when it starts, a replay those it re-creates; the
+ * piece's backward frees both when it ends. */
 #include "strategy/emit.h"
 
 #include <string.h>
@@ -31,15 +32,16 @@ struct Emit {
     const Layout *layout;
     Graph *graph;
     int *group_id[GROUP_KINDS]; /* layout group index -> graph group */
+    int *pair_id[DIRECTIONS];   /* sending rank -> its graph group with the receiver */
     int micro_batches;
     Cost embedding, head, block[TF_BLOCKS];
-    Segment *segments; /* the walk of a forward: embedding, layers, head */
-    int n_segments;
-    double params; /* held per rank */
+    Segment *segments; /* every model chunk's, chunk after chunk */
+    int *chunk_first;  /* per model chunk: its first segment; one more entry */
     /* the rank being emitted */
-    int rank;
-    int shards[MEM_KINDS];                    /* ways each kind of model state is split */
-    GArray *gates;                            /* TaskId: what the next compute task waits for */
+    int rank, stage;
+    double params;         /* held by the rank */
+    int shards[MEM_KINDS]; /* ways each kind of model state is split */
+    GArray *gates;         /* TaskId: what the next compute-stream task waits for */
     const Strategy *active[STRATEGY_MAX + 1]; /* NULL-terminated */
     void *state[STRATEGY_MAX];
 };
@@ -70,27 +72,42 @@ const ModelSpec *emit_model(const Emit *e)
 {
     return e->model;
 }
+
 const PlanSpec *emit_plan(const Emit *e)
 {
     return e->plan;
 }
+
 int emit_micro_batches(const Emit *e)
 {
     return e->micro_batches;
 }
+
 int emit_rank(const Emit *e)
 {
     return e->rank;
 }
+
+int emit_stage(const Emit *e)
+{
+    return e->stage;
+}
+
 double emit_params(const Emit *e)
 {
     return e->params;
 }
 
+int emit_model_chunk(const Emit *e, const Unit *u)
+{
+    return u->chunk * e->plan->pp + e->stage;
+}
+
 const Segment *emit_segment_next(const Emit *e, const Unit *u, const Segment *seg)
 {
+    int g = emit_model_chunk(e, u);
     ptrdiff_t i = (seg - e->segments) + (u->forward ? 1 : -1);
-    return i >= 0 && i < e->n_segments ? &e->segments[i] : NULL;
+    return i >= e->chunk_first[g] && i < e->chunk_first[g + 1] ? &e->segments[i] : NULL;
 }
 
 void emit_shard_state(Emit *e, MemKind kind, int ways)
@@ -99,12 +116,18 @@ void emit_shard_state(Emit *e, MemKind kind, int ways)
     e->shards[kind] = ways;
 }
 
-TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName name)
+/* The task just appended to the compute stream waits for the gates. */
+static void take_gates(Emit *e, TaskId t)
 {
-    TaskId t = graph_compute(e->graph, e->rank, STREAM_COMPUTE, seconds, flops, tag, name);
     for (guint i = 0; i < e->gates->len; i++)
         graph_dep(e->graph, g_array_index(e->gates, TaskId, i), t);
     g_array_set_size(e->gates, 0);
+}
+
+TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName name)
+{
+    TaskId t = graph_compute(e->graph, e->rank, STREAM_COMPUTE, seconds, flops, tag, name);
+    take_gates(e, t);
     return t;
 }
 
@@ -121,8 +144,36 @@ TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double
     layout_group(e->layout, kind, index, &n);
     if (n == 1)
         return TASK_NONE;
-    return graph_collective(e->graph, e->group_id[kind][index], e->rank, stream, op, bytes, tag,
-                            name);
+    TaskId t =
+        graph_collective(e->graph, e->group_id[kind][index], e->rank, stream, op, bytes, tag, name);
+    if (stream == STREAM_COMPUTE)
+        take_gates(e, t);
+    return t;
+}
+
+/* The rank of the same tensor- and data-parallel coordinates on the
+ * neighbouring stage in direction d, wrapping around. */
+static int neighbour(const Emit *e, int rank, Direction d)
+{
+    Coord c = layout_coord(e->layout, rank);
+    int p = e->plan->pp;
+    c.pp = (c.pp + (d == TOWARD_NEXT ? 1 : p - 1)) % p;
+    return layout_rank(e->layout, c);
+}
+
+TaskId emit_send(Emit *e, Direction d, double bytes, TaskId after, TaskName name)
+{
+    TaskId t = graph_collective(e->graph, e->pair_id[d][e->rank], e->rank, STREAM_P2P,
+                                COLL_SEND_RECV, bytes, TAG_PP, name);
+    emit_wait(e, after, t);
+    return t;
+}
+
+TaskId emit_recv(Emit *e, Direction d, double bytes, TaskName name)
+{
+    int sender = neighbour(e, e->rank, d == TOWARD_NEXT ? TOWARD_PREV : TOWARD_NEXT);
+    return graph_collective(e->graph, e->pair_id[d][sender], e->rank, GRAPH_OFF_STREAM,
+                            COLL_SEND_RECV, bytes, TAG_PP, name);
 }
 
 void emit_wait(Emit *e, TaskId before, TaskId after)
@@ -142,7 +193,7 @@ void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
         graph_mem(e->graph, task, e->rank, kind, bytes, at_end);
 }
 
-/* ---- costs ------------------------------------------------------------- */
+/* ---- costs and chunks ------------------------------------------------------ */
 
 static Cost cost(const GpuSpec *gpu, const OpList *ops, double kept_bytes, const char *fwd,
                  const char *bwd, const char *replay)
@@ -181,20 +232,35 @@ static void compute_costs(Emit *e)
         c->replay_flops = tf_ops_flops(&ops, TRUE);
         c->replay_bytes = tf_block_replay_bytes(m, (Block)b, sh, rc);
     }
+}
 
-    int tp = e->plan->tp;
-    e->n_segments = m->layers + 2;
-    e->segments = g_new(Segment, e->n_segments);
+/* Lays out the segments of every model chunk: the first chunk starts with
+ * the embedding, the last ends with the head, each holds its share of the
+ * layers (the plan's layers_per_stage). With a tied output layer the head
+ * computes with the word embedding; on a pipeline its last stage keeps a
+ * copy of it, as Megatron-LM does. */
+static void lay_out_chunks(Emit *e)
+{
+    const ModelSpec *m = e->model;
+    const PlanSpec *plan = e->plan;
+    int tp = plan->tp, chunks = plan->n_layers_per_stage;
     double embedding = tf_embedding_params(m, tp), layer = tf_layer_params(m, tp);
-    double head = tf_head_params(m, tp);
     double words = m->tied_embeddings ? (double)m->vocab_size * m->hidden_size / tp : 0;
-    e->segments[0] = (Segment){SEGMENT_EMBEDDING, -1, embedding, embedding};
-    for (int l = 0; l < m->layers; l++)
-        e->segments[l + 1] = (Segment){SEGMENT_LAYER, l, layer, layer};
-    e->segments[m->layers + 1] = (Segment){SEGMENT_HEAD, -1, head, head + words};
-    e->params = 0;
-    for (int i = 0; i < e->n_segments; i++)
-        e->params += e->segments[i].params;
+    double head = tf_head_params(m, tp) + (plan->pp > 1 ? words : 0);
+    e->segments = g_new(Segment, m->layers + 2);
+    e->chunk_first = g_new(int, chunks + 1);
+    int n = 0, layer_index = 0;
+    for (int g = 0; g < chunks; g++) {
+        e->chunk_first[g] = n;
+        if (g == 0)
+            e->segments[n++] = (Segment){SEGMENT_EMBEDDING, -1, embedding, embedding};
+        for (int i = 0; i < plan->layers_per_stage[g]; i++, layer_index++)
+            e->segments[n++] = (Segment){SEGMENT_LAYER, layer_index, layer, layer};
+        if (g == chunks - 1)
+            e->segments[n++] = (Segment){SEGMENT_HEAD, -1, head, tf_head_params(m, tp) + words};
+    }
+    e->chunk_first[chunks] = n;
+    g_assert(n == m->layers + 2 && layer_index == m->layers);
 }
 
 static const Cost *cost_of(const Emit *e, const Segment *seg, Block block)
@@ -210,7 +276,7 @@ static const Cost *cost_of(const Emit *e, const Segment *seg, Block block)
     return &e->block[block];
 }
 
-/* ---- units --------------------------------------------------------------- */
+/* ---- units ----------------------------------------------------------------- */
 
 /* One piece in one phase: hooks, the compute task, its activations. */
 static TaskId emit_piece(Emit *e, const Unit *u, const Segment *seg, Block block, Phase phase)
@@ -243,7 +309,7 @@ void emit_replay(Emit *e, const Unit *u, const Segment *seg)
             emit_piece(e, u, seg, (Block)b, PHASE_RECOMPUTE);
 }
 
-static void emit_segment(Emit *e, const Unit *u, const Segment *seg)
+static TaskId emit_segment(Emit *e, const Unit *u, const Segment *seg)
 {
     EACH_STRATEGY(e, segment_begin, u, seg);
     Phase phase = u->forward ? PHASE_FORWARD : PHASE_BACKWARD;
@@ -257,22 +323,34 @@ static void emit_segment(Emit *e, const Unit *u, const Segment *seg)
         for (int b = TF_BLOCKS - 1; b >= 0; b--)
             last = emit_piece(e, u, seg, (Block)b, phase);
     EACH_STRATEGY(e, segment_end, u, seg, last);
+    return last;
 }
 
 static void emit_unit(Emit *e, const Unit *u)
 {
+    int g = emit_model_chunk(e, u), first = e->chunk_first[g], end = e->chunk_first[g + 1];
+    EACH_STRATEGY(e, unit_begin, u);
+    TaskId last = TASK_NONE;
     if (u->forward)
-        for (int i = 0; i < e->n_segments; i++)
-            emit_segment(e, u, &e->segments[i]);
+        for (int i = first; i < end; i++)
+            last = emit_segment(e, u, &e->segments[i]);
     else
-        for (int i = e->n_segments - 1; i >= 0; i--)
-            emit_segment(e, u, &e->segments[i]);
+        for (int i = end - 1; i >= first; i--)
+            last = emit_segment(e, u, &e->segments[i]);
+    EACH_STRATEGY(e, unit_end, u, last);
 }
 
 /* ---- the step -------------------------------------------------------------- */
 
 static void emit_rank_step(Emit *e, GArray *units)
 {
+    e->stage = layout_coord(e->layout, e->rank).pp;
+    e->params = 0;
+    for (int c = 0; c < e->plan->virtual_stages; c++) {
+        int g = c * e->plan->pp + e->stage;
+        for (int i = e->chunk_first[g]; i < e->chunk_first[g + 1]; i++)
+            e->params += e->segments[i].params;
+    }
     for (int k = 0; k < MEM_KINDS; k++)
         e->shards[k] = 1;
     for (int i = 0; e->active[i]; i++) {
@@ -310,27 +388,49 @@ static void emit_rank_step(Emit *e, GArray *units)
     TaskId end =
         graph_marker(e->graph, e->rank, STREAM_COMPUTE, TAG_MARKER, (TaskName){.fmt = "step end"});
     emit_wait(e, emit_last(e, STREAM_COMM), end);
+    emit_wait(e, emit_last(e, STREAM_P2P), end);
 }
 
 /* Refuses a step too big to hold in memory (about 150 bytes per task)
  * before building it: every rank runs every micro-batch's forward and
- * backward through every piece, and strategies add up to a few tasks per
- * piece (collectives, replays, gathers). */
+ * backward through every piece of its stage, and strategies add up to a
+ * few tasks per piece (collectives, replays, gathers, transfers). */
 static gboolean check_size(const Emit *e, int ranks, GError **error)
 {
     const PlanSpec *p = e->plan;
     double per_piece =
         1 + 2 * (p->tp > 1) + (p->recompute != RECOMPUTE_NONE) + (p->zero_stage == 3);
-    double per_unit = (TF_BLOCKS * (double)e->model->layers + 2) * per_piece;
-    double tasks = ranks * (2.0 * e->micro_batches * per_unit + 4);
+    double pieces = (TF_BLOCKS * (double)e->model->layers + 2) / p->pp + 2 * p->virtual_stages;
+    double tasks = ranks * (2.0 * e->micro_batches * pieces * per_piece + 4);
     if (tasks <= EMIT_MAX_TASKS)
         return TRUE;
     g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                 "%s: expected a step of at most %.0f tasks, got %.3g (%d ranks x %d micro-batches "
-                "x %d layers): lower global_batch_size, the GPU count or the layers",
+                "x %d layers / %d stages): lower global_batch_size, the GPU count or the layers",
                 plan_field_origin(e->plan, PLAN_GLOBAL_BATCH_SIZE), (double)EMIT_MAX_TASKS, tasks,
-                ranks, e->micro_batches, e->model->layers);
+                ranks, e->micro_batches, e->model->layers, p->pp);
     return FALSE;
+}
+
+/* Registers the communicator groups: the layout's, and for pipelines a
+ * pair (sender, receiver) per rank and direction. */
+static void register_groups(Emit *e, int ranks)
+{
+    for (int k = 0; k < GROUP_KINDS; k++) {
+        int groups = layout_groups(e->layout, (GroupKind)k);
+        e->group_id[k] = g_new(int, groups);
+        for (int i = 0, n; i < groups; i++) {
+            const int *members = layout_group(e->layout, (GroupKind)k, i, &n);
+            e->group_id[k][i] = graph_add_group(e->graph, k, members, n);
+        }
+    }
+    for (int d = 0; d < DIRECTIONS; d++) {
+        e->pair_id[d] = g_new(int, ranks);
+        for (int r = 0; r < ranks && e->plan->pp > 1; r++) {
+            int pair[2] = {r, neighbour(e, r, (Direction)d)};
+            e->pair_id[d][r] = graph_add_group(e->graph, GROUP_PP, pair, 2);
+        }
+    }
 }
 
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
@@ -343,14 +443,7 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
         return NULL;
     g_autoptr(Graph) graph = graph_new(ranks, EMIT_STREAMS);
     e.graph = graph;
-    for (int k = 0; k < GROUP_KINDS; k++) {
-        int groups = layout_groups(layout, (GroupKind)k);
-        e.group_id[k] = g_new(int, groups);
-        for (int i = 0, n; i < groups; i++) {
-            const int *members = layout_group(layout, (GroupKind)k, i, &n);
-            e.group_id[k][i] = graph_add_group(graph, k, members, n);
-        }
-    }
+    register_groups(&e, ranks);
     int n_active = 0;
     for (int i = 0; strategy_registry[i]; i++) {
         g_assert(i < STRATEGY_MAX);
@@ -360,6 +453,7 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
         }
     }
     compute_costs(&e);
+    lay_out_chunks(&e);
     e.gates = g_array_new(FALSE, FALSE, sizeof(TaskId));
 
     GArray *units = g_array_new(FALSE, FALSE, sizeof(Unit));
@@ -368,10 +462,13 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
     g_array_free(units, TRUE);
     g_array_free(e.gates, TRUE);
     g_free(e.segments);
+    g_free(e.chunk_first);
     for (int i = 0; i < n_active; i++)
         g_free(e.state[i]);
     for (int k = 0; k < GROUP_KINDS; k++)
         g_free(e.group_id[k]);
+    for (int d = 0; d < DIRECTIONS; d++)
+        g_free(e.pair_id[d]);
     if (!graph_seal(graph, error))
         return NULL;
     return g_steal_pointer(&graph);

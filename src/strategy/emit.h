@@ -1,13 +1,17 @@
 /* emit.h: the emitter, which writes every rank's program for one step.
  *
  * For each rank the emitter walks the step: persistent memory at its start,
- * the units (a micro-batch's forward or backward) in the order a schedule
- * gives, the optimizer step, the end of the step. A unit walks the model's
- * segments (the embedding, each layer, the head), forward in order and
- * backward in reverse; a segment is one or more pieces, each one compute
- * task (the embedding; a layer's attention block and MLP block; the head).
- * The active strategy modules (strategy.h) are called at the start and end
- * of every segment and piece, and add their own tasks there: tensor
+ * the units (a micro-batch's forward or backward through one model chunk)
+ * in the order a schedule gives, the optimizer step, the end of the step.
+ * The model is cut into pp x virtual_stages chunks of consecutive layers;
+ * chunk c of pipeline stage s is chunk c pp + s of the model, the first
+ * also holding the embedding and the last the head. A unit walks its
+ * chunk's segments (the embedding, each layer, the head), forward in order
+ * and backward in reverse; a segment is one or more pieces, each one
+ * compute task (the embedding; a layer's attention block and MLP block;
+ * the head). The active strategy modules (strategy.h) are called at the
+ * start and end of every unit, segment and piece, and add their own tasks
+ * there: the pipeline its sends and receives around each unit, tensor
  * parallelism its collectives around each block, data parallelism its
  * gradient reduction after each backward segment, ZeRO-3 its parameter
  * gathers before each segment, recomputation its replay before a layer's
@@ -23,7 +27,13 @@
 #include "model/transformer.h"
 #include "spec/spec.h"
 
-typedef enum { STREAM_COMPUTE, STREAM_COMM, EMIT_STREAMS } Stream;
+/* A rank's streams: compute (with tensor-parallel collectives in its
+ * path), data-parallel and ZeRO communication, pipeline sends. */
+typedef enum { STREAM_COMPUTE, STREAM_COMM, STREAM_P2P, EMIT_STREAMS } Stream;
+
+/* Pipeline directions: toward the next stage (activations) or the
+ * previous one (gradients); stages wrap around for interleaving. */
+typedef enum { TOWARD_NEXT, TOWARD_PREV, DIRECTIONS } Direction;
 
 typedef enum {
     MEM_PARAMS,
@@ -54,6 +64,7 @@ typedef enum { PHASE_FORWARD, PHASE_BACKWARD, PHASE_RECOMPUTE, PHASES } Phase;
 typedef struct {
     int micro_batch;  /* 0-based, within the step */
     gboolean forward; /* else backward */
+    int chunk;        /* the rank's model chunk, 0 .. virtual_stages - 1 */
 } Unit;
 
 typedef enum { SEGMENT_EMBEDDING, SEGMENT_LAYER, SEGMENT_HEAD } SegmentKind;
@@ -85,8 +96,13 @@ const ModelSpec *emit_model(const Emit *e);
 const PlanSpec *emit_plan(const Emit *e);
 int emit_micro_batches(const Emit *e);
 
-/* The rank being emitted. */
+/* The rank being emitted, and its pipeline stage (0 .. pp - 1). */
 int emit_rank(const Emit *e);
+int emit_stage(const Emit *e);
+
+/* The model chunk unit `u` runs, numbered over the whole model
+ * (0 .. pp x virtual_stages - 1): chunk u->chunk x pp + stage. */
+int emit_model_chunk(const Emit *e, const Unit *u);
 
 /* Parameters the rank holds, all segments together. */
 double emit_params(const Emit *e);
@@ -103,16 +119,27 @@ const Segment *emit_segment_next(const Emit *e, const Unit *u, const Segment *se
 void emit_shard_state(Emit *e, MemKind kind, int ways);
 
 /* Appends a compute task to the rank's compute stream. It also waits for
- * every task passed to emit_gate since the last compute task. */
+ * every task passed to emit_gate since the last task on that stream. */
 TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName name);
 
-/* The next compute task will also wait for `before` (TASK_NONE: no-op). */
+/* The next task on the compute stream (a compute task or a collective)
+ * will also wait for `before` (TASK_NONE: no-op). */
 void emit_gate(Emit *e, TaskId before);
 
 /* The rank joins its next collective over its group of `kind`, on `stream`.
  * A group of one rank communicates nothing: TASK_NONE, no task. */
 TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes, TaskTag tag,
                        TaskName name);
+
+/* Sends `bytes` to the neighbouring stage in direction `d`, on the rank's
+ * pipeline stream, once `after` has ended: the k-th send toward a stage is
+ * that stage's k-th receive from this one. */
+TaskId emit_send(Emit *e, Direction d, double bytes, TaskId after, TaskName name);
+
+/* This rank's next receive of what its neighbour sends in direction `d`
+ * (from the previous stage for TOWARD_NEXT): the transfer task, for
+ * emit_gate. `bytes` and `name` as the sender gives them. */
+TaskId emit_recv(Emit *e, Direction d, double bytes, TaskName name);
 
 /* `after` also waits for `before`; either may be TASK_NONE (no-op). */
 void emit_wait(Emit *e, TaskId before, TaskId after);

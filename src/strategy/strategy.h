@@ -25,6 +25,9 @@ typedef struct {
     /* The order of the rank's units (appends Unit to `units`). The first
      * active strategy that has this hook decides the order. */
     void (*schedule)(Emit *e, GArray *units);
+    /* Around each unit; `last` is its last compute task. */
+    void (*unit_begin)(Emit *e, void *state, const Unit *u);
+    void (*unit_end)(Emit *e, void *state, const Unit *u, TaskId last);
     /* Around each segment of a unit; `last` is the segment's last compute
      * task (on backward, the one that completes its gradients). */
     void (*segment_begin)(Emit *e, void *state, const Unit *u, const Segment *seg);
@@ -43,12 +46,12 @@ typedef struct {
 /* The registered strategies, NULL-terminated. */
 extern const Strategy *const strategy_registry[];
 
-/* Fails when the plan needs a strategy that is not simulated yet
- * (PS_ERROR_UNSUPPORTED), or when an active strategy's check fails
- * (PS_ERROR_INPUT). */
+/* Fails (PS_ERROR_INPUT) when an active strategy's check of the plan
+ * against the model fails. */
 gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **error);
 
 /* The strategies (one file each). */
+extern const Strategy strategy_pipeline;
 extern const Strategy strategy_tensor_parallel;
 extern const Strategy strategy_data_parallel;
 extern const Strategy strategy_zero;

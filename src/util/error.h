@@ -11,10 +11,9 @@
 #define PS_ERROR (ps_error_quark())
 
 typedef enum {
-    PS_ERROR_INPUT,       /* a spec, plan or flag is invalid */
-    PS_ERROR_UNSUPPORTED, /* valid, but needs a strategy not simulated yet */
-    PS_ERROR_STUCK,       /* the task graph cannot finish (a bug or a bad plan) */
-    PS_ERROR_IO           /* a file could not be read or written */
+    PS_ERROR_INPUT, /* a spec, plan or flag is invalid, or a file unreadable */
+    PS_ERROR_STUCK, /* the task graph cannot finish (a bug or a bad plan) */
+    PS_ERROR_IO     /* a file could not be written */
 } PsErrorCode;
 
 GQuark ps_error_quark(void);
