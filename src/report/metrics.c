@@ -22,7 +22,7 @@ typedef struct {
 
 typedef struct {
     double compute_s, recompute_s, comm_s; /* comm_s: exposed */
-    double in_phase_s;                     /* busy or waiting on own comm, in the phase */
+    double in_phase_s;                     /* forward, backward, replay or own comm, in the phase */
     double end_s;                          /* the stream's last task's end */
     double exposed[TAG_KINDS][COLL_N_OPS]; /* comm_s by the collective charged */
 } RankSplit;
@@ -59,10 +59,10 @@ static void split_rank(const Graph *g, const Replay *r, int rank, const Window *
         else if (start > prev_end && why != TASK_NONE &&
                  graph_task(g, why)->kind == TASK_COLLECTIVE)
             charge(s, graph_task(g, why), prev_end, start, ph);
-        if (t->kind == TASK_COMPUTE) {
+        if (t->kind == TASK_COMPUTE)
             s->compute_s += end - start;
+        if (t->kind == TASK_COMPUTE && t->tag != TAG_OPTIMIZER) /* the phase excludes it */
             s->in_phase_s += overlap(start, end, ph);
-        }
         if (t->tag == TAG_RECOMPUTE)
             s->recompute_s += end - start;
         if (t->kind == TASK_COLLECTIVE)

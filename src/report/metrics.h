@@ -13,9 +13,11 @@
  *                   and the part of it exposed (as in exposed_comm_s);
  *   bubble_fraction over the forward-backward phase (the first forward's
  *                   start to the last backward's end, on any rank), the
- *                   mean over ranks of the time a rank's compute stream is
- *                   neither busy nor waiting for its own communication, that
- *                   is waiting for another stage, divided by the phase;
+ *                   mean over ranks of the time a rank's compute stream
+ *                   spends neither on forward, backward or replay work nor
+ *                   in or waiting for its own communication (waiting for
+ *                   another stage; an optimizer step that falls inside the
+ *                   phase counts as waiting), divided by the phase;
  *   stages          per pipeline stage, on its first rank (tp 0, dp 0): its
  *                   layers, busy and bubble time, peak memory, bytes sent to
  *                   other stages;

@@ -1,0 +1,307 @@
+/* check_pipeline.c: pipeline schedules replayed and held to the closed
+ * forms of ../shared/FORMULAS.md (Huang et al., GPipe; Narayanan et al.,
+ * SC'21; Korthikanti et al. 2022).
+ *
+ * The setting where the bubble formulas hold: communication free (links of
+ * 1e18 B/s, no latency), memory-bound operations free (HBM at 1e18 B/s,
+ * no launch cost), GEMMs at full peak, one GPU per stage, and stages alike:
+ * the embedding costs nothing (it moves memory only) and the head's logits
+ * GEMM is 2 b s h V FLOPs with V = 1, against 24 b s h^2 per layer: with
+ * h = 65536 and 8 layers a stage, the last stage is 1.6e-7 heavier than the
+ * others, which bounds how far the replay may be from the formulas. */
+#include <math.h>
+
+#include "model/transformer.h"
+#include "sim/simulate.h"
+#include "testutil.h"
+
+#define UNIFORM 1e-6 /* tolerance of the formulas here (see above) */
+
+/* A fraction of the step within UNIFORM of the formula's (absolute: the
+ * last stage's extra time is a fraction of the whole phase). */
+#define ck_assert_fraction(a, b)                                                                   \
+    ck_assert_msg(fabs((a) - (b)) <= UNIFORM, "%s = %.12f, expected %.12f", #a, (a), (b))
+
+enum { K = 8, H = 65536, A = 512, S = 16 }; /* layers per chunk, model dims */
+
+typedef struct {
+    ModelSpec *model;
+    ClusterSpec *cluster;
+    PlanSpec *plan;
+    Report rep;
+} Run;
+
+/* A pipeline of p stages (one GPU each) over p v chunks of `k` layers. */
+static Run pipeline(int p, int m, int v, Schedule schedule, int k, int hidden, int heads, int vocab)
+{
+    Run run = {.model = test_gpt(p * v * k, hidden, heads, vocab, S),
+               .cluster = test_cluster(1, p, 1e18, 1e18),
+               .plan = plan_spec_new()};
+    run.cluster->gpu.memory_Bps = 1e18;
+    run.cluster->gpu.compute_efficiency = 1;
+    run.plan->pp = p;
+    run.plan->virtual_stages = v;
+    run.plan->schedule = schedule;
+    run.plan->global_batch_size = m;
+    test_resolve(run.plan, run.model, run.cluster);
+    GError *error = NULL;
+    ck_assert_msg(sim_run(run.model, run.cluster, run.plan, &run.rep, &error), "%s",
+                  error ? error->message : "");
+    return run;
+}
+
+static void run_free(Run *run)
+{
+    report_clear(&run->rep);
+    model_spec_free(run->model);
+    cluster_spec_free(run->cluster);
+    plan_spec_free(run->plan);
+}
+
+/* Forward time of one micro-batch through `layers` layers. */
+static double forward_s(const Run *run, int layers)
+{
+    OpList ops;
+    double t = 0;
+    for (int b = 0; b < TF_BLOCKS; b++) {
+        tf_block_ops(run->model, (Block)b, (Shard){1, 1, FALSE}, &ops);
+        t += tf_ops_s(&run->cluster->gpu, &ops);
+    }
+    return layers * t;
+}
+
+/* The optimizer step of stage s, after the pipeline has flushed (it is
+ * compute-bound here, 12 FLOPs per parameter). */
+static double optimizer_s(const Run *run, int s, int layers)
+{
+    const ModelSpec *m = run->model;
+    double params = layers * tf_layer_params(m, 1) + (s == 0 ? tf_embedding_params(m, 1) : 0);
+    OpList ops;
+    tf_optimizer_ops(params, &ops);
+    return tf_ops_s(&run->cluster->gpu, &ops);
+}
+
+/* GPipe and 1F1B: the pipeline flushes after (m + p - 1)(t_f + t_b), then
+ * the first stage (the last to finish) steps its optimizer; each stage is
+ * idle (p - 1)/(m + p - 1) of the flush; t_b = 2 t_f for GEMMs. */
+START_TEST(gpipe_and_1f1b_bubble)
+{
+    static const int cases[][2] = {{2, 1}, {2, 4}, {4, 4}, {4, 9}, {8, 3}};
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        for (int sched = 0; sched < 2; sched++) {
+            int p = cases[i][0], m = cases[i][1];
+            Run run = pipeline(p, m, 1, sched ? SCHEDULE_1F1B : SCHEDULE_GPIPE, K, H, A, 1);
+            double tf = forward_s(&run, K);
+            ck_assert_rel(run.rep.metrics.step_time_s,
+                          (m + p - 1) * 3 * tf + optimizer_s(&run, 0, K), UNIFORM);
+            ck_assert_fraction(run.rep.metrics.bubble_fraction, (p - 1.0) / (m + p - 1));
+            run_free(&run);
+        }
+    }
+}
+END_TEST
+
+/* Interleaved 1F1B with v chunks per stage: idle (p - 1)/(v m + p - 1),
+ * step (v m + p - 1)(t_f + t_b)/v (Narayanan et al., section 2.2). */
+START_TEST(interleaved_bubble)
+{
+    static const int cases[][3] = {{2, 2, 2}, {2, 4, 3}, {4, 4, 2}, {4, 8, 2}};
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int p = cases[i][0], m = cases[i][1], v = cases[i][2];
+        int stage_layers = v * (K / v); /* v chunks of K / v layers */
+        Run run = pipeline(p, m, v, SCHEDULE_INTERLEAVED, K / v, H, A, 1);
+        double tf_stage = forward_s(&run, stage_layers);
+        ck_assert_rel(run.rep.metrics.step_time_s,
+                      (v * m + p - 1) * 3 * tf_stage / v + optimizer_s(&run, 0, stage_layers),
+                      UNIFORM);
+        ck_assert_fraction(run.rep.metrics.bubble_fraction, (p - 1.0) / (v * m + p - 1));
+        run_free(&run);
+    }
+}
+END_TEST
+
+/* Without micro-batching overlap each stage is busy 1/p of the
+ * pipeline's time (the optimizer steps aside). */
+START_TEST(naive_keeps_each_stage_busy_one_pth)
+{
+    for (int p = 2; p <= 8; p *= 2) {
+        Run run = pipeline(p, 3, 1, SCHEDULE_NAIVE, K, H, A, 1);
+        double flush = run.rep.metrics.step_time_s - optimizer_s(&run, 0, K);
+        for (int s = 0; s < p; s++)
+            ck_assert_fraction((run.rep.metrics.stages[s].busy_s - optimizer_s(&run, s, K)) / flush,
+                               1.0 / p);
+        run_free(&run);
+    }
+}
+END_TEST
+
+/* ---- memory in flight ---------------------------------------------------- */
+
+enum { MH = 256, MA = 8, MV = 1024 }; /* a small model: memory only */
+
+/* One micro-batch's activations on stage s of p: its layers, plus the
+ * embedding's on the first stage and the head's on the last. */
+static double stage_bytes(const Run *run, int s, int p, int layers)
+{
+    Shard sh = {1, 1, FALSE};
+    double layer = tf_block_activation_bytes(run->model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE) +
+                   tf_block_activation_bytes(run->model, BLOCK_MLP, sh, RECOMPUTE_NONE);
+    return layers * layer + (s == 0 ? tf_embedding_activation_bytes(run->model, sh) : 0) +
+           (s == p - 1 ? tf_head_activation_bytes(run->model, sh) : 0);
+}
+
+/* GPipe holds all m micro-batches on every stage; 1F1B min(p - i, m) on
+ * stage i (FORMULAS.md, activation memory). */
+START_TEST(in_flight_micro_batches)
+{
+    const int p = 4;
+    for (int m = 2; m <= 6; m += 4) {
+        for (int sched = 0; sched < 2; sched++) {
+            Run run = pipeline(p, m, 1, sched ? SCHEDULE_1F1B : SCHEDULE_GPIPE, 2, MH, MA, MV);
+            for (int s = 0; s < p; s++) {
+                int in_flight = sched ? MIN(p - s, m) : m;
+                ck_assert_rel(run.rep.metrics.stages[s].peak_split[MEM_ACTIVATIONS],
+                              in_flight * stage_bytes(&run, s, p, 2), 1e-12);
+            }
+            run_free(&run);
+        }
+    }
+}
+END_TEST
+
+/* Interleaving: the first stage keeps Korthikanti's factor
+ * 1 + (p - 1)/(p v) times the activations of all L layers (section 4.2.3):
+ * its warm-up of 2(p - 1) + (v - 1)p forwards and one more hold p v + p - 1
+ * chunk-micro-batches. The first chunk also keeps the embedding's mask: with
+ * p = 4, v = 2 the forwards run chunks 0,0,0,0,1,1,1,1,0,0,0 | 0,... and
+ * the first backward frees a chunk-1 micro-batch, so at the twelfth
+ * forward 8 = 2p of the 11 in flight are in chunk 0 (by hand from
+ * Megatron-LM's order, pipeline.c). */
+START_TEST(interleaved_first_stage_memory)
+{
+    const int p = 4, v = 2, m = 8, k = 2, L = p * v * k;
+    Run run = pipeline(p, m, v, SCHEDULE_INTERLEAVED, k, MH, MA, MV);
+    Shard sh = {1, 1, FALSE};
+    double layer = tf_block_activation_bytes(run.model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE) +
+                   tf_block_activation_bytes(run.model, BLOCK_MLP, sh, RECOMPUTE_NONE);
+    double expected = (1 + (p - 1.0) / (p * v)) * L * layer +
+                      2 * p * tf_embedding_activation_bytes(run.model, sh);
+    ck_assert_rel(run.rep.metrics.stages[0].peak_split[MEM_ACTIVATIONS], expected, 1e-12);
+    run_free(&run);
+}
+END_TEST
+
+/* Point-to-point traffic per step, all boundaries: activations forward and
+ * gradients backward, b s h bf16 elements per micro-batch per boundary,
+ * 2 (p - 1) m b s h x 2 bytes; interleaving has p v - 1 boundaries. */
+START_TEST(p2p_bytes_per_step)
+{
+    static const int cases[][3] = {{2, 3, 1}, {4, 5, 1}, {2, 4, 2}, {4, 8, 3}};
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int p = cases[i][0], m = cases[i][1], v = cases[i][2];
+        Run run = pipeline(p, m, v, v > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B, 1, MH, MA, MV);
+        double sent = 0;
+        for (int s = 0; s < p; s++)
+            sent += run.rep.metrics.stages[s].p2p_bytes;
+        ck_assert_rel(sent, 2.0 * (p * v - 1) * m * S * MH * 2, 1e-15);
+        run_free(&run);
+    }
+}
+END_TEST
+
+/* ---- placement and 3D plans ------------------------------------------------ */
+
+/* A 3D plan, tp 2 x pp 2 x dp 2 on one node: every rank replayed, and per
+ * GPU the memory and communication the per-strategy tests establish: model
+ * states 16 bytes per parameter of the stage's TP shard; per micro-batch
+ * 4 TP all-reduces per layer plus the embedding's forward one (first stage)
+ * or the head's backward one (last stage); the stage's gradients
+ * all-reduced over dp: 2 (d - 1)/d x 2 x its parameters. */
+START_TEST(three_d_plan)
+{
+    const int t = 2, p = 2, d = 2, m = 3, L = 4;
+    Run run = {.model = test_gpt(L, MH, MA, MV, S),
+               .cluster = test_cluster(1, 8, 300e9, 25e9),
+               .plan = plan_spec_new()};
+    run.model->tied_embeddings = FALSE;
+    run.plan->tp = t;
+    run.plan->pp = p;
+    run.plan->dp = d;
+    run.plan->global_batch_size = m * d;
+    test_resolve(run.plan, run.model, run.cluster);
+    ck_assert(sim_run(run.model, run.cluster, run.plan, &run.rep, NULL));
+    const Metrics *mt = &run.rep.metrics;
+    ck_assert_int_eq(mt->simulated_ranks, t * p * d);
+    double first = tf_embedding_params(run.model, t) + 2 * tf_layer_params(run.model, t);
+    double last = 2 * tf_layer_params(run.model, t) + tf_head_params(run.model, t);
+    double stage_params[2] = {first, last};
+    for (int s = 0; s < p; s++) {
+        const double *split = mt->stages[s].peak_split;
+        ck_assert_rel(split[MEM_PARAMS] + split[MEM_GRADS] + split[MEM_OPTIMIZER],
+                      16 * stage_params[s], 1e-12);
+    }
+    int stage = mt->critical_rank / (t * d); /* rank order tp-dp-pp */
+    ck_assert_int_eq(mt->comm[TAG_TP][COLL_ALL_REDUCE].count, m * (4 * L / p + 1));
+    ck_assert_rel(mt->comm[TAG_DP][COLL_ALL_REDUCE].bytes,
+                  2.0 * (d - 1) / d * 2 * stage_params[stage], 1e-12);
+    run_free(&run);
+}
+END_TEST
+
+/* rank_order dp-tp-pp puts a TP group's ranks d apart: over two nodes of 4,
+ * tp 4 x dp 2 then talks over InfiniBand (25 GB/s), not NVLink (300 GB/s). */
+START_TEST(rank_order_moves_tp_across_nodes)
+{
+    double tp_time[2];
+    for (int order = 0; order < 2; order++) {
+        Run run = {.model = test_gpt(2, MH, MA, MV, S),
+                   .cluster = test_cluster(2, 4, 300e9, 25e9),
+                   .plan = plan_spec_new()};
+        run.plan->tp = 4;
+        run.plan->rank_order = order ? RANK_ORDER_DP_TP_PP : RANK_ORDER_TP_DP_PP;
+        run.plan->global_batch_size = 2;
+        test_resolve(run.plan, run.model, run.cluster);
+        ck_assert(sim_run(run.model, run.cluster, run.plan, &run.rep, NULL));
+        tp_time[order] = run.rep.metrics.comm[TAG_TP][COLL_ALL_REDUCE].time_s;
+        run_free(&run);
+    }
+    ck_assert_rel(tp_time[1] / tp_time[0], 300.0 / 25.0, 1e-12);
+}
+END_TEST
+
+/* An explicit uneven split: the stages report their layers. */
+START_TEST(explicit_layer_split)
+{
+    Run run = {.model = test_gpt(5, MH, MA, MV, S),
+               .cluster = test_cluster(1, 2, 300e9, 25e9),
+               .plan = plan_spec_new()};
+    run.plan->pp = 2;
+    run.plan->global_batch_size = 4;
+    ck_assert(plan_spec_set(run.plan, PLAN_LAYERS_PER_STAGE, "2,3", "--layers-per-stage", NULL));
+    test_resolve(run.plan, run.model, run.cluster);
+    ck_assert(sim_run(run.model, run.cluster, run.plan, &run.rep, NULL));
+    ck_assert_int_eq(run.rep.metrics.stages[0].layers, 2);
+    ck_assert(run.rep.metrics.stages[0].embedding && !run.rep.metrics.stages[0].head);
+    ck_assert_int_eq(run.rep.metrics.stages[1].layers, 3);
+    ck_assert(run.rep.metrics.stages[1].head && !run.rep.metrics.stages[1].embedding);
+    run_free(&run);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("pipeline");
+    TCase *tc = tcase_create("schedules");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, gpipe_and_1f1b_bubble);
+    tcase_add_test(tc, interleaved_bubble);
+    tcase_add_test(tc, naive_keeps_each_stage_busy_one_pth);
+    tcase_add_test(tc, in_flight_micro_batches);
+    tcase_add_test(tc, interleaved_first_stage_memory);
+    tcase_add_test(tc, p2p_bytes_per_step);
+    tcase_add_test(tc, three_d_plan);
+    tcase_add_test(tc, rank_order_moves_tp_across_nodes);
+    tcase_add_test(tc, explicit_layer_split);
+    suite_add_tcase(s, tc);
+    return test_run(s);
+}
