@@ -51,6 +51,10 @@ static const PlanFlag plan_flags[] = {
      "reduce gradients after backward, not during it"},
     {PLAN_DDP_BUCKET_SIZE, "ddp-bucket-size", FALSE, NULL, "parameters per gradient bucket"},
     {PLAN_DTYPE, "dtype", FALSE, NULL, "bf16"},
+    {PLAN_COLLECTIVE_ALGORITHM, "collective-algorithm", FALSE, NULL,
+     "auto (the cluster's), ring, tree or hierarchical"},
+    {PLAN_LINK_CONTENTION, "no-link-contention", TRUE, "false",
+     "let every transfer run alone, at its formula's time"},
 };
 #define N_PLAN_FLAGS G_N_ELEMENTS(plan_flags)
 

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/engine.h"
+#include "engine/engine.h"
 #include "core/graph.h"
 #include "net/net.h"
 #include "testutil.h"
@@ -13,8 +13,7 @@
 static Net *two_rank_net(void)
 {
     ClusterSpec *c = test_cluster(1, 2, 100e9, 10e9);
-    int nodes[2] = {0, 0};
-    Net *net = net_new(c, nodes, 2);
+    Net *net = net_new(c, 2, ALGORITHM_RING, TRUE, 1);
     cluster_spec_free(c);
     return net;
 }
@@ -30,7 +29,7 @@ START_TEST(stream_order_and_dependencies)
         graph_compute(g, 0, 0, 2.0, 0, 0, (TaskName){.fmt = "c"}); /* after a on its stream */
     ck_assert(graph_seal(g, NULL));
     Net *net = two_rank_net();
-    Replay *r = engine_run(g, net, NULL);
+    Replay *r = engine_run(g, net, 0, NULL);
     ck_assert_ptr_nonnull(r);
     ck_assert_double_eq(r->start_s[b], 1.0); /* a ends at 1 */
     ck_assert_double_eq(r->end_s[b], 1.5);   /* runs beside c */
@@ -57,7 +56,7 @@ START_TEST(collective_waits_for_every_member)
     TaskId after = graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "after"});
     ck_assert(graph_seal(g, NULL));
     Net *net = two_rank_net();
-    Replay *r = engine_run(g, net, NULL);
+    Replay *r = engine_run(g, net, 0, NULL);
     ck_assert_ptr_nonnull(r);
     /* starts when the slow member arrives, at 3; ring all-reduce of 1 GB over
      * 2 ranks: 2 (n - 1) / n x S / beta = 1e9 / 100e9 = 0.01 s */
@@ -83,7 +82,7 @@ START_TEST(memory_ledger_records_the_peak)
     graph_mem(g, c, 0, 1, 20, FALSE);  /* 20 from t = 2: 120 < 150 */
     ck_assert(graph_seal(g, NULL));
     Net *net = two_rank_net();
-    Replay *r = engine_run(g, net, NULL);
+    Replay *r = engine_run(g, net, 0, NULL);
     ck_assert_double_eq(r->peak_bytes[0], 150); /* 100 + 50 during b */
     ck_assert_double_eq(r->peak_split[0], 100);
     ck_assert_double_eq(r->peak_split[1], 50);
@@ -119,7 +118,7 @@ START_TEST(cycle_is_reported_not_hung)
     ck_assert(graph_seal(g, NULL));
     Net *net = two_rank_net();
     GError *error = NULL;
-    ck_assert_ptr_null(engine_run(g, net, &error));
+    ck_assert_ptr_null(engine_run(g, net, 0, &error));
     ck_assert(g_error_matches(error, PS_ERROR, PS_ERROR_STUCK));
     ck_assert_ptr_nonnull(strstr(error->message, "2 of 2 tasks never start"));
     ck_assert_ptr_nonnull(strstr(error->message, "\"a\""));

@@ -9,7 +9,7 @@ START_TEST(pops_in_time_order)
     EventQueue *q = evq_new(8);
     double times[] = {5, 1, 4, 2, 3};
     for (int i = 0; i < 5; i++)
-        evq_push(q, times[i], i);
+        evq_push(q, times[i], i, 0);
     Event ev;
     double last = -1;
     for (int i = 0; i < 5; i++) {
@@ -27,7 +27,7 @@ START_TEST(ties_pop_in_push_order)
 {
     EventQueue *q = evq_new(100);
     for (int i = 0; i < 100; i++)
-        evq_push(q, 7.0, i);
+        evq_push(q, 7.0, i, 0);
     Event ev;
     for (int i = 0; i < 100; i++) {
         ck_assert(evq_pop(q, &ev));
@@ -43,7 +43,7 @@ END_TEST
 START_TEST(matches_reference_under_interleaving)
 {
     enum { N = 2000 };
-    EventQueue *q = evq_new(N);
+    EventQueue *q = evq_new(1); /* grows as it fills */
     Event ref[N];
     int nref = 0;
     uint64_t seq = 0;
@@ -52,8 +52,8 @@ START_TEST(matches_reference_under_interleaving)
         gboolean push = nref == 0 || (nref < N && rand() % 3 != 0);
         if (push) {
             double t = (double)(rand() % 50);
-            evq_push(q, t, step);
-            ref[nref++] = (Event){t, seq++, step};
+            evq_push(q, t, step, 0);
+            ref[nref++] = (Event){t, seq++, step, 0};
             continue;
         }
         int best = 0;
@@ -62,7 +62,10 @@ START_TEST(matches_reference_under_interleaving)
                 (ref[i].time_s == ref[best].time_s && ref[i].seq < ref[best].seq))
                 best = i;
         Event ev;
+        Event top;
+        ck_assert(evq_peek(q, &top));
         ck_assert(evq_pop(q, &ev));
+        ck_assert_int_eq(top.payload, ev.payload);
         ck_assert_double_eq(ev.time_s, ref[best].time_s);
         ck_assert_int_eq(ev.payload, ref[best].payload);
         ref[best] = ref[--nref];

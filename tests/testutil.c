@@ -52,10 +52,16 @@ ClusterSpec *test_cluster(int nodes, int per_node, double intra_Bps, double inte
     c->name = g_strdup("test-cluster");
     c->nodes = nodes;
     c->gpus_per_node = per_node;
-    c->gpu = (GpuSpec){g_strdup("test-gpu"), 312e12, 80.0 * 1073741824.0, 2039e9, 0.75, 0.85, 0};
+    c->gpu = (GpuSpec){.name = g_strdup("test-gpu"),
+                       .peak_flops = 312e12,
+                       .memory_bytes = 80.0 * 1073741824.0,
+                       .memory_Bps = 2039e9,
+                       .compute_efficiency = 0.75,
+                       .memory_efficiency = 0.85};
     c->intra = (LinkSpec){intra_Bps, 0};
     c->inter = (LinkSpec){inter_Bps, 0};
     c->nics_per_node = per_node;
+    c->oversubscription = 1;
     return c;
 }
 

@@ -32,10 +32,13 @@ static gboolean before(const Event *a, const Event *b)
     return a->time_s < b->time_s || (a->time_s == b->time_s && a->seq < b->seq);
 }
 
-void evq_push(EventQueue *q, double time_s, int32_t payload)
+void evq_push(EventQueue *q, double time_s, int32_t payload, uint32_t aux)
 {
-    g_assert(q->size < q->capacity);
-    Event ev = {time_s, q->next_seq++, payload};
+    if (q->size == q->capacity) {
+        q->capacity *= 2;
+        q->heap = g_renew(Event, q->heap, q->capacity);
+    }
+    Event ev = {time_s, q->next_seq++, payload, aux};
     gsize i = q->size++;
     while (i > 0) {
         gsize parent = (i - 1) / 2;
@@ -70,7 +73,20 @@ gboolean evq_pop(EventQueue *q, Event *out)
     return TRUE;
 }
 
+gboolean evq_peek(const EventQueue *q, Event *out)
+{
+    if (q->size == 0)
+        return FALSE;
+    *out = q->heap[0];
+    return TRUE;
+}
+
 gsize evq_size(const EventQueue *q)
 {
     return q->size;
+}
+
+void evq_clear(EventQueue *q)
+{
+    q->size = 0;
 }

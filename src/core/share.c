@@ -5,7 +5,8 @@
  * together: the link whose remaining capacity divided by its unfixed flows
  * is smallest saturates first; its unfixed flows are fixed at that share
  * and their rates taken from the other links on their paths; repeat until
- * every flow is fixed. Only the connected component of the links touched
+ * every flow is fixed (a heap of links by share keeps this near-linear).
+ * Only the connected component of the links touched
  * since the last update is solved (breadth-first over links and flows):
  * rates elsewhere cannot change. Ties go to the link met first, so a
  * replay is deterministic.
@@ -17,6 +18,8 @@
 
 #include <math.h>
 #include <string.h>
+
+#include "core/evq.h"
 
 typedef struct {
     int32_t path[SHARE_MAX_PATH];
@@ -49,6 +52,7 @@ struct Share {
     double *left; /* capacity not yet given out */
     int *unfixed; /* unfixed flows crossing the link */
     GArray *comp_links, *comp_flows;
+    EventQueue *heap; /* links by fair share, for fill */
 };
 
 #define FLOW(s, id) (&g_array_index((s)->flows, Flow, (id)))
@@ -74,6 +78,7 @@ Share *share_new(const double *capacity_Bps, int n_links, int tags)
     s->unfixed = g_new(int, MAX(n_links, 1));
     s->comp_links = g_array_new(FALSE, FALSE, sizeof(int32_t));
     s->comp_flows = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    s->heap = evq_new(64);
     return s;
 }
 
@@ -96,6 +101,7 @@ void share_free(Share *s)
     g_free(s->unfixed);
     g_array_free(s->comp_links, TRUE);
     g_array_free(s->comp_flows, TRUE);
+    evq_free(s->heap);
     g_free(s);
 }
 
@@ -201,29 +207,30 @@ static void find_component(Share *s)
     g_array_set_size(s->touched, 0);
 }
 
-/* Progressive filling over the component; sets each flow's rate. */
+/* Progressive filling over the component; sets each flow's rate. The
+ * links wait in a min-heap by their fair share (capacity left over unfixed
+ * flows); fixing flows only raises the shares of the other links they
+ * cross, so a link's stale entries are skipped and its current one pushed
+ * again. */
 static void fill(Share *s)
 {
-    int nl = (int)s->comp_links->len;
-    for (int i = 0; i < nl; i++) {
+    evq_clear(s->heap);
+    for (guint i = 0; i < s->comp_links->len; i++) {
         int32_t l = g_array_index(s->comp_links, int32_t, i);
         s->left[l] = s->capacity[l];
         s->unfixed[l] = (int)s->on_link[l]->len;
+        if (s->unfixed[l] > 0)
+            evq_push(s->heap, s->left[l] / s->unfixed[l], l, 0);
     }
     for (guint i = 0; i < s->comp_flows->len; i++)
         FLOW(s, g_array_index(s->comp_flows, int32_t, i))->fixed = FALSE;
-    for (;;) {
-        int32_t bottleneck = -1;
-        double share = INFINITY;
-        for (int i = 0; i < nl; i++) {
-            int32_t l = g_array_index(s->comp_links, int32_t, i);
-            if (s->unfixed[l] > 0 && s->left[l] / s->unfixed[l] < share) {
-                share = s->left[l] / s->unfixed[l];
-                bottleneck = l;
-            }
-        }
-        if (bottleneck < 0)
-            return;
+    Event top;
+    while (evq_pop(s->heap, &top)) {
+        int32_t bottleneck = top.payload;
+        if (s->unfixed[bottleneck] == 0 ||
+            top.time_s != s->left[bottleneck] / s->unfixed[bottleneck])
+            continue; /* stale: the link's share has grown since */
+        double share = top.time_s;
         const GArray *list = s->on_link[bottleneck];
         for (guint j = 0; j < list->len; j++) {
             Flow *f = FLOW(s, g_array_index(list, int32_t, j));
@@ -232,8 +239,10 @@ static void fill(Share *s)
             f->fixed = TRUE;
             f->rate = share;
             for (int k = 0; k < f->n; k++) {
-                s->left[f->path[k]] = MAX(0.0, s->left[f->path[k]] - share);
-                s->unfixed[f->path[k]]--;
+                int32_t l = f->path[k];
+                s->left[l] = MAX(0.0, s->left[l] - share);
+                if (--s->unfixed[l] > 0 && l != bottleneck)
+                    evq_push(s->heap, s->left[l] / s->unfixed[l], l, 0);
             }
         }
     }

@@ -1,29 +1,62 @@
-/* net.h: the network model the engine asks for communication times.
+/* net.h: the network the engine runs collectives on.
  *
- * It knows the cluster's links and on which node each rank sits. In this
- * version a collective runs alone at its algorithm's alpha-beta cost over
- * the group's bottleneck link class: NVLink when every member shares a node,
- * InfiniBand otherwise. This is the seam where link contention plugs in:
- * the engine only asks "how long does this collective take, starting now". */
+ * It knows the cluster's links (topology.h) and how each algorithm
+ * decomposes a collective into phases of transfers (algorithm.h). With
+ * link contention on, every running transfer is a flow over the links of
+ * its path, and concurrent flows share each link max-min fairly
+ * (core/share.h): a collective ends when the last transfer of its last
+ * phase ends, however other traffic slowed it. With contention off, every
+ * collective takes the time it would alone. Either way the network is
+ * driven by the engine: it starts collectives and asks when the network
+ * next changes, then lets it process that instant.
+ *
+ * Time alone: per phase its latency plus the most loaded link's bytes over
+ * its capacity (for rings and trees, the alpha-beta formulas exactly).
+ * Algorithm choice: forced by the plan, else by the cluster, else (auto)
+ * the applicable algorithm that is fastest alone for that group and size,
+ * as NCCL's tuner picks one from its cost model. Plans are cached per
+ * (group, op, bytes), so repeated collectives cost one lookup. */
 #ifndef PLANSIM_NET_NET_H
 #define PLANSIM_NET_NET_H
 
 #include <glib.h>
 
-#include "net/collective.h"
+#include "net/algorithm.h"
+#include "net/topology.h"
 #include "spec/spec.h"
 
 typedef struct Net Net;
 
-/* `node_of_rank[r]` is rank r's node, for `ranks` ranks; copied. */
-Net *net_new(const ClusterSpec *cluster, const int *node_of_rank, int ranks);
+/* The network of the first `gpus` GPUs of `cluster` (rank r on GPU r).
+ * `algorithm` forces one (AUTO: the cluster's choice); `tags` is the number
+ * of purposes transfers are labelled with, for the per-link report. */
+Net *net_new(const ClusterSpec *cluster, int gpus, CollAlgorithm algorithm, gboolean contention,
+             int tags);
 void net_free(Net *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Net, net_free)
 
-/* The link parameters a collective over `members` runs on. */
-AlphaBeta net_link(const Net *net, const int *members, int n);
+/* Starts collective `token` at `now`: `op` of `bytes` over the GPUs
+ * `members` (an array that outlives the network), labelled `tag`.
+ * Returns the algorithm it runs. */
+CollAlgorithm net_start(Net *net, double now, int32_t token, CollOp op, const int *members, int n,
+                        double bytes, int tag);
 
-/* Seconds `op` of `bytes` over `members` takes (see collective.h). */
-double net_collective_s(const Net *net, CollOp op, const int *members, int n, double bytes);
+/* When the network next changes (a phase's latency elapses, a transfer may
+ * end); INFINITY when nothing is running. */
+double net_next_s(const Net *net);
+
+/* Processes everything that happens at net_next_s; appends to `done`
+ * (int32) the tokens of the collectives that ended then. */
+void net_step(Net *net, GArray *done);
+
+/* How long `op` of `bytes` over `members` takes alone with algorithm `a`
+ * (AUTO: the network's choice); *used is the algorithm that runs. */
+double net_alone_s(Net *net, CollOp op, CollAlgorithm a, const int *members, int n, double bytes,
+                   CollAlgorithm *used);
+
+/* The links, for reports: bytes each carried in all and per tag. */
+const Topology *net_topology(const Net *net);
+double net_link_bytes(const Net *net, int link);
+double net_link_tag_bytes(const Net *net, int link, int tag);
 
 #endif

@@ -27,7 +27,7 @@
 #ifndef PLANSIM_REPORT_METRICS_H
 #define PLANSIM_REPORT_METRICS_H
 
-#include "core/engine.h"
+#include "engine/engine.h"
 #include "core/graph.h"
 #include "layout/layout.h"
 #include "strategy/emit.h"

@@ -1,7 +1,7 @@
 /* simulate.c: spec -> layout -> strategies -> task graph -> engine -> metrics. */
 #include "sim/simulate.h"
 
-#include "core/engine.h"
+#include "engine/engine.h"
 #include "layout/layout.h"
 #include "net/net.h"
 #include "strategy/emit.h"
@@ -17,8 +17,9 @@ gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
     g_autoptr(Graph) graph = emit_step(model, cluster, plan, layout, error);
     if (!graph)
         return FALSE;
-    g_autoptr(Net) net = net_new(cluster, layout_nodes(layout), layout_ranks(layout));
-    g_autoptr(Replay) replay = engine_run(graph, net, error);
+    g_autoptr(Net) net =
+        net_new(cluster, layout_ranks(layout), plan->algorithm, plan->link_contention, TAG_KINDS);
+    g_autoptr(Replay) replay = engine_run(graph, net, cluster->gpu.comm_interference, error);
     if (!replay)
         return FALSE;
     *out = (Report){

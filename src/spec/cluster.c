@@ -3,6 +3,8 @@
  * The file's units (TFLOPS, GiB, GBps, us) become SI here. Invariant of a
  * returned ClusterSpec: every rate and size positive, efficiencies in (0, 1],
  * latencies >= 0, and at most 2^20 GPUs. */
+#include <string.h>
+
 #include "spec/json.h"
 #include "spec/spec.h"
 #include "util/error.h"
@@ -10,7 +12,8 @@
 #define MAX_GPUS (1 << 20)
 
 static const char *const cluster_keys[] = {
-    "name", "nodes", "gpus_per_node", "gpu", "intra_node", "inter_node", NULL};
+    "name",       "nodes",      "gpus_per_node",        "gpu",
+    "intra_node", "inter_node", "collective_algorithm", NULL};
 static const char *const gpu_keys[] = {
     "name",
     "peak_tflops",
@@ -19,10 +22,12 @@ static const char *const gpu_keys[] = {
     "compute_efficiency",
     "memory_efficiency",
     "kernel_launch_us",
+    "comm_compute_interference",
     NULL,
 };
 static const char *const intra_keys[] = {"bandwidth_GBps", "latency_us", NULL};
-static const char *const inter_keys[] = {"bandwidth_GBps", "latency_us", "nics_per_node", NULL};
+static const char *const inter_keys[] = {"bandwidth_GBps", "latency_us", "nics_per_node",
+                                         "oversubscription", NULL};
 
 static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
 {
@@ -37,7 +42,9 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
                      &gpu->compute_efficiency, error) ||
         !json_number(doc, o, "$.gpu", "memory_efficiency", FALSE, FALSE, 1, 1,
                      &gpu->memory_efficiency, error) ||
-        !json_number(doc, o, "$.gpu", "kernel_launch_us", FALSE, TRUE, 1e9, 0, &launch_us, error))
+        !json_number(doc, o, "$.gpu", "kernel_launch_us", FALSE, TRUE, 1e9, 0, &launch_us, error) ||
+        !json_number(doc, o, "$.gpu", "comm_compute_interference", FALSE, TRUE, 0.95, 0,
+                     &gpu->comm_interference, error))
         return FALSE;
     gpu->peak_flops = tflops * 1e12;
     gpu->memory_bytes = gib * 1073741824.0;
@@ -61,6 +68,24 @@ static gboolean read_link(const JsonDoc *doc, const char *key, const char *const
     return TRUE;
 }
 
+/* The optional "collective_algorithm": one a plan may force too. */
+static gboolean read_algorithm(const JsonDoc *doc, CollAlgorithm *out, GError **error)
+{
+    g_autofree char *name = NULL;
+    if (!json_string(doc, doc->root, "$", "collective_algorithm", FALSE, "auto", &name, error))
+        return FALSE;
+    for (int a = ALGORITHM_AUTO; a <= ALGORITHM_HIERARCHICAL; a++) {
+        if (strcmp(name, collective_algorithm_name((CollAlgorithm)a)) == 0) {
+            *out = (CollAlgorithm)a;
+            return TRUE;
+        }
+    }
+    json_fail(error, doc, "$", "collective_algorithm",
+              cJSON_GetObjectItemCaseSensitive(doc->root, "collective_algorithm"),
+              "\"auto\", \"ring\", \"tree\" or \"hierarchical\"");
+    return FALSE;
+}
+
 ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **error)
 {
     g_autoptr(JsonDoc) doc = json_doc_load(path, error);
@@ -77,8 +102,16 @@ ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **er
         !read_link(doc, "intra_node", intra_keys, &c->intra, &intra, error) ||
         !read_link(doc, "inter_node", inter_keys, &c->inter, &inter, error) ||
         !json_int(doc, inter, "$.inter_node", "nics_per_node", FALSE, 1, MAX_GPUS, per_node, &nics,
-                  error))
+                  error) ||
+        !json_number(doc, inter, "$.inter_node", "oversubscription", FALSE, FALSE, 1e6, 1,
+                     &c->oversubscription, error) ||
+        !read_algorithm(doc, &c->algorithm, error))
         return NULL;
+    if (c->oversubscription < 1) {
+        json_fail(error, doc, "$.inter_node", "oversubscription",
+                  cJSON_GetObjectItemCaseSensitive(inter, "oversubscription"), "a number >= 1");
+        return NULL;
+    }
     if (nodes_override > 0)
         nodes = nodes_override;
     if (nodes * per_node > MAX_GPUS) {

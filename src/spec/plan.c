@@ -27,6 +27,7 @@ typedef struct {
 static const char *const schedules[] = {"naive", "gpipe", "1f1b", "interleaved", NULL};
 static const char *const recomputes[] = {"none", "selective", "full", NULL};
 static const char *const dtypes[] = {"bf16", NULL};
+static const char *const algorithms[] = {"auto", "ring", "tree", "hierarchical", NULL};
 static const char *const rank_orders[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
                                           "pp-tp-dp", "pp-dp-tp", NULL};
 
@@ -67,6 +68,8 @@ static const FieldDesc fields[PLAN_N_FIELDS] = {
     [PLAN_OVERLAP_GRAD_REDUCE] = BOOL_FIELD("overlap_grad_reduce", overlap_grad_reduce),
     [PLAN_DDP_BUCKET_SIZE] = INT_FIELD("ddp_bucket_size", 1, G_MAXINT, ddp_bucket_size),
     [PLAN_DTYPE] = CHOICE_FIELD("dtype", dtypes, dtype),
+    [PLAN_COLLECTIVE_ALGORITHM] = CHOICE_FIELD("collective_algorithm", algorithms, algorithm),
+    [PLAN_LINK_CONTENTION] = BOOL_FIELD("link_contention", link_contention),
 };
 
 static int *member(PlanSpec *plan, PlanField f)
@@ -92,6 +95,8 @@ PlanSpec *plan_spec_new(void)
     plan->overlap_grad_reduce = TRUE;
     plan->ddp_bucket_size = 40000000; /* Megatron-LM's default bucket, in parameters */
     plan->dtype = DTYPE_BF16;
+    plan->algorithm = ALGORITHM_AUTO; /* the cluster's choice */
+    plan->link_contention = TRUE;
     return plan;
 }
 
@@ -103,6 +108,12 @@ void plan_spec_free(PlanSpec *plan)
         g_free(plan->origin[f]);
     g_free(plan->layers_per_stage);
     g_free(plan);
+}
+
+const char *collective_algorithm_name(CollAlgorithm a)
+{
+    g_assert(a >= 0 && a < ALGORITHMS);
+    return a == ALGORITHM_DIRECT ? "direct" : algorithms[a];
 }
 
 const char *plan_field_name(PlanField field)

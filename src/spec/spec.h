@@ -52,16 +52,34 @@ typedef struct {
     double compute_efficiency; /* fraction of peak a large GEMM reaches, (0, 1] */
     double memory_efficiency;  /* fraction of bandwidth a streaming kernel reaches */
     double launch_s;           /* fixed cost per kernel */
+    double comm_interference;  /* compute slows by this fraction while the GPU
+                                * runs communication kernels, [0, 0.95] */
 } GpuSpec;
+
+/* Collective algorithms (NCCL's): a plan or cluster may force one of the
+ * first four; "direct" is all-to-all's and send/recv's own. */
+typedef enum {
+    ALGORITHM_AUTO,
+    ALGORITHM_RING,
+    ALGORITHM_TREE,
+    ALGORITHM_HIERARCHICAL,
+    ALGORITHM_DIRECT,
+    ALGORITHMS
+} CollAlgorithm;
+
+/* "auto", "ring", "tree", "hierarchical", "direct". */
+const char *collective_algorithm_name(CollAlgorithm a);
 
 typedef struct {
     char *name;
     int nodes;
     int gpus_per_node;
     GpuSpec gpu;
-    LinkSpec intra; /* NVLink inside a node */
-    LinkSpec inter; /* InfiniBand between nodes */
-    int nics_per_node;
+    LinkSpec intra;          /* NVLink inside a node */
+    LinkSpec inter;          /* InfiniBand between nodes, per GPU */
+    int nics_per_node;       /* GPUs share a NIC when there are fewer */
+    double oversubscription; /* of the spine over the rail leaves, >= 1 */
+    CollAlgorithm algorithm; /* the cluster's choice, ALGORITHM_AUTO by default */
 } ClusterSpec;
 
 /* Reads a cluster file; `nodes_override` > 0 replaces its "nodes". */
@@ -107,6 +125,8 @@ typedef enum {
     PLAN_OVERLAP_GRAD_REDUCE,
     PLAN_DDP_BUCKET_SIZE,
     PLAN_DTYPE,
+    PLAN_COLLECTIVE_ALGORITHM,
+    PLAN_LINK_CONTENTION,
     PLAN_N_FIELDS
 } PlanField;
 
@@ -126,8 +146,10 @@ typedef struct {
     gboolean sequence_parallel;
     Recompute recompute;
     gboolean overlap_grad_reduce;
-    int ddp_bucket_size; /* parameters per gradient bucket */
-    Dtype dtype;         /* of parameters, gradients and activations */
+    int ddp_bucket_size;      /* parameters per gradient bucket */
+    Dtype dtype;              /* of parameters, gradients and activations */
+    CollAlgorithm algorithm;  /* forced on every collective; AUTO: the cluster's */
+    gboolean link_contention; /* transfers share links; else each runs alone */
     /* where each field's value came from: "FILE: $.key", "--flag" or NULL
      * (the default), for error messages */
     char *origin[PLAN_N_FIELDS];

@@ -1,0 +1,197 @@
+/* algorithm.c: building the phases of each collective algorithm.
+ *
+ * Members are grouped by node in the order they are given; a group whose
+ * nodes hold different numbers of members runs rings, not the
+ * hierarchical algorithm. */
+#include "net/algorithm.h"
+
+#include <math.h>
+
+CollPlan *algo_plan_new(void)
+{
+    CollPlan *plan = g_new0(CollPlan, 1);
+    plan->transfers = g_array_new(FALSE, FALSE, sizeof(Transfer));
+    return plan;
+}
+
+void algo_plan_free(CollPlan *plan)
+{
+    if (!plan)
+        return;
+    g_array_free(plan->transfers, TRUE);
+    g_free(plan);
+}
+
+/* The members grouped by node, nodes in order of first appearance and
+ * members in their given order within a node: node r's members are
+ * by_node[first[r] .. first[r] + count[r]). */
+typedef struct {
+    int nodes, per_node; /* distinct nodes; the most members on one */
+    gboolean uniform;    /* every node holds per_node */
+    int *by_node, *first, *count;
+} Spread;
+
+static Spread spread_new(const Topology *t, const int *members, int n)
+{
+    Spread s = {0, 0, TRUE, g_new(int, n), g_new(int, n), g_new0(int, n)};
+    GHashTable *row = g_hash_table_new(g_direct_hash, g_direct_equal);
+    int *row_of = g_new(int, n);
+    for (int i = 0; i < n; i++) {
+        gpointer node = GINT_TO_POINTER(topology_node(t, members[i]) + 1), r;
+        if (!g_hash_table_lookup_extended(row, node, NULL, &r)) {
+            r = GINT_TO_POINTER(s.nodes++);
+            g_hash_table_insert(row, node, r);
+        }
+        row_of[i] = GPOINTER_TO_INT(r);
+        s.count[row_of[i]]++;
+    }
+    for (int r = 0, at = 0; r < s.nodes; r++) {
+        s.first[r] = at;
+        at += s.count[r];
+        s.per_node = MAX(s.per_node, s.count[r]);
+        s.uniform = s.uniform && s.count[r] == s.count[0];
+    }
+    g_autofree int *fill = g_new0(int, s.nodes);
+    for (int i = 0; i < n; i++)
+        s.by_node[s.first[row_of[i]] + fill[row_of[i]]++] = members[i];
+    g_free(row_of);
+    g_hash_table_destroy(row);
+    return s;
+}
+
+static void spread_free(Spread *s)
+{
+    g_free(s->by_node);
+    g_free(s->first);
+    g_free(s->count);
+}
+
+gboolean algo_applies(const Topology *t, CollOp op, CollAlgorithm a, const int *members, int n)
+{
+    switch (a) {
+    case ALGORITHM_RING:
+        return op == COLL_ALL_REDUCE || op == COLL_ALL_GATHER || op == COLL_REDUCE_SCATTER;
+    case ALGORITHM_TREE:
+        return op == COLL_ALL_REDUCE && n > 2;
+    case ALGORITHM_HIERARCHICAL: {
+        Spread s = spread_new(t, members, n);
+        gboolean ok = op == COLL_ALL_REDUCE && s.nodes > 1 && s.per_node > 1 && s.uniform;
+        spread_free(&s);
+        return ok;
+    }
+    case ALGORITHM_DIRECT:
+        return op == COLL_ALL_TO_ALL || op == COLL_SEND_RECV;
+    default:
+        return FALSE;
+    }
+}
+
+static void add(CollPlan *plan, int src, int dst, double bytes)
+{
+    Transfer tr = {src, dst, bytes};
+    g_array_append_val(plan->transfers, tr);
+    plan->phase[plan->n_phases - 1].count++;
+}
+
+static void open_phase(CollPlan *plan, double latency_s)
+{
+    g_assert(plan->n_phases < ALGO_MAX_PHASES);
+    plan->phase[plan->n_phases++] = (CollPhase){latency_s, (int)plan->transfers->len, 0};
+}
+
+/* Messages each rank sends one after the other in a ring of n. */
+static int ring_steps(CollOp op, int n)
+{
+    return op == COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
+}
+
+/* Rings over the members of `s`: `channels` of them, each visiting the
+ * nodes in order and a node's members rotated by the channel's number, so
+ * that each channel leaves every node through a different member; `bytes`
+ * from every rank to the next, split over the channels. */
+static void rings(CollPlan *plan, const Spread *s, int n, int channels, double bytes)
+{
+    g_autofree int *ring = g_new(int, n);
+    for (int c = 0; c < channels; c++) {
+        int len = 0;
+        for (int r = 0; r < s->nodes; r++)
+            for (int k = 0; k < s->count[r]; k++)
+                ring[len++] = s->by_node[s->first[r] + (k + c) % s->count[r]];
+        for (int i = 0; i < n; i++)
+            add(plan, ring[i], ring[(i + 1) % n], bytes / channels);
+    }
+}
+
+/* One ring over `n` given GPUs (a node's members, or a rail's). */
+static void ring_over(CollPlan *plan, const Topology *t, const int *gpus, int n, double bytes)
+{
+    Spread s = spread_new(t, gpus, n);
+    rings(plan, &s, n, 1, bytes);
+    spread_free(&s);
+}
+
+static void ring_plan(CollPlan *plan, const Topology *t, CollOp op, const Spread *s, int n,
+                      double bytes)
+{
+    int channels = s->nodes > 1 ? MAX(1, MIN(s->per_node, topology_nics(t))) : 1;
+    open_phase(plan, ring_steps(op, n) * topology_alpha(t, s->nodes > 1));
+    rings(plan, s, n, channels, collective_sent_bytes(op, n, bytes));
+}
+
+static void tree_plan(CollPlan *plan, const Topology *t, const Spread *s, const int *members, int n,
+                      double bytes)
+{
+    open_phase(plan, 2 * ceil(log2(n)) * topology_alpha(t, s->nodes > 1));
+    for (int i = 1; i < n; i++) {
+        add(plan, members[i], members[(i - 1) / 2], bytes); /* reduce up */
+        add(plan, members[(i - 1) / 2], members[i], bytes); /* broadcast down */
+    }
+}
+
+static void hierarchical_plan(CollPlan *plan, const Topology *t, const Spread *s, double bytes)
+{
+    int g = s->per_node, k = s->nodes;
+    double intra = (g - 1) * topology_alpha(t, FALSE);
+    open_phase(plan, intra); /* reduce-scatter inside each node */
+    for (int r = 0; r < k; r++)
+        ring_over(plan, t, s->by_node + s->first[r], g,
+                  collective_sent_bytes(COLL_REDUCE_SCATTER, g, bytes));
+    open_phase(plan, 2 * (k - 1) * topology_alpha(t, TRUE)); /* all-reduce on each rail */
+    g_autofree int *rail = g_new(int, k);
+    for (int c = 0; c < g; c++) {
+        for (int r = 0; r < k; r++)
+            rail[r] = s->by_node[s->first[r] + c];
+        ring_over(plan, t, rail, k, collective_sent_bytes(COLL_ALL_REDUCE, k, bytes / g));
+    }
+    open_phase(plan, intra); /* all-gather inside each node */
+    for (int r = 0; r < k; r++)
+        ring_over(plan, t, s->by_node + s->first[r], g,
+                  collective_sent_bytes(COLL_ALL_GATHER, g, bytes));
+}
+
+void algo_plan(CollPlan *plan, const Topology *t, CollOp op, CollAlgorithm a, const int *members,
+               int n, double bytes)
+{
+    g_assert(algo_applies(t, op, a, members, n));
+    g_array_set_size(plan->transfers, 0);
+    plan->n_phases = 0;
+    plan->algorithm = a;
+    Spread s = spread_new(t, members, n);
+    if (a == ALGORITHM_RING) {
+        ring_plan(plan, t, op, &s, n, bytes);
+    } else if (a == ALGORITHM_TREE) {
+        tree_plan(plan, t, &s, members, n, bytes);
+    } else if (a == ALGORITHM_HIERARCHICAL) {
+        hierarchical_plan(plan, t, &s, bytes);
+    } else if (op == COLL_SEND_RECV) {
+        open_phase(plan, topology_alpha(t, s.nodes > 1));
+        add(plan, members[0], members[1], bytes);
+    } else { /* all-to-all */
+        open_phase(plan, (n - 1) * topology_alpha(t, s.nodes > 1));
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                if (i != j)
+                    add(plan, members[i], members[j], bytes / n);
+    }
+    spread_free(&s);
+}

@@ -1,0 +1,135 @@
+/* topology.c: link numbering and paths.
+ *
+ * Links are numbered in blocks: NVLink out then in for every GPU, NIC out
+ * then in for every NIC of every node, leaf up then down for every rail.
+ * A NIC's capacity is the per-GPU InfiniBand bandwidth times the GPUs that
+ * share it; a rail's spine links carry all its nodes' NICs, divided by the
+ * oversubscription. */
+#include "net/topology.h"
+
+struct Topology {
+    int nodes, gpus_per_node, nics;
+    int gpus;
+    int nvlink_base, nic_base, spine_base, n_links;
+    double alpha_intra, alpha_inter;
+    double *capacity;
+};
+
+static const char *const class_names[LINK_CLASSES] = {"nvlink", "nic", "spine"};
+
+Topology *topology_new(const ClusterSpec *cluster, int nodes)
+{
+    g_assert(nodes >= 1 && nodes <= cluster->nodes);
+    Topology *t = g_new0(Topology, 1);
+    t->nodes = nodes;
+    t->gpus_per_node = cluster->gpus_per_node;
+    t->nics = MIN(cluster->nics_per_node, cluster->gpus_per_node);
+    t->gpus = nodes * t->gpus_per_node;
+    t->nvlink_base = 0;
+    t->nic_base = 2 * t->gpus;
+    t->spine_base = t->nic_base + 2 * nodes * t->nics;
+    t->n_links = t->spine_base + 2 * t->nics;
+    t->alpha_intra = cluster->intra.latency_s;
+    t->alpha_inter = cluster->inter.latency_s;
+    t->capacity = g_new(double, t->n_links);
+    double nic_Bps = cluster->inter.bandwidth_Bps * t->gpus_per_node / t->nics;
+    for (int l = 0; l < t->n_links; l++) {
+        if (l < t->nic_base)
+            t->capacity[l] = cluster->intra.bandwidth_Bps;
+        else if (l < t->spine_base)
+            t->capacity[l] = nic_Bps;
+        else
+            t->capacity[l] = nic_Bps * nodes / cluster->oversubscription;
+    }
+    return t;
+}
+
+void topology_free(Topology *t)
+{
+    if (!t)
+        return;
+    g_free(t->capacity);
+    g_free(t);
+}
+
+int topology_links(const Topology *t)
+{
+    return t->n_links;
+}
+
+const double *topology_capacities(const Topology *t)
+{
+    return t->capacity;
+}
+
+LinkClass topology_class(const Topology *t, int link)
+{
+    return link < t->nic_base ? LINK_NVLINK : link < t->spine_base ? LINK_NIC : LINK_SPINE;
+}
+
+const char *topology_class_name(LinkClass c)
+{
+    return class_names[c];
+}
+
+char *topology_link_name(const Topology *t, int link)
+{
+    const char *dir = link % 2 ? "in" : "out";
+    switch (topology_class(t, link)) {
+    case LINK_NVLINK: {
+        int gpu = (link - t->nvlink_base) / 2;
+        return g_strdup_printf("node %d gpu %d nvlink %s", gpu / t->gpus_per_node,
+                               gpu % t->gpus_per_node, dir);
+    }
+    case LINK_NIC: {
+        int nic = (link - t->nic_base) / 2;
+        return g_strdup_printf("node %d nic %d %s", nic / t->nics, nic % t->nics, dir);
+    }
+    default:
+        break;
+    }
+    return g_strdup_printf("rail %d spine %s", (link - t->spine_base) / 2,
+                           link % 2 ? "down" : "up");
+}
+
+int topology_node(const Topology *t, int gpu)
+{
+    return gpu / t->gpus_per_node;
+}
+
+double topology_alpha(const Topology *t, gboolean across_nodes)
+{
+    return across_nodes ? t->alpha_inter : t->alpha_intra;
+}
+
+int topology_nics(const Topology *t)
+{
+    return t->nics;
+}
+
+/* The NIC a GPU sends through: GPUs share NICs in order. */
+static int nic_of(const Topology *t, int gpu)
+{
+    return gpu % t->gpus_per_node * t->nics / t->gpus_per_node;
+}
+
+void topology_path(const Topology *t, int src, int dst, int links[TOPOLOGY_MAX_PATH], int *n)
+{
+    g_assert(src >= 0 && src < t->gpus && dst >= 0 && dst < t->gpus);
+    *n = 0;
+    if (src == dst)
+        return;
+    int a = topology_node(t, src), b = topology_node(t, dst);
+    if (a == b) {
+        links[(*n)++] = t->nvlink_base + 2 * src;
+        links[(*n)++] = t->nvlink_base + 2 * dst + 1;
+        return;
+    }
+    int na = nic_of(t, src), nb = nic_of(t, dst);
+    links[(*n)++] = t->nic_base + 2 * (a * t->nics + na);
+    if (na != nb) {
+        links[(*n)++] = t->spine_base + 2 * na;
+        links[(*n)++] = t->spine_base + 2 * nb + 1;
+    }
+    links[(*n)++] = t->nic_base + 2 * (b * t->nics + nb) + 1;
+}

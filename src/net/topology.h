@@ -1,0 +1,52 @@
+/* topology.h: the links of a cluster, and the path between two GPUs.
+ *
+ * Inside a node each GPU has an NVLink port to the NVSwitch, one link out
+ * and one in. Across nodes each node has nics_per_node NICs (GPUs share
+ * them in order when there are fewer NICs than GPUs), one link out and one
+ * in; NIC i of every node hangs from leaf switch i (rail-optimized), and
+ * the leaves meet at a spine whose links are `oversubscription` times
+ * thinner than the NICs beneath them. A path between GPUs on one node is
+ * (NVLink out, NVLink in); between nodes on the same rail (NIC out, NIC
+ * in); between rails (NIC out, leaf up, leaf down, NIC in). Capacities are
+ * bytes/s in one direction. */
+#ifndef PLANSIM_NET_TOPOLOGY_H
+#define PLANSIM_NET_TOPOLOGY_H
+
+#include <glib.h>
+
+#include "spec/spec.h"
+
+typedef enum { LINK_NVLINK, LINK_NIC, LINK_SPINE, LINK_CLASSES } LinkClass;
+
+#define TOPOLOGY_MAX_PATH 4
+
+typedef struct Topology Topology;
+
+/* The links of the first `nodes` nodes of `cluster`. */
+Topology *topology_new(const ClusterSpec *cluster, int nodes);
+void topology_free(Topology *t);
+
+int topology_links(const Topology *t);
+const double *topology_capacities(const Topology *t);
+LinkClass topology_class(const Topology *t, int link);
+
+/* "node 3 gpu 5 nvlink out", "node 0 nic 2 in", "rail 2 spine up". */
+char *topology_link_name(const Topology *t, int link);
+
+/* "nvlink", "nic", "spine". */
+const char *topology_class_name(LinkClass c);
+
+/* The links from GPU `src` to GPU `dst` (global GPU numbers): *n of them,
+ * 0 when they are the same GPU. */
+void topology_path(const Topology *t, int src, int dst, int links[TOPOLOGY_MAX_PATH], int *n);
+
+/* The node of a GPU. */
+int topology_node(const Topology *t, int gpu);
+
+/* Latency per message inside a node, or across nodes. */
+double topology_alpha(const Topology *t, gboolean across_nodes);
+
+/* NICs per node. */
+int topology_nics(const Topology *t);
+
+#endif
