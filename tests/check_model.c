@@ -10,7 +10,11 @@
 
 START_TEST(roofline_takes_the_slower_bound)
 {
-    GpuSpec gpu = {NULL, 100e12, 0, 1e12, 0.5, 0.8, 3e-6};
+    GpuSpec gpu = {.peak_flops = 100e12,
+                   .memory_Bps = 1e12,
+                   .compute_efficiency = 0.5,
+                   .memory_efficiency = 0.8,
+                   .launch_s = 3e-6};
     /* compute: 1e12 / (100e12 x 0.5) = 0.02 s; memory: 1e9 / (1e12 x 0.8) =
      * 1.25 ms; plus 3 us launch */
     Op gemm = {"gemm", 1e12, 1e9, 1};

@@ -156,6 +156,16 @@ START_TEST(shipped_files_load)
         ck_assert_str_eq(m->name, models[i]);
         model_spec_free(m);
     }
+    static const char *const plans[] = {"seed-512", "seed-4096"};
+    for (gsize i = 0; i < G_N_ELEMENTS(plans); i++) {
+        g_autofree char *file = g_strconcat(plans[i], ".json", NULL);
+        g_autofree char *path = g_build_filename(top, "plans", file, NULL);
+        PlanSpec *plan = plan_spec_new();
+        GError *error = NULL;
+        ck_assert_msg(plan_spec_load(plan, path, &error), "%s", error ? error->message : "");
+        ck_assert_int_eq(plan->tp * plan->pp * plan->dp, i ? 4096 : 512);
+        plan_spec_free(plan);
+    }
     static const char *const clusters[] = {"dgx-a100-80gb", "dgx-h100", "dgx-h200"};
     for (gsize i = 0; i < G_N_ELEMENTS(clusters); i++) {
         g_autofree char *file = g_strconcat(clusters[i], ".json", NULL);

@@ -121,7 +121,8 @@ check "step_time_s > 0" "$problem"
 
 # ---- (c) CSV -------------------------------------------------------------
 
-problem=$(run_to csv simulate --model "$tiny" --cluster "$a100" --nodes 2 \
+# a pipeline plan, whose layers_per_stage cell is quoted ("2,2")
+problem=$(run_to csv simulate --model "$tiny" --cluster "$a100" --nodes 2 --pp 2 \
     --micro-batch-size 2 --global-batch-size 64 --format csv)
 if [ -z "$problem" ]; then
     csv=$tmp/csv.out
@@ -132,7 +133,14 @@ if [ -z "$problem" ]; then
     if [ "$(awk 'END { print NR }' "$csv")" -ne "$(wc -l <"$csv" | tr -d ' ')" ]; then
         problem="$problem; the last line does not end with a newline"
     fi
-    fields=$(awk -F, '{ print NF }' "$csv" | sort -u | tr '\n' ' ')
+    # fields per line, commas inside double quotes not counting
+    fields=$(awk '{ n = 1; q = 0
+                    for (i = 1; i <= length($0); i++) {
+                        c = substr($0, i, 1)
+                        if (c == "\"") q = !q
+                        else if (c == "," && !q) n++
+                    }
+                    print n }' "$csv" | sort -u | tr '\n' ' ')
     case $fields in
     *" "*" "*) problem="$problem; lines have different numbers of fields: $fields" ;;
     esac
@@ -156,7 +164,7 @@ check "--format csv prints a header and one row" "$problem"
 
 # ---- (d) -o FILE writes what stdout would --------------------------------
 
-problem=$(run_to csv-o simulate --model "$tiny" --cluster "$a100" --nodes 2 \
+problem=$(run_to csv-o simulate --model "$tiny" --cluster "$a100" --nodes 2 --pp 2 \
     --micro-batch-size 2 --global-batch-size 64 --format csv -o "$tmp/report.csv")
 if [ -z "$problem" ]; then
     if [ -s "$tmp/csv-o.out" ]; then

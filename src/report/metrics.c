@@ -3,9 +3,9 @@
  * The time split walks a rank's compute stream in program order. Each task
  * either computes or communicates (a collective on the compute stream), and
  * the gap before it is charged to why it waited: a collective's gap to the
- * collective itself (its members arrive at different times); another
- * task's to the collective that is its critical predecessor (engine.h), if
- * any. Waiting on a send/recv between stages is not the rank's own
+ * collective itself (its members arrive at different times) unless it
+ * waited for a transfer from another stage; another task's to the
+ * collective that is its critical predecessor (engine.h), if any. Waiting on a send/recv between stages is not the rank's own
  * communication: with the head and tail of the phase that the rank spends
  * idle, it is the pipeline bubble. The collective charged is recorded by
  * purpose and op, so that the comm table's exposed parts add up to
@@ -54,11 +54,12 @@ static void split_rank(const Graph *g, const Replay *r, int rank, const Window *
         const Task *t = graph_task(g, id);
         double start = r->start_s[id], end = r->end_s[id];
         TaskId why = r->critical[id];
-        if (start > prev_end && t->kind == TASK_COLLECTIVE) /* waiting for its other members */
-            charge(s, t, prev_end, start, ph);
-        else if (start > prev_end && why != TASK_NONE &&
-                 graph_task(g, why)->kind == TASK_COLLECTIVE)
-            charge(s, graph_task(g, why), prev_end, start, ph);
+        const Task *cause = why != TASK_NONE ? graph_task(g, why) : NULL;
+        gboolean transfer = cause && cause->kind == TASK_COLLECTIVE && cause->op == COLL_SEND_RECV;
+        if (start > prev_end && t->kind == TASK_COLLECTIVE && !transfer)
+            charge(s, t, prev_end, start, ph); /* waiting for its other members */
+        else if (start > prev_end && cause && cause->kind == TASK_COLLECTIVE)
+            charge(s, cause, prev_end, start, ph); /* a transfer's wait stays bubble */
         if (t->kind == TASK_COMPUTE)
             s->compute_s += end - start;
         if (t->kind == TASK_COMPUTE && t->tag != TAG_OPTIMIZER) /* the phase excludes it */
@@ -135,7 +136,7 @@ static void stage_table(const Graph *g, const Replay *r, const Layout *layout, c
         st->embedding = s == 0;
         st->head = s == plan->pp - 1;
         st->busy_s = split.compute_s;
-        st->bubble_s = (ph->end_s - ph->start_s) - split.in_phase_s;
+        st->bubble_s = MAX(0.0, (ph->end_s - ph->start_s) - split.in_phase_s);
         st->peak_bytes = r->peak_bytes[rank];
         copy_peak(r, rank, st->peak_split);
         st->p2p_bytes = table[TAG_PP][COLL_SEND_RECV].bytes;
@@ -156,8 +157,8 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     RankSplit s, critical = {0};
     for (int rank = 0; rank < ranks; rank++) {
         split_rank(g, r, rank, &ph, &s);
-        if (phase_s > 0)
-            bubble_sum += (phase_s - s.in_phase_s) / phase_s;
+        if (phase_s > 0) /* rounding can leave a hair below zero */
+            bubble_sum += MAX(0.0, phase_s - s.in_phase_s) / phase_s;
         if (s.end_s > latest_end) {
             latest_end = s.end_s;
             out->critical_rank = rank;

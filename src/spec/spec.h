@@ -190,7 +190,7 @@ gboolean plan_field_is_list(PlanField field);
 char *plan_field_text(const PlanSpec *plan, PlanField field);
 
 /* A description of where a field came from, for errors: "FILE: $.tp",
- * "--tp", or "plan: tp" for a default. */
+ * "--tp", or the field's name ("tp") for a default. */
 const char *plan_field_origin(const PlanSpec *plan, PlanField field);
 
 #endif

@@ -309,7 +309,7 @@ void emit_replay(Emit *e, const Unit *u, const Segment *seg)
             emit_piece(e, u, seg, (Block)b, PHASE_RECOMPUTE);
 }
 
-static TaskId emit_segment(Emit *e, const Unit *u, const Segment *seg)
+static void emit_segment(Emit *e, const Unit *u, const Segment *seg)
 {
     EACH_STRATEGY(e, segment_begin, u, seg);
     Phase phase = u->forward ? PHASE_FORWARD : PHASE_BACKWARD;
@@ -323,21 +323,19 @@ static TaskId emit_segment(Emit *e, const Unit *u, const Segment *seg)
         for (int b = TF_BLOCKS - 1; b >= 0; b--)
             last = emit_piece(e, u, seg, (Block)b, phase);
     EACH_STRATEGY(e, segment_end, u, seg, last);
-    return last;
 }
 
 static void emit_unit(Emit *e, const Unit *u)
 {
     int g = emit_model_chunk(e, u), first = e->chunk_first[g], end = e->chunk_first[g + 1];
     EACH_STRATEGY(e, unit_begin, u);
-    TaskId last = TASK_NONE;
     if (u->forward)
         for (int i = first; i < end; i++)
-            last = emit_segment(e, u, &e->segments[i]);
+            emit_segment(e, u, &e->segments[i]);
     else
         for (int i = end - 1; i >= first; i--)
-            last = emit_segment(e, u, &e->segments[i]);
-    EACH_STRATEGY(e, unit_end, u, last);
+            emit_segment(e, u, &e->segments[i]);
+    EACH_STRATEGY(e, unit_end, u, emit_last(e, STREAM_COMPUTE));
 }
 
 /* ---- the step -------------------------------------------------------------- */

@@ -11,7 +11,8 @@
  *     at most min(p - s, m) micro-batches' activations;
  *   - interleaved: v model chunks per stage; the k-th forward runs chunk
  *     (k mod pv) / p of micro-batch (k / pv) p + k mod p (backwards the
- *     chunks in reverse), after (p - s - 1) 2 + (v - 1) p warm-up forwards.
+ *     chunks in reverse), after (p - s - 1) 2 + (v - 1) p warm-up forwards
+ *     (all of them when m = p).
  * With one stage, 1f1b and naive are gradient accumulation.
  *
  * Between stages, each unit's forward receives its input activations from
@@ -72,6 +73,8 @@ static void schedule(Emit *e, GArray *units)
     }
     case SCHEDULE_INTERLEAVED: {
         int total = m * v, warmup = MIN((p - s - 1) * 2 + (v - 1) * p, total);
+        if (m == p)
+            warmup = total; /* Megatron-LM: every forward first */
         for (int k = 0; k < warmup; k++)
             interleaved_unit(units, k, TRUE, p, v);
         for (int i = 0; i < total - warmup; i++) {

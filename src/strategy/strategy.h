@@ -25,7 +25,8 @@ typedef struct {
     /* The order of the rank's units (appends Unit to `units`). The first
      * active strategy that has this hook decides the order. */
     void (*schedule)(Emit *e, GArray *units);
-    /* Around each unit; `last` is its last compute task. */
+    /* Around each unit; `last` is its last task on the compute stream
+     * (a compute task, or a collective that ends it). */
     void (*unit_begin)(Emit *e, void *state, const Unit *u);
     void (*unit_end)(Emit *e, void *state, const Unit *u, TaskId last);
     /* Around each segment of a unit; `last` is the segment's last compute
