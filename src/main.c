@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "sim/collbench.h"
 #include "sim/simulate.h"
 #include "spec/spec.h"
 #include "util/error.h"
@@ -193,6 +194,117 @@ static int cmd_simulate(int argc, char **argv)
     return ok ? 0 : fail(error);
 }
 
+/* What `collective` was asked. */
+typedef struct {
+    char *op, *ranks, *cluster, *nodes, *min_bytes, *max_bytes, *algorithm, *format, *output;
+} CollectiveArgs;
+
+/* A positive number from a flag, or an error naming it. */
+static gboolean parse_positive(const char *flag, const char *text, double fallback, double *out,
+                               GError **error)
+{
+    char *end = NULL;
+    *out = text ? g_ascii_strtod(text, &end) : fallback;
+    if (text && (!text[0] || *end || !(*out > 0) || *out > 1e15)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected a positive number, got \"%s\"",
+                    flag, text);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean collective(const CollectiveArgs *a, GError **error)
+{
+    CollOp op = COLL_ALL_REDUCE;
+    CollAlgorithm algorithm = ALGORITHM_AUTO;
+    ReportFormat format = FORMAT_TEXT;
+    double ranks, min_bytes, max_bytes;
+    int nodes = 0;
+    if (a->op && !collective_from_name(a->op, &op)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--op: expected all_reduce, all_gather, reduce_scatter, all_to_all or "
+                    "send_recv, got \"%s\"",
+                    a->op);
+        return FALSE;
+    }
+    gboolean known = !a->algorithm;
+    for (int i = ALGORITHM_AUTO; i <= ALGORITHM_HIERARCHICAL && !known; i++)
+        if (strcmp(a->algorithm, collective_algorithm_name((CollAlgorithm)i)) == 0) {
+            algorithm = (CollAlgorithm)i;
+            known = TRUE;
+        }
+    if (!known) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--algorithm: expected auto, ring, tree or hierarchical, got \"%s\"",
+                    a->algorithm);
+        return FALSE;
+    }
+    if (a->format && !report_format_parse(a->format, &format)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--format: expected text, json or csv, got \"%s\"", a->format);
+        return FALSE;
+    }
+    g_autofree char *cluster_path = data_path(a->cluster, DEFAULT_CLUSTER);
+    g_autoptr(ClusterSpec) cluster = NULL;
+    if (!parse_nodes(a->nodes, &nodes, error) ||
+        !parse_positive("--ranks", a->ranks, 8, &ranks, error) ||
+        !parse_positive("--min-bytes", a->min_bytes, 1 << 20, &min_bytes, error) ||
+        !parse_positive("--max-bytes", a->max_bytes, 1 << 30, &max_bytes, error) ||
+        !(cluster = cluster_spec_load(cluster_path, nodes, error)))
+        return FALSE;
+    if (ranks != (int)ranks) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "--ranks: expected an integer, got \"%s\"",
+                    a->ranks);
+        return FALSE;
+    }
+    GArray *rows = collbench_run(cluster, op, (int)ranks, min_bytes, max_bytes, algorithm, error);
+    if (!rows)
+        return FALSE;
+    g_autofree char *text = report_collective_render(rows, op, (int)ranks, cluster->name, format);
+    g_array_free(rows, TRUE);
+    return text_write_atomic(a->output ? a->output : "-", text, strlen(text), error);
+}
+
+static int cmd_collective(int argc, char **argv)
+{
+    CollectiveArgs a = {0};
+    GOptionEntry entries[] = {
+        {"op", 0, 0, G_OPTION_ARG_STRING, &a.op,
+         "all_reduce (default), all_gather, reduce_scatter, all_to_all, send_recv", "OP"},
+        {"ranks", 0, 0, G_OPTION_ARG_STRING, &a.ranks, "GPUs taking part (default 8)", "N"},
+        {"cluster", 0, 0, G_OPTION_ARG_FILENAME, &a.cluster, "cluster JSON", "FILE"},
+        {"nodes", 0, 0, G_OPTION_ARG_STRING, &a.nodes, "override the cluster's node count", "N"},
+        {"min-bytes", 0, 0, G_OPTION_ARG_STRING, &a.min_bytes, "smallest size (default 1 MiB)",
+         "B"},
+        {"max-bytes", 0, 0, G_OPTION_ARG_STRING, &a.max_bytes, "largest size (default 1 GiB)", "B"},
+        {"algorithm", 0, 0, G_OPTION_ARG_STRING, &a.algorithm,
+         "auto (default), ring, tree or hierarchical", "A"},
+        {"format", 0, 0, G_OPTION_ARG_STRING, &a.format, "text (default), json or csv", "FORMAT"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
+         "write the table to FILE (whole or not at all)", "FILE"},
+        {NULL},
+    };
+    GOptionContext *ctx = g_option_context_new("- an nccl-tests table from the simulated network");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    GError *error = NULL;
+    gboolean ok = g_option_context_parse(ctx, &argc, &argv, &error);
+    if (!ok) {
+        g_prefix_error(&error, "collective: ");
+    } else if (argc > 1) {
+        g_set_error(&error, PS_ERROR, PS_ERROR_INPUT, "collective: unexpected argument \"%s\"",
+                    argv[1]);
+        ok = FALSE;
+    } else {
+        ok = collective(&a, &error);
+    }
+    g_option_context_free(ctx);
+    char **strings[] = {&a.op,        &a.ranks,     &a.cluster, &a.nodes, &a.min_bytes,
+                        &a.max_bytes, &a.algorithm, &a.format,  &a.output};
+    for (gsize i = 0; i < G_N_ELEMENTS(strings); i++)
+        g_free(*strings[i]);
+    return ok ? 0 : fail(error);
+}
+
 static void usage(FILE *to)
 {
     fprintf(to, "usage: plansim COMMAND [OPTIONS]\n"
@@ -202,6 +314,7 @@ static void usage(FILE *to)
                 "\n"
                 "commands:\n"
                 "  simulate   simulate one step (plansim simulate --help for options)\n"
+                "  collective time one collective at many sizes, like nccl-tests\n"
                 "  --version  print the version\n");
 }
 
@@ -213,6 +326,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "simulate") == 0)
         return cmd_simulate(argc - 1, argv + 1);
+    if (strcmp(argv[1], "collective") == 0)
+        return cmd_collective(argc - 1, argv + 1);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(stdout);
         return 0;

@@ -138,13 +138,20 @@ static void ring_plan(CollPlan *plan, const Topology *t, CollOp op, const Spread
     rings(plan, s, n, channels, collective_sent_bytes(op, n, bytes));
 }
 
+/* NCCL's double binary tree: two trees, each carrying half the data, the
+ * second over the members in reverse so that the first's inner ranks are
+ * its leaves; every rank then sends and receives about 2 S. */
 static void tree_plan(CollPlan *plan, const Topology *t, const Spread *s, const int *members, int n,
                       double bytes)
 {
     open_phase(plan, 2 * ceil(log2(n)) * topology_alpha(t, s->nodes > 1));
-    for (int i = 1; i < n; i++) {
-        add(plan, members[i], members[(i - 1) / 2], bytes); /* reduce up */
-        add(plan, members[(i - 1) / 2], members[i], bytes); /* broadcast down */
+    for (int tree = 0; tree < 2; tree++) {
+        for (int i = 1; i < n; i++) {
+            int child = tree ? members[n - 1 - i] : members[i];
+            int parent = tree ? members[n - 1 - (i - 1) / 2] : members[(i - 1) / 2];
+            add(plan, child, parent, bytes / 2); /* reduce up */
+            add(plan, parent, child, bytes / 2); /* broadcast down */
+        }
     }
 }
 

@@ -6,8 +6,9 @@
  *     a ring spanning nodes runs one channel per NIC a node's members can
  *     use (at most members per node), each carrying 1/C of the data and
  *     leaving each node through a different GPU and NIC, as NCCL does;
- *   - tree (all-reduce): a binary tree over the ranks, every edge carrying
- *     S up (reduce) and S down (broadcast), pipelined: 2 S per inner rank;
+ *   - tree (all-reduce): NCCL's double binary tree, two trees each carrying
+ *     S/2 up (reduce) and down (broadcast), pipelined, the leaves of one the
+ *     inner ranks of the other: about 2 S in and out of every rank;
  *   - hierarchical (all-reduce over nodes of g ranks each): reduce-scatter
  *     inside each node, all-reduce of S/g across nodes among the ranks of
  *     each local index (one rail), all-gather inside each node;

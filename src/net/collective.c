@@ -20,6 +20,17 @@ const char *collective_name(CollOp op)
     return names[op];
 }
 
+int collective_from_name(const char *name, CollOp *op)
+{
+    for (int i = 0; i < COLL_N_OPS; i++) {
+        if (g_strcmp0(name, names[i]) == 0) {
+            *op = (CollOp)i;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 /* Messages each rank sends one after the other. */
 static int steps(CollOp op, int n)
 {

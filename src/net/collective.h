@@ -26,6 +26,9 @@ typedef struct {
 /* "all_reduce", "all_gather", ... as reports name them. */
 const char *collective_name(CollOp op);
 
+/* The op named `name`; FALSE if none is. */
+int collective_from_name(const char *name, CollOp *op);
+
 /* Time of `op` over `n` ranks on links `ab` with the ring algorithm (direct
  * for all-to-all, one message for send/recv). n == 1 costs nothing. */
 double collective_ring_s(CollOp op, int n, double bytes, AlphaBeta ab);

@@ -5,11 +5,10 @@
  * the gap before it is charged to why it waited: a collective's gap to the
  * collective itself (its members arrive at different times) unless it
  * waited for a transfer from another stage; another task's to the
- * collective that is its critical predecessor (engine.h), if any. Waiting on a send/recv between stages is not the rank's own
- * communication: with the head and tail of the phase that the rank spends
- * idle, it is the pipeline bubble. The collective charged is recorded by
- * purpose and op, so that the comm table's exposed parts add up to
- * exposed_comm_s. */
+ * collective that is its critical predecessor (engine.h), if any. Waiting on a send/recv between
+ * stages is not the rank's own communication: with the head and tail of the phase that the rank
+ * spends idle, it is the pipeline bubble. The collective charged is recorded by purpose and op, so
+ * that the comm table's exposed parts add up to exposed_comm_s. */
 #include "report/metrics.h"
 
 #include <math.h>
@@ -106,6 +105,7 @@ static void comm_table(const Graph *g, const Replay *r, int rank, const RankSpli
             c->count++;
             c->bytes += collective_sent_bytes((CollOp)t->op, members, t->bytes);
             c->time_s += r->end_s[tasks[i]] - r->start_s[tasks[i]];
+            c->algorithms |= 1u << r->algorithm[tasks[i]];
         }
     }
     for (int tag = 0; tag < TAG_KINDS; tag++)
@@ -143,8 +143,44 @@ static void stage_table(const Graph *g, const Replay *r, const Layout *layout, c
     }
 }
 
-void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const ModelSpec *model,
-                     const ClusterSpec *cluster, const PlanSpec *plan, Metrics *out)
+/* The links report: per class the most utilized link, and the hottest
+ * links of all (ties: the lower-numbered link). */
+static void link_table(const Net *net, double step_s, Metrics *out)
+{
+    const Topology *t = net_topology(net);
+    const double *capacity = topology_capacities(t);
+    for (int l = 0; l < topology_links(t); l++) {
+        double bytes = net_link_bytes(net, l);
+        if (bytes <= 0)
+            continue;
+        LinkStat st = {.link_class = topology_class(t, l),
+                       .bytes = bytes,
+                       .utilization = bytes / (capacity[l] * step_s)};
+        LinkStat *best = &out->busiest[st.link_class];
+        int hot = out->n_hottest;
+        while (hot > 0 && out->hottest[hot - 1].utilization < st.utilization)
+            hot--;
+        gboolean is_best = !best->name[0] || st.utilization > best->utilization;
+        if (!is_best && hot >= METRICS_HOT_LINKS)
+            continue;
+        g_autofree char *name = topology_link_name(t, l);
+        g_strlcpy(st.name, name, sizeof st.name);
+        for (int tag = 0; tag < TAG_KINDS; tag++)
+            st.by_tag[tag] = net_link_tag_bytes(net, l, tag);
+        if (is_best)
+            *best = st;
+        if (hot < METRICS_HOT_LINKS) {
+            int last = MIN(out->n_hottest, METRICS_HOT_LINKS - 1);
+            memmove(&out->hottest[hot + 1], &out->hottest[hot], sizeof(LinkStat) * (last - hot));
+            out->hottest[hot] = st;
+            out->n_hottest = MIN(out->n_hottest + 1, METRICS_HOT_LINKS);
+        }
+    }
+}
+
+void metrics_compute(const Graph *g, const Replay *r, const Net *net, const Layout *layout,
+                     const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                     Metrics *out)
 {
     *out = (Metrics){0};
     int ranks = graph_ranks(g);
@@ -171,6 +207,8 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     out->exposed_comm_s = critical.comm_s;
     comm_table(g, r, out->critical_rank, &critical, out->comm);
     stage_table(g, r, layout, plan, &ph, out);
+    if (out->step_time_s > 0)
+        link_table(net, out->step_time_s, out);
 
     for (gsize id = 0; id < r->tasks; id++)
         out->hardware_flops += graph_task(g, (TaskId)id)->flops;

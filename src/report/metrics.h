@@ -21,24 +21,42 @@
  *   stages          per pipeline stage, on its first rank (tp 0, dp 0): its
  *                   layers, busy and bubble time, peak memory, bytes sent to
  *                   other stages;
+ *   links           per link class (NVLink, NIC, spine) the busiest link:
+ *                   bytes carried over the step, and utilization (those
+ *                   bytes over capacity x step time); and the hottest links
+ *                   with the bytes each purpose moved over them (link
+ *                   contention only: alone, transfers use no links);
  *   mfu, hfu        model (no recomputation) and executed matrix-multiply
  *                   FLOPs per second, over the GPUs' peak;
  *   memory          the highest per-GPU peak, with its breakdown by kind. */
 #ifndef PLANSIM_REPORT_METRICS_H
 #define PLANSIM_REPORT_METRICS_H
 
-#include "engine/engine.h"
 #include "core/graph.h"
+#include "engine/engine.h"
+#include "net/net.h"
 #include "layout/layout.h"
 #include "strategy/emit.h"
 
 /* One kind of collective on one rank, over a step. */
 typedef struct {
-    int count;        /* collectives joined */
-    double bytes;     /* bytes the rank sent (collective_sent_bytes) */
-    double time_s;    /* their summed durations */
-    double exposed_s; /* the part the compute stream spent in or waiting on */
+    int count;           /* collectives joined */
+    double bytes;        /* bytes the rank sent (collective_sent_bytes) */
+    double time_s;       /* their summed durations */
+    double exposed_s;    /* the part the compute stream spent in or waiting on */
+    unsigned algorithms; /* bit a: some ran CollAlgorithm a */
 } CommStat;
+
+/* A link, as the links report names it. */
+typedef struct {
+    char name[48]; /* "node 0 nic 3 out"; empty when none */
+    LinkClass link_class;
+    double bytes;             /* carried over the step */
+    double utilization;       /* bytes / (capacity x step time) */
+    double by_tag[TAG_KINDS]; /* bytes per purpose (TAG_TP .. TAG_ZERO) */
+} LinkStat;
+
+#define METRICS_HOT_LINKS 5
 
 /* One pipeline stage, seen on its first rank. */
 typedef struct {
@@ -64,6 +82,9 @@ typedef struct {
     double bubble_fraction;
     StageStat *stages; /* pp entries, owned */
     int n_stages;
+    LinkStat busiest[LINK_CLASSES];      /* per class, the most utilized */
+    LinkStat hottest[METRICS_HOT_LINKS]; /* the most utilized of all */
+    int n_hottest;
     double peak_bytes;
     double capacity_bytes;
     gboolean fits;
@@ -74,10 +95,11 @@ typedef struct {
     int critical_rank;
 } Metrics;
 
-/* Reads the metrics off a replay of `g`, built for `plan` laid out as
- * `layout`. metrics_clear frees what they own. */
-void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const ModelSpec *model,
-                     const ClusterSpec *cluster, const PlanSpec *plan, Metrics *out);
+/* Reads the metrics off a replay of `g` on `net`, built for `plan` laid
+ * out as `layout`. metrics_clear frees what they own. */
+void metrics_compute(const Graph *g, const Replay *r, const Net *net, const Layout *layout,
+                     const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                     Metrics *out);
 void metrics_clear(Metrics *m);
 
 #endif

@@ -94,6 +94,11 @@ static void collect(const Report *rep, Fields *fs)
     put(fs, "", "recompute_s", VALUE_NUMBER, m->recompute_s, NULL);
     put(fs, "", "exposed_comm_s", VALUE_NUMBER, m->exposed_comm_s, NULL);
     put_comm_columns(fs, m);
+    for (int c = 0; c < LINK_CLASSES; c++) {
+        char *name = g_strdup_printf("busiest_%s_utilization", topology_class_name((LinkClass)c));
+        g_ptr_array_add(fs->names, name);
+        put(fs, "", name, VALUE_NUMBER, m->busiest[c].utilization, NULL)->where = IN_CSV;
+    }
     put(fs, "", "bubble_fraction", VALUE_NUMBER, m->bubble_fraction, NULL);
     put(fs, "memory", "peak_bytes", VALUE_INT, m->peak_bytes, NULL);
     put(fs, "memory", "capacity_bytes", VALUE_INT, m->capacity_bytes, NULL);
@@ -156,10 +161,11 @@ static void append_value(GString *out, const Field *f, gboolean json)
     }
 }
 
-/* A used entry of the comm table, named. */
+/* A used entry of the comm table, named; `algorithms` like "ring+tree". */
 typedef struct {
     const char *group, *op;
     const CommStat *stat;
+    char algorithms[48];
 } CommRow;
 
 /* The entries of m's comm table that some collective used, in table order;
@@ -169,9 +175,19 @@ static int comm_rows(const Metrics *m, CommRow rows[TAG_KINDS * COLL_N_OPS])
     int n = 0;
     for (int tag = 0; tag < TAG_KINDS; tag++)
         for (int op = 0; op < COLL_N_OPS; op++)
-            if (m->comm[tag][op].count > 0)
-                rows[n++] = (CommRow){emit_comm_name((TaskTag)tag), collective_name((CollOp)op),
-                                      &m->comm[tag][op]};
+            if (m->comm[tag][op].count > 0) {
+                CommRow *row = &rows[n++];
+                *row = (CommRow){emit_comm_name((TaskTag)tag), collective_name((CollOp)op),
+                                 &m->comm[tag][op], ""};
+                for (int a = 0; a < ALGORITHMS; a++) {
+                    if (!(row->stat->algorithms & 1u << a))
+                        continue;
+                    if (row->algorithms[0])
+                        g_strlcat(row->algorithms, "+", sizeof row->algorithms);
+                    g_strlcat(row->algorithms, collective_algorithm_name((CollAlgorithm)a),
+                              sizeof row->algorithms);
+                }
+            }
     return n;
 }
 
@@ -184,12 +200,47 @@ static void render_comm_json(GString *out, const Metrics *m)
     for (int i = 0; i < n; i++) {
         const CommStat *c = rows[i].stat;
         g_string_append_printf(out,
-                               "%s\n    {\"group\": \"%s\", \"op\": \"%s\", \"count\": %d, "
-                               "\"bytes\": %.0f, \"time_s\": %.10g, \"exposed_s\": %.10g}",
-                               i ? "," : "", rows[i].group, rows[i].op, c->count, c->bytes,
-                               c->time_s, c->exposed_s + 0.0);
+                               "%s\n    {\"group\": \"%s\", \"op\": \"%s\", \"algorithm\": "
+                               "\"%s\", \"count\": %d, \"bytes\": %.0f, \"time_s\": %.10g, "
+                               "\"exposed_s\": %.10g}",
+                               i ? "," : "", rows[i].group, rows[i].op, rows[i].algorithms,
+                               c->count, c->bytes, c->time_s, c->exposed_s + 0.0);
     }
     g_string_append(out, n ? "\n  ]" : "]");
+}
+
+/* One link's JSON object. */
+static void render_link_json(GString *out, const LinkStat *l)
+{
+    g_string_append_printf(out,
+                           "{\"link\": \"%s\", \"class\": \"%s\", \"utilization\": %.10g, "
+                           "\"bytes\": %.0f",
+                           l->name, topology_class_name(l->link_class), l->utilization, l->bytes);
+    for (int tag = 0; tag < TAG_KINDS; tag++)
+        if (emit_comm_name((TaskTag)tag))
+            g_string_append_printf(out, ", \"%s_bytes\": %.0f", emit_comm_name((TaskTag)tag),
+                                   l->by_tag[tag]);
+    g_string_append(out, "}");
+}
+
+/* The links report: the busiest link per class, then the hottest. */
+static void render_links_json(GString *out, const Metrics *m)
+{
+    g_string_append(out, ",\n  \"links\": {");
+    const char *sep = "";
+    for (int c = 0; c < LINK_CLASSES; c++) {
+        if (!m->busiest[c].name[0])
+            continue;
+        g_string_append_printf(out, "%s\n    \"%s\": ", sep, topology_class_name((LinkClass)c));
+        render_link_json(out, &m->busiest[c]);
+        sep = ",";
+    }
+    g_string_append(out, sep[0] ? "\n  },\n  \"hot_links\": [" : "},\n  \"hot_links\": [");
+    for (int i = 0; i < m->n_hottest; i++) {
+        g_string_append(out, i ? ",\n    " : "\n    ");
+        render_link_json(out, &m->hottest[i]);
+    }
+    g_string_append(out, m->n_hottest ? "\n  ]" : "]");
 }
 
 /* The stage table as a JSON list, one object per pipeline stage. */
@@ -237,6 +288,7 @@ static void render_json(GString *out, const Fields *fs, const Metrics *m)
         g_string_append(out, "\n  }");
     render_comm_json(out, m);
     render_stages_json(out, m);
+    render_links_json(out, m);
     g_string_append(out, "\n}\n");
 }
 
@@ -289,9 +341,16 @@ static void render_text(GString *out, const Report *rep)
     int n = comm_rows(m, rows);
     for (int i = 0; i < n; i++)
         g_string_append_printf(
-            out, "comm %-4s %-14s %6d calls, %9.4g GB sent, %.4g s, %.4g s exposed\n",
+            out, "comm %-4s %-14s %6d calls, %9.4g GB sent, %.4g s, %.4g s exposed (%s)\n",
             rows[i].group, rows[i].op, rows[i].stat->count, rows[i].stat->bytes / 1e9,
-            rows[i].stat->time_s, rows[i].stat->exposed_s);
+            rows[i].stat->time_s, rows[i].stat->exposed_s, rows[i].algorithms);
+    for (int c = 0; c < LINK_CLASSES; c++) {
+        const LinkStat *l = &m->busiest[c];
+        if (l->name[0])
+            g_string_append_printf(out, "busiest %-6s   %s: %.1f %% used, %.4g GB\n",
+                                   topology_class_name((LinkClass)c), l->name, 100 * l->utilization,
+                                   l->bytes / 1e9);
+    }
     for (int s = 0; m->n_stages > 1 && s < m->n_stages; s++) {
         const StageStat *st = &m->stages[s];
         g_string_append_printf(out,
@@ -344,5 +403,45 @@ char *report_render(const Report *rep, ReportFormat format, gboolean header)
     else
         render_csv(out, &fs, header);
     clear(&fs);
+    return g_string_free(out, FALSE);
+}
+
+char *report_collective_render(const GArray *rows, CollOp op, int ranks, const char *cluster,
+                               ReportFormat format)
+{
+    GString *out = g_string_new(NULL);
+    if (format == FORMAT_TEXT)
+        g_string_append_printf(out,
+                               "# plansim collective: %s over %d GPUs of %s\n"
+                               "# %14s %12s %12s %12s  %s\n",
+                               collective_name(op), ranks, cluster, "size(B)", "time(us)",
+                               "algbw(GB/s)", "busbw(GB/s)", "algorithm");
+    else if (format == FORMAT_CSV)
+        g_string_append(out, "op,ranks,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm\n");
+    else
+        g_string_append_printf(out,
+                               "{\n  \"op\": \"%s\",\n  \"ranks\": %d,\n  \"cluster\": \"%s\",\n"
+                               "  \"rows\": [",
+                               collective_name(op), ranks, cluster);
+    for (guint i = 0; i < rows->len; i++) {
+        const CollRow *r = &g_array_index(rows, CollRow, i);
+        const char *algo = collective_algorithm_name(r->algorithm);
+        if (format == FORMAT_TEXT)
+            g_string_append_printf(out, "  %14.0f %12.2f %12.2f %12.2f  %s\n", r->bytes,
+                                   r->time_s * 1e6, r->algbw_Bps / 1e9, r->busbw_Bps / 1e9, algo);
+        else if (format == FORMAT_CSV)
+            g_string_append_printf(out, "%s,%d,%.0f,%.10g,%.10g,%.10g,%s\n", collective_name(op),
+                                   ranks, r->bytes, r->time_s * 1e6, r->algbw_Bps / 1e9,
+                                   r->busbw_Bps / 1e9, algo);
+        else
+            g_string_append_printf(out,
+                                   "%s\n    {\"size_bytes\": %.0f, \"time_us\": %.10g, "
+                                   "\"algbw_GBps\": %.10g, \"busbw_GBps\": %.10g, "
+                                   "\"algorithm\": \"%s\"}",
+                                   i ? "," : "", r->bytes, r->time_s * 1e6, r->algbw_Bps / 1e9,
+                                   r->busbw_Bps / 1e9, algo);
+    }
+    if (format == FORMAT_JSON)
+        g_string_append(out, rows->len ? "\n  ]\n}\n" : "]\n}\n");
     return g_string_free(out, FALSE);
 }

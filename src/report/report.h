@@ -25,6 +25,19 @@ typedef struct {
 
 typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV } ReportFormat;
 
+/* One size of a collective benchmark (plansim collective). */
+typedef struct {
+    double bytes;
+    double time_s;
+    double algbw_Bps, busbw_Bps;
+    CollAlgorithm algorithm;
+} CollRow;
+
+/* The collective benchmark's table (rows of CollRow) in `format`, with a
+ * heading naming the op, the ranks and the cluster. */
+char *report_collective_render(const GArray *rows, CollOp op, int ranks, const char *cluster,
+                               ReportFormat format);
+
 /* Frees what the report's metrics own. */
 void report_clear(Report *rep);
 

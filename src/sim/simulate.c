@@ -30,7 +30,7 @@ gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
         .parameters = tf_params(model),
         .micro_batches = plan_spec_micro_batches(plan),
     };
-    metrics_compute(graph, replay, layout, model, cluster, plan, &out->metrics);
+    metrics_compute(graph, replay, net, layout, model, cluster, plan, &out->metrics);
     out->sim_wall_s = (g_get_monotonic_time() - started) / 1e6;
     return TRUE;
 }
