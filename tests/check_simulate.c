@@ -38,6 +38,7 @@ static void run_case(Case *c, int dp, gboolean one_node, int micro_batch, int gl
 
 static void free_case(Case *c)
 {
+    report_clear(&c->rep);
     model_spec_free(c->model);
     cluster_spec_free(c->cluster);
     plan_spec_free(c->plan);

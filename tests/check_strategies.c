@@ -34,6 +34,7 @@ static void simulate(Run *run)
 
 static void run_free(Run *run)
 {
+    report_clear(&run->rep);
     model_spec_free(run->model);
     cluster_spec_free(run->cluster);
     plan_spec_free(run->plan);
