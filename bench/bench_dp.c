@@ -41,6 +41,8 @@ int main(int argc, char **argv)
     double *wall = g_new(double, MAX(repeats, 1));
     Report rep = {0};
     for (int i = 0; i < repeats; i++) {
+        if (i)
+            report_clear(&rep);
         if (!sim_run(model, cluster, plan, &rep, &error)) {
             fprintf(stderr, "bench_dp: %s\n", error->message);
             return 2;
@@ -60,5 +62,6 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_SELF, &ru);
     printf("  peak RSS MiB      %.0f\n", ru.ru_maxrss / 1024.0);
     g_free(wall);
+    report_clear(&rep);
     return 0;
 }

@@ -96,6 +96,23 @@ static const BadCase bad[] = {
     {CLUSTER,
      "{\"name\": \"c\", \"nodes\": 1048576, \"gpus_per_node\": 8, " GOOD_GPU ", " GOOD_LINKS "}",
      {"$.nodes", "GPUs"}},
+    {CLUSTER,
+     GOOD_CLUSTER ", \"collective_algorithm\": \"butterfly\"}",
+     {"$.collective_algorithm", "\"hierarchical\"", "got \"butterfly\""}},
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " GOOD_GPU
+     ", \"intra_node\": {\"bandwidth_GBps\": 300}, \"inter_node\": {\"bandwidth_GBps\": "
+     "25, \"oversubscription\": 0.5}}",
+     {"$.inter_node.oversubscription", "a number >= 1", "got 0.5"}},
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
+     "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, "
+     "\"comm_compute_interference\": 1}, " GOOD_LINKS "}",
+     {"$.gpu.comm_compute_interference", "<= 0.95", "got 1"}},
+    {PLAN, "{\"collective_algorithm\": \"tree2\"}", {"$.collective_algorithm", "got \"tree2\""}},
+    {PLAN, "{\"link_contention\": 0}", {"$.link_contention", "true or false"}},
+    {PLAN, "{\"rank_order\": \"tp-pp\"}", {"$.rank_order", "\"pp-dp-tp\""}},
+    {PLAN, "{\"layers_per_stage\": [4, 0]}", {"$.layers_per_stage", "positive integers"}},
     {PLAN, "{\"tp\": 0}", {"$.tp", "an integer from 1 to", "got 0"}},
     {PLAN, "{\"zero_stage\": 7}", {"$.zero_stage", "from 0 to 3 or \"fsdp\"", "got 7"}},
     {PLAN, "{\"zero_stage\": \"zero3\"}", {"$.zero_stage", "got \"zero3\""}},
