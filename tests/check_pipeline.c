@@ -24,38 +24,18 @@
 
 enum { K = 8, H = 65536, A = 512, S = 16 }; /* layers per chunk, model dims */
 
-typedef struct {
-    ModelSpec *model;
-    ClusterSpec *cluster;
-    PlanSpec *plan;
-    Report rep;
-} Run;
-
 /* A pipeline of p stages (one GPU each) over p v chunks of `k` layers. */
 static Run pipeline(int p, int m, int v, Schedule schedule, int k, int hidden, int heads, int vocab)
 {
-    Run run = {.model = test_gpt(p * v * k, hidden, heads, vocab, S),
-               .cluster = test_cluster(1, p, 1e18, 1e18),
-               .plan = plan_spec_new()};
+    Run run = run_new(test_gpt(p * v * k, hidden, heads, vocab, S), test_cluster(1, p, 1e18, 1e18));
     run.cluster->gpu.memory_Bps = 1e18;
     run.cluster->gpu.compute_efficiency = 1;
     run.plan->pp = p;
     run.plan->virtual_stages = v;
     run.plan->schedule = schedule;
     run.plan->global_batch_size = m;
-    test_resolve(run.plan, run.model, run.cluster);
-    GError *error = NULL;
-    ck_assert_msg(sim_run(run.model, run.cluster, run.plan, &run.rep, &error), "%s",
-                  error ? error->message : "");
+    run_simulate(&run);
     return run;
-}
-
-static void run_free(Run *run)
-{
-    report_clear(&run->rep);
-    model_spec_free(run->model);
-    cluster_spec_free(run->cluster);
-    plan_spec_free(run->plan);
 }
 
 /* Forward time of one micro-batch through `layers` layers. */
@@ -220,16 +200,13 @@ END_TEST
 START_TEST(three_d_plan)
 {
     const int t = 2, p = 2, d = 2, m = 3, L = 4;
-    Run run = {.model = test_gpt(L, MH, MA, MV, S),
-               .cluster = test_cluster(1, 8, 300e9, 25e9),
-               .plan = plan_spec_new()};
+    Run run = run_new(test_gpt(L, MH, MA, MV, S), test_cluster(1, 8, 300e9, 25e9));
     run.model->tied_embeddings = FALSE;
     run.plan->tp = t;
     run.plan->pp = p;
     run.plan->dp = d;
     run.plan->global_batch_size = m * d;
-    test_resolve(run.plan, run.model, run.cluster);
-    ck_assert(sim_run(run.model, run.cluster, run.plan, &run.rep, NULL));
+    run_simulate(&run);
     const Metrics *mt = &run.rep.metrics;
     ck_assert_int_eq(mt->simulated_ranks, t * p * d);
     double first = tf_embedding_params(run.model, t) + 2 * tf_layer_params(run.model, t);
@@ -255,15 +232,12 @@ START_TEST(rank_order_moves_tp_across_nodes)
 {
     double tp_time[2];
     for (int order = 0; order < 2; order++) {
-        Run run = {.model = test_gpt(2, MH, MA, MV, S),
-                   .cluster = test_cluster(2, 4, 300e9, 25e9),
-                   .plan = plan_spec_new()};
+        Run run = run_new(test_gpt(2, MH, MA, MV, S), test_cluster(2, 4, 300e9, 25e9));
         run.plan->tp = 4;
         run.plan->rank_order = order ? RANK_ORDER_DP_TP_PP : RANK_ORDER_TP_DP_PP;
         run.plan->algorithm = ALGORITHM_RING;
         run.plan->global_batch_size = 2;
-        test_resolve(run.plan, run.model, run.cluster);
-        ck_assert(sim_run(run.model, run.cluster, run.plan, &run.rep, NULL));
+        run_simulate(&run);
         tp_time[order] = run.rep.metrics.comm[TAG_TP][COLL_ALL_REDUCE].time_s;
         run_free(&run);
     }
@@ -274,14 +248,11 @@ END_TEST
 /* An explicit uneven split: the stages report their layers. */
 START_TEST(explicit_layer_split)
 {
-    Run run = {.model = test_gpt(5, MH, MA, MV, S),
-               .cluster = test_cluster(1, 2, 300e9, 25e9),
-               .plan = plan_spec_new()};
+    Run run = run_new(test_gpt(5, MH, MA, MV, S), test_cluster(1, 2, 300e9, 25e9));
     run.plan->pp = 2;
     run.plan->global_batch_size = 4;
     ck_assert(plan_spec_set(run.plan, PLAN_LAYERS_PER_STAGE, "2,3", "--layers-per-stage", NULL));
-    test_resolve(run.plan, run.model, run.cluster);
-    ck_assert(sim_run(run.model, run.cluster, run.plan, &run.rep, NULL));
+    run_simulate(&run);
     ck_assert_int_eq(run.rep.metrics.stages[0].layers, 2);
     ck_assert(run.rep.metrics.stages[0].embedding && !run.rep.metrics.stages[0].head);
     ck_assert_int_eq(run.rep.metrics.stages[1].layers, 3);

@@ -11,37 +11,18 @@
 
 enum { L = 4, H = 256, A = 8, V = 1024, S = 128 };
 
-typedef struct {
-    ModelSpec *model;
-    ClusterSpec *cluster;
-    PlanSpec *plan;
-    Report rep;
-} Case;
-
 /* dp ranks, one per node (so the group talks over InfiniBand at 25 GB/s)
  * or all on one node (NVLink at 300 GB/s). */
-static void run_case(Case *c, int dp, gboolean one_node, int micro_batch, int global_batch,
+static void run_case(Run *c, int dp, gboolean one_node, int micro_batch, int global_batch,
                      gboolean overlap)
 {
-    c->model = test_gpt(L, H, A, V, S);
-    c->cluster = one_node ? test_cluster(1, dp, 300e9, 25e9) : test_cluster(dp, 1, 300e9, 25e9);
-    c->plan = plan_spec_new();
+    *c = run_new(test_gpt(L, H, A, V, S),
+                 one_node ? test_cluster(1, dp, 300e9, 25e9) : test_cluster(dp, 1, 300e9, 25e9));
     c->plan->micro_batch_size = micro_batch;
     c->plan->global_batch_size = global_batch;
     c->plan->overlap_grad_reduce = overlap;
     c->plan->ddp_bucket_size = 500000; /* about two thirds of a layer: several buckets */
-    test_resolve(c->plan, c->model, c->cluster);
-    GError *error = NULL;
-    ck_assert_msg(sim_run(c->model, c->cluster, c->plan, &c->rep, &error), "%s",
-                  error ? error->message : "");
-}
-
-static void free_case(Case *c)
-{
-    report_clear(&c->rep);
-    model_spec_free(c->model);
-    cluster_spec_free(c->cluster);
-    plan_spec_free(c->plan);
+    run_simulate(c);
 }
 
 /* Forward time of one micro-batch on one GPU: embedding, every layer's two
@@ -73,7 +54,7 @@ static double optimizer_s(const ModelSpec *m, const GpuSpec *gpu)
 START_TEST(step_without_overlap_is_the_sum_of_its_parts)
 {
     const int d = 4, b = 2, m = 3;
-    Case c;
+    Run c;
     run_case(&c, d, FALSE, b, b * m * d, FALSE);
     double psi = tf_params(c.model);
     double tf = forward_s(c.model, &c.cluster->gpu, b);
@@ -85,7 +66,7 @@ START_TEST(step_without_overlap_is_the_sum_of_its_parts)
     ck_assert_rel(c.rep.metrics.compute_s, m * 3 * tf + t_opt, 1e-12);
     ck_assert_double_eq(c.rep.metrics.bubble_fraction, 0); /* no pipeline */
     ck_assert_int_eq(c.rep.metrics.simulated_ranks, d);
-    free_case(&c);
+    run_free(&c);
 }
 END_TEST
 
@@ -93,11 +74,11 @@ END_TEST
 START_TEST(reduction_inside_a_node_uses_nvlink)
 {
     const int d = 4, b = 1, m = 2;
-    Case c;
+    Run c;
     run_case(&c, d, TRUE, b, b * m * d, FALSE);
     double psi = tf_params(c.model);
     ck_assert_rel(c.rep.metrics.exposed_comm_s, 2.0 * (d - 1) / d * 2 * psi / 300e9, 1e-9);
-    free_case(&c);
+    run_free(&c);
 }
 END_TEST
 
@@ -106,7 +87,7 @@ END_TEST
 START_TEST(overlap_hides_communication)
 {
     const int d = 8, b = 1, m = 2;
-    Case plain, overlapped;
+    Run plain, overlapped;
     run_case(&plain, d, FALSE, b, b * m * d, FALSE);
     run_case(&overlapped, d, FALSE, b, b * m * d, TRUE);
     double compute = plain.rep.metrics.compute_s;
@@ -114,8 +95,8 @@ START_TEST(overlap_hides_communication)
     ck_assert(overlapped.rep.metrics.step_time_s < plain.rep.metrics.step_time_s);
     ck_assert(overlapped.rep.metrics.step_time_s >= compute);
     ck_assert(overlapped.rep.metrics.exposed_comm_s < plain.rep.metrics.exposed_comm_s);
-    free_case(&plain);
-    free_case(&overlapped);
+    run_free(&plain);
+    run_free(&overlapped);
 }
 END_TEST
 
@@ -126,7 +107,7 @@ END_TEST
 START_TEST(memory_peak_is_model_states_plus_one_micro_batch)
 {
     const int d = 2, b = 2, m = 3;
-    Case c;
+    Run c;
     run_case(&c, d, FALSE, b, b * m * d, TRUE);
     const Metrics *mt = &c.rep.metrics;
     double psi = tf_params(c.model);
@@ -137,7 +118,7 @@ START_TEST(memory_peak_is_model_states_plus_one_micro_batch)
     double acts = L * sbh * (34 + 5.0 * A * S / H) + sbh + 4 * sbh + 4.0 * S * b * V;
     ck_assert_rel(mt->peak_split[MEM_ACTIVATIONS], acts, 1e-12);
     ck_assert_rel(mt->peak_bytes, 16 * psi + acts, 1e-12);
-    free_case(&c);
+    run_free(&c);
 }
 END_TEST
 
@@ -145,7 +126,7 @@ END_TEST
 START_TEST(mfu_uses_korthikanti_flops)
 {
     const int d = 2, b = 1, m = 2;
-    Case c;
+    Run c;
     run_case(&c, d, FALSE, b, b * m * d, TRUE);
     double B = b * m * d;
     double eq7 = 72.0 * B * S * L * H * H * (1 + S / (6.0 * H) + (double)V / (12.0 * L * H));
@@ -153,20 +134,20 @@ START_TEST(mfu_uses_korthikanti_flops)
     ck_assert_rel(c.rep.metrics.mfu, eq7 / (c.rep.metrics.step_time_s * d * 312e12), 1e-14);
     /* nothing is recomputed: the executed GEMM FLOPs are the model's */
     ck_assert_rel(c.rep.metrics.hfu, c.rep.metrics.mfu, 1e-12);
-    free_case(&c);
+    run_free(&c);
 }
 END_TEST
 
 START_TEST(same_input_same_result)
 {
-    Case a, b;
+    Run a, b;
     run_case(&a, 4, FALSE, 2, 16, TRUE);
     run_case(&b, 4, FALSE, 2, 16, TRUE);
     ck_assert_double_eq(a.rep.metrics.step_time_s, b.rep.metrics.step_time_s);
     ck_assert_uint_eq(a.rep.metrics.events, b.rep.metrics.events);
     ck_assert_double_eq(a.rep.metrics.peak_bytes, b.rep.metrics.peak_bytes);
-    free_case(&a);
-    free_case(&b);
+    run_free(&a);
+    run_free(&b);
 }
 END_TEST
 

@@ -11,35 +11,6 @@
 #include "testutil.h"
 #include "util/error.h"
 
-typedef struct {
-    ModelSpec *model;
-    ClusterSpec *cluster;
-    PlanSpec *plan;
-    Report rep;
-} Run;
-
-static Run run_new(ModelSpec *model, ClusterSpec *cluster)
-{
-    return (Run){.model = model, .cluster = cluster, .plan = plan_spec_new()};
-}
-
-/* Simulates `plan` (its fields set by the caller, then resolved). */
-static void simulate(Run *run)
-{
-    test_resolve(run->plan, run->model, run->cluster);
-    GError *error = NULL;
-    ck_assert_msg(sim_run(run->model, run->cluster, run->plan, &run->rep, &error), "%s",
-                  error ? error->message : "");
-}
-
-static void run_free(Run *run)
-{
-    report_clear(&run->rep);
-    model_spec_free(run->model);
-    cluster_spec_free(run->cluster);
-    plan_spec_free(run->plan);
-}
-
 static double model_states(const Metrics *m)
 {
     return m->peak_split[MEM_PARAMS] + m->peak_split[MEM_GRADS] + m->peak_split[MEM_OPTIMIZER];
@@ -59,7 +30,7 @@ START_TEST(zero_model_states_match_the_paper)
     Run run = run_new(test_gpt(37, 4096, 32, 9900, 2048), test_cluster(8, 8, 300e9, 25e9));
     run.plan->zero_stage = stage;
     run.plan->global_batch_size = d; /* one micro-batch of one sequence */
-    simulate(&run);
+    run_simulate(&run);
     double psi = tf_params(run.model);
     ck_assert_double_eq(psi, 7500001280.0); /* 37 (12h^2 + 13h) + (V + s) h + 2h */
     double expected[4] = {16 * psi, 4 * psi + 12 * psi / d, 2 * psi + 14 * psi / d, 16 * psi / d};
@@ -95,7 +66,7 @@ START_TEST(zero_communication_volume)
         run.plan->zero_stage = stage;
         run.plan->global_batch_size = d; /* m = 1 */
         run.plan->ddp_bucket_size = 300000;
-        simulate(&run);
+        run_simulate(&run);
         double psi = tf_params(run.model);
         const Metrics *m = &run.rep.metrics;
         if (stage == 0) {
@@ -119,7 +90,7 @@ START_TEST(zero3_buffers_hold_at_most_two_segments)
     Run run = run_new(test_gpt(4, 256, 8, 1024, 128), test_cluster(1, 4, 300e9, 25e9));
     run.plan->zero_stage = 3;
     run.plan->global_batch_size = 8;
-    simulate(&run);
+    run_simulate(&run);
     ModelSpec *m = run.model;
     double layer = 2 * tf_layer_params(m, 1), emb = 2 * tf_embedding_params(m, 1);
     double buffers = run.rep.metrics.peak_split[MEM_BUFFERS];
@@ -142,7 +113,7 @@ static double peak_activations(int layers, int tp, gboolean sp, Recompute rc)
     run.plan->recompute = rc;
     run.plan->micro_batch_size = B;
     run.plan->global_batch_size = 2 * B; /* two micro-batches */
-    simulate(&run);
+    run_simulate(&run);
     double bytes = run.rep.metrics.peak_split[MEM_ACTIVATIONS];
     run_free(&run);
     return bytes;
@@ -190,7 +161,7 @@ START_TEST(full_recompute_costs_a_third_more)
         run.cluster->gpu.compute_efficiency = 1;
         run.plan->recompute = i ? RECOMPUTE_FULL : RECOMPUTE_NONE;
         run.plan->global_batch_size = 2;
-        simulate(&run);
+        run_simulate(&run);
         compute[i] = run.rep.metrics.compute_s;
         if (i)
             ck_assert_rel(run.rep.metrics.recompute_s, compute[i] - compute[0], 1e-9);
@@ -231,7 +202,7 @@ START_TEST(tp_collectives_per_layer)
         run.plan->recompute = cases[i].rc;
         run.plan->micro_batch_size = B;
         run.plan->global_batch_size = m * B;
-        simulate(&run);
+        run_simulate(&run);
         const CommStat *c = run.rep.metrics.comm[TAG_TP];
         int sums = m * (cases[i].per_layer * L + 2);
         if (!cases[i].sp) {
@@ -267,7 +238,7 @@ START_TEST(tp_across_nodes_is_slower_by_the_bandwidth_ratio)
         run.plan->tp = 8;
         run.plan->global_batch_size = 1;
         run.plan->algorithm = ALGORITHM_RING;
-        simulate(&run);
+        run_simulate(&run);
         tp_time[across] = run.rep.metrics.comm[TAG_TP][COLL_ALL_REDUCE].time_s;
         run_free(&run);
     }

@@ -71,3 +71,24 @@ void test_resolve(PlanSpec *plan, const ModelSpec *m, const ClusterSpec *c)
     ck_assert_msg(plan_spec_resolve(plan, m, c, &error), "resolve: %s",
                   error ? error->message : "?");
 }
+
+Run run_new(ModelSpec *model, ClusterSpec *cluster)
+{
+    return (Run){.model = model, .cluster = cluster, .plan = plan_spec_new()};
+}
+
+void run_simulate(Run *run)
+{
+    test_resolve(run->plan, run->model, run->cluster);
+    GError *error = NULL;
+    ck_assert_msg(sim_run(run->model, run->cluster, run->plan, &run->rep, &error), "%s",
+                  error ? error->message : "");
+}
+
+void run_free(Run *run)
+{
+    report_clear(&run->rep);
+    model_spec_free(run->model);
+    cluster_spec_free(run->cluster);
+    plan_spec_free(run->plan);
+}

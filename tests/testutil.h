@@ -5,6 +5,7 @@
 #include <check.h>
 #include <glib.h>
 
+#include "sim/simulate.h"
 #include "spec/spec.h"
 
 /* Runs the suite; the process exit status (0 when every test passed). */
@@ -24,6 +25,19 @@ ClusterSpec *test_cluster(int nodes, int per_node, double intra_Bps, double inte
 
 /* Resolves `plan` for model and cluster, failing the test on error. */
 void test_resolve(PlanSpec *plan, const ModelSpec *m, const ClusterSpec *c);
+
+/* A simulation to set up, run and free: owns its specs and report. */
+typedef struct {
+    ModelSpec *model;
+    ClusterSpec *cluster;
+    PlanSpec *plan; /* defaults, for the test to set */
+    Report rep;
+} Run;
+
+Run run_new(ModelSpec *model, ClusterSpec *cluster);
+/* Resolves the plan and simulates it, failing the test on error. */
+void run_simulate(Run *run);
+void run_free(Run *run);
 
 /* |a - b| <= rel * |b| */
 #define ck_assert_rel(a, b, rel)                                                                   \

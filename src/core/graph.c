@@ -185,32 +185,33 @@ static TaskId add_task(Graph *g, const Task *t)
     return id;
 }
 
-TaskId graph_compute(Graph *g, int rank, int stream, double seconds, double flops, int tag,
-                     TaskName name)
+/* Adds task `t` at the end of rank's stream. */
+static TaskId append(Graph *g, Task t, int rank, int stream)
 {
-    g_assert(seconds >= 0);
-    Task t = {.seconds = seconds,
-              .flops = flops,
-              .owner = rank,
-              .name = intern(g, name),
-              .kind = TASK_COMPUTE,
-              .stream = (uint8_t)stream,
-              .tag = (uint8_t)tag};
+    t.owner = rank;
+    t.stream = (uint8_t)stream;
     TaskId id = add_task(g, &t);
     enqueue(g, id, rank, stream);
     return id;
 }
 
+TaskId graph_compute(Graph *g, int rank, int stream, double seconds, double flops, int tag,
+                     TaskName name)
+{
+    g_assert(seconds >= 0);
+    return append(g,
+                  (Task){.seconds = seconds,
+                         .flops = flops,
+                         .name = intern(g, name),
+                         .kind = TASK_COMPUTE,
+                         .tag = (uint8_t)tag},
+                  rank, stream);
+}
+
 TaskId graph_marker(Graph *g, int rank, int stream, int tag, TaskName name)
 {
-    Task t = {.owner = rank,
-              .name = intern(g, name),
-              .kind = TASK_MARKER,
-              .stream = (uint8_t)stream,
-              .tag = (uint8_t)tag};
-    TaskId id = add_task(g, &t);
-    enqueue(g, id, rank, stream);
-    return id;
+    return append(g, (Task){.name = intern(g, name), .kind = TASK_MARKER, .tag = (uint8_t)tag},
+                  rank, stream);
 }
 
 TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, double bytes, int tag,
