@@ -96,7 +96,7 @@ static gboolean parse_nodes(const char *text, int *out, GError **error)
 
 /* What `simulate` was asked, after option parsing. */
 typedef struct {
-    char *model, *cluster, *plan, *format, *output, *nodes;
+    char *model, *cluster, *plan, *format, *output, *nodes, *trace, *trace_ranks;
     char *flag_text[N_PLAN_FLAGS];   /* valued plan flags */
     gboolean flag_set[N_PLAN_FLAGS]; /* bare plan switches */
 } SimulateArgs;
@@ -128,9 +128,20 @@ static gboolean simulate(const SimulateArgs *a, GError **error)
         if (value && !plan_spec_set(plan, f->field, value, flag, error))
             return FALSE;
     }
+    gboolean stages_only = FALSE;
+    if (a->trace_ranks && strcmp(a->trace_ranks, "stages") == 0) {
+        stages_only = TRUE;
+    } else if (a->trace_ranks && strcmp(a->trace_ranks, "all") != 0) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--trace-ranks: expected all or stages, got \"%s\"", a->trace_ranks);
+        return FALSE;
+    }
     Report rep;
-    if (!plan_spec_resolve(plan, model, cluster, error) ||
-        !sim_run(model, cluster, plan, &rep, error))
+    if (!plan_spec_resolve(plan, model, cluster, error))
+        return FALSE;
+    if (!a->trace_ranks) /* every GPU of a small world, a GPU per stage of a big one */
+        stages_only = (long long)plan->tp * plan->pp * plan->dp > 64;
+    if (!sim_run_traced(model, cluster, plan, a->trace, stages_only, &rep, error))
         return FALSE;
     g_autofree char *text = report_render(&rep, format, TRUE);
     report_clear(&rep);
@@ -149,6 +160,10 @@ static int cmd_simulate(int argc, char **argv)
         {"format", 0, 0, G_OPTION_ARG_STRING, &a.format, "text (default), json or csv", "FORMAT"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
          "write the report to FILE (whole or not at all)", "FILE"},
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &a.trace,
+         "write the replay as a Chrome trace (Perfetto, chrome://tracing)", "FILE"},
+        {"trace-ranks", 0, 0, G_OPTION_ARG_STRING, &a.trace_ranks,
+         "all, or stages (each stage's first GPU); default all up to 64 GPUs", "WHICH"},
         {NULL},
     };
     GOptionEntry plan_entries[N_PLAN_FLAGS + 1];
@@ -189,6 +204,8 @@ static int cmd_simulate(int argc, char **argv)
     g_free(a.format);
     g_free(a.output);
     g_free(a.nodes);
+    g_free(a.trace);
+    g_free(a.trace_ranks);
     for (gsize i = 0; i < N_PLAN_FLAGS; i++)
         g_free(a.flag_text[i]);
     return ok ? 0 : fail(error);

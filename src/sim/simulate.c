@@ -1,14 +1,24 @@
 /* simulate.c: spec -> layout -> strategies -> task graph -> engine -> metrics. */
 #include "sim/simulate.h"
 
+#include <string.h>
+
 #include "engine/engine.h"
 #include "layout/layout.h"
 #include "net/net.h"
+#include "report/trace.h"
+#include "util/text.h"
 #include "strategy/emit.h"
 #include "strategy/strategy.h"
 
 gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                  Report *out, GError **error)
+{
+    return sim_run_traced(model, cluster, plan, NULL, FALSE, out, error);
+}
+
+gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                        const char *trace_path, gboolean stages_only, Report *out, GError **error)
 {
     gint64 started = g_get_monotonic_time();
     if (!strategy_check(plan, model, error))
@@ -32,5 +42,12 @@ gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
     };
     metrics_compute(graph, replay, net, layout, model, cluster, plan, &out->metrics);
     out->sim_wall_s = (g_get_monotonic_time() - started) / 1e6;
+    if (trace_path) {
+        g_autofree char *trace = trace_render(graph, replay, layout, stages_only);
+        if (!text_write_atomic(trace_path, trace, strlen(trace), error)) {
+            report_clear(out);
+            return FALSE;
+        }
+    }
     return TRUE;
 }

@@ -14,4 +14,9 @@
 gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                  Report *out, GError **error);
 
+/* sim_run, and writes the replay as a Chrome trace to `trace_path`
+ * (trace.h; every rank, or each stage's first when `stages_only`). */
+gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                        const char *trace_path, gboolean stages_only, Report *out, GError **error);
+
 #endif

@@ -61,6 +61,12 @@ const char *emit_mem_name(MemKind kind)
     return mem_names[kind];
 }
 
+const char *emit_stream_name(Stream stream)
+{
+    static const char *const names[EMIT_STREAMS] = {"compute", "comm", "p2p"};
+    return names[stream];
+}
+
 const char *emit_comm_name(TaskTag tag)
 {
     static const char *const names[TAG_KINDS] = {

@@ -171,6 +171,9 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
 /* "params", "grads", ... for reports. */
 const char *emit_mem_name(MemKind kind);
 
+/* "compute", "comm", "p2p". */
+const char *emit_stream_name(Stream stream);
+
 /* "tp", "dp", "pp", "zero" for the collectives' tags; NULL for the others. */
 const char *emit_comm_name(TaskTag tag);
 
