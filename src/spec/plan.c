@@ -100,6 +100,20 @@ PlanSpec *plan_spec_new(void)
     return plan;
 }
 
+PlanSpec *plan_spec_copy(const PlanSpec *plan)
+{
+    PlanSpec *copy = g_new(PlanSpec, 1);
+    *copy = *plan;
+    for (int f = 0; f < PLAN_N_FIELDS; f++)
+        copy->origin[f] = g_strdup(plan->origin[f]);
+    if (plan->layers_per_stage) {
+        copy->layers_per_stage = g_new(int, (gsize)plan->n_layers_per_stage);
+        memcpy(copy->layers_per_stage, plan->layers_per_stage,
+               sizeof(int) * (gsize)plan->n_layers_per_stage);
+    }
+    return copy;
+}
+
 void plan_spec_free(PlanSpec *plan)
 {
     if (!plan)
@@ -411,4 +425,101 @@ int plan_spec_micro_batches(const PlanSpec *plan)
 {
     g_assert(plan->dp > 0 && plan->global_batch_size > 0);
     return (int)(plan->global_batch_size / ((long long)plan->micro_batch_size * plan->dp));
+}
+
+/* ---- plan grids -------------------------------------------------------- */
+
+PlanGrid *plan_grid_new(void)
+{
+    PlanGrid *grid = g_new0(PlanGrid, 1);
+    grid->axes = g_array_new(FALSE, FALSE, sizeof(GridAxis));
+    return grid;
+}
+
+void plan_grid_free(PlanGrid *grid)
+{
+    if (!grid)
+        return;
+    for (guint i = 0; i < grid->axes->len; i++)
+        g_ptr_array_free(g_array_index(grid->axes, GridAxis, i).values, TRUE);
+    g_array_free(grid->axes, TRUE);
+    g_free(grid);
+}
+
+/* The axis of `field`, added empty if missing. */
+static GridAxis *axis(PlanGrid *grid, PlanField field)
+{
+    for (guint i = 0; i < grid->axes->len; i++) {
+        GridAxis *a = &g_array_index(grid->axes, GridAxis, i);
+        if (a->field == field) {
+            g_ptr_array_set_size(a->values, 0);
+            return a;
+        }
+    }
+    GridAxis a = {field, g_ptr_array_new_with_free_func(g_free)};
+    g_array_append_val(grid->axes, a);
+    return &g_array_index(grid->axes, GridAxis, grid->axes->len - 1);
+}
+
+void plan_grid_set(PlanGrid *grid, PlanField field, const char *const *values)
+{
+    GridAxis *a = axis(grid, field);
+    for (; *values; values++)
+        g_ptr_array_add(a->values, g_strdup(*values));
+}
+
+/* A grid value as a flag would give it. */
+static char *grid_value(const cJSON *item)
+{
+    if (cJSON_IsBool(item))
+        return g_strdup(cJSON_IsTrue(item) ? "true" : "false");
+    if (cJSON_IsString(item))
+        return g_strdup(item->valuestring);
+    if (cJSON_IsNumber(item))
+        return g_strdup_printf("%.17g", item->valuedouble);
+    return NULL;
+}
+
+gboolean plan_grid_load(PlanGrid *grid, const char *path, GError **error)
+{
+    g_autoptr(JsonDoc) doc = json_doc_load(path, error);
+    if (!doc)
+        return FALSE;
+    const char *known[PLAN_N_FIELDS + 1];
+    for (int f = 0; f < PLAN_N_FIELDS; f++)
+        known[f] = fields[f].name;
+    known[PLAN_N_FIELDS] = NULL;
+    if (!json_check_keys(doc, doc->root, "$", known, error))
+        return FALSE;
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc->root, fields[f].name);
+        if (!list)
+            continue;
+        if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0) {
+            json_fail(error, doc, "$", fields[f].name, list, "a non-empty list of values");
+            return FALSE;
+        }
+        GridAxis *a = axis(grid, (PlanField)f);
+        for (const cJSON *item = list->child; item; item = item->next) {
+            char *value = grid_value(item);
+            if (!value) {
+                json_fail(error, doc, "$", fields[f].name, item,
+                          "numbers, strings or booleans in the list");
+                return FALSE;
+            }
+            g_ptr_array_add(a->values, value);
+        }
+    }
+    return TRUE;
+}
+
+gint64 plan_grid_size(const PlanGrid *grid)
+{
+    gint64 n = 1;
+    for (guint i = 0; i < grid->axes->len; i++) {
+        n *= g_array_index(grid->axes, GridAxis, i).values->len;
+        if (n > G_MAXINT32)
+            return -1;
+    }
+    return n;
 }

@@ -160,6 +160,9 @@ PlanSpec *plan_spec_new(void);
 void plan_spec_free(PlanSpec *plan);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PlanSpec, plan_spec_free)
 
+/* A copy of `plan`, origins and layer split included. */
+PlanSpec *plan_spec_copy(const PlanSpec *plan);
+
 /* Applies the keys of a plan file over `plan`. */
 gboolean plan_spec_load(PlanSpec *plan, const char *path, GError **error);
 
@@ -192,5 +195,33 @@ char *plan_field_text(const PlanSpec *plan, PlanField field);
 /* A description of where a field came from, for errors: "FILE: $.tp",
  * "--tp", or the field's name ("tp") for a default. */
 const char *plan_field_origin(const PlanSpec *plan, PlanField field);
+
+/* ---- plan grids (sweeps) ---------------------------------------------- */
+
+/* Values to try for one plan field, as flag strings ("8", "true", "1f1b"). */
+typedef struct {
+    PlanField field;
+    GPtrArray *values; /* char *, owned */
+} GridAxis;
+
+/* The plans of a sweep: every combination of one value per axis. */
+typedef struct {
+    GArray *axes; /* GridAxis */
+} PlanGrid;
+
+PlanGrid *plan_grid_new(void);
+void plan_grid_free(PlanGrid *grid);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PlanGrid, plan_grid_free)
+
+/* Sets the values of `field` (replacing any), from a NULL-terminated list. */
+void plan_grid_set(PlanGrid *grid, PlanField field, const char *const *values);
+
+/* Overrides `grid`'s axes with a grid file's: a JSON object whose keys are
+ * plan fields and values non-empty lists of values. */
+gboolean plan_grid_load(PlanGrid *grid, const char *path, GError **error);
+
+/* Combinations in the grid (the product of the axes' sizes), or -1 when
+ * more than 2^31. */
+gint64 plan_grid_size(const PlanGrid *grid);
 
 #endif

@@ -11,9 +11,10 @@
 #define PS_ERROR (ps_error_quark())
 
 typedef enum {
-    PS_ERROR_INPUT, /* a spec, plan or flag is invalid, or a file unreadable */
-    PS_ERROR_STUCK, /* the task graph cannot finish (a bug or a bad plan) */
-    PS_ERROR_IO     /* a file could not be written */
+    PS_ERROR_INPUT,      /* a spec, plan or flag is invalid, or a file unreadable */
+    PS_ERROR_STUCK,      /* the task graph cannot finish (a bug or a bad plan) */
+    PS_ERROR_IO,         /* a file could not be written */
+    PS_ERROR_INTERRUPTED /* the user stopped it (Ctrl-C) */
 } PsErrorCode;
 
 GQuark ps_error_quark(void);
