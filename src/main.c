@@ -341,6 +341,9 @@ static gboolean sweep(void *args, GError **error)
     if (!base->global_batch_size)
         base->global_batch_size = 1024; /* comparable plans need one batch */
     grid = sweep_default_grid(model, cluster);
+    for (int f = 0; f < PLAN_N_FIELDS; f++) /* a field the plan or a flag sets is fixed */
+        if (base->origin[f])
+            plan_grid_remove(grid, (PlanField)f);
     if (a->grid && !plan_grid_load(grid, a->grid, error))
         return FALSE;
     SweepSpec spec = {model,
@@ -363,7 +366,7 @@ static gboolean sweep(void *args, GError **error)
         g_set_error(error, PS_ERROR, PS_ERROR_INTERRUPTED, "interrupted");
         return FALSE;
     }
-    if (r->rows->len == 0) {
+    if (r->rows->len == 0 && shards == 1) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "%s: expected a grid with at least one valid plan, got %" G_GINT64_FORMAT
                     " combinations, all invalid",

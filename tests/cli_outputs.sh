@@ -251,4 +251,11 @@ if [ -z "$problem" ] && ! grep -q '^step time' "$tmp/defaults.out"; then
 fi
 check "plansim simulate with no arguments, run in top_srcdir" "$problem"
 
+# -o onto a device writes into it: /dev/null stays a device, not a file
+problem=
+"$PLANSIM" simulate --model "$tiny" --cluster "$a100" --nodes 1 -o /dev/null \
+    >"$tmp/null.out" 2>&1 || problem="exit status $?: $(one_line "$tmp/null.out")"
+[ -c /dev/null ] || problem="$problem; /dev/null is no longer a character device"
+check "-o /dev/null writes into the device" "$problem"
+
 finish

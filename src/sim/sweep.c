@@ -67,10 +67,10 @@ static char *summary(const PlanSpec *p)
 {
     g_autofree char *schedule = plan_field_text(p, PLAN_SCHEDULE);
     g_autofree char *recompute = plan_field_text(p, PLAN_RECOMPUTE);
-    return g_strdup_printf("tp %d pp %d dp %d, micro-batch %d, ZeRO %d, recompute %s, SP %s, "
+    return g_strdup_printf("tp %d pp %d dp %d, batch %d of %d, ZeRO %d, recompute %s, SP %s, "
                            "%s%s",
-                           p->tp, p->pp, p->dp, p->micro_batch_size, p->zero_stage, recompute,
-                           p->sequence_parallel ? "on" : "off", schedule,
+                           p->tp, p->pp, p->dp, p->global_batch_size, p->micro_batch_size,
+                           p->zero_stage, recompute, p->sequence_parallel ? "on" : "off", schedule,
                            p->virtual_stages > 1 ? " x2" : "");
 }
 
@@ -136,6 +136,13 @@ static void worker(gpointer data, gpointer user)
     g_mutex_unlock(&job->lock);
 }
 
+int sweep_shard_of(gint64 combination, int shards)
+{
+    /* a multiplicative hash spreads neighbouring combinations, which differ
+     * in the fastest axes, over the shards */
+    return (int)((guint32)((guint64)combination * 2654435761u) % (guint32)shards) + 1;
+}
+
 static void show_progress(gint64 done, gint64 total, gint64 started_us)
 {
     double elapsed = (g_get_monotonic_time() - started_us) / 1e6;
@@ -165,7 +172,7 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
     gint64 n = 0;
     job.combos = g_new(gint64, MAX(size, 1));
     for (gint64 c = 0; c < size; c++)
-        if (c % spec->shards == spec->shard - 1)
+        if (sweep_shard_of(c, spec->shards) == spec->shard)
             job.combos[n++] = c;
     job.slots = g_new0(Slot, MAX(n, 1));
     g_mutex_init(&job.lock);

@@ -7,7 +7,7 @@
  * simulated. Rows come back in combination order, each exactly the CSV row
  * `plansim simulate --format csv` prints for that plan, so the output does
  * not depend on the thread count. A shard K of N takes the combinations
- * i with i mod N = K - 1. */
+ * that sweep_shard_of gives K. */
 #ifndef PLANSIM_SIM_SWEEP_H
 #define PLANSIM_SIM_SWEEP_H
 
@@ -50,6 +50,10 @@ typedef struct {
  * 2, 4, 8, ZeRO stages 0 to 3, recomputation none, selective and full,
  * sequence parallelism off and on, 1F1B and interleaved with 2 chunks. */
 PlanGrid *sweep_default_grid(const ModelSpec *model, const ClusterSpec *cluster);
+
+/* The shard (1 .. shards) of combination number `combination`: the same
+ * on every machine, every combination in exactly one. */
+int sweep_shard_of(gint64 combination, int shards);
 
 /* Runs the sweep. Fails (PS_ERROR_INPUT) on a grid too large or a shard
  * out of range. */

@@ -468,6 +468,18 @@ void plan_grid_set(PlanGrid *grid, PlanField field, const char *const *values)
         g_ptr_array_add(a->values, g_strdup(*values));
 }
 
+void plan_grid_remove(PlanGrid *grid, PlanField field)
+{
+    for (guint i = 0; i < grid->axes->len; i++) {
+        GridAxis *a = &g_array_index(grid->axes, GridAxis, i);
+        if (a->field == field) {
+            g_ptr_array_free(a->values, TRUE);
+            g_array_remove_index(grid->axes, i);
+            return;
+        }
+    }
+}
+
 /* A grid value as a flag would give it. */
 static char *grid_value(const cJSON *item)
 {

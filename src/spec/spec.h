@@ -216,6 +216,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PlanGrid, plan_grid_free)
 /* Sets the values of `field` (replacing any), from a NULL-terminated list. */
 void plan_grid_set(PlanGrid *grid, PlanField field, const char *const *values);
 
+/* Removes the axis of `field`, if any (the field then keeps the base
+ * plan's value). */
+void plan_grid_remove(PlanGrid *grid, PlanField field);
+
 /* Overrides `grid`'s axes with a grid file's: a JSON object whose keys are
  * plan fields and values non-empty lists of values. */
 gboolean plan_grid_load(PlanGrid *grid, const char *path, GError **error);

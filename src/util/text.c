@@ -51,6 +51,21 @@ const char *text_nearest(const char *word, const char *const *candidates)
     return best;
 }
 
+/* Writes `len` bytes to an existing device or pipe. */
+static gboolean write_device(const char *path, const char *data, gsize len, GError **error)
+{
+    FILE *f = fopen(path, "w");
+    gboolean ok = f && fwrite(data, 1, len, f) == len;
+    int saved = errno;
+    if (f && fclose(f) != 0 && ok) {
+        ok = FALSE;
+        saved = errno;
+    }
+    if (!ok)
+        g_set_error(error, PS_ERROR, PS_ERROR_IO, "%s: cannot write: %s", path, g_strerror(saved));
+    return ok;
+}
+
 gboolean text_write_atomic(const char *path, const char *data, gsize len, GError **error)
 {
     if (g_strcmp0(path, "-") == 0) {
@@ -60,6 +75,11 @@ gboolean text_write_atomic(const char *path, const char *data, gsize len, GError
         }
         return TRUE;
     }
+    /* a device or a pipe (/dev/null, /dev/stdout) is written as it is: a
+     * rename would replace it */
+    GStatBuf st;
+    if (g_stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return write_device(path, data, len, error);
     /* a temporary file beside `path`, renamed over it once complete */
     g_autofree char *tmp = g_strconcat(path, ".XXXXXX", NULL);
     int fd = g_mkstemp(tmp);

@@ -12,7 +12,8 @@
 const char *text_nearest(const char *word, const char *const *candidates);
 
 /* Writes `len` bytes to `path` whole or not at all: a temporary file in the
- * same folder, then rename(2). "-" means standard output. */
+ * same folder, then rename(2). "-" means standard output; an existing
+ * device or pipe (/dev/null) is written directly. */
 gboolean text_write_atomic(const char *path, const char *data, gsize len, GError **error);
 
 #endif

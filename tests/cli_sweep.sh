@@ -1,0 +1,105 @@
+#!/bin/sh
+# cli_sweep.sh: plansim sweep: the union of 4 shards is the whole sweep,
+# 1 and 2 threads write the same bytes, a sampled row is what simulate
+# prints for its plan, a grid with no valid plan is a clear error, and an
+# interrupted sweep writes nothing.
+#
+# Run by the test harness from the build folder with $top_srcdir and
+# $PLANSIM set; writes only inside a temporary folder.
+
+# shellcheck source=tests/cli_lib.sh
+. "${top_srcdir:?top_srcdir is not set}/tests/cli_lib.sh"
+
+grid=$tmp/grid.json
+cat >"$grid" <<'GRID'
+{"tp": [1, 2, 4], "pp": [1, 2, 3], "micro_batch_size": [1, 2], "zero_stage": [0, 3],
+ "recompute": ["none", "full"], "sequence_parallel": [false, true],
+ "schedule": ["1f1b", "interleaved"], "virtual_stages": [1, 2]}
+GRID
+sweep() {
+    "$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1 --global-batch-size 16 \
+        --grid "$grid" "$@"
+}
+
+# one thread and two: the same bytes
+problem=
+sweep -j 1 -o "$tmp/j1.csv" 2>"$tmp/j1.err" || problem="-j 1 failed: $(one_line "$tmp/j1.err")"
+sweep -j 2 -o "$tmp/j2.csv" 2>"$tmp/j2.err" || problem="$problem; -j 2 failed"
+if [ -z "$problem" ] && ! cmp -s "$tmp/j1.csv" "$tmp/j2.csv"; then
+    problem="-j 1 and -j 2 differ"
+fi
+rows=$(($(wc -l <"$tmp/j1.csv") - 1))
+[ "$rows" -ge 20 ] || problem="$problem; only $rows rows"
+check "-j 1 and -j 2 write byte-identical CSV ($rows plans)" "$problem"
+
+# the union of 4 shards: the same rows
+problem=
+: >"$tmp/union"
+for k in 1 2 3 4; do
+    if ! sweep -j 2 --shard "$k/4" -o "$tmp/shard$k.csv" 2>/dev/null; then
+        problem="$problem; shard $k/4 failed"
+        continue
+    fi
+    if [ "$(head -n 1 "$tmp/shard$k.csv")" != "$(head -n 1 "$tmp/j1.csv")" ]; then
+        problem="$problem; shard $k/4 has another header"
+    fi
+    tail -n +2 "$tmp/shard$k.csv" >>"$tmp/union"
+done
+tail -n +2 "$tmp/j1.csv" | sort >"$tmp/whole"
+sort "$tmp/union" >"$tmp/union.sorted"
+cmp -s "$tmp/whole" "$tmp/union.sorted" || problem="$problem; the shards' rows differ from the whole's"
+check "the union of 4 shards is the whole sweep" "$problem"
+
+# a sampled row is simulate's CSV row for that plan
+problem=
+row=$(tail -n 1 "$tmp/j1.csv") # the last: the widest tp and pp
+# csvcols.awk reads the header first
+plan=$( (head -n 1 "$tmp/j1.csv"; printf '%s\n' "$row") | awk \
+    -v cols=tp,pp,dp,micro_batch_size,global_batch_size,schedule,virtual_stages,zero_stage,sequence_parallel,recompute \
+    -f "$top_srcdir/plots/csvcols.awk")
+# shellcheck disable=SC2086 # split the plan into positional parameters
+set -- $plan
+sp=--no-sequence-parallel
+[ "$9" = true ] && sp=--sequence-parallel
+"$PLANSIM" simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp "$1" --pp "$2" --dp "$3" \
+    --micro-batch-size "$4" --global-batch-size "$5" --schedule "$6" --virtual-stages "$7" \
+    --zero-stage "$8" "$sp" --recompute "${10}" --format csv >"$tmp/one.csv" 2>"$tmp/one.err" ||
+    problem="simulate failed: $(one_line "$tmp/one.err")"
+if [ -z "$problem" ] && [ "$(sed -n 2p "$tmp/one.csv")" != "$row" ]; then
+    problem="sweep row: $row; simulate row: $(sed -n 2p "$tmp/one.csv")"
+fi
+check "a sampled row equals simulate's for its plan ($plan)" "$problem"
+
+# a grid whose every plan is invalid: one clear line, exit 2, nothing written
+problem=
+printf '{"tp": [3, 5]}\n' >"$tmp/impossible.json"
+"$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1 --grid "$tmp/impossible.json" \
+    -o "$tmp/none.csv" >"$tmp/imp.out" 2>"$tmp/imp.err"
+status=$?
+[ "$status" -eq 2 ] || problem="exit status $status, expected 2"
+grep -q "^plansim: .*impossible.json: expected a grid with at least one valid plan" "$tmp/imp.err" ||
+    problem="$problem; stderr: $(one_line "$tmp/imp.err")"
+[ ! -e "$tmp/none.csv" ] || problem="$problem; none.csv was written"
+check "an impossible grid is a clear error" "$problem"
+
+# Ctrl-C: exit 130, no file
+problem=
+"$PLANSIM" sweep --model "$top_srcdir/models/llama2-7b.json" --cluster "$a100" --nodes 4 \
+    -j 1 -o "$tmp/stopped.csv" 2>"$tmp/int.err" &
+pid=$!
+sleep 2
+kill -INT "$pid"
+wait "$pid"
+status=$?
+[ "$status" -eq 130 ] || problem="exit status $status, expected 130"
+[ ! -e "$tmp/stopped.csv" ] || problem="$problem; stopped.csv was written"
+grep -q "interrupted: nothing written" "$tmp/int.err" || problem="$problem; stderr: $(one_line "$tmp/int.err")"
+check "an interrupted sweep writes nothing" "$problem"
+
+# --top: the best plans as a table
+problem=
+sweep -j 2 --top 3 >"$tmp/top.out" 2>/dev/null || problem="--top failed"
+[ "$(grep -c 'tokens/s' "$tmp/top.out")" -eq 3 ] || problem="$problem; table: $(one_line "$tmp/top.out")"
+check "--top 3 prints three plans" "$problem"
+
+finish

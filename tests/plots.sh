@@ -1,0 +1,46 @@
+#!/bin/sh
+# plots.sh: every gnuplot script in plots/ renders a PNG and an SVG from
+# small inputs made here (a sweep CSV, a step's JSON, a trace), without
+# gnuplot reporting an error. gnuplot comes with bootstrap.
+
+# shellcheck source=tests/cli_lib.sh
+. "${top_srcdir:?top_srcdir is not set}/tests/cli_lib.sh"
+
+plots=$top_srcdir/plots
+if ! command -v gnuplot >/dev/null 2>&1; then
+    not_ok setup "gnuplot is not installed (./bootstrap installs gnuplot-nox)"
+    finish
+fi
+
+# the inputs, from the tiny model
+"$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1 --global-batch-size 16 \
+    --grid "$plots/heatmap-grid.json" -o "$tmp/sweep.csv" 2>/dev/null
+"$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1 --tp 1 --pp 4 --dp 1 \
+    --micro-batch-size 1 --zero-stage 0 --recompute none --no-sequence-parallel \
+    --schedule 1f1b --virtual-stages 1 --grid "$plots/bubble-grid.json" \
+    -o "$tmp/bubble.csv" 2>/dev/null
+"$PLANSIM" simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 2 --pp 4 \
+    --global-batch-size 8 --format json -o "$tmp/step.json" --trace "$tmp/trace.json"
+
+# render NAME INPUT: runs plots/NAME.gp on INPUT and checks its figures
+render() {
+    problem=
+    if [ ! -s "$2" ]; then
+        problem="no input $2"
+    elif ! gnuplot -e "input='$2'; output='$tmp/$1'; dir='$plots'" "$plots/$1.gp" \
+        >"$tmp/$1.log" 2>&1; then
+        problem="gnuplot failed: $(one_line "$tmp/$1.log")"
+    elif grep -qi "error" "$tmp/$1.log"; then
+        problem="gnuplot said: $(one_line "$tmp/$1.log")"
+    fi
+    for ext in png svg; do
+        [ -s "$tmp/$1.$ext" ] || problem="$problem; no $1.$ext"
+    done
+    check "plots/$1.gp renders PNG and SVG" "$problem"
+}
+
+render heatmap "$tmp/sweep.csv"
+render bubble "$tmp/bubble.csv"
+render memory "$tmp/step.json"
+render gantt "$tmp/trace.json"
+finish
