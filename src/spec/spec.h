@@ -180,8 +180,10 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
 /* Micro-batches per step per pipeline: B / (b * dp). Resolved plans only. */
 int plan_spec_micro_batches(const PlanSpec *plan);
 
-/* The JSON/CSV name of a field ("tp", "micro_batch_size", ...). */
+/* The JSON/CSV name of a field ("tp", "micro_batch_size", ...), and all
+ * of them, NULL-terminated. */
 const char *plan_field_name(PlanField field);
+const char *const *plan_field_names(void);
 
 /* Whether a field's value is a word ("1f1b") rather than a number or a
  * boolean, so that JSON quotes it; whether it is a list of integers. */
