@@ -59,6 +59,8 @@ static const PlanFlag plan_flags[] = {
     {PLAN_DTYPE, "dtype", FALSE, NULL, "bf16"},
     {PLAN_COLLECTIVE_ALGORITHM, "collective-algorithm", FALSE, NULL,
      "auto (the cluster's), ring, tree or hierarchical"},
+    {PLAN_LINK_CONTENTION, "link-contention", TRUE, "true",
+     "let transfers share links max-min fairly (the default)"},
     {PLAN_LINK_CONTENTION, "no-link-contention", TRUE, "false",
      "let every transfer run alone, at its formula's time"},
 };

@@ -114,9 +114,16 @@ static void rings(CollPlan *plan, const Spread *s, int n, int channels, double b
     g_autofree int *ring = g_new(int, n);
     for (int c = 0; c < channels; c++) {
         int len = 0;
-        for (int r = 0; r < s->nodes; r++)
-            for (int k = 0; k < s->count[r]; k++)
-                ring[len++] = s->by_node[s->first[r] + (k + c) % s->count[r]];
+        for (int r = 0; r < s->nodes; r++) {
+            /* node r starts where node r - 1 ended, one member back, so the
+             * hop between them stays on a rail; channels start `stride`
+             * apart, so that with fewer NICs than GPUs they leave through
+             * different NICs */
+            int count = s->count[r], stride = MAX(1, count / channels);
+            int start = ((c * stride - r) % count + count) % count;
+            for (int k = 0; k < count; k++)
+                ring[len++] = s->by_node[s->first[r] + (start + k) % count];
+        }
         for (int i = 0; i < n; i++)
             add(plan, ring[i], ring[(i + 1) % n], bytes / channels);
     }

@@ -5,7 +5,8 @@
  *   - ring: each rank sends its share to the next in a ring, all at once;
  *     a ring spanning nodes runs one channel per NIC a node's members can
  *     use (at most members per node), each carrying 1/C of the data and
- *     leaving each node through a different GPU and NIC, as NCCL does;
+ *     leaving each node through a different GPU and NIC, entering the next
+ *     node on the same rail, as NCCL's rings do;
  *   - tree (all-reduce): NCCL's double binary tree, two trees each carrying
  *     S/2 up (reduce) and down (broadcast), pipelined, the leaves of one the
  *     inner ranks of the other: about 2 S in and out of every rank;

@@ -280,6 +280,20 @@ void net_step(Net *net, GArray *done)
     share_update(net->share, net->now, flow_changed, net);
 }
 
+double net_sent_bytes(const Net *net, CollOp op, const int *members, int n, double bytes, int gpu)
+{
+    PlanKey key = {members, n, op, net->forced, bytes};
+    const PlanEntry *e = g_hash_table_lookup(net->plans, &key);
+    g_assert(e); /* it ran */
+    double sent = 0;
+    for (guint i = 0; i < e->plan->transfers->len; i++) {
+        const Transfer *tr = &g_array_index(e->plan->transfers, Transfer, i);
+        if (tr->src == gpu)
+            sent += tr->bytes;
+    }
+    return sent;
+}
+
 const Topology *net_topology(const Net *net)
 {
     return net->topo;

@@ -54,6 +54,10 @@ void net_step(Net *net, GArray *done);
 double net_alone_s(Net *net, CollOp op, CollAlgorithm a, const int *members, int n, double bytes,
                    CollAlgorithm *used);
 
+/* Bytes GPU `gpu` sends in a collective the network has run (op, bytes,
+ * members as given to net_start), with the algorithm it ran. */
+double net_sent_bytes(const Net *net, CollOp op, const int *members, int n, double bytes, int gpu);
+
 /* The links, for reports: bytes each carried in all and per tag. */
 const Topology *net_topology(const Net *net);
 double net_link_bytes(const Net *net, int link);

@@ -3,8 +3,8 @@
  * Links are numbered in blocks: NVLink out then in for every GPU, NIC out
  * then in for every NIC of every node, leaf up then down for every rail.
  * A NIC's capacity is the per-GPU InfiniBand bandwidth times the GPUs that
- * share it; a rail's spine links carry all its nodes' NICs, divided by the
- * oversubscription. */
+ * share it; a rail's spine links carry all the cluster's NICs on that rail
+ * (every node's, used or not), divided by the oversubscription. */
 #include "net/topology.h"
 
 struct Topology {
@@ -39,7 +39,7 @@ Topology *topology_new(const ClusterSpec *cluster, int nodes)
         else if (l < t->spine_base)
             t->capacity[l] = nic_Bps;
         else
-            t->capacity[l] = nic_Bps * nodes / cluster->oversubscription;
+            t->capacity[l] = nic_Bps * cluster->nodes / cluster->oversubscription;
     }
     return t;
 }

@@ -88,8 +88,8 @@ static Window forward_backward_window(const Graph *g, const Replay *r)
 
 /* Counts, bytes and times of the collectives `rank` joins on its streams
  * (a send/recv is the sender's), and the exposed parts from its split. */
-static void comm_table(const Graph *g, const Replay *r, int rank, const RankSplit *split,
-                       CommStat table[TAG_KINDS][COLL_N_OPS])
+static void comm_table(const Graph *g, const Replay *r, const Net *net, int rank,
+                       const RankSplit *split, CommStat table[TAG_KINDS][COLL_N_OPS])
 {
     memset(table, 0, sizeof(CommStat) * TAG_KINDS * COLL_N_OPS);
     for (int stream = 0; stream < graph_streams(g); stream++) {
@@ -99,11 +99,11 @@ static void comm_table(const Graph *g, const Replay *r, int rank, const RankSpli
             const Task *t = graph_task(g, tasks[i]);
             if (t->kind != TASK_COLLECTIVE)
                 continue;
-            int members;
-            graph_group(g, t->owner, &members);
+            int n;
+            const int *members = graph_group(g, t->owner, &n);
             CommStat *c = &table[t->tag][t->op];
             c->count++;
-            c->bytes += collective_sent_bytes((CollOp)t->op, members, t->bytes);
+            c->bytes += net_sent_bytes(net, (CollOp)t->op, members, n, t->bytes, rank);
             c->time_s += r->end_s[tasks[i]] - r->start_s[tasks[i]];
             c->algorithms |= 1u << r->algorithm[tasks[i]];
         }
@@ -119,8 +119,8 @@ static void copy_peak(const Replay *r, int rank, double split[MEM_KINDS])
         split[k] = r->peak_split[(gsize)rank * GRAPH_MEM_CATEGORIES + k];
 }
 
-static void stage_table(const Graph *g, const Replay *r, const Layout *layout, const PlanSpec *plan,
-                        const Window *ph, Metrics *out)
+static void stage_table(const Graph *g, const Replay *r, const Net *net, const Layout *layout,
+                        const PlanSpec *plan, const Window *ph, Metrics *out)
 {
     out->n_stages = plan->pp;
     out->stages = g_new0(StageStat, plan->pp);
@@ -130,7 +130,7 @@ static void stage_table(const Graph *g, const Replay *r, const Layout *layout, c
         RankSplit split;
         split_rank(g, r, rank, ph, &split);
         CommStat table[TAG_KINDS][COLL_N_OPS];
-        comm_table(g, r, rank, &split, table);
+        comm_table(g, r, net, rank, &split, table);
         for (int c = 0; c < plan->virtual_stages; c++)
             st->layers += plan->layers_per_stage[c * plan->pp + s];
         st->embedding = s == 0;
@@ -205,8 +205,8 @@ void metrics_compute(const Graph *g, const Replay *r, const Net *net, const Layo
     out->compute_s = critical.compute_s;
     out->recompute_s = critical.recompute_s;
     out->exposed_comm_s = critical.comm_s;
-    comm_table(g, r, out->critical_rank, &critical, out->comm);
-    stage_table(g, r, layout, plan, &ph, out);
+    comm_table(g, r, net, out->critical_rank, &critical, out->comm);
+    stage_table(g, r, net, layout, plan, &ph, out);
     if (out->step_time_s > 0)
         link_table(net, out->step_time_s, out);
 

@@ -41,7 +41,7 @@
 /* One kind of collective on one rank, over a step. */
 typedef struct {
     int count;           /* collectives joined */
-    double bytes;        /* bytes the rank sent (collective_sent_bytes) */
+    double bytes;        /* bytes the rank sent, by the algorithm that ran */
     double time_s;       /* their summed durations */
     double exposed_s;    /* the part the compute stream spent in or waiting on */
     unsigned algorithms; /* bit a: some ran CollAlgorithm a */

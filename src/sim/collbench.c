@@ -46,8 +46,12 @@ GArray *collbench_run(const ClusterSpec *cluster, CollOp op, int ranks, double m
 {
     int gpus = cluster_spec_gpus(cluster);
     if (ranks < 2 || ranks > gpus || (op == COLL_SEND_RECV && ranks != 2)) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "--ranks: expected %s, got %d",
-                    op == COLL_SEND_RECV ? "2 for send_recv" : "2 to the cluster's GPUs", ranks);
+        if (op == COLL_SEND_RECV)
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                        "--ranks: expected 2 for send_recv, got %d", ranks);
+        else
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                        "--ranks: expected 2 to the cluster's %d GPUs, got %d", gpus, ranks);
         return NULL;
     }
     if (!(min_bytes > 0 && min_bytes <= max_bytes && max_bytes <= 1e15)) {

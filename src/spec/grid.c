@@ -6,7 +6,6 @@
 #include "spec/json.h"
 #include "spec/spec.h"
 
-
 PlanGrid *plan_grid_new(void)
 {
     PlanGrid *grid = g_new0(PlanGrid, 1);
@@ -76,11 +75,13 @@ gboolean plan_grid_load(PlanGrid *grid, const char *path, GError **error)
     if (!doc || !json_check_keys(doc, doc->root, "$", plan_field_names(), error))
         return FALSE;
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
-        const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc->root, plan_field_name((PlanField)f));
+        const cJSON *list =
+            cJSON_GetObjectItemCaseSensitive(doc->root, plan_field_name((PlanField)f));
         if (!list)
             continue;
         if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0) {
-            json_fail(error, doc, "$", plan_field_name((PlanField)f), list, "a non-empty list of values");
+            json_fail(error, doc, "$", plan_field_name((PlanField)f), list,
+                      "a non-empty list of values");
             return FALSE;
         }
         GridAxis *a = axis(grid, (PlanField)f);

@@ -428,4 +428,3 @@ int plan_spec_micro_batches(const PlanSpec *plan)
     g_assert(plan->dp > 0 && plan->global_batch_size > 0);
     return (int)(plan->global_batch_size / ((long long)plan->micro_batch_size * plan->dp));
 }
-
