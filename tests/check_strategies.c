@@ -64,6 +64,7 @@ START_TEST(zero_communication_volume)
         Run run = run_new(test_gpt(4, 256, 8, 1024, 128), test_cluster(1, d, 300e9, 25e9));
         run.model->tied_embeddings = FALSE; /* else the head gathers the shared words too */
         run.plan->zero_stage = stage;
+        run.plan->algorithm = ALGORITHM_RING; /* the volumes below are the ring's */
         run.plan->global_batch_size = d; /* m = 1 */
         run.plan->ddp_bucket_size = 300000;
         run_simulate(&run);
@@ -198,6 +199,7 @@ START_TEST(tp_collectives_per_layer)
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         Run run = run_new(test_gpt(L, H, A, V, S), test_cluster(1, T, 300e9, 25e9));
         run.plan->tp = T;
+        run.plan->algorithm = ALGORITHM_RING; /* the formulas below are the ring's */
         run.plan->sequence_parallel = cases[i].sp;
         run.plan->recompute = cases[i].rc;
         run.plan->micro_batch_size = B;
