@@ -4,8 +4,9 @@
  * either computes or communicates (a collective on the compute stream), and
  * the gap before it is charged to why it waited: a collective's gap to the
  * collective itself (its members arrive at different times) unless it
- * waited for a transfer from another stage; another task's to the
- * collective that is its critical predecessor (engine.h), if any. Waiting on a send/recv between
+ * waited for a transfer from another stage; another task's gap to the
+ * collectives on the chain of critical predecessors (engine.h) that ran
+ * in it (charge_chain). Waiting on a send/recv between
  * stages is not the rank's own communication: with the head and tail of the phase that the rank
  * spends idle, it is the pipeline bubble. The collective charged is recorded by purpose and op, so
  * that the comm table's exposed parts add up to exposed_comm_s. */
@@ -42,6 +43,30 @@ static void charge(RankSplit *s, const Task *c, double a, double b, const Window
     s->in_phase_s += overlap(a, b, ph);
 }
 
+/* Charges the gap [a, b] before a task of `rank`'s compute stream, walking
+ * back from its critical predecessor `why`: each collective on the way is
+ * charged the part of the gap it ran in, and the walk goes on from its own
+ * critical predecessor, until the gap is covered or the walk meets a
+ * transfer from another stage or another rank's compute (time waiting for
+ * other stages or ranks: the bubble, if any, not this rank's
+ * communication). */
+static void charge_chain(const Graph *g, const Replay *r, int rank, TaskId why, double a, double b,
+                         const Window *ph, RankSplit *s)
+{
+    while (why != TASK_NONE && b > a) {
+        const Task *t = graph_task(g, why);
+        if (t->kind == TASK_COLLECTIVE && t->op == COLL_SEND_RECV)
+            return;
+        if (t->kind != TASK_COLLECTIVE && t->owner != rank)
+            return;
+        double start = MAX(a, r->start_s[why]), end = MIN(b, r->end_s[why]);
+        if (t->kind == TASK_COLLECTIVE && end > start)
+            charge(s, t, start, end, ph);
+        b = MIN(b, r->start_s[why]);
+        why = r->critical[why];
+    }
+}
+
 static void split_rank(const Graph *g, const Replay *r, int rank, const Window *ph, RankSplit *s)
 {
     *s = (RankSplit){0};
@@ -57,8 +82,8 @@ static void split_rank(const Graph *g, const Replay *r, int rank, const Window *
         gboolean transfer = cause && cause->kind == TASK_COLLECTIVE && cause->op == COLL_SEND_RECV;
         if (start > prev_end && t->kind == TASK_COLLECTIVE && !transfer)
             charge(s, t, prev_end, start, ph); /* waiting for its other members */
-        else if (start > prev_end && cause && cause->kind == TASK_COLLECTIVE)
-            charge(s, cause, prev_end, start, ph); /* a transfer's wait stays bubble */
+        else if (start > prev_end)
+            charge_chain(g, r, rank, why, prev_end, start, ph, s);
         if (t->kind == TASK_COMPUTE)
             s->compute_s += end - start;
         if (t->kind == TASK_COMPUTE && t->tag != TAG_OPTIMIZER) /* the phase excludes it */

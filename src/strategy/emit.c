@@ -33,6 +33,7 @@ struct Emit {
     Graph *graph;
     int *group_id[GROUP_KINDS]; /* layout group index -> graph group */
     int *pair_id[DIRECTIONS];   /* sending rank -> its graph group with the receiver */
+    int *ends_id;               /* rank -> group of its first and last stage, or -1 */
     int micro_batches;
     Cost embedding, head, block[TF_BLOCKS];
     Segment *segments; /* every model chunk's, chunk after chunk */
@@ -180,6 +181,13 @@ TaskId emit_recv(Emit *e, Direction d, double bytes, TaskName name)
     int sender = neighbour(e, e->rank, d == TOWARD_NEXT ? TOWARD_PREV : TOWARD_NEXT);
     return graph_collective(e->graph, e->pair_id[d][sender], e->rank, GRAPH_OFF_STREAM,
                             COLL_SEND_RECV, bytes, TAG_PP, name);
+}
+
+TaskId emit_ends_collective(Emit *e, Stream stream, CollOp op, double bytes, TaskTag tag,
+                            TaskName name)
+{
+    g_assert(e->ends_id[e->rank] >= 0);
+    return graph_collective(e->graph, e->ends_id[e->rank], e->rank, stream, op, bytes, tag, name);
 }
 
 void emit_wait(Emit *e, TaskId before, TaskId after)
@@ -435,6 +443,17 @@ static void register_groups(Emit *e, int ranks)
             e->pair_id[d][r] = graph_add_group(e->graph, GROUP_PP, pair, 2);
         }
     }
+    e->ends_id = g_new(int, ranks);
+    for (int r = 0; r < ranks; r++)
+        e->ends_id[r] = -1;
+    for (int r = 0; r < ranks && e->plan->pp > 1; r++) {
+        Coord c = layout_coord(e->layout, r);
+        if (c.pp != 0)
+            continue;
+        c.pp = e->plan->pp - 1;
+        int ends[2] = {r, layout_rank(e->layout, c)};
+        e->ends_id[ends[0]] = e->ends_id[ends[1]] = graph_add_group(e->graph, GROUP_PP, ends, 2);
+    }
 }
 
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
@@ -473,6 +492,7 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
         g_free(e.group_id[k]);
     for (int d = 0; d < DIRECTIONS; d++)
         g_free(e.pair_id[d]);
+    g_free(e.ends_id);
     if (!graph_seal(graph, error))
         return NULL;
     return g_steal_pointer(&graph);

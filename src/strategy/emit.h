@@ -141,6 +141,12 @@ TaskId emit_send(Emit *e, Direction d, double bytes, TaskId after, TaskName name
  * emit_gate. `bytes` and `name` as the sender gives them. */
 TaskId emit_recv(Emit *e, Direction d, double bytes, TaskName name);
 
+/* The rank, on the first or the last pipeline stage (pp > 1), joins its
+ * next collective with the other end of its pipeline (same tp and dp
+ * coordinates): the two stages that hold a tied word embedding. */
+TaskId emit_ends_collective(Emit *e, Stream stream, CollOp op, double bytes, TaskTag tag,
+                            TaskName name);
+
 /* `after` also waits for `before`; either may be TASK_NONE (no-op). */
 void emit_wait(Emit *e, TaskId before, TaskId after);
 

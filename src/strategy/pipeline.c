@@ -20,7 +20,9 @@
  * same with gradients, the other way; b s h / t bf16 elements each (with
  * tensor parallelism each rank of the stage sends its 1/t, Megatron's
  * scatter/gather). Sends run on the pipeline stream once the unit's compute
- * is done; the receiving unit's first task waits for the transfer. */
+ * is done; the receiving unit's first task waits for the transfer. A tied
+ * word embedding, held by the first and the last stage, has its gradients
+ * summed over the two at the end of the step. */
 #include "strategy/strategy.h"
 
 static gboolean active(const PlanSpec *plan)
@@ -128,10 +130,28 @@ static void unit_end(Emit *e, void *state, const Unit *u, TaskId done)
         emit_send(e, TOWARD_PREV, transfer_bytes(e), done, transfer_name(FALSE, u->micro_batch, g));
 }
 
+/* With a tied output layer the first and the last stage each hold the
+ * word embedding; after backward they sum its gradients (Megatron-LM's
+ * embedding group), an all-reduce of its bf16 gradients over the two. */
+static void step_end(Emit *e, void *state)
+{
+    (void)state;
+    const ModelSpec *m = emit_model(e);
+    const PlanSpec *plan = emit_plan(e);
+    int s = emit_stage(e);
+    if (!m->tied_embeddings || plan->pp == 1 || (s != 0 && s != plan->pp - 1))
+        return;
+    double bytes = 2.0 * m->vocab_size * m->hidden_size / plan->tp;
+    TaskId t = emit_ends_collective(e, STREAM_COMM, COLL_ALL_REDUCE, bytes, TAG_DP,
+                                    (TaskName){.fmt = "embedding all_reduce"});
+    emit_wait(e, emit_last(e, STREAM_COMPUTE), t);
+}
+
 const Strategy strategy_pipeline = {
     .name = "pipeline",
     .active = active,
     .schedule = schedule,
     .unit_begin = unit_begin,
     .unit_end = unit_end,
+    .step_end = step_end,
 };
