@@ -245,6 +245,28 @@ START_TEST(rank_order_moves_tp_across_nodes)
 }
 END_TEST
 
+/* A tied word embedding lives on the first and the last stage; they sum
+ * its gradients once a step: a ring all-reduce of V h bf16 values over the
+ * two, which sends 2 (2 - 1)/2 x 2 V h = 2 V h bytes from each (Megatron-LM's
+ * embedding group). An untied model has none. */
+START_TEST(tied_embedding_gradients_are_summed_over_the_ends)
+{
+    for (int tied = 0; tied < 2; tied++) {
+        Run run = run_new(test_gpt(4, MH, MA, MV, S), test_cluster(1, 4, 300e9, 25e9));
+        run.model->tied_embeddings = tied;
+        run.plan->pp = 4;
+        run.plan->dp = 1;
+        run.plan->algorithm = ALGORITHM_RING;
+        run.plan->global_batch_size = 4;
+        run_simulate(&run);
+        const CommStat *ar = &run.rep.metrics.comm[TAG_DP][COLL_ALL_REDUCE];
+        ck_assert_int_eq(ar->count, tied);
+        ck_assert_double_eq(ar->bytes, tied * 2.0 * MV * MH);
+        run_free(&run);
+    }
+}
+END_TEST
+
 /* An explicit uneven split: the stages report their layers. */
 START_TEST(explicit_layer_split)
 {
@@ -275,6 +297,7 @@ int main(void)
     tcase_add_test(tc, three_d_plan);
     tcase_add_test(tc, rank_order_moves_tp_across_nodes);
     tcase_add_test(tc, explicit_layer_split);
+    tcase_add_test(tc, tied_embedding_gradients_are_summed_over_the_ends);
     suite_add_tcase(s, tc);
     return test_run(s);
 }
