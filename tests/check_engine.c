@@ -47,7 +47,7 @@ START_TEST(collective_waits_for_every_member)
 {
     Graph *g = graph_new(2, 1);
     int members[2] = {0, 1};
-    int grp = graph_add_group(g, 0, members, 2);
+    int grp = graph_add_group(g, members, 2);
     graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "short"});
     TaskId slow = graph_compute(g, 1, 0, 3.0, 0, 0, (TaskName){.fmt = "long"});
     TaskId ar0 = graph_collective(g, grp, 0, 0, COLL_ALL_REDUCE, 1e9, 0, (TaskName){.fmt = "ar"});
@@ -96,7 +96,7 @@ START_TEST(missing_member_is_reported)
 {
     Graph *g = graph_new(2, 1);
     int members[2] = {0, 1};
-    int grp = graph_add_group(g, 0, members, 2);
+    int grp = graph_add_group(g, members, 2);
     graph_collective(g, grp, 0, 0, COLL_ALL_GATHER, 8, 0, (TaskName){.fmt = "lonely gather"});
     GError *error = NULL;
     ck_assert(!graph_seal(g, &error));

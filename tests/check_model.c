@@ -1,11 +1,10 @@
-/* check_model.c: roofline arithmetic, collective formulas, and the
+/* check_model.c: roofline arithmetic and the
  * transformer's parameters, FLOPs and activation bytes against the closed
  * forms of ../shared/FORMULAS.md. */
 #include <math.h>
 
 #include "model/roofline.h"
 #include "model/transformer.h"
-#include "net/collective.h"
 #include "testutil.h"
 
 START_TEST(roofline_takes_the_slower_bound)
@@ -22,28 +21,6 @@ START_TEST(roofline_takes_the_slower_bound)
     /* memory-bound: 8e9 bytes / 0.8e12 = 0.01 s > 1e9 / 50e12 */
     Op copy = {"copy", 1e9, 8e9, 0};
     ck_assert_rel(roofline_s(&gpu, &copy), 0.01 + 3e-6, 1e-15);
-}
-END_TEST
-
-/* FORMULAS.md, "Collectives, alpha-beta": ring all-reduce
- * 2(n-1) alpha + 2(n-1)/n S/beta; reduce-scatter and all-gather
- * (n-1) alpha + (n-1)/n S/beta; all-to-all (direct) the same; p2p alpha + S/beta. */
-START_TEST(collective_formulas)
-{
-    AlphaBeta ab = {5e-6, 25e9};
-    double S = 1e9;
-    for (int n = 2; n <= 64; n *= 2) {
-        ck_assert_rel(collective_ring_s(COLL_ALL_REDUCE, n, S, ab),
-                      2.0 * (n - 1) * 5e-6 + 2.0 * (n - 1) / n * S / 25e9, 1e-14);
-        ck_assert_rel(collective_ring_s(COLL_REDUCE_SCATTER, n, S, ab),
-                      (n - 1) * 5e-6 + (double)(n - 1) / n * S / 25e9, 1e-14);
-        ck_assert_rel(collective_ring_s(COLL_ALL_GATHER, n, S, ab),
-                      (n - 1) * 5e-6 + (double)(n - 1) / n * S / 25e9, 1e-14);
-        ck_assert_rel(collective_ring_s(COLL_ALL_TO_ALL, n, S, ab),
-                      (n - 1) * 5e-6 + (double)(n - 1) / n * S / 25e9, 1e-14);
-    }
-    ck_assert_rel(collective_ring_s(COLL_SEND_RECV, 2, S, ab), 5e-6 + S / 25e9, 1e-14);
-    ck_assert_double_eq(collective_ring_s(COLL_ALL_REDUCE, 1, S, ab), 0);
 }
 END_TEST
 
@@ -129,7 +106,6 @@ int main(void)
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("closed forms");
     tcase_add_test(tc, roofline_takes_the_slower_bound);
-    tcase_add_test(tc, collective_formulas);
     tcase_add_test(tc, gpt_parameters_match_narayanan_eq2);
     tcase_add_test(tc, llama_parameters);
     tcase_add_test(tc, model_flops_match_korthikanti_eq7);

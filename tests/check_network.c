@@ -22,7 +22,10 @@ static CollRow one(ClusterSpec *c, CollOp op, int n, CollAlgorithm a)
     return row;
 }
 
-/* Ring inside a node: 2 (n - 1)/n S / beta, so busbw = NVLink's 300 GB/s. */
+/* Inside a node (FORMULAS.md, alpha-beta with alpha = 0): ring all-reduce
+ * 2 (n - 1)/n S / beta, so busbw = NVLink's 300 GB/s; ring all-gather and
+ * reduce-scatter and direct all-to-all (n - 1)/n S / beta; send/recv
+ * S / beta. */
 START_TEST(ring_inside_a_node)
 {
     ClusterSpec *c = test_cluster(1, 8, NVLINK, IB);
@@ -31,6 +34,31 @@ START_TEST(ring_inside_a_node)
     ck_assert_rel(r.busbw_Bps, NVLINK, 1e-12);
     r = one(c, COLL_ALL_GATHER, 8, ALGORITHM_RING); /* (n - 1)/n S / beta */
     ck_assert_rel(r.time_s, 7.0 / 8 * S / NVLINK, 1e-12);
+    r = one(c, COLL_REDUCE_SCATTER, 8, ALGORITHM_RING); /* (n - 1)/n S / beta */
+    ck_assert_rel(r.time_s, 7.0 / 8 * S / NVLINK, 1e-12);
+    r = one(c, COLL_ALL_TO_ALL, 8, ALGORITHM_AUTO); /* direct: (n - 1)/n S / beta */
+    ck_assert_rel(r.time_s, 7.0 / 8 * S / NVLINK, 1e-12);
+    ck_assert_int_eq(r.algorithm, ALGORITHM_DIRECT);
+    r = one(c, COLL_SEND_RECV, 2, ALGORITHM_AUTO); /* alpha + S / beta, alpha = 0 */
+    ck_assert_rel(r.time_s, S / NVLINK, 1e-12);
+    cluster_spec_free(c);
+}
+END_TEST
+
+/* With latency: a ring all-reduce sends 2 (n - 1) messages one after the
+ * other, 2 (n - 1) alpha + 2 (n - 1)/n S / beta; across nodes alpha is
+ * InfiniBand's. */
+START_TEST(latency_per_message)
+{
+    ClusterSpec *c = test_cluster(1, 8, NVLINK, IB);
+    c->intra.latency_s = 2e-6;
+    CollRow r = one(c, COLL_ALL_REDUCE, 8, ALGORITHM_RING);
+    ck_assert_rel(r.time_s, 14 * 2e-6 + 2.0 * 7 / 8 * S / NVLINK, 1e-12);
+    cluster_spec_free(c);
+    c = test_cluster(4, 1, NVLINK, IB);
+    c->inter.latency_s = 5e-6;
+    r = one(c, COLL_ALL_GATHER, 4, ALGORITHM_RING);
+    ck_assert_rel(r.time_s, 3 * 5e-6 + 3.0 / 4 * S / IB, 1e-12);
     cluster_spec_free(c);
 }
 END_TEST
@@ -104,7 +132,7 @@ static Replay *dp_and_pp(gboolean contention, Net **net_out, TaskId *ar, TaskId 
     ClusterSpec *c = test_cluster(2, 1, NVLINK, IB);
     Graph *g = graph_new(2, 2);
     int both[2] = {0, 1};
-    int group = graph_add_group(g, 0, both, 2), pair = graph_add_group(g, 1, both, 2);
+    int group = graph_add_group(g, both, 2), pair = graph_add_group(g, both, 2);
     for (int r = 0; r < 2; r++)
         *ar = graph_collective(g, group, r, 0, COLL_ALL_REDUCE, S, DP, (TaskName){.fmt = "dp"});
     *send = graph_collective(g, pair, 0, 1, COLL_SEND_RECV, S / 2, PP, (TaskName){.fmt = "pp"});
@@ -155,7 +183,7 @@ START_TEST(communication_slows_compute)
     ClusterSpec *c = test_cluster(1, 2, NVLINK, IB);
     Graph *g = graph_new(2, 2);
     int both[2] = {0, 1};
-    int group = graph_add_group(g, 0, both, 2);
+    int group = graph_add_group(g, both, 2);
     TaskId work = graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "work"});
     double bytes = 0.5 * NVLINK; /* a ring of 2 sends S: 0.5 s */
     for (int r = 0; r < 2; r++)
@@ -202,6 +230,7 @@ int main(void)
     Suite *s = suite_create("network");
     TCase *tc = tcase_create("links");
     tcase_add_test(tc, ring_inside_a_node);
+    tcase_add_test(tc, latency_per_message);
     tcase_add_test(tc, ring_across_nodes);
     tcase_add_test(tc, hierarchical_across_nodes);
     tcase_add_test(tc, tree_inside_a_node);

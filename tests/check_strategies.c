@@ -65,7 +65,7 @@ START_TEST(zero_communication_volume)
         run.model->tied_embeddings = FALSE; /* else the head gathers the shared words too */
         run.plan->zero_stage = stage;
         run.plan->algorithm = ALGORITHM_RING; /* the volumes below are the ring's */
-        run.plan->global_batch_size = d; /* m = 1 */
+        run.plan->global_batch_size = d;      /* m = 1 */
         run.plan->ddp_bucket_size = 300000;
         run_simulate(&run);
         double psi = tf_params(run.model);

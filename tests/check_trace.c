@@ -30,9 +30,9 @@ static cJSON *trace_of(gboolean stages_only, int *ranks)
     test_resolve(run.plan, run.model, run.cluster);
     char *path = test_write_tmp("");
     GError *error = NULL;
-    ck_assert_msg(sim_run_traced(run.model, run.cluster, run.plan, path, stages_only, &run.rep,
-                                 &error),
-                  "%s", error ? error->message : "");
+    ck_assert_msg(
+        sim_run_traced(run.model, run.cluster, run.plan, path, stages_only, &run.rep, &error), "%s",
+        error ? error->message : "");
     *ranks = run.rep.gpus;
     char *text = NULL;
     ck_assert(g_file_get_contents(path, &text, NULL, NULL));
@@ -50,8 +50,8 @@ START_TEST(slices_of_a_stream_never_overlap)
     cJSON *json = trace_of(FALSE, &ranks);
     const cJSON *events = cJSON_GetObjectItem(json, "traceEvents");
     ck_assert(cJSON_IsArray(events));
-    GHashTable *streams = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
-                                                (GDestroyNotify)g_array_unref);
+    GHashTable *streams =
+        g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_array_unref);
     gboolean *counter = g_new0(gboolean, ranks);
     int slices = 0;
     for (const cJSON *e = events->child; e; e = e->next) {

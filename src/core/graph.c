@@ -20,7 +20,6 @@ typedef struct {
 #define NO_STREAM_YET 0xFF
 
 typedef struct {
-    int kind;
     int first; /* offset of the members in Graph.members */
     int n;
     GArray *colls; /* Collective, in matching order */
@@ -138,11 +137,11 @@ static int32_t intern(Graph *g, TaskName name)
     return n;
 }
 
-int graph_add_group(Graph *g, int kind, const int *ranks, int n)
+int graph_add_group(Graph *g, const int *ranks, int n)
 {
     g_assert(!g->sealed && n > 0);
     int id = (int)g->groups->len;
-    Group grp = {kind, (int)g->members->len, n, g_array_new(FALSE, FALSE, sizeof(Collective))};
+    Group grp = {(int)g->members->len, n, g_array_new(FALSE, FALSE, sizeof(Collective))};
     g_array_append_val(g->groups, grp);
     g_array_append_vals(g->members, ranks, (guint)n);
     g_array_set_size(g->next, g->members->len);
@@ -399,9 +398,4 @@ const int *graph_group(const Graph *g, int group, int *n)
     const Group *grp = &g_array_index(g->groups, Group, group);
     *n = grp->n;
     return &g_array_index(g->members, int, grp->first);
-}
-
-int graph_group_kind(const Graph *g, int group)
-{
-    return g_array_index(g->groups, Group, group).kind;
 }

@@ -71,9 +71,9 @@ Graph *graph_new(int ranks, int streams);
 void graph_free(Graph *g);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Graph, graph_free)
 
-/* Registers a communicator group of `n` distinct ranks (copied) with a
- * builder-defined `kind`; returns its id. */
-int graph_add_group(Graph *g, int kind, const int *ranks, int n);
+/* Registers a communicator group of `n` distinct ranks (copied); returns
+ * its id. */
+int graph_add_group(Graph *g, const int *ranks, int n);
 
 /* Appends a compute task to `rank`'s `stream`. */
 TaskId graph_compute(Graph *g, int rank, int stream, double seconds, double flops, int tag,
@@ -124,8 +124,7 @@ const TaskId *graph_stream(const Graph *g, int rank, int stream, int *n);
 /* Memory operations of `id`: *n entries. */
 const MemOp *graph_mem_ops(const Graph *g, TaskId id, int *n);
 
-/* A group's members and kind. */
+/* A group's members. */
 const int *graph_group(const Graph *g, int group, int *n);
-int graph_group_kind(const Graph *g, int group);
 
 #endif

@@ -9,11 +9,8 @@ struct Layout {
     int size[GROUP_KINDS];   /* t, d, p: members per group of each kind */
     int stride[GROUP_KINDS]; /* rank = sum of coordinate x stride */
     int ranks;
-    int *node;                 /* per rank */
     int *members[GROUP_KINDS]; /* all groups of a kind, flat */
 };
-
-static const char *const group_names[GROUP_KINDS] = {"tp", "dp", "pp"};
 
 /* The kinds of each rank order, fastest first, as RankOrder lists them. */
 static const GroupKind orders[][GROUP_KINDS] = {
@@ -24,11 +21,6 @@ static const GroupKind orders[][GROUP_KINDS] = {
     [RANK_ORDER_PP_TP_DP] = {GROUP_PP, GROUP_TP, GROUP_DP},
     [RANK_ORDER_PP_DP_TP] = {GROUP_PP, GROUP_DP, GROUP_TP},
 };
-
-const char *layout_group_name(GroupKind kind)
-{
-    return group_names[kind];
-}
 
 static int *coord_at(Coord *c, GroupKind kind)
 {
@@ -78,9 +70,6 @@ Layout *layout_new(const PlanSpec *plan, const ClusterSpec *cluster)
     }
     l->ranks = stride;
     g_assert(l->ranks > 0 && l->ranks <= cluster_spec_gpus(cluster));
-    l->node = g_new(int, l->ranks);
-    for (int r = 0; r < l->ranks; r++)
-        l->node[r] = r / cluster->gpus_per_node;
     for (int k = 0; k < GROUP_KINDS; k++) {
         l->members[k] = g_new(int, l->ranks);
         for (int r = 0; r < l->ranks; r++) {
@@ -101,7 +90,6 @@ void layout_free(Layout *l)
 {
     if (!l)
         return;
-    g_free(l->node);
     for (int k = 0; k < GROUP_KINDS; k++)
         g_free(l->members[k]);
     g_free(l);
@@ -110,16 +98,6 @@ void layout_free(Layout *l)
 int layout_ranks(const Layout *l)
 {
     return l->ranks;
-}
-
-int layout_node(const Layout *l, int rank)
-{
-    return l->node[rank];
-}
-
-const int *layout_nodes(const Layout *l)
-{
-    return l->node;
 }
 
 int layout_groups(const Layout *l, GroupKind kind)

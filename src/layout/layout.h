@@ -31,9 +31,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Layout, layout_free)
 int layout_ranks(const Layout *l);
 Coord layout_coord(const Layout *l, int rank);
 int layout_rank(const Layout *l, Coord c);
-int layout_node(const Layout *l, int rank);
-/* Nodes of every rank, indexed by rank (layout_ranks entries). */
-const int *layout_nodes(const Layout *l);
 
 /* Groups of one kind are numbered 0 .. layout_groups(kind) - 1. */
 int layout_groups(const Layout *l, GroupKind kind);
@@ -41,8 +38,5 @@ int layout_groups(const Layout *l, GroupKind kind);
 int layout_group_of(const Layout *l, GroupKind kind, int rank);
 /* Members of group `index` of `kind`, in coordinate order: *n entries. */
 const int *layout_group(const Layout *l, GroupKind kind, int index, int *n);
-
-/* "tp", "dp", "pp". */
-const char *layout_group_name(GroupKind kind);
 
 #endif

@@ -1,9 +1,9 @@
-/* collective.c: alpha-beta costs of the ring and direct algorithms.
+/* collective.c: collective operations by name, and a ring's bytes.
  *
  * A ring all-reduce is a reduce-scatter then an all-gather: 2(n - 1) steps,
- * each sending S/n bytes per rank, so 2(n - 1) alpha + 2(n - 1)/n S / beta.
- * Reduce-scatter and all-gather are one half of it; a direct all-to-all
- * sends n - 1 messages of S/n. */
+ * each sending S/n bytes per rank, 2(n - 1)/n S in all. Reduce-scatter and
+ * all-gather are one half of it; a direct all-to-all sends n - 1 messages
+ * of S/n. */
 #include "net/collective.h"
 
 #include <glib.h>
@@ -49,12 +49,4 @@ double collective_sent_bytes(CollOp op, int n, double bytes)
     if (op == COLL_SEND_RECV)
         return bytes;
     return steps(op, n) * (bytes / n);
-}
-
-double collective_ring_s(CollOp op, int n, double bytes, AlphaBeta ab)
-{
-    g_assert(n >= 1 && bytes >= 0 && ab.beta_Bps > 0);
-    if (n == 1 && op != COLL_SEND_RECV)
-        return 0;
-    return steps(op, n) * ab.alpha_s + collective_sent_bytes(op, n, bytes) / ab.beta_Bps;
 }

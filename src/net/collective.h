@@ -1,11 +1,10 @@
-/* collective.h: collective operations and their alpha-beta costs.
+/* collective.h: collective operations.
  *
- * The closed forms of ../shared/FORMULAS.md (Thakur, Rabenseifner and Gropp
- * 2005; NCCL's performance notes): n ranks, S bytes (the whole buffer: the
- * reduced buffer for all-reduce, the gathered one for all-gather and
- * reduce-scatter, one rank's send buffer for all-to-all, the message for
- * send/recv), per-rank bandwidth beta each way and per-message latency
- * alpha. */
+ * n ranks, S bytes: the whole buffer (the reduced buffer for all-reduce,
+ * the gathered one for all-gather and reduce-scatter, one rank's send
+ * buffer for all-to-all, the message for send/recv), as in
+ * ../shared/FORMULAS.md. How each runs is algorithm.h's; what it costs,
+ * the network's (net.h). */
 #ifndef PLANSIM_NET_COLLECTIVE_H
 #define PLANSIM_NET_COLLECTIVE_H
 
@@ -18,20 +17,11 @@ typedef enum {
     COLL_N_OPS
 } CollOp;
 
-typedef struct {
-    double alpha_s;  /* latency per message */
-    double beta_Bps; /* bandwidth per rank per direction */
-} AlphaBeta;
-
 /* "all_reduce", "all_gather", ... as reports name them. */
 const char *collective_name(CollOp op);
 
 /* The op named `name`; FALSE if none is. */
 int collective_from_name(const char *name, CollOp *op);
-
-/* Time of `op` over `n` ranks on links `ab` with the ring algorithm (direct
- * for all-to-all, one message for send/recv). n == 1 costs nothing. */
-double collective_ring_s(CollOp op, int n, double bytes, AlphaBeta ab);
 
 /* Bytes each rank sends for `op` over n ranks with the ring algorithm:
  * 2(n-1)/n S for all-reduce, (n-1)/n S for the others, S for send/recv. */

@@ -176,15 +176,6 @@ static const PlanEntry *plan_for(Net *net, CollOp op, CollAlgorithm forced, cons
     return e;
 }
 
-double net_alone_s(Net *net, CollOp op, CollAlgorithm a, const int *members, int n, double bytes,
-                   CollAlgorithm *used)
-{
-    const PlanEntry *e =
-        plan_for(net, op, a != ALGORITHM_AUTO ? a : net->forced, members, n, bytes);
-    *used = e->plan->algorithm;
-    return e->alone_s;
-}
-
 /* ---- running --------------------------------------------------------------- */
 
 static void push(Net *net, double time, int32_t id, unsigned kind, uint32_t version)

@@ -49,11 +49,6 @@ double net_next_s(const Net *net);
  * (int32) the tokens of the collectives that ended then. */
 void net_step(Net *net, GArray *done);
 
-/* How long `op` of `bytes` over `members` takes alone with algorithm `a`
- * (AUTO: the network's choice); *used is the algorithm that runs. */
-double net_alone_s(Net *net, CollOp op, CollAlgorithm a, const int *members, int n, double bytes,
-                   CollAlgorithm *used);
-
 /* Bytes GPU `gpu` sends in a collective the network has run (op, bytes,
  * members as given to net_start), with the algorithm it ran. */
 double net_sent_bytes(const Net *net, CollOp op, const int *members, int n, double bytes, int gpu);

@@ -25,7 +25,7 @@ static double replay_one(const ClusterSpec *cluster, CollOp op, int n, double by
     g_autofree int *members = g_new(int, n);
     for (int r = 0; r < n; r++)
         members[r] = r;
-    int group = graph_add_group(g, 0, members, n);
+    int group = graph_add_group(g, members, n);
     for (int r = 0; r < n; r++)
         graph_collective(g, group, r, 0, op, bytes, 0, (TaskName){.fmt = "collective"});
     gboolean sealed = graph_seal(g, NULL);

@@ -433,14 +433,14 @@ static void register_groups(Emit *e, int ranks)
         e->group_id[k] = g_new(int, groups);
         for (int i = 0, n; i < groups; i++) {
             const int *members = layout_group(e->layout, (GroupKind)k, i, &n);
-            e->group_id[k][i] = graph_add_group(e->graph, k, members, n);
+            e->group_id[k][i] = graph_add_group(e->graph, members, n);
         }
     }
     for (int d = 0; d < DIRECTIONS; d++) {
         e->pair_id[d] = g_new(int, ranks);
         for (int r = 0; r < ranks && e->plan->pp > 1; r++) {
             int pair[2] = {r, neighbour(e, r, (Direction)d)};
-            e->pair_id[d][r] = graph_add_group(e->graph, GROUP_PP, pair, 2);
+            e->pair_id[d][r] = graph_add_group(e->graph, pair, 2);
         }
     }
     e->ends_id = g_new(int, ranks);
@@ -452,7 +452,7 @@ static void register_groups(Emit *e, int ranks)
             continue;
         c.pp = e->plan->pp - 1;
         int ends[2] = {r, layout_rank(e->layout, c)};
-        e->ends_id[ends[0]] = e->ends_id[ends[1]] = graph_add_group(e->graph, GROUP_PP, ends, 2);
+        e->ends_id[ends[0]] = e->ends_id[ends[1]] = graph_add_group(e->graph, ends, 2);
     }
 }
 
