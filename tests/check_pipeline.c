@@ -287,7 +287,6 @@ int main(void)
 {
     Suite *s = suite_create("pipeline");
     TCase *tc = tcase_create("schedules");
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, gpipe_and_1f1b_bubble);
     tcase_add_test(tc, interleaved_bubble);
     tcase_add_test(tc, naive_keeps_each_stage_busy_one_pth);

@@ -279,7 +279,6 @@ int main(void)
 {
     Suite *s = suite_create("strategies");
     TCase *tc = tcase_create("closed forms");
-    tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, zero_model_states_match_the_paper, 0, 4);
     tcase_add_test(tc, zero_communication_volume);
     tcase_add_test(tc, zero3_buffers_hold_at_most_two_segments);
