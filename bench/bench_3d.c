@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench.h"
 #include "sim/simulate.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -44,13 +45,13 @@ static double median_run(const ModelSpec *m, const ClusterSpec *c, const PlanSpe
 
 int main(int argc, char **argv)
 {
-    const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
     int repeats = argc > 1 ? MAX(1, atoi(argv[1])) : 3;
-    g_autofree char *model_path = g_build_filename(top, "models", "gpt3-175b.json", NULL);
-    g_autofree char *cluster_path = g_build_filename(top, "topologies", "dgx-a100-80gb.json", NULL);
+    g_autofree char *model_path = bench_shipped("models", "gpt3-175b.json");
+    g_autofree char *cluster_path = bench_shipped("topologies", "dgx-a100-80gb.json");
+    g_autoptr(ModelSpec) model = NULL;
+    g_autoptr(ClusterSpec) cluster = NULL;
+    bench_load("bench_3d", model_path, cluster_path, &model, &cluster);
     GError *error = NULL;
-    g_autoptr(ModelSpec) model = model_spec_load(model_path, &error);
-    g_autoptr(ClusterSpec) cluster = model ? cluster_spec_load(cluster_path, 128, &error) : NULL;
     g_autoptr(PlanSpec) plan = plan_spec_new();
     plan->tp = 8;
     plan->pp = 8;
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
     plan->sequence_parallel = TRUE;
     plan->recompute = RECOMPUTE_SELECTIVE;
     plan->zero_stage = 1;
-    if (!cluster || !plan_spec_resolve(plan, model, cluster, &error)) {
+    if (!plan_spec_resolve(plan, model, cluster, &error)) {
         fprintf(stderr, "bench_3d: %s\n", error->message);
         return 2;
     }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
+#include "bench.h"
 #include "sim/simulate.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -21,20 +22,19 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
     g_autofree char *model_path =
-        argc > 1 ? g_strdup(argv[1]) : g_build_filename(top, "models", "llama2-7b.json", NULL);
+        argc > 1 ? g_strdup(argv[1]) : bench_shipped("models", "llama2-7b.json");
     g_autofree char *cluster_path =
-        argc > 2 ? g_strdup(argv[2])
-                 : g_build_filename(top, "topologies", "dgx-a100-80gb.json", NULL);
-    int repeats = argc > 3 ? atoi(argv[3]) : 5;
+        argc > 2 ? g_strdup(argv[2]) : bench_shipped("topologies", "dgx-a100-80gb.json");
+    int repeats = argc > 3 ? MAX(1, atoi(argv[3])) : 5;
+    g_autoptr(ModelSpec) model = NULL;
+    g_autoptr(ClusterSpec) cluster = NULL;
+    bench_load("bench_dp", model_path, cluster_path, &model, &cluster);
     GError *error = NULL;
-    g_autoptr(ModelSpec) model = model_spec_load(model_path, &error);
-    g_autoptr(ClusterSpec) cluster = model ? cluster_spec_load(cluster_path, 128, &error) : NULL;
     g_autoptr(PlanSpec) plan = plan_spec_new();
     plan->micro_batch_size = 1;
     plan->global_batch_size = 1024 * 16; /* 16 micro-batches per rank */
-    if (!cluster || !plan_spec_resolve(plan, model, cluster, &error)) {
+    if (!plan_spec_resolve(plan, model, cluster, &error)) {
         fprintf(stderr, "bench_dp: %s\n", error->message);
         return 2;
     }

@@ -10,21 +10,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench.h"
 #include "sim/sweep.h"
 
 int main(int argc, char **argv)
 {
-    const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
     int shards = argc > 1 ? MAX(1, atoi(argv[1])) : 64;
-    g_autofree char *model_path = g_build_filename(top, "models", "llama2-70b.json", NULL);
-    g_autofree char *cluster_path = g_build_filename(top, "topologies", "dgx-a100-80gb.json", NULL);
+    g_autofree char *model_path = bench_shipped("models", "llama2-70b.json");
+    g_autofree char *cluster_path = bench_shipped("topologies", "dgx-a100-80gb.json");
+    g_autoptr(ModelSpec) model = NULL;
+    g_autoptr(ClusterSpec) cluster = NULL;
+    bench_load("bench_sweep", model_path, cluster_path, &model, &cluster);
     GError *error = NULL;
-    g_autoptr(ModelSpec) model = model_spec_load(model_path, &error);
-    g_autoptr(ClusterSpec) cluster = model ? cluster_spec_load(cluster_path, 128, &error) : NULL;
-    if (!cluster) {
-        fprintf(stderr, "bench_sweep: %s\n", error->message);
-        return 2;
-    }
     g_autoptr(PlanSpec) base = plan_spec_new();
     base->global_batch_size = 1024;
     g_autoptr(PlanGrid) grid = sweep_default_grid(model, cluster);

@@ -14,7 +14,7 @@
 #include "util/error.h"
 
 typedef struct {
-    gboolean done, valid;
+    gboolean valid;
     SweepRow row;
     char *reason; /* when skipped */
 } Slot;
@@ -130,7 +130,6 @@ static void worker(gpointer data, gpointer user)
     if (!g_atomic_int_get(job->spec->stop))
         run_combination(job, slot, job->combos[i]);
     g_mutex_lock(&job->lock);
-    slot->done = TRUE;
     job->done++;
     g_cond_signal(&job->finished);
     g_mutex_unlock(&job->lock);
