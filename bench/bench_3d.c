@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "bench.h"
-#include "sim/simulate.h"
+#include "app/simulate.h"
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -12,7 +12,7 @@
 #include <sys/resource.h>
 
 #include "bench.h"
-#include "sim/simulate.h"
+#include "app/simulate.h"
 
 static int cmp_double(const void *a, const void *b)
 {

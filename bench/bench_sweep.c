@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "bench.h"
-#include "sim/sweep.h"
+#include "app/sweep.h"
 
 int main(int argc, char **argv)
 {
@@ -24,7 +24,7 @@ int main(int argc, char **argv)
     GError *error = NULL;
     g_autoptr(PlanSpec) base = plan_spec_new();
     base->global_batch_size = 1024;
-    g_autoptr(PlanGrid) grid = sweep_default_grid(model, cluster);
+    g_autoptr(PlanGrid) grid = plan_grid_default(model, cluster);
     volatile gint stop = 0;
     int threads = (int)g_get_num_processors();
     SweepSpec spec = {model, cluster, base, grid, 1024, threads, 1, shards, FALSE, &stop};

@@ -5,17 +5,18 @@
 
 #include "engine/engine.h"
 #include "core/graph.h"
-#include "net/net.h"
 #include "testutil.h"
 #include "util/error.h"
 
-/* Two ranks on one node, NVLink at 100 GB/s, no latency. */
-static Net *two_rank_net(void)
+/* Replays `g` on two ranks on one node, NVLink at 100 GB/s, no latency
+ * (the replay's network copies what it needs of the cluster). */
+static Replay *replay_on_two_ranks(const Graph *g, GError **error)
 {
     ClusterSpec *c = test_cluster(1, 2, 100e9, 10e9);
-    Net *net = net_new(c, 2, ALGORITHM_RING, TRUE, 1);
+    EngineNet net = {.cluster = c, .algorithm = ALGORITHM_RING, .contention = TRUE, .tags = 1};
+    Replay *r = engine_run(g, &net, error);
     cluster_spec_free(c);
-    return net;
+    return r;
 }
 
 START_TEST(stream_order_and_dependencies)
@@ -28,8 +29,7 @@ START_TEST(stream_order_and_dependencies)
     TaskId c =
         graph_compute(g, 0, 0, 2.0, 0, 0, (TaskName){.fmt = "c"}); /* after a on its stream */
     ck_assert(graph_seal(g, NULL));
-    Net *net = two_rank_net();
-    Replay *r = engine_run(g, net, 0, NULL);
+    Replay *r = replay_on_two_ranks(g, NULL);
     ck_assert_ptr_nonnull(r);
     ck_assert_double_eq(r->start_s[b], 1.0); /* a ends at 1 */
     ck_assert_double_eq(r->end_s[b], 1.5);   /* runs beside c */
@@ -38,7 +38,6 @@ START_TEST(stream_order_and_dependencies)
     ck_assert_int_eq(r->critical[c], a);
     ck_assert_uint_eq(r->events, 3); /* one per task */
     replay_free(r);
-    net_free(net);
     graph_free(g);
 }
 END_TEST
@@ -55,8 +54,7 @@ START_TEST(collective_waits_for_every_member)
     ck_assert_int_eq(ar0, ar1); /* one task joined by both */
     TaskId after = graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "after"});
     ck_assert(graph_seal(g, NULL));
-    Net *net = two_rank_net();
-    Replay *r = engine_run(g, net, 0, NULL);
+    Replay *r = replay_on_two_ranks(g, NULL);
     ck_assert_ptr_nonnull(r);
     /* starts when the slow member arrives, at 3; ring all-reduce of 1 GB over
      * 2 ranks: 2 (n - 1) / n x S / beta = 1e9 / 100e9 = 0.01 s */
@@ -65,7 +63,6 @@ START_TEST(collective_waits_for_every_member)
     ck_assert_int_eq(r->critical[ar0], slow);
     ck_assert_rel(r->end_s[after], 4.01, 1e-15);
     replay_free(r);
-    net_free(net);
     graph_free(g);
 }
 END_TEST
@@ -81,13 +78,11 @@ START_TEST(memory_ledger_records_the_peak)
     graph_mem(g, b, 0, 1, -50, TRUE);  /* ... until t = 2 */
     graph_mem(g, c, 0, 1, 20, FALSE);  /* 20 from t = 2: 120 < 150 */
     ck_assert(graph_seal(g, NULL));
-    Net *net = two_rank_net();
-    Replay *r = engine_run(g, net, 0, NULL);
+    Replay *r = replay_on_two_ranks(g, NULL);
     ck_assert_double_eq(r->peak_bytes[0], 150); /* 100 + 50 during b */
     ck_assert_double_eq(r->peak_split[0], 100);
     ck_assert_double_eq(r->peak_split[1], 50);
     replay_free(r);
-    net_free(net);
     graph_free(g);
 }
 END_TEST
@@ -116,19 +111,17 @@ START_TEST(cycle_is_reported_not_hung)
     graph_dep(g, a, b);
     graph_dep(g, b, a);
     ck_assert(graph_seal(g, NULL));
-    Net *net = two_rank_net();
     GError *error = NULL;
-    ck_assert_ptr_null(engine_run(g, net, 0, &error));
+    ck_assert_ptr_null(replay_on_two_ranks(g, &error));
     ck_assert(g_error_matches(error, PS_ERROR, PS_ERROR_STUCK));
     ck_assert_ptr_nonnull(strstr(error->message, "2 of 2 tasks never start"));
     ck_assert_ptr_nonnull(strstr(error->message, "\"a\""));
     g_error_free(error);
-    net_free(net);
     graph_free(g);
 }
 END_TEST
 
-int main(void)
+Suite *suite_engine(void)
 {
     Suite *s = suite_create("engine");
     TCase *tc = tcase_create("replay");
@@ -138,5 +131,5 @@ int main(void)
     tcase_add_test(tc, missing_member_is_reported);
     tcase_add_test(tc, cycle_is_reported_not_hung);
     suite_add_tcase(s, tc);
-    return test_run(s);
+    return s;
 }

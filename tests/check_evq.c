@@ -75,7 +75,7 @@ START_TEST(matches_reference_under_interleaving)
 }
 END_TEST
 
-int main(void)
+Suite *suite_evq(void)
 {
     Suite *s = suite_create("evq");
     TCase *tc = tcase_create("heap");
@@ -83,5 +83,5 @@ int main(void)
     tcase_add_test(tc, ties_pop_in_push_order);
     tcase_add_test(tc, matches_reference_under_interleaving);
     suite_add_tcase(s, tc);
-    return test_run(s);
+    return s;
 }

@@ -101,7 +101,7 @@ START_TEST(layer_gemm_flops)
 }
 END_TEST
 
-int main(void)
+Suite *suite_model(void)
 {
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("closed forms");
@@ -112,5 +112,5 @@ int main(void)
     tcase_add_test(tc, activations_match_korthikanti_table);
     tcase_add_test(tc, layer_gemm_flops);
     suite_add_tcase(s, tc);
-    return test_run(s);
+    return s;
 }

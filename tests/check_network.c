@@ -127,7 +127,7 @@ END_TEST
  * S/2 / beta. Together they share the NIC: each is slower, and the NIC,
  * never idle, has moved the S + S/2 bytes when the last ends, at
  * (S + S/2) / beta. Without contention each takes its time alone. */
-static Replay *dp_and_pp(gboolean contention, Net **net_out, TaskId *ar, TaskId *send)
+static Replay *dp_and_pp(gboolean contention, TaskId *ar, TaskId *send)
 {
     ClusterSpec *c = test_cluster(2, 1, NVLINK, IB);
     Graph *g = graph_new(2, 2);
@@ -139,39 +139,36 @@ static Replay *dp_and_pp(gboolean contention, Net **net_out, TaskId *ar, TaskId 
     graph_collective(g, pair, 1, GRAPH_OFF_STREAM, COLL_SEND_RECV, S / 2, PP,
                      (TaskName){.fmt = "pp"});
     ck_assert(graph_seal(g, NULL));
-    Net *net = net_new(c, 2, ALGORITHM_RING, contention, TAGS);
-    Replay *r = engine_run(g, net, 0, NULL);
+    EngineNet net = {
+        .cluster = c, .algorithm = ALGORITHM_RING, .contention = contention, .tags = TAGS};
+    Replay *r = engine_run(g, &net, NULL);
     ck_assert_ptr_nonnull(r);
     graph_free(g);
     cluster_spec_free(c);
-    *net_out = net;
     return r;
 }
 
 START_TEST(dp_and_pipeline_share_a_nic)
 {
-    Net *net;
     TaskId ar, send;
-    Replay *r = dp_and_pp(TRUE, &net, &ar, &send);
+    Replay *r = dp_and_pp(TRUE, &ar, &send);
     double ar_s = r->end_s[ar] - r->start_s[ar], send_s = r->end_s[send] - r->start_s[send];
     ck_assert(ar_s > S / IB * (1 + 1e-9));
     ck_assert(send_s > S / 2 / IB * (1 + 1e-9));
     ck_assert_rel(r->makespan_s, 1.5 * S / IB, 1e-12);
     int out0 = -1; /* node 0's NIC, out: the one both cross */
-    for (int l = 0; l < topology_links(net_topology(net)); l++)
-        if (net_link_bytes(net, l) > 1.4 * S)
+    for (int l = 0; l < topology_links(replay_topology(r)); l++)
+        if (replay_link_bytes(r, l) > 1.4 * S)
             out0 = l;
     ck_assert_int_ge(out0, 0);
-    ck_assert_rel(net_link_tag_bytes(net, out0, DP), S, 1e-12);
-    ck_assert_rel(net_link_tag_bytes(net, out0, PP), S / 2, 1e-12);
+    ck_assert_rel(replay_link_tag_bytes(r, out0, DP), S, 1e-12);
+    ck_assert_rel(replay_link_tag_bytes(r, out0, PP), S / 2, 1e-12);
     replay_free(r);
-    net_free(net);
 
-    r = dp_and_pp(FALSE, &net, &ar, &send);
+    r = dp_and_pp(FALSE, &ar, &send);
     ck_assert_rel(r->end_s[ar], S / IB, 1e-12);
     ck_assert_rel(r->end_s[send], S / 2 / IB, 1e-12);
     replay_free(r);
-    net_free(net);
 }
 END_TEST
 
@@ -189,11 +186,14 @@ START_TEST(communication_slows_compute)
     for (int r = 0; r < 2; r++)
         graph_collective(g, group, r, 1, COLL_ALL_REDUCE, bytes, 0, (TaskName){.fmt = "ar"});
     ck_assert(graph_seal(g, NULL));
-    Net *net = net_new(c, 2, ALGORITHM_RING, TRUE, 1);
-    Replay *r = engine_run(g, net, 0.5, NULL);
+    EngineNet net = {.cluster = c,
+                     .algorithm = ALGORITHM_RING,
+                     .contention = TRUE,
+                     .tags = 1,
+                     .interference = 0.5};
+    Replay *r = engine_run(g, &net, NULL);
     ck_assert_rel(r->end_s[work], 1.25, 1e-12);
     replay_free(r);
-    net_free(net);
     graph_free(g);
     cluster_spec_free(c);
 }
@@ -225,7 +225,7 @@ START_TEST(no_link_carries_more_than_capacity)
 }
 END_TEST
 
-int main(void)
+Suite *suite_network(void)
 {
     Suite *s = suite_create("network");
     TCase *tc = tcase_create("links");
@@ -239,5 +239,5 @@ int main(void)
     tcase_add_test(tc, communication_slows_compute);
     tcase_add_test(tc, no_link_carries_more_than_capacity);
     suite_add_tcase(s, tc);
-    return test_run(s);
+    return s;
 }

@@ -235,7 +235,7 @@ START_TEST(rank_order_moves_tp_across_nodes)
         Run run = run_new(test_gpt(2, MH, MA, MV, S), test_cluster(2, 4, 300e9, 25e9));
         run.plan->tp = 4;
         run.plan->rank_order = order ? RANK_ORDER_DP_TP_PP : RANK_ORDER_TP_DP_PP;
-        run.plan->algorithm = ALGORITHM_RING;
+        run.plan->collective_algorithm = ALGORITHM_RING;
         run.plan->global_batch_size = 2;
         run_simulate(&run);
         tp_time[order] = run.rep.metrics.comm[TAG_TP][COLL_ALL_REDUCE].time_s;
@@ -256,7 +256,7 @@ START_TEST(tied_embedding_gradients_are_summed_over_the_ends)
         run.model->tied_embeddings = tied;
         run.plan->pp = 4;
         run.plan->dp = 1;
-        run.plan->algorithm = ALGORITHM_RING;
+        run.plan->collective_algorithm = ALGORITHM_RING;
         run.plan->global_batch_size = 4;
         run_simulate(&run);
         const CommStat *ar = &run.rep.metrics.comm[TAG_DP][COLL_ALL_REDUCE];
@@ -283,7 +283,7 @@ START_TEST(explicit_layer_split)
 }
 END_TEST
 
-int main(void)
+Suite *suite_pipeline(void)
 {
     Suite *s = suite_create("pipeline");
     TCase *tc = tcase_create("schedules");
@@ -298,5 +298,5 @@ int main(void)
     tcase_add_test(tc, explicit_layer_split);
     tcase_add_test(tc, tied_embedding_gradients_are_summed_over_the_ends);
     suite_add_tcase(s, tc);
-    return test_run(s);
+    return s;
 }

@@ -135,7 +135,7 @@ START_TEST(links_never_carry_more_than_capacity)
 }
 END_TEST
 
-int main(void)
+Suite *suite_share(void)
 {
     Suite *s = suite_create("share");
     TCase *tc = tcase_create("max-min");
@@ -145,5 +145,5 @@ int main(void)
     tcase_add_test(tc, unconnected_flows_are_left_alone);
     tcase_add_test(tc, links_never_carry_more_than_capacity);
     suite_add_tcase(s, tc);
-    return test_run(s);
+    return s;
 }

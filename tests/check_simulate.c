@@ -151,7 +151,7 @@ START_TEST(same_input_same_result)
 }
 END_TEST
 
-int main(void)
+Suite *suite_simulate(void)
 {
     Suite *s = suite_create("simulate");
     TCase *tc = tcase_create("data parallel");
@@ -162,5 +162,5 @@ int main(void)
     tcase_add_test(tc, mfu_uses_korthikanti_flops);
     tcase_add_test(tc, same_input_same_result);
     suite_add_tcase(s, tc);
-    return test_run(s);
+    return s;
 }

@@ -29,7 +29,8 @@ typedef struct {
 static const BadCase bad[] = {
     {MODEL, "{\"name\": \"m\",", {"line 1, column", "malformed JSON"}},
     {MODEL, "[1, 2]", {"$: expected a JSON object", "[1,2]"}},
-    {MODEL, GOOD_MODEL ", \"layers\": -3}", {"key given twice"}},
+    /* a key given twice, both values valid: rejected, naming the key */
+    {MODEL, GOOD_MODEL ", \"layers\": 4}", {"$.layers: key given twice"}},
     {MODEL,
      "{\"name\": \"m\", \"layers\": -3, \"hidden_size\": 64, \"attention_heads\": 4, "
      "\"vocab_size\": 100, \"seq_length\": 16}",
@@ -52,7 +53,11 @@ static const BadCase bad[] = {
      "\"vocab_size\": 100, \"seq_length\": 16}",
      {"$.attention_heads", "a divisor of hidden_size = 64", "got 5"}},
     {MODEL, GOOD_MODEL ", \"kv_heads\": 3}", {"$.kv_heads", "a divisor of attention_heads"}},
-    {MODEL, GOOD_MODEL ", \"vocab_size\": 0}", {"key given twice"}},
+    {MODEL, GOOD_MODEL ", \"vocab_size\": 200}", {"$.vocab_size: key given twice"}},
+    {MODEL,
+     "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "
+     "\"vocab_size\": 0, \"seq_length\": 16}",
+     {"$.vocab_size", "expected a positive integer", "got 0"}},
     {MODEL, GOOD_MODEL ", \"mlp\": \"relu\"}", {"$.mlp", "\"gelu\" or \"swiglu\"", "\"relu\""}},
     {MODEL, GOOD_MODEL ", \"tied_embeddings\": 1}", {"$.tied_embeddings", "true or false"}},
     {MODEL,
@@ -67,7 +72,12 @@ static const BadCase bad[] = {
      "{\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4, "
      "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"hidden_act\": \"tanh\"}",
      {"$.hidden_act", "\"tanh\""}},
-    {CLUSTER, GOOD_CLUSTER ", \"nodes\": 0}", {"key given twice"}},
+    {CLUSTER, GOOD_CLUSTER ", \"nodes\": 3}", {"$.nodes: key given twice"}},
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
+     "100, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, \"memory_GiB\": 80}, " GOOD_LINKS
+     "}",
+     {"$.gpu.memory_GiB: key given twice"}},
     {CLUSTER,
      "{\"name\": \"c\", \"nodes\": 0, \"gpus_per_node\": 4, " GOOD_GPU ", " GOOD_LINKS "}",
      {"$.nodes", "got 0"}},
@@ -109,6 +119,7 @@ static const BadCase bad[] = {
      "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, "
      "\"comm_compute_interference\": 1}, " GOOD_LINKS "}",
      {"$.gpu.comm_compute_interference", "<= 0.95", "got 1"}},
+    {PLAN, "{\"tp\": 2, \"pp\": 2, \"tp\": 2}", {"$.tp: key given twice"}},
     {PLAN, "{\"collective_algorithm\": \"tree2\"}", {"$.collective_algorithm", "got \"tree2\""}},
     {PLAN, "{\"link_contention\": 0}", {"$.link_contention", "true or false"}},
     {PLAN, "{\"rank_order\": \"tp-pp\"}", {"$.rank_order", "\"pp-dp-tp\""}},
@@ -278,7 +289,7 @@ START_TEST(flags_and_resolution)
 }
 END_TEST
 
-int main(void)
+Suite *suite_spec(void)
 {
     Suite *s = suite_create("spec");
     TCase *tc = tcase_create("parse");
@@ -288,5 +299,5 @@ int main(void)
     tcase_add_test(tc, defaults_and_units);
     tcase_add_test(tc, flags_and_resolution);
     suite_add_tcase(s, tc);
-    return test_run(s);
+    return s;
 }

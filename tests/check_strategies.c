@@ -64,8 +64,8 @@ START_TEST(zero_communication_volume)
         Run run = run_new(test_gpt(4, 256, 8, 1024, 128), test_cluster(1, d, 300e9, 25e9));
         run.model->tied_embeddings = FALSE; /* else the head gathers the shared words too */
         run.plan->zero_stage = stage;
-        run.plan->algorithm = ALGORITHM_RING; /* the volumes below are the ring's */
-        run.plan->global_batch_size = d;      /* m = 1 */
+        run.plan->collective_algorithm = ALGORITHM_RING; /* the volumes below are the ring's */
+        run.plan->global_batch_size = d;                 /* m = 1 */
         run.plan->ddp_bucket_size = 300000;
         run_simulate(&run);
         double psi = tf_params(run.model);
@@ -199,7 +199,7 @@ START_TEST(tp_collectives_per_layer)
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         Run run = run_new(test_gpt(L, H, A, V, S), test_cluster(1, T, 300e9, 25e9));
         run.plan->tp = T;
-        run.plan->algorithm = ALGORITHM_RING; /* the formulas below are the ring's */
+        run.plan->collective_algorithm = ALGORITHM_RING; /* the formulas below are the ring's */
         run.plan->sequence_parallel = cases[i].sp;
         run.plan->recompute = cases[i].rc;
         run.plan->micro_batch_size = B;
@@ -239,7 +239,7 @@ START_TEST(tp_across_nodes_is_slower_by_the_bandwidth_ratio)
         Run run = run_new(test_gpt(2, H, A, V, S), c);
         run.plan->tp = 8;
         run.plan->global_batch_size = 1;
-        run.plan->algorithm = ALGORITHM_RING;
+        run.plan->collective_algorithm = ALGORITHM_RING;
         run_simulate(&run);
         tp_time[across] = run.rep.metrics.comm[TAG_TP][COLL_ALL_REDUCE].time_s;
         run_free(&run);
@@ -275,7 +275,7 @@ START_TEST(tp_must_divide_heads_and_ffn)
 }
 END_TEST
 
-int main(void)
+Suite *suite_strategies(void)
 {
     Suite *s = suite_create("strategies");
     TCase *tc = tcase_create("closed forms");
@@ -288,5 +288,5 @@ int main(void)
     tcase_add_test(tc, tp_across_nodes_is_slower_by_the_bandwidth_ratio);
     tcase_add_test(tc, tp_must_divide_heads_and_ffn);
     suite_add_tcase(s, tc);
-    return test_run(s);
+    return s;
 }

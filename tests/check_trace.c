@@ -1,6 +1,8 @@
 /* check_trace.c: the Chrome trace of a replay is valid JSON, every slice
- * is on a known GPU's stream, the slices of one stream never overlap, and
- * each traced GPU has a memory counter. */
+ * is on a known GPU's stream, each traced GPU shows the tasks its step
+ * must run on every stream (so an empty or partial trace fails), the
+ * slices of one stream never overlap, and each traced GPU has a memory
+ * counter. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <string.h>
@@ -44,24 +46,101 @@ static cJSON *trace_of(gboolean stages_only, int *ranks)
     return json;
 }
 
-START_TEST(slices_of_a_stream_never_overlap)
+/* What a trace holds, per GPU (pid) and stream (tid: compute, comm,
+ * p2p): complete events ("X") by kind of task, and memory counters. */
+enum { MAX_RANKS = 8, STREAMS = 3 };
+typedef struct {
+    int compute[MAX_RANKS][STREAMS];
+    int collective[MAX_RANKS][STREAMS];
+    int counters[MAX_RANKS];
+    int slices; /* all "X" events */
+    int named_threads;
+} Tally;
+
+static void tally(const cJSON *json, int ranks, Tally *t)
 {
-    int ranks;
-    cJSON *json = trace_of(FALSE, &ranks);
+    memset(t, 0, sizeof *t);
+    ck_assert_int_le(ranks, MAX_RANKS);
     const cJSON *events = cJSON_GetObjectItem(json, "traceEvents");
     ck_assert(cJSON_IsArray(events));
-    GHashTable *streams =
-        g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_array_unref);
-    gboolean *counter = g_new0(gboolean, ranks);
-    int slices = 0;
     for (const cJSON *e = events->child; e; e = e->next) {
         const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
         int pid = cJSON_GetObjectItem(e, "pid")->valueint;
         ck_assert(pid >= 0 && pid < ranks);
         if (strcmp(ph, "C") == 0)
-            counter[pid] = TRUE;
+            t->counters[pid]++;
+        if (strcmp(ph, "M") == 0 &&
+            strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "thread_name") == 0)
+            t->named_threads++;
         if (strcmp(ph, "X") != 0)
             continue;
+        int tid = cJSON_GetObjectItem(e, "tid")->valueint;
+        ck_assert(tid >= 0 && tid < STREAMS);
+        const char *kind = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "kind")->valuestring;
+        if (strcmp(kind, "compute") == 0)
+            t->compute[pid][tid]++;
+        else if (strcmp(kind, "collective") == 0)
+            t->collective[pid][tid]++;
+        else
+            ck_abort_msg("slice of kind \"%s\"", kind);
+        t->slices++;
+    }
+}
+
+/* The tasks a traced GPU must show, by hand for the step of trace_of:
+ * m = B / (b dp) = 8 / (1 x 2) = 4 micro-batches; a stage holds 2 of the
+ * 4 layers, each two blocks (attention, MLP), plus the embedding (stage
+ * 0) or the head (stage 1). Compute stream: per micro-batch a forward of
+ * 2 x 2 blocks + 1, a backward of as many, and a replay (full
+ * recomputation) of the 2 x 2 layer blocks: 5 + 5 + 4 = 14; times 4, plus
+ * the optimizer step: 57 compute tasks. Its TP collectives (tp 2): 2 per
+ * layer in each of forward, backward and replay (README: 6 per layer with
+ * full recomputation), and 1 for the embedding or head: 2 x 6 + 1 = 13 per
+ * micro-batch, 52 in all. Comm stream: only collectives, ZeRO-3's over
+ * dp 2, at least the reduction of each of the 2 layers' gradients. P2P
+ * stream: one send per micro-batch, activations (stage 0) or gradients
+ * (stage 1): 4. An empty or partial trace fails here. */
+static void assert_gpu_traced(const Tally *t, int pid)
+{
+    ck_assert_msg(t->compute[pid][0] == 57, "GPU %d: %d compute slices, expected 57", pid,
+                  t->compute[pid][0]);
+    ck_assert_msg(t->collective[pid][0] == 52, "GPU %d: %d TP collectives, expected 52", pid,
+                  t->collective[pid][0]);
+    ck_assert_msg(t->collective[pid][1] >= 2, "GPU %d: %d ZeRO collectives", pid,
+                  t->collective[pid][1]);
+    ck_assert_int_eq(t->compute[pid][1], 0);
+    ck_assert_msg(t->collective[pid][2] == 4, "GPU %d: %d pipeline sends, expected 4", pid,
+                  t->collective[pid][2]);
+    ck_assert_int_eq(t->compute[pid][2], 0);
+    ck_assert_msg(t->counters[pid] >= 2, "GPU %d: %d memory counter events", pid, t->counters[pid]);
+}
+
+static void assert_gpu_absent(const Tally *t, int pid)
+{
+    for (int s = 0; s < STREAMS; s++)
+        ck_assert_int_eq(t->compute[pid][s] + t->collective[pid][s], 0);
+    ck_assert_int_eq(t->counters[pid], 0);
+}
+
+START_TEST(slices_of_a_stream_never_overlap)
+{
+    int ranks;
+    cJSON *json = trace_of(FALSE, &ranks);
+    ck_assert_int_eq(ranks, 8); /* tp 2 x pp 2 x dp 2 */
+    Tally t;
+    tally(json, ranks, &t);
+    for (int r = 0; r < ranks; r++)
+        assert_gpu_traced(&t, r);
+    ck_assert_int_eq(t.named_threads, ranks * STREAMS);
+    ck_assert_int_ge(t.slices, ranks * (57 + 52 + 2 + 4));
+
+    const cJSON *events = cJSON_GetObjectItem(json, "traceEvents");
+    GHashTable *streams =
+        g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_array_unref);
+    for (const cJSON *e = events->child; e; e = e->next) {
+        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X") != 0)
+            continue;
+        int pid = cJSON_GetObjectItem(e, "pid")->valueint;
         int tid = cJSON_GetObjectItem(e, "tid")->valueint;
         double ts = cJSON_GetObjectItem(e, "ts")->valuedouble;
         double dur = cJSON_GetObjectItem(e, "dur")->valuedouble;
@@ -74,10 +153,8 @@ START_TEST(slices_of_a_stream_never_overlap)
         }
         Slice s = {ts, ts + dur};
         g_array_append_val(list, s);
-        slices++;
     }
-    ck_assert_int_gt(slices, 100);
-    ck_assert_int_eq(g_hash_table_size(streams), ranks * 3); /* compute, comm, p2p */
+    ck_assert_int_eq(g_hash_table_size(streams), ranks * STREAMS); /* compute, comm, p2p */
     GHashTableIter it;
     gpointer key, value;
     g_hash_table_iter_init(&it, streams);
@@ -88,33 +165,36 @@ START_TEST(slices_of_a_stream_never_overlap)
             ck_assert(g_array_index(list, Slice, i).start >=
                       g_array_index(list, Slice, i - 1).end - 1e-6);
     }
-    for (int r = 0; r < ranks; r++)
-        ck_assert_msg(counter[r], "no memory counter for GPU %d", r);
-    g_free(counter);
     g_hash_table_destroy(streams);
     cJSON_Delete(json);
 }
 END_TEST
 
-/* With stages_only, only each stage's first GPU (tp 0, dp 0): GPUs 0 and 4. */
+/* With stages_only, only each stage's first GPU (tp 0, dp 0): GPUs 0 and
+ * 4 (rank = tp + 2 (dp + 2 pp)), each traced in full, the others not at
+ * all. */
 START_TEST(stages_only_traces_one_gpu_per_stage)
 {
     int ranks;
     cJSON *json = trace_of(TRUE, &ranks);
-    for (const cJSON *e = cJSON_GetObjectItem(json, "traceEvents")->child; e; e = e->next) {
-        int pid = cJSON_GetObjectItem(e, "pid")->valueint;
-        ck_assert(pid == 0 || pid == 4);
-    }
+    Tally t;
+    tally(json, ranks, &t);
+    assert_gpu_traced(&t, 0);
+    assert_gpu_traced(&t, 4);
+    for (int r = 0; r < ranks; r++)
+        if (r != 0 && r != 4)
+            assert_gpu_absent(&t, r);
+    ck_assert_int_eq(t.named_threads, 2 * STREAMS);
     cJSON_Delete(json);
 }
 END_TEST
 
-int main(void)
+Suite *suite_trace(void)
 {
     Suite *s = suite_create("trace");
     TCase *tc = tcase_create("chrome");
     tcase_add_test(tc, slices_of_a_stream_never_overlap);
     tcase_add_test(tc, stages_only_traces_one_gpu_per_stage);
     suite_add_tcase(s, tc);
-    return test_run(s);
+    return s;
 }

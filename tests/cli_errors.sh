@@ -278,4 +278,155 @@ expect_fail "interleaved schedule with pp 1" "--schedule" "interleaved" -- \
 expect_fail "step of too many tasks" "--global-batch-size" "at most 50000000 tasks" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 16 --global-batch-size 2000000000
 
+# ---- hardened inputs -------------------------------------------------------
+# Cases that hung, grew without bound or broke the one-line rule, each run
+# under timeout(1) where there is one, so that a regression fails instead of
+# hanging the suite.
+
+plansim_real=$PLANSIM
+if command -v timeout >/dev/null 2>&1; then
+    # shellcheck disable=SC2016 # the wrapper expands them, not this shell
+    printf '#!/bin/sh\nexec timeout 120 "$PLANSIM_REAL" "$@"\n' >"$tmp/plansim-limited"
+    chmod +x "$tmp/plansim-limited"
+    export PLANSIM_REAL="$plansim_real"
+    PLANSIM=$tmp/plansim-limited
+fi
+
+# a file over the size limit (PLANSIM_MAX_INPUT_BYTES sets it; 64 MiB by
+# default), and a limit that is not a number
+export PLANSIM_MAX_INPUT_BYTES=100
+expect_fail "model file over the size limit" "$tiny" "at most 100 bytes" \
+    "PLANSIM_MAX_INPUT_BYTES" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1
+PLANSIM_MAX_INPUT_BYTES=lots
+expect_fail "PLANSIM_MAX_INPUT_BYTES not a number" "PLANSIM_MAX_INPUT_BYTES" '"lots"' -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1
+unset PLANSIM_MAX_INPUT_BYTES
+
+# devices and FIFOs: refused before they are read (or, for a FIFO, opened)
+if [ -c /dev/zero ]; then
+    expect_fail "model file /dev/zero" "/dev/zero" "expected a regular file" \
+        "character device" -- \
+        simulate --model /dev/zero --cluster "$a100" --nodes 1
+fi
+if mkfifo "$tmp/fifo.json" 2>/dev/null; then
+    expect_fail "cluster file that is a FIFO" "$tmp/fifo.json" "expected a regular file" \
+        "FIFO" -- \
+        simulate --model "$tiny" --cluster "$tmp/fifo.json" --nodes 1
+fi
+expect_fail "plan file that is a folder" "$tmp" "expected a regular file" "folder" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --plan "$tmp"
+
+# a list of 10^6 entries is read in linear time (and refused: tiny-gpt has
+# 4 layers and one stage)
+p=$tmp/long-list.json
+awk 'BEGIN { printf "{\"layers_per_stage\": ["
+    for (i = 0; i < 1000000; i++) printf "%s1", i ? "," : ""
+    print "]}" }' >"$p"
+expect_fail "layers_per_stage of 10^6 entries" "$p" '$.layers_per_stage' -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --plan "$p"
+
+# control characters in what an error quotes are escaped: one line
+m=$tmp/newline-key.json
+printf '{\n  "name": "tiny-gpt",\n  "lay\ners": 4\n}\n' >"$m"
+expect_fail "raw newline in a model key" "$m" '$.lay\ners' "unknown key" -- \
+    simulate --model "$m" --cluster "$a100" --nodes 1
+
+expect_fail "raw newline in a flag value" "--tp" '"2\n3"' -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp "$(printf '2\n3')"
+
+expect_fail "raw newline in a flag name" '--t\np' -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 "$(printf -- '--t\np')" 2
+
+m=$tmp/newline-name.json
+derive "$tiny" "$m" 's/"tiny-gpt"/"tiny\\ngpt"/' &&
+    expect_fail "model name with an escaped newline" "$m" '$.name' "control characters" -- \
+        simulate --model "$m" --cluster "$a100" --nodes 1
+
+# names must be UTF-8 (they reach the reports)
+m=$tmp/latin1-name.json
+sed "s/\"tiny-gpt\"/\"tiny$(printf '\377')gpt\"/" "$tiny" >"$m"
+expect_fail "model name not UTF-8" "$m" '$.name' "expected valid UTF-8 text" \
+    'tiny\xffgpt' -- \
+    simulate --model "$m" --cluster "$a100" --nodes 1
+
+c=$tmp/latin1-gpu.json
+sed "s/\"A100-SXM4-80GB\"/\"A100 $(printf '\351')dition\"/" "$a100" >"$c"
+expect_fail "cluster gpu name not UTF-8" "$c" '$.gpu.name' "expected valid UTF-8 text" -- \
+    simulate --model "$tiny" --cluster "$c" --nodes 1
+
+# a Hugging Face config.json gives no key twice either
+m=$tmp/hf-twice.json
+derive "$top_srcdir/models/hf/llama2-7b-config.json" "$m" \
+    's/"num_hidden_layers": 32,/"num_hidden_layers": 32, "vocab_size": 7,/' &&
+    expect_fail "Hugging Face config with vocab_size twice" "$m" '$.vocab_size' \
+        "key given twice" -- \
+        simulate --model "$m" --cluster "$a100" --nodes 1
+
+PLANSIM=$plansim_real
+
+# within SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds, for
+# at most SECONDS; fails if it never does
+within() {
+    tries=$(($1 * 10))
+    shift
+    until "$@"; do
+        tries=$((tries - 1))
+        [ "$tries" -gt 0 ] || return 1
+        sleep 0.1
+    done
+}
+# shellcheck disable=SC2317 # the two are called through within
+# (the process must be plansim itself: the shell's child, before it runs
+# plansim, still has the shell's own TERM trap)
+catches_term() {
+    [ "$(cat "/proc/$1/comm" 2>/dev/null)" = plansim ] || return 1
+    mask=$(sed -n 's/^SigCgt:[[:blank:]]*//p' "/proc/$1/status" 2>/dev/null)
+    [ -n "$mask" ] && [ $((0x$mask & 0x4000)) -ne 0 ]
+}
+# shellcheck disable=SC2317
+has_ended() {
+    ! kill -0 "$1" 2>/dev/null
+}
+
+# SIGTERM stops a sweep as Ctrl-C does: one line, exit 143 (128 + 15), no
+# file. A sweep stops between plans, so this one has many plans of
+# milliseconds each (tiny-gpt on one node, 2,000 bucket sizes over the
+# default grid), and the signal goes once the sweep has set its handler:
+# SIGTERM (15, the bit of value 0x4000) among the caught signals of
+# /proc/PID/status. Each wait is at most 60 s, in 0.1 s steps.
+if [ -r /proc/$$/status ]; then
+    problem=
+    grid=$tmp/buckets.json
+    awk 'BEGIN { printf "{\"ddp_bucket_size\": ["
+        for (i = 0; i < 2000; i++) printf "%s%d", i ? ", " : "", 1000000 + i
+        print "]}" }' >"$grid"
+    "$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1 --tp 1 --pp 1 \
+        --global-batch-size 16 --grid "$grid" -j 1 -o "$tmp/terminated.csv" \
+        </dev/null >"$tmp/stdout" 2>"$tmp/stderr" &
+    pid=$!
+    if within 60 catches_term "$pid"; then
+        kill -TERM "$pid"
+        within 60 has_ended "$pid" || problem="still running 60 s after SIGTERM"
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid"
+        status=$?
+        [ "$status" -eq 143 ] || problem="$problem; exit status $status, expected 143"
+        lines=$(awk 'END { print NR }' "$tmp/stderr")
+        [ "$lines" -eq 1 ] || problem="$problem; stderr has $lines lines, expected exactly 1"
+        grep -q "^plansim: sweep interrupted: nothing written$" "$tmp/stderr" ||
+            problem="$problem; stderr: $(one_line "$tmp/stderr")"
+        [ ! -s "$tmp/stdout" ] || problem="$problem; stdout is not empty"
+        left=$(find "$tmp" -name 'terminated.csv*' | tr '\n' ' ')
+        [ -z "$left" ] || problem="$problem; written: $left"
+    else
+        problem="SIGTERM not caught within 60 s of the start"
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid"
+    fi
+    check "SIGTERM during a sweep: one line, exit 143, nothing written" "$problem"
+else
+    ok "SIGTERM during a sweep # SKIP no /proc"
+fi
+
 finish

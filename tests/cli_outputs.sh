@@ -2,7 +2,7 @@
 # cli_outputs.sh: what plansim prints for good input: reproducible JSON,
 # well-formed JSON and CSV, -o FILE writing the same bytes as stdout (and
 # nothing at all when it cannot), flags overriding the plan file, Hugging
-# Face configs, and the shipped defaults.
+# Face configs, the shipped defaults, and names escaped in JSON.
 #
 # Run by the test harness from the build folder with $top_srcdir (where
 # models/, topologies/ and plans/ live) and $PLANSIM (the binary) set.
@@ -257,5 +257,27 @@ problem=
     >"$tmp/null.out" 2>&1 || problem="exit status $?: $(one_line "$tmp/null.out")"
 [ -c /dev/null ] || problem="$problem; /dev/null is no longer a character device"
 check "-o /dev/null writes into the device" "$problem"
+
+# ---- (i) names escaped in JSON -------------------------------------------
+
+# a cluster named, once read, a "quoted" \ name
+odd=$tmp/odd-name.json
+sed 's/"name": "dgx-a100-80gb"/"name": "a \\"quoted\\" \\\\ name"/' "$a100" >"$odd"
+problem=$(lacks "$odd" '"name": "a \"quoted\" \\ name",')
+if [ -z "$problem" ]; then
+    problem=$(run_to odd-collective collective --cluster "$odd" --ranks 8 --max-bytes 1048576 \
+        --format json)
+fi
+if [ -z "$problem" ]; then
+    problem=$(lacks "$tmp/odd-collective.out" '  "cluster": "a \"quoted\" \\ name",')
+fi
+check "collective --format json escapes a quote and a backslash in the cluster's name" "$problem"
+
+problem=$(run_to odd-simulate simulate --model "$tiny" --cluster "$odd" --nodes 1 --format json)
+if [ -z "$problem" ]; then
+    problem=$(json_problems "$tmp/odd-simulate.out"
+        lacks "$tmp/odd-simulate.out" '  "cluster": "a \"quoted\" \\ name",')
+fi
+check "simulate --format json escapes a quote and a backslash in the cluster's name" "$problem"
 
 finish

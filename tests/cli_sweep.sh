@@ -82,19 +82,61 @@ grep -q "^plansim: .*impossible.json: expected a grid with at least one valid pl
 [ ! -e "$tmp/none.csv" ] || problem="$problem; none.csv was written"
 check "an impossible grid is a clear error" "$problem"
 
-# Ctrl-C: exit 130, no file
+# Ctrl-C once the sweep is under way: exit 130, no file. The signal goes
+# when the sweep shows it has started (and so set its SIGINT handler): its
+# progress line, which it draws only on a terminal, so the sweep runs under
+# script(1) from util-linux, which gives it one (and CI unset). Without
+# that script(1), the sign is SIGINT among the caught signals of
+# /proc/PID/status. Either is waited for at most 30 s, in 0.1 s steps.
 problem=
-"$PLANSIM" sweep --model "$top_srcdir/models/llama2-7b.json" --cluster "$a100" --nodes 4 \
-    -j 1 -o "$tmp/stopped.csv" 2>"$tmp/int.err" &
-pid=$!
-sleep 2
-kill -INT "$pid"
-wait "$pid"
-status=$?
-[ "$status" -eq 130 ] || problem="exit status $status, expected 130"
-[ ! -e "$tmp/stopped.csv" ] || problem="$problem; stopped.csv was written"
-grep -q "interrupted: nothing written" "$tmp/int.err" || problem="$problem; stderr: $(one_line "$tmp/int.err")"
-check "an interrupted sweep writes nothing" "$problem"
+how=
+cat >"$tmp/int.sh" <<'RUN'
+echo $$ >"$INT_DIR/int.pid" # then become the sweep, under script's terminal
+unset CI
+exec "$PLANSIM" sweep --model "$INT_SRC/models/llama2-7b.json" \
+    --cluster "$INT_SRC/topologies/dgx-a100-80gb.json" --nodes 4 -j 1 -o "$INT_DIR/stopped.csv"
+RUN
+# started PID: whether the sweep shows it has started
+if script --version 2>/dev/null | grep -q util-linux; then
+    how="its progress line"
+    INT_DIR=$tmp INT_SRC=$top_srcdir script -q -e -c "sh '$tmp/int.sh'" /dev/null \
+        </dev/null >"$tmp/int.err" 2>&1 &
+    waited=$!
+    started() { grep -q 'plans/s' "$tmp/int.err"; }
+elif [ -r /proc/$$/status ]; then
+    how="SIGINT caught"
+    INT_DIR=$tmp INT_SRC=$top_srcdir sh "$tmp/int.sh" </dev/null 2>"$tmp/int.err" &
+    waited=$!
+    # the caught-signal mask in hex: SIGINT (2) is the bit of value 2
+    started() { sed -n 's/^SigCgt:[[:blank:]]*//p' "/proc/$1/status" 2>/dev/null | grep -q '[2367abefABEF]$'; }
+fi
+if [ -n "$how" ]; then
+    tries=0
+    while [ "$tries" -lt 300 ]; do
+        pid=$(cat "$tmp/int.pid" 2>/dev/null)
+        if [ -n "$pid" ] && started "$pid"; then
+            break
+        fi
+        sleep 0.1
+        tries=$((tries + 1))
+    done
+    if [ "$tries" -lt 300 ]; then
+        kill -INT "$pid"
+        wait "$waited"
+        status=$?
+        [ "$status" -eq 130 ] || problem="exit status $status, expected 130"
+        [ ! -e "$tmp/stopped.csv" ] || problem="$problem; stopped.csv was written"
+        grep -q "interrupted: nothing written" "$tmp/int.err" ||
+            problem="$problem; output: $(tr '\r' '\n' <"$tmp/int.err" | tail -n 3 | tr '\n' '|')"
+    else
+        problem="no sign within 30 s that the sweep started ($how); output: $(one_line "$tmp/int.err")"
+        [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null
+        wait "$waited"
+    fi
+    check "a sweep interrupted once started ($how) writes nothing" "$problem"
+else
+    ok "an interrupted sweep writes nothing # SKIP neither util-linux script(1) nor /proc"
+fi
 
 # --top: the best plans as a table
 problem=

@@ -4,15 +4,6 @@
 #include <glib/gstdio.h>
 #include <unistd.h>
 
-int test_run(Suite *s)
-{
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
-}
-
 char *test_write_tmp(const char *text)
 {
     char *path = NULL;

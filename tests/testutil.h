@@ -1,4 +1,7 @@
-/* testutil.h: what the Check test programs share. */
+/* testutil.h: what the Check suites share.
+ *
+ * Every tests/check_<module>.c builds one suite, suite_<module>();
+ * tests/check_main.c runs them all in one program, tests/check_plansim. */
 #ifndef PLANSIM_TESTS_TESTUTIL_H
 #define PLANSIM_TESTS_TESTUTIL_H
 
@@ -8,8 +11,10 @@
 #include "sim/simulate.h"
 #include "spec/spec.h"
 
-/* Runs the suite; the process exit status (0 when every test passed). */
-int test_run(Suite *s);
+/* The suites, one per module (suites.def lists them). */
+#define SUITE(name) Suite *suite_##name(void);
+#include "suites.def"
+#undef SUITE
 
 /* Writes `text` to a new temporary file; returns its path (caller frees
  * and removes it with test_remove). */

@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "util/error.h"
+#include "base/error.h"
 
 typedef struct {
     TaskId task;
@@ -390,7 +390,8 @@ const MemOp *graph_mem_ops(const Graph *g, TaskId id, int *n)
 {
     g_assert(g->sealed);
     *n = (int)(g->mem_offset[id + 1] - g->mem_offset[id]);
-    return &g_array_index(g->mem, MemOp, g->mem_offset[id]);
+    /* none: g->mem may have no storage at all (NULL + 0 is undefined) */
+    return *n ? &g_array_index(g->mem, MemOp, g->mem_offset[id]) : NULL;
 }
 
 const int *graph_group(const Graph *g, int group, int *n)

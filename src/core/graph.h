@@ -22,7 +22,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "net/collective.h"
+#include "base/names.h"
 
 #define GRAPH_MAX_STREAMS    4
 #define GRAPH_MEM_CATEGORIES 8

@@ -18,7 +18,14 @@
 #include <string.h>
 
 #include "core/evq.h"
-#include "util/error.h"
+#include "net/net.h"
+#include "base/error.h"
+
+/* A replay with the network it ran on, which replay_free frees. */
+typedef struct {
+    Replay replay; /* first: a Replay * is a ReplayNet * */
+    Net *net;
+} ReplayNet;
 
 typedef struct {
     TaskId task;      /* running compute task, or TASK_NONE */
@@ -152,11 +159,15 @@ static void report_stuck(const Run *run, gsize ended, GError **error)
     g_string_free(s, TRUE);
 }
 
-Replay *engine_run(const Graph *g, Net *net, double interference, GError **error)
+Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
 {
     gsize n = graph_tasks(g);
     int ranks = graph_ranks(g);
-    Replay *r = g_new0(Replay, 1);
+    ReplayNet *rn = g_new0(ReplayNet, 1);
+    Net *net = rn->net =
+        net_new(desc->cluster, ranks, desc->algorithm, desc->contention, desc->tags);
+    double interference = desc->interference;
+    Replay *r = &rn->replay;
     r->tasks = n;
     r->ranks = ranks;
     r->start_s = g_new0(double, MAX(n, 1));
@@ -229,11 +240,36 @@ void replay_free(Replay *r)
 {
     if (!r)
         return;
+    net_free(((ReplayNet *)r)->net);
     g_free(r->start_s);
     g_free(r->end_s);
     g_free(r->critical);
     g_free(r->algorithm);
     g_free(r->peak_bytes);
     g_free(r->peak_split);
-    g_free(r);
+    g_free((ReplayNet *)r);
+}
+
+double replay_sent_bytes(const Replay *r, const Graph *g, TaskId id, int rank)
+{
+    const Task *t = graph_task(g, id);
+    g_assert(t->kind == TASK_COLLECTIVE);
+    int n;
+    const int *members = graph_group(g, t->owner, &n);
+    return net_sent_bytes(((const ReplayNet *)r)->net, (CollOp)t->op, members, n, t->bytes, rank);
+}
+
+const Topology *replay_topology(const Replay *r)
+{
+    return net_topology(((const ReplayNet *)r)->net);
+}
+
+double replay_link_bytes(const Replay *r, int link)
+{
+    return net_link_bytes(((const ReplayNet *)r)->net, link);
+}
+
+double replay_link_tag_bytes(const Replay *r, int link, int tag)
+{
+    return net_link_tag_bytes(((const ReplayNet *)r)->net, link, tag);
 }

@@ -5,18 +5,35 @@
  * when a task's last dependency ends, the task starts at once: compute ends
  * after its duration, a marker at once, a collective when the network says
  * it has ended. Memory operations apply at a task's start or end, and each
- * rank's peak (with its breakdown by category) is recorded. A GPU whose
- * spec has comm_compute_interference computes that much slower while any
- * collective it joins is running, its compute task's end moving as
- * collectives start and end. The engine knows tasks, resources and time,
- * nothing of transformers. */
+ * rank's peak (with its breakdown by category) is recorded. With an
+ * interference (the GPU spec's comm_interference, say) a GPU computes that
+ * much slower while any collective it joins is running, its compute task's
+ * end moving as collectives start and end. The engine knows tasks,
+ * resources and time, nothing of transformers. It builds the network from a
+ * description (EngineNet) and keeps it with the replay, which answers for
+ * it what the reports need (the bytes each rank sent, the links' load); its
+ * users never see it. */
 #ifndef PLANSIM_ENGINE_ENGINE_H
 #define PLANSIM_ENGINE_ENGINE_H
 
 #include <glib.h>
 
 #include "core/graph.h"
-#include "net/net.h"
+#include "net/topology.h"
+#include "spec/spec.h"
+
+/* The network a replay runs its collectives on: the GPUs of `cluster`, rank
+ * r on GPU r. */
+typedef struct {
+    const ClusterSpec *cluster;
+    CollAlgorithm algorithm; /* forced on every collective; AUTO: the cluster's
+                              * choice, else the fastest alone (net.h) */
+    gboolean contention;     /* transfers share links max-min fairly; else each
+                              * collective takes its time alone */
+    int tags;                /* task tags, for the links' bytes per purpose */
+    double interference;     /* compute on rank r slows by this fraction while r
+                              * communicates */
+} EngineNet;
 
 typedef struct {
     gsize tasks;
@@ -31,11 +48,21 @@ typedef struct {
     double *peak_split; /* per rank, GRAPH_MEM_CATEGORIES each: in use at that peak */
 } Replay;
 
-/* Replays a sealed graph on `net`; compute on rank r slows by `interference`
- * while r communicates. Fails (PS_ERROR_STUCK) when some task can never
- * start (a cycle), naming the first such tasks. */
-Replay *engine_run(const Graph *g, Net *net, double interference, GError **error);
+/* Replays a sealed graph on the network `desc` describes. Fails
+ * (PS_ERROR_STUCK) when some task can never start (a cycle), naming the
+ * first such tasks. */
+Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error);
 void replay_free(Replay *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Replay, replay_free)
+
+/* Bytes `rank` sent in collective task `id` of the replayed graph `g`, by
+ * the algorithm that ran it. */
+double replay_sent_bytes(const Replay *r, const Graph *g, TaskId id, int rank);
+
+/* The network's links, and the bytes each carried over the replay: in all,
+ * and labelled `tag`. */
+const Topology *replay_topology(const Replay *r);
+double replay_link_bytes(const Replay *r, int link);
+double replay_link_tag_bytes(const Replay *r, int link, int tag);
 
 #endif

@@ -1,4 +1,6 @@
-/* algorithm.c: building the phases of each collective algorithm.
+/* algorithm.c: the table of collective algorithms, each a row of whether
+ * it applies and how it builds its phases (SimGrid-style: a new algorithm
+ * is a row and its plan function), and the choice among them.
  *
  * Members are grouped by node in the order they are given; a group whose
  * nodes hold different numbers of members runs rings, not the
@@ -66,24 +68,26 @@ static void spread_free(Spread *s)
     g_free(s->count);
 }
 
-gboolean algo_applies(const Topology *t, CollOp op, CollAlgorithm a, const int *members, int n)
+struct CollRanks {
+    const Topology *t;
+    const int *members;
+    int n;
+    Spread s;
+};
+
+CollRanks *algo_ranks_new(const Topology *t, const int *members, int n)
 {
-    switch (a) {
-    case ALGORITHM_RING:
-        return op == COLL_ALL_REDUCE || op == COLL_ALL_GATHER || op == COLL_REDUCE_SCATTER;
-    case ALGORITHM_TREE:
-        return op == COLL_ALL_REDUCE && n > 2;
-    case ALGORITHM_HIERARCHICAL: {
-        Spread s = spread_new(t, members, n);
-        gboolean ok = op == COLL_ALL_REDUCE && s.nodes > 1 && s.per_node > 1 && s.uniform;
-        spread_free(&s);
-        return ok;
-    }
-    case ALGORITHM_DIRECT:
-        return op == COLL_ALL_TO_ALL || op == COLL_SEND_RECV;
-    default:
-        return FALSE;
-    }
+    CollRanks *r = g_new(CollRanks, 1);
+    *r = (CollRanks){t, members, n, spread_new(t, members, n)};
+    return r;
+}
+
+void algo_ranks_free(CollRanks *r)
+{
+    if (!r)
+        return;
+    spread_free(&r->s);
+    g_free(r);
 }
 
 static void add(CollPlan *plan, int src, int dst, double bytes)
@@ -137,21 +141,36 @@ static void ring_over(CollPlan *plan, const Topology *t, const int *gpus, int n,
     spread_free(&s);
 }
 
-static void ring_plan(CollPlan *plan, const Topology *t, CollOp op, const Spread *s, int n,
-                      double bytes)
+/* ---- the algorithms: whether each applies, and its plan ------------------ */
+
+static gboolean ring_applies(const CollRanks *r, CollOp op)
 {
-    int channels = s->nodes > 1 ? MAX(1, MIN(s->per_node, topology_nics(t))) : 1;
-    open_phase(plan, ring_steps(op, n) * topology_alpha(t, s->nodes > 1));
+    (void)r;
+    return op == COLL_ALL_REDUCE || op == COLL_ALL_GATHER || op == COLL_REDUCE_SCATTER;
+}
+
+static void ring_plan(CollPlan *plan, const CollRanks *r, CollOp op, double bytes)
+{
+    const Spread *s = &r->s;
+    int n = r->n, channels = s->nodes > 1 ? MAX(1, MIN(s->per_node, topology_nics(r->t))) : 1;
+    open_phase(plan, ring_steps(op, n) * topology_alpha(r->t, s->nodes > 1));
     rings(plan, s, n, channels, collective_sent_bytes(op, n, bytes));
+}
+
+static gboolean tree_applies(const CollRanks *r, CollOp op)
+{
+    return op == COLL_ALL_REDUCE && r->n > 2;
 }
 
 /* NCCL's double binary tree: two trees, each carrying half the data, the
  * second over the members in reverse so that the first's inner ranks are
  * its leaves; every rank then sends and receives about 2 S. */
-static void tree_plan(CollPlan *plan, const Topology *t, const Spread *s, const int *members, int n,
-                      double bytes)
+static void tree_plan(CollPlan *plan, const CollRanks *r, CollOp op, double bytes)
 {
-    open_phase(plan, 2 * ceil(log2(n)) * topology_alpha(t, s->nodes > 1));
+    (void)op;
+    const int *members = r->members;
+    int n = r->n;
+    open_phase(plan, 2 * ceil(log2(n)) * topology_alpha(r->t, r->s.nodes > 1));
     for (int tree = 0; tree < 2; tree++) {
         for (int i = 1; i < n; i++) {
             int child = tree ? members[n - 1 - i] : members[i];
@@ -162,8 +181,16 @@ static void tree_plan(CollPlan *plan, const Topology *t, const Spread *s, const 
     }
 }
 
-static void hierarchical_plan(CollPlan *plan, const Topology *t, const Spread *s, double bytes)
+static gboolean hierarchical_applies(const CollRanks *r, CollOp op)
 {
+    return op == COLL_ALL_REDUCE && r->s.nodes > 1 && r->s.per_node > 1 && r->s.uniform;
+}
+
+static void hierarchical_plan(CollPlan *plan, const CollRanks *ranks, CollOp op, double bytes)
+{
+    (void)op;
+    const Topology *t = ranks->t;
+    const Spread *s = &ranks->s;
     int g = s->per_node, k = s->nodes;
     double intra = (g - 1) * topology_alpha(t, FALSE);
     open_phase(plan, intra); /* reduce-scatter inside each node */
@@ -183,29 +210,72 @@ static void hierarchical_plan(CollPlan *plan, const Topology *t, const Spread *s
                   collective_sent_bytes(COLL_ALL_GATHER, g, bytes));
 }
 
-void algo_plan(CollPlan *plan, const Topology *t, CollOp op, CollAlgorithm a, const int *members,
-               int n, double bytes)
+static gboolean direct_applies(const CollRanks *r, CollOp op)
 {
-    g_assert(algo_applies(t, op, a, members, n));
+    (void)r;
+    return op == COLL_ALL_TO_ALL || op == COLL_SEND_RECV;
+}
+
+/* Send/recv: one message; all-to-all: S/n between every ordered pair. */
+static void direct_plan(CollPlan *plan, const CollRanks *r, CollOp op, double bytes)
+{
+    const int *members = r->members;
+    int n = r->n;
+    gboolean across = r->s.nodes > 1;
+    if (op == COLL_SEND_RECV) {
+        open_phase(plan, topology_alpha(r->t, across));
+        add(plan, members[0], members[1], bytes);
+        return;
+    }
+    open_phase(plan, (n - 1) * topology_alpha(r->t, across));
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j)
+                add(plan, members[i], members[j], bytes / n);
+}
+
+/* ---- the table, and the choice ------------------------------------------- */
+
+const CollAlgorithmRow algo_table[ALGORITHMS] = {
+    [ALGORITHM_AUTO] = {"auto", NULL, NULL},
+#define ALGORITHM(ID, name, forcible) [ALGORITHM_##ID] = {#name, name##_applies, name##_plan},
+#include "base/algorithms.def"
+#undef ALGORITHM
+};
+
+static gboolean applies(CollAlgorithm a, const CollRanks *r, CollOp op)
+{
+    return algo_table[a].plan && algo_table[a].applies(r, op);
+}
+
+static void fill(CollPlan *plan, CollAlgorithm a, const CollRanks *r, CollOp op, double bytes)
+{
     g_array_set_size(plan->transfers, 0);
     plan->n_phases = 0;
     plan->algorithm = a;
-    Spread s = spread_new(t, members, n);
-    if (a == ALGORITHM_RING) {
-        ring_plan(plan, t, op, &s, n, bytes);
-    } else if (a == ALGORITHM_TREE) {
-        tree_plan(plan, t, &s, members, n, bytes);
-    } else if (a == ALGORITHM_HIERARCHICAL) {
-        hierarchical_plan(plan, t, &s, bytes);
-    } else if (op == COLL_SEND_RECV) {
-        open_phase(plan, topology_alpha(t, s.nodes > 1));
-        add(plan, members[0], members[1], bytes);
-    } else { /* all-to-all */
-        open_phase(plan, (n - 1) * topology_alpha(t, s.nodes > 1));
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++)
-                if (i != j)
-                    add(plan, members[i], members[j], bytes / n);
+    algo_table[a].plan(plan, r, op, bytes);
+}
+
+double algo_choose(CollPlan *plan, const CollRanks *r, CollOp op, CollAlgorithm forced,
+                   double bytes, double (*cost)(const CollPlan *plan, void *ctx), void *ctx)
+{
+    /* a forced algorithm that does not apply falls back to the choice */
+    gboolean only_forced = applies(forced, r, op);
+    double best = INFINITY;
+    CollPlan *trial = algo_plan_new();
+    for (int a = 0; a < ALGORITHMS; a++) {
+        if (!applies((CollAlgorithm)a, r, op) || (only_forced && a != (int)forced))
+            continue;
+        fill(trial, (CollAlgorithm)a, r, op, bytes);
+        double c = cost(trial, ctx);
+        if (c < best) {
+            best = c;
+            CollPlan kept = *plan;
+            *plan = *trial;
+            *trial = kept;
+        }
     }
-    spread_free(&s);
+    algo_plan_free(trial);
+    g_assert(best < INFINITY); /* ring or direct applies to every op */
+    return best;
 }

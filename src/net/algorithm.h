@@ -47,13 +47,35 @@ typedef struct {
 CollPlan *algo_plan_new(void);
 void algo_plan_free(CollPlan *plan);
 
-/* Whether `a` can run `op` over `members` (ring always can, for the
- * reducing and gathering ops). */
-gboolean algo_applies(const Topology *t, CollOp op, CollAlgorithm a, const int *members, int n);
+/* The ranks of one collective, as the algorithms see them: the members in
+ * their given order, and grouped by node. */
+typedef struct CollRanks CollRanks;
 
-/* Fills `plan` with `op` of `bytes` over the `n` GPUs `members` run with
- * algorithm `a` (not AUTO; it must apply). */
-void algo_plan(CollPlan *plan, const Topology *t, CollOp op, CollAlgorithm a, const int *members,
-               int n, double bytes);
+/* The `n` GPUs `members` on `t` (both outlive it). */
+CollRanks *algo_ranks_new(const Topology *t, const int *members, int n);
+void algo_ranks_free(CollRanks *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CollRanks, algo_ranks_free)
+
+/* An algorithm: one row of algo_table. */
+typedef struct {
+    const char *name; /* as collective_algorithm_names has it */
+    /* Whether it can run `op` over these ranks. */
+    gboolean (*applies)(const CollRanks *r, CollOp op);
+    /* Appends the phases and transfers of `op` of `bytes` (collective.h's
+     * S) over these ranks to an empty `plan`; only where it applies. */
+    void (*plan)(CollPlan *plan, const CollRanks *r, CollOp op, double bytes);
+} CollAlgorithmRow;
+
+/* The algorithms, indexed by CollAlgorithm; ALGORITHM_AUTO's row is empty
+ * (no `plan`). A new algorithm is its NAME_applies and NAME_plan in
+ * algorithm.c plus its row in util/algorithms.def. */
+extern const CollAlgorithmRow algo_table[ALGORITHMS];
+
+/* Fills `plan` with `op` of `bytes` over `r` run by `forced` if it applies;
+ * otherwise (or for ALGORITHM_AUTO) by the applicable algorithm of least
+ * `cost`, the first in table order on ties, as NCCL's tuner picks one from
+ * its cost model. Returns that algorithm's cost. */
+double algo_choose(CollPlan *plan, const CollRanks *r, CollOp op, CollAlgorithm forced,
+                   double bytes, double (*cost)(const CollPlan *plan, void *ctx), void *ctx);
 
 #endif

@@ -8,20 +8,7 @@
 #ifndef PLANSIM_NET_COLLECTIVE_H
 #define PLANSIM_NET_COLLECTIVE_H
 
-typedef enum {
-    COLL_ALL_REDUCE,
-    COLL_ALL_GATHER,
-    COLL_REDUCE_SCATTER,
-    COLL_ALL_TO_ALL,
-    COLL_SEND_RECV,
-    COLL_N_OPS
-} CollOp;
-
-/* "all_reduce", "all_gather", ... as reports name them. */
-const char *collective_name(CollOp op);
-
-/* The op named `name`; FALSE if none is. */
-int collective_from_name(const char *name, CollOp *op);
+#include "base/names.h"
 
 /* Bytes each rank sends for `op` over n ranks with the ring algorithm:
  * 2(n-1)/n S for all-reduce, (n-1)/n S for the others, S for send/recv. */

@@ -111,8 +111,9 @@ void net_free(Net *net)
  * most loaded link's bytes over its capacity. For rings, trees and their
  * phases every flow on that link moves the same bytes, so this is the time
  * the flows take sharing it fairly: exactly the alpha-beta formulas. */
-static double alone_s(Net *net, const CollPlan *plan)
+static double alone_s(const CollPlan *plan, void *ctx)
 {
+    Net *net = ctx;
     const double *capacity = topology_capacities(net->topo);
     double total = 0;
     for (int p = 0; p < plan->n_phases; p++) {
@@ -147,29 +148,10 @@ static const PlanEntry *plan_for(Net *net, CollOp op, CollAlgorithm forced, cons
     PlanEntry *e = g_hash_table_lookup(net->plans, &key);
     if (e)
         return e;
-    static const CollAlgorithm candidates[] = {ALGORITHM_RING, ALGORITHM_TREE,
-                                               ALGORITHM_HIERARCHICAL, ALGORITHM_DIRECT};
     e = g_new0(PlanEntry, 1);
-    e->alone_s = INFINITY;
-    CollPlan *trial = algo_plan_new();
-    for (gsize i = 0; i < G_N_ELEMENTS(candidates); i++) {
-        CollAlgorithm a = candidates[i];
-        if (!algo_applies(net->topo, op, a, members, n))
-            continue;
-        if (forced != ALGORITHM_AUTO && a != forced &&
-            algo_applies(net->topo, op, forced, members, n))
-            continue; /* a forced algorithm that does not apply falls back to the choice */
-        algo_plan(trial, net->topo, op, a, members, n, bytes);
-        double t = alone_s(net, trial);
-        if (t < e->alone_s) {
-            e->alone_s = t;
-            CollPlan *keep = e->plan;
-            e->plan = trial;
-            trial = keep ? keep : algo_plan_new();
-        }
-    }
-    algo_plan_free(trial);
-    g_assert(e->plan);
+    e->plan = algo_plan_new();
+    g_autoptr(CollRanks) ranks = algo_ranks_new(net->topo, members, n);
+    e->alone_s = algo_choose(e->plan, ranks, op, forced, bytes, alone_s, net);
     PlanKey *stored = g_new(PlanKey, 1);
     *stored = key;
     g_hash_table_insert(net->plans, stored, e);

@@ -12,9 +12,10 @@
  *
  * Time alone: per phase its latency plus the most loaded link's bytes over
  * its capacity (for rings and trees, the alpha-beta formulas exactly).
- * Algorithm choice: forced by the plan, else by the cluster, else (auto)
- * the applicable algorithm that is fastest alone for that group and size,
- * as NCCL's tuner picks one from its cost model. Plans are cached per
+ * Algorithm choice (algo_choose, over algorithm.h's table): forced by the
+ * plan, else by the cluster, else (auto) the applicable algorithm that is
+ * fastest alone for that group and size, as NCCL's tuner picks one from
+ * its cost model. Plans are cached per
  * (group, op, bytes), so repeated collectives cost one lookup. */
 #ifndef PLANSIM_NET_NET_H
 #define PLANSIM_NET_NET_H

@@ -7,7 +7,7 @@
 
 #include "spec/json.h"
 #include "spec/spec.h"
-#include "util/error.h"
+#include "base/error.h"
 
 #define MAX_GPUS (1 << 20)
 

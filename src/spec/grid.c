@@ -1,8 +1,10 @@
 /* grid.c: plan grids, the spaces of plans a sweep walks.
  *
- * A grid is a list of axes, each a plan field and the values (as flag
- * strings) to try; an axis set again replaces the earlier one. Grid files
- * name plan fields as plan files do, each with a list of values. */
+ * A grid is a list of axes, each a scalar plan field and the values to try,
+ * parsed once when the grid is made (the same rules as plan files and
+ * flags); an axis set again replaces the earlier one. Grid files name plan
+ * fields as plan files do, each with a list of values. The default grid
+ * comes from the axis columns of plan_fields.def. */
 #include "spec/json.h"
 #include "spec/spec.h"
 
@@ -18,31 +20,24 @@ void plan_grid_free(PlanGrid *grid)
     if (!grid)
         return;
     for (guint i = 0; i < grid->axes->len; i++)
-        g_ptr_array_free(g_array_index(grid->axes, GridAxis, i).values, TRUE);
+        g_array_free(g_array_index(grid->axes, GridAxis, i).values, TRUE);
     g_array_free(grid->axes, TRUE);
     g_free(grid);
 }
 
-/* The axis of `field`, added empty if missing. */
-static GridAxis *axis(PlanGrid *grid, PlanField field)
+/* The axis of `field`, emptied, or added empty if missing. */
+static GArray *axis(PlanGrid *grid, PlanField field)
 {
     for (guint i = 0; i < grid->axes->len; i++) {
         GridAxis *a = &g_array_index(grid->axes, GridAxis, i);
         if (a->field == field) {
-            g_ptr_array_set_size(a->values, 0);
-            return a;
+            g_array_set_size(a->values, 0);
+            return a->values;
         }
     }
-    GridAxis a = {field, g_ptr_array_new_with_free_func(g_free)};
+    GridAxis a = {field, g_array_new(FALSE, FALSE, sizeof(int))};
     g_array_append_val(grid->axes, a);
-    return &g_array_index(grid->axes, GridAxis, grid->axes->len - 1);
-}
-
-void plan_grid_set(PlanGrid *grid, PlanField field, const char *const *values)
-{
-    GridAxis *a = axis(grid, field);
-    for (; *values; values++)
-        g_ptr_array_add(a->values, g_strdup(*values));
+    return a.values;
 }
 
 void plan_grid_remove(PlanGrid *grid, PlanField field)
@@ -50,23 +45,44 @@ void plan_grid_remove(PlanGrid *grid, PlanField field)
     for (guint i = 0; i < grid->axes->len; i++) {
         GridAxis *a = &g_array_index(grid->axes, GridAxis, i);
         if (a->field == field) {
-            g_ptr_array_free(a->values, TRUE);
+            g_array_free(a->values, TRUE);
             g_array_remove_index(grid->axes, i);
             return;
         }
     }
 }
 
-/* A grid value as a flag would give it. */
-static char *grid_value(const cJSON *item)
+/* The divisors of n up to `most`. */
+static void add_divisors(GArray *values, int n, int most)
 {
-    if (cJSON_IsBool(item))
-        return g_strdup(cJSON_IsTrue(item) ? "true" : "false");
-    if (cJSON_IsString(item))
-        return g_strdup(item->valuestring);
-    if (cJSON_IsNumber(item))
-        return g_strdup_printf("%.17g", item->valuedouble);
-    return NULL;
+    for (int d = 1; d <= MIN(n, most); d++)
+        if (n % d == 0)
+            g_array_append_val(values, d);
+}
+
+PlanGrid *plan_grid_default(const ModelSpec *model, const ClusterSpec *cluster)
+{
+    PlanGrid *grid = plan_grid_new();
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        const PlanFieldInfo *d = &plan_fields[f];
+        if (d->axis == AXIS_NONE)
+            continue;
+        GArray *values = axis(grid, (PlanField)f);
+        if (d->axis == AXIS_HEAD_DIVISORS)
+            add_divisors(values, model->attention_heads, cluster->gpus_per_node);
+        if (d->axis == AXIS_LAYER_DIVISORS)
+            add_divisors(values, model->layers, cluster_spec_gpus(cluster));
+        if (d->axis != AXIS_VALUES)
+            continue;
+        g_auto(GStrv) words = g_strsplit(d->axis_values, ",", -1);
+        for (char **w = words; *w; w++) {
+            int v;
+            gboolean ok = plan_field_parse((PlanField)f, *w, d->name, &v, NULL);
+            g_assert(ok); /* the table's own values */
+            g_array_append_val(values, v);
+        }
+    }
+    return grid;
 }
 
 gboolean plan_grid_load(PlanGrid *grid, const char *path, GError **error)
@@ -75,24 +91,33 @@ gboolean plan_grid_load(PlanGrid *grid, const char *path, GError **error)
     if (!doc || !json_check_keys(doc, doc->root, "$", plan_field_names(), error))
         return FALSE;
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
-        const cJSON *list =
-            cJSON_GetObjectItemCaseSensitive(doc->root, plan_field_name((PlanField)f));
+        const char *name = plan_fields[f].name;
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc->root, name);
         if (!list)
             continue;
-        if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0) {
-            json_fail(error, doc, "$", plan_field_name((PlanField)f), list,
-                      "a non-empty list of values");
+        if (!cJSON_IsArray(list) || !list->child || plan_fields[f].kind == FIELD_LIST) {
+            json_fail(error, doc, "$", name, list, "a non-empty list of values");
             return FALSE;
         }
-        GridAxis *a = axis(grid, (PlanField)f);
-        for (const cJSON *item = list->child; item; item = item->next) {
-            char *value = grid_value(item);
-            if (!value) {
-                json_fail(error, doc, "$", plan_field_name((PlanField)f), item,
-                          "numbers, strings or booleans in the list");
+        GArray *values = axis(grid, (PlanField)f);
+        const cJSON *item;
+        cJSON_ArrayForEach(item, list)
+        {
+            /* a value as a flag would give it */
+            g_autofree char *text =
+                cJSON_IsBool(item)     ? g_strdup(cJSON_IsTrue(item) ? "true" : "false")
+                : cJSON_IsString(item) ? g_strdup(item->valuestring)
+                : cJSON_IsNumber(item) ? g_strdup_printf("%.17g", item->valuedouble)
+                                       : NULL;
+            g_autofree char *where = g_strdup_printf("%s: $.%s", path, name);
+            int v;
+            if (!text) {
+                json_fail(error, doc, "$", name, item, "numbers, strings or booleans in the list");
                 return FALSE;
             }
-            g_ptr_array_add(a->values, value);
+            if (!plan_field_parse((PlanField)f, text, where, &v, error))
+                return FALSE;
+            g_array_append_val(values, v);
         }
     }
     return TRUE;
@@ -107,4 +132,15 @@ gint64 plan_grid_size(const PlanGrid *grid)
             return -1;
     }
     return n;
+}
+
+void plan_grid_apply(const PlanGrid *grid, gint64 combo, PlanSpec *plan)
+{
+    for (int a = (int)grid->axes->len - 1; a >= 0; a--) {
+        const GridAxis *axis = &g_array_index(grid->axes, GridAxis, a);
+        guint n = axis->values->len;
+        int v = g_array_index(axis->values, int, combo % n);
+        combo /= n;
+        plan_field_put(plan, axis->field, v, plan_fields[axis->field].name);
+    }
 }

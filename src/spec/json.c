@@ -1,5 +1,9 @@
 /* json.c: cJSON helpers that turn every bad value into one error line.
  *
+ * Every file is read through text_read_input (a size cap, regular files
+ * only) and checked whole once parsed: no key twice in one object, and UTF-8
+ * keys and strings, so that no loader needs to look for either.
+ *
  * Invariant: a getter either stores a validated value and returns TRUE, or
  * sets `error` and returns FALSE leaving *out untouched. */
 #include "spec/json.h"
@@ -8,8 +12,29 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "util/error.h"
-#include "util/text.h"
+#include "base/error.h"
+#include "base/text.h"
+
+/* The longest value an error quotes whole, in bytes. */
+#define VALUE_TEXT_MAX 64
+
+char *json_value_text(const cJSON *item)
+{
+    if (!item)
+        return g_strdup("nothing");
+    char *printed = cJSON_PrintUnformatted(item);
+    if (!printed)
+        return g_strdup("?");
+    gsize cut = strlen(printed);
+    if (cut > VALUE_TEXT_MAX) { /* cut at a character's start, not inside one */
+        cut = VALUE_TEXT_MAX;
+        while (cut > 0 && (printed[cut] & 0xC0) == 0x80)
+            cut--;
+    }
+    char *text = printed[cut] ? g_strdup_printf("%.*s...", (int)cut, printed) : g_strdup(printed);
+    cJSON_free(printed);
+    return text;
+}
 
 void json_fail(GError **error, const JsonDoc *doc, const char *where, const char *key,
                const cJSON *item, const char *expected_fmt, ...)
@@ -18,9 +43,9 @@ void json_fail(GError **error, const JsonDoc *doc, const char *where, const char
     va_start(ap, expected_fmt);
     g_autofree char *expected = g_strdup_vprintf(expected_fmt, ap);
     va_end(ap);
-    g_autofree char *got = item ? cJSON_PrintUnformatted(item) : g_strdup("nothing");
+    g_autofree char *got = json_value_text(item);
     g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: %s%s%s: expected %s, got %s", doc->path,
-                where, key ? "." : "", key ? key : "", expected, got ? got : "?");
+                where, key ? "." : "", key ? key : "", expected, got);
 }
 
 /* Line and column (1-based) of byte `offset` in `text`. */
@@ -38,20 +63,54 @@ static void line_column(const char *text, gsize offset, int *line, int *column)
     }
 }
 
+/* Checks every value under `item`, whose path is `path`: no object gives a
+ * key twice (cJSON would keep both and lookups see the first), and every
+ * key and string is UTF-8. Recursion is bounded by cJSON's nesting limit. */
+static gboolean check_tree(const JsonDoc *doc, const cJSON *item, GString *path, GError **error)
+{
+    if (cJSON_IsString(item) && !g_utf8_validate(item->valuestring, -1, NULL)) {
+        json_fail(error, doc, path->str, NULL, item, "valid UTF-8 text");
+        return FALSE;
+    }
+    if (!item->child)
+        return TRUE;
+    gboolean object = cJSON_IsObject(item), ok = TRUE;
+    g_autoptr(GHashTable) keys =
+        object && item->child->next ? g_hash_table_new(g_str_hash, g_str_equal) : NULL;
+    gsize at = path->len;
+    int index = 0;
+    const cJSON *child;
+    cJSON_ArrayForEach(child, item)
+    {
+        if (object && !g_utf8_validate(child->string, -1, NULL)) {
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                        "%s: %s: expected keys of valid UTF-8 text, got \"%s\"", doc->path,
+                        path->str, child->string);
+            return FALSE;
+        }
+        if (object)
+            g_string_append_printf(path, ".%s", child->string);
+        else
+            g_string_append_printf(path, "[%d]", index++);
+        if (keys && !g_hash_table_add(keys, child->string)) {
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: %s: key given twice", doc->path,
+                        path->str);
+            return FALSE;
+        }
+        ok = check_tree(doc, child, path, error);
+        g_string_truncate(path, at);
+        if (!ok)
+            return FALSE;
+    }
+    return TRUE;
+}
+
 JsonDoc *json_doc_load(const char *path, GError **error)
 {
     g_autofree char *text = NULL;
     gsize len = 0;
-    GError *local = NULL;
-    if (!g_file_get_contents(path, &text, &len, &local)) {
-        if (!g_file_test(path, G_FILE_TEST_EXISTS))
-            g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: no such file", path);
-        else
-            g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: cannot read: %s", path,
-                        local->message);
-        g_error_free(local);
+    if (!text_read_input(path, &text, &len, error))
         return NULL;
-    }
     if (strlen(text) != len) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: not a JSON text (it contains a NUL byte)",
                     path);
@@ -67,15 +126,17 @@ JsonDoc *json_doc_load(const char *path, GError **error)
                     line, column);
         return NULL;
     }
-    JsonDoc *doc = g_new0(JsonDoc, 1);
+    g_autoptr(JsonDoc) doc = g_new0(JsonDoc, 1);
     doc->path = g_strdup(path);
     doc->root = root;
     if (!cJSON_IsObject(root)) {
         json_fail(error, doc, "$", NULL, root, "a JSON object");
-        json_doc_free(doc);
         return NULL;
     }
-    return doc;
+    g_autoptr(GString) where = g_string_new("$");
+    if (!check_tree(doc, root, where, error))
+        return NULL;
+    return g_steal_pointer(&doc);
 }
 
 void json_doc_free(JsonDoc *doc)
@@ -90,16 +151,12 @@ void json_doc_free(JsonDoc *doc)
 gboolean json_check_keys(const JsonDoc *doc, const cJSON *obj, const char *where,
                          const char *const *known, GError **error)
 {
-    for (const cJSON *item = obj->child; item; item = item->next) {
+    const cJSON *item;
+    cJSON_ArrayForEach(item, obj)
+    {
         gboolean found = FALSE;
         for (const char *const *k = known; *k && !found; k++)
             found = strcmp(*k, item->string) == 0;
-        /* the same key twice is as suspicious as an unknown one */
-        if (found && cJSON_GetObjectItemCaseSensitive(obj, item->string) != item) {
-            g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: %s.%s: key given twice", doc->path,
-                        where, item->string);
-            return FALSE;
-        }
         if (!found) {
             const char *near = text_nearest(item->string, known);
             g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: %s.%s: unknown key%s%s%s", doc->path,
@@ -216,6 +273,13 @@ gboolean json_string(const JsonDoc *doc, const cJSON *obj, const char *where, co
     if (!cJSON_IsString(item) || !item->valuestring[0]) {
         json_fail(error, doc, where, key, item, "a non-empty string");
         return FALSE;
+    }
+    /* a name goes into reports: a newline or an escape would break them */
+    for (const char *c = item->valuestring; *c; c++) {
+        if ((guchar)*c < 0x20 || *c == 0x7f) {
+            json_fail(error, doc, where, key, item, "a string without control characters");
+            return FALSE;
+        }
     }
     *out = g_strdup(item->valuestring);
     return TRUE;

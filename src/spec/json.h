@@ -14,13 +14,16 @@ typedef struct {
     cJSON *root; /* owned */
 } JsonDoc;
 
-/* Reads and parses `path`; the root must be an object. Malformed JSON is
- * reported with its line and column. */
+/* Reads (text_read_input: a regular file within the size limit) and parses
+ * `path`; the root must be an object, no object may give a key twice, and
+ * every key and string must be UTF-8 (errors name the JSON path). Malformed
+ * JSON is reported with its line and column. */
 JsonDoc *json_doc_load(const char *path, GError **error);
 void json_doc_free(JsonDoc *doc);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(JsonDoc, json_doc_free)
 
-/* Fails on the first key of `obj` not in the NULL-terminated `known`,
+/* Fails on the first key of `obj` not in the NULL-terminated `known`
+ * (json_doc_load has refused a key given twice),
  * suggesting the nearest known key. */
 gboolean json_check_keys(const JsonDoc *doc, const cJSON *obj, const char *where,
                          const char *const *known, GError **error);
@@ -44,13 +47,18 @@ gboolean json_number(const JsonDoc *doc, const cJSON *obj, const char *where, co
 gboolean json_bool(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,
                    gboolean required, gboolean fallback, gboolean *out, GError **error);
 
-/* A non-empty string; absent: a copy of fallback (NULL allowed), or an error
- * if required. *out is newly allocated. */
+/* A non-empty string without control characters (it may reach a report);
+ * absent: a copy of fallback (NULL allowed), or an error if required. *out
+ * is newly allocated. */
 gboolean json_string(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,
                      gboolean required, const char *fallback, char **out, GError **error);
 
+/* `item` printed as JSON for an error message, cut after 64 bytes (and then
+ * ending in "..."), or "nothing" when NULL. Newly allocated. */
+char *json_value_text(const cJSON *item);
+
 /* Sets the standard error for a bad value: "FILE: WHERE.KEY: expected
- * EXPECTED, got VALUE" where VALUE is the item printed as JSON. */
+ * EXPECTED, got VALUE" where VALUE is json_value_text(item). */
 void json_fail(GError **error, const JsonDoc *doc, const char *where, const char *key,
                const cJSON *item, const char *expected_fmt, ...) G_GNUC_PRINTF(6, 7);
 

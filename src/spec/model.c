@@ -8,7 +8,7 @@
 
 #include "spec/json.h"
 #include "spec/spec.h"
-#include "util/error.h"
+#include "base/error.h"
 
 static const char *const model_keys[] = {
     "name",       "layers",     "hidden_size", "attention_heads", "kv_heads", "ffn_hidden_size",
@@ -94,9 +94,12 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
                   "\"silu\" or a \"gelu\" variant");
         return FALSE;
     }
-    if (!name) { /* the file's name, without its folder and ".json" */
+    if (!name) { /* the file's name, without its folder and ".json", made
+                  * printable as JSON names are checked to be */
         g_autofree char *base = g_path_get_basename(doc->path);
-        name = g_str_has_suffix(base, ".json") ? g_strndup(base, strlen(base) - 5) : g_strdup(base);
+        if (g_str_has_suffix(base, ".json"))
+            base[strlen(base) - 5] = '\0';
+        name = ps_error_escape(base);
     }
     m->name = g_steal_pointer(&name);
     return TRUE;

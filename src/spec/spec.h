@@ -14,6 +14,8 @@
 
 #include <glib.h>
 
+#include "base/names.h"
+
 /* ---- model ------------------------------------------------------------ */
 
 typedef enum { MLP_GELU, MLP_SWIGLU } MlpKind;
@@ -56,20 +58,6 @@ typedef struct {
                                 * runs communication kernels, [0, 0.95] */
 } GpuSpec;
 
-/* Collective algorithms (NCCL's): a plan or cluster may force one of the
- * first four; "direct" is all-to-all's and send/recv's own. */
-typedef enum {
-    ALGORITHM_AUTO,
-    ALGORITHM_RING,
-    ALGORITHM_TREE,
-    ALGORITHM_HIERARCHICAL,
-    ALGORITHM_DIRECT,
-    ALGORITHMS
-} CollAlgorithm;
-
-/* "auto", "ring", "tree", "hierarchical", "direct". */
-const char *collective_algorithm_name(CollAlgorithm a);
-
 typedef struct {
     char *name;
     int nodes;
@@ -92,64 +80,49 @@ int cluster_spec_gpus(const ClusterSpec *cluster);
 
 /* ---- plan ------------------------------------------------------------- */
 
-typedef enum { SCHEDULE_NAIVE, SCHEDULE_GPIPE, SCHEDULE_1F1B, SCHEDULE_INTERLEAVED } Schedule;
-typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;
-typedef enum { DTYPE_BF16 } Dtype;
+/* A list of integers (layers_per_stage); v NULL when empty. */
+typedef struct {
+    int *v;
+    int n;
+} PlanList;
 
-/* Rank numbering, fastest-varying coordinate first (Megatron-LM's order
- * strings): RANK_ORDER_TP_DP_PP, the default, keeps a tensor-parallel group
- * on consecutive GPUs, so inside a node. */
+/* The plan's fields (plan_fields.def), in the order reports list them. */
 typedef enum {
-    RANK_ORDER_TP_DP_PP,
-    RANK_ORDER_TP_PP_DP,
-    RANK_ORDER_DP_TP_PP,
-    RANK_ORDER_DP_PP_TP,
-    RANK_ORDER_PP_TP_DP,
-    RANK_ORDER_PP_DP_TP
-} RankOrder;
-
-/* The plan's fields, in the order reports list them. */
-typedef enum {
-    PLAN_TP,
-    PLAN_PP,
-    PLAN_DP,
-    PLAN_MICRO_BATCH_SIZE,
-    PLAN_GLOBAL_BATCH_SIZE,
-    PLAN_SCHEDULE,
-    PLAN_VIRTUAL_STAGES,
-    PLAN_LAYERS_PER_STAGE,
-    PLAN_RANK_ORDER,
-    PLAN_ZERO_STAGE,
-    PLAN_SEQUENCE_PARALLEL,
-    PLAN_RECOMPUTE,
-    PLAN_OVERLAP_GRAD_REDUCE,
-    PLAN_DDP_BUCKET_SIZE,
-    PLAN_DTYPE,
-    PLAN_COLLECTIVE_ALGORITHM,
-    PLAN_LINK_CONTENTION,
+#define PLAN_FIELD(ID, ...) PLAN_##ID,
+#include "spec/plan_fields.def"
+#undef PLAN_FIELD
     PLAN_N_FIELDS
 } PlanField;
 
+typedef enum { FIELD_INT, FIELD_BOOL, FIELD_CHOICE, FIELD_LIST } PlanFieldKind;
+
+/* A plan field's declaration: one row of plan_fields.def. */
 typedef struct {
-    int tp, pp, dp;        /* dp 0 until resolved: GPUs / (tp * pp) */
-    int micro_batch_size;  /* b, sequences */
-    int global_batch_size; /* B, sequences per step; 0 until resolved: b * dp */
-    Schedule schedule;
-    int virtual_stages; /* v, model chunks per pipeline rank */
-    /* layers of each of the pp x v model chunks, in model order (chunk c of
-     * stage s is chunk c * pp + s); NULL until resolved, then an even split
-     * unless given */
-    int *layers_per_stage;
-    int n_layers_per_stage;
-    RankOrder rank_order;
-    int zero_stage; /* 0..3 */
-    gboolean sequence_parallel;
-    Recompute recompute;
-    gboolean overlap_grad_reduce;
-    int ddp_bucket_size;      /* parameters per gradient bucket */
-    Dtype dtype;              /* of parameters, gradients and activations */
-    CollAlgorithm algorithm;  /* forced on every collective; AUTO: the cluster's */
-    gboolean link_contention; /* transfers share links; else each runs alone */
+    const char *name; /* JSON key, CSV column, report name */
+    PlanFieldKind kind;
+    const char *flag;           /* long flag without "--" */
+    int min, max;               /* INT, and each entry of a LIST */
+    const char *const *choices; /* CHOICE: names indexed by value */
+    const char *alias;          /* INT: a word that means max, or NULL */
+    int fallback;               /* the default */
+    enum { AXIS_NONE, AXIS_VALUES, AXIS_HEAD_DIVISORS, AXIS_LAYER_DIVISORS } axis;
+    const char *axis_values; /* AXIS_VALUES: comma-separated values */
+    const char *help;
+    gsize offset; /* of the member in PlanSpec */
+} PlanFieldInfo;
+
+/* The table, indexed by PlanField. */
+extern const PlanFieldInfo plan_fields[PLAN_N_FIELDS];
+
+/* A plan: one member per row of plan_fields.def (tp, pp, dp,
+ * micro_batch_size, schedule, zero_stage, ...; see the rows for their
+ * meaning). dp and global_batch_size are 0 and layers_per_stage empty until
+ * plan_spec_resolve. Layers of each of the pp x v model chunks are in model
+ * order: chunk c of stage s is chunk c * pp + s. */
+typedef struct {
+#define PLAN_FIELD(ID, member, kind, ctype, ...) ctype member;
+#include "spec/plan_fields.def"
+#undef PLAN_FIELD
     /* where each field's value came from: "FILE: $.key", "--flag" or NULL
      * (the default), for error messages */
     char *origin[PLAN_N_FIELDS];
@@ -166,44 +139,54 @@ PlanSpec *plan_spec_copy(const PlanSpec *plan);
 /* Applies the keys of a plan file over `plan`. */
 gboolean plan_spec_load(PlanSpec *plan, const char *path, GError **error);
 
-/* Applies one field from a string (a command-line flag named `flag`,
- * e.g. "--tp"); `value` NULL means a bare boolean flag (true). */
-gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *value, const char *flag,
+/* Parses `text` (a flag's value: "8", "1f1b", "true", "12,12") into field
+ * `field`, which then comes from `origin` (e.g. "--tp"). */
+gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *text, const char *origin,
                        GError **error);
+
+/* A scalar field's value (an INT, a BOOL's 0 or 1, a CHOICE's index), and
+ * storing one that plan_field_parse returned, from `origin` (NULL: keep the
+ * field's origin). */
+int plan_field_get(const PlanSpec *plan, PlanField field);
+void plan_field_put(PlanSpec *plan, PlanField field, int value, const char *origin);
+
+/* Parses the text of a scalar field's value into `value`, as plan_spec_set
+ * would store it; `origin` names the value's source in the error. */
+gboolean plan_field_parse(PlanField field, const char *text, const char *origin, int *value,
+                          GError **error);
 
 /* Resolves defaults that depend on the cluster and the model (dp,
  * global_batch_size, layers_per_stage) and checks the plan against them:
- * sizes, divisibility, GPU count, pipeline schedule. */
+ * sizes, divisibility, GPU count. The strategies check the rest of their
+ * own fields (strategy_check). */
 gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
                            GError **error);
 
 /* Micro-batches per step per pipeline: B / (b * dp). Resolved plans only. */
 int plan_spec_micro_batches(const PlanSpec *plan);
 
-/* The JSON/CSV name of a field ("tp", "micro_batch_size", ...), and all
- * of them, NULL-terminated. */
-const char *plan_field_name(PlanField field);
+/* The field's JSON names, NULL-terminated. */
 const char *const *plan_field_names(void);
 
-/* Whether a field's value is a word ("1f1b") rather than a number or a
- * boolean, so that JSON quotes it; whether it is a list of integers. */
-gboolean plan_field_is_word(PlanField field);
-gboolean plan_field_is_list(PlanField field);
-
-/* The field's resolved value as text ("8", "1f1b", "true", "12,12"), for
- * reports. */
+/* The field's value as text ("8", "1f1b", "true", "12,12"), for reports. */
 char *plan_field_text(const PlanSpec *plan, PlanField field);
 
 /* A description of where a field came from, for errors: "FILE: $.tp",
  * "--tp", or the field's name ("tp") for a default. */
 const char *plan_field_origin(const PlanSpec *plan, PlanField field);
 
+/* Fails (PS_ERROR_INPUT) with "ORIGIN: expected EXPECTED, got VALUE" for a
+ * field whose value breaks a rule; the error's reason (ps_error_reason) is
+ * the message without its value. Returns FALSE. */
+gboolean plan_field_fail(GError **error, const PlanSpec *plan, PlanField field, const char *fmt,
+                         ...) G_GNUC_PRINTF(4, 5);
+
 /* ---- plan grids (sweeps) ---------------------------------------------- */
 
-/* Values to try for one plan field, as flag strings ("8", "true", "1f1b"). */
+/* Values to try for one scalar plan field (as plan_field_get gives them). */
 typedef struct {
     PlanField field;
-    GPtrArray *values; /* char *, owned */
+    GArray *values; /* int */
 } GridAxis;
 
 /* The plans of a sweep: every combination of one value per axis. */
@@ -215,8 +198,9 @@ PlanGrid *plan_grid_new(void);
 void plan_grid_free(PlanGrid *grid);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PlanGrid, plan_grid_free)
 
-/* Sets the values of `field` (replacing any), from a NULL-terminated list. */
-void plan_grid_set(PlanGrid *grid, PlanField field, const char *const *values);
+/* The default space of a sweep: the fields' axes of plan_fields.def, for
+ * this model on this cluster. */
+PlanGrid *plan_grid_default(const ModelSpec *model, const ClusterSpec *cluster);
 
 /* Removes the axis of `field`, if any (the field then keeps the base
  * plan's value). */
@@ -229,5 +213,9 @@ gboolean plan_grid_load(PlanGrid *grid, const char *path, GError **error);
 /* Combinations in the grid (the product of the axes' sizes), or -1 when
  * more than 2^31. */
 gint64 plan_grid_size(const PlanGrid *grid);
+
+/* Sets `plan`'s grid fields to combination `combo` (the last axis varies
+ * fastest). */
+void plan_grid_apply(const PlanGrid *grid, gint64 combo, PlanSpec *plan);
 
 #endif

@@ -7,22 +7,22 @@
  * states, the units in schedule order, the strategies' step_end, the
  * optimizer step, their after_optimizer, and a "step end" marker that
  * waits for the communication stream. A forward piece allocates the
- * activations it keeps when it starts, a replay those it re-creates; the
- * piece's backward frees both when it ends. */
+ * activations it keeps when it starts, a strategy's own piece of a layer
+ * block (a replay) those it re-creates; the block's backward frees both
+ * when it ends (emit_keep_activations). */
 #include "strategy/emit.h"
 
 #include <string.h>
 
 #include "strategy/strategy.h"
-#include "util/error.h"
+#include "base/error.h"
 
 /* What one piece costs and keeps, and the names of its tasks. */
 typedef struct {
-    double seconds, flops; /* forward; backward is twice */
-    double kept_bytes;     /* activations kept from forward for backward */
-    double replay_seconds, replay_flops, replay_bytes; /* recomputation's replay */
-    gboolean replays;                                  /* whether recomputation replays anything */
-    const char *name[PHASES]; /* formats of the micro-batch and the layer */
+    double seconds, flops;    /* forward; backward is twice */
+    double kept_bytes;        /* activations forward keeps for backward, all of them */
+    const char *name[PHASES]; /* forward's and backward's: formats of the micro-batch
+                               * and the layer */
 } Cost;
 
 struct Emit {
@@ -40,9 +40,11 @@ struct Emit {
     int *chunk_first;  /* per model chunk: its first segment; one more entry */
     /* the rank being emitted */
     int rank, stage;
-    double params;         /* held by the rank */
-    int shards[MEM_KINDS]; /* ways each kind of model state is split */
-    GArray *gates;         /* TaskId: what the next compute-stream task waits for */
+    double params;               /* held by the rank */
+    int shards[MEM_KINDS];       /* ways each kind of model state is split */
+    double kept[TF_BLOCKS];      /* activations a layer block's forward keeps */
+    double recreated[TF_BLOCKS]; /* and a replay re-creates (emit_keep_activations) */
+    GArray *gates;               /* TaskId: what the next compute-stream task waits for */
     const Strategy *active[STRATEGY_MAX + 1]; /* NULL-terminated */
     void *state[STRATEGY_MAX];
 };
@@ -85,6 +87,16 @@ const PlanSpec *emit_plan(const Emit *e)
     return e->plan;
 }
 
+const GpuSpec *emit_gpu(const Emit *e)
+{
+    return &e->cluster->gpu;
+}
+
+Shard emit_shard(const Emit *e)
+{
+    return (Shard){e->plan->micro_batch_size, e->plan->tp, e->plan->sequence_parallel};
+}
+
 int emit_micro_batches(const Emit *e)
 {
     return e->micro_batches;
@@ -121,6 +133,12 @@ void emit_shard_state(Emit *e, MemKind kind, int ways)
 {
     g_assert((kind == MEM_PARAMS || kind == MEM_GRADS || kind == MEM_OPTIMIZER) && ways >= 1);
     e->shards[kind] = ways;
+}
+
+void emit_keep_activations(Emit *e, Block block, double kept, double recreated)
+{
+    e->kept[block] = kept;
+    e->recreated[block] = recreated;
 }
 
 /* The task just appended to the compute stream waits for the gates. */
@@ -210,41 +228,34 @@ void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 /* ---- costs and chunks ------------------------------------------------------ */
 
 static Cost cost(const GpuSpec *gpu, const OpList *ops, double kept_bytes, const char *fwd,
-                 const char *bwd, const char *replay)
+                 const char *bwd)
 {
     return (Cost){.seconds = tf_ops_s(gpu, ops),
                   .flops = tf_ops_flops(ops, TRUE),
                   .kept_bytes = kept_bytes,
-                  .name = {fwd, bwd, replay}};
+                  .name = {[PHASE_FORWARD] = fwd, [PHASE_BACKWARD] = bwd}};
 }
 
 static void compute_costs(Emit *e)
 {
     const ModelSpec *m = e->model;
-    const GpuSpec *gpu = &e->cluster->gpu;
-    Recompute rc = e->plan->recompute;
-    Shard sh = {e->plan->micro_batch_size, e->plan->tp, e->plan->sequence_parallel};
+    const GpuSpec *gpu = emit_gpu(e);
+    Shard sh = emit_shard(e);
     OpList ops;
     tf_embedding_ops(m, sh, &ops);
     e->embedding = cost(gpu, &ops, tf_embedding_activation_bytes(m, sh), "fwd mb%d embedding",
-                        "bwd mb%d embedding", NULL);
+                        "bwd mb%d embedding");
     tf_head_ops(m, sh, &ops);
-    e->head =
-        cost(gpu, &ops, tf_head_activation_bytes(m, sh), "fwd mb%d head", "bwd mb%d head", NULL);
-    static const char *const names[TF_BLOCKS][PHASES] = {
-        {"fwd mb%d L%d attn", "bwd mb%d L%d attn", "recompute mb%d L%d attn"},
-        {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp", "recompute mb%d L%d mlp"},
+    e->head = cost(gpu, &ops, tf_head_activation_bytes(m, sh), "fwd mb%d head", "bwd mb%d head");
+    static const char *const names[TF_BLOCKS][2] = {
+        {"fwd mb%d L%d attn", "bwd mb%d L%d attn"},
+        {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp"},
     };
     for (int b = 0; b < TF_BLOCKS; b++) {
-        Cost *c = &e->block[b];
         tf_block_ops(m, (Block)b, sh, &ops);
-        *c = cost(gpu, &ops, tf_block_activation_bytes(m, (Block)b, sh, rc), names[b][0],
-                  names[b][1], names[b][2]);
-        tf_block_replay_ops(m, (Block)b, sh, rc, &ops);
-        c->replays = ops.n > 0;
-        c->replay_seconds = tf_ops_s(gpu, &ops);
-        c->replay_flops = tf_ops_flops(&ops, TRUE);
-        c->replay_bytes = tf_block_replay_bytes(m, (Block)b, sh, rc);
+        /* everything its backward needs; a strategy may keep less */
+        double kept = tf_block_activation_bytes(m, (Block)b, sh, RECOMPUTE_NONE);
+        e->block[b] = cost(gpu, &ops, kept, names[b][0], names[b][1]);
     }
 }
 
@@ -257,7 +268,7 @@ static void lay_out_chunks(Emit *e)
 {
     const ModelSpec *m = e->model;
     const PlanSpec *plan = e->plan;
-    int tp = plan->tp, chunks = plan->n_layers_per_stage;
+    int tp = plan->tp, chunks = plan->layers_per_stage.n;
     double embedding = tf_embedding_params(m, tp), layer = tf_layer_params(m, tp);
     double words = m->tied_embeddings ? (double)m->vocab_size * m->hidden_size / tp : 0;
     double head = tf_head_params(m, tp) + (plan->pp > 1 ? words : 0);
@@ -268,7 +279,7 @@ static void lay_out_chunks(Emit *e)
         e->chunk_first[g] = n;
         if (g == 0)
             e->segments[n++] = (Segment){SEGMENT_EMBEDDING, -1, embedding, embedding};
-        for (int i = 0; i < plan->layers_per_stage[g]; i++, layer_index++)
+        for (int i = 0; i < plan->layers_per_stage.v[g]; i++, layer_index++)
             e->segments[n++] = (Segment){SEGMENT_LAYER, layer_index, layer, layer};
         if (g == chunks - 1)
             e->segments[n++] = (Segment){SEGMENT_HEAD, -1, head, tf_head_params(m, tp) + words};
@@ -292,50 +303,53 @@ static const Cost *cost_of(const Emit *e, const Segment *seg, Block block)
 
 /* ---- units ----------------------------------------------------------------- */
 
-/* One piece in one phase: hooks, the compute task, its activations. */
-static TaskId emit_piece(Emit *e, const Unit *u, const Segment *seg, Block block, Phase phase)
+/* A piece's compute task between the strategies' piece hooks, with its
+ * activations: allocated when it starts, or (`at_end`) freed when it ends. */
+static TaskId piece_task(Emit *e, const PieceRef *p, double seconds, double flops, TaskTag tag,
+                         TaskName name, double activation_bytes, gboolean at_end)
 {
-    const Cost *c = cost_of(e, seg, block);
-    PieceRef p = {seg, block, phase, u->micro_batch,
-                  phase == PHASE_RECOMPUTE && e->plan->recompute == RECOMPUTE_SELECTIVE};
-    EACH_STRATEGY(e, piece_begin, &p);
-    TaskName name = {.fmt = c->name[phase], .a = u->micro_batch, .b = seg->layer};
-    TaskId t;
-    if (phase == PHASE_FORWARD) {
-        t = emit_compute(e, c->seconds, c->flops, TAG_FORWARD, name);
-        emit_mem(e, t, MEM_ACTIVATIONS, c->kept_bytes, FALSE);
-    } else if (phase == PHASE_RECOMPUTE) {
-        t = emit_compute(e, c->replay_seconds, c->replay_flops, TAG_RECOMPUTE, name);
-        emit_mem(e, t, MEM_ACTIVATIONS, c->replay_bytes, FALSE);
-    } else {
-        t = emit_compute(e, 2 * c->seconds, 2 * c->flops, TAG_BACKWARD, name);
-        emit_mem(e, t, MEM_ACTIVATIONS, -(c->kept_bytes + c->replay_bytes), TRUE);
-    }
-    EACH_STRATEGY(e, piece_end, &p, t);
+    EACH_STRATEGY(e, piece_begin, p);
+    TaskId t = emit_compute(e, seconds, flops, tag, name);
+    emit_mem(e, t, MEM_ACTIVATIONS, activation_bytes, at_end);
+    EACH_STRATEGY(e, piece_end, p, t);
     return t;
 }
 
-void emit_replay(Emit *e, const Unit *u, const Segment *seg)
+TaskId emit_piece(Emit *e, const PieceRef *p, double seconds, double flops, TaskTag tag,
+                  TaskName name, double activation_bytes)
 {
-    g_assert(seg->kind == SEGMENT_LAYER && !u->forward);
-    for (int b = 0; b < TF_BLOCKS; b++)
-        if (e->block[b].replays)
-            emit_piece(e, u, seg, (Block)b, PHASE_RECOMPUTE);
+    return piece_task(e, p, seconds, flops, tag, name, activation_bytes, FALSE);
+}
+
+/* A piece of the unit's walk: forward keeps its activations, backward
+ * frees them with what was re-created since. */
+static TaskId walk_piece(Emit *e, const Unit *u, const Segment *seg, Block block)
+{
+    const Cost *c = cost_of(e, seg, block);
+    gboolean layer = seg->kind == SEGMENT_LAYER;
+    double kept = layer ? e->kept[block] : c->kept_bytes;
+    double recreated = layer ? e->recreated[block] : 0;
+    Phase phase = u->forward ? PHASE_FORWARD : PHASE_BACKWARD;
+    PieceRef p = {seg, block, phase, u->micro_batch, FALSE};
+    TaskName name = {.fmt = c->name[phase], .a = u->micro_batch, .b = seg->layer};
+    if (u->forward)
+        return piece_task(e, &p, c->seconds, c->flops, TAG_FORWARD, name, kept, FALSE);
+    return piece_task(e, &p, 2 * c->seconds, 2 * c->flops, TAG_BACKWARD, name, -(kept + recreated),
+                      TRUE);
 }
 
 static void emit_segment(Emit *e, const Unit *u, const Segment *seg)
 {
     EACH_STRATEGY(e, segment_begin, u, seg);
-    Phase phase = u->forward ? PHASE_FORWARD : PHASE_BACKWARD;
     TaskId last;
     if (seg->kind != SEGMENT_LAYER)
-        last = emit_piece(e, u, seg, BLOCK_ATTENTION, phase);
+        last = walk_piece(e, u, seg, BLOCK_ATTENTION);
     else if (u->forward)
         for (int b = 0; b < TF_BLOCKS; b++)
-            last = emit_piece(e, u, seg, (Block)b, phase);
+            last = walk_piece(e, u, seg, (Block)b);
     else
         for (int b = TF_BLOCKS - 1; b >= 0; b--)
-            last = emit_piece(e, u, seg, (Block)b, phase);
+            last = walk_piece(e, u, seg, (Block)b);
     EACH_STRATEGY(e, segment_end, u, seg, last);
 }
 
@@ -365,6 +379,8 @@ static void emit_rank_step(Emit *e, GArray *units)
     }
     for (int k = 0; k < MEM_KINDS; k++)
         e->shards[k] = 1;
+    for (int b = 0; b < TF_BLOCKS; b++)
+        emit_keep_activations(e, (Block)b, e->block[b].kept_bytes, 0);
     for (int i = 0; e->active[i]; i++) {
         memset(e->state[i], 0, e->active[i]->state_size);
         if (e->active[i]->step_begin)
@@ -405,13 +421,15 @@ static void emit_rank_step(Emit *e, GArray *units)
 
 /* Refuses a step too big to hold in memory (about 150 bytes per task)
  * before building it: every rank runs every micro-batch's forward and
- * backward through every piece of its stage, and strategies add up to a
- * few tasks per piece (collectives, replays, gathers, transfers). */
+ * backward through every piece of its stage, and the active strategies add
+ * up to a few tasks per piece (their piece_tasks). */
 static gboolean check_size(const Emit *e, int ranks, GError **error)
 {
     const PlanSpec *p = e->plan;
-    double per_piece =
-        1 + 2 * (p->tp > 1) + (p->recompute != RECOMPUTE_NONE) + (p->zero_stage == 3);
+    double per_piece = 1;
+    for (int i = 0; e->active[i]; i++)
+        if (e->active[i]->piece_tasks)
+            per_piece += e->active[i]->piece_tasks(p);
     double pieces = (TF_BLOCKS * (double)e->model->layers + 2) / p->pp + 2 * p->virtual_stages;
     double tasks = ranks * (2.0 * e->micro_batches * pieces * per_piece + 4);
     if (tasks <= EMIT_MAX_TASKS)
@@ -461,20 +479,19 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
 {
     Emit e = {.model = model, .cluster = cluster, .plan = plan, .layout = layout};
     e.micro_batches = plan_spec_micro_batches(plan);
-    int ranks = layout_ranks(layout);
+    int ranks = layout_ranks(layout), n_active = 0;
+    for (int i = 0; strategy_registry[i]; i++) {
+        g_assert(i < STRATEGY_MAX);
+        if (strategy_registry[i]->active(plan))
+            e.active[n_active++] = strategy_registry[i];
+    }
     if (!check_size(&e, ranks, error))
         return NULL;
+    for (int i = 0; i < n_active; i++)
+        e.state[i] = g_malloc0(MAX(e.active[i]->state_size, 1));
     g_autoptr(Graph) graph = graph_new(ranks, EMIT_STREAMS);
     e.graph = graph;
     register_groups(&e, ranks);
-    int n_active = 0;
-    for (int i = 0; strategy_registry[i]; i++) {
-        g_assert(i < STRATEGY_MAX);
-        if (strategy_registry[i]->active(plan)) {
-            e.active[n_active] = strategy_registry[i];
-            e.state[n_active++] = g_malloc0(MAX(strategy_registry[i]->state_size, 1));
-        }
-    }
     compute_costs(&e);
     lay_out_chunks(&e);
     e.gates = g_array_new(FALSE, FALSE, sizeof(TaskId));

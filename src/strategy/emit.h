@@ -24,7 +24,7 @@
 
 #include "core/graph.h"
 #include "layout/layout.h"
-#include "model/transformer.h"
+#include "cost/transformer.h"
 #include "spec/spec.h"
 
 /* A rank's streams: compute (with tensor-parallel collectives in its
@@ -86,7 +86,8 @@ typedef struct {
     Block block; /* SEGMENT_LAYER: which block */
     Phase phase;
     int micro_batch;
-    gboolean partial; /* a replay of part of the block (selective recomputation) */
+    gboolean partial; /* the task redoes part of the block only (a partial
+                       * replay): the block's collectives are not in it */
 } PieceRef;
 
 typedef struct Emit Emit;
@@ -94,7 +95,12 @@ typedef struct Emit Emit;
 /* The step's inputs, as a module sees them. */
 const ModelSpec *emit_model(const Emit *e);
 const PlanSpec *emit_plan(const Emit *e);
+const GpuSpec *emit_gpu(const Emit *e);
 int emit_micro_batches(const Emit *e);
+
+/* What one GPU computes of a micro-batch (transformer.h): the plan's
+ * micro-batch size, tensor parallelism and sequence parallelism. */
+Shard emit_shard(const Emit *e);
 
 /* The rank being emitted, and its pipeline stage (0 .. pp - 1). */
 int emit_rank(const Emit *e);
@@ -117,6 +123,20 @@ const Segment *emit_segment_next(const Emit *e, const Unit *u, const Segment *se
  * gradients; Adam's fp32 master weights, momentum and variance), and its
  * optimizer steps params / ways[MEM_OPTIMIZER] parameters. */
 void emit_shard_state(Emit *e, MemKind kind, int ways);
+
+/* Sets what the forward of layer block `block` keeps for its backward,
+ * `kept` bytes of activations, and what work before that backward (a
+ * replay) re-creates, `recreated` bytes; the backward frees both. In a
+ * strategy's step_begin; for the rank being emitted. Unset, a block keeps
+ * everything its backward needs and nothing is re-created. */
+void emit_keep_activations(Emit *e, Block block, double kept, double recreated);
+
+/* Adds a compute task of the strategy's own for piece `p` (its phase, its
+ * micro-batch), as the emitter does for forward and backward pieces: the
+ * active strategies' piece hooks around it, `activation_bytes` of
+ * activations allocated when it starts. */
+TaskId emit_piece(Emit *e, const PieceRef *p, double seconds, double flops, TaskTag tag,
+                  TaskName name, double activation_bytes);
 
 /* Appends a compute task to the rank's compute stream. It also waits for
  * every task passed to emit_gate since the last task on that stream. */
@@ -156,12 +176,6 @@ TaskId emit_last(const Emit *e, Stream stream);
 /* Allocates (bytes > 0) or frees (< 0) memory of `kind` on the rank when
  * `task` starts or ends. */
 void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end);
-
-/* Replays the forward of layer segment `seg` as the plan's recomputation
- * says (the whole layer, or the attention core), before its backward in
- * unit `u`: TAG_RECOMPUTE tasks whose activations the backward frees;
- * piece hooks are called with PHASE_RECOMPUTE. */
-void emit_replay(Emit *e, const Unit *u, const Segment *seg);
 
 /* ---- driving the emitter (sim/) --------------------------------------- */
 

@@ -1,19 +1,8 @@
 /* pipeline.c: pipeline parallelism; the schedule of every rank's units.
  *
- * The plan's schedule orders each stage's units (Huang et al., GPipe;
- * Narayanan et al., SC'21; Megatron-LM's schedules), with m micro-batches,
- * p stages and this rank's stage s:
- *   - naive: each micro-batch's forward then its backward, so only one
- *     micro-batch is ever in the pipeline;
- *   - gpipe: every forward, then every backward;
- *   - 1f1b: min(p - s - 1, m) warm-up forwards, then one forward and one
- *     backward in turn, then the remaining backwards, so that stage s holds
- *     at most min(p - s, m) micro-batches' activations;
- *   - interleaved: v model chunks per stage; the k-th forward runs chunk
- *     (k mod pv) / p of micro-batch (k / pv) p + k mod p (backwards the
- *     chunks in reverse), after (p - s - 1) 2 + (v - 1) p warm-up forwards
- *     (all of them when m = p).
- * With one stage, 1f1b and naive are gradient accumulation.
+ * The plan's schedule orders each stage's units: its row of
+ * pipeline_schedules (schedule.h, one file each: naive, gpipe, 1f1b,
+ * interleaved), which also checks the plan fields the schedule constrains.
  *
  * Between stages, each unit's forward receives its input activations from
  * the stage before and sends its output to the stage after; backward the
@@ -23,6 +12,7 @@
  * is done; the receiving unit's first task waits for the transfer. A tied
  * word embedding, held by the first and the last stage, has its gradients
  * summed over the two at the end of the step. */
+#include "strategy/schedule.h"
 #include "strategy/strategy.h"
 
 static gboolean active(const PlanSpec *plan)
@@ -31,63 +21,22 @@ static gboolean active(const PlanSpec *plan)
     return TRUE; /* every plan has a schedule, even on one stage */
 }
 
-static void add(GArray *units, int micro_batch, gboolean forward, int chunk)
+static const PipeSchedule *schedule_of(const PlanSpec *plan)
 {
-    Unit u = {micro_batch, forward, chunk};
-    g_array_append_val(units, u);
+    return pipeline_schedules[plan->schedule];
 }
 
-/* Megatron-LM's interleaved order: the k-th forward (or backward) unit. */
-static void interleaved_unit(GArray *units, int k, gboolean forward, int p, int v)
+static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **error)
 {
-    int chunk = k % (p * v) / p;
-    add(units, k / (p * v) * p + k % p, forward, forward ? chunk : v - 1 - chunk);
+    (void)model;
+    return schedule_of(plan)->check(plan, error);
 }
 
 static void schedule(Emit *e, GArray *units)
 {
     const PlanSpec *plan = emit_plan(e);
-    int m = emit_micro_batches(e), p = plan->pp, v = plan->virtual_stages, s = emit_stage(e);
-    switch (plan->schedule) {
-    case SCHEDULE_NAIVE:
-        for (int mb = 0; mb < m; mb++) {
-            add(units, mb, TRUE, 0);
-            add(units, mb, FALSE, 0);
-        }
-        return;
-    case SCHEDULE_GPIPE:
-        for (int mb = 0; mb < m; mb++)
-            add(units, mb, TRUE, 0);
-        for (int mb = 0; mb < m; mb++)
-            add(units, mb, FALSE, 0);
-        return;
-    case SCHEDULE_1F1B: {
-        int warmup = MIN(p - s - 1, m);
-        for (int mb = 0; mb < warmup; mb++)
-            add(units, mb, TRUE, 0);
-        for (int i = 0; i < m - warmup; i++) {
-            add(units, warmup + i, TRUE, 0);
-            add(units, i, FALSE, 0);
-        }
-        for (int mb = m - warmup; mb < m; mb++)
-            add(units, mb, FALSE, 0);
-        return;
-    }
-    case SCHEDULE_INTERLEAVED: {
-        int total = m * v, warmup = MIN((p - s - 1) * 2 + (v - 1) * p, total);
-        if (m == p)
-            warmup = total; /* Megatron-LM: every forward first */
-        for (int k = 0; k < warmup; k++)
-            interleaved_unit(units, k, TRUE, p, v);
-        for (int i = 0; i < total - warmup; i++) {
-            interleaved_unit(units, warmup + i, TRUE, p, v);
-            interleaved_unit(units, i, FALSE, p, v);
-        }
-        for (int k = total - warmup; k < total; k++)
-            interleaved_unit(units, k, FALSE, p, v);
-        return;
-    }
-    }
+    StageWork w = {emit_micro_batches(e), plan->pp, plan->virtual_stages, emit_stage(e)};
+    schedule_of(plan)->order(&w, units);
 }
 
 /* Bytes of one transfer from one rank: b s h bf16 elements over t. */
@@ -111,7 +60,7 @@ static TaskName transfer_name(gboolean forward, int mb, int from_chunk)
 static void unit_begin(Emit *e, void *state, const Unit *u)
 {
     (void)state;
-    int g = emit_model_chunk(e, u), last = emit_plan(e)->n_layers_per_stage - 1;
+    int g = emit_model_chunk(e, u), last = emit_plan(e)->layers_per_stage.n - 1;
     if (u->forward && g > 0)
         emit_gate(e, emit_recv(e, TOWARD_NEXT, transfer_bytes(e),
                                transfer_name(TRUE, u->micro_batch, g - 1)));
@@ -123,7 +72,7 @@ static void unit_begin(Emit *e, void *state, const Unit *u)
 static void unit_end(Emit *e, void *state, const Unit *u, TaskId done)
 {
     (void)state;
-    int g = emit_model_chunk(e, u), last = emit_plan(e)->n_layers_per_stage - 1;
+    int g = emit_model_chunk(e, u), last = emit_plan(e)->layers_per_stage.n - 1;
     if (u->forward && g < last)
         emit_send(e, TOWARD_NEXT, transfer_bytes(e), done, transfer_name(TRUE, u->micro_batch, g));
     if (!u->forward && g > 0)
@@ -150,6 +99,7 @@ static void step_end(Emit *e, void *state)
 const Strategy strategy_pipeline = {
     .name = "pipeline",
     .active = active,
+    .check = check,
     .schedule = schedule,
     .unit_begin = unit_begin,
     .unit_end = unit_end,

@@ -17,10 +17,18 @@ typedef struct {
     const char *name;
     /* Whether the plan uses this strategy. */
     gboolean (*active)(const PlanSpec *plan);
-    /* Checks the plan against the model (sizes that must divide, ...). */
+    /* Checks the plan fields the strategy owns, against the model (sizes
+     * that must divide, ...), whether or not the plan uses the strategy (a
+     * field may need it: sequence parallelism needs tp > 1). */
     gboolean (*check)(const PlanSpec *plan, const ModelSpec *model, GError **error);
+    /* The most tasks the strategy adds per piece of a step (its
+     * collectives, replays, gathers), for the emitter's estimate of the
+     * step's size before building it; NULL: none. */
+    int (*piece_tasks)(const PlanSpec *plan);
     gsize state_size;
-    /* Before anything of the step: shard the rank's model states. */
+    /* Before anything of the rank's step: shard its model states
+     * (emit_shard_state), say what its forward pieces keep
+     * (emit_keep_activations). */
     void (*step_begin)(Emit *e, void *state);
     /* The order of the rank's units (appends Unit to `units`). The first
      * active strategy that has this hook decides the order. */
@@ -30,7 +38,9 @@ typedef struct {
     void (*unit_begin)(Emit *e, void *state, const Unit *u);
     void (*unit_end)(Emit *e, void *state, const Unit *u, TaskId last);
     /* Around each segment of a unit; `last` is the segment's last compute
-     * task (on backward, the one that completes its gradients). */
+     * task (on backward, the one that completes its gradients). A strategy
+     * may add pieces of its own at the start of a segment (emit_piece: a
+     * replay of its forward). */
     void (*segment_begin)(Emit *e, void *state, const Unit *u, const Segment *seg);
     void (*segment_end)(Emit *e, void *state, const Unit *u, const Segment *seg, TaskId last);
     /* Around each piece's compute task (`task`). */
@@ -47,15 +57,13 @@ typedef struct {
 /* The registered strategies, NULL-terminated. */
 extern const Strategy *const strategy_registry[];
 
-/* Fails (PS_ERROR_INPUT) when an active strategy's check of the plan
- * against the model fails. */
+/* Fails (PS_ERROR_INPUT) when a strategy's check of the plan against the
+ * model fails, in registry order. */
 gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **error);
 
 /* The strategies (one file each). */
-extern const Strategy strategy_pipeline;
-extern const Strategy strategy_tensor_parallel;
-extern const Strategy strategy_data_parallel;
-extern const Strategy strategy_zero;
-extern const Strategy strategy_recompute;
+#define STRATEGY(name) extern const Strategy strategy_##name;
+#include "strategy/strategies.def"
+#undef STRATEGY
 
 #endif

@@ -15,11 +15,17 @@
  *     the same place and an all-gather at its mirror place (the start of
  *     the piece in the other direction), the same volume in all. */
 #include "strategy/strategy.h"
-#include "util/error.h"
+#include "base/error.h"
 
 static gboolean active(const PlanSpec *plan)
 {
     return plan->tp > 1;
+}
+
+static int piece_tasks(const PlanSpec *plan)
+{
+    (void)plan;
+    return 2; /* a sum, and with sequence parallelism a gather */
 }
 
 static gboolean divides(const PlanSpec *plan, int size, const char *what, GError **error)
@@ -33,6 +39,10 @@ static gboolean divides(const PlanSpec *plan, int size, const char *what, GError
 
 static gboolean check(const PlanSpec *plan, const ModelSpec *m, GError **error)
 {
+    if (plan->sequence_parallel && plan->tp == 1)
+        return plan_field_fail(error, plan, PLAN_SEQUENCE_PARALLEL,
+                               "false when tp = 1 (it splits the sequence over the "
+                               "tensor-parallel group)");
     if (!divides(plan, m->attention_heads, "attention_heads", error) ||
         !divides(plan, m->ffn_hidden_size, "ffn_hidden_size", error))
         return FALSE;
@@ -105,6 +115,7 @@ const Strategy strategy_tensor_parallel = {
     .name = "tensor_parallel",
     .active = active,
     .check = check,
+    .piece_tasks = piece_tasks,
     .piece_begin = piece_begin,
     .piece_end = piece_end,
 };

@@ -29,6 +29,11 @@ static gboolean active(const PlanSpec *plan)
     return plan->zero_stage > 0;
 }
 
+static int piece_tasks(const PlanSpec *plan)
+{
+    return plan->zero_stage == 3; /* a gather per segment */
+}
+
 static void step_begin(Emit *e, void *state)
 {
     ZeroState *st = state;
@@ -94,6 +99,7 @@ static void after_optimizer(Emit *e, void *state, TaskId optimizer)
 const Strategy strategy_zero = {
     .name = "zero",
     .active = active,
+    .piece_tasks = piece_tasks,
     .state_size = sizeof(ZeroState),
     .step_begin = step_begin,
     .segment_begin = segment_begin,

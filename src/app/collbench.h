@@ -1,0 +1,23 @@
+/* collbench.h: nccl-tests for the simulated network.
+ *
+ * Runs one collective over the first `ranks` GPUs of a cluster for sizes
+ * doubling from `min_bytes` to `max_bytes`, each as a task graph of that
+ * one collective replayed by the engine, and reports what nccl-tests
+ * would: time, algbw = S / time and busbw = algbw x 2(n - 1)/n for
+ * all-reduce, x (n - 1)/n for all-gather, reduce-scatter and all-to-all,
+ * x 1 for send/recv. Users hold the model against their own runs. */
+#ifndef PLANSIM_APP_COLLBENCH_H
+#define PLANSIM_APP_COLLBENCH_H
+
+#include <glib.h>
+
+#include "net/collective.h"
+#include "output/report.h"
+#include "spec/spec.h"
+
+/* The rows (CollRow) of the table; NULL and `error` set on bad input
+ * (ranks, sizes, send/recv over other than 2 ranks). */
+GArray *collbench_run(const ClusterSpec *cluster, CollOp op, int ranks, double min_bytes,
+                      double max_bytes, CollAlgorithm algorithm, GError **error);
+
+#endif

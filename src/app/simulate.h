@@ -1,0 +1,22 @@
+/* simulate.h: one step of one plan, from specs to report.
+ *
+ * The whole data flow in one call: check the plan is supported, lay the
+ * ranks out, emit every rank's program, replay it on the engine, read the
+ * metrics. */
+#ifndef PLANSIM_APP_SIMULATE_H
+#define PLANSIM_APP_SIMULATE_H
+
+#include "output/report.h"
+#include "spec/spec.h"
+
+/* Simulates `plan` (resolved with plan_spec_resolve) of `model` on
+ * `cluster`. The report borrows the three specs. */
+gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                 Report *out, GError **error);
+
+/* sim_run, and writes the replay as a Chrome trace to `trace_path`
+ * (trace.h; every rank, or each stage's first when `stages_only`). */
+gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                        const char *trace_path, gboolean stages_only, Report *out, GError **error);
+
+#endif

@@ -1,0 +1,60 @@
+/* names.c: the name tables of the shared enumerations, and lookups. */
+#include "base/names.h"
+
+#include <string.h>
+
+const char *const schedule_names[] = {
+#define SCHEDULE(ID, name, row) name,
+#include "base/schedules.def"
+#undef SCHEDULE
+    NULL};
+const char *const recompute_names[] = {"none", "selective", "full", NULL};
+const char *const dtype_names[] = {"bf16", NULL};
+const char *const rank_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
+                                        "pp-tp-dp", "pp-dp-tp", NULL};
+const char *const collective_algorithm_names[] = {"auto",
+#define ALGORITHM(ID, name, forcible) #name,
+#include "base/algorithms.def"
+#undef ALGORITHM
+                                                  NULL};
+const char *const collective_algorithm_choices[] = {"auto",
+#define ALGORITHM(ID, name, forcible) forcible ? #name : NULL,
+#include "base/algorithms.def"
+#undef ALGORITHM
+                                                    NULL};
+
+const char *const collective_names[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                        "all_to_all", "send_recv",  NULL};
+
+const char *collective_name(CollOp op)
+{
+    g_assert(op >= 0 && op < COLL_N_OPS);
+    return collective_names[op];
+}
+
+const char *collective_algorithm_name(CollAlgorithm a)
+{
+    g_assert(a >= 0 && a < ALGORITHMS);
+    return collective_algorithm_names[a];
+}
+
+int names_find(const char *const *table, const char *name)
+{
+    for (int i = 0; name && table[i]; i++)
+        if (strcmp(table[i], name) == 0)
+            return i;
+    return -1;
+}
+
+char *names_list(const char *const *table, gboolean quoted)
+{
+    GString *out = g_string_new(NULL);
+    const char *q = quoted ? "\"" : "";
+    for (int i = 0; table[i]; i++)
+        g_string_append_printf(out, "%s%s%s%s",
+                               i == 0                   ? ""
+                               : quoted || table[i + 1] ? ", "
+                                                        : " or ",
+                               q, table[i], q);
+    return g_string_free(out, FALSE);
+}

@@ -1,0 +1,216 @@
+/* text.c: nearest-word suggestion (Levenshtein distance), capped reads of
+ * input files and atomic writes. */
+#include "base/text.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/error.h"
+
+/* Levenshtein distance between a and the first lb bytes of b. */
+static gsize edit_distance(const char *a, const char *b, gsize lb)
+{
+    gsize la = strlen(a);
+    g_autofree gsize *row = g_new(gsize, lb + 1);
+    for (gsize j = 0; j <= lb; j++)
+        row[j] = j;
+    for (gsize i = 1; i <= la; i++) {
+        gsize diag = row[0];
+        row[0] = i;
+        for (gsize j = 1; j <= lb; j++) {
+            gsize up = row[j];
+            gsize cost = g_ascii_tolower(a[i - 1]) == g_ascii_tolower(b[j - 1]) ? 0 : 1;
+            row[j] = MIN(MIN(row[j] + 1, row[j - 1] + 1), diag + cost);
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *text_nearest(const char *word, const char *const *candidates)
+{
+    gsize limit = MAX(2, (strlen(word) + 2) / 3);
+    const char *best = NULL;
+    gsize best_d = limit + 1;
+    gsize len = strlen(word);
+    for (const char *const *c = candidates; *c; c++) {
+        /* a misspelt word, or a truncated one ("micro_batch" for
+         * "micro_batch_size"): its distance to the candidate's prefix */
+        gsize lc = strlen(*c);
+        gsize d = edit_distance(word, *c, lc);
+        if (lc > len + 1)
+            d = MIN(d, edit_distance(word, *c, len + 1) + 1);
+        if (d < best_d) {
+            best_d = d;
+            best = *c;
+        }
+    }
+    return best;
+}
+
+/* The input limit: PLANSIM_MAX_INPUT_BYTES, or the default. */
+static gboolean max_input_bytes(gsize *out, GError **error)
+{
+    const char *env = g_getenv(TEXT_MAX_INPUT_BYTES_ENV);
+    guint64 v = TEXT_MAX_INPUT_BYTES_DEFAULT;
+    if (env && !g_ascii_string_to_unsigned(env, 10, 1, G_MAXSIZE / 4, &v, NULL)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: expected a positive number of bytes, got \"%s\"", TEXT_MAX_INPUT_BYTES_ENV,
+                    env);
+        return FALSE;
+    }
+    *out = (gsize)v;
+    return TRUE;
+}
+
+/* What a file that is not a regular one is, for an error. */
+static const char *file_kind(mode_t mode)
+{
+    return S_ISDIR(mode)    ? "a folder"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISFIFO(mode) ? "a FIFO"
+                            : "a special file";
+}
+
+/* Checks what stat(2) says of an input: a regular file within `cap`. */
+static gboolean check_input(const char *path, const GStatBuf *st, gsize cap, GError **error)
+{
+    if (!S_ISREG(st->st_mode)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected a regular file, got %s", path,
+                    file_kind(st->st_mode));
+        return FALSE;
+    }
+    if ((guint64)st->st_size > cap) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: expected at most %" G_GSIZE_FORMAT
+                    " bytes (%s sets the limit), got %" G_GUINT64_FORMAT " bytes",
+                    path, cap, TEXT_MAX_INPUT_BYTES_ENV, (guint64)st->st_size);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean cannot_read(const char *path, int err, GError **error)
+{
+    if (err == ENOENT)
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: no such file", path);
+    else
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: cannot read: %s", path, g_strerror(err));
+    return FALSE;
+}
+
+/* Reads `fd` to its end, or to one byte past `cap`; *size is what was read. */
+static char *read_capped(int fd, gsize hint, gsize cap, gsize *size, int *err)
+{
+    gsize alloc = MIN(hint, cap) + 2, n = 0;
+    char *buf = g_malloc(alloc);
+    *err = 0;
+    while (n <= cap) {
+        if (n + 1 == alloc) {
+            alloc = MIN(MAX(2 * alloc, 4096), cap + 2);
+            buf = g_realloc(buf, alloc);
+        }
+        ssize_t got = read(fd, buf + n, alloc - 1 - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            *err = errno;
+            break;
+        }
+        if (got == 0)
+            break;
+        n += (gsize)got;
+    }
+    buf[n] = '\0';
+    *size = n;
+    return buf;
+}
+
+gboolean text_read_input(const char *path, char **text, gsize *len, GError **error)
+{
+    gsize cap;
+    GStatBuf st;
+    if (!max_input_bytes(&cap, error))
+        return FALSE;
+    /* a device or a FIFO is refused before it is opened: opening one may
+     * block (a FIFO without a writer) or have effects of its own */
+    if (g_stat(path, &st) != 0)
+        return cannot_read(path, errno, error);
+    if (!check_input(path, &st, cap, error))
+        return FALSE;
+    int fd = g_open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    if (fd < 0)
+        return cannot_read(path, errno, error);
+    /* the file may have been replaced since: check what was opened */
+    if (fstat(fd, &st) != 0) {
+        int err = errno;
+        close(fd);
+        return cannot_read(path, err, error);
+    }
+    if (!check_input(path, &st, cap, error)) {
+        close(fd);
+        return FALSE;
+    }
+    int err;
+    gsize n;
+    g_autofree char *buf = read_capped(fd, (gsize)st.st_size, cap, &n, &err);
+    close(fd);
+    if (err)
+        return cannot_read(path, err, error);
+    if (n > cap) { /* it grew while being read */
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: expected at most %" G_GSIZE_FORMAT " bytes (%s sets the limit), got more",
+                    path, cap, TEXT_MAX_INPUT_BYTES_ENV);
+        return FALSE;
+    }
+    *text = g_steal_pointer(&buf);
+    *len = n;
+    return TRUE;
+}
+
+/* Writes `len` bytes to an existing device or pipe. */
+static gboolean write_device(const char *path, const char *data, gsize len, GError **error)
+{
+    FILE *f = fopen(path, "w");
+    gboolean ok = f && fwrite(data, 1, len, f) == len;
+    int saved = errno;
+    if (f && fclose(f) != 0 && ok) {
+        ok = FALSE;
+        saved = errno;
+    }
+    if (!ok)
+        g_set_error(error, PS_ERROR, PS_ERROR_IO, "%s: cannot write: %s", path, g_strerror(saved));
+    return ok;
+}
+
+gboolean text_write_atomic(const char *path, const char *data, gsize len, GError **error)
+{
+    if (g_strcmp0(path, "-") == 0) {
+        if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
+            g_set_error(error, PS_ERROR, PS_ERROR_IO, "standard output: write failed");
+            return FALSE;
+        }
+        return TRUE;
+    }
+    /* a device or a pipe (/dev/null, /dev/stdout) is written as it is: a
+     * rename would replace it */
+    GStatBuf st;
+    if (g_stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return write_device(path, data, len, error);
+    /* a temporary file beside `path`, renamed over it once complete; GLib
+     * removes it on failure */
+    GError *local = NULL;
+    if (!g_file_set_contents_full(path, data, (gssize)len, G_FILE_SET_CONTENTS_CONSISTENT, 0644,
+                                  &local)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_IO, "%s: cannot write: %s", path, local->message);
+        g_error_free(local);
+        return FALSE;
+    }
+    return TRUE;
+}

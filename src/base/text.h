@@ -1,0 +1,34 @@
+/* text.h: small string and file helpers shared by the spec parser and the
+ * CLI: every input file is read, and every output written, here. */
+#ifndef PLANSIM_BASE_TEXT_H
+#define PLANSIM_BASE_TEXT_H
+
+#include <glib.h>
+
+/* The candidate closest to `word` by edit distance (to the whole candidate,
+ * or one more than to its prefix a letter longer than the word, so that a
+ * truncated name finds its full form), or NULL when none is within a third
+ * of the word's length (rounded up, at least 2 edits).
+ * `candidates` is NULL-terminated; the result points into it. */
+const char *text_nearest(const char *word, const char *const *candidates);
+
+/* The most bytes an input file may hold, 64 MiB, unless the environment
+ * variable PLANSIM_MAX_INPUT_BYTES (a positive integer) says otherwise. */
+#define TEXT_MAX_INPUT_BYTES_DEFAULT ((gsize)64 << 20)
+#define TEXT_MAX_INPUT_BYTES_ENV     "PLANSIM_MAX_INPUT_BYTES"
+
+/* Reads the whole of the regular file `path` into *text (newly allocated,
+ * NUL-terminated, *len bytes before the NUL). Refuses, with a PS_ERROR_INPUT
+ * error naming the file, anything but a regular file (a folder, a device
+ * such as /dev/zero, a FIFO: refused before it is opened, so that nothing
+ * blocks or is read without end) and a file of more bytes than the limit
+ * above, reading at most one byte past it; a bad PLANSIM_MAX_INPUT_BYTES is
+ * an error too. */
+gboolean text_read_input(const char *path, char **text, gsize *len, GError **error);
+
+/* Writes `len` bytes to `path` whole or not at all: a temporary file in the
+ * same folder, then rename(2). "-" means standard output; an existing
+ * device or pipe (/dev/null) is written directly. */
+gboolean text_write_atomic(const char *path, const char *data, gsize len, GError **error);
+
+#endif

@@ -1,0 +1,262 @@
+/* metrics.c: step time, utilisation, time split and memory from a replay.
+ *
+ * The time split walks a rank's compute stream in program order. Each task
+ * either computes or communicates (a collective on the compute stream), and
+ * the gap before it is charged to why it waited: a collective's gap to the
+ * collective itself (its members arrive at different times) unless it
+ * waited for a transfer from another stage; another task's gap to the
+ * collectives on the chain of critical predecessors (engine.h) that ran
+ * in it (charge_chain). Waiting on a send/recv between
+ * stages is not the rank's own communication: with the head and tail of the phase that the rank
+ * spends idle, it is the pipeline bubble. The collective charged is recorded by purpose and op, so
+ * that the comm table's exposed parts add up to exposed_comm_s. */
+#include "metrics/metrics.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The forward-backward phase of the step, as a time window. */
+typedef struct {
+    double start_s, end_s;
+} Window;
+
+typedef struct {
+    double compute_s, recompute_s, comm_s; /* comm_s: exposed */
+    double in_phase_s;                     /* forward, backward, replay or own comm, in the phase */
+    double end_s;                          /* the stream's last task's end */
+    double exposed[TAG_KINDS][COLL_N_OPS]; /* comm_s by the collective charged */
+} RankSplit;
+
+static double overlap(double a, double b, const Window *ph)
+{
+    return MAX(0.0, MIN(b, ph->end_s) - MAX(a, ph->start_s));
+}
+
+/* Charges the interval [a, b] of the compute stream to collective `c`;
+ * a send/recv's wait is the bubble, left uncharged. */
+static void charge(RankSplit *s, const Task *c, double a, double b, const Window *ph)
+{
+    if (c->op == COLL_SEND_RECV)
+        return;
+    s->comm_s += b - a;
+    s->exposed[c->tag][c->op] += b - a;
+    s->in_phase_s += overlap(a, b, ph);
+}
+
+/* Charges the gap [a, b] before a task of `rank`'s compute stream, walking
+ * back from its critical predecessor `why`: each collective on the way is
+ * charged the part of the gap it ran in, and the walk goes on from its own
+ * critical predecessor, until the gap is covered or the walk meets a
+ * transfer from another stage or another rank's compute (time waiting for
+ * other stages or ranks: the bubble, if any, not this rank's
+ * communication). */
+static void charge_chain(const Graph *g, const Replay *r, int rank, TaskId why, double a, double b,
+                         const Window *ph, RankSplit *s)
+{
+    while (why != TASK_NONE && b > a) {
+        const Task *t = graph_task(g, why);
+        if (t->kind == TASK_COLLECTIVE && t->op == COLL_SEND_RECV)
+            return;
+        if (t->kind != TASK_COLLECTIVE && t->owner != rank)
+            return;
+        double start = MAX(a, r->start_s[why]), end = MIN(b, r->end_s[why]);
+        if (t->kind == TASK_COLLECTIVE && end > start)
+            charge(s, t, start, end, ph);
+        b = MIN(b, r->start_s[why]);
+        why = r->critical[why];
+    }
+}
+
+static void split_rank(const Graph *g, const Replay *r, int rank, const Window *ph, RankSplit *s)
+{
+    *s = (RankSplit){0};
+    int n;
+    const TaskId *tasks = graph_stream(g, rank, STREAM_COMPUTE, &n);
+    double prev_end = 0;
+    for (int i = 0; i < n; i++) {
+        TaskId id = tasks[i];
+        const Task *t = graph_task(g, id);
+        double start = r->start_s[id], end = r->end_s[id];
+        TaskId why = r->critical[id];
+        const Task *cause = why != TASK_NONE ? graph_task(g, why) : NULL;
+        gboolean transfer = cause && cause->kind == TASK_COLLECTIVE && cause->op == COLL_SEND_RECV;
+        if (start > prev_end && t->kind == TASK_COLLECTIVE && !transfer)
+            charge(s, t, prev_end, start, ph); /* waiting for its other members */
+        else if (start > prev_end)
+            charge_chain(g, r, rank, why, prev_end, start, ph, s);
+        if (t->kind == TASK_COMPUTE)
+            s->compute_s += end - start;
+        if (t->kind == TASK_COMPUTE && t->tag != TAG_OPTIMIZER) /* the phase excludes it */
+            s->in_phase_s += overlap(start, end, ph);
+        if (t->tag == TAG_RECOMPUTE)
+            s->recompute_s += end - start;
+        if (t->kind == TASK_COLLECTIVE)
+            charge(s, t, start, end, ph);
+        prev_end = end;
+    }
+    s->end_s = prev_end;
+}
+
+/* From the first forward's start to the last backward's end, any rank. */
+static Window forward_backward_window(const Graph *g, const Replay *r)
+{
+    Window ph = {INFINITY, 0};
+    for (gsize id = 0; id < r->tasks; id++) {
+        const Task *t = graph_task(g, (TaskId)id);
+        if (t->tag == TAG_FORWARD)
+            ph.start_s = MIN(ph.start_s, r->start_s[id]);
+        if (t->tag == TAG_BACKWARD)
+            ph.end_s = MAX(ph.end_s, r->end_s[id]);
+    }
+    return ph;
+}
+
+/* Counts, bytes and times of the collectives `rank` joins on its streams
+ * (a send/recv is the sender's), and the exposed parts from its split. */
+static void comm_table(const Graph *g, const Replay *r, int rank, const RankSplit *split,
+                       CommStat table[TAG_KINDS][COLL_N_OPS])
+{
+    memset(table, 0, sizeof(CommStat) * TAG_KINDS * COLL_N_OPS);
+    for (int stream = 0; stream < graph_streams(g); stream++) {
+        int n;
+        const TaskId *tasks = graph_stream(g, rank, stream, &n);
+        for (int i = 0; i < n; i++) {
+            const Task *t = graph_task(g, tasks[i]);
+            if (t->kind != TASK_COLLECTIVE)
+                continue;
+            CommStat *c = &table[t->tag][t->op];
+            c->count++;
+            c->bytes += replay_sent_bytes(r, g, tasks[i], rank);
+            c->time_s += r->end_s[tasks[i]] - r->start_s[tasks[i]];
+            c->algorithms |= 1u << r->algorithm[tasks[i]];
+        }
+    }
+    for (int tag = 0; tag < TAG_KINDS; tag++)
+        for (int op = 0; op < COLL_N_OPS; op++)
+            table[tag][op].exposed_s = split->exposed[tag][op];
+}
+
+static void copy_peak(const Replay *r, int rank, double split[MEM_KINDS])
+{
+    for (int k = 0; k < MEM_KINDS; k++)
+        split[k] = r->peak_split[(gsize)rank * GRAPH_MEM_CATEGORIES + k];
+}
+
+static void stage_table(const Graph *g, const Replay *r, const Layout *layout, const PlanSpec *plan,
+                        const Window *ph, Metrics *out)
+{
+    out->n_stages = plan->pp;
+    out->stages = g_new0(StageStat, plan->pp);
+    for (int s = 0; s < plan->pp; s++) {
+        StageStat *st = &out->stages[s];
+        int rank = layout_rank(layout, (Coord){0, 0, s});
+        RankSplit split;
+        split_rank(g, r, rank, ph, &split);
+        CommStat table[TAG_KINDS][COLL_N_OPS];
+        comm_table(g, r, rank, &split, table);
+        for (int c = 0; c < plan->virtual_stages; c++)
+            st->layers += plan->layers_per_stage.v[c * plan->pp + s];
+        st->embedding = s == 0;
+        st->head = s == plan->pp - 1;
+        st->busy_s = split.compute_s;
+        st->bubble_s = MAX(0.0, (ph->end_s - ph->start_s) - split.in_phase_s);
+        st->peak_bytes = r->peak_bytes[rank];
+        copy_peak(r, rank, st->peak_split);
+        st->p2p_bytes = table[TAG_PP][COLL_SEND_RECV].bytes;
+    }
+}
+
+/* The links report: per class the most utilized link, and the hottest
+ * links of all (ties: the lower-numbered link). */
+static void link_table(const Replay *r, double step_s, Metrics *out)
+{
+    const Topology *t = replay_topology(r);
+    const double *capacity = topology_capacities(t);
+    for (int l = 0; l < topology_links(t); l++) {
+        double bytes = replay_link_bytes(r, l);
+        if (bytes <= 0)
+            continue;
+        LinkStat st = {.link_class = topology_class(t, l),
+                       .bytes = bytes,
+                       .utilization = bytes / (capacity[l] * step_s)};
+        LinkStat *best = &out->busiest[st.link_class];
+        int hot = out->n_hottest;
+        while (hot > 0 && out->hottest[hot - 1].utilization < st.utilization)
+            hot--;
+        gboolean is_best = !best->name[0] || st.utilization > best->utilization;
+        if (!is_best && hot >= METRICS_HOT_LINKS)
+            continue;
+        g_autofree char *name = topology_link_name(t, l);
+        g_strlcpy(st.name, name, sizeof st.name);
+        for (int tag = 0; tag < TAG_KINDS; tag++)
+            st.by_tag[tag] = replay_link_tag_bytes(r, l, tag);
+        if (is_best)
+            *best = st;
+        if (hot < METRICS_HOT_LINKS) {
+            int last = MIN(out->n_hottest, METRICS_HOT_LINKS - 1);
+            memmove(&out->hottest[hot + 1], &out->hottest[hot], sizeof(LinkStat) * (last - hot));
+            out->hottest[hot] = st;
+            out->n_hottest = MIN(out->n_hottest + 1, METRICS_HOT_LINKS);
+        }
+    }
+}
+
+void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const ModelSpec *model,
+                     const ClusterSpec *cluster, const PlanSpec *plan, Metrics *out)
+{
+    *out = (Metrics){0};
+    int ranks = graph_ranks(g);
+    out->simulated_ranks = ranks;
+    out->events = r->events;
+    out->step_time_s = r->makespan_s;
+
+    Window ph = forward_backward_window(g, r);
+    double phase_s = ph.end_s - ph.start_s, bubble_sum = 0, latest_end = -1;
+    RankSplit s, critical = {0};
+    for (int rank = 0; rank < ranks; rank++) {
+        split_rank(g, r, rank, &ph, &s);
+        if (phase_s > 0) /* rounding can leave a hair below zero */
+            bubble_sum += MAX(0.0, phase_s - s.in_phase_s) / phase_s;
+        if (s.end_s > latest_end) {
+            latest_end = s.end_s;
+            out->critical_rank = rank;
+            critical = s;
+        }
+    }
+    out->bubble_fraction = bubble_sum / ranks;
+    out->compute_s = critical.compute_s;
+    out->recompute_s = critical.recompute_s;
+    out->exposed_comm_s = critical.comm_s;
+    comm_table(g, r, out->critical_rank, &critical, out->comm);
+    stage_table(g, r, layout, plan, &ph, out);
+    if (out->step_time_s > 0)
+        link_table(r, out->step_time_s, out);
+
+    for (gsize id = 0; id < r->tasks; id++)
+        out->hardware_flops += graph_task(g, (TaskId)id)->flops;
+    double sequences = plan->global_batch_size;
+    out->model_flops = tf_model_flops(model, sequences);
+    double peak = ranks * cluster->gpu.peak_flops;
+    if (out->step_time_s > 0) {
+        out->tokens_per_s = sequences * model->seq_length / out->step_time_s;
+        out->mfu = out->model_flops / (out->step_time_s * peak);
+        out->hfu = out->hardware_flops / (out->step_time_s * peak);
+    }
+
+    for (int rank = 0; rank < ranks; rank++) {
+        if (r->peak_bytes[rank] > out->peak_bytes || rank == 0) {
+            out->peak_bytes = r->peak_bytes[rank];
+            out->peak_rank = rank;
+        }
+    }
+    copy_peak(r, out->peak_rank, out->peak_split);
+    out->capacity_bytes = cluster->gpu.memory_bytes;
+    out->fits = out->peak_bytes <= out->capacity_bytes;
+}
+
+void metrics_clear(Metrics *m)
+{
+    g_free(m->stages);
+    m->stages = NULL;
+    m->n_stages = 0;
+}

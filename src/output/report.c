@@ -1,0 +1,508 @@
+/* report.c: the writers.
+ *
+ * One list of fields (collect) feeds JSON and CSV, so the two never drift:
+ * each field has a section ("" for the top level, "plan", "memory"), a name
+ * and a value that is a number, an integer, a boolean or a string. JSON
+ * nests consecutive fields of one section in an object; CSV flattens them. */
+#include "output/report.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "base/jsonw.h"
+
+typedef enum { VALUE_NUMBER, VALUE_INT, VALUE_BOOL, VALUE_STRING, VALUE_LIST } ValueKind;
+
+typedef enum { IN_JSON = 1, IN_CSV = 2, IN_BOTH = 3 } Where;
+
+typedef struct {
+    const char *section;
+    const char *name; /* a literal, or owned by Fields.names */
+    ValueKind kind;
+    double number;        /* NUMBER, INT, BOOL */
+    char *text;           /* STRING, LIST (CSV's "12,12"), owned */
+    const PlanList *list; /* LIST (JSON's [12,12]), the plan's */
+    Where where;
+} Field;
+
+#define MAX_FIELDS 64
+
+typedef struct {
+    Field f[MAX_FIELDS];
+    int n;
+    GPtrArray *names; /* names made up at run time */
+} Fields;
+
+static Field *put(Fields *fs, const char *section, const char *name, ValueKind kind, double number,
+                  const char *text)
+{
+    g_assert(fs->n < MAX_FIELDS);
+    fs->f[fs->n] = (Field){section, name, kind, number, g_strdup(text), NULL, IN_BOTH};
+    return &fs->f[fs->n++];
+}
+
+/* CSV's view of the comm table: per purpose, bytes sent, time and exposed
+ * time, all collectives together, so that every row has the same columns. */
+static void put_comm_columns(Fields *fs, const Metrics *m)
+{
+    for (int tag = 0; tag < TAG_KINDS; tag++) {
+        const char *group = emit_comm_name((TaskTag)tag);
+        if (!group)
+            continue;
+        CommStat sum = {0};
+        for (int op = 0; op < COLL_N_OPS; op++) {
+            sum.bytes += m->comm[tag][op].bytes;
+            sum.time_s += m->comm[tag][op].time_s;
+            sum.exposed_s += m->comm[tag][op].exposed_s;
+        }
+        static const char *const suffix[] = {"bytes", "time_s", "exposed_s"};
+        double values[] = {sum.bytes, sum.time_s, sum.exposed_s};
+        for (int k = 0; k < 3; k++) {
+            char *name = g_strdup_printf("comm_%s_%s", group, suffix[k]);
+            g_ptr_array_add(fs->names, name);
+            put(fs, "", name, k == 0 ? VALUE_INT : VALUE_NUMBER, values[k], NULL)->where = IN_CSV;
+        }
+    }
+}
+
+static void collect(const Report *rep, Fields *fs)
+{
+    const Metrics *m = &rep->metrics;
+    fs->n = 0;
+    fs->names = g_ptr_array_new_with_free_func(g_free);
+    static const ValueKind kinds[] = {[FIELD_INT] = VALUE_INT,
+                                      [FIELD_BOOL] = VALUE_BOOL,
+                                      [FIELD_CHOICE] = VALUE_STRING,
+                                      [FIELD_LIST] = VALUE_LIST};
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        PlanFieldKind kind = plan_fields[f].kind;
+        gboolean scalar = kind == FIELD_INT || kind == FIELD_BOOL;
+        g_autofree char *text = scalar ? NULL : plan_field_text(rep->plan, (PlanField)f);
+        Field *field = put(fs, "plan", plan_fields[f].name, kinds[kind],
+                           scalar ? plan_field_get(rep->plan, (PlanField)f) : 0, text);
+        if (kind == FIELD_LIST)
+            field->list = (const PlanList *)((const char *)rep->plan + plan_fields[f].offset);
+    }
+    put(fs, "", "model", VALUE_STRING, 0, rep->model);
+    put(fs, "", "cluster", VALUE_STRING, 0, rep->cluster);
+    put(fs, "", "gpus", VALUE_INT, rep->gpus, NULL);
+    put(fs, "", "parameters", VALUE_INT, rep->parameters, NULL);
+    put(fs, "", "micro_batches", VALUE_INT, rep->micro_batches, NULL);
+    put(fs, "", "step_time_s", VALUE_NUMBER, m->step_time_s, NULL);
+    put(fs, "", "tokens_per_s", VALUE_NUMBER, m->tokens_per_s, NULL);
+    put(fs, "", "model_flops", VALUE_NUMBER, m->model_flops, NULL);
+    put(fs, "", "hardware_flops", VALUE_NUMBER, m->hardware_flops, NULL);
+    put(fs, "", "mfu", VALUE_NUMBER, m->mfu, NULL);
+    put(fs, "", "hfu", VALUE_NUMBER, m->hfu, NULL);
+    put(fs, "", "compute_s", VALUE_NUMBER, m->compute_s, NULL);
+    put(fs, "", "recompute_s", VALUE_NUMBER, m->recompute_s, NULL);
+    put(fs, "", "exposed_comm_s", VALUE_NUMBER, m->exposed_comm_s, NULL);
+    put_comm_columns(fs, m);
+    for (int c = 0; c < LINK_CLASSES; c++) {
+        char *name = g_strdup_printf("busiest_%s_utilization", topology_class_name((LinkClass)c));
+        g_ptr_array_add(fs->names, name);
+        put(fs, "", name, VALUE_NUMBER, m->busiest[c].utilization, NULL)->where = IN_CSV;
+    }
+    put(fs, "", "bubble_fraction", VALUE_NUMBER, m->bubble_fraction, NULL);
+    put(fs, "memory", "peak_bytes", VALUE_INT, m->peak_bytes, NULL);
+    put(fs, "memory", "capacity_bytes", VALUE_INT, m->capacity_bytes, NULL);
+    put(fs, "memory", "fits", VALUE_BOOL, m->fits, NULL);
+    put(fs, "memory", "peak_rank", VALUE_INT, m->peak_rank, NULL);
+    static const char *const split_names[MEM_KINDS] = {
+        "params_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes"};
+    for (int k = 0; k < MEM_KINDS; k++)
+        put(fs, "memory", split_names[k], VALUE_INT, m->peak_split[k], NULL);
+    put(fs, "", "critical_rank", VALUE_INT, m->critical_rank, NULL);
+    put(fs, "", "events", VALUE_INT, (double)m->events, NULL);
+    put(fs, "", "simulated_ranks", VALUE_INT, m->simulated_ranks, NULL);
+    put(fs, "", "sim_wall_s", VALUE_NUMBER, rep->sim_wall_s, NULL)->where = IN_JSON;
+}
+
+static void clear(Fields *fs)
+{
+    for (int i = 0; i < fs->n; i++)
+        g_free(fs->f[i].text);
+    g_ptr_array_free(fs->names, TRUE);
+}
+
+/* A field's value in JSON. */
+static void json_value(JsonWriter *w, const Field *f)
+{
+    switch (f->kind) {
+    case VALUE_NUMBER:
+        jsonw_number(w, f->number);
+        break;
+    case VALUE_INT:
+        jsonw_int(w, f->number);
+        break;
+    case VALUE_BOOL:
+        jsonw_bool(w, f->number != 0);
+        break;
+    case VALUE_LIST:
+        jsonw_begin_list(w, JSONW_COMPACT);
+        for (int i = 0; i < f->list->n; i++)
+            jsonw_int(w, f->list->v[i]);
+        jsonw_end(w);
+        break;
+    case VALUE_STRING:
+        jsonw_string(w, f->text);
+        break;
+    }
+}
+
+/* A field's value as a CSV cell; numbers in the forms of jsonw_number and
+ * jsonw_int. */
+static void csv_value(GString *out, const Field *f)
+{
+    switch (f->kind) {
+    case VALUE_NUMBER:
+        /* +0 for -0 so that signs never differ between equal results */
+        g_string_append_printf(out, "%.10g", f->number == 0 ? 0.0 : f->number);
+        break;
+    case VALUE_INT: /* counts and byte sizes: whole numbers, every digit */
+        g_string_append_printf(out, "%.0f", f->number);
+        break;
+    case VALUE_BOOL:
+        g_string_append(out, f->number != 0 ? "true" : "false");
+        break;
+    case VALUE_LIST: /* integers "12,12": a quoted cell */
+        g_string_append_printf(out, "\"%s\"", f->text);
+        break;
+    case VALUE_STRING:
+        if (strpbrk(f->text, ",\"\n")) {
+            g_auto(GStrv) parts = g_strsplit(f->text, "\"", -1);
+            g_autofree char *escaped = g_strjoinv("\"\"", parts);
+            g_string_append_printf(out, "\"%s\"", escaped);
+        } else {
+            g_string_append(out, f->text);
+        }
+        break;
+    }
+}
+
+/* A used entry of the comm table, named; `algorithms` like "ring+tree". */
+typedef struct {
+    const char *group, *op;
+    const CommStat *stat;
+    char algorithms[48];
+} CommRow;
+
+/* The entries of m's comm table that some collective used, in table order;
+ * returns how many. */
+static int comm_rows(const Metrics *m, CommRow rows[TAG_KINDS * COLL_N_OPS])
+{
+    int n = 0;
+    for (int tag = 0; tag < TAG_KINDS; tag++)
+        for (int op = 0; op < COLL_N_OPS; op++)
+            if (m->comm[tag][op].count > 0) {
+                CommRow *row = &rows[n++];
+                *row = (CommRow){emit_comm_name((TaskTag)tag), collective_name((CollOp)op),
+                                 &m->comm[tag][op], ""};
+                for (int a = 0; a < ALGORITHMS; a++) {
+                    if (!(row->stat->algorithms & 1u << a))
+                        continue;
+                    if (row->algorithms[0])
+                        g_strlcat(row->algorithms, "+", sizeof row->algorithms);
+                    g_strlcat(row->algorithms, collective_algorithm_name((CollAlgorithm)a),
+                              sizeof row->algorithms);
+                }
+            }
+    return n;
+}
+
+/* The comm table as a JSON list, one object per kind of collective used. */
+static void render_comm_json(JsonWriter *w, const Metrics *m)
+{
+    CommRow rows[TAG_KINDS * COLL_N_OPS];
+    int n = comm_rows(m, rows);
+    jsonw_begin_list(jsonw_key(w, "comm"), 4);
+    for (int i = 0; i < n; i++) {
+        const CommStat *c = rows[i].stat;
+        jsonw_begin_object(w, JSONW_INLINE);
+        jsonw_string(jsonw_key(w, "group"), rows[i].group);
+        jsonw_string(jsonw_key(w, "op"), rows[i].op);
+        jsonw_string(jsonw_key(w, "algorithm"), rows[i].algorithms);
+        jsonw_int(jsonw_key(w, "count"), c->count);
+        jsonw_int(jsonw_key(w, "bytes"), c->bytes);
+        jsonw_number(jsonw_key(w, "time_s"), c->time_s);
+        jsonw_number(jsonw_key(w, "exposed_s"), c->exposed_s);
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+}
+
+/* The member "<prefix>_bytes": `bytes`. */
+static void bytes_member(JsonWriter *w, const char *prefix, double bytes)
+{
+    char key[64];
+    g_snprintf(key, sizeof key, "%s_bytes", prefix);
+    jsonw_int(jsonw_key(w, key), bytes);
+}
+
+/* One link's JSON object. */
+static void render_link_json(JsonWriter *w, const LinkStat *l)
+{
+    jsonw_begin_object(w, JSONW_INLINE);
+    jsonw_string(jsonw_key(w, "link"), l->name);
+    jsonw_string(jsonw_key(w, "class"), topology_class_name(l->link_class));
+    jsonw_number(jsonw_key(w, "utilization"), l->utilization);
+    jsonw_int(jsonw_key(w, "bytes"), l->bytes);
+    for (int tag = 0; tag < TAG_KINDS; tag++)
+        if (emit_comm_name((TaskTag)tag))
+            bytes_member(w, emit_comm_name((TaskTag)tag), l->by_tag[tag]);
+    jsonw_end(w);
+}
+
+/* The links report: the busiest link per class, then the hottest. */
+static void render_links_json(JsonWriter *w, const Metrics *m)
+{
+    jsonw_begin_object(jsonw_key(w, "links"), 4);
+    for (int c = 0; c < LINK_CLASSES; c++)
+        if (m->busiest[c].name[0])
+            render_link_json(jsonw_key(w, topology_class_name((LinkClass)c)), &m->busiest[c]);
+    jsonw_end(w);
+    jsonw_begin_list(jsonw_key(w, "hot_links"), 4);
+    for (int i = 0; i < m->n_hottest; i++)
+        render_link_json(w, &m->hottest[i]);
+    jsonw_end(w);
+}
+
+/* The stage table as a JSON list, one object per pipeline stage. */
+static void render_stages_json(JsonWriter *w, const Metrics *m)
+{
+    jsonw_begin_list(jsonw_key(w, "stages"), 4);
+    for (int s = 0; s < m->n_stages; s++) {
+        const StageStat *st = &m->stages[s];
+        jsonw_begin_object(w, JSONW_INLINE);
+        jsonw_int(jsonw_key(w, "stage"), s);
+        jsonw_int(jsonw_key(w, "layers"), st->layers);
+        jsonw_bool(jsonw_key(w, "embedding"), st->embedding);
+        jsonw_bool(jsonw_key(w, "head"), st->head);
+        jsonw_number(jsonw_key(w, "busy_s"), st->busy_s);
+        jsonw_number(jsonw_key(w, "bubble_s"), st->bubble_s);
+        jsonw_int(jsonw_key(w, "p2p_bytes"), st->p2p_bytes);
+        jsonw_int(jsonw_key(w, "peak_bytes"), st->peak_bytes);
+        for (int k = 0; k < MEM_KINDS; k++)
+            bytes_member(w, emit_mem_name((MemKind)k), st->peak_split[k]);
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+}
+
+/* The fields, consecutive ones of a section as one object, then the
+ * tables. */
+static void render_json(GString *out, const Fields *fs, const Metrics *m)
+{
+    JsonWriter w;
+    jsonw_init(&w, out);
+    jsonw_begin_object(&w, 2);
+    const char *section = ""; /* the open section's, "" for the top level */
+    for (int i = 0; i < fs->n; i++) {
+        const Field *f = &fs->f[i];
+        if (!(f->where & IN_JSON))
+            continue;
+        if (strcmp(section, f->section) != 0) {
+            if (section[0])
+                jsonw_end(&w);
+            if (f->section[0])
+                jsonw_begin_object(jsonw_key(&w, f->section), 4);
+            section = f->section;
+        }
+        json_value(jsonw_key(&w, f->name), f);
+    }
+    if (section[0])
+        jsonw_end(&w);
+    render_comm_json(&w, m);
+    render_stages_json(&w, m);
+    render_links_json(&w, m);
+    jsonw_end(&w);
+    g_string_append_c(out, '\n');
+}
+
+static void render_csv(GString *out, const Fields *fs, gboolean header)
+{
+    if (header) {
+        g_autofree char *line = report_csv_header();
+        g_string_append(out, line);
+    }
+    const char *sep = "";
+    for (int i = 0; i < fs->n; i++) {
+        if (fs->f[i].where & IN_CSV) {
+            g_string_append(out, sep);
+            csv_value(out, &fs->f[i]);
+            sep = ",";
+        }
+    }
+    g_string_append_c(out, '\n');
+}
+
+static const double GiB = 1073741824.0;
+
+static void render_text(GString *out, const Report *rep)
+{
+    const Metrics *m = &rep->metrics;
+    const PlanSpec *p = rep->plan;
+    double step = m->step_time_s;
+    g_string_append_printf(out, "%s on %s: %d GPUs = tp %d x pp %d x dp %d, %.3g B parameters\n",
+                           rep->model, rep->cluster, rep->gpus, p->tp, p->pp, p->dp,
+                           rep->parameters / 1e9);
+    g_string_append_printf(out,
+                           "batch: %d sequences per step = %d micro-batch%s of %d per data-parallel"
+                           " rank\n",
+                           p->global_batch_size, rep->micro_batches,
+                           rep->micro_batches == 1 ? "" : "es", p->micro_batch_size);
+    g_string_append_printf(out,
+                           "step time        %.4g s, %.4g tokens/s, MFU %.1f %%, HFU %.1f %%\n",
+                           step, m->tokens_per_s, 100 * m->mfu, 100 * m->hfu);
+    g_string_append_printf(
+        out,
+        "time split       compute %.4g s (%.1f %%), exposed communication %.4g s "
+        "(%.1f %%) on rank %d; bubble %.1f %%\n",
+        m->compute_s, step > 0 ? 100 * m->compute_s / step : 0, m->exposed_comm_s,
+        step > 0 ? 100 * m->exposed_comm_s / step : 0, m->critical_rank, 100 * m->bubble_fraction);
+    if (m->recompute_s > 0)
+        g_string_append_printf(out, "recompute        %.4g s of the compute replays forwards\n",
+                               m->recompute_s);
+    CommRow rows[TAG_KINDS * COLL_N_OPS];
+    int n = comm_rows(m, rows);
+    for (int i = 0; i < n; i++)
+        g_string_append_printf(
+            out, "comm %-4s %-14s %6d calls, %9.4g GB sent, %.4g s, %.4g s exposed (%s)\n",
+            rows[i].group, rows[i].op, rows[i].stat->count, rows[i].stat->bytes / 1e9,
+            rows[i].stat->time_s, rows[i].stat->exposed_s, rows[i].algorithms);
+    for (int c = 0; c < LINK_CLASSES; c++) {
+        const LinkStat *l = &m->busiest[c];
+        if (l->name[0])
+            g_string_append_printf(out, "busiest %-6s   %s: %.1f %% used, %.4g GB\n",
+                                   topology_class_name((LinkClass)c), l->name, 100 * l->utilization,
+                                   l->bytes / 1e9);
+    }
+    for (int s = 0; m->n_stages > 1 && s < m->n_stages; s++) {
+        const StageStat *st = &m->stages[s];
+        g_string_append_printf(out,
+                               "stage %-3d        %d layers%s%s, busy %.4g s, bubble %.4g s, "
+                               "peak %.2f GiB (activations %.2f)\n",
+                               s, st->layers, st->embedding ? " + embedding" : "",
+                               st->head ? " + head" : "", st->busy_s, st->bubble_s,
+                               st->peak_bytes / GiB, st->peak_split[MEM_ACTIVATIONS] / GiB);
+    }
+    g_string_append_printf(
+        out, "memory peak      %.2f GiB of %.2f GiB (%s) on rank %d:", m->peak_bytes / GiB,
+        m->capacity_bytes / GiB, m->fits ? "fits" : "DOES NOT FIT", m->peak_rank);
+    for (int k = 0; k < MEM_KINDS; k++)
+        g_string_append_printf(out, "%s %s %.2f", k ? "," : "", emit_mem_name((MemKind)k),
+                               m->peak_split[k] / GiB);
+    g_string_append(out, " GiB\n");
+    g_string_append_printf(out,
+                           "simulated        %d ranks, %" G_GUINT64_FORMAT " events in %.3g s\n",
+                           m->simulated_ranks, m->events, rep->sim_wall_s);
+}
+
+void report_clear(Report *rep)
+{
+    metrics_clear(&rep->metrics);
+}
+
+const char *const report_format_names[] = {"text", "json", "csv", NULL};
+
+gboolean report_format_parse(const char *name, ReportFormat *out)
+{
+    int i = names_find(report_format_names, name);
+    if (i < 0)
+        return FALSE;
+    *out = (ReportFormat)i;
+    return TRUE;
+}
+
+char *report_csv_header(void)
+{
+    /* the columns do not depend on the values: any plan and metrics do */
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    Report none = {.plan = plan, .model = "", .cluster = ""};
+    Fields fs;
+    collect(&none, &fs);
+    GString *out = g_string_new(NULL);
+    const char *sep = "";
+    for (int i = 0; i < fs.n; i++) {
+        if (fs.f[i].where & IN_CSV) {
+            g_string_append_printf(out, "%s%s", sep, fs.f[i].name);
+            sep = ",";
+        }
+    }
+    g_string_append_c(out, '\n');
+    clear(&fs);
+    return g_string_free(out, FALSE);
+}
+
+char *report_render(const Report *rep, ReportFormat format, gboolean header)
+{
+    GString *out = g_string_new(NULL);
+    if (format == FORMAT_TEXT) {
+        render_text(out, rep);
+        return g_string_free(out, FALSE);
+    }
+    Fields fs;
+    collect(rep, &fs);
+    if (format == FORMAT_JSON)
+        render_json(out, &fs, &rep->metrics);
+    else
+        render_csv(out, &fs, header);
+    clear(&fs);
+    return g_string_free(out, FALSE);
+}
+
+/* The collective benchmark's table as one JSON object. */
+static void render_collective_json(GString *out, const GArray *rows, CollOp op, int ranks,
+                                   const char *cluster)
+{
+    JsonWriter w;
+    jsonw_init(&w, out);
+    jsonw_begin_object(&w, 2);
+    jsonw_string(jsonw_key(&w, "op"), collective_name(op));
+    jsonw_int(jsonw_key(&w, "ranks"), ranks);
+    jsonw_string(jsonw_key(&w, "cluster"), cluster);
+    jsonw_begin_list(jsonw_key(&w, "rows"), 4);
+    for (guint i = 0; i < rows->len; i++) {
+        const CollRow *r = &g_array_index(rows, CollRow, i);
+        jsonw_begin_object(&w, JSONW_INLINE);
+        jsonw_int(jsonw_key(&w, "size_bytes"), r->bytes);
+        jsonw_number(jsonw_key(&w, "time_us"), r->time_s * 1e6);
+        jsonw_number(jsonw_key(&w, "algbw_GBps"), r->algbw_Bps / 1e9);
+        jsonw_number(jsonw_key(&w, "busbw_GBps"), r->busbw_Bps / 1e9);
+        jsonw_string(jsonw_key(&w, "algorithm"), collective_algorithm_name(r->algorithm));
+        jsonw_end(&w);
+    }
+    jsonw_end(&w);
+    jsonw_end(&w);
+    g_string_append_c(out, '\n');
+}
+
+char *report_collective_render(const GArray *rows, CollOp op, int ranks, const char *cluster,
+                               ReportFormat format)
+{
+    GString *out = g_string_new(NULL);
+    if (format == FORMAT_JSON) {
+        render_collective_json(out, rows, op, ranks, cluster);
+        return g_string_free(out, FALSE);
+    }
+    if (format == FORMAT_TEXT)
+        g_string_append_printf(out,
+                               "# plansim collective: %s over %d GPUs of %s\n"
+                               "# %14s %12s %12s %12s  %s\n",
+                               collective_name(op), ranks, cluster, "size(B)", "time(us)",
+                               "algbw(GB/s)", "busbw(GB/s)", "algorithm");
+    else
+        g_string_append(out, "op,ranks,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm\n");
+    for (guint i = 0; i < rows->len; i++) {
+        const CollRow *r = &g_array_index(rows, CollRow, i);
+        const char *algo = collective_algorithm_name(r->algorithm);
+        if (format == FORMAT_TEXT)
+            g_string_append_printf(out, "  %14.0f %12.2f %12.2f %12.2f  %s\n", r->bytes,
+                                   r->time_s * 1e6, r->algbw_Bps / 1e9, r->busbw_Bps / 1e9, algo);
+        else
+            g_string_append_printf(out, "%s,%d,%.0f,%.10g,%.10g,%.10g,%s\n", collective_name(op),
+                                   ranks, r->bytes, r->time_s * 1e6, r->algbw_Bps / 1e9,
+                                   r->busbw_Bps / 1e9, algo);
+    }
+    return g_string_free(out, FALSE);
+}

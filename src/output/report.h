@@ -1,0 +1,55 @@
+/* report.h: a simulated step as text for a person, JSON or CSV for programs.
+ *
+ * Every format prints the same fields (report_columns lists them in order);
+ * numbers are printed with a fixed format so that the same step gives the
+ * same bytes. sim_wall_s is the only field that varies between runs, and it
+ * is left out of CSV so that sweeps compare byte for byte. */
+#ifndef PLANSIM_OUTPUT_REPORT_H
+#define PLANSIM_OUTPUT_REPORT_H
+
+#include <glib.h>
+
+#include "metrics/metrics.h"
+#include "spec/spec.h"
+
+typedef struct {
+    const char *model; /* names */
+    const char *cluster;
+    const PlanSpec *plan; /* resolved */
+    int gpus;
+    double parameters;
+    int micro_batches;
+    Metrics metrics;
+    double sim_wall_s;
+} Report;
+
+typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV } ReportFormat;
+extern const char *const report_format_names[]; /* "text", "json", "csv" */
+
+/* One size of a collective benchmark (plansim collective). */
+typedef struct {
+    double bytes;
+    double time_s;
+    double algbw_Bps, busbw_Bps;
+    CollAlgorithm algorithm;
+} CollRow;
+
+/* The collective benchmark's table (rows of CollRow) in `format`, with a
+ * heading naming the op, the ranks and the cluster. */
+char *report_collective_render(const GArray *rows, CollOp op, int ranks, const char *cluster,
+                               ReportFormat format);
+
+/* Frees what the report's metrics own. */
+void report_clear(Report *rep);
+
+/* Parses "text", "json" or "csv"; FALSE for anything else. */
+gboolean report_format_parse(const char *name, ReportFormat *out);
+
+/* The CSV header line that report_render's CSV rows go under. */
+char *report_csv_header(void);
+
+/* The report in `format`, newly allocated; CSV with its header line when
+ * `header`. */
+char *report_render(const Report *rep, ReportFormat format, gboolean header);
+
+#endif

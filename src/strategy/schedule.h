@@ -1,0 +1,46 @@
+/* schedule.h: pipeline schedules, one row each.
+ *
+ * A schedule orders the units (strategy.h) of each pipeline stage and
+ * checks the plan fields it constrains. Each schedule is one file
+ * (schedule_NAME.c) defining its row; pipeline_schedules, in schedule.c,
+ * indexes the rows by the plan's Schedule value. A new schedule is its
+ * file plus its row in util/schedules.def. */
+#ifndef PLANSIM_STRATEGY_SCHEDULE_H
+#define PLANSIM_STRATEGY_SCHEDULE_H
+
+#include "strategy/emit.h"
+
+/* What a stage's schedule orders: m micro-batches through p stages, v model
+ * chunks per stage, for stage s. */
+typedef struct {
+    int micro_batches; /* m */
+    int stages;        /* p */
+    int chunks;        /* v */
+    int stage;         /* s, 0 .. p - 1 */
+} StageWork;
+
+typedef struct {
+    const char *name; /* as the plan names it (schedule_names) */
+    /* Appends the stage's units (Unit) to `units`, in the order it runs them. */
+    void (*order)(const StageWork *w, GArray *units);
+    /* Checks the plan fields the schedule constrains (pp, virtual_stages,
+     * the micro-batches); PS_ERROR_INPUT naming the field. */
+    gboolean (*check)(const PlanSpec *plan, GError **error);
+} PipeSchedule;
+
+/* The rows, indexed by Schedule. */
+extern const PipeSchedule *const pipeline_schedules[SCHEDULES];
+
+/* Appends one unit. */
+void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk);
+
+/* A check for the schedules that run one model chunk per stage: fails
+ * unless virtual_stages is 1. */
+gboolean schedule_check_one_chunk(const PlanSpec *plan, GError **error);
+
+/* The rows, one per file (util/schedules.def). */
+#define SCHEDULE(ID, name, row) extern const PipeSchedule row;
+#include "base/schedules.def"
+#undef SCHEDULE
+
+#endif

@@ -1,0 +1,344 @@
+/* check_graph.c: building and sealing the task graph (core/graph.c), read
+ * back through its accessors. Every expected id, row and count is worked
+ * out by hand beside the assertion from the order the tasks are added in. */
+#include <string.h>
+
+#include "core/graph.h"
+#include "testutil.h"
+#include "util/error.h"
+
+/* Whether `row` (n entries) is exactly `expect` (m entries). */
+static gboolean row_is(const TaskId *row, int n, const TaskId *expect, int m)
+{
+    return n == m && (m == 0 || memcmp(row, expect, sizeof(TaskId) * (gsize)m) == 0);
+}
+
+/* Two ranks, two streams. Added in this order:
+ *   a = 0  compute on rank 0 stream 0 (1 s, 10 FLOPs)
+ *   b = 1  compute on rank 0 stream 0: stream edge a -> b
+ *   c = 2  compute on rank 1 stream 0
+ *   d = 3  all-reduce of 100 bytes on group {0, 1}, stream 1 of both
+ *          (first on both streams: no stream edge)
+ *   e = 4  marker on rank 1 stream 1: stream edge d -> e
+ * then explicit dependencies a -> d, c -> d, d -> b. So
+ *   npred: a 0, b 2 (a, d), c 0, d 2 (a, c), e 1 (d);
+ *   successors, in the order the edges were added: a [b, d], b [],
+ *   c [d], d [e, b], e [];
+ *   streams: (0, 0) [a, b], (0, 1) [d], (1, 0) [c], (1, 1) [d, e]. */
+START_TEST(tasks_streams_and_dependencies)
+{
+    Graph *g = graph_new(2, 2);
+    int members[] = {0, 1};
+    int grp = graph_add_group(g, members, 2);
+    ck_assert_int_eq(grp, 0);
+    TaskId a = graph_compute(g, 0, 0, 1.0, 10, 3, (TaskName){.fmt = "a"});
+    TaskId b = graph_compute(g, 0, 0, 2.0, 20, 3, (TaskName){.fmt = "b"});
+    TaskId c = graph_compute(g, 1, 0, 0.5, 0, 4, (TaskName){.fmt = "c"});
+    ck_assert_int_eq(graph_last(g, 0, 0), b);
+    ck_assert_int_eq(graph_last(g, 0, 1), TASK_NONE);
+    TaskId d0 = graph_collective(g, grp, 0, 1, COLL_ALL_REDUCE, 100, 7, (TaskName){.fmt = "d"});
+    TaskId d1 = graph_collective(g, grp, 1, 1, COLL_ALL_REDUCE, 100, 7, (TaskName){.fmt = "d"});
+    TaskId e = graph_marker(g, 1, 1, 5, (TaskName){.fmt = "e"});
+    ck_assert(a == 0 && b == 1 && c == 2 && d0 == 3 && e == 4);
+    ck_assert_int_eq(d1, d0); /* one task, joined by both */
+    graph_dep(g, a, d0);
+    graph_dep(g, c, d0);
+    graph_dep(g, d0, b);
+    graph_dep(g, TASK_NONE, e); /* no task: no edge */
+    ck_assert(graph_seal(g, NULL));
+
+    ck_assert_int_eq(graph_ranks(g), 2);
+    ck_assert_int_eq(graph_streams(g), 2);
+    ck_assert_uint_eq(graph_tasks(g), 5);
+    const Task *t = graph_task(g, a);
+    ck_assert_int_eq(t->kind, TASK_COMPUTE);
+    ck_assert_double_eq(t->seconds, 1.0);
+    ck_assert_double_eq(t->flops, 10);
+    ck_assert_int_eq(t->owner, 0);
+    ck_assert_int_eq(t->stream, 0);
+    ck_assert_int_eq(t->tag, 3);
+    t = graph_task(g, c);
+    ck_assert_int_eq(t->owner, 1);
+    ck_assert_int_eq(t->tag, 4);
+    t = graph_task(g, d0);
+    ck_assert_int_eq(t->kind, TASK_COLLECTIVE);
+    ck_assert_int_eq(t->owner, grp); /* a collective's owner is its group */
+    ck_assert_int_eq(t->stream, 1);
+    ck_assert_int_eq(t->op, COLL_ALL_REDUCE);
+    ck_assert_double_eq(t->bytes, 100);
+    ck_assert_int_eq(t->tag, 7);
+    t = graph_task(g, e);
+    ck_assert_int_eq(t->kind, TASK_MARKER);
+    ck_assert_double_eq(t->seconds, 0);
+    ck_assert_int_eq(t->owner, 1);
+
+    static const int npred[] = {0, 2, 0, 2, 1}; /* a b c d e */
+    for (TaskId id = 0; id < 5; id++)
+        ck_assert_msg(graph_task(g, id)->npred == npred[id], "task %d: npred %d, expected %d", id,
+                      graph_task(g, id)->npred, npred[id]);
+    int n;
+    const TaskId *row = graph_succ(g, a, &n);
+    ck_assert(row_is(row, n, (TaskId[]){b, d0}, 2));
+    row = graph_succ(g, b, &n);
+    ck_assert_int_eq(n, 0);
+    row = graph_succ(g, c, &n);
+    ck_assert(row_is(row, n, (TaskId[]){d0}, 1));
+    row = graph_succ(g, d0, &n);
+    ck_assert(row_is(row, n, (TaskId[]){e, b}, 2));
+    row = graph_succ(g, e, &n);
+    ck_assert_int_eq(n, 0);
+    /* the successor rows hold every edge once: 2 + 0 + 1 + 2 + 0 = 5 =
+     * the sum of npred */
+    row = graph_stream(g, 0, 0, &n);
+    ck_assert(row_is(row, n, (TaskId[]){a, b}, 2));
+    row = graph_stream(g, 0, 1, &n);
+    ck_assert(row_is(row, n, (TaskId[]){d0}, 1));
+    row = graph_stream(g, 1, 0, &n);
+    ck_assert(row_is(row, n, (TaskId[]){c}, 1));
+    row = graph_stream(g, 1, 1, &n);
+    ck_assert(row_is(row, n, (TaskId[]){d0, e}, 2));
+    const int *gm = graph_group(g, grp, &n);
+    ck_assert(n == 2 && gm[0] == 0 && gm[1] == 1);
+    graph_free(g);
+}
+END_TEST
+
+/* A rank's k-th collective on a group is the group's k-th, whichever
+ * member joins first. Group {2, 0} of three ranks, one stream:
+ *   rank 2 joins x (all-gather 64) -> new task 0
+ *   rank 0 joins its first -> x again (task 0)
+ *   rank 0 joins y, z (reduce-scatter 32, all-reduce 16) -> new tasks 1, 2
+ *   rank 2 joins its second and third -> y (1) and z (2).
+ * A second group {0, 1} is separate: rank 0's first collective there is a
+ * new task 3 even though rank 0 has joined three on the other. */
+START_TEST(collectives_match_in_program_order)
+{
+    Graph *g = graph_new(3, 1);
+    int m1[] = {2, 0};
+    int m2[] = {0, 1};
+    int g1 = graph_add_group(g, m1, 2);
+    int g2 = graph_add_group(g, m2, 2);
+    ck_assert(g1 == 0 && g2 == 1);
+    TaskName x = {.fmt = "x"}, y = {.fmt = "y"}, z = {.fmt = "z"}, w = {.fmt = "w"};
+    ck_assert_int_eq(graph_collective(g, g1, 2, 0, COLL_ALL_GATHER, 64, 0, x), 0);
+    ck_assert_int_eq(graph_collective(g, g1, 0, 0, COLL_ALL_GATHER, 64, 0, x), 0);
+    ck_assert_int_eq(graph_collective(g, g1, 0, 0, COLL_REDUCE_SCATTER, 32, 0, y), 1);
+    ck_assert_int_eq(graph_collective(g, g1, 0, 0, COLL_ALL_REDUCE, 16, 0, z), 2);
+    ck_assert_int_eq(graph_collective(g, g2, 0, 0, COLL_ALL_TO_ALL, 8, 0, w), 3);
+    ck_assert_int_eq(graph_collective(g, g1, 2, 0, COLL_REDUCE_SCATTER, 32, 0, y), 1);
+    ck_assert_int_eq(graph_collective(g, g1, 2, 0, COLL_ALL_REDUCE, 16, 0, z), 2);
+    ck_assert_int_eq(graph_collective(g, g2, 1, 0, COLL_ALL_TO_ALL, 8, 0, w), 3);
+    ck_assert(graph_seal(g, NULL));
+    int n;
+    const int *gm = graph_group(g, g1, &n);
+    ck_assert(n == 2 && gm[0] == 2 && gm[1] == 0); /* members as given, not sorted */
+    /* rank 0's stream: x, y, z on g1 and w on g2, in the order it joined */
+    const TaskId *row = graph_stream(g, 0, 0, &n);
+    ck_assert(row_is(row, n, (TaskId[]){0, 1, 2, 3}, 4));
+    row = graph_stream(g, 2, 0, &n);
+    ck_assert(row_is(row, n, (TaskId[]){0, 1, 2}, 3));
+    row = graph_stream(g, 1, 0, &n);
+    ck_assert(row_is(row, n, (TaskId[]){3}, 1));
+    ck_assert_int_eq(graph_task(g, 3)->owner, g2);
+    ck_assert_int_eq(graph_task(g, 1)->op, COLL_REDUCE_SCATTER);
+    /* stream order: on rank 0, 0 -> 1 -> 2 -> 3; on rank 2, 0 -> 1 -> 2
+     * again (each joiner adds its own stream edge); rank 1 adds none. So
+     * task 1 has two predecessors (task 0, twice), 3 has one (2). */
+    ck_assert_int_eq(graph_task(g, 0)->npred, 0);
+    ck_assert_int_eq(graph_task(g, 1)->npred, 2);
+    ck_assert_int_eq(graph_task(g, 2)->npred, 2);
+    ck_assert_int_eq(graph_task(g, 3)->npred, 1);
+    row = graph_succ(g, 0, &n);
+    ck_assert(row_is(row, n, (TaskId[]){1, 1}, 2));
+    graph_free(g);
+}
+END_TEST
+
+/* A send/recv as the header describes it: the sender runs it on its
+ * stream, the receiver joins GRAPH_OFF_STREAM and only waits through a
+ * dependency of its own. */
+START_TEST(off_stream_member_runs_nothing)
+{
+    Graph *g = graph_new(2, 1);
+    int pair[] = {0, 1};
+    int grp = graph_add_group(g, pair, 2);
+    TaskId send = graph_collective(g, grp, 0, 0, COLL_SEND_RECV, 4096, 0, (TaskName){.fmt = "s"});
+    ck_assert_int_eq(graph_collective(g, grp, 1, GRAPH_OFF_STREAM, COLL_SEND_RECV, 4096, 0,
+                                      (TaskName){.fmt = "s"}),
+                     send);
+    ck_assert_int_eq(graph_last(g, 1, 0), TASK_NONE); /* nothing on rank 1's stream */
+    TaskId work = graph_compute(g, 1, 0, 1.0, 0, 0, (TaskName){.fmt = "work"});
+    graph_dep(g, send, work);
+    ck_assert(graph_seal(g, NULL));
+    int n;
+    const TaskId *row = graph_stream(g, 1, 0, &n);
+    ck_assert(row_is(row, n, (TaskId[]){work}, 1));
+    row = graph_stream(g, 0, 0, &n);
+    ck_assert(row_is(row, n, (TaskId[]){send}, 1));
+    ck_assert_int_eq(graph_task(g, send)->stream, 0);
+    ck_assert_int_eq(graph_task(g, work)->npred, 1);
+    graph_free(g);
+}
+END_TEST
+
+/* Names are formatted from the format and up to three ints; equal names
+ * share one interned string, different values do not. */
+START_TEST(names_are_interned)
+{
+    Graph *g = graph_new(1, 1);
+    static const char fmt[] = "fwd mb%d L%d c%d";
+    TaskId a = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 17, 1});
+    TaskId b = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 17, 1});
+    TaskId c = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 18, 1});
+    ck_assert(graph_seal(g, NULL));
+    ck_assert_str_eq(graph_name(g, a), "fwd mb3 L17 c1");
+    ck_assert_str_eq(graph_name(g, c), "fwd mb3 L18 c1");
+    ck_assert_int_eq(graph_task(g, a)->name, graph_task(g, b)->name);
+    ck_assert_ptr_eq(graph_name(g, a), graph_name(g, b));
+    ck_assert_int_ne(graph_task(g, a)->name, graph_task(g, c)->name);
+    graph_free(g);
+}
+END_TEST
+
+/* Memory operations attached out of task order come back per task, in the
+ * order they were attached. */
+START_TEST(memory_operations_per_task)
+{
+    Graph *g = graph_new(2, 1);
+    TaskId a = graph_compute(g, 0, 0, 1, 0, 0, (TaskName){.fmt = "a"});
+    TaskId b = graph_compute(g, 1, 0, 1, 0, 0, (TaskName){.fmt = "b"});
+    TaskId c = graph_compute(g, 0, 0, 1, 0, 0, (TaskName){.fmt = "c"});
+    graph_mem(g, c, 0, 2, 300, FALSE);
+    graph_mem(g, a, 0, 1, 100, FALSE);
+    graph_mem(g, c, 0, 2, -300, TRUE);
+    graph_mem(g, a, 1, 3, 50, TRUE); /* an operation on another rank */
+    ck_assert(graph_seal(g, NULL));
+    int n;
+    const MemOp *ops = graph_mem_ops(g, a, &n);
+    ck_assert_int_eq(n, 2);
+    ck_assert(ops[0].task == a && ops[0].rank == 0 && ops[0].category == 1 && ops[0].bytes == 100 &&
+              !ops[0].at_end);
+    ck_assert(ops[1].task == a && ops[1].rank == 1 && ops[1].category == 3 && ops[1].bytes == 50 &&
+              ops[1].at_end);
+    graph_mem_ops(g, b, &n);
+    ck_assert_int_eq(n, 0);
+    ops = graph_mem_ops(g, c, &n);
+    ck_assert_int_eq(n, 2);
+    ck_assert(ops[0].bytes == 300 && !ops[0].at_end);
+    ck_assert(ops[1].bytes == -300 && ops[1].at_end);
+    graph_free(g);
+}
+END_TEST
+
+/* A collective that a member never joins: graph_seal fails with
+ * PS_ERROR_STUCK, naming the collective, the count and the missing rank.
+ * Group {0, 1, 2}; ranks 0 and 2 join "grad ar 5" (task 0). */
+START_TEST(unjoined_collective_is_an_error)
+{
+    Graph *g = graph_new(3, 1);
+    int members[] = {0, 1, 2};
+    int grp = graph_add_group(g, members, 3);
+    graph_collective(g, grp, 0, 0, COLL_ALL_REDUCE, 8, 0, (TaskName){"grad ar %d", 5, 0, 0});
+    graph_collective(g, grp, 2, 0, COLL_ALL_REDUCE, 8, 0, (TaskName){"grad ar %d", 5, 0, 0});
+    GError *error = NULL;
+    ck_assert(!graph_seal(g, &error));
+    ck_assert(g_error_matches(error, PS_ERROR, PS_ERROR_STUCK));
+    ck_assert_msg(strstr(error->message, "\"grad ar 5\" (task 0)"), "%s", error->message);
+    ck_assert_msg(strstr(error->message, "joined by 2 of 3 members"), "%s", error->message);
+    ck_assert_msg(strstr(error->message, "rank 1 never reaches it"), "%s", error->message);
+    g_error_free(error);
+    graph_free(g);
+}
+END_TEST
+
+/* A larger graph built at random, against the edges kept on the side:
+ * every edge appears once in its source's successor row, in the order
+ * added, and each task's npred is its in-degree. */
+START_TEST(compressed_rows_hold_every_edge)
+{
+    enum { RANKS = 4, STREAMS = 3, TASKS = 400, EDGES = 1000 };
+    Graph *g = graph_new(RANKS, STREAMS);
+    GArray *from = g_array_new(FALSE, FALSE, sizeof(TaskId));
+    GArray *to = g_array_new(FALSE, FALSE, sizeof(TaskId));
+    TaskId last[RANKS * STREAMS];
+    int per_stream[RANKS * STREAMS] = {0};
+    for (int i = 0; i < RANKS * STREAMS; i++)
+        last[i] = TASK_NONE;
+    GRand *rng = g_rand_new_with_seed(7);
+    for (int i = 0; i < TASKS; i++) {
+        int rank = g_rand_int_range(rng, 0, RANKS), stream = g_rand_int_range(rng, 0, STREAMS);
+        TaskId id = graph_compute(g, rank, stream, 1, 0, 0, (TaskName){.fmt = "t%d", .a = i});
+        ck_assert_int_eq(id, i);
+        int row = rank * STREAMS + stream;
+        if (last[row] != TASK_NONE) {
+            g_array_append_val(from, last[row]);
+            g_array_append_val(to, id);
+        }
+        last[row] = id;
+        per_stream[row]++;
+    }
+    for (int i = 0; i < EDGES; i++) {
+        TaskId x = g_rand_int_range(rng, 0, TASKS), y = g_rand_int_range(rng, 0, TASKS);
+        graph_dep(g, MIN(x, y), MAX(x, y));
+        TaskId lo = MIN(x, y), hi = MAX(x, y);
+        g_array_append_val(from, lo);
+        g_array_append_val(to, hi);
+    }
+    ck_assert(graph_seal(g, NULL));
+    ck_assert_uint_eq(graph_tasks(g), TASKS);
+    int total = 0;
+    for (TaskId t = 0; t < TASKS; t++) {
+        int n;
+        const TaskId *row = graph_succ(g, t, &n);
+        /* the expected row: the side list's edges out of t, in order */
+        int k = 0, indeg = 0;
+        for (guint e = 0; e < from->len; e++) {
+            if (g_array_index(to, TaskId, e) == t)
+                indeg++;
+            if (g_array_index(from, TaskId, e) != t)
+                continue;
+            ck_assert_int_lt(k, n);
+            ck_assert_int_eq(row[k], g_array_index(to, TaskId, e));
+            k++;
+        }
+        ck_assert_int_eq(k, n);
+        ck_assert_int_eq(graph_task(g, t)->npred, indeg);
+        total += n;
+    }
+    ck_assert_int_eq(total, (int)from->len);
+    int tasks_on_streams = 0;
+    for (int r = 0; r < RANKS; r++)
+        for (int s = 0; s < STREAMS; s++) {
+            int n;
+            const TaskId *row = graph_stream(g, r, s, &n);
+            ck_assert_int_eq(n, per_stream[r * STREAMS + s]);
+            for (int i = 0; i < n; i++) {
+                ck_assert_int_eq(graph_task(g, row[i])->owner, r);
+                ck_assert_int_eq(graph_task(g, row[i])->stream, s);
+                if (i > 0)
+                    ck_assert_int_lt(row[i - 1], row[i]); /* program order */
+            }
+            tasks_on_streams += n;
+        }
+    ck_assert_int_eq(tasks_on_streams, TASKS);
+    g_rand_free(rng);
+    g_array_free(from, TRUE);
+    g_array_free(to, TRUE);
+    graph_free(g);
+}
+END_TEST
+
+Suite *suite_graph(void)
+{
+    Suite *s = suite_create("graph");
+    TCase *tc = tcase_create("build");
+    tcase_add_test(tc, tasks_streams_and_dependencies);
+    tcase_add_test(tc, collectives_match_in_program_order);
+    tcase_add_test(tc, off_stream_member_runs_nothing);
+    tcase_add_test(tc, names_are_interned);
+    tcase_add_test(tc, memory_operations_per_task);
+    tcase_add_test(tc, unjoined_collective_is_an_error);
+    tcase_add_test(tc, compressed_rows_hold_every_edge);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,418 @@
+/* check_report.c: the report writers (report/report.c) in JSON, CSV and
+ * text, on a small simulated step and on a report filled in by hand.
+ *
+ * JSON must parse back with cJSON and hold the keys report.h promises
+ * (every plan field, the metrics, the memory section, the comm, stage and
+ * link tables); CSV's header must name as many columns as its row has; the
+ * values in both must be the Report struct's. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#include "strategy/emit.h"
+#include "testutil.h"
+
+/* The cells of one CSV line (RFC 4180: a quoted cell may hold commas and
+ * doubled quotes); newly allocated, NULL-terminated. */
+static char **csv_cells(const char *line)
+{
+    GPtrArray *cells = g_ptr_array_new();
+    GString *cell = g_string_new(NULL);
+    const char *p = line;
+    for (;;) {
+        if (*p == '"') {
+            for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
+                if (*p == '"')
+                    p++; /* "" is one quote */
+                g_string_append_c(cell, *p);
+            }
+            ck_assert_msg(*p == '"', "unterminated quoted cell in: %s", line);
+            p++;
+        }
+        while (*p && *p != ',' && *p != '\n')
+            g_string_append_c(cell, *p++);
+        g_ptr_array_add(cells, g_strdup(cell->str));
+        g_string_truncate(cell, 0);
+        if (*p != ',')
+            break;
+        p++;
+    }
+    ck_assert_msg(*p == '\0' || (*p == '\n' && p[1] == '\0'), "junk after the row: %s", p);
+    g_string_free(cell, TRUE);
+    g_ptr_array_add(cells, NULL);
+    return (char **)g_ptr_array_free(cells, FALSE);
+}
+
+/* Index of `name` in `header`, or -1. */
+static int column(char **header, const char *name)
+{
+    for (int i = 0; header[i]; i++)
+        if (strcmp(header[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* The CSV with its header, split: *header and *row, each NULL-terminated. */
+static void render_csv(const Report *rep, char ***header, char ***row)
+{
+    g_autofree char *both = report_render(rep, FORMAT_CSV, TRUE);
+    g_autofree char *only = report_render(rep, FORMAT_CSV, FALSE);
+    g_auto(GStrv) lines = g_strsplit(both, "\n", -1);
+    /* two lines, each ending in a newline: "header\nrow\n" splits in 3 */
+    ck_assert_int_eq(g_strv_length(lines), 3);
+    ck_assert_str_eq(lines[2], "");
+    g_autofree char *second = g_strconcat(lines[1], "\n", NULL);
+    ck_assert_str_eq(only, second); /* without the header, the same row */
+    g_autofree char *alone = report_csv_header();
+    g_autofree char *first = g_strconcat(lines[0], "\n", NULL);
+    ck_assert_str_eq(alone, first); /* the header sweeps print */
+    *header = csv_cells(lines[0]);
+    *row = csv_cells(lines[1]);
+}
+
+/* A tp 2 x pp 2 step on one node of 4 GPUs, 4 micro-batches: TP
+ * collectives, pipeline transfers and two stages to report. */
+static Run simulated(void)
+{
+    Run run = run_new(test_gpt(4, 64, 4, 100, 16), test_cluster(1, 4, 300e9, 25e9));
+    run.plan->tp = 2;
+    run.plan->pp = 2;
+    run.plan->global_batch_size = 4;
+    run_simulate(&run);
+    return run;
+}
+
+static double number(const cJSON *obj, const char *key)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    ck_assert_msg(cJSON_IsNumber(item), "\"%s\" is not a number", key);
+    return item->valuedouble;
+}
+
+/* printed with %.10g: equal to 10 significant digits */
+#define ck_assert_printed(a, b)                                                                    \
+    ck_assert_msg(fabs((a) - (b)) <= 1e-9 * fabs(b), "%s = %.17g, expected %.17g", #a,             \
+                  (double)(a), (double)(b))
+
+START_TEST(json_parses_back_with_the_report_values)
+{
+    Run run = simulated();
+    const Report *rep = &run.rep;
+    const Metrics *m = &rep->metrics;
+    g_autofree char *text = report_render(rep, FORMAT_JSON, FALSE);
+    cJSON *json = cJSON_Parse(text);
+    ck_assert_msg(json != NULL, "not JSON: %s", text);
+
+    /* the plan: every field, by name */
+    const cJSON *plan = cJSON_GetObjectItemCaseSensitive(json, "plan");
+    ck_assert(cJSON_IsObject(plan));
+    int fields = 0;
+    for (const char *const *name = plan_field_names(); *name; name++, fields++)
+        ck_assert_msg(cJSON_HasObjectItem(plan, *name), "plan lacks \"%s\"", *name);
+    ck_assert_int_eq(cJSON_GetArraySize(plan), fields);
+    ck_assert_int_eq(number(plan, "tp"), 2);
+    ck_assert_int_eq(number(plan, "pp"), 2);
+    ck_assert_int_eq(number(plan, "dp"), 1); /* 4 GPUs / (2 x 2) */
+    ck_assert_int_eq(number(plan, "global_batch_size"), 4);
+    ck_assert_int_eq(number(plan, "micro_batch_size"), 1);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(plan, "schedule")->valuestring, "1f1b");
+    const cJSON *split = cJSON_GetObjectItemCaseSensitive(plan, "layers_per_stage");
+    ck_assert(cJSON_IsArray(split) && cJSON_GetArraySize(split) == 2); /* 4 layers: 2, 2 */
+    ck_assert_int_eq(cJSON_GetArrayItem(split, 0)->valueint, 2);
+    ck_assert_int_eq(cJSON_GetArrayItem(split, 1)->valueint, 2);
+
+    /* the top level */
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(json, "model")->valuestring, "test-gpt");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(json, "cluster")->valuestring,
+                     "test-cluster");
+    ck_assert_int_eq(number(json, "gpus"), 4);
+    ck_assert_int_eq(rep->gpus, 4);
+    ck_assert_int_eq(number(json, "micro_batches"), 4); /* B / (b dp) = 4 / 1 */
+    ck_assert_double_eq(number(json, "parameters"), round(rep->parameters));
+    ck_assert_printed(number(json, "step_time_s"), m->step_time_s);
+    ck_assert_printed(number(json, "tokens_per_s"), m->tokens_per_s);
+    ck_assert_printed(number(json, "model_flops"), m->model_flops);
+    ck_assert_printed(number(json, "hardware_flops"), m->hardware_flops);
+    ck_assert_printed(number(json, "mfu"), m->mfu);
+    ck_assert_printed(number(json, "hfu"), m->hfu);
+    ck_assert_printed(number(json, "compute_s"), m->compute_s);
+    ck_assert_printed(number(json, "exposed_comm_s"), m->exposed_comm_s);
+    ck_assert_printed(number(json, "bubble_fraction"), m->bubble_fraction);
+    ck_assert_double_eq(number(json, "recompute_s"), 0); /* no recomputation */
+    ck_assert_int_eq(number(json, "critical_rank"), m->critical_rank);
+    ck_assert_double_eq(number(json, "events"), (double)m->events);
+    ck_assert_int_eq(number(json, "simulated_ranks"), m->simulated_ranks);
+    ck_assert(cJSON_HasObjectItem(json, "sim_wall_s")); /* JSON only */
+    ck_assert(m->step_time_s > 0 && m->events > 0);
+
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(json, "memory");
+    ck_assert(cJSON_IsObject(mem));
+    ck_assert_double_eq(number(mem, "peak_bytes"), round(m->peak_bytes));
+    ck_assert_double_eq(number(mem, "capacity_bytes"), 80.0 * 1073741824.0); /* test_cluster */
+    ck_assert(cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(mem, "fits")));
+    ck_assert_int_eq(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(mem, "fits")), m->fits);
+    ck_assert_int_eq(number(mem, "peak_rank"), m->peak_rank);
+    static const char *const split_names[MEM_KINDS] = {
+        "params_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes"};
+    double sum = 0;
+    for (int k = 0; k < MEM_KINDS; k++) {
+        ck_assert_double_eq(number(mem, split_names[k]), round(m->peak_split[k]));
+        sum += m->peak_split[k];
+    }
+    ck_assert_rel(sum, m->peak_bytes, 1e-12); /* the split adds up to the peak */
+
+    /* the comm table: one entry per (purpose, op) used, counts as in the
+     * metrics; tp 2 gives TP all-reduces, pp 2 send/recvs */
+    const cJSON *comm = cJSON_GetObjectItemCaseSensitive(json, "comm");
+    ck_assert(cJSON_IsArray(comm));
+    int used = 0;
+    for (int tag = 0; tag < TAG_KINDS; tag++)
+        for (int op = 0; op < COLL_N_OPS; op++)
+            used += m->comm[tag][op].count > 0;
+    ck_assert_int_eq(cJSON_GetArraySize(comm), used);
+    gboolean tp_all_reduce = FALSE, pp_send = FALSE;
+    for (const cJSON *e = comm->child; e; e = e->next) {
+        const char *group = cJSON_GetObjectItemCaseSensitive(e, "group")->valuestring;
+        const char *op = cJSON_GetObjectItemCaseSensitive(e, "op")->valuestring;
+        int tag = -1, o = -1;
+        for (int t = 0; t < TAG_KINDS; t++)
+            if (emit_comm_name((TaskTag)t) && strcmp(emit_comm_name((TaskTag)t), group) == 0)
+                tag = t;
+        for (int k = 0; k < COLL_N_OPS; k++)
+            if (strcmp(collective_name((CollOp)k), op) == 0)
+                o = k;
+        ck_assert_msg(tag >= 0 && o >= 0, "unknown comm entry %s %s", group, op);
+        const CommStat *c = &m->comm[tag][o];
+        ck_assert_int_eq(number(e, "count"), c->count);
+        ck_assert_double_eq(number(e, "bytes"), round(c->bytes));
+        ck_assert_printed(number(e, "time_s"), c->time_s);
+        ck_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "algorithm")));
+        tp_all_reduce |= tag == TAG_TP && o == COLL_ALL_REDUCE;
+        pp_send |= tag == TAG_PP && o == COLL_SEND_RECV;
+    }
+    ck_assert(tp_all_reduce && pp_send);
+
+    /* the stages: one per pipeline stage, layers as split */
+    const cJSON *stages = cJSON_GetObjectItemCaseSensitive(json, "stages");
+    ck_assert(cJSON_IsArray(stages));
+    ck_assert_int_eq(cJSON_GetArraySize(stages), 2);
+    ck_assert_int_eq(m->n_stages, 2);
+    for (int s = 0; s < 2; s++) {
+        const cJSON *st = cJSON_GetArrayItem(stages, s);
+        ck_assert_int_eq(number(st, "stage"), s);
+        ck_assert_int_eq(number(st, "layers"), 2);
+        ck_assert_int_eq(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "embedding")), s == 0);
+        ck_assert_int_eq(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st, "head")), s == 1);
+        ck_assert_printed(number(st, "busy_s"), m->stages[s].busy_s);
+        ck_assert_double_eq(number(st, "peak_bytes"), round(m->stages[s].peak_bytes));
+    }
+    ck_assert(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(json, "links")));
+    ck_assert(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(json, "hot_links")));
+    cJSON_Delete(json);
+    run_free(&run);
+}
+END_TEST
+
+/* CSV: the header names as many columns as the row has, each once; the
+ * plan's fields come first, in order; sim_wall_s is left out (report.h);
+ * every column that JSON also has holds the same value, and the CSV-only
+ * comm columns sum the comm table per purpose. */
+START_TEST(csv_header_matches_its_row)
+{
+    Run run = simulated();
+    const Report *rep = &run.rep;
+    const Metrics *m = &rep->metrics;
+    char **header, **row;
+    render_csv(rep, &header, &row);
+    guint n = g_strv_length(header);
+    ck_assert_uint_eq(g_strv_length(row), n);
+    ck_assert_uint_gt(n, 40);
+    for (guint i = 0; i < n; i++)
+        ck_assert_msg(column(header, header[i]) == (int)i, "column \"%s\" twice", header[i]);
+    int f = 0;
+    for (const char *const *name = plan_field_names(); *name; name++, f++)
+        ck_assert_str_eq(header[f], *name);
+    ck_assert_int_eq(column(header, "sim_wall_s"), -1);
+
+    g_autofree char *text = report_render(rep, FORMAT_JSON, FALSE);
+    cJSON *json = cJSON_Parse(text);
+    ck_assert_ptr_nonnull(json);
+    const cJSON *sections[] = {json, cJSON_GetObjectItemCaseSensitive(json, "plan"),
+                               cJSON_GetObjectItemCaseSensitive(json, "memory")};
+    int in_json = 0;
+    for (guint i = 0; i < n; i++) {
+        const cJSON *item = NULL;
+        for (gsize s = 0; s < G_N_ELEMENTS(sections) && !item; s++)
+            item = cJSON_GetObjectItemCaseSensitive(sections[s], header[i]);
+        if (!item)
+            continue;
+        in_json++;
+        if (cJSON_IsNumber(item)) {
+            ck_assert_msg(g_ascii_strtod(row[i], NULL) == item->valuedouble,
+                          "%s: CSV %s, JSON %.17g", header[i], row[i], item->valuedouble);
+        } else if (cJSON_IsBool(item)) {
+            ck_assert_str_eq(row[i], cJSON_IsTrue(item) ? "true" : "false");
+        } else if (cJSON_IsString(item)) {
+            ck_assert_str_eq(row[i], item->valuestring);
+        } else {
+            ck_assert(cJSON_IsArray(item)); /* layers_per_stage: "2,2" */
+            g_autofree char *flat = cJSON_PrintUnformatted(item);
+            ck_assert_str_eq(row[i], "2,2");
+            ck_assert_str_eq(flat, "[2,2]");
+        }
+    }
+    /* CSV-only: 4 purposes x 3 comm columns, 3 link classes */
+    ck_assert_int_eq((int)n - in_json, 4 * 3 + LINK_CLASSES);
+
+    ck_assert_str_eq(row[column(header, "model")], "test-gpt");
+    ck_assert_int_eq(atoi(row[column(header, "tp")]), rep->plan->tp);
+    ck_assert_printed(g_ascii_strtod(row[column(header, "step_time_s")], NULL), m->step_time_s);
+    ck_assert_double_eq(g_ascii_strtod(row[column(header, "peak_bytes")], NULL),
+                        round(m->peak_bytes));
+    for (int tag = 0; tag < TAG_KINDS; tag++) {
+        if (!emit_comm_name((TaskTag)tag))
+            continue;
+        double bytes = 0, time = 0;
+        for (int op = 0; op < COLL_N_OPS; op++) {
+            bytes += m->comm[tag][op].bytes;
+            time += m->comm[tag][op].time_s;
+        }
+        g_autofree char *b = g_strdup_printf("comm_%s_bytes", emit_comm_name((TaskTag)tag));
+        g_autofree char *t = g_strdup_printf("comm_%s_time_s", emit_comm_name((TaskTag)tag));
+        ck_assert_int_ge(column(header, b), 0);
+        ck_assert_double_eq(g_ascii_strtod(row[column(header, b)], NULL), round(bytes));
+        ck_assert_printed(g_ascii_strtod(row[column(header, t)], NULL), time);
+        if (tag == TAG_TP || tag == TAG_PP)
+            ck_assert(bytes > 0); /* tp 2 and pp 2 communicate */
+    }
+    cJSON_Delete(json);
+    g_strfreev(header);
+    g_strfreev(row);
+    run_free(&run);
+}
+END_TEST
+
+/* A report filled in by hand, so every printed value is known: quotes,
+ * commas and backslashes in names survive JSON and CSV; -0 prints as 0;
+ * numbers have 10 significant digits, byte counts every digit. */
+START_TEST(hand_made_report_prints_exactly)
+{
+    ModelSpec *model = test_gpt(2, 64, 4, 100, 16);
+    ClusterSpec *cluster = test_cluster(1, 8, 1e9, 1e9);
+    PlanSpec *plan = plan_spec_new();
+    plan->tp = 2;
+    test_resolve(plan, model, cluster); /* dp 4, global batch 4 */
+    Report rep = {.model = "gpt \"quoted\", v2",
+                  .cluster = "c\\d",
+                  .plan = plan,
+                  .gpus = 8,
+                  .parameters = 1.5e9,
+                  .micro_batches = 1,
+                  .metrics = {.step_time_s = 0.125,
+                              .tokens_per_s = 4096,
+                              .mfu = 1.0 / 3,
+                              .hfu = 0.5,
+                              .compute_s = 0.1,
+                              .exposed_comm_s = -0.0,
+                              .peak_bytes = 123456789012.0,
+                              .capacity_bytes = 85899345920.0,
+                              .fits = FALSE,
+                              .peak_rank = 5,
+                              .events = 77,
+                              .simulated_ranks = 8,
+                              .critical_rank = 3},
+                  .sim_wall_s = 0.25};
+    rep.metrics.comm[TAG_DP][COLL_ALL_REDUCE] =
+        (CommStat){2, 1000, 0.5, 0.25, 1u << ALGORITHM_RING};
+    rep.metrics.comm[TAG_DP][COLL_REDUCE_SCATTER] =
+        (CommStat){1, 24, 0.125, 0, 1u << ALGORITHM_RING};
+
+    g_autofree char *text = report_render(&rep, FORMAT_JSON, FALSE);
+    ck_assert_ptr_nonnull(strstr(text, "\"mfu\": 0.3333333333,")); /* %.10g of 1/3 */
+    ck_assert_ptr_nonnull(strstr(text, "\"exposed_comm_s\": 0,")); /* not -0 */
+    ck_assert_ptr_nonnull(strstr(text, "\"peak_bytes\": 123456789012,"));
+    ck_assert_ptr_nonnull(strstr(text, "\"step_time_s\": 0.125,"));
+    cJSON *json = cJSON_Parse(text);
+    ck_assert_msg(json != NULL, "not JSON: %s", text);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(json, "model")->valuestring,
+                     "gpt \"quoted\", v2");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(json, "cluster")->valuestring, "c\\d");
+    ck_assert_double_eq(number(json, "parameters"), 1.5e9);
+    ck_assert_double_eq(number(json, "events"), 77);
+    ck_assert_double_eq(number(json, "sim_wall_s"), 0.25);
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(json, "memory");
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(mem, "fits")));
+    ck_assert_int_eq(number(mem, "peak_rank"), 5);
+    const cJSON *comm = cJSON_GetObjectItemCaseSensitive(json, "comm");
+    ck_assert_int_eq(cJSON_GetArraySize(comm), 2); /* the two entries used, in table order */
+    const cJSON *first = cJSON_GetArrayItem(comm, 0);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(first, "group")->valuestring, "dp");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(first, "op")->valuestring,
+                     collective_name(COLL_ALL_REDUCE));
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(first, "algorithm")->valuestring, "ring");
+    ck_assert_int_eq(number(first, "count"), 2);
+    ck_assert_double_eq(number(first, "exposed_s"), 0.25);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(json, "stages")), 0);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(json, "hot_links")), 0);
+    cJSON_Delete(json);
+
+    char **header, **row;
+    render_csv(&rep, &header, &row);
+    ck_assert_uint_eq(g_strv_length(row), g_strv_length(header));
+    ck_assert_str_eq(row[column(header, "model")], "gpt \"quoted\", v2");
+    ck_assert_str_eq(row[column(header, "cluster")], "c\\d");
+    ck_assert_str_eq(row[column(header, "mfu")], "0.3333333333");
+    ck_assert_str_eq(row[column(header, "exposed_comm_s")], "0");
+    ck_assert_str_eq(row[column(header, "fits")], "false");
+    ck_assert_str_eq(row[column(header, "comm_dp_bytes")], "1024");     /* 1000 + 24 */
+    ck_assert_str_eq(row[column(header, "comm_dp_time_s")], "0.625");   /* 0.5 + 0.125 */
+    ck_assert_str_eq(row[column(header, "comm_dp_exposed_s")], "0.25"); /* 0.25 + 0 */
+    ck_assert_str_eq(row[column(header, "comm_tp_bytes")], "0");
+    ck_assert_str_eq(row[column(header, "tp")], "2");
+    ck_assert_str_eq(row[column(header, "dp")], "4"); /* 8 GPUs / 2 */
+    /* the raw line quotes the model's cell, doubling its quotes */
+    g_autofree char *line = report_render(&rep, FORMAT_CSV, FALSE);
+    ck_assert_ptr_nonnull(strstr(line, ",\"gpt \"\"quoted\"\", v2\","));
+    g_strfreev(header);
+    g_strfreev(row);
+
+    /* text: the headline and the step line, by hand */
+    g_autofree char *human = report_render(&rep, FORMAT_TEXT, FALSE);
+    ck_assert_msg(g_str_has_prefix(human, "gpt \"quoted\", v2 on c\\d: 8 GPUs = tp 2 x pp 1 x dp "
+                                          "4, 1.5 B parameters\n"),
+                  "%s", human);
+    ck_assert_ptr_nonnull(
+        strstr(human, "step time        0.125 s, 4096 tokens/s, MFU 33.3 %, HFU 50.0 %\n"));
+    ck_assert_ptr_nonnull(strstr(human, "DOES NOT FIT"));
+    ck_assert_ptr_nonnull(strstr(human, "on rank 5"));
+    ck_assert_ptr_nonnull(strstr(human, "simulated        8 ranks, 77 events"));
+    plan_spec_free(plan);
+    model_spec_free(model);
+    cluster_spec_free(cluster);
+}
+END_TEST
+
+START_TEST(format_names)
+{
+    ReportFormat f = FORMAT_TEXT;
+    ck_assert(report_format_parse("json", &f) && f == FORMAT_JSON);
+    ck_assert(report_format_parse("csv", &f) && f == FORMAT_CSV);
+    ck_assert(report_format_parse("text", &f) && f == FORMAT_TEXT);
+    f = FORMAT_CSV;
+    ck_assert(!report_format_parse("JSON", &f));
+    ck_assert(!report_format_parse(NULL, &f));
+    ck_assert_int_eq(f, FORMAT_CSV); /* untouched */
+}
+END_TEST
+
+Suite *suite_report(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("writers");
+    tcase_add_test(tc, json_parses_back_with_the_report_values);
+    tcase_add_test(tc, csv_header_matches_its_row);
+    tcase_add_test(tc, hand_made_report_prints_exactly);
+    tcase_add_test(tc, format_names);
+    suite_add_tcase(s, tc);
+    return s;
+}
