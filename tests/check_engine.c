@@ -6,7 +6,7 @@
 #include "engine/engine.h"
 #include "core/graph.h"
 #include "testutil.h"
-#include "util/error.h"
+#include "base/error.h"
 
 /* Replays `g` on two ranks on one node, NVLink at 100 GB/s, no latency
  * (the replay's network copies what it needs of the cluster). */

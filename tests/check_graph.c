@@ -5,7 +5,7 @@
 
 #include "core/graph.h"
 #include "testutil.h"
-#include "util/error.h"
+#include "base/error.h"
 
 /* Whether `row` (n entries) is exactly `expect` (m entries). */
 static gboolean row_is(const TaskId *row, int n, const TaskId *expect, int m)

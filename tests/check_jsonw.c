@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "util/jsonw.h"
+#include "base/jsonw.h"
 
 /* A new GString holding `text`, and `w` started on it. */
 static GString *writer(JsonWriter *w, const char *text)

@@ -3,8 +3,8 @@
  * forms of ../shared/FORMULAS.md. */
 #include <math.h>
 
-#include "model/roofline.h"
-#include "model/transformer.h"
+#include "cost/roofline.h"
+#include "cost/transformer.h"
 #include "testutil.h"
 
 START_TEST(roofline_takes_the_slower_bound)

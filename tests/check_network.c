@@ -4,8 +4,8 @@
 #include <math.h>
 
 #include "engine/engine.h"
-#include "sim/collbench.h"
-#include "sim/simulate.h"
+#include "app/collbench.h"
+#include "app/simulate.h"
 #include "testutil.h"
 
 enum { DP, PP, TAGS }; /* purposes of the transfers in these tests */

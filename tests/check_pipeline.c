@@ -11,8 +11,8 @@
  * others, which bounds how far the replay may be from the formulas. */
 #include <math.h>
 
-#include "model/transformer.h"
-#include "sim/simulate.h"
+#include "cost/transformer.h"
+#include "app/simulate.h"
 #include "testutil.h"
 
 #define UNIFORM 1e-6 /* tolerance of the formulas here (see above) */

@@ -4,9 +4,9 @@
  * gradient reduction not overlapped with backward. */
 #include <math.h>
 
-#include "model/transformer.h"
+#include "cost/transformer.h"
 #include "net/collective.h"
-#include "sim/simulate.h"
+#include "app/simulate.h"
 #include "testutil.h"
 
 enum { L = 4, H = 256, A = 8, V = 1024, S = 128 };

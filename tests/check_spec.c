@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "util/error.h"
+#include "base/error.h"
 
 #define GOOD_MODEL                                                                                 \
     "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "               \

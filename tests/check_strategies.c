@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "net/collective.h"
-#include "sim/simulate.h"
+#include "app/simulate.h"
 #include "strategy/strategy.h"
 #include "testutil.h"
-#include "util/error.h"
+#include "base/error.h"
 
 static double model_states(const Metrics *m)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sweep.h"
+#include "app/sweep.h"
 #include "testutil.h"
 
 enum { GPUS = 4, COMBINATIONS = 18, SKIPPED = 8, VALID = 10 };

@@ -8,7 +8,7 @@
 #include <check.h>
 #include <glib.h>
 
-#include "sim/simulate.h"
+#include "app/simulate.h"
 #include "spec/spec.h"
 
 /* The suites, one per module (suites.def lists them). */
