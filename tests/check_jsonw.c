@@ -1,4 +1,4 @@
-/* check_jsonw.c: the JSON writer (util/jsonw.c).
+/* check_jsonw.c: the JSON writer (base/jsonw.c).
  *
  * Its one escaper: quotes and backslashes, every control character as
  * \u00XX, each byte of invalid UTF-8 as \ufffd, valid UTF-8 untouched, in

@@ -1,6 +1,6 @@
 /* check_model.c: roofline arithmetic and the
  * transformer's parameters, FLOPs and activation bytes against the closed
- * forms of ../shared/FORMULAS.md. */
+ * forms of docs/model.md ("Compute", "Memory") and their papers. */
 #include <math.h>
 
 #include "cost/roofline.h"
@@ -33,7 +33,7 @@ START_TEST(gpt_parameters_match_narayanan_eq2)
     ModelSpec *m = test_gpt(l, h, 96, V, s);
     double eq2 = 12.0 * l * h * h * (1 + 13.0 / (12.0 * h) + (V + s) / (12.0 * l * h));
     ck_assert_rel(tf_params(m), eq2 + 2.0 * h, 1e-15);
-    ck_assert_rel(tf_layer_params(m, 1), 12.0 * h * h + 13.0 * h, 1e-15); /* FORMULAS.md, Sizes */
+    ck_assert_rel(tf_layer_params(m, 1), 12.0 * h * h + 13.0 * h, 1e-15); /* docs/model.md */
     model_spec_free(m);
 }
 END_TEST
@@ -83,8 +83,9 @@ START_TEST(activations_match_korthikanti_table)
 END_TEST
 
 /* Backward matrix multiplies do twice the forward's FLOPs, so a layer's
- * forward GEMM FLOPs are FORMULAS.md's: QKV 2bsh(h + 2h_kv), scores and
- * score x V 2bs^2h each, projection 2bsh^2, MLP 4bshf (GeLU) or 6bshf (SwiGLU). */
+ * forward GEMM FLOPs are docs/model.md's (Compute): QKV 2bsh(h + 2h_kv),
+ * scores and score x V 2bs^2h each, projection 2bsh^2, MLP 4bshf (GeLU) or
+ * 6bshf (SwiGLU). */
 START_TEST(layer_gemm_flops)
 {
     double s = 1024, b = 2, h = 1024, f = 2816, kv = 4, a = 16;

@@ -1,6 +1,6 @@
 /* check_network.c: collectives on links, alone and together, against the
- * alpha-beta forms of ../shared/FORMULAS.md (zero latency, so the forms
- * are bandwidth only) and nccl-tests' bus bandwidth. */
+ * alpha-beta forms of docs/model.md, "Choosing an algorithm" (zero latency,
+ * so the forms are bandwidth only) and nccl-tests' bus bandwidth. */
 #include <math.h>
 
 #include "engine/engine.h"
@@ -22,7 +22,7 @@ static CollRow one(ClusterSpec *c, CollOp op, int n, CollAlgorithm a)
     return row;
 }
 
-/* Inside a node (FORMULAS.md, alpha-beta with alpha = 0): ring all-reduce
+/* Inside a node (docs/model.md, alpha-beta with alpha = 0): ring all-reduce
  * 2 (n - 1)/n S / beta, so busbw = NVLink's 300 GB/s; ring all-gather and
  * reduce-scatter and direct all-to-all (n - 1)/n S / beta; send/recv
  * S / beta. */
@@ -81,7 +81,7 @@ START_TEST(ring_across_nodes)
 }
 END_TEST
 
-/* Hierarchical over k nodes of g GPUs (FORMULAS.md): reduce-scatter in the
+/* Hierarchical over k nodes of g GPUs (docs/model.md): reduce-scatter in the
  * node (g - 1)/g S / beta_intra, all-reduce of S/g on each rail
  * 2 (k - 1)/k (S/g) / beta_inter, all-gather in the node. */
 START_TEST(hierarchical_across_nodes)
@@ -96,7 +96,7 @@ START_TEST(hierarchical_across_nodes)
 }
 END_TEST
 
-/* Double binary tree: about 2 S / beta for large S (FORMULAS.md). */
+/* Double binary tree: about 2 S / beta for large S (docs/model.md). */
 START_TEST(tree_inside_a_node)
 {
     ClusterSpec *c = test_cluster(1, 8, NVLINK, IB);

@@ -1,6 +1,6 @@
 /* check_pipeline.c: pipeline schedules replayed and held to the closed
- * forms of ../shared/FORMULAS.md (Huang et al., GPipe; Narayanan et al.,
- * SC'21; Korthikanti et al. 2022).
+ * forms of docs/model.md, "Pipeline schedules" (Huang et al., GPipe;
+ * Narayanan et al., SC'21; Korthikanti et al. 2022).
  *
  * The setting where the bubble formulas hold: communication free (links of
  * 1e18 B/s, no latency), memory-bound operations free (HBM at 1e18 B/s,
@@ -131,7 +131,7 @@ static double stage_bytes(const Run *run, int s, int p, int layers)
 }
 
 /* GPipe holds all m micro-batches on every stage; 1F1B min(p - i, m) on
- * stage i (FORMULAS.md, activation memory). */
+ * stage i (docs/model.md, "Pipeline schedules"). */
 START_TEST(in_flight_micro_batches)
 {
     const int p = 4;
@@ -208,7 +208,9 @@ START_TEST(three_d_plan)
     run.plan->global_batch_size = m * d;
     run_simulate(&run);
     const Metrics *mt = &run.rep.metrics;
-    ck_assert_int_eq(mt->simulated_ranks, t * p * d);
+    /* one rank of each stage stands for the stage's t x d ranks */
+    ck_assert_int_eq(mt->simulated_ranks, p);
+    ck_assert_str_eq(mt->symmetry, "tp x dp");
     double first = tf_embedding_params(run.model, t) + 2 * tf_layer_params(run.model, t);
     double last = 2 * tf_layer_params(run.model, t) + tf_head_params(run.model, t);
     double stage_params[2] = {first, last};

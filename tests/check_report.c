@@ -1,4 +1,4 @@
-/* check_report.c: the report writers (report/report.c) in JSON, CSV and
+/* check_report.c: the report writers (output/report.c) in JSON, CSV and
  * text, on a small simulated step and on a report filled in by hand.
  *
  * JSON must parse back with cJSON and hold the keys report.h promises
@@ -320,6 +320,7 @@ START_TEST(hand_made_report_prints_exactly)
                               .peak_rank = 5,
                               .events = 77,
                               .simulated_ranks = 8,
+                              .symmetry = "none",
                               .critical_rank = 3},
                   .sim_wall_s = 0.25};
     rep.metrics.comm[TAG_DP][COLL_ALL_REDUCE] =
@@ -385,7 +386,7 @@ START_TEST(hand_made_report_prints_exactly)
         strstr(human, "step time        0.125 s, 4096 tokens/s, MFU 33.3 %, HFU 50.0 %\n"));
     ck_assert_ptr_nonnull(strstr(human, "DOES NOT FIT"));
     ck_assert_ptr_nonnull(strstr(human, "on rank 5"));
-    ck_assert_ptr_nonnull(strstr(human, "simulated        8 ranks, 77 events"));
+    ck_assert_ptr_nonnull(strstr(human, "simulated        8 of 8 ranks (symmetry: none), 77 events"));
     plan_spec_free(plan);
     model_spec_free(model);
     cluster_spec_free(cluster);

@@ -1,5 +1,5 @@
 /* check_simulate.c: a whole data-parallel step, replayed by the engine,
- * held to the closed forms of ../shared/FORMULAS.md in the setting where
+ * held to the closed forms of docs/model.md in the setting where
  * they are exact: zero link latency, zero kernel launch cost, and the
  * gradient reduction not overlapped with backward. */
 #include <math.h>
@@ -50,7 +50,7 @@ static double optimizer_s(const ModelSpec *m, const GpuSpec *gpu)
 
 /* Issue 2's regression: step = m (t_f + t_b) + t_allreduce + t_optimizer,
  * with t_b = 2 t_f and t_allreduce = 2 (d - 1)/d x 2 Psi / beta (ring
- * all-reduce of bf16 gradients, FORMULAS.md). */
+ * all-reduce of bf16 gradients, docs/model.md). */
 START_TEST(step_without_overlap_is_the_sum_of_its_parts)
 {
     const int d = 4, b = 2, m = 3;
@@ -65,7 +65,9 @@ START_TEST(step_without_overlap_is_the_sum_of_its_parts)
     ck_assert_rel(c.rep.metrics.exposed_comm_s, t_ar, 1e-9);
     ck_assert_rel(c.rep.metrics.compute_s, m * 3 * tf + t_opt, 1e-12);
     ck_assert_double_eq(c.rep.metrics.bubble_fraction, 0); /* no pipeline */
-    ck_assert_int_eq(c.rep.metrics.simulated_ranks, d);
+    /* the d data-parallel ranks run alike: one is replayed for all */
+    ck_assert_int_eq(c.rep.metrics.simulated_ranks, 1);
+    ck_assert_str_eq(c.rep.metrics.symmetry, "dp");
     run_free(&c);
 }
 END_TEST
@@ -103,7 +105,7 @@ END_TEST
 /* Model states: (2 + 2 + 12) Psi = 16 Psi (ZeRO paper, section 3); the
  * activations at the peak are one micro-batch's: Korthikanti's
  * s b h (34 + 5 a s / h) per layer, plus the embedding's dropout mask (sbh)
- * and the head's 4 sbh + 4 s b V (FORMULAS.md, activation memory). */
+ * and the head's 4 sbh + 4 s b V (docs/model.md, "Memory"). */
 START_TEST(memory_peak_is_model_states_plus_one_micro_batch)
 {
     const int d = 2, b = 2, m = 3;

@@ -1,7 +1,8 @@
 /* check_strategies.c: tensor and sequence parallelism, ZeRO and
  * recomputation, each replayed and held to the literature's closed forms
- * (../shared/FORMULAS.md): memory from the replay's ledger, communication
- * from the replay's comm table, time from its compute stream. */
+ * (docs/model.md, "Strategies" and "Memory"): memory from the replay's
+ * ledger, communication from the replay's comm table, time from its
+ * compute stream. */
 #include <math.h>
 #include <string.h>
 
@@ -52,10 +53,11 @@ static double sent_bytes(const Metrics *m, TaskTag tag)
     return bytes;
 }
 
-/* Communication volume (FORMULAS.md, from the ZeRO paper): plain DP's ring
- * all-reduce sends 2 (d-1)/d x 2 Psi bytes per GPU; stages 1 and 2 the same
- * (reduce-scatter, then all-gather of the updated parameters); stage 3
- * 1.5 times as much (two all-gathers and a reduce-scatter). */
+/* Communication volume (ZeRO paper, section 7; docs/model.md,
+ * "Strategies"): plain DP's ring all-reduce sends 2 (d-1)/d x 2 Psi bytes
+ * per GPU; stages 1 and 2 the same (reduce-scatter, then all-gather of the
+ * updated parameters); stage 3 1.5 times as much (two all-gathers and a
+ * reduce-scatter). */
 START_TEST(zero_communication_volume)
 {
     const int d = 4;
@@ -120,9 +122,9 @@ static double peak_activations(int layers, int tp, gboolean sp, Recompute rc)
     return bytes;
 }
 
-/* Korthikanti et al. 2022, section 4 (FORMULAS.md): bytes one layer keeps
- * per micro-batch, read off the ledger as the growth of the peak from one
- * layer to two. */
+/* Korthikanti et al. 2022, section 4 (docs/model.md, "Memory"): bytes one
+ * layer keeps per micro-batch, read off the ledger as the growth of the
+ * peak from one layer to two. */
 START_TEST(layer_activations_match_korthikanti)
 {
     double sbh = (double)S * B * H, t = T, as_h = (double)A * S / H;
@@ -152,7 +154,7 @@ END_TEST
 /* In a compute-bound setting (every operation at its FLOP rate, memory
  * and links free, a model of large GEMMs) full recomputation replays the
  * forward, t_f, before a backward of 2 t_f: compute x (1 + 1/3) = 4/3
- * (FORMULAS.md, Recomputation), within 1 % (the head is not replayed). */
+ * (docs/model.md, "Strategies"), within 1 % (the head is not replayed). */
 START_TEST(full_recompute_costs_a_third_more)
 {
     double compute[2];
@@ -176,10 +178,10 @@ END_TEST
 
 /* ---- tensor-parallel communication --------------------------------------- */
 
-/* Megatron-LM (FORMULAS.md): per layer per micro-batch 2 all-reduces of
- * b s h elements forward and 2 backward, 2 more when full recomputation
- * replays the forward; with sequence parallelism each becomes a
- * reduce-scatter and an all-gather. Outside the layers the
+/* Megatron-LM (docs/model.md, "Strategies"): per layer per micro-batch 2
+ * all-reduces of b s h elements forward and 2 backward, 2 more when full
+ * recomputation replays the forward; with sequence parallelism each becomes
+ * a reduce-scatter and an all-gather. Outside the layers the
  * vocabulary-parallel embedding (forward) and output layer (backward) add
  * one each per micro-batch. A ring over t ranks sends 2 (t-1)/t S per
  * all-reduce and (t-1)/t S per all-gather or reduce-scatter, S = 2 b s h. */

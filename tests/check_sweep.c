@@ -1,4 +1,4 @@
-/* check_sweep.c: the sweep (sim/sweep.c): how many combinations a grid
+/* check_sweep.c: the sweep (app/sweep.c): how many combinations a grid
  * has and in which order their rows come back, shards that partition the
  * grid, and the best-K choice.
  *

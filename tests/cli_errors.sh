@@ -270,6 +270,15 @@ expect_fail "--tp 3 does not divide the heads" "--tp" "attention_heads = 8" "got
 
 expect_fail "--sequence-parallel with tp 1" "--sequence-parallel" "tp = 1" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --sequence-parallel
+expect_fail "a boolean flag with a value not true or false" "--sequence-parallel" \
+    "expected true or false" '"maybe"' -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 2 --sequence-parallel=maybe
+expect_fail "a --no- flag given a value" "--no-sequence-parallel" "expected no value" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --no-sequence-parallel=banana
+g=$tmp/grid.json
+printf '{"tp": [1, "abc"]}\n' >"$g"
+expect_fail "a grid value of the wrong kind" "$g" '$.tp' "expected an integer" '"abc"' -- \
+    sweep --model "$tiny" --cluster "$a100" --nodes 1 --grid "$g"
 
 expect_fail "interleaved schedule with pp 1" "--schedule" "interleaved" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --schedule interleaved

@@ -30,7 +30,9 @@ static double replay_one(const ClusterSpec *cluster, CollOp op, int n, double by
         graph_collective(g, group, r, 0, op, bytes, 0, (TaskName){.fmt = "collective"});
     gboolean sealed = graph_seal(g, NULL);
     g_assert(sealed);
-    Replay *r = engine_run(g, &(EngineNet){cluster, algorithm, TRUE, 1, 0}, NULL);
+    EngineNet net = {.cluster = cluster, .gpus = n, .algorithm = algorithm, .contention = TRUE,
+                     .tags = 1};
+    Replay *r = engine_run(g, &net, NULL);
     g_assert(r);
     double t = r->makespan_s;
     *used = (CollAlgorithm)r->algorithm[0];

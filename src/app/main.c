@@ -22,8 +22,8 @@
 #include "base/error.h"
 #include "base/text.h"
 
-/* The shipped default, the example of the notes in shared/seed/: GPT-3
- * 175B on 512 A100s, 8-way TP inside each node, 8-way PP across nodes, DP 8. */
+/* The shipped default (docs/inputs.md, "Shipped files"): GPT-3 175B on
+ * 512 A100s, 8-way TP inside each node, 8-way PP across nodes, DP 8. */
 #define DEFAULT_MODEL   "models/gpt3-175b.json"
 #define DEFAULT_CLUSTER "topologies/dgx-a100-80gb.json"
 #define DEFAULT_PLAN    "plans/seed-512.json"
@@ -103,9 +103,13 @@ typedef struct {
  * The last one given for a field wins. */
 static gboolean on_plan_flag(const char *name, const char *value, gpointer data, GError **error)
 {
-    (void)error;
     Inputs *in = data;
     gboolean negated = g_str_has_prefix(name, "--no-");
+    if (negated && value) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected no value, got \"%s\"", name,
+                    value);
+        return FALSE;
+    }
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
         if (strcmp(name + (negated ? 5 : 2), plan_fields[f].flag) != 0)
             continue;
@@ -149,7 +153,7 @@ static void inputs_entries(Inputs *in, GOptionContext *ctx)
             g_snprintf(no_help[f], sizeof no_help[f], "--%s=false", d->flag);
             plan_entries[n++] = (GOptionEntry){no_flags[f],
                                                0,
-                                               G_OPTION_FLAG_NO_ARG,
+                                               G_OPTION_FLAG_OPTIONAL_ARG, /* to refuse a value */
                                                G_OPTION_ARG_CALLBACK,
                                                (gpointer)on_plan_flag,
                                                no_help[f],

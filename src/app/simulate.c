@@ -5,7 +5,9 @@
 
 #include "engine/engine.h"
 #include "layout/layout.h"
+#include "net/symmetry.h"
 #include "output/trace.h"
+#include "base/error.h"
 #include "base/text.h"
 #include "strategy/emit.h"
 #include "strategy/strategy.h"
@@ -16,6 +18,26 @@ gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
     return sim_run_traced(model, cluster, plan, NULL, FALSE, out, error);
 }
 
+/* Emits and replays the step with the ranks `sym` simulates; NULL on
+ * error, *broken set when the symmetry did not hold. */
+static Replay *replay(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                      const Layout *layout, const Symmetry *sym, Graph **graph, unsigned *broken,
+                      GError **error)
+{
+    *graph = emit_step(model, cluster, plan, layout, sym, error);
+    if (!*graph)
+        return NULL;
+    EngineNet net = {.cluster = cluster,
+                     .gpus = layout_ranks(layout),
+                     .symmetry = sym,
+                     .algorithm = plan->collective_algorithm,
+                     .contention = plan->link_contention,
+                     .tags = TAG_KINDS,
+                     .interference = cluster->gpu.comm_interference,
+                     .broken = broken};
+    return engine_run(*graph, &net, error);
+}
+
 gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                         const char *trace_path, gboolean stages_only, Report *out, GError **error)
 {
@@ -23,30 +45,55 @@ gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, cons
     if (!strategy_check(plan, model, error))
         return FALSE;
     g_autoptr(Layout) layout = layout_new(plan, cluster);
-    g_autoptr(Graph) graph = emit_step(model, cluster, plan, layout, error);
-    if (!graph)
-        return FALSE;
-    EngineNet net = {cluster, plan->collective_algorithm, plan->link_contention, TAG_KINDS,
-                     cluster->gpu.comm_interference};
-    g_autoptr(Replay) replay = engine_run(graph, &net, error);
-    if (!replay)
-        return FALSE;
-    *out = (Report){
-        .model = model->name,
-        .cluster = cluster->name,
-        .plan = plan,
-        .gpus = layout_ranks(layout),
-        .parameters = tf_params(model),
-        .micro_batches = plan_spec_micro_batches(plan),
-    };
-    metrics_compute(graph, replay, layout, model, cluster, plan, &out->metrics);
-    out->sim_wall_s = (g_get_monotonic_time() - started) / 1e6;
-    if (trace_path) {
-        g_autofree char *trace = trace_render(graph, replay, layout, stages_only);
-        if (!text_write_atomic(trace_path, trace, strlen(trace), error)) {
-            report_clear(out);
-            return FALSE;
-        }
+    int gpus = layout_ranks(layout);
+    Topology *topo =
+        topology_new(cluster, (gpus + cluster->gpus_per_node - 1) / cluster->gpus_per_node);
+    /* every shift of tp and dp that maps the cluster onto itself, unless the
+     * plan or a trace of every GPU asks for all of them */
+    unsigned dims =
+        plan->full_fidelity || (trace_path && !stages_only) ? 0 : 1u << GROUP_TP | 1u << GROUP_DP;
+    Symmetry *sym = NULL;
+    Graph *graph = NULL;
+    Replay *rep = NULL;
+    GError *failure = NULL;
+    for (;;) {
+        unsigned broken = 0;
+        sym = symmetry_new(layout, topo, dims);
+        rep = replay(model, cluster, plan, layout, sym, &graph, &broken, &failure);
+        if (rep || !g_error_matches(failure, PS_ERROR, PS_ERROR_ASYMMETRIC))
+            break;
+        /* replay again without the shifts a collective broke */
+        g_clear_error(&failure);
+        for (int i = 0; i < symmetry_generators(sym); i++)
+            if (broken & 1u << i)
+                dims &= ~(1u << symmetry_generator_dim(sym, i));
+        symmetry_free(sym);
+        graph_free(graph);
     }
-    return TRUE;
+    topology_free(topo);
+    if (failure)
+        g_propagate_error(error, failure);
+    gboolean ok = rep != NULL;
+    if (ok) {
+        *out = (Report){
+            .model = model->name,
+            .cluster = cluster->name,
+            .plan = plan,
+            .gpus = gpus,
+            .parameters = tf_params(model),
+            .micro_batches = plan_spec_micro_batches(plan),
+        };
+        metrics_compute(graph, rep, layout, sym, model, cluster, plan, &out->metrics);
+        out->sim_wall_s = (g_get_monotonic_time() - started) / 1e6;
+    }
+    if (ok && trace_path) {
+        g_autofree char *trace = trace_render(graph, rep, layout, stages_only);
+        ok = text_write_atomic(trace_path, trace, strlen(trace), error);
+        if (!ok)
+            report_clear(out);
+    }
+    replay_free(rep);
+    graph_free(graph);
+    symmetry_free(sym);
+    return ok;
 }

@@ -20,8 +20,10 @@ typedef struct {
 #define NO_STREAM_YET 0xFF
 
 typedef struct {
-    int first; /* offset of the members in Graph.members */
+    int first; /* offset of its GPUs in Graph.gpus */
     int n;
+    int first_member; /* offset of its members (the ranks that join) in Graph.members */
+    int n_members;
     GArray *colls; /* Collective, in matching order */
 } Group;
 
@@ -51,8 +53,12 @@ struct Graph {
     TaskId *last;         /* per stream row, the task appended last */
     GPtrArray *names;     /* formatted names, owned */
     GHashTable *name_ids; /* TaskName (owned copy) -> index into names */
+    int *gpu_of;          /* per rank: the GPU it runs on */
+    int *rank_of;         /* per GPU: the rank on it, or -1 (NULL: rank r on GPU r) */
+    int gpus;             /* GPUs that rank_of covers */
     GArray *groups;       /* Group */
-    GArray *members;      /* int, the members of every group */
+    GArray *gpus_in;      /* int, the GPUs of every group */
+    GArray *members;      /* int, the ranks of every group */
     GArray *next;         /* int, per group member: collectives joined so far */
     GArray **rank_groups; /* per rank: Membership */
     Rows succ, stream_rows;
@@ -89,7 +95,11 @@ Graph *graph_new(int ranks, int streams)
         g->last[i] = TASK_NONE;
     g->names = g_ptr_array_new_with_free_func(g_free);
     g->name_ids = g_hash_table_new_full(name_hash, name_equal, g_free, NULL);
+    g->gpu_of = g_new(int, ranks);
+    for (int r = 0; r < ranks; r++)
+        g->gpu_of[r] = r;
     g->groups = g_array_new(FALSE, FALSE, sizeof(Group));
+    g->gpus_in = g_array_new(FALSE, FALSE, sizeof(int));
     g->members = g_array_new(FALSE, FALSE, sizeof(int));
     g->next = g_array_new(FALSE, TRUE, sizeof(int));
     g->rank_groups = g_new0(GArray *, ranks);
@@ -111,7 +121,10 @@ void graph_free(Graph *g)
     for (guint i = 0; i < g->groups->len; i++)
         g_array_free(g_array_index(g->groups, Group, i).colls, TRUE);
     g_array_free(g->groups, TRUE);
+    g_array_free(g->gpus_in, TRUE);
     g_array_free(g->members, TRUE);
+    g_free(g->gpu_of);
+    g_free(g->rank_of);
     g_array_free(g->next, TRUE);
     for (int r = 0; r < g->ranks; r++)
         if (g->rank_groups[r])
@@ -137,21 +150,47 @@ static int32_t intern(Graph *g, TaskName name)
     return n;
 }
 
-int graph_add_group(Graph *g, const int *ranks, int n)
+void graph_place(Graph *g, const int *gpu_of, int gpus)
+{
+    g_assert(!g->sealed && g->groups->len == 0 && !g->rank_of);
+    g->gpus = gpus;
+    g->rank_of = g_new(int, gpus);
+    memset(g->rank_of, -1, sizeof(int) * (gsize)gpus);
+    for (int r = 0; r < g->ranks; r++) {
+        g_assert(gpu_of[r] >= 0 && gpu_of[r] < gpus && g->rank_of[gpu_of[r]] < 0);
+        g->gpu_of[r] = gpu_of[r];
+        g->rank_of[gpu_of[r]] = r;
+    }
+}
+
+/* The rank on GPU `gpu`, or -1. */
+static int rank_on(const Graph *g, int gpu)
+{
+    if (!g->rank_of)
+        return gpu < g->ranks ? gpu : -1;
+    return gpu < g->gpus ? g->rank_of[gpu] : -1;
+}
+
+int graph_add_group(Graph *g, const int *gpus, int n)
 {
     g_assert(!g->sealed && n > 0);
     int id = (int)g->groups->len;
-    Group grp = {(int)g->members->len, n, g_array_new(FALSE, FALSE, sizeof(Collective))};
-    g_array_append_val(g->groups, grp);
-    g_array_append_vals(g->members, ranks, (guint)n);
-    g_array_set_size(g->next, g->members->len);
+    Group grp = {(int)g->gpus_in->len, n, (int)g->members->len, 0,
+                 g_array_new(FALSE, FALSE, sizeof(Collective))};
+    g_array_append_vals(g->gpus_in, gpus, (guint)n);
     for (int i = 0; i < n; i++) {
-        g_assert(ranks[i] >= 0 && ranks[i] < g->ranks);
-        if (!g->rank_groups[ranks[i]])
-            g->rank_groups[ranks[i]] = g_array_new(FALSE, FALSE, sizeof(Membership));
-        Membership m = {id, i};
-        g_array_append_val(g->rank_groups[ranks[i]], m);
+        int rank = rank_on(g, gpus[i]);
+        g_assert(gpus[i] >= 0 && (g->rank_of || rank >= 0));
+        if (rank < 0)
+            continue;
+        if (!g->rank_groups[rank])
+            g->rank_groups[rank] = g_array_new(FALSE, FALSE, sizeof(Membership));
+        Membership m = {id, grp.n_members++};
+        g_array_append_val(g->rank_groups[rank], m);
+        g_array_append_val(g->members, rank);
     }
+    g_array_append_val(g->groups, grp);
+    g_array_set_size(g->next, g->members->len);
     return id;
 }
 
@@ -226,7 +265,7 @@ TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, do
             index = m->index;
     }
     g_assert(index >= 0); /* the rank is a member */
-    int *k = &g_array_index(g->next, int, grp->first + index);
+    int *k = &g_array_index(g->next, int, grp->first_member + index);
     if (*k == (int)grp->colls->len) {
         Task t = {.bytes = bytes,
                   .owner = group,
@@ -287,12 +326,13 @@ static void report_unjoined(Graph *g, const Group *grp, int k, GError **error)
     const Collective *c = &g_array_index(grp->colls, Collective, k);
     GString *missing = g_string_new(NULL);
     int shown = 0;
-    for (int i = 0; i < grp->n; i++) {
-        if (g_array_index(g->next, int, grp->first + i) > k)
+    for (int i = 0; i < grp->n_members; i++) {
+        if (g_array_index(g->next, int, grp->first_member + i) > k)
             continue;
         if (shown++ < 8)
-            g_string_append_printf(missing, "%s%d", shown > 1 ? ", " : "",
-                                   g_array_index(g->members, int, grp->first + i));
+            g_string_append_printf(
+                missing, "%s%d", shown > 1 ? ", " : "",
+                g->gpu_of[g_array_index(g->members, int, grp->first_member + i)]);
     }
     if (shown > 8)
         g_string_append_printf(missing, " and %d more", shown - 8);
@@ -301,7 +341,7 @@ static void report_unjoined(Graph *g, const Group *grp, int k, GError **error)
         "task graph cannot finish: collective \"%s\" (task %d) was joined by %d of %d "
         "members; rank %s never reaches it",
         (const char *)g_ptr_array_index(g->names, g_array_index(g->tasks, Task, c->task).name),
-        c->task, c->joined, grp->n, missing->str);
+        c->task, c->joined, grp->n_members, missing->str);
     g_string_free(missing, TRUE);
 }
 
@@ -331,7 +371,7 @@ gboolean graph_seal(Graph *g, GError **error)
     for (guint i = 0; i < g->groups->len; i++) {
         const Group *grp = &g_array_index(g->groups, Group, i);
         for (guint k = 0; k < grp->colls->len; k++) {
-            if (g_array_index(grp->colls, Collective, k).joined != grp->n) {
+            if (g_array_index(grp->colls, Collective, k).joined != grp->n_members) {
                 report_unjoined(g, grp, (int)k, error);
                 return FALSE;
             }
@@ -397,6 +437,19 @@ const MemOp *graph_mem_ops(const Graph *g, TaskId id, int *n)
 const int *graph_group(const Graph *g, int group, int *n)
 {
     const Group *grp = &g_array_index(g->groups, Group, group);
+    *n = grp->n_members;
+    return &g_array_index(g->members, int, grp->first_member);
+}
+
+const int *graph_group_gpus(const Graph *g, int group, int *n)
+{
+    const Group *grp = &g_array_index(g->groups, Group, group);
     *n = grp->n;
-    return &g_array_index(g->members, int, grp->first);
+    return &g_array_index(g->gpus_in, int, grp->first);
+}
+
+int graph_gpu(const Graph *g, int rank)
+{
+    g_assert(rank >= 0 && rank < g->ranks);
+    return g->gpu_of[rank];
 }

@@ -71,9 +71,16 @@ Graph *graph_new(int ranks, int streams);
 void graph_free(Graph *g);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Graph, graph_free)
 
-/* Registers a communicator group of `n` distinct ranks (copied); returns
- * its id. */
-int graph_add_group(Graph *g, const int *ranks, int n);
+/* Places the ranks on GPUs: rank r runs on GPU gpu_of[r] of `gpus` (by
+ * default rank r runs on GPU r). A graph may hold the programs of some of
+ * the GPUs only (a symmetry-reduced replay): its groups then name GPUs that
+ * run no rank of it. Before any group is added. */
+void graph_place(Graph *g, const int *gpu_of, int gpus);
+
+/* Registers a communicator group of `n` distinct GPUs (copied); returns its
+ * id. Its members are the graph's ranks on those GPUs: they join its
+ * collectives, which start when they all have. */
+int graph_add_group(Graph *g, const int *gpus, int n);
 
 /* Appends a compute task to `rank`'s `stream`. */
 TaskId graph_compute(Graph *g, int rank, int stream, double seconds, double flops, int tag,
@@ -124,7 +131,11 @@ const TaskId *graph_stream(const Graph *g, int rank, int stream, int *n);
 /* Memory operations of `id`: *n entries. */
 const MemOp *graph_mem_ops(const Graph *g, TaskId id, int *n);
 
-/* A group's members. */
+/* A group's members (ranks of the graph), and all its GPUs. */
 const int *graph_group(const Graph *g, int group, int *n);
+const int *graph_group_gpus(const Graph *g, int group, int *n);
+
+/* The GPU rank `rank` runs on. */
+int graph_gpu(const Graph *g, int rank);
 
 #endif

@@ -1,19 +1,26 @@
 /* share.c: max-min fair rates by progressive filling (water-filling).
  *
- * Formulation: links l with capacity c_l, flows f with paths P_f. The
- * max-min fair rates are found by raising every unfixed flow's rate
- * together: the link whose remaining capacity divided by its unfixed flows
- * is smallest saturates first; its unfixed flows are fixed at that share
- * and their rates taken from the other links on their paths; repeat until
- * every flow is fixed (a heap of links by share keeps this near-linear).
+ * Formulation: links l with capacity c_l, flows f with paths P_f, and a
+ * weight a_fl >= 0 of flow f on each link of its path (1 unless given):
+ * the flows' rates x_f must keep sum_f a_fl x_f <= c_l on every link, as in
+ * SimGrid's LMM systems. The max-min fair rates are found by raising every
+ * unfixed flow's rate together: the link whose remaining capacity divided
+ * by the summed weights of its unfixed flows is smallest saturates first;
+ * its unfixed flows are fixed at that share and their weighted rates taken
+ * from the other links on their paths; repeat until every flow is fixed (a
+ * heap of links by share keeps this near-linear). With weights that count
+ * how many flows of a symmetric orbit cross one link of a link class, the
+ * fair rates of one flow per orbit over one link per class are those of the
+ * whole network (net/symmetry.h).
  * Only the connected component of the links touched
  * since the last update is solved (breadth-first over links and flows):
  * rates elsewhere cannot change. Ties go to the link met first, so a
  * replay is deterministic.
  *
  * Invariants: a flow's `remaining` is its bytes still to move as of
- * `since`; on every link the active flows' rates sum to at most its
- * capacity; `carried` counts each flow's bytes once they are settled. */
+ * `since`; on every link the active flows' weighted rates sum to at most
+ * its capacity; `carried` counts each flow's weighted bytes once they are
+ * settled. */
 #include "core/share.h"
 
 #include <math.h>
@@ -24,6 +31,7 @@
 typedef struct {
     int32_t path[SHARE_MAX_PATH];
     int32_t slot[SHARE_MAX_PATH]; /* its index in each link's flow list */
+    double weight[SHARE_MAX_PATH];
     int n;
     double remaining; /* bytes still to move, as of `since` */
     double since;
@@ -39,18 +47,19 @@ typedef struct {
 struct Share {
     int n_links, tags;
     double *capacity;
-    GArray **on_link;   /* per link: int32 ids of the flows crossing it */
-    double *carried;    /* per link: bytes */
-    double *carried_by; /* per link x tag */
-    GArray *flows;      /* Flow, the pool */
-    GArray *free_ids;   /* int32: pool slots to reuse */
-    GArray *touched;    /* int32: links touched since the last update */
-    GArray *instant;    /* int32: flows with an empty path, to report */
+    GArray **on_link;    /* per link: int32 ids of the flows crossing it */
+    GArray **weights_on; /* per link: double, their weights on it (same order) */
+    double *carried;     /* per link: bytes */
+    double *carried_by;  /* per link x tag */
+    GArray *flows;       /* Flow, the pool */
+    GArray *free_ids;    /* int32: pool slots to reuse */
+    GArray *touched;     /* int32: links touched since the last update */
+    GArray *instant;     /* int32: flows with an empty path, to report */
     /* scratch of the component search and the solver */
     unsigned stamp;
     unsigned *link_stamp;
-    double *left; /* capacity not yet given out */
-    int *unfixed; /* unfixed flows crossing the link */
+    double *left;    /* capacity not yet given out */
+    double *unfixed; /* summed weights of the unfixed flows crossing the link */
     GArray *comp_links, *comp_flows;
     EventQueue *heap; /* links by fair share, for fill */
 };
@@ -65,8 +74,11 @@ Share *share_new(const double *capacity_Bps, int n_links, int tags)
     s->capacity = g_new(double, MAX(n_links, 1));
     memcpy(s->capacity, capacity_Bps, sizeof(double) * (gsize)n_links);
     s->on_link = g_new(GArray *, MAX(n_links, 1));
-    for (int l = 0; l < n_links; l++)
+    s->weights_on = g_new(GArray *, MAX(n_links, 1));
+    for (int l = 0; l < n_links; l++) {
         s->on_link[l] = g_array_new(FALSE, FALSE, sizeof(int32_t));
+        s->weights_on[l] = g_array_new(FALSE, FALSE, sizeof(double));
+    }
     s->carried = g_new0(double, MAX(n_links, 1));
     s->carried_by = g_new0(double, (gsize)MAX(n_links, 1) * tags);
     s->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
@@ -75,7 +87,7 @@ Share *share_new(const double *capacity_Bps, int n_links, int tags)
     s->instant = g_array_new(FALSE, FALSE, sizeof(int32_t));
     s->link_stamp = g_new0(unsigned, MAX(n_links, 1));
     s->left = g_new(double, MAX(n_links, 1));
-    s->unfixed = g_new(int, MAX(n_links, 1));
+    s->unfixed = g_new(double, MAX(n_links, 1));
     s->comp_links = g_array_new(FALSE, FALSE, sizeof(int32_t));
     s->comp_flows = g_array_new(FALSE, FALSE, sizeof(int32_t));
     s->heap = evq_new(64);
@@ -86,9 +98,12 @@ void share_free(Share *s)
 {
     if (!s)
         return;
-    for (int l = 0; l < s->n_links; l++)
+    for (int l = 0; l < s->n_links; l++) {
         g_array_free(s->on_link[l], TRUE);
+        g_array_free(s->weights_on[l], TRUE);
+    }
     g_free(s->on_link);
+    g_free(s->weights_on);
     g_free(s->capacity);
     g_free(s->carried);
     g_free(s->carried_by);
@@ -106,6 +121,12 @@ void share_free(Share *s)
 }
 
 int share_start(Share *s, double now, const int *path, int n, double bytes, int tag, int32_t token)
+{
+    return share_start_weighted(s, now, path, NULL, n, bytes, tag, token);
+}
+
+int share_start_weighted(Share *s, double now, const int *path, const double *weight, int n,
+                         double bytes, int tag, int32_t token)
 {
     g_assert(n >= 0 && n <= SHARE_MAX_PATH && bytes >= 0 && tag >= 0 && tag < s->tags);
     int32_t id;
@@ -129,8 +150,11 @@ int share_start(Share *s, double now, const int *path, int n, double bytes, int 
     for (int i = 0; i < n; i++) {
         g_assert(path[i] >= 0 && path[i] < s->n_links);
         f->path[i] = path[i];
+        f->weight[i] = weight ? weight[i] : 1;
+        g_assert(f->weight[i] > 0);
         f->slot[i] = (int32_t)s->on_link[path[i]]->len;
         g_array_append_val(s->on_link[path[i]], id);
+        g_array_append_val(s->weights_on[path[i]], f->weight[i]);
         g_array_append_val(s->touched, f->path[i]);
     }
     if (n == 0)
@@ -145,8 +169,8 @@ static void settle(Share *s, Flow *f, double now, gboolean ending)
     if (f->rate < 0 || !isfinite(moved))
         moved = ending ? f->remaining : 0;
     for (int i = 0; i < f->n; i++) {
-        s->carried[f->path[i]] += moved;
-        s->carried_by[(gsize)f->path[i] * s->tags + f->tag] += moved;
+        s->carried[f->path[i]] += f->weight[i] * moved;
+        s->carried_by[(gsize)f->path[i] * s->tags + f->tag] += f->weight[i] * moved;
     }
     f->remaining = MAX(0.0, f->remaining - moved);
     f->since = now;
@@ -157,9 +181,12 @@ void share_end(Share *s, double now, int id)
     Flow *f = FLOW(s, id);
     settle(s, f, now, TRUE);
     for (int i = 0; i < f->n; i++) {
-        GArray *list = s->on_link[f->path[i]];
+        GArray *list = s->on_link[f->path[i]], *weights = s->weights_on[f->path[i]];
         int32_t last = g_array_index(list, int32_t, list->len - 1);
         g_array_index(list, int32_t, f->slot[i]) = last; /* swap-remove */
+        g_array_index(weights, double, f->slot[i]) =
+            g_array_index(weights, double, weights->len - 1);
+        g_array_set_size(weights, weights->len - 1);
         Flow *moved = FLOW(s, last);
         for (int j = 0; j < moved->n; j++)
             if (moved->path[j] == f->path[i] && last != id)
@@ -218,7 +245,10 @@ static void fill(Share *s)
     for (guint i = 0; i < s->comp_links->len; i++) {
         int32_t l = g_array_index(s->comp_links, int32_t, i);
         s->left[l] = s->capacity[l];
-        s->unfixed[l] = (int)s->on_link[l]->len;
+        s->unfixed[l] = 0;
+        const GArray *weights = s->weights_on[l];
+        for (guint j = 0; j < weights->len; j++)
+            s->unfixed[l] += g_array_index(weights, double, j);
         if (s->unfixed[l] > 0)
             evq_push(s->heap, s->left[l] / s->unfixed[l], l, 0);
     }
@@ -227,7 +257,7 @@ static void fill(Share *s)
     Event top;
     while (evq_pop(s->heap, &top)) {
         int32_t bottleneck = top.payload;
-        if (s->unfixed[bottleneck] == 0 ||
+        if (s->unfixed[bottleneck] <= 0 ||
             top.time_s != s->left[bottleneck] / s->unfixed[bottleneck])
             continue; /* stale: the link's share has grown since */
         double share = top.time_s;
@@ -240,8 +270,9 @@ static void fill(Share *s)
             f->rate = share;
             for (int k = 0; k < f->n; k++) {
                 int32_t l = f->path[k];
-                s->left[l] = MAX(0.0, s->left[l] - share);
-                if (--s->unfixed[l] > 0 && l != bottleneck)
+                s->left[l] = MAX(0.0, s->left[l] - f->weight[k] * share);
+                s->unfixed[l] -= f->weight[k];
+                if (s->unfixed[l] > 0 && l != bottleneck)
                     evq_push(s->heap, s->left[l] / s->unfixed[l], l, 0);
             }
         }

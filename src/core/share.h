@@ -1,7 +1,8 @@
 /* share.h: links whose bandwidth concurrent flows share, max-min fairly.
  *
- * A flow moves bytes over a path of links. At any time every active flow
- * has a rate, and the rates are max-min fair (the "water-filling" of fluid
+ * A flow moves bytes over a path of links (with a weight on each, 1 unless
+ * given). At any time every active flow has a rate, and the rates are
+ * max-min fair (the "water-filling" of fluid
  * network models, as in SimGrid's): no flow's rate can grow without
  * shrinking that of a flow with a smaller or equal rate, and every link's
  * flows together use at most its capacity. Rates change only when a flow
@@ -33,6 +34,12 @@ void share_free(Share *s);
  * the caller's `token`. Returns the flow's id. Rates are not recomputed
  * until share_update. */
 int share_start(Share *s, double now, const int *path, int n, double bytes, int tag, int32_t token);
+
+/* The same, with a weight (> 0) on each link of the path: the flow counts
+ * `weight[i]` times its rate against link path[i]'s capacity, and moves
+ * `weight[i]` times its bytes over it (for the link's byte counts). */
+int share_start_weighted(Share *s, double now, const int *path, const double *weight, int n,
+                         double bytes, int tag, int32_t token);
 
 /* Ends flow `id` at `now` (its bytes are all moved). */
 void share_end(Share *s, double now, int id);

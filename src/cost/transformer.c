@@ -1,6 +1,6 @@
 /* transformer.c: operations, parameters and activations of a transformer.
  *
- * Notation as in FORMULAS.md: s sequence, b micro-batch, h hidden, a heads,
+ * Notation as in docs/model.md: s sequence, b micro-batch, h hidden, a heads,
  * f FFN, V vocabulary, t tensor-parallel size; n = s b tokens, ns the tokens
  * a norm or dropout sees (n / t with sequence parallelism), h_kv = kv_heads
  * x h / a. bf16 tensors take 2 bytes per element, dropout masks 1, logits

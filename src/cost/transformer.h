@@ -1,7 +1,7 @@
 /* transformer.h: what one GPU does and stores for a decoder-only transformer.
  *
  * A layer is two blocks, attention and MLP, each a list of operations with
- * their FLOPs and HBM bytes (FORMULAS.md, "Per-layer forward GEMM FLOPs");
+ * their FLOPs and HBM bytes (docs/model.md, "Compute");
  * around the layers sit the embedding and the head (final norm, logits,
  * cross-entropy loss). Everything is for one micro-batch on one GPU of a
  * tensor-parallel group (`Shard`). A backward operation costs twice its

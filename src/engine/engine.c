@@ -106,9 +106,9 @@ static void start(Run *run, TaskId id, double now)
     apply_mem(run, id, FALSE);
     if (t->kind == TASK_COLLECTIVE) {
         int n;
-        const int *members = graph_group(run->g, t->owner, &n);
+        const int *gpus = graph_group_gpus(run->g, t->owner, &n);
         run->r->algorithm[id] =
-            net_start(run->net, now, id, (CollOp)t->op, members, n, t->bytes, t->tag);
+            net_start(run->net, now, id, (CollOp)t->op, gpus, n, t->bytes, t->tag);
         communicate(run, id, +1, now);
     } else if (t->kind == TASK_COMPUTE && run->interference > 0) {
         double rate = compute_rate(run, t->owner);
@@ -164,8 +164,8 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     gsize n = graph_tasks(g);
     int ranks = graph_ranks(g);
     ReplayNet *rn = g_new0(ReplayNet, 1);
-    Net *net = rn->net =
-        net_new(desc->cluster, ranks, desc->algorithm, desc->contention, desc->tags);
+    Net *net = rn->net = net_new(desc->cluster, desc->gpus ? desc->gpus : ranks, desc->symmetry,
+                                 desc->algorithm, desc->contention, desc->tags);
     double interference = desc->interference;
     Replay *r = &rn->replay;
     r->tasks = n;
@@ -200,7 +200,7 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
 
     gsize ended = 0;
     Event ev;
-    for (;;) {
+    while (!net_broken(net)) {
         gboolean have = evq_peek(run.q, &ev);
         double network = net_next_s(net);
         if (!have && network == INFINITY)
@@ -219,9 +219,14 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
         ended++;
         end(&run, ev.payload, ev.time_s);
     }
-    gboolean ok = ended == n;
-    if (!ok)
+    gboolean ok = ended == n && !net_broken(net);
+    if (net_broken(net)) {
+        if (desc->broken)
+            *desc->broken = net_broken(net);
+        g_set_error(error, PS_ERROR, PS_ERROR_ASYMMETRIC, "a collective breaks the symmetry");
+    } else if (!ok) {
         report_stuck(&run, ended, error);
+    }
     evq_free(run.q);
     g_free(run.waiting);
     g_free(run.version);
@@ -255,8 +260,9 @@ double replay_sent_bytes(const Replay *r, const Graph *g, TaskId id, int rank)
     const Task *t = graph_task(g, id);
     g_assert(t->kind == TASK_COLLECTIVE);
     int n;
-    const int *members = graph_group(g, t->owner, &n);
-    return net_sent_bytes(((const ReplayNet *)r)->net, (CollOp)t->op, members, n, t->bytes, rank);
+    const int *gpus = graph_group_gpus(g, t->owner, &n);
+    return net_sent_bytes(((const ReplayNet *)r)->net, (CollOp)t->op, gpus, n, t->bytes,
+                          graph_gpu(g, rank));
 }
 
 const Topology *replay_topology(const Replay *r)

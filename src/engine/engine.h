@@ -19,20 +19,28 @@
 #include <glib.h>
 
 #include "core/graph.h"
+#include "net/symmetry.h"
 #include "net/topology.h"
 #include "spec/spec.h"
 
-/* The network a replay runs its collectives on: the GPUs of `cluster`, rank
- * r on GPU r. */
+/* The network a replay runs its collectives on: the first `gpus` GPUs of
+ * `cluster`, each graph rank on its GPU (graph_gpu). With a symmetry the
+ * graph holds the programs of its simulated ranks only (symmetry.h), each
+ * standing for its orbit, and their collectives for their images. */
 typedef struct {
     const ClusterSpec *cluster;
-    CollAlgorithm algorithm; /* forced on every collective; AUTO: the cluster's
-                              * choice, else the fastest alone (net.h) */
-    gboolean contention;     /* transfers share links max-min fairly; else each
-                              * collective takes its time alone */
-    int tags;                /* task tags, for the links' bytes per purpose */
-    double interference;     /* compute on rank r slows by this fraction while r
-                              * communicates */
+    int gpus;                 /* 0: as many as the graph has ranks */
+    const Symmetry *symmetry; /* NULL: the graph holds every rank */
+    CollAlgorithm algorithm;  /* forced on every collective; AUTO: the cluster's
+                               * choice, else the fastest alone (net.h) */
+    gboolean contention;      /* transfers share links max-min fairly; else each
+                               * collective takes its time alone */
+    int tags;                 /* task tags, for the links' bytes per purpose */
+    double interference;      /* compute on rank r slows by this fraction while r
+                               * communicates */
+    unsigned *broken;         /* out, if not NULL: the symmetry's generators some
+                               * collective broke (net_broken), when the replay
+                               * fails with PS_ERROR_ASYMMETRIC */
 } EngineNet;
 
 typedef struct {
@@ -50,7 +58,8 @@ typedef struct {
 
 /* Replays a sealed graph on the network `desc` describes. Fails
  * (PS_ERROR_STUCK) when some task can never start (a cycle), naming the
- * first such tasks. */
+ * first such tasks; with a symmetry, (PS_ERROR_ASYMMETRIC) as soon as a
+ * collective breaks it. */
 Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error);
 void replay_free(Replay *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Replay, replay_free)

@@ -100,6 +100,11 @@ int layout_ranks(const Layout *l)
     return l->ranks;
 }
 
+int layout_size(const Layout *l, GroupKind kind)
+{
+    return l->size[kind];
+}
+
 int layout_groups(const Layout *l, GroupKind kind)
 {
     return l->ranks / l->size[kind];

@@ -142,14 +142,22 @@ static void copy_peak(const Replay *r, int rank, double split[MEM_KINDS])
         split[k] = r->peak_split[(gsize)rank * GRAPH_MEM_CATEGORIES + k];
 }
 
-static void stage_table(const Graph *g, const Replay *r, const Layout *layout, const PlanSpec *plan,
-                        const Window *ph, Metrics *out)
+/* Whether `a` beats `best` by more than rounding: replays that stand for
+ * the same step (full or symmetry-reduced) may differ in the last digits,
+ * and ties go to the lower-numbered rank or link. */
+static gboolean beats(double a, double best)
+{
+    return a > best + 1e-9 * fabs(best);
+}
+
+static void stage_table(const Graph *g, const Replay *r, const Layout *layout, const Symmetry *sym,
+                        const PlanSpec *plan, const Window *ph, Metrics *out)
 {
     out->n_stages = plan->pp;
     out->stages = g_new0(StageStat, plan->pp);
     for (int s = 0; s < plan->pp; s++) {
         StageStat *st = &out->stages[s];
-        int rank = layout_rank(layout, (Coord){0, 0, s});
+        int rank = symmetry_local(sym, layout_rank(layout, (Coord){0, 0, s}));
         RankSplit split;
         split_rank(g, r, rank, ph, &split);
         CommStat table[TAG_KINDS][COLL_N_OPS];
@@ -171,19 +179,18 @@ static void stage_table(const Graph *g, const Replay *r, const Layout *layout, c
 static void link_table(const Replay *r, double step_s, Metrics *out)
 {
     const Topology *t = replay_topology(r);
-    const double *capacity = topology_capacities(t);
     for (int l = 0; l < topology_links(t); l++) {
         double bytes = replay_link_bytes(r, l);
         if (bytes <= 0)
             continue;
         LinkStat st = {.link_class = topology_class(t, l),
                        .bytes = bytes,
-                       .utilization = bytes / (capacity[l] * step_s)};
+                       .utilization = bytes / (topology_capacity(t, l) * step_s)};
         LinkStat *best = &out->busiest[st.link_class];
         int hot = out->n_hottest;
-        while (hot > 0 && out->hottest[hot - 1].utilization < st.utilization)
+        while (hot > 0 && beats(st.utilization, out->hottest[hot - 1].utilization))
             hot--;
-        gboolean is_best = !best->name[0] || st.utilization > best->utilization;
+        gboolean is_best = !best->name[0] || beats(st.utilization, best->utilization);
         if (!is_best && hot >= METRICS_HOT_LINKS)
             continue;
         g_autofree char *name = topology_link_name(t, l);
@@ -201,55 +208,61 @@ static void link_table(const Replay *r, double step_s, Metrics *out)
     }
 }
 
-void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const ModelSpec *model,
-                     const ClusterSpec *cluster, const PlanSpec *plan, Metrics *out)
+void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const Symmetry *sym,
+                     const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                     Metrics *out)
 {
     *out = (Metrics){0};
-    int ranks = graph_ranks(g);
+    int ranks = graph_ranks(g), orbit = symmetry_orbit(sym);
     out->simulated_ranks = ranks;
+    g_strlcpy(out->symmetry, symmetry_name(sym), sizeof out->symmetry);
     out->events = r->events;
     out->step_time_s = r->makespan_s;
 
     Window ph = forward_backward_window(g, r);
     double phase_s = ph.end_s - ph.start_s, bubble_sum = 0, latest_end = -1;
+    int critical_local = 0;
     RankSplit s, critical = {0};
     for (int rank = 0; rank < ranks; rank++) {
         split_rank(g, r, rank, &ph, &s);
         if (phase_s > 0) /* rounding can leave a hair below zero */
             bubble_sum += MAX(0.0, phase_s - s.in_phase_s) / phase_s;
-        if (s.end_s > latest_end) {
+        if (rank == 0 || beats(s.end_s, latest_end)) { /* ranks in increasing order */
             latest_end = s.end_s;
-            out->critical_rank = rank;
+            critical_local = rank;
             critical = s;
         }
     }
-    out->bubble_fraction = bubble_sum / ranks;
+    out->critical_rank = graph_gpu(g, critical_local);
+    out->bubble_fraction = bubble_sum / ranks; /* every orbit is as large */
     out->compute_s = critical.compute_s;
     out->recompute_s = critical.recompute_s;
     out->exposed_comm_s = critical.comm_s;
-    comm_table(g, r, out->critical_rank, &critical, out->comm);
-    stage_table(g, r, layout, plan, &ph, out);
+    comm_table(g, r, critical_local, &critical, out->comm);
+    stage_table(g, r, layout, sym, plan, &ph, out);
     if (out->step_time_s > 0)
         link_table(r, out->step_time_s, out);
 
-    for (gsize id = 0; id < r->tasks; id++)
-        out->hardware_flops += graph_task(g, (TaskId)id)->flops;
+    for (gsize id = 0; id < r->tasks; id++) /* a simulated rank's for its orbit */
+        out->hardware_flops += graph_task(g, (TaskId)id)->flops * orbit;
     double sequences = plan->global_batch_size;
     out->model_flops = tf_model_flops(model, sequences);
-    double peak = ranks * cluster->gpu.peak_flops;
+    double peak = (double)ranks * orbit * cluster->gpu.peak_flops;
     if (out->step_time_s > 0) {
         out->tokens_per_s = sequences * model->seq_length / out->step_time_s;
         out->mfu = out->model_flops / (out->step_time_s * peak);
         out->hfu = out->hardware_flops / (out->step_time_s * peak);
     }
 
+    int peak_local = 0;
     for (int rank = 0; rank < ranks; rank++) {
-        if (r->peak_bytes[rank] > out->peak_bytes || rank == 0) {
+        if (rank == 0 || beats(r->peak_bytes[rank], out->peak_bytes)) {
             out->peak_bytes = r->peak_bytes[rank];
-            out->peak_rank = rank;
+            peak_local = rank;
         }
     }
-    copy_peak(r, out->peak_rank, out->peak_split);
+    out->peak_rank = graph_gpu(g, peak_local);
+    copy_peak(r, peak_local, out->peak_split);
     out->capacity_bytes = cluster->gpu.memory_bytes;
     out->fits = out->peak_bytes <= out->capacity_bytes;
 }

@@ -91,14 +91,17 @@ typedef struct {
     int peak_rank;
     double peak_split[MEM_KINDS]; /* bytes of each kind at that peak */
     guint64 events;
-    int simulated_ranks;
+    int simulated_ranks; /* ranks replayed: all, or one per symmetric orbit */
+    char symmetry[16];   /* "tp x dp", "tp", "dp" or "none" */
     int critical_rank;
 } Metrics;
 
 /* Reads the metrics off a replay `r` of `g`, built for `plan` laid out as
- * `layout`. metrics_clear frees what they own. */
-void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const ModelSpec *model,
-                     const ClusterSpec *cluster, const PlanSpec *plan, Metrics *out);
+ * `layout`, its ranks those `sym` simulates, each standing for its orbit.
+ * metrics_clear frees what they own. */
+void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const Symmetry *sym,
+                     const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                     Metrics *out);
 void metrics_clear(Metrics *m);
 
 #endif

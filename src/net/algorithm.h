@@ -68,7 +68,7 @@ typedef struct {
 
 /* The algorithms, indexed by CollAlgorithm; ALGORITHM_AUTO's row is empty
  * (no `plan`). A new algorithm is its NAME_applies and NAME_plan in
- * algorithm.c plus its row in util/algorithms.def. */
+ * algorithm.c plus its row in base/algorithms.def. */
 extern const CollAlgorithmRow algo_table[ALGORITHMS];
 
 /* Fills `plan` with `op` of `bytes` over `r` run by `forced` if it applies;

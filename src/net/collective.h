@@ -2,9 +2,9 @@
  *
  * n ranks, S bytes: the whole buffer (the reduced buffer for all-reduce,
  * the gathered one for all-gather and reduce-scatter, one rank's send
- * buffer for all-to-all, the message for send/recv), as in
- * ../shared/FORMULAS.md. How each runs is algorithm.h's; what it costs,
- * the network's (net.h). */
+ * buffer for all-to-all, the message for send/recv), as nccl-tests define
+ * it (docs/model.md, "The network"). How each runs is algorithm.h's; what
+ * it costs, the network's (net.h). */
 #ifndef PLANSIM_NET_COLLECTIVE_H
 #define PLANSIM_NET_COLLECTIVE_H
 

@@ -6,13 +6,26 @@
  * "latency elapsed" events per activity and "flow may end" events per flow
  * (stamped with the flow's version: a flow whose rate changed since is
  * skipped, a newer event is queued). Without contention an activity has one
- * event, at its end alone. */
+ * event, at its end alone.
+ *
+ * A plan's flows are made once, when it is cached: each transfer's path.
+ * With a symmetry (symmetry.h) the share's links are the link classes (the
+ * orbits of the links under the shifts, found by union-find) and the flows
+ * of a phase are merged by orbit: transfers with one canonical form are one
+ * flow, weighted on each class by the number of the orbit's transfers that
+ * cross any one link of it, images x count x links-of-the-class-on-the-path
+ * / links-in-the-class. A cached plan whose group some shift maps onto
+ * itself must be mapped onto itself by that shift too (a tree rooted at one
+ * member is not): otherwise the symmetry is broken and the replay says so
+ * (net_broken). */
 #include "net/net.h"
 
 #include <math.h>
 
 #include "core/evq.h"
 #include "core/share.h"
+
+#include <string.h>
 
 enum { EV_LATENCY, EV_FLOW, EV_ALONE }; /* event kinds, in aux's top bits */
 #define KIND_SHIFT   30
@@ -26,14 +39,24 @@ typedef struct {
     double bytes;
 } PlanKey;
 
+/* A flow of a plan: a transfer (or, with a symmetry, an orbit of them). */
+typedef struct {
+    int n; /* links (or link classes) on its path */
+    int32_t path[SHARE_MAX_PATH];
+    double weight[SHARE_MAX_PATH];
+    double bytes;
+} PlanFlow;
+
 typedef struct {
     CollPlan *plan;
     double alone_s;
+    GArray *flows;                       /* PlanFlow, phase after phase */
+    int first_flow[ALGO_MAX_PHASES + 1]; /* per phase, its first flow; one more entry */
 } PlanEntry;
 
 typedef struct {
     int32_t token;
-    const CollPlan *plan;
+    const PlanEntry *entry;
     int phase;
     int flows_left;
     int tag;
@@ -41,6 +64,10 @@ typedef struct {
 
 struct Net {
     Topology *topo;
+    const Symmetry *sym; /* NULL: every link, every transfer */
+    int *link_class;     /* with sym: per link, its class */
+    double *class_size;  /* with sym: links per class */
+    unsigned broken;     /* generators some plan was not symmetric under */
     Share *share;
     gboolean contention;
     CollAlgorithm forced; /* AUTO: choose per collective */
@@ -51,6 +78,18 @@ struct Net {
     GHashTable *plans; /* PlanKey -> PlanEntry */
     double *load;      /* per link: scratch of alone_s, zero between uses */
 };
+
+static guint transfer_hash(gconstpointer p)
+{
+    const Transfer *t = p;
+    return ((guint)t->src * 2654435761u) ^ ((guint)t->dst * 40503u) ^ g_double_hash(&t->bytes);
+}
+
+static gboolean transfer_equal(gconstpointer a, gconstpointer b)
+{
+    const Transfer *x = a, *y = b;
+    return x->src == y->src && x->dst == y->dst && x->bytes == y->bytes;
+}
 
 static guint key_hash(gconstpointer p)
 {
@@ -71,16 +110,69 @@ static void entry_free(gpointer p)
 {
     PlanEntry *e = p;
     algo_plan_free(e->plan);
+    g_array_free(e->flows, TRUE);
     g_free(e);
 }
 
-Net *net_new(const ClusterSpec *cluster, int gpus, CollAlgorithm algorithm, gboolean contention,
-             int tags)
+/* ---- link classes ------------------------------------------------------------ */
+
+typedef struct {
+    const Symmetry *sym;
+    int generator;
+} ShiftCtx;
+
+static int shift_gpu(void *ctx, int gpu)
+{
+    const ShiftCtx *c = ctx;
+    return symmetry_shift(c->sym, c->generator, gpu);
+}
+
+static int find(int *parent, int x)
+{
+    while (parent[x] != x)
+        x = parent[x] = parent[parent[x]];
+    return x;
+}
+
+/* The orbits of the links under the symmetry's generators, numbered in
+ * order of their lowest link; returns how many. */
+static int link_classes(Net *net)
+{
+    int links = topology_links(net->topo);
+    g_autofree int *parent = g_new(int, links);
+    for (int l = 0; l < links; l++)
+        parent[l] = l;
+    for (int i = 0; i < symmetry_generators(net->sym); i++) {
+        ShiftCtx ctx = {net->sym, i};
+        for (int l = 0; l < links; l++) {
+            int a = find(parent, l),
+                b = find(parent, topology_link_image(net->topo, l, shift_gpu, &ctx));
+            if (a != b)
+                parent[MAX(a, b)] = MIN(a, b);
+        }
+    }
+    net->link_class = g_new(int, links);
+    int classes = 0;
+    for (int l = 0; l < links; l++) /* a root is its orbit's lowest link */
+        net->link_class[l] = find(parent, l) == l ? classes++ : net->link_class[find(parent, l)];
+    net->class_size = g_new0(double, classes);
+    for (int l = 0; l < links; l++)
+        net->class_size[net->link_class[l]]++;
+    return classes;
+}
+
+Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgorithm algorithm,
+             gboolean contention, int tags)
 {
     Net *net = g_new0(Net, 1);
     int nodes = (gpus + cluster->gpus_per_node - 1) / cluster->gpus_per_node;
     net->topo = topology_new(cluster, MAX(nodes, 1));
-    net->share = share_new(topology_capacities(net->topo), topology_links(net->topo), tags);
+    net->sym = sym && symmetry_orbit(sym) > 1 ? sym : NULL;
+    int links = topology_links(net->topo), units = net->sym ? link_classes(net) : links;
+    g_autofree double *capacity = g_new(double, MAX(units, 1));
+    for (int l = 0; l < links; l++) /* a class's links all have its capacity */
+        capacity[net->sym ? net->link_class[l] : l] = topology_capacity(net->topo, l);
+    net->share = share_new(capacity, units, tags);
     net->contention = contention;
     net->forced = algorithm != ALGORITHM_AUTO ? algorithm : cluster->algorithm;
     net->events = evq_new(64);
@@ -102,6 +194,8 @@ void net_free(Net *net)
     g_array_free(net->free_activities, TRUE);
     g_hash_table_destroy(net->plans);
     g_free(net->load);
+    g_free(net->link_class);
+    g_free(net->class_size);
     g_free(net);
 }
 
@@ -114,7 +208,6 @@ void net_free(Net *net)
 static double alone_s(const CollPlan *plan, void *ctx)
 {
     Net *net = ctx;
-    const double *capacity = topology_capacities(net->topo);
     double total = 0;
     for (int p = 0; p < plan->n_phases; p++) {
         const CollPhase *ph = &plan->phase[p];
@@ -131,13 +224,117 @@ static double alone_s(const CollPlan *plan, void *ctx)
             int path[TOPOLOGY_MAX_PATH], n;
             topology_path(net->topo, tr->src, tr->dst, path, &n);
             for (int k = 0; k < n; k++) {
-                slowest = MAX(slowest, net->load[path[k]] / capacity[path[k]]);
+                slowest = MAX(slowest, net->load[path[k]] / topology_capacity(net->topo, path[k]));
                 net->load[path[k]] = 0;
             }
         }
         total += ph->latency_s + slowest;
     }
     return total;
+}
+
+/* A transfer's flow: its path's links, weight 1 each. */
+static PlanFlow flow_of(const Net *net, const Transfer *tr)
+{
+    PlanFlow f = {.bytes = tr->bytes};
+    topology_path(net->topo, tr->src, tr->dst, f.path, &f.n);
+    for (int k = 0; k < f.n; k++)
+        f.weight[k] = 1;
+    return f;
+}
+
+/* A transfer's orbit as one flow over link classes: `count` transfers of
+ * the plan with its canonical form, in each of `images` groups. */
+static PlanFlow orbit_flow(const Net *net, const Transfer *canon, double count, double images)
+{
+    PlanFlow links = flow_of(net, canon), f = {.bytes = canon->bytes};
+    for (int k = 0; k < links.n; k++) {
+        int c = net->link_class[links.path[k]], at = 0;
+        while (at < f.n && f.path[at] != c)
+            at++;
+        if (at == f.n) {
+            f.path[f.n] = c;
+            f.weight[f.n++] = 0;
+        }
+        f.weight[at] += images * count / net->class_size[c];
+    }
+    return f;
+}
+
+static gint compare_transfer(gconstpointer a, gconstpointer b)
+{
+    const Transfer *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+/* Whether generator `i` maps phase `ph` of `plan` onto itself. */
+static gboolean phase_invariant(const Net *net, const CollPlan *plan, const CollPhase *ph, int i)
+{
+    gsize n = (gsize)ph->count;
+    g_autofree Transfer *mine = g_memdup2(&g_array_index(plan->transfers, Transfer, ph->first),
+                                          sizeof(Transfer) * MAX(n, 1));
+    g_autofree Transfer *image = g_new(Transfer, MAX(n, 1));
+    for (gsize k = 0; k < n; k++)
+        image[k] = (Transfer){symmetry_shift(net->sym, i, mine[k].src),
+                              symmetry_shift(net->sym, i, mine[k].dst), mine[k].bytes};
+    qsort(mine, n, sizeof(Transfer), compare_transfer);
+    qsort(image, n, sizeof(Transfer), compare_transfer);
+    return memcmp(mine, image, sizeof(Transfer) * n) == 0;
+}
+
+/* The flows of a plan's phases: per transfer, or with a symmetry one per
+ * orbit (canonical forms counted in a hash, kept in order of first
+ * appearance). */
+static void make_flows(Net *net, PlanEntry *e, const int *members, int n)
+{
+    const CollPlan *plan = e->plan;
+    e->flows = g_array_new(FALSE, FALSE, sizeof(PlanFlow));
+    double images = 1;
+    unsigned invariant = 0;
+    if (net->sym && !symmetry_group_images(net->sym, members, n, &images, &invariant))
+        net->broken |= ~0u;
+    for (int p = 0; p < plan->n_phases; p++) {
+        const CollPhase *ph = &plan->phase[p];
+        e->first_flow[p] = (int)e->flows->len;
+        for (int i = 0; net->sym && i < symmetry_generators(net->sym); i++)
+            if (invariant & 1u << i && !phase_invariant(net, plan, ph, i))
+                net->broken |= 1u << i;
+        if (!net->sym) {
+            for (int k = 0; k < ph->count; k++) {
+                PlanFlow f = flow_of(net, &g_array_index(plan->transfers, Transfer, ph->first + k));
+                g_array_append_val(e->flows, f);
+            }
+            continue;
+        }
+        g_autoptr(GArray) canon = g_array_new(FALSE, FALSE, sizeof(Transfer));
+        g_autoptr(GArray) count = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GHashTable) seen =
+            g_hash_table_new_full(transfer_hash, transfer_equal, g_free, NULL);
+        for (int k = 0; k < ph->count; k++) {
+            const Transfer *tr = &g_array_index(plan->transfers, Transfer, ph->first + k);
+            Transfer c = {0, 0, tr->bytes};
+            symmetry_canon(net->sym, tr->src, tr->dst, &c.src, &c.dst);
+            gpointer at;
+            if (g_hash_table_lookup_extended(seen, &c, NULL, &at)) {
+                g_array_index(count, double, GPOINTER_TO_INT(at))++;
+                continue;
+            }
+            g_hash_table_insert(seen, g_memdup2(&c, sizeof c), GINT_TO_POINTER(canon->len));
+            double one = 1;
+            g_array_append_val(canon, c);
+            g_array_append_val(count, one);
+        }
+        for (guint k = 0; k < canon->len; k++) {
+            PlanFlow f = orbit_flow(net, &g_array_index(canon, Transfer, k),
+                                    g_array_index(count, double, k), images);
+            g_array_append_val(e->flows, f);
+        }
+    }
+    e->first_flow[plan->n_phases] = (int)e->flows->len;
 }
 
 /* The cached plan of a collective, choosing its algorithm if need be. */
@@ -152,10 +349,16 @@ static const PlanEntry *plan_for(Net *net, CollOp op, CollAlgorithm forced, cons
     e->plan = algo_plan_new();
     g_autoptr(CollRanks) ranks = algo_ranks_new(net->topo, members, n);
     e->alone_s = algo_choose(e->plan, ranks, op, forced, bytes, alone_s, net);
+    make_flows(net, e, members, n);
     PlanKey *stored = g_new(PlanKey, 1);
     *stored = key;
     g_hash_table_insert(net->plans, stored, e);
     return e;
+}
+
+unsigned net_broken(const Net *net)
+{
+    return net->broken;
 }
 
 /* ---- running --------------------------------------------------------------- */
@@ -182,7 +385,7 @@ CollAlgorithm net_start(Net *net, double now, int32_t token, CollOp op, const in
         id = (int32_t)net->activities->len;
         g_array_set_size(net->activities, net->activities->len + 1);
     }
-    g_array_index(net->activities, Activity, id) = (Activity){token, e->plan, 0, 0, tag};
+    g_array_index(net->activities, Activity, id) = (Activity){token, e, 0, 0, tag};
     if (net->contention)
         push(net, now + e->plan->phase[0].latency_s, id, EV_LATENCY, 0);
     else
@@ -207,15 +410,13 @@ static void finish(Net *net, int32_t id, GArray *done)
 static void start_phase(Net *net, int32_t id, GArray *done)
 {
     Activity *a = &g_array_index(net->activities, Activity, id);
-    const CollPhase *ph = &a->plan->phase[a->phase];
-    a->flows_left = ph->count;
-    for (int i = 0; i < ph->count; i++) {
-        const Transfer *tr = &g_array_index(a->plan->transfers, Transfer, ph->first + i);
-        int path[TOPOLOGY_MAX_PATH], n;
-        topology_path(net->topo, tr->src, tr->dst, path, &n);
-        share_start(net->share, net->now, path, n, tr->bytes, a->tag, id);
+    int first = a->entry->first_flow[a->phase], end = a->entry->first_flow[a->phase + 1];
+    a->flows_left = end - first;
+    for (int i = first; i < end; i++) {
+        const PlanFlow *f = &g_array_index(a->entry->flows, PlanFlow, i);
+        share_start_weighted(net->share, net->now, f->path, f->weight, f->n, f->bytes, a->tag, id);
     }
-    if (ph->count == 0)
+    if (end == first)
         finish(net, id, done);
 }
 
@@ -223,8 +424,9 @@ static void start_phase(Net *net, int32_t id, GArray *done)
 static void end_phase(Net *net, int32_t id, GArray *done)
 {
     Activity *a = &g_array_index(net->activities, Activity, id);
-    if (++a->phase < a->plan->n_phases)
-        push(net, net->now + a->plan->phase[a->phase].latency_s, id, EV_LATENCY, 0);
+    const CollPlan *plan = a->entry->plan;
+    if (++a->phase < plan->n_phases)
+        push(net, net->now + plan->phase[a->phase].latency_s, id, EV_LATENCY, 0);
     else
         finish(net, id, done);
 }
@@ -274,10 +476,10 @@ const Topology *net_topology(const Net *net)
 
 double net_link_bytes(const Net *net, int link)
 {
-    return share_link_bytes(net->share, link);
+    return share_link_bytes(net->share, net->sym ? net->link_class[link] : link);
 }
 
 double net_link_tag_bytes(const Net *net, int link, int tag)
 {
-    return share_link_tag_bytes(net->share, link, tag);
+    return share_link_tag_bytes(net->share, net->sym ? net->link_class[link] : link, tag);
 }

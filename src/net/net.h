@@ -23,16 +23,20 @@
 #include <glib.h>
 
 #include "net/algorithm.h"
+#include "net/symmetry.h"
 #include "net/topology.h"
 #include "spec/spec.h"
 
 typedef struct Net Net;
 
 /* The network of the first `gpus` GPUs of `cluster` (rank r on GPU r).
- * `algorithm` forces one (AUTO: the cluster's choice); `tags` is the number
- * of purposes transfers are labelled with, for the per-link report. */
-Net *net_new(const ClusterSpec *cluster, int gpus, CollAlgorithm algorithm, gboolean contention,
-             int tags);
+ * With a symmetry `sym` (NULL: none) the collectives started stand for
+ * their images too (symmetry.h): their links are link classes, and the
+ * bytes of a link are those of every link of its class. `algorithm`
+ * forces one (AUTO: the cluster's choice); `tags` is the number of
+ * purposes transfers are labelled with, for the per-link report. */
+Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgorithm algorithm,
+             gboolean contention, int tags);
 void net_free(Net *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Net, net_free)
 
@@ -41,6 +45,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Net, net_free)
  * Returns the algorithm it runs. */
 CollAlgorithm net_start(Net *net, double now, int32_t token, CollOp op, const int *members, int n,
                         double bytes, int tag);
+
+/* The generators of the symmetry (a bit each) that some collective's plan
+ * was not symmetric under, or whose group it split: the replay does not
+ * stand for the full one, which must be replayed without them. 0 when all
+ * is well. */
+unsigned net_broken(const Net *net);
 
 /* When the network next changes (a phase's latency elapses, a transfer may
  * end); INFINITY when nothing is running. */

@@ -12,7 +12,7 @@ struct Topology {
     int gpus;
     int nvlink_base, nic_base, spine_base, n_links;
     double alpha_intra, alpha_inter;
-    double *capacity;
+    double capacity[LINK_CLASSES]; /* per link of each class */
 };
 
 static const char *const class_names[LINK_CLASSES] = {"nvlink", "nic", "spine"};
@@ -31,24 +31,15 @@ Topology *topology_new(const ClusterSpec *cluster, int nodes)
     t->n_links = t->spine_base + 2 * t->nics;
     t->alpha_intra = cluster->intra.latency_s;
     t->alpha_inter = cluster->inter.latency_s;
-    t->capacity = g_new(double, t->n_links);
     double nic_Bps = cluster->inter.bandwidth_Bps * t->gpus_per_node / t->nics;
-    for (int l = 0; l < t->n_links; l++) {
-        if (l < t->nic_base)
-            t->capacity[l] = cluster->intra.bandwidth_Bps;
-        else if (l < t->spine_base)
-            t->capacity[l] = nic_Bps;
-        else
-            t->capacity[l] = nic_Bps * cluster->nodes / cluster->oversubscription;
-    }
+    t->capacity[LINK_NVLINK] = cluster->intra.bandwidth_Bps;
+    t->capacity[LINK_NIC] = nic_Bps;
+    t->capacity[LINK_SPINE] = nic_Bps * cluster->nodes / cluster->oversubscription;
     return t;
 }
 
 void topology_free(Topology *t)
 {
-    if (!t)
-        return;
-    g_free(t->capacity);
     g_free(t);
 }
 
@@ -57,9 +48,9 @@ int topology_links(const Topology *t)
     return t->n_links;
 }
 
-const double *topology_capacities(const Topology *t)
+double topology_capacity(const Topology *t, int link)
 {
-    return t->capacity;
+    return t->capacity[topology_class(t, link)];
 }
 
 LinkClass topology_class(const Topology *t, int link)
@@ -107,10 +98,44 @@ int topology_nics(const Topology *t)
     return t->nics;
 }
 
-/* The NIC a GPU sends through: GPUs share NICs in order. */
-static int nic_of(const Topology *t, int gpu)
+int topology_gpus(const Topology *t)
+{
+    return t->gpus;
+}
+
+int topology_gpus_per_node(const Topology *t)
+{
+    return t->gpus_per_node;
+}
+
+/* GPUs share NICs in order. */
+int topology_nic(const Topology *t, int gpu)
 {
     return gpu % t->gpus_per_node * t->nics / t->gpus_per_node;
+}
+
+/* The first GPU of a node (its local index) that sends through NIC `nic`. */
+static int first_local(const Topology *t, int nic)
+{
+    return (nic * t->gpus_per_node + t->nics - 1) / t->nics;
+}
+
+int topology_link_image(const Topology *t, int link, int (*map)(void *ctx, int gpu), void *ctx)
+{
+    int dir = link % 2;
+    switch (topology_class(t, link)) {
+    case LINK_NVLINK:
+        return t->nvlink_base + 2 * map(ctx, (link - t->nvlink_base) / 2) + dir;
+    case LINK_NIC: { /* the image of the NIC's first GPU has the image NIC */
+        int nic = (link - t->nic_base) / 2;
+        int image = map(ctx, nic / t->nics * t->gpus_per_node + first_local(t, nic % t->nics));
+        return t->nic_base + 2 * (topology_node(t, image) * t->nics + topology_nic(t, image)) + dir;
+    }
+    default:
+        break;
+    }
+    int image = map(ctx, first_local(t, (link - t->spine_base) / 2)); /* via node 0's NIC */
+    return t->spine_base + 2 * topology_nic(t, image) + dir;
 }
 
 void topology_path(const Topology *t, int src, int dst, int links[TOPOLOGY_MAX_PATH], int *n)
@@ -125,7 +150,7 @@ void topology_path(const Topology *t, int src, int dst, int links[TOPOLOGY_MAX_P
         links[(*n)++] = t->nvlink_base + 2 * dst + 1;
         return;
     }
-    int na = nic_of(t, src), nb = nic_of(t, dst);
+    int na = topology_nic(t, src), nb = topology_nic(t, dst);
     links[(*n)++] = t->nic_base + 2 * (a * t->nics + na);
     if (na != nb) {
         links[(*n)++] = t->spine_base + 2 * na;

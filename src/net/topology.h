@@ -27,7 +27,8 @@ Topology *topology_new(const ClusterSpec *cluster, int nodes);
 void topology_free(Topology *t);
 
 int topology_links(const Topology *t);
-const double *topology_capacities(const Topology *t);
+/* A link's capacity, bytes/s in its direction. */
+double topology_capacity(const Topology *t, int link);
 LinkClass topology_class(const Topology *t, int link);
 
 /* "node 3 gpu 5 nvlink out", "node 0 nic 2 in", "rail 2 spine up". */
@@ -46,7 +47,18 @@ int topology_node(const Topology *t, int gpu);
 /* Latency per message inside a node, or across nodes. */
 double topology_alpha(const Topology *t, gboolean across_nodes);
 
-/* NICs per node. */
+/* NICs per node; GPUs, all and per node. */
 int topology_nics(const Topology *t);
+int topology_gpus(const Topology *t);
+int topology_gpus_per_node(const Topology *t);
+
+/* The NIC (0 .. nics - 1 of its node) a GPU sends through. */
+int topology_nic(const Topology *t, int gpu);
+
+/* The image of `link` under a permutation `map` of the GPUs that maps the
+ * cluster onto itself (whole nodes onto whole nodes, and the GPUs that
+ * share a NIC onto GPUs that share one): the link that joins the images of
+ * what `link` joins, in the same direction. */
+int topology_link_image(const Topology *t, int link, int (*map)(void *ctx, int gpu), void *ctx);
 
 #endif

@@ -115,6 +115,7 @@ static void collect(const Report *rep, Fields *fs)
     put(fs, "", "critical_rank", VALUE_INT, m->critical_rank, NULL);
     put(fs, "", "events", VALUE_INT, (double)m->events, NULL);
     put(fs, "", "simulated_ranks", VALUE_INT, m->simulated_ranks, NULL);
+    put(fs, "", "symmetry", VALUE_STRING, 0, m->symmetry);
     put(fs, "", "sim_wall_s", VALUE_NUMBER, rep->sim_wall_s, NULL)->where = IN_JSON;
 }
 
@@ -394,8 +395,9 @@ static void render_text(GString *out, const Report *rep)
                                m->peak_split[k] / GiB);
     g_string_append(out, " GiB\n");
     g_string_append_printf(out,
-                           "simulated        %d ranks, %" G_GUINT64_FORMAT " events in %.3g s\n",
-                           m->simulated_ranks, m->events, rep->sim_wall_s);
+                           "simulated        %d of %d ranks (symmetry: %s), %" G_GUINT64_FORMAT
+                           " events in %.3g s\n",
+                           m->simulated_ranks, rep->gpus, m->symmetry, m->events, rep->sim_wall_s);
 }
 
 void report_clear(Report *rep)

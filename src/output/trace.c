@@ -44,11 +44,12 @@ static void metadata(JsonWriter *w, const char *what, int pid, int tid, const ch
 static void rank_events(JsonWriter *w, const Graph *g, const Replay *r, int rank)
 {
     char name[32];
-    g_snprintf(name, sizeof name, "GPU %d", rank);
-    metadata(w, "process_name", rank, 0, name);
+    int gpu = graph_gpu(g, rank);
+    g_snprintf(name, sizeof name, "GPU %d", gpu);
+    metadata(w, "process_name", gpu, 0, name);
     static const char *const kinds[] = {"compute", "collective", "marker"};
     for (int stream = 0; stream < graph_streams(g); stream++) {
-        metadata(w, "thread_name", rank, stream, emit_stream_name((Stream)stream));
+        metadata(w, "thread_name", gpu, stream, emit_stream_name((Stream)stream));
         int n;
         const TaskId *tasks = graph_stream(g, rank, stream, &n);
         for (int i = 0; i < n; i++) {
@@ -63,7 +64,7 @@ static void rank_events(JsonWriter *w, const Graph *g, const Replay *r, int rank
             jsonw_begin_object(w, JSONW_INLINE);
             jsonw_string(jsonw_key(w, "ph"), "X");
             jsonw_string(jsonw_key(w, "name"), graph_name(g, tasks[i]));
-            jsonw_int(jsonw_key(w, "pid"), rank);
+            jsonw_int(jsonw_key(w, "pid"), gpu);
             jsonw_int(jsonw_key(w, "tid"), stream);
             jsonw_fixed(jsonw_key(w, "ts"), start_us, 3);
             jsonw_fixed(jsonw_key(w, "dur"), end_us - start_us, 3);
@@ -105,7 +106,7 @@ static void memory_events(JsonWriter *w, const Graph *g, const Replay *r, int ra
         jsonw_begin_object(w, JSONW_INLINE);
         jsonw_string(jsonw_key(w, "ph"), "C");
         jsonw_string(jsonw_key(w, "name"), "memory");
-        jsonw_int(jsonw_key(w, "pid"), rank);
+        jsonw_int(jsonw_key(w, "pid"), graph_gpu(g, rank));
         jsonw_fixed(jsonw_key(w, "ts"), p->time_s * 1e6, 3);
         jsonw_begin_object(jsonw_key(w, "args"), JSONW_INLINE);
         jsonw_fixed(jsonw_key(w, "GiB"), in_use / 1073741824.0, 6);
@@ -132,7 +133,7 @@ char *trace_render(const Graph *g, const Replay *r, const Layout *layout, gboole
     jsonw_end(&w);
     jsonw_end(&w);
     for (int rank = 0; rank < graph_ranks(g); rank++) {
-        Coord c = layout_coord(layout, rank);
+        Coord c = layout_coord(layout, graph_gpu(g, rank));
         if (stages_only && (c.tp != 0 || c.dp != 0))
             continue;
         rank_events(&w, g, r, rank);

@@ -74,15 +74,15 @@ static gboolean read_algorithm(const JsonDoc *doc, CollAlgorithm *out, GError **
     g_autofree char *name = NULL;
     if (!json_string(doc, doc->root, "$", "collective_algorithm", FALSE, "auto", &name, error))
         return FALSE;
-    for (int a = ALGORITHM_AUTO; a <= ALGORITHM_HIERARCHICAL; a++) {
-        if (strcmp(name, collective_algorithm_name((CollAlgorithm)a)) == 0) {
-            *out = (CollAlgorithm)a;
-            return TRUE;
-        }
+    int a = names_find(collective_algorithm_choices, name);
+    if (a >= 0) {
+        *out = (CollAlgorithm)a;
+        return TRUE;
     }
+    g_autofree char *choices = names_list(collective_algorithm_choices, TRUE);
+    g_autofree char *expected = g_strdup_printf("one of %s", choices);
     json_fail(error, doc, "$", "collective_algorithm",
-              cJSON_GetObjectItemCaseSensitive(doc->root, "collective_algorithm"),
-              "\"auto\", \"ring\", \"tree\" or \"hierarchical\"");
+              cJSON_GetObjectItemCaseSensitive(doc->root, "collective_algorithm"), expected);
     return FALSE;
 }
 

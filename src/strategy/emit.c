@@ -30,16 +30,18 @@ struct Emit {
     const ClusterSpec *cluster;
     const PlanSpec *plan;
     const Layout *layout;
+    const Symmetry *symmetry; /* the ranks emitted, and the GPUs they stand for */
     Graph *graph;
-    int *group_id[GROUP_KINDS]; /* layout group index -> graph group */
-    int *pair_id[DIRECTIONS];   /* sending rank -> its graph group with the receiver */
-    int *ends_id;               /* rank -> group of its first and last stage, or -1 */
+    /* graph groups, made when first used (-1 until then): */
+    int *group_id[GROUP_KINDS]; /* per layout group */
+    int *pair_id[DIRECTIONS];   /* per sending rank: with its receiver */
+    int *ends_id;               /* per rank on the first stage: with the last stage */
     int micro_batches;
     Cost embedding, head, block[TF_BLOCKS];
     Segment *segments; /* every model chunk's, chunk after chunk */
     int *chunk_first;  /* per model chunk: its first segment; one more entry */
-    /* the rank being emitted */
-    int rank, stage;
+    /* the rank being emitted, and its rank in the graph */
+    int rank, local, stage;
     double params;               /* held by the rank */
     int shards[MEM_KINDS];       /* ways each kind of model state is split */
     double kept[TF_BLOCKS];      /* activations a layer block's forward keeps */
@@ -151,7 +153,7 @@ static void take_gates(Emit *e, TaskId t)
 
 TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName name)
 {
-    TaskId t = graph_compute(e->graph, e->rank, STREAM_COMPUTE, seconds, flops, tag, name);
+    TaskId t = graph_compute(e->graph, e->local, STREAM_COMPUTE, seconds, flops, tag, name);
     take_gates(e, t);
     return t;
 }
@@ -162,15 +164,23 @@ void emit_gate(Emit *e, TaskId before)
         g_array_append_val(e->gates, before);
 }
 
+/* The graph group of `members`, registered in *id when first used. */
+static int group(Emit *e, int *id, const int *members, int n)
+{
+    if (*id < 0)
+        *id = graph_add_group(e->graph, members, n);
+    return *id;
+}
+
 TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes, TaskTag tag,
                        TaskName name)
 {
     int index = layout_group_of(e->layout, kind, e->rank), n;
-    layout_group(e->layout, kind, index, &n);
+    const int *members = layout_group(e->layout, kind, index, &n);
     if (n == 1)
         return TASK_NONE;
-    TaskId t =
-        graph_collective(e->graph, e->group_id[kind][index], e->rank, stream, op, bytes, tag, name);
+    TaskId t = graph_collective(e->graph, group(e, &e->group_id[kind][index], members, n), e->local,
+                                stream, op, bytes, tag, name);
     if (stream == STREAM_COMPUTE)
         take_gates(e, t);
     return t;
@@ -186,10 +196,17 @@ static int neighbour(const Emit *e, int rank, Direction d)
     return layout_rank(e->layout, c);
 }
 
+/* The graph group of the transfer from `sender` toward direction d. */
+static int pair(Emit *e, Direction d, int sender)
+{
+    int members[2] = {sender, neighbour(e, sender, d)};
+    return group(e, &e->pair_id[d][sender], members, 2);
+}
+
 TaskId emit_send(Emit *e, Direction d, double bytes, TaskId after, TaskName name)
 {
-    TaskId t = graph_collective(e->graph, e->pair_id[d][e->rank], e->rank, STREAM_P2P,
-                                COLL_SEND_RECV, bytes, TAG_PP, name);
+    TaskId t = graph_collective(e->graph, pair(e, d, e->rank), e->local, STREAM_P2P, COLL_SEND_RECV,
+                                bytes, TAG_PP, name);
     emit_wait(e, after, t);
     return t;
 }
@@ -197,15 +214,21 @@ TaskId emit_send(Emit *e, Direction d, double bytes, TaskId after, TaskName name
 TaskId emit_recv(Emit *e, Direction d, double bytes, TaskName name)
 {
     int sender = neighbour(e, e->rank, d == TOWARD_NEXT ? TOWARD_PREV : TOWARD_NEXT);
-    return graph_collective(e->graph, e->pair_id[d][sender], e->rank, GRAPH_OFF_STREAM,
+    return graph_collective(e->graph, pair(e, d, sender), e->local, GRAPH_OFF_STREAM,
                             COLL_SEND_RECV, bytes, TAG_PP, name);
 }
 
 TaskId emit_ends_collective(Emit *e, Stream stream, CollOp op, double bytes, TaskTag tag,
                             TaskName name)
 {
-    g_assert(e->ends_id[e->rank] >= 0);
-    return graph_collective(e->graph, e->ends_id[e->rank], e->rank, stream, op, bytes, tag, name);
+    Coord c = layout_coord(e->layout, e->rank);
+    g_assert(e->plan->pp > 1 && (c.pp == 0 || c.pp == e->plan->pp - 1));
+    c.pp = 0;
+    int first = layout_rank(e->layout, c);
+    c.pp = e->plan->pp - 1;
+    int ends[2] = {first, layout_rank(e->layout, c)};
+    return graph_collective(e->graph, group(e, &e->ends_id[first], ends, 2), e->local, stream, op,
+                            bytes, tag, name);
 }
 
 void emit_wait(Emit *e, TaskId before, TaskId after)
@@ -216,13 +239,13 @@ void emit_wait(Emit *e, TaskId before, TaskId after)
 
 TaskId emit_last(const Emit *e, Stream stream)
 {
-    return graph_last(e->graph, e->rank, stream);
+    return graph_last(e->graph, e->local, stream);
 }
 
 void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 {
     if (task != TASK_NONE && bytes != 0)
-        graph_mem(e->graph, task, e->rank, kind, bytes, at_end);
+        graph_mem(e->graph, task, e->local, kind, bytes, at_end);
 }
 
 /* ---- costs and chunks ------------------------------------------------------ */
@@ -386,7 +409,7 @@ static void emit_rank_step(Emit *e, GArray *units)
         if (e->active[i]->step_begin)
             e->active[i]->step_begin(e, e->state[i]);
     }
-    TaskId begin = graph_marker(e->graph, e->rank, STREAM_COMPUTE, TAG_MARKER,
+    TaskId begin = graph_marker(e->graph, e->local, STREAM_COMPUTE, TAG_MARKER,
                                 (TaskName){.fmt = "step begin"});
     /* bf16 parameters and gradients; fp32 master weights, momentum, variance */
     static const double bytes_per_param[MEM_KINDS] = {
@@ -414,7 +437,7 @@ static void emit_rank_step(Emit *e, GArray *units)
     emit_wait(e, emit_last(e, STREAM_COMM), opt);
     EACH_STRATEGY(e, after_optimizer, opt);
     TaskId end =
-        graph_marker(e->graph, e->rank, STREAM_COMPUTE, TAG_MARKER, (TaskName){.fmt = "step end"});
+        graph_marker(e->graph, e->local, STREAM_COMPUTE, TAG_MARKER, (TaskName){.fmt = "step end"});
     emit_wait(e, emit_last(e, STREAM_COMM), end);
     emit_wait(e, emit_last(e, STREAM_P2P), end);
 }
@@ -442,63 +465,52 @@ static gboolean check_size(const Emit *e, int ranks, GError **error)
     return FALSE;
 }
 
-/* Registers the communicator groups: the layout's, and for pipelines a
- * pair (sender, receiver) per rank and direction. */
-static void register_groups(Emit *e, int ranks)
+/* The tables of graph groups, all unused. */
+static void init_groups(Emit *e, int ranks)
 {
     for (int k = 0; k < GROUP_KINDS; k++) {
         int groups = layout_groups(e->layout, (GroupKind)k);
         e->group_id[k] = g_new(int, groups);
-        for (int i = 0, n; i < groups; i++) {
-            const int *members = layout_group(e->layout, (GroupKind)k, i, &n);
-            e->group_id[k][i] = graph_add_group(e->graph, members, n);
-        }
+        memset(e->group_id[k], -1, sizeof(int) * (gsize)groups);
     }
     for (int d = 0; d < DIRECTIONS; d++) {
         e->pair_id[d] = g_new(int, ranks);
-        for (int r = 0; r < ranks && e->plan->pp > 1; r++) {
-            int pair[2] = {r, neighbour(e, r, (Direction)d)};
-            e->pair_id[d][r] = graph_add_group(e->graph, pair, 2);
-        }
+        memset(e->pair_id[d], -1, sizeof(int) * (gsize)ranks);
     }
     e->ends_id = g_new(int, ranks);
-    for (int r = 0; r < ranks; r++)
-        e->ends_id[r] = -1;
-    for (int r = 0; r < ranks && e->plan->pp > 1; r++) {
-        Coord c = layout_coord(e->layout, r);
-        if (c.pp != 0)
-            continue;
-        c.pp = e->plan->pp - 1;
-        int ends[2] = {r, layout_rank(e->layout, c)};
-        e->ends_id[ends[0]] = e->ends_id[ends[1]] = graph_add_group(e->graph, ends, 2);
-    }
+    memset(e->ends_id, -1, sizeof(int) * (gsize)ranks);
 }
 
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                 const Layout *layout, GError **error)
+                 const Layout *layout, const Symmetry *symmetry, GError **error)
 {
-    Emit e = {.model = model, .cluster = cluster, .plan = plan, .layout = layout};
+    Emit e = {
+        .model = model, .cluster = cluster, .plan = plan, .layout = layout, .symmetry = symmetry};
     e.micro_batches = plan_spec_micro_batches(plan);
-    int ranks = layout_ranks(layout), n_active = 0;
+    int ranks = layout_ranks(layout), n_active = 0, simulated;
+    const int *ranks_of = symmetry_simulated(symmetry, &simulated);
     for (int i = 0; strategy_registry[i]; i++) {
         g_assert(i < STRATEGY_MAX);
         if (strategy_registry[i]->active(plan))
             e.active[n_active++] = strategy_registry[i];
     }
-    if (!check_size(&e, ranks, error))
+    if (!check_size(&e, simulated, error))
         return NULL;
     for (int i = 0; i < n_active; i++)
         e.state[i] = g_malloc0(MAX(e.active[i]->state_size, 1));
-    g_autoptr(Graph) graph = graph_new(ranks, EMIT_STREAMS);
+    g_autoptr(Graph) graph = graph_new(simulated, EMIT_STREAMS);
+    graph_place(graph, ranks_of, ranks);
     e.graph = graph;
-    register_groups(&e, ranks);
+    init_groups(&e, ranks);
     compute_costs(&e);
     lay_out_chunks(&e);
     e.gates = g_array_new(FALSE, FALSE, sizeof(TaskId));
 
     GArray *units = g_array_new(FALSE, FALSE, sizeof(Unit));
-    for (e.rank = 0; e.rank < ranks; e.rank++)
+    for (e.local = 0; e.local < simulated; e.local++) {
+        e.rank = ranks_of[e.local];
         emit_rank_step(&e, units);
+    }
     g_array_free(units, TRUE);
     g_array_free(e.gates, TRUE);
     g_free(e.segments);

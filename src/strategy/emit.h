@@ -24,6 +24,7 @@
 
 #include "core/graph.h"
 #include "layout/layout.h"
+#include "net/symmetry.h"
 #include "cost/transformer.h"
 #include "spec/spec.h"
 
@@ -102,7 +103,8 @@ int emit_micro_batches(const Emit *e);
  * micro-batch size, tensor parallelism and sequence parallelism. */
 Shard emit_shard(const Emit *e);
 
-/* The rank being emitted, and its pipeline stage (0 .. pp - 1). */
+/* The rank being emitted (its number in the plan), and its pipeline
+ * stage (0 .. pp - 1). */
 int emit_rank(const Emit *e);
 int emit_stage(const Emit *e);
 
@@ -177,16 +179,17 @@ TaskId emit_last(const Emit *e, Stream stream);
  * `task` starts or ends. */
 void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end);
 
-/* ---- driving the emitter (sim/) --------------------------------------- */
+/* ---- driving the emitter (app/) --------------------------------------- */
 
 /* The most tasks a step may have; a bigger one is refused as bad input. */
 #define EMIT_MAX_TASKS 50000000
 
-/* Builds the graph of one step: every rank, every module. The plan must be
- * resolved and supported (strategy_check). Fails (PS_ERROR_INPUT) for a
- * step of more than EMIT_MAX_TASKS tasks. */
+/* Builds the graph of one step: the programs of the ranks `symmetry`
+ * simulates (graph rank i runs on GPU symmetry_simulated[i]), every module.
+ * The plan must be resolved and supported (strategy_check). Fails
+ * (PS_ERROR_INPUT) for a step of more than EMIT_MAX_TASKS tasks. */
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                 const Layout *layout, GError **error);
+                 const Layout *layout, const Symmetry *symmetry, GError **error);
 
 /* "params", "grads", ... for reports. */
 const char *emit_mem_name(MemKind kind);

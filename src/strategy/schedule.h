@@ -4,7 +4,7 @@
  * checks the plan fields it constrains. Each schedule is one file
  * (schedule_NAME.c) defining its row; pipeline_schedules, in schedule.c,
  * indexes the rows by the plan's Schedule value. A new schedule is its
- * file plus its row in util/schedules.def. */
+ * file plus its row in base/schedules.def. */
 #ifndef PLANSIM_STRATEGY_SCHEDULE_H
 #define PLANSIM_STRATEGY_SCHEDULE_H
 
@@ -38,7 +38,7 @@ void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk);
  * unless virtual_stages is 1. */
 gboolean schedule_check_one_chunk(const PlanSpec *plan, GError **error);
 
-/* The rows, one per file (util/schedules.def). */
+/* The rows, one per file (base/schedules.def). */
 #define SCHEDULE(ID, name, row) extern const PipeSchedule row;
 #include "base/schedules.def"
 #undef SCHEDULE

@@ -1,0 +1,70 @@
+/* symmetry.h: the ranks of a plan that run alike, so that a replay can
+ * simulate one of each kind and let it stand for the others.
+ *
+ * A symmetry is a shift of the tensor- or data-parallel coordinate of every
+ * rank by a step k (modulo the dimension's size): rank (t, d, p) goes to
+ * (t + k, d, p), say. It counts only when it maps the cluster onto itself:
+ * the GPUs of every node onto the GPUs of one node, the same local GPU
+ * index to the same local index on every node, and GPUs that share a NIC
+ * onto GPUs that share one (so NICs, rails and the spine map onto
+ * themselves, and paths onto paths). Such a shift maps every program, every
+ * communicator group (onto a group of its kind) and every path of the
+ * replay onto another, so ranks in one orbit of the shifts run the same
+ * tasks at the same times. For each dimension the smallest working step is
+ * kept; a dimension without one is not symmetric.
+ *
+ * The orbits are the simulated ranks' stand-ins: one rank per orbit is
+ * simulated, the one with the smallest coordinates, which is also the
+ * orbit's lowest-numbered rank. Every orbit has the same size (the shifts
+ * move every rank). A communicator group is the set of ranks that differ
+ * in some coordinates only; the shifts map it onto `images` distinct groups
+ * (symmetry_group_images). */
+#ifndef PLANSIM_NET_SYMMETRY_H
+#define PLANSIM_NET_SYMMETRY_H
+
+#include <glib.h>
+
+#include "layout/layout.h"
+#include "net/topology.h"
+
+typedef struct Symmetry Symmetry;
+
+/* The symmetry of `layout` on topology `t` among the dimensions `dims`
+ * allows (bit 1 << GROUP_TP, 1 << GROUP_DP); dims 0 gives none: every rank
+ * is simulated. */
+Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims);
+void symmetry_free(Symmetry *sym);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Symmetry, symmetry_free)
+
+/* The simulated ranks, in increasing order: *n of them. */
+const int *symmetry_simulated(const Symmetry *sym, int *n);
+
+/* A rank's index among the simulated ranks, or -1 when it is not one. */
+int symmetry_local(const Symmetry *sym, int rank);
+
+/* Ranks each simulated rank stands for (1 without symmetry). */
+int symmetry_orbit(const Symmetry *sym);
+
+/* The symmetric dimensions, as reports say them: "tp x dp", "tp", "dp",
+ * or "none". */
+const char *symmetry_name(const Symmetry *sym);
+
+/* The generators: one shift per symmetric dimension, and the dimension
+ * (GroupKind) each moves; symmetry_shift applies generator i to a rank. */
+int symmetry_generators(const Symmetry *sym);
+GroupKind symmetry_generator_dim(const Symmetry *sym, int i);
+int symmetry_shift(const Symmetry *sym, int i, int rank);
+
+/* The number of distinct groups the shifts map the group `members` onto,
+ * and in `invariant` a bit per generator that maps it onto itself. Each
+ * generator must either move the whole group (its members share the
+ * coordinate the generator shifts) or map it onto itself; a group that is
+ * neither breaks the symmetry: FALSE. */
+gboolean symmetry_group_images(const Symmetry *sym, const int *members, int n, double *images,
+                               unsigned *invariant);
+
+/* The canonical form of a transfer from `src` to `dst` under the shifts:
+ * the shift that takes `src` to its simulated rank, applied to both. */
+void symmetry_canon(const Symmetry *sym, int src, int dst, int *csrc, int *cdst);
+
+#endif

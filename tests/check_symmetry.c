@@ -1,0 +1,177 @@
+/* check_symmetry.c: the symmetry-reduced replay gives the full replay's
+ * report.
+ *
+ * Random valid plans on random clusters (1 to 64 nodes of 1 to 8 GPUs, 1
+ * to 8 NICs a node, an oversubscribed spine or not, interference or not),
+ * with every schedule, ZeRO stage, recomputation, rank order and forced
+ * algorithm, contention on and off, are replayed twice: reduced (one rank
+ * per orbit of the tp and dp shifts that map the cluster onto itself) and
+ * at full fidelity. Their JSON reports must agree on every field within
+ * 1e-9 relative, apart from what says how the replay ran: sim_wall_s,
+ * events, simulated_ranks, symmetry and the plan's full_fidelity. The
+ * generator is seeded, so every run tries the same plans. */
+#include <math.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "strategy/strategy.h"
+#include "testutil.h"
+
+#define PLANS 200
+
+static const char *const skipped[] = {"sim_wall_s", "events",        "simulated_ranks",
+                                      "symmetry",   "full_fidelity", NULL};
+
+/* The first difference between two parsed reports, or NULL. */
+static char *difference(const cJSON *a, const cJSON *b, const char *path)
+{
+    if (cJSON_IsObject(a)) {
+        if (!cJSON_IsObject(b) || cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
+            return g_strdup_printf("%s: not the same object", path);
+        const cJSON *x;
+        cJSON_ArrayForEach(x, a)
+        {
+            if (g_strv_contains(skipped, x->string))
+                continue;
+            g_autofree char *at = g_strdup_printf("%s.%s", path, x->string);
+            const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
+            char *why = y ? difference(x, y, at) : g_strdup_printf("%s: missing", at);
+            if (why)
+                return why;
+        }
+        return NULL;
+    }
+    if (cJSON_IsArray(a)) {
+        if (!cJSON_IsArray(b) || cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
+            return g_strdup_printf("%s: lists of %d and %d", path, cJSON_GetArraySize(a),
+                                   cJSON_GetArraySize(b));
+        int i = 0;
+        for (const cJSON *x = a->child, *y = b->child; x; x = x->next, y = y->next, i++) {
+            g_autofree char *at = g_strdup_printf("%s[%d]", path, i);
+            char *why = difference(x, y, at);
+            if (why)
+                return why;
+        }
+        return NULL;
+    }
+    if (cJSON_IsNumber(a) && cJSON_IsNumber(b)) {
+        double x = a->valuedouble, y = b->valuedouble;
+        if (fabs(x - y) <= 1e-9 * MAX(fabs(x), fabs(y)))
+            return NULL;
+        return g_strdup_printf("%s: %.17g reduced, %.17g full", path, x, y);
+    }
+    g_autofree char *x = cJSON_PrintUnformatted(a), *y = cJSON_PrintUnformatted(b);
+    return strcmp(x, y) == 0 ? NULL : g_strdup_printf("%s: %s reduced, %s full", path, x, y);
+}
+
+static int pick(GRand *rng, const int *values, int n)
+{
+    return values[g_rand_int_range(rng, 0, n)];
+}
+#define PICK(rng, ...) pick(rng, (const int[]){__VA_ARGS__}, G_N_ELEMENTS(((int[]){__VA_ARGS__})))
+
+/* A random cluster: latencies, NICs, spine and interference included. */
+static ClusterSpec *random_cluster(GRand *rng)
+{
+    ClusterSpec *c =
+        test_cluster(PICK(rng, 1, 1, 2, 2, 3, 4, 8, 16, 64), PICK(rng, 1, 2, 4, 8, 8), 300e9, 25e9);
+    c->intra.latency_s = 2e-6;
+    c->inter.latency_s = 5e-6;
+    c->nics_per_node = g_rand_int_range(rng, 1, 9);
+    c->oversubscription = PICK(rng, 1, 1, 2, 4);
+    c->gpu.launch_s = 2e-6;
+    c->gpu.comm_interference = PICK(rng, 0, 0, 1) * 0.1;
+    return c;
+}
+
+/* A random plan for `m` on `c`, valid or not (the caller resolves it). */
+static void random_plan(GRand *rng, const ModelSpec *m, const ClusterSpec *c, PlanSpec *p)
+{
+    int gpus = cluster_spec_gpus(c);
+    p->tp = PICK(rng, 1, 1, 2, 4, 8);
+    p->pp = PICK(rng, 1, 1, 2, 4);
+    int most = MAX(1, gpus / (p->tp * p->pp));
+    /* mostly every GPU, which keeps the nodes whole and the symmetry */
+    p->dp = g_rand_boolean(rng) || most == 1 ? most : g_rand_int_range(rng, 1, most + 1);
+    p->micro_batch_size = PICK(rng, 1, 2);
+    int micro_batches = PICK(rng, 1, 2, 4);
+    p->schedule = (Schedule)g_rand_int_range(rng, 0, SCHEDULES);
+    if (p->schedule == SCHEDULE_INTERLEAVED) {
+        p->virtual_stages = 2;
+        micro_batches = p->pp * PICK(rng, 1, 2);
+    }
+    p->global_batch_size = p->micro_batch_size * p->dp * micro_batches;
+    p->zero_stage = g_rand_int_range(rng, 0, 4);
+    p->sequence_parallel = p->tp > 1 && g_rand_boolean(rng);
+    p->recompute = (Recompute)g_rand_int_range(rng, 0, 3);
+    p->rank_order = (RankOrder)g_rand_int_range(rng, 0, 6);
+    p->overlap_grad_reduce = g_rand_boolean(rng);
+    p->ddp_bucket_size = PICK(rng, 100000, 40000000);
+    p->collective_algorithm =
+        (CollAlgorithm)PICK(rng, ALGORITHM_AUTO, ALGORITHM_AUTO, ALGORITHM_RING, ALGORITHM_TREE,
+                            ALGORITHM_HIERARCHICAL);
+    p->link_contention = PICK(rng, 1, 1, 0);
+    (void)m;
+}
+
+/* The report of `plan` as parsed JSON, replayed in full or not. */
+static cJSON *report(const ModelSpec *m, const ClusterSpec *c, PlanSpec *plan, gboolean full,
+                     int *simulated)
+{
+    plan->full_fidelity = full;
+    Report rep;
+    GError *error = NULL;
+    ck_assert_msg(sim_run(m, c, plan, &rep, &error), "%s", error ? error->message : "");
+    *simulated = rep.metrics.simulated_ranks;
+    g_autofree char *json = report_render(&rep, FORMAT_JSON, FALSE);
+    report_clear(&rep);
+    cJSON *doc = cJSON_Parse(json);
+    ck_assert_ptr_nonnull(doc);
+    return doc;
+}
+
+START_TEST(reduced_replay_reports_what_the_full_one_does)
+{
+    GRand *rng = g_rand_new_with_seed(20261130);
+    int tried = 0, compared = 0, reduced = 0;
+    while (compared < PLANS) {
+        ck_assert_msg(++tried < 20 * PLANS, "too few valid plans: %d of %d", compared, tried);
+        ModelSpec *m = test_gpt(PICK(rng, 4, 8), 256, 8, 512, 128);
+        ClusterSpec *c = random_cluster(rng);
+        PlanSpec *plan = plan_spec_new();
+        random_plan(rng, m, c, plan);
+        GError *error = NULL;
+        if (plan_spec_resolve(plan, m, c, &error) && strategy_check(plan, m, &error)) {
+            int simulated, all;
+            cJSON *fast = report(m, c, plan, FALSE, &simulated);
+            cJSON *full = report(m, c, plan, TRUE, &all);
+            g_autofree char *why = difference(fast, full, "$");
+            ck_assert_msg(!why, "plan %d (tp %d pp %d dp %d on %d x %d GPUs, %d NICs): %s",
+                          compared, plan->tp, plan->pp, plan->dp, c->nodes, c->gpus_per_node,
+                          c->nics_per_node, why);
+            ck_assert_int_eq(all, plan->tp * plan->pp * plan->dp);
+            reduced += simulated < all;
+            compared++;
+            cJSON_Delete(fast);
+            cJSON_Delete(full);
+        }
+        g_clear_error(&error);
+        plan_spec_free(plan);
+        cluster_spec_free(c);
+        model_spec_free(m);
+    }
+    /* most plans fill their nodes and have a symmetry to use */
+    ck_assert_msg(reduced >= PLANS / 3, "only %d of %d plans were reduced", reduced, PLANS);
+    g_rand_free(rng);
+}
+END_TEST
+
+Suite *suite_symmetry(void)
+{
+    Suite *s = suite_create("symmetry");
+    TCase *tc = tcase_create("random plans");
+    tcase_add_test(tc, reduced_replay_reports_what_the_full_one_does);
+    suite_add_tcase(s, tc);
+    return s;
+}
