@@ -1,4 +1,5 @@
-/* check_evq.c: the event heap pops by time, then by push order. */
+/* check_evq.c: the event queue pops by time, then by push order. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "core/evq.h"
@@ -33,6 +34,30 @@ START_TEST(ties_pop_in_push_order)
         ck_assert(evq_pop(q, &ev));
         ck_assert_int_eq(ev.payload, i);
     }
+    evq_free(q);
+}
+END_TEST
+
+/* Events pushed in time order and earlier ones mix (the run and the
+ * heap of evq.c): the earliest comes first, the next time is the earliest's,
+ * and evq_pop_until leaves what is due later. */
+START_TEST(next_and_pop_until)
+{
+    EventQueue *q = evq_new(2);
+    ck_assert(isinf(evq_next_s(q)));
+    evq_push(q, 3.0, 0, 0);
+    evq_push(q, 5.0, 1, 0);
+    evq_push(q, 1.0, 2, 0); /* earlier than the last pushed */
+    evq_push(q, 3.0, 3, 0); /* ties with the first, after it */
+    ck_assert_double_eq(evq_next_s(q), 1.0);
+    Event ev;
+    ck_assert(!evq_pop_until(q, 0.5, &ev));
+    ck_assert(evq_pop_until(q, 3.0, &ev) && ev.payload == 2);
+    ck_assert(evq_pop_until(q, 3.0, &ev) && ev.payload == 0);
+    ck_assert(evq_pop_until(q, 3.0, &ev) && ev.payload == 3);
+    ck_assert(!evq_pop_until(q, 3.0, &ev));
+    ck_assert_uint_eq(evq_size(q), 1);
+    ck_assert_double_eq(evq_next_s(q), 5.0);
     evq_free(q);
 }
 END_TEST
@@ -81,6 +106,7 @@ Suite *suite_evq(void)
     TCase *tc = tcase_create("heap");
     tcase_add_test(tc, pops_in_time_order);
     tcase_add_test(tc, ties_pop_in_push_order);
+    tcase_add_test(tc, next_and_pop_until);
     tcase_add_test(tc, matches_reference_under_interleaving);
     suite_add_tcase(s, tc);
     return s;

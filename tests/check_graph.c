@@ -181,21 +181,23 @@ START_TEST(off_stream_member_runs_nothing)
 }
 END_TEST
 
-/* Names are formatted from the format and up to three ints; equal names
- * share one interned string, different values do not. */
-START_TEST(names_are_interned)
+/* Names are formatted from the format and up to two ints when asked:
+ * equal names read alike, different values do not. */
+START_TEST(names_are_formatted_when_asked)
 {
     Graph *g = graph_new(1, 1);
-    static const char fmt[] = "fwd mb%d L%d c%d";
-    TaskId a = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 17, 1});
-    TaskId b = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 17, 1});
-    TaskId c = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 18, 1});
+    static const char fmt[] = "fwd mb%d L%d attn";
+    TaskId a = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 17});
+    TaskId b = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 17});
+    TaskId c = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 18});
+    TaskId d = graph_marker(g, 0, 0, 0, (TaskName){.fmt = "step end"});
     ck_assert(graph_seal(g, NULL));
-    ck_assert_str_eq(graph_name(g, a), "fwd mb3 L17 c1");
-    ck_assert_str_eq(graph_name(g, c), "fwd mb3 L18 c1");
-    ck_assert_int_eq(graph_task(g, a)->name, graph_task(g, b)->name);
-    ck_assert_ptr_eq(graph_name(g, a), graph_name(g, b));
-    ck_assert_int_ne(graph_task(g, a)->name, graph_task(g, c)->name);
+    g_autofree char *na = graph_name(g, a), *nb = graph_name(g, b), *nc = graph_name(g, c),
+                    *nd = graph_name(g, d);
+    ck_assert_str_eq(na, "fwd mb3 L17 attn");
+    ck_assert_str_eq(nb, "fwd mb3 L17 attn");
+    ck_assert_str_eq(nc, "fwd mb3 L18 attn");
+    ck_assert_str_eq(nd, "step end");
     graph_free(g);
 }
 END_TEST
@@ -216,16 +218,41 @@ START_TEST(memory_operations_per_task)
     int n;
     const MemOp *ops = graph_mem_ops(g, a, &n);
     ck_assert_int_eq(n, 2);
-    ck_assert(ops[0].task == a && ops[0].rank == 0 && ops[0].category == 1 && ops[0].bytes == 100 &&
-              !ops[0].at_end);
-    ck_assert(ops[1].task == a && ops[1].rank == 1 && ops[1].category == 3 && ops[1].bytes == 50 &&
-              ops[1].at_end);
+    ck_assert(ops[0].rank == 0 && ops[0].category == 1 && ops[0].bytes == 100 && !ops[0].at_end);
+    ck_assert(ops[1].rank == 1 && ops[1].category == 3 && ops[1].bytes == 50 && ops[1].at_end);
     graph_mem_ops(g, b, &n);
     ck_assert_int_eq(n, 0);
     ops = graph_mem_ops(g, c, &n);
     ck_assert_int_eq(n, 2);
     ck_assert(ops[0].bytes == 300 && !ops[0].at_end);
     ck_assert(ops[1].bytes == -300 && ops[1].at_end);
+    graph_free(g);
+}
+END_TEST
+
+/* Memory operations attached in task order stay in that order, and the
+ * flat arrays give each task's rows as the accessors do, up to the
+ * sentinel after the last task. */
+START_TEST(memory_operations_in_task_order)
+{
+    Graph *g = graph_new(1, 1);
+    TaskId a = graph_compute(g, 0, 0, 1, 0, 0, (TaskName){.fmt = "a"});
+    TaskId b = graph_compute(g, 0, 0, 1, 0, 0, (TaskName){.fmt = "b"});
+    graph_mem(g, a, 0, 1, 10, FALSE);
+    graph_mem(g, a, 0, 1, -10, TRUE);
+    graph_mem(g, b, 0, 2, 20, FALSE);
+    ck_assert(graph_seal(g, NULL));
+    GraphArrays arr = graph_arrays(g);
+    int n;
+    const MemOp *ops = graph_mem_ops(g, a, &n);
+    ck_assert(n == 2 && ops[0].bytes == 10 && ops[1].bytes == -10 && ops[1].at_end);
+    ck_assert(ops == arr.mem + arr.task[a].first_mem);
+    ck_assert_uint_eq(arr.task[b + 1].first_mem - arr.task[b].first_mem, 1);
+    ck_assert_double_eq(arr.mem[arr.task[b].first_mem].bytes, 20);
+    const TaskId *succ = graph_succ(g, a, &n);
+    ck_assert(n == 1 && succ[0] == b); /* stream order */
+    ck_assert(succ == arr.succ + arr.task[a].first_succ);
+    ck_assert_uint_eq(arr.task[b + 1].first_succ, arr.task[b].first_succ); /* b has none */
     graph_free(g);
 }
 END_TEST
@@ -238,8 +265,8 @@ START_TEST(unjoined_collective_is_an_error)
     Graph *g = graph_new(3, 1);
     int members[] = {0, 1, 2};
     int grp = graph_add_group(g, members, 3);
-    graph_collective(g, grp, 0, 0, COLL_ALL_REDUCE, 8, 0, (TaskName){"grad ar %d", 5, 0, 0});
-    graph_collective(g, grp, 2, 0, COLL_ALL_REDUCE, 8, 0, (TaskName){"grad ar %d", 5, 0, 0});
+    graph_collective(g, grp, 0, 0, COLL_ALL_REDUCE, 8, 0, (TaskName){"grad ar %d", 5, 0});
+    graph_collective(g, grp, 2, 0, COLL_ALL_REDUCE, 8, 0, (TaskName){"grad ar %d", 5, 0});
     GError *error = NULL;
     ck_assert(!graph_seal(g, &error));
     ck_assert(g_error_matches(error, PS_ERROR, PS_ERROR_STUCK));
@@ -335,8 +362,9 @@ Suite *suite_graph(void)
     tcase_add_test(tc, tasks_streams_and_dependencies);
     tcase_add_test(tc, collectives_match_in_program_order);
     tcase_add_test(tc, off_stream_member_runs_nothing);
-    tcase_add_test(tc, names_are_interned);
+    tcase_add_test(tc, names_are_formatted_when_asked);
     tcase_add_test(tc, memory_operations_per_task);
+    tcase_add_test(tc, memory_operations_in_task_order);
     tcase_add_test(tc, unjoined_collective_is_an_error);
     tcase_add_test(tc, compressed_rows_hold_every_edge);
     suite_add_tcase(s, tc);

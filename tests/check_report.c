@@ -261,8 +261,8 @@ START_TEST(csv_header_matches_its_row)
             ck_assert_str_eq(flat, "[2,2]");
         }
     }
-    /* CSV-only: 4 purposes x 3 comm columns, 3 link classes */
-    ck_assert_int_eq((int)n - in_json, 4 * 3 + LINK_CLASSES);
+    /* CSV-only: 4 purposes x 3 comm columns, 3 link classes, status, bound_s, reason */
+    ck_assert_int_eq((int)n - in_json, 4 * 3 + LINK_CLASSES + 3);
 
     ck_assert_str_eq(row[column(header, "model")], "test-gpt");
     ck_assert_int_eq(atoi(row[column(header, "tp")]), rep->plan->tp);

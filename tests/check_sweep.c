@@ -1,17 +1,23 @@
 /* check_sweep.c: the sweep (app/sweep.c): how many combinations a grid
  * has and in which order their rows come back, shards that partition the
- * grid, and the best-K choice.
+ * grid, the best-K choice; the bounds of strategy/estimate.h held against
+ * replays of every plan of a grid; and branch and bound, which must rank
+ * the same best K as an exhaustive sweep.
  *
  * The grid: tp {1, 2, 4} x pp {1, 2, 3} x micro_batch_size {1, 2} = 18
  * combinations (the product of the axes' sizes), numbered with the last
  * axis fastest (sweep.h): combination i is tp[i / 6], pp[i / 2 % 3],
  * mbs[i % 2]. On 4 GPUs dp = 4 / (tp pp); a plan is skipped when tp x pp
  * does not divide 4: pp 3 (3 tp values x 2 mbs = 6 combinations) and
- * tp 4 x pp 2 (2 more), so 8 skipped and 10 simulated. */
+ * tp 4 x pp 2 (2 more), so 8 invalid and 10 simulated (no more than the
+ * default top 10: nothing to prune). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app/sweep.h"
+#include "strategy/estimate.h"
+#include "strategy/strategy.h"
 #include "testutil.h"
 
 enum { GPUS = 4, COMBINATIONS = 18, SKIPPED = 8, VALID = 10 };
@@ -50,17 +56,22 @@ static void fixture_free(Fixture *f)
     plan_grid_free(f->grid);
 }
 
-static SweepResult *sweep(Fixture *f, int threads, int shard, int shards)
+/* The sweep of f's grid on `gpus` GPUs, the best `top` kept exact (0: the
+ * default), or every plan replayed. */
+static SweepResult *sweep_of(Fixture *f, int gpus, int threads, int shard, int shards, int top,
+                             gboolean exhaustive)
 {
     SweepSpec spec = {.model = f->model,
                       .cluster = f->cluster,
                       .base = f->base,
                       .grid = f->grid,
-                      .gpus = GPUS,
+                      .gpus = gpus,
                       .threads = threads,
                       .shard = shard,
                       .shards = shards,
-                      .stop = &f->stop};
+                      .stop = &f->stop,
+                      .top = top,
+                      .exhaustive = exhaustive};
     GError *error = NULL;
     SweepResult *r = sweep_run(&spec, &error);
     ck_assert_msg(r != NULL, "%s", error ? error->message : "");
@@ -68,10 +79,15 @@ static SweepResult *sweep(Fixture *f, int threads, int shard, int shards)
     return r;
 }
 
-/* The value of column `name` in a CSV row, as an integer: the header
+static SweepResult *sweep(Fixture *f, int threads, int shard, int shards)
+{
+    return sweep_of(f, GPUS, threads, shard, shards, 0, FALSE);
+}
+
+/* The text of column `name` in a CSV row, its quotes dropped: the header
  * has no quotes; in the row, commas inside a quoted cell ("2,2") do not
  * separate columns. */
-static int cell(const char *header, const char *row, const char *name)
+static char *cell_text(const char *header, const char *row, const char *name)
 {
     g_auto(GStrv) names = g_strsplit(header, ",", -1);
     int want = -1;
@@ -81,22 +97,33 @@ static int cell(const char *header, const char *row, const char *name)
     ck_assert_msg(want >= 0, "no column %s in %s", name, header);
     int col = 0;
     gboolean quoted = FALSE;
-    for (const char *p = row; *p; p++) {
-        if (col == want && !quoted)
-            return atoi(p);
+    GString *out = g_string_new(NULL);
+    for (const char *p = row; *p && *p != '\n'; p++) {
         if (*p == '"')
             quoted = !quoted;
         else if (*p == ',' && !quoted)
             col++;
+        else if (col == want)
+            g_string_append_c(out, *p);
+        if (col > want)
+            break;
     }
-    ck_abort_msg("row too short for %s: %s", name, row);
-    return -1;
+    ck_assert_msg(col >= want, "row too short for %s: %s", name, row);
+    return g_string_free(out, FALSE);
 }
 
-/* Count and order: 18 combinations, 10 rows in combination order (each
- * row's tp, pp, dp, mbs those of the next valid combination), 8 skipped,
- * the reasons' counts adding up to 8; the header is the CSV header of a
- * report, ending in a newline, and so is each row. */
+/* The value of column `name` in a CSV row, as an integer. */
+static int cell(const char *header, const char *row, const char *name)
+{
+    g_autofree char *text = cell_text(header, row, name);
+    return atoi(text);
+}
+
+/* Count and order: 18 combinations, 18 rows in combination order, 10
+ * simulated (each row's tp, pp, dp, mbs those of the next valid
+ * combination) and 8 invalid, the reasons' counts adding up to 8; the
+ * header is the CSV header of a report, ending in a newline, and so is
+ * each row. */
 START_TEST(combinations_count_and_order)
 {
     Fixture f = fixture_new();
@@ -104,7 +131,9 @@ START_TEST(combinations_count_and_order)
     SweepResult *r = sweep(&f, 1, 1, 1);
     ck_assert_int_eq(r->combinations, COMBINATIONS);
     ck_assert_int_eq(r->skipped, SKIPPED);
-    ck_assert_uint_eq(r->rows->len, VALID);
+    ck_assert_int_eq(r->count[REPORT_INVALID], SKIPPED);
+    ck_assert_int_eq(r->count[REPORT_SIMULATED], VALID);
+    ck_assert_uint_eq(r->rows->len, COMBINATIONS);
     int reasons = 0;
     GHashTableIter it;
     gpointer key, value;
@@ -117,11 +146,21 @@ START_TEST(combinations_count_and_order)
     guint row = 0;
     for (int i = 0; i < COMBINATIONS; i++) {
         int tp = tps[i / 6], pp = pps[i / 2 % 3], mbs = mbss[i % 2];
-        if (GPUS % (tp * pp) != 0)
-            continue;
-        ck_assert_uint_lt(row, r->rows->len);
-        const SweepRow *sr = &g_array_index(r->rows, SweepRow, row);
+        const SweepRow *sr = &g_array_index(r->rows, SweepRow, i);
+        ck_assert_int_eq(sr->combination, i);
         ck_assert(g_str_has_suffix(sr->csv, "\n"));
+        g_autofree char *status = cell_text(r->header, sr->csv, "status");
+        if (GPUS % (tp * pp) != 0) {
+            ck_assert_int_eq(sr->status, REPORT_INVALID);
+            ck_assert_str_eq(status, "invalid");
+            g_autofree char *reason = cell_text(r->header, sr->csv, "reason");
+            ck_assert_msg(strstr(reason, "tp x pp: expected a divisor of the 4 GPUs"), "%s",
+                          reason);
+            ck_assert(cell(r->header, sr->csv, "tp") == tp && cell(r->header, sr->csv, "pp") == pp);
+            continue;
+        }
+        ck_assert_int_eq(sr->status, REPORT_SIMULATED);
+        ck_assert_str_eq(status, "simulated");
         ck_assert_msg(cell(r->header, sr->csv, "tp") == tp &&
                           cell(r->header, sr->csv, "pp") == pp &&
                           cell(r->header, sr->csv, "micro_batch_size") == mbs,
@@ -145,6 +184,7 @@ START_TEST(rows_do_not_depend_on_threads)
     Fixture f = fixture_new();
     SweepResult *one = sweep(&f, 1, 1, 1);
     SweepResult *three = sweep(&f, 3, 1, 1);
+    ck_assert_uint_eq(one->rows->len, three->rows->len);
     ck_assert_uint_eq(one->rows->len, three->rows->len);
     for (guint i = 0; i < one->rows->len; i++)
         ck_assert_str_eq(g_array_index(one->rows, SweepRow, i).csv,
@@ -283,6 +323,203 @@ START_TEST(best_k_of_a_sweep)
 }
 END_TEST
 
+/* ---- bounds and branch and bound, on the shipped tiny model ---------- */
+
+/* tiny-gpt on one DGX A100 node (8 GPUs, real latencies and launch
+ * costs), the grid given. */
+static Fixture shipped_new(const char *grid)
+{
+    const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
+    g_autofree char *model = g_build_filename(top, "models", "tiny-gpt.json", NULL);
+    g_autofree char *cluster = g_build_filename(top, "topologies", "dgx-a100-80gb.json", NULL);
+    GError *error = NULL;
+    Fixture f = {model_spec_load(model, &error), NULL, plan_spec_new(), plan_grid_new(), 0};
+    ck_assert_msg(f.model, "%s", error ? error->message : "");
+    f.cluster = cluster_spec_load(cluster, 1, &error);
+    ck_assert_msg(f.cluster, "%s", error ? error->message : "");
+    f.base->global_batch_size = 16;
+    char *path = test_write_tmp(grid);
+    ck_assert_msg(plan_grid_load(f.grid, path, &error), "%s", error ? error->message : "");
+    test_remove(path);
+    return f;
+}
+
+/* Every scheme the emitter has: 3 x 3 x 2 x 4 x 2 x 4 x 2 x 3 = 3456
+ * combinations. */
+#define WIDE_GRID                                                                                  \
+    "{\"tp\": [1, 2, 4], \"pp\": [1, 2, 4], \"micro_batch_size\": [1, 2],"                         \
+    " \"schedule\": [\"naive\", \"gpipe\", \"1f1b\", \"interleaved\"], \"virtual_stages\": [1, "   \
+    "2],"                                                                                          \
+    " \"zero_stage\": [0, 1, 2, 3], \"sequence_parallel\": [false, true],"                         \
+    " \"recompute\": [\"none\", \"selective\", \"full\"]}"
+
+/* The plan of combination `combo` on `gpus` GPUs, resolved and checked, or
+ * NULL if invalid. */
+static PlanSpec *plan_of(const Fixture *f, gint64 combo, int gpus)
+{
+    PlanSpec *plan = plan_spec_copy(f->base);
+    plan_grid_apply(f->grid, combo, plan);
+    plan->dp = gpus / (plan->tp * plan->pp);
+    if (plan->dp == 0 || gpus % (plan->tp * plan->pp) != 0 ||
+        !plan_spec_resolve(plan, f->model, f->cluster, NULL) ||
+        !strategy_check(plan, f->model, NULL)) {
+        plan_spec_free(plan);
+        return NULL;
+    }
+    return plan;
+}
+
+/* Admissibility, checked exhaustively: on every valid plan of the wide grid
+ * on 8 GPUs (1,056 of them) the step-time bound is at most the replayed
+ * step time, and the memory bounds at most the replayed peak; the bounds
+ * are not vacuous (the tightest within 10 % of the replay, the loosest
+ * above 5 %). On one GPU the bound is the replay's compute, all of the
+ * step: equal to within the bound's slack. */
+START_TEST(bounds_hold_on_every_plan)
+{
+    Fixture f = shipped_new(WIDE_GRID);
+    int valid = 0;
+    double tightest = 0, loosest = 1, fullest = 0;
+    for (gint64 c = 0; c < plan_grid_size(f.grid); c++) {
+        g_autoptr(PlanSpec) plan = plan_of(&f, c, 8);
+        if (!plan)
+            continue;
+        Report rep;
+        GError *error = NULL;
+        ck_assert_msg(sim_run(f.model, f.cluster, plan, &rep, &error), "%s", error->message);
+        double bound = estimate_step_lower_bound_s(f.model, f.cluster, plan);
+        double memory = estimate_peak_lower_bound_bytes(f.model, f.cluster, plan);
+        double states = estimate_states_bytes(f.model, f.cluster, plan);
+        ck_assert_msg(bound > 0 && bound <= rep.metrics.step_time_s,
+                      "combination %" G_GINT64_FORMAT ": bound %.17g s > step %.17g s", c, bound,
+                      rep.metrics.step_time_s);
+        ck_assert_msg(states > 0 && states <= memory && memory <= rep.metrics.peak_bytes,
+                      "combination %" G_GINT64_FORMAT ": states %.17g, memory bound %.17g, peak "
+                      "%.17g bytes",
+                      c, states, memory, rep.metrics.peak_bytes);
+        tightest = MAX(tightest, bound / rep.metrics.step_time_s);
+        fullest = MAX(fullest, memory / rep.metrics.peak_bytes);
+        loosest = MIN(loosest, bound / rep.metrics.step_time_s);
+        report_clear(&rep);
+        valid++;
+    }
+    ck_assert_int_gt(valid, 500);
+    ck_assert(tightest > 0.9 && loosest > 0.05 && fullest > 0.9);
+    /* one GPU: nothing but compute */
+    gint64 one = 0;
+    g_autoptr(PlanSpec) plan = plan_of(&f, one, 1);
+    ck_assert(plan && plan->tp == 1 && plan->pp == 1 && plan->dp == 1);
+    Report rep;
+    ck_assert(sim_run(f.model, f.cluster, plan, &rep, NULL));
+    ck_assert_rel(estimate_step_lower_bound_s(f.model, f.cluster, plan), rep.metrics.step_time_s,
+                  2e-6);
+    report_clear(&rep);
+    fixture_free(&f);
+}
+END_TEST
+
+/* A grid of 384 combinations, 120 valid on 8 GPUs. */
+#define REAL_GRID                                                                                  \
+    "{\"tp\": [1, 2, 4], \"pp\": [1, 2], \"micro_batch_size\": [1, 2], \"zero_stage\": [1, 3],"    \
+    " \"recompute\": [\"selective\", \"full\"], \"sequence_parallel\": [false, true],"             \
+    " \"schedule\": [\"1f1b\", \"interleaved\"], \"virtual_stages\": [1, 2]}"
+
+/* Branch and bound against the exhaustive sweep, for K = 1, 3 and 10: the
+ * same best K, their rows byte for byte; every row the pruned sweep
+ * simulated is the exhaustive one's; pruned rows carry their bound as
+ * step_time_s and bound_s, at most the replayed step; some plans are
+ * pruned; and 1 or 3 threads write the same rows. */
+START_TEST(pruning_ranks_the_exhaustive_best)
+{
+    Fixture f = shipped_new(REAL_GRID);
+    SweepResult *all = sweep_of(&f, 8, 2, 1, 1, 0, TRUE);
+    ck_assert_int_eq(all->count[REPORT_SIMULATED], 120);
+    ck_assert_int_eq(all->count[REPORT_PRUNED] + all->count[REPORT_DOES_NOT_FIT], 0);
+    static const int ks[] = {1, 3, 10};
+    for (gsize t = 0; t < G_N_ELEMENTS(ks); t++) {
+        int k = ks[t];
+        SweepResult *pruned = sweep_of(&f, 8, 2, 1, 1, k, FALSE);
+        ck_assert_int_gt(pruned->count[REPORT_PRUNED], 0);
+        ck_assert_uint_eq(pruned->rows->len, all->rows->len);
+        guint best_all[10], best_pruned[10];
+        ck_assert_int_eq(sweep_best(all, k, best_all), k);
+        ck_assert_int_eq(sweep_best(pruned, k, best_pruned), k);
+        for (int i = 0; i < k; i++) {
+            ck_assert_uint_eq(best_all[i], best_pruned[i]);
+            ck_assert_str_eq(g_array_index(all->rows, SweepRow, best_all[i]).csv,
+                             g_array_index(pruned->rows, SweepRow, best_pruned[i]).csv);
+        }
+        for (guint i = 0; i < pruned->rows->len; i++) {
+            const SweepRow *p = &g_array_index(pruned->rows, SweepRow, i);
+            const SweepRow *a = &g_array_index(all->rows, SweepRow, i);
+            if (p->status == REPORT_SIMULATED)
+                ck_assert_str_eq(p->csv, a->csv);
+            if (p->status != REPORT_PRUNED)
+                continue;
+            g_autofree char *bound = cell_text(pruned->header, p->csv, "bound_s");
+            g_autofree char *step = cell_text(pruned->header, p->csv, "step_time_s");
+            g_autofree char *tokens = cell_text(pruned->header, p->csv, "tokens_per_s");
+            g_autofree char *status = cell_text(pruned->header, p->csv, "status");
+            ck_assert_str_eq(status, "pruned");
+            ck_assert_str_eq(bound, step);
+            ck_assert_str_eq(tokens, "");
+            ck_assert(p->bound_s > 0 && p->bound_s <= a->step_time_s);
+            ck_assert(g_ascii_strtod(bound, NULL) == p->bound_s ||
+                      fabs(g_ascii_strtod(bound, NULL) / p->bound_s - 1) < 1e-9);
+        }
+        if (k == 3) {
+            SweepResult *three = sweep_of(&f, 8, 3, 1, 1, k, FALSE);
+            SweepResult *one = sweep_of(&f, 8, 1, 1, 1, k, FALSE);
+            for (guint i = 0; i < one->rows->len; i++)
+                ck_assert_str_eq(g_array_index(one->rows, SweepRow, i).csv,
+                                 g_array_index(three->rows, SweepRow, i).csv);
+            sweep_result_free(three);
+            sweep_result_free(one);
+        }
+        sweep_result_free(pruned);
+    }
+    sweep_result_free(all);
+    fixture_free(&f);
+}
+END_TEST
+
+/* The memory pre-check on GPUs of 24 MB: some plans are does_not_fit
+ * without a replay, their peak_bytes the memory bound, and each of them
+ * replayed does not fit, its peak at least the bound; the others are
+ * replayed or pruned as usual. */
+START_TEST(memory_precheck_only_drops_plans_that_cannot_fit)
+{
+    Fixture f = shipped_new(REAL_GRID);
+    f.cluster->gpu.memory_bytes = 24e6;
+    SweepResult *all = sweep_of(&f, 8, 2, 1, 1, 0, TRUE);
+    SweepResult *checked = sweep_of(&f, 8, 2, 1, 1, 0, FALSE);
+    int dropped = checked->count[REPORT_DOES_NOT_FIT], fitting = 0;
+    ck_assert_int_gt(dropped, 0);
+    for (guint i = 0; i < checked->rows->len; i++) {
+        const SweepRow *c = &g_array_index(checked->rows, SweepRow, i);
+        const SweepRow *a = &g_array_index(all->rows, SweepRow, i);
+        fitting += a->status == REPORT_SIMULATED && a->fits;
+        if (c->status != REPORT_DOES_NOT_FIT)
+            continue;
+        ck_assert(a->status == REPORT_SIMULATED && !a->fits);
+        ck_assert(c->peak_bytes > 24e6 && c->peak_bytes <= a->peak_bytes);
+        g_autofree char *fits = cell_text(checked->header, c->csv, "fits");
+        g_autofree char *step = cell_text(checked->header, c->csv, "step_time_s");
+        ck_assert_str_eq(fits, "false");
+        ck_assert_str_eq(step, "");
+    }
+    ck_assert_int_gt(fitting, 0);
+    guint best_all[10], best_checked[10];
+    int n = sweep_best(all, 10, best_all);
+    ck_assert_int_eq(sweep_best(checked, 10, best_checked), n);
+    for (int i = 0; i < n; i++)
+        ck_assert_uint_eq(best_all[i], best_checked[i]);
+    sweep_result_free(all);
+    sweep_result_free(checked);
+    fixture_free(&f);
+}
+END_TEST
+
 Suite *suite_sweep(void)
 {
     Suite *s = suite_create("sweep");
@@ -292,6 +529,11 @@ Suite *suite_sweep(void)
     tcase_add_test(tc, shards_partition_the_grid);
     tcase_add_test(tc, best_k_by_tokens_ties_earlier_first);
     tcase_add_test(tc, best_k_of_a_sweep);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("bounds");
+    tcase_add_test(tc, bounds_hold_on_every_plan);
+    tcase_add_test(tc, pruning_ranks_the_exhaustive_best);
+    tcase_add_test(tc, memory_precheck_only_drops_plans_that_cannot_fit);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,6 +1,8 @@
 #!/bin/sh
-# cli_sweep.sh: plansim sweep: the union of 4 shards is the whole sweep,
-# 1 and 2 threads write the same bytes, a sampled row is what simulate
+# cli_sweep.sh: plansim sweep: 1 and 2 threads write the same bytes,
+# pruning keeps the best plans an exhaustive sweep ranks first (their rows
+# byte for byte) and pruned rows carry their bound, the union of 4 shards
+# of an exhaustive sweep is the whole sweep, a sampled row is what simulate
 # prints for its plan, a grid with no valid plan is a clear error, and an
 # interrupted sweep writes nothing.
 #
@@ -29,14 +31,49 @@ if [ -z "$problem" ] && ! cmp -s "$tmp/j1.csv" "$tmp/j2.csv"; then
     problem="-j 1 and -j 2 differ"
 fi
 rows=$(($(wc -l <"$tmp/j1.csv") - 1))
-[ "$rows" -ge 20 ] || problem="$problem; only $rows rows"
-check "-j 1 and -j 2 write byte-identical CSV ($rows plans)" "$problem"
+[ "$rows" -eq 576 ] || problem="$problem; $rows rows, expected one per combination, 576"
+simulated=$(grep -c ',simulated,' "$tmp/j1.csv")
+[ "$simulated" -ge 10 ] || problem="$problem; only $simulated plans simulated"
+check "-j 1 and -j 2 write byte-identical CSV ($rows plans, $simulated simulated)" "$problem"
 
-# the union of 4 shards: the same rows
+# best_rows FILE K: the K best simulated rows that fit, by tokens/s, the
+# earlier first on ties
+best_rows() {
+    tail -n +2 "$1" >"$tmp/best.rows"
+    awk -v cols=tokens_per_s,fits,status -f "$top_srcdir/plots/csvcols.awk" "$1" |
+        awk '{print $1 "\t" NR "\t" $2 "\t" $3}' | paste - "$tmp/best.rows" |
+        awk -F '\t' '$3 == "true" && $4 == "simulated"' | sort -t "$(printf '\t')" -k1,1gr -k2,2n |
+        head -n "$2" | cut -f 5-
+}
+
+# pruning against the exhaustive sweep: the same 10 best rows, byte for
+# byte, and the same --top table; some plans pruned, each with its bound
+# as step_time_s and bound_s
+problem=
+sweep -j 2 --exhaustive -o "$tmp/all.csv" 2>"$tmp/all.err" ||
+    problem="--exhaustive failed: $(one_line "$tmp/all.err")"
+best_rows "$tmp/j1.csv" 10 >"$tmp/best.pruned"
+best_rows "$tmp/all.csv" 10 >"$tmp/best.all"
+[ "$(wc -l <"$tmp/best.all")" -eq 10 ] || problem="$problem; $(wc -l <"$tmp/best.all") best rows"
+cmp -s "$tmp/best.pruned" "$tmp/best.all" || problem="$problem; the 10 best rows differ"
+[ "$(grep -c ',simulated,' "$tmp/all.csv")" -gt "$simulated" ] ||
+    problem="$problem; the exhaustive sweep simulated no more plans"
+sweep -j 2 --top 3 >"$tmp/top.pruned" 2>/dev/null || problem="$problem; --top 3 failed"
+sweep -j 2 --top 3 --exhaustive >"$tmp/top.all" 2>/dev/null || problem="$problem; --top 3 --exhaustive failed"
+cmp -s "$tmp/top.pruned" "$tmp/top.all" || problem="$problem; the --top 3 tables differ"
+awk -v cols=status,step_time_s,bound_s -v where=status=pruned -f "$top_srcdir/plots/csvcols.awk" \
+    "$tmp/j1.csv" >"$tmp/pruned"
+pruned=$(wc -l <"$tmp/pruned")
+[ "$pruned" -gt 0 ] || problem="$problem; nothing pruned"
+bad=$(awk 'NF != 3 || $2 != $3 || !($2 > 0)' "$tmp/pruned" | head -n 1)
+[ -z "$bad" ] || problem="$problem; a pruned row without its bound: $bad"
+check "pruning keeps the 10 best rows of the exhaustive sweep ($pruned pruned, with their bounds)" "$problem"
+
+# the union of 4 shards of the exhaustive sweep: the same rows
 problem=
 : >"$tmp/union"
 for k in 1 2 3 4; do
-    if ! sweep -j 2 --shard "$k/4" -o "$tmp/shard$k.csv" 2>/dev/null; then
+    if ! sweep -j 2 --exhaustive --shard "$k/4" -o "$tmp/shard$k.csv" 2>/dev/null; then
         problem="$problem; shard $k/4 failed"
         continue
     fi
@@ -45,14 +82,27 @@ for k in 1 2 3 4; do
     fi
     tail -n +2 "$tmp/shard$k.csv" >>"$tmp/union"
 done
-tail -n +2 "$tmp/j1.csv" | sort >"$tmp/whole"
+tail -n +2 "$tmp/all.csv" | sort >"$tmp/whole"
 sort "$tmp/union" >"$tmp/union.sorted"
 cmp -s "$tmp/whole" "$tmp/union.sorted" || problem="$problem; the shards' rows differ from the whole's"
 check "the union of 4 shards is the whole sweep" "$problem"
 
+# pruning shards: the 10 best of their rows together are the whole grid's
+problem=
+: >"$tmp/union"
+for k in 1 2 3 4; do
+    sweep -j 2 --shard "$k/4" -o "$tmp/pshard$k.csv" 2>/dev/null || problem="$problem; shard $k/4 failed"
+    tail -n +2 "$tmp/pshard$k.csv" >>"$tmp/union"
+done
+{ head -n 1 "$tmp/all.csv"; cat "$tmp/union"; } >"$tmp/merged.csv"
+best_rows "$tmp/merged.csv" 10 | sort >"$tmp/best.merged"
+sort "$tmp/best.all" >"$tmp/best.all.sorted"
+cmp -s "$tmp/best.merged" "$tmp/best.all.sorted" || problem="$problem; the shards' 10 best differ"
+check "the 10 best of 4 pruning shards are the whole grid's" "$problem"
+
 # a sampled row is simulate's CSV row for that plan
 problem=
-row=$(tail -n 1 "$tmp/j1.csv") # the last: the widest tp and pp
+row=$(grep ',simulated,' "$tmp/j1.csv" | tail -n 1) # the last: the widest tp and pp
 # csvcols.awk reads the header first
 plan=$( (head -n 1 "$tmp/j1.csv"; printf '%s\n' "$row") | awk \
     -v cols=tp,pp,dp,micro_batch_size,global_batch_size,schedule,virtual_stages,zero_stage,sequence_parallel,recompute \
@@ -94,7 +144,8 @@ cat >"$tmp/int.sh" <<'RUN'
 echo $$ >"$INT_DIR/int.pid" # then become the sweep, under script's terminal
 unset CI
 exec "$PLANSIM" sweep --model "$INT_SRC/models/llama2-7b.json" \
-    --cluster "$INT_SRC/topologies/dgx-a100-80gb.json" --nodes 4 -j 1 -o "$INT_DIR/stopped.csv"
+    --cluster "$INT_SRC/topologies/dgx-a100-80gb.json" --nodes 4 -j 1 --exhaustive \
+    -o "$INT_DIR/stopped.csv"
 RUN
 # started PID: whether the sweep shows it has started
 if script --version 2>/dev/null | grep -q util-linux; then

@@ -15,9 +15,9 @@ fi
 plots=$top_srcdir/plots
 
 # the inputs, from the tiny model
-"$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1 --global-batch-size 16 \
+"$PLANSIM" sweep --exhaustive --model "$tiny" --cluster "$a100" --nodes 1 --global-batch-size 16 \
     --grid "$plots/heatmap-grid.json" -o "$tmp/sweep.csv" 2>/dev/null
-"$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1 --tp 1 --pp 4 --dp 1 \
+"$PLANSIM" sweep --exhaustive --model "$tiny" --cluster "$a100" --nodes 1 --tp 1 --pp 4 --dp 1 \
     --micro-batch-size 1 --zero-stage 0 --recompute none --no-sequence-parallel \
     --schedule 1f1b --virtual-stages 1 --grid "$plots/bubble-grid.json" \
     -o "$tmp/bubble.csv" 2>/dev/null

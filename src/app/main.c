@@ -2,7 +2,8 @@
  *
  * The only place that prints and exits. Commands:
  *   plansim simulate   [inputs] [--format text|json|csv] [-o FILE] [--trace FILE]
- *   plansim sweep      [inputs] [--grid FILE] [-j N] [--shard K/N] [--top K] [-o FILE]
+ *   plansim sweep      [inputs] [--grid FILE] [-j N] [--shard K/N] [--top K] [--exhaustive]
+ *                      [-o FILE]
  *   plansim collective [--op OP] [--ranks N] [--cluster FILE] [sizes] [-o FILE]
  * where inputs are --model, --cluster, --plan, --nodes and the plan flags.
  * Bad input prints one line "plansim: ..." on stderr and exits with 2; a
@@ -289,6 +290,7 @@ static int cmd_simulate(int argc, char **argv)
 typedef struct {
     Inputs in;
     char *gpus, *grid, *threads, *shard, *top, *output;
+    gboolean exhaustive;
 } SweepArgs;
 
 /* "K/N" into k and n. */
@@ -334,7 +336,7 @@ static gboolean sweep(void *args, GError **error)
         !parse_number("--gpus", a->gpus, 1, 1 << 20, TRUE, 0, &gpus, error) ||
         !parse_number("--threads", a->threads, 1, 1024, TRUE, g_get_num_processors(), &threads,
                       error) ||
-        !parse_number("--top", a->top, 1, 1000, TRUE, 5, &top, error) ||
+        !parse_number("--top", a->top, 1, 1000, TRUE, SWEEP_DEFAULT_TOP, &top, error) ||
         !parse_shard(a->shard, &shard, &shards, error))
         return FALSE;
     if (gpus > cluster_spec_gpus(cluster)) {
@@ -361,7 +363,9 @@ static gboolean sweep(void *args, GError **error)
                       shard,
                       shards,
                       isatty(2) && !g_getenv("CI"),
-                      &interrupted};
+                      &interrupted,
+                      (int)top,
+                      a->exhaustive};
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
     g_autoptr(SweepResult) r = sweep_run(&spec, error);
@@ -374,7 +378,7 @@ static gboolean sweep(void *args, GError **error)
         g_set_error(error, PS_ERROR, PS_ERROR_INTERRUPTED, "interrupted");
         return FALSE;
     }
-    if (r->rows->len == 0 && shards == 1) {
+    if (r->skipped == r->combinations && shards == 1) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "%s: expected a grid with at least one valid plan, got %" G_GINT64_FORMAT
                     " combinations, all invalid",
@@ -394,7 +398,10 @@ static gboolean sweep(void *args, GError **error)
     int n = sweep_best(r, (int)top, best);
     if (table_only)
         print_best(stdout, r, best, n);
-    fprintf(stderr, "sweep: %u plans simulated, %d skipped as invalid\n", r->rows->len, r->skipped);
+    fprintf(stderr, "sweep: %" G_GINT64_FORMAT " plans:", r->combinations);
+    for (int s = 0; s < REPORT_STATUSES; s++) /* "120 simulated, 3 pruned, ..." */
+        fprintf(stderr, "%s %d %s", s ? "," : "", r->count[s], report_status_names[s]);
+    fprintf(stderr, "\n");
     GList *reasons = g_list_sort(g_hash_table_get_keys(r->reasons), (GCompareFunc)strcmp);
     for (GList *l = reasons; l; l = l->next) /* sorted: the same order every run */
         fprintf(stderr, "  %6d  %s\n", GPOINTER_TO_INT(g_hash_table_lookup(r->reasons, l->data)),
@@ -417,13 +424,15 @@ static int cmd_sweep(int argc, char **argv)
         {"threads", 'j', 0, G_OPTION_ARG_STRING, &a.threads, "threads (default: every core)", "N"},
         {"shard", 0, 0, G_OPTION_ARG_STRING, &a.shard, "run only the K-th of N slices", "K/N"},
         {"top", 0, 0, G_OPTION_ARG_STRING, &a.top,
-         "print the K best plans that fit as a table (stdout, unless -o)", "K"},
+         "print the K best plans that fit as a table (stdout, unless -o); default 10", "K"},
+        {"exhaustive", 0, 0, G_OPTION_ARG_NONE, &a.exhaustive,
+         "replay every valid plan: no memory pre-check, no pruning", NULL},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
          "write the CSV to FILE (whole or not at all)", "FILE"},
         {NULL},
     };
-    return run_command(argc, argv, "- simulate every plan of a grid, to CSV", entries, &a.in, sweep,
-                       &a);
+    return run_command(argc, argv, "- the best plans of a grid, a CSV row for each plan", entries,
+                       &a.in, sweep, &a);
 }
 
 /* ---- collective ------------------------------------------------------------- */
@@ -473,7 +482,7 @@ static int cmd_collective(int argc, char **argv)
          "B"},
         {"max-bytes", 0, 0, G_OPTION_ARG_STRING, &a.max_bytes, "largest size (default 1 GiB)", "B"},
         {"algorithm", 0, 0, G_OPTION_ARG_STRING, &a.algorithm,
-         "auto (default), ring, tree or hierarchical", "A"},
+         "auto (default), ring, tree, hierarchical or nvls", "A"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &a.format, "text (default), json or csv", "FORMAT"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
          "write the table to FILE (whole or not at all)", "FILE"},
@@ -491,7 +500,7 @@ static const struct {
     const char *help;
 } commands[] = {
     {"simulate", cmd_simulate, "simulate one step"},
-    {"sweep", cmd_sweep, "simulate every plan of a grid, to CSV, and name the best"},
+    {"sweep", cmd_sweep, "find the best plans of a grid, a CSV row for each plan"},
     {"collective", cmd_collective, "time one collective at many sizes, like nccl-tests"},
 };
 

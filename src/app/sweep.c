@@ -1,31 +1,55 @@
-/* sweep.c: enumerating, checking and simulating a grid of plans.
+/* sweep.c: enumerating, bounding, pruning and simulating a grid of plans.
  *
- * Workers take combination numbers from a GLib thread pool and write their
- * row into that combination's slot; the slots are read in order at the
- * end, so rows never depend on which thread ran what. The main thread
- * waits on a condition variable and, when asked, redraws a progress line. */
+ * Three phases over the shard's combinations, each on one GLib thread pool
+ * (the main thread waits on a condition variable and, when asked, redraws
+ * a progress line):
+ *   1. prepare: each combination's plan is made and checked, its bounds
+ *      computed (strategy/estimate.h) and, unless exhaustive, its memory
+ *      bound held against the GPU's memory;
+ *   2. the plans left, sorted by step-time bound then combination number,
+ *      are cut into waves of a fixed size, each replayed on the pool; before
+ *      a wave, every plan left whose tokens/s bound cannot beat the K-th
+ *      best so far is pruned (sweep.h);
+ *   3. the rows of the plans not replayed are rendered.
+ * Workers write only their own slot, and every choice between waves reads
+ * finished slots in a fixed order, so the rows never depend on which thread
+ * ran what, nor on how many threads there are. */
 #include "app/sweep.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "app/simulate.h"
+#include "strategy/estimate.h"
 #include "strategy/strategy.h"
 #include "base/error.h"
 
+/* Combinations per task of the cheap phases. */
+#define BLOCK 64
+
 typedef struct {
-    gboolean valid;
     SweepRow row;
-    char *reason; /* when skipped */
+    char *message;       /* invalid: the error, one line */
+    char *reason;        /* invalid: its reason, grouped on stderr */
+    double tokens_bound; /* tokens/s upper bound, as metrics computes tokens/s */
 } Slot;
+
+typedef enum { SWEEP_PREPARE, SWEEP_REPLAY, SWEEP_RENDER } SweepPhase;
 
 typedef struct {
     const SweepSpec *spec;
     Slot *slots;
-    gint64 *combos; /* combination number of each slot */
+    gint64 n;         /* slots */
+    SweepPhase phase; /* of the tasks in flight */
+    const gint64 *at; /* the phase's slots */
+    gint64 count;     /* how many */
+    gint64 block;     /* slots per task */
     GMutex lock;
     GCond finished;
-    gint64 done;
+    gint64 done; /* tasks of the phase done */
+    /* progress: plans settled, replayed, pruned */
+    gint64 settled, replayed, pruned;
+    gint64 started_us;
 } Job;
 
 /* A one-line description of a plan, for the best-plan lines. */
@@ -39,47 +63,130 @@ static char *summary(const PlanSpec *p)
                            p->virtual_stages > 1 ? " x2" : "");
 }
 
-/* Fills slot `i`: the plan of combination `combo`, skipped or simulated. */
-static void run_combination(Job *job, Slot *slot, gint64 combo)
+/* The plan of combination `combo`, resolved and checked; on an invalid one
+ * FALSE, with the plan as far as it resolved. */
+static gboolean make_plan(const SweepSpec *spec, gint64 combo, PlanSpec **out, GError **error)
 {
-    const SweepSpec *spec = job->spec;
-    g_autoptr(PlanSpec) plan = plan_spec_copy(spec->base);
-    GError *error = NULL;
+    PlanSpec *plan = *out = plan_spec_copy(spec->base);
     plan_grid_apply(spec->grid, combo, plan);
-    if (!error && plan->dp == 0) {
+    if (plan->dp == 0) {
         long long tp_pp = (long long)plan->tp * plan->pp;
         g_autofree char *got = g_strdup_printf("%lld", tp_pp);
-        if (spec->gpus % tp_pp != 0)
-            ps_error_value(&error, "tp x pp", got, "a divisor of the %d GPUs", spec->gpus);
-        else
-            plan->dp = (int)(spec->gpus / tp_pp);
+        if (spec->gpus % tp_pp != 0) {
+            ps_error_value(error, "tp x pp", got, "a divisor of the %d GPUs", spec->gpus);
+            return FALSE;
+        }
+        plan->dp = (int)(spec->gpus / tp_pp);
     }
+    return plan_spec_resolve(plan, spec->model, spec->cluster, error) &&
+           strategy_check(plan, spec->model, error);
+}
+
+/* Marks the slot invalid, for `error`, which it frees. */
+static void set_invalid(Slot *slot, GError *error)
+{
+    slot->row.status = REPORT_INVALID;
+    slot->message = ps_error_escape(error->message);
+    slot->reason = g_strdup(ps_error_reason(error));
+    g_error_free(error);
+}
+
+/* Phase 1: the plan's validity, bounds and the memory pre-check. */
+static void prepare(Job *job, Slot *slot)
+{
+    const SweepSpec *spec = job->spec;
+    g_autoptr(PlanSpec) plan = NULL;
+    GError *error = NULL;
+    if (!make_plan(spec, slot->row.combination, &plan, &error)) {
+        set_invalid(slot, error);
+        return;
+    }
+    double bound = estimate_step_lower_bound_s(spec->model, spec->cluster, plan);
+    double sequences = plan->global_batch_size;
+    slot->row.bound_s = bound;
+    slot->tokens_bound = bound > 0 ? sequences * spec->model->seq_length / bound : G_MAXDOUBLE;
+    slot->row.summary = summary(plan);
+    double memory = estimate_peak_lower_bound_bytes(spec->model, spec->cluster, plan);
+    if (!spec->exhaustive && memory > spec->cluster->gpu.memory_bytes) {
+        slot->row.status = REPORT_DOES_NOT_FIT;
+        slot->row.peak_bytes = memory;
+    }
+}
+
+/* Phase 2: replays the plan. */
+static void replay(Job *job, Slot *slot)
+{
+    const SweepSpec *spec = job->spec;
+    g_autoptr(PlanSpec) plan = NULL;
+    GError *error = NULL;
     Report rep;
-    if (!error && plan_spec_resolve(plan, spec->model, spec->cluster, &error) &&
+    if (make_plan(spec, slot->row.combination, &plan, &error) &&
         sim_run(spec->model, spec->cluster, plan, &rep, &error)) {
-        slot->valid = TRUE;
-        slot->row = (SweepRow){.csv = report_render(&rep, FORMAT_CSV, FALSE),
-                               .summary = summary(plan),
-                               .tokens_per_s = rep.metrics.tokens_per_s,
-                               .step_time_s = rep.metrics.step_time_s,
-                               .peak_bytes = rep.metrics.peak_bytes,
-                               .fits = rep.metrics.fits};
+        slot->row.status = REPORT_SIMULATED;
+        slot->row.csv = report_render(&rep, FORMAT_CSV, FALSE);
+        slot->row.tokens_per_s = rep.metrics.tokens_per_s;
+        slot->row.step_time_s = rep.metrics.step_time_s;
+        slot->row.peak_bytes = rep.metrics.peak_bytes;
+        slot->row.fits = rep.metrics.fits;
         report_clear(&rep);
-    } else {
-        slot->reason = g_strdup(ps_error_reason(error));
-        g_error_free(error);
+    } else { /* a step too big to build, say */
+        set_invalid(slot, error);
     }
+}
+
+/* Phase 3: the row of a plan not replayed. */
+static void render(Job *job, Slot *slot)
+{
+    const SweepSpec *spec = job->spec;
+    g_autoptr(PlanSpec) plan = NULL;
+    gboolean valid = make_plan(spec, slot->row.combination, &plan, NULL);
+    Report rep = {.model = spec->model->name,
+                  .cluster = spec->cluster->name,
+                  .plan = plan,
+                  .parameters = tf_params(spec->model),
+                  .status = slot->row.status,
+                  .bound_s = slot->row.bound_s,
+                  .reason = slot->message};
+    long long gpus = (long long)plan->tp * plan->pp * plan->dp; /* 0: dp did not resolve */
+    rep.gpus = gpus <= G_MAXINT ? (int)gpus : 0;
+    if (valid)
+        rep.micro_batches = plan_spec_micro_batches(plan);
+    if (slot->row.status == REPORT_PRUNED)
+        rep.metrics.step_time_s = slot->row.step_time_s;
+    if (slot->row.status == REPORT_DOES_NOT_FIT) {
+        rep.metrics.peak_bytes = slot->row.peak_bytes;
+        rep.metrics.capacity_bytes = spec->cluster->gpu.memory_bytes;
+        rep.metrics.fits = FALSE;
+    }
+    slot->row.csv = report_render(&rep, FORMAT_CSV, FALSE);
 }
 
 static void worker(gpointer data, gpointer user)
 {
     Job *job = user;
-    gint64 i = GPOINTER_TO_SIZE(data) - 1;
-    Slot *slot = &job->slots[i];
-    if (!g_atomic_int_get(job->spec->stop))
-        run_combination(job, slot, job->combos[i]);
+    gint64 b = GPOINTER_TO_SIZE(data) - 1;
+    for (gint64 i = b * job->block; i < MIN(job->count, (b + 1) * job->block); i++) {
+        if (g_atomic_int_get(job->spec->stop))
+            break;
+        Slot *slot = &job->slots[job->at[i]];
+        switch (job->phase) {
+        case SWEEP_PREPARE:
+            prepare(job, slot);
+            break;
+        case SWEEP_REPLAY:
+            replay(job, slot);
+            break;
+        case SWEEP_RENDER:
+            render(job, slot);
+            break;
+        }
+    }
     g_mutex_lock(&job->lock);
     job->done++;
+    if (job->phase == SWEEP_REPLAY) {
+        job->settled++;
+        job->replayed++;
+    }
     g_cond_signal(&job->finished);
     g_mutex_unlock(&job->lock);
 }
@@ -91,16 +198,128 @@ int sweep_shard_of(gint64 combination, int shards)
     return (int)((guint32)((guint64)combination * 2654435761u) % (guint32)shards) + 1;
 }
 
-static void show_progress(gint64 done, gint64 total, gint64 started_us)
+static void show_progress(const Job *job)
 {
-    double elapsed = (g_get_monotonic_time() - started_us) / 1e6;
-    double rate = elapsed > 0 ? done / elapsed : 0;
-    double left = rate > 0 ? (total - done) / rate : 0;
+    double elapsed = (g_get_monotonic_time() - job->started_us) / 1e6;
+    double rate = elapsed > 0 ? job->settled / elapsed : 0;
     fprintf(stderr,
-            "\r  %" G_GINT64_FORMAT " / %" G_GINT64_FORMAT " plans, %.1f plans/s, "
-            "%d:%02d left   ",
-            done, total, rate, (int)(left / 60), (int)left % 60);
+            "\r  %" G_GINT64_FORMAT " / %" G_GINT64_FORMAT " plans, %" G_GINT64_FORMAT
+            " replayed, %" G_GINT64_FORMAT " pruned, %.1f plans/s   ",
+            job->settled, job->n, job->replayed, job->pruned, rate);
     fflush(stderr);
+}
+
+/* Runs `phase` over the `count` slots `at` on the pool, `block` a task,
+ * and waits for it. */
+static void run_phase(Job *job, GThreadPool *pool, SweepPhase phase, const gint64 *at, gint64 count,
+                      gint64 block)
+{
+    job->phase = phase;
+    job->at = at;
+    job->count = count;
+    job->block = block;
+    job->done = 0;
+    gint64 tasks = (count + block - 1) / block;
+    for (gint64 b = 0; b < tasks; b++)
+        g_thread_pool_push(pool, GSIZE_TO_POINTER(b + 1), NULL);
+    g_mutex_lock(&job->lock);
+    while (job->done < tasks) {
+        gint64 until = g_get_monotonic_time() + G_TIME_SPAN_SECOND / 4;
+        g_cond_wait_until(&job->finished, &job->lock, until);
+        if (job->spec->progress && phase == SWEEP_REPLAY)
+            show_progress(job);
+    }
+    g_mutex_unlock(&job->lock);
+}
+
+/* The order of sweep_best and of pruning: more tokens/s first, then the
+ * earlier combination. */
+static gboolean beats(double tokens_a, gint64 combo_a, double tokens_b, gint64 combo_b)
+{
+    return tokens_a > tokens_b || (tokens_a == tokens_b && combo_a < combo_b);
+}
+
+static int by_bound(gconstpointer a, gconstpointer b, gpointer user)
+{
+    const Slot *slots = user;
+    const SweepRow *x = &slots[*(const gint64 *)a].row, *y = &slots[*(const gint64 *)b].row;
+    if (x->bound_s != y->bound_s)
+        return x->bound_s < y->bound_s ? -1 : 1;
+    return x->combination < y->combination ? -1 : x->combination > y->combination;
+}
+
+/* The best `k` (fewer at first) simulated rows that fit, best first, as
+ * indices of `rows`, whose entries are `stride` bytes apart. */
+typedef struct {
+    guint *at;
+    int n, k;
+    const char *rows;
+    gsize stride;
+} Top;
+
+static const SweepRow *top_row(const Top *top, guint i)
+{
+    return (const SweepRow *)(top->rows + top->stride * i);
+}
+
+/* Offers row i to the top. */
+static void top_offer(Top *top, guint i)
+{
+    const SweepRow *row = top_row(top, i);
+    if (row->status != REPORT_SIMULATED || !row->fits)
+        return;
+    int at = top->n;
+    while (at > 0 &&
+           beats(row->tokens_per_s, row->combination, top_row(top, top->at[at - 1])->tokens_per_s,
+                 top_row(top, top->at[at - 1])->combination))
+        at--;
+    if (at >= top->k)
+        return;
+    int last = MIN(top->n, top->k - 1);
+    memmove(top->at + at + 1, top->at + at, sizeof(guint) * (gsize)(last - at));
+    top->at[at] = i;
+    top->n = MIN(top->n + 1, top->k);
+}
+
+/* Whether slot i, at best its tokens/s bound, cannot enter the top. */
+static gboolean prunable(const Top *top, const Slot *slots, guint i)
+{
+    if (top->n < top->k)
+        return FALSE;
+    const SweepRow *kth = top_row(top, top->at[top->k - 1]);
+    return !beats(slots[i].tokens_bound, slots[i].row.combination, kth->tokens_per_s,
+                  kth->combination);
+}
+
+/* Phase 2: replays the candidates, sorted, in waves, pruning between. */
+static void branch_and_bound(Job *job, GThreadPool *pool, gint64 *order, gint64 n)
+{
+    const SweepSpec *spec = job->spec;
+    int k = spec->top > 0 ? spec->top : SWEEP_DEFAULT_TOP;
+    gint64 wave_size = spec->exhaustive ? MAX(n, 1) : MAX(2 * (gint64)k, 16);
+    Top top = {g_new(guint, k), 0, k, (const char *)&job->slots[0].row, sizeof(Slot)};
+    g_autofree gint64 *wave = g_new(gint64, wave_size);
+    gint64 next = 0;
+    while (next < n && !g_atomic_int_get(spec->stop)) {
+        gint64 size = 0;
+        for (; next < n && size < wave_size; next++) {
+            Slot *slot = &job->slots[order[next]];
+            if (!spec->exhaustive && prunable(&top, job->slots, (guint)order[next])) {
+                slot->row.status = REPORT_PRUNED;
+                slot->row.step_time_s = slot->row.bound_s;
+                g_mutex_lock(&job->lock);
+                job->settled++;
+                job->pruned++;
+                g_mutex_unlock(&job->lock);
+            } else {
+                wave[size++] = order[next];
+            }
+        }
+        run_phase(job, pool, SWEEP_REPLAY, wave, size, 1);
+        for (gint64 i = 0; i < size; i++)
+            top_offer(&top, (guint)wave[i]);
+    }
+    g_free(top.at);
 }
 
 SweepResult *sweep_run(const SweepSpec *spec, GError **error)
@@ -116,51 +335,62 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
                     "--shard: expected K/N with 1 <= K <= N, got %d/%d", spec->shard, spec->shards);
         return NULL;
     }
-    Job job = {.spec = spec};
-    gint64 n = 0;
-    job.combos = g_new(gint64, MAX(size, 1));
+    Job job = {.spec = spec, .started_us = g_get_monotonic_time()};
     for (gint64 c = 0; c < size; c++)
+        job.n += sweep_shard_of(c, spec->shards) == spec->shard;
+    job.slots = g_new0(Slot, MAX(job.n, 1));
+    for (gint64 c = 0, i = 0; c < size; c++)
         if (sweep_shard_of(c, spec->shards) == spec->shard)
-            job.combos[n++] = c;
-    job.slots = g_new0(Slot, MAX(n, 1));
+            job.slots[i++].row.combination = c;
+    gint64 *at = g_new(gint64, MAX(job.n, 1)); /* slots of a phase */
     g_mutex_init(&job.lock);
     g_cond_init(&job.finished);
-
-    gint64 started = g_get_monotonic_time();
     GThreadPool *pool = g_thread_pool_new(worker, &job, MAX(1, spec->threads), TRUE, NULL);
-    for (gint64 i = 0; i < n; i++)
-        g_thread_pool_push(pool, GSIZE_TO_POINTER(i + 1), NULL);
-    g_mutex_lock(&job.lock);
-    while (job.done < n) {
-        gint64 until = g_get_monotonic_time() + G_TIME_SPAN_SECOND / 4;
-        g_cond_wait_until(&job.finished, &job.lock, until);
-        if (spec->progress)
-            show_progress(job.done, n, started);
+
+    for (gint64 i = 0; i < job.n; i++)
+        at[i] = i;
+    run_phase(&job, pool, SWEEP_PREPARE, at, job.n, BLOCK);
+    gint64 candidates = 0;
+    for (gint64 i = 0; i < job.n; i++) {
+        if (job.slots[i].row.status == REPORT_SIMULATED) /* not settled yet */
+            at[candidates++] = i;
+        else
+            job.settled++;
     }
-    g_mutex_unlock(&job.lock);
+    g_qsort_with_data(at, (gint)candidates, sizeof(gint64), by_bound, job.slots);
+    if (!g_atomic_int_get(spec->stop))
+        branch_and_bound(&job, pool, at, candidates);
+    gint64 rest = 0;
+    for (gint64 i = 0; i < job.n; i++)
+        if (job.slots[i].row.status != REPORT_SIMULATED)
+            at[rest++] = i;
+    if (!g_atomic_int_get(spec->stop))
+        run_phase(&job, pool, SWEEP_RENDER, at, rest, BLOCK);
     g_thread_pool_free(pool, FALSE, TRUE);
     if (spec->progress)
         fprintf(stderr, "\n");
 
     SweepResult *r = g_new0(SweepResult, 1);
-    r->rows = g_array_new(FALSE, FALSE, sizeof(SweepRow));
+    r->rows = g_array_sized_new(FALSE, FALSE, sizeof(SweepRow), (guint)job.n);
     r->reasons = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    r->combinations = n;
+    r->combinations = job.n;
     r->stopped = g_atomic_int_get(spec->stop) != 0;
-    for (gint64 i = 0; i < n; i++) {
+    for (gint64 i = 0; i < job.n; i++) {
         Slot *slot = &job.slots[i];
-        if (slot->valid) {
-            g_array_append_val(r->rows, slot->row);
-        } else if (slot->reason) {
-            r->skipped++;
+        g_array_append_val(r->rows, slot->row);
+        r->count[slot->row.status]++;
+        if (slot->row.status == REPORT_INVALID) {
             gpointer count = g_hash_table_lookup(r->reasons, slot->reason);
-            g_hash_table_replace(r->reasons, slot->reason,
+            g_hash_table_replace(r->reasons, g_strdup(slot->reason),
                                  GINT_TO_POINTER(GPOINTER_TO_INT(count) + 1));
         }
+        g_free(slot->message);
+        g_free(slot->reason);
     }
+    r->skipped = r->count[REPORT_INVALID];
     r->header = report_csv_header();
+    g_free(at);
     g_free(job.slots);
-    g_free(job.combos);
     g_mutex_clear(&job.lock);
     g_cond_clear(&job.finished);
     return r;
@@ -183,21 +413,8 @@ void sweep_result_free(SweepResult *r)
 
 int sweep_best(const SweepResult *r, int k, guint *best)
 {
-    int n = 0;
-    for (guint i = 0; i < r->rows->len; i++) {
-        const SweepRow *row = &g_array_index(r->rows, SweepRow, i);
-        if (!row->fits)
-            continue;
-        int at = n < k ? n : k; /* insertion sort into the best k, descending */
-        while (at > 0 &&
-               g_array_index(r->rows, SweepRow, best[at - 1]).tokens_per_s < row->tokens_per_s)
-            at--;
-        if (at >= k)
-            continue;
-        int last = MIN(n, k - 1);
-        memmove(best + at + 1, best + at, sizeof(guint) * (gsize)(last - at));
-        best[at] = i;
-        n = MIN(n + 1, k);
-    }
-    return n;
+    Top top = {best, 0, k, r->rows->data, sizeof(SweepRow)};
+    for (guint i = 0; i < r->rows->len; i++)
+        top_offer(&top, i);
+    return top.n;
 }

@@ -1,19 +1,38 @@
-/* sweep.h: every plan of a grid, simulated on a thread pool.
+/* sweep.h: every plan of a grid, ranked by branch and bound on a thread pool.
  *
  * The grid's combinations are numbered in a fixed order (the axes' values
  * in the order given, the last axis fastest); combination i is applied over
  * the base plan (the flags), its dp filled from the GPU count, resolved and
- * checked: invalid ones are skipped and counted by reason, the others
- * simulated. Rows come back in combination order, each exactly the CSV row
- * `plansim simulate --format csv` prints for that plan, so the output does
- * not depend on the thread count. A shard K of N takes the combinations
- * that sweep_shard_of gives K. */
+ * checked. Each gets a row, in combination order, with a status
+ * (report.h's ReportStatus):
+ *   - invalid: the plan does not resolve or is not supported (its reason);
+ *   - does_not_fit: its memory lower bound (strategy/estimate.h) exceeds
+ *     the GPU's memory, so its replayed peak would too: not replayed;
+ *   - simulated: replayed, the row exactly the CSV row `plansim simulate
+ *     --format csv` prints for that plan;
+ *   - pruned: its tokens/s upper bound (global batch x sequence length over
+ *     its step-time lower bound) cannot beat the top_k-th best simulated
+ *     plan that fits: not replayed, its bound in the row.
+ * The other plans are replayed in increasing order of their step-time lower
+ * bound (ties: combination number), in waves of a fixed size (from top_k,
+ * not the threads); before each wave every remaining plan that cannot beat
+ * the best top_k so far (sweep_best's order: tokens/s, then the earlier
+ * combination) is pruned. So the top_k best plans that fit are exactly
+ * those an exhaustive replay ranks first, and the rows do not depend on the
+ * thread count. `exhaustive` replays every valid plan: no pre-check, no
+ * pruning. A shard K of N takes the combinations that sweep_shard_of gives
+ * K and prunes within them: its best top_k are the shard's, and the best
+ * top_k of the shards' best are the whole grid's. */
 #ifndef PLANSIM_APP_SWEEP_H
 #define PLANSIM_APP_SWEEP_H
 
 #include <glib.h>
 
+#include "output/report.h"
 #include "spec/spec.h"
+
+/* The best plans a sweep ranks unless told otherwise. */
+#define SWEEP_DEFAULT_TOP 10
 
 typedef struct {
     const ModelSpec *model;
@@ -25,24 +44,30 @@ typedef struct {
     int shard, shards;   /* 1-based shard of `shards` */
     gboolean progress;   /* a progress line on stderr */
     volatile gint *stop; /* set (by a signal handler) to stop early */
+    int top;             /* K, the best plans kept exact; 0: SWEEP_DEFAULT_TOP */
+    gboolean exhaustive; /* replay every valid plan */
 } SweepSpec;
 
 typedef struct {
     char *csv;     /* the row, with its newline */
-    char *summary; /* "tp 8 pp 4 dp 32 mbs 1 zero 1 ..." */
-    double tokens_per_s;
-    double step_time_s;
-    double peak_bytes;
-    gboolean fits;
+    char *summary; /* "tp 8 pp 4 dp 32, batch ..."; NULL for an invalid plan */
+    ReportStatus status;
+    gint64 combination;
+    double tokens_per_s; /* simulated */
+    double step_time_s;  /* simulated; pruned: the bound */
+    double bound_s;      /* the step-time lower bound; 0 for an invalid plan */
+    double peak_bytes;   /* simulated; does_not_fit: the memory bound */
+    gboolean fits;       /* simulated and fits */
 } SweepRow;
 
 typedef struct {
-    GArray *rows;        /* SweepRow, in combination order */
-    char *header;        /* the CSV header line */
-    gint64 combinations; /* in this shard */
-    int skipped;
-    GHashTable *reasons; /* char * reason -> count (GINT_TO_POINTER) */
-    gboolean stopped;    /* the stop flag was set: rows are incomplete */
+    GArray *rows;               /* SweepRow, one per combination, in combination order */
+    char *header;               /* the CSV header line */
+    gint64 combinations;        /* in this shard */
+    int count[REPORT_STATUSES]; /* rows per status */
+    int skipped;                /* invalid: count[REPORT_INVALID] */
+    GHashTable *reasons;        /* char * reason -> count (GINT_TO_POINTER) */
+    gboolean stopped;           /* the stop flag was set: rows are incomplete */
 } SweepResult;
 
 /* The shard (1 .. shards) of combination number `combination`: the same
@@ -55,8 +80,8 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error);
 void sweep_result_free(SweepResult *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SweepResult, sweep_result_free)
 
-/* Indices of the best `k` rows that fit, by tokens/s (ties: the earlier);
- * returns how many (fewer when fewer fit). */
+/* Indices of the best `k` simulated rows that fit, by tokens/s (ties: the
+ * earlier); returns how many (fewer when fewer fit). */
 int sweep_best(const SweepResult *r, int k, guint *best);
 
 #endif

@@ -1,13 +1,27 @@
-/* evq.c: binary min-heap ordered by (time_s, seq).
+/* evq.c: a binary min-heap and a sorted run, ordered by (time_s, seq).
  *
- * Invariant: for every i > 0, key(heap[(i - 1) / 2]) <= key(heap[i]), where
- * keys compare by time and then by the strictly increasing push sequence,
- * so no two keys are equal and the pop order is a total order. */
+ * Keys compare by time and then by the strictly increasing push sequence,
+ * so no two keys are equal and the pop order is a total order. An event no
+ * earlier than the last one in the run joins the run's end: the run, a
+ * ring, is sorted by construction, and a simulation's events mostly come
+ * in time order (every rank's next task ends a step later), so most pushes
+ * and pops cost O(1). Other events go to the heap. A pop takes the earlier
+ * of the run's first event and the heap's root.
+ *
+ * Heap invariant: for every i > 0, key(heap[(i - 1) / 2]) <= key(heap[i]).
+ * A heap pop moves the hole at the root down to a leaf along the smaller
+ * children, then lifts the last event into it from there (Floyd's way):
+ * one comparison a level on the way down, and the last event, a late one,
+ * rarely rises far. */
 #include "core/evq.h"
+
+#include <math.h>
 
 struct EventQueue {
     Event *heap;
     gsize size, capacity;
+    Event *run;               /* a ring: run[head], then the next (mod room) */
+    gsize head, length, room; /* room: a power of two */
     uint64_t next_seq;
 };
 
@@ -16,6 +30,10 @@ EventQueue *evq_new(gsize capacity)
     EventQueue *q = g_new0(EventQueue, 1);
     q->capacity = MAX(capacity, 1);
     q->heap = g_new(Event, q->capacity);
+    q->room = 1;
+    while (q->room < capacity)
+        q->room *= 2;
+    q->run = g_new(Event, q->room);
     return q;
 }
 
@@ -24,69 +42,131 @@ void evq_free(EventQueue *q)
     if (!q)
         return;
     g_free(q->heap);
+    g_free(q->run);
     g_free(q);
 }
 
-static gboolean before(const Event *a, const Event *b)
+/* Whether `a` pops before `b`; without branches, which the heap's
+ * comparisons, near coin tosses, would mispredict. */
+static int before(const Event *a, const Event *b)
 {
-    return a->time_s < b->time_s || (a->time_s == b->time_s && a->seq < b->seq);
+    return (a->time_s < b->time_s) | ((a->time_s == b->time_s) & (a->seq < b->seq));
 }
 
-void evq_push(EventQueue *q, double time_s, int32_t payload, uint32_t aux)
+static Event *run_at(const EventQueue *q, gsize i)
+{
+    return &q->run[(q->head + i) & (q->room - 1)];
+}
+
+/* Appends `ev` to the run, doubling its room when full. */
+static void run_append(EventQueue *q, const Event *ev)
+{
+    if (q->length == q->room) {
+        Event *run = g_new(Event, 2 * q->room);
+        for (gsize i = 0; i < q->length; i++)
+            run[i] = *run_at(q, i);
+        g_free(q->run);
+        q->run = run;
+        q->head = 0;
+        q->room *= 2;
+    }
+    *run_at(q, q->length++) = *ev;
+}
+
+static void heap_push(EventQueue *q, const Event *ev)
 {
     if (q->size == q->capacity) {
         q->capacity *= 2;
         q->heap = g_renew(Event, q->heap, q->capacity);
     }
-    Event ev = {time_s, q->next_seq++, payload, aux};
     gsize i = q->size++;
     while (i > 0) {
         gsize parent = (i - 1) / 2;
-        if (!before(&ev, &q->heap[parent]))
+        if (!before(ev, &q->heap[parent]))
             break;
         q->heap[i] = q->heap[parent];
         i = parent;
     }
-    q->heap[i] = ev;
+    q->heap[i] = *ev;
+}
+
+static void heap_pop(EventQueue *q)
+{
+    gsize n = --q->size, i = 0;
+    if (n == 0)
+        return;
+    for (gsize child; (child = 2 * i + 1) < n; i = child) { /* the hole down */
+        if (child + 1 < n)
+            child += before(&q->heap[child + 1], &q->heap[child]);
+        q->heap[i] = q->heap[child];
+    }
+    Event last = q->heap[n];
+    while (i > 0 && before(&last, &q->heap[(i - 1) / 2])) { /* the last event up */
+        q->heap[i] = q->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    q->heap[i] = last;
+}
+
+void evq_push(EventQueue *q, double time_s, int32_t payload, uint32_t aux)
+{
+    Event ev = {time_s, q->next_seq++, payload, aux};
+    if (q->length == 0 || time_s >= run_at(q, q->length - 1)->time_s)
+        run_append(q, &ev); /* after the run's last: its seq is larger */
+    else
+        heap_push(q, &ev);
+}
+
+/* The earliest event, or NULL. */
+static const Event *earliest(const EventQueue *q)
+{
+    if (q->length == 0)
+        return q->size ? &q->heap[0] : NULL;
+    const Event *first = &q->run[q->head];
+    return q->size && before(&q->heap[0], first) ? &q->heap[0] : first;
 }
 
 gboolean evq_pop(EventQueue *q, Event *out)
 {
-    if (q->size == 0)
+    return evq_pop_until(q, INFINITY, out);
+}
+
+gboolean evq_pop_until(EventQueue *q, double time_s, Event *out)
+{
+    const Event *e = earliest(q);
+    if (!e || e->time_s > time_s)
         return FALSE;
-    *out = q->heap[0];
-    Event last = q->heap[--q->size];
-    gsize i = 0, n = q->size;
-    for (;;) {
-        gsize child = 2 * i + 1;
-        if (child >= n)
-            break;
-        if (child + 1 < n && before(&q->heap[child + 1], &q->heap[child]))
-            child++;
-        if (!before(&q->heap[child], &last))
-            break;
-        q->heap[i] = q->heap[child];
-        i = child;
+    *out = *e;
+    if (e == &q->heap[0]) {
+        heap_pop(q);
+    } else {
+        q->head = (q->head + 1) & (q->room - 1);
+        q->length--;
     }
-    if (n > 0)
-        q->heap[i] = last;
     return TRUE;
 }
 
 gboolean evq_peek(const EventQueue *q, Event *out)
 {
-    if (q->size == 0)
-        return FALSE;
-    *out = q->heap[0];
-    return TRUE;
+    const Event *e = earliest(q);
+    if (e)
+        *out = *e;
+    return e != NULL;
+}
+
+double evq_next_s(const EventQueue *q)
+{
+    const Event *e = earliest(q);
+    return e ? e->time_s : INFINITY;
 }
 
 gsize evq_size(const EventQueue *q)
 {
-    return q->size;
+    return q->size + q->length;
 }
 
 void evq_clear(EventQueue *q)
 {
     q->size = 0;
+    q->length = 0;
 }

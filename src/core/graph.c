@@ -1,13 +1,23 @@
 /* graph.c: building and sealing the task graph.
  *
- * While building, edges, stream slots and memory operations are appended to
- * flat arrays in any order; graph_seal turns each into compressed rows (a
- * counting sort by task or by stream, stable, so program order is kept).
- * Invariants: a task's npred equals the number of edges into it; a sealed
- * collective has been joined exactly once by every member of its group. */
+ * While building, tasks (and their names), edges, stream slots and memory
+ * operations (with their tasks) are appended to flat arrays, in any order;
+ * each array doubles when full, unless graph_reserve made room beforehand,
+ * and each task counts its successors and memory operations in the fields
+ * that will say where its rows start. graph_seal turns edges, slots and
+ * memory operations into compressed rows (a counting sort by task or by
+ * stream, stable, so program order is kept; memory operations attached in
+ * task order stay where they are), adds the sentinel task that ends the
+ * last rows, and frees what it no longer needs. Invariants: a task's npred
+ * equals the number of edges into it; a sealed collective has been joined
+ * exactly once by every member of its group. */
+#define _DEFAULT_SOURCE /* madvise, for huge pages (Linux), before any include */
+
 #include "core/graph.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/error.h"
 
@@ -24,7 +34,8 @@ typedef struct {
     int n;
     int first_member; /* offset of its members (the ranks that join) in Graph.members */
     int n_members;
-    GArray *colls; /* Collective, in matching order */
+    Collective *colls; /* in matching order */
+    gsize n_colls, colls_room;
 } Group;
 
 typedef struct {
@@ -39,20 +50,25 @@ typedef struct {
 
 /* Compressed rows: row r holds values[offset[r] .. offset[r + 1]). */
 typedef struct {
-    gsize *offset;
+    uint32_t *offset;
     int32_t *values;
 } Rows;
 
 struct Graph {
     int ranks, streams;
-    GArray *tasks;        /* Task */
-    GArray *edges;        /* Pair: before -> after */
-    GArray *slots;        /* Pair: stream row -> task */
-    GArray *mem;          /* MemOp, sorted by task on seal */
-    gsize *mem_offset;    /* per task, after seal */
+    gsize n_tasks, tasks_room;
+    Task *tasks;     /* and, once sealed, a sentinel (graph_arrays) */
+    TaskName *names; /* per task */
+    gsize n_edges, edges_room;
+    Pair *edges;  /* before -> after, until sealed */
+    TaskId *succ; /* sealed: the edges' ends, by task */
+    gsize n_slots, slots_room;
+    Pair *slots; /* stream row -> task, until sealed */
+    gsize n_mem, mem_room;
+    MemOp *mem;           /* sorted by task on seal */
+    int32_t *mem_task;    /* per memory operation, its task, until sealed */
+    gboolean mem_sorted;  /* the operations came in task order */
     TaskId *last;         /* per stream row, the task appended last */
-    GPtrArray *names;     /* formatted names, owned */
-    GHashTable *name_ids; /* TaskName (owned copy) -> index into names */
     int *gpu_of;          /* per rank: the GPU it runs on */
     int *rank_of;         /* per GPU: the rank on it, or -1 (NULL: rank r on GPU r) */
     int gpus;             /* GPUs that rank_of covers */
@@ -61,23 +77,65 @@ struct Graph {
     GArray *members;      /* int, the ranks of every group */
     GArray *next;         /* int, per group member: collectives joined so far */
     GArray **rank_groups; /* per rank: Membership */
-    Rows succ, stream_rows;
+    Membership *joined;   /* per rank: the membership of its latest collective */
+    Rows stream_rows;
     gboolean sealed;
 };
 
-static guint name_hash(gconstpointer key)
+#define HUGE_PAGE ((gsize)2 << 20)
+
+/* `bytes` of uninitialised memory, freed with g_free. Touching a fresh
+ * 4 KiB page costs a fault of microseconds, and a replay touches tens to
+ * hundreds of MiB: an array of a quarter of a huge page or more is aligned
+ * to huge pages and asks the system to back it with them (Linux's
+ * transparent huge pages; elsewhere, or when refused, plain pages). */
+static void *big_alloc(gsize bytes)
 {
-    const TaskName *n = key;
-    guint h = g_direct_hash(n->fmt);
-    h = h * 31 + (guint)n->a;
-    h = h * 31 + (guint)n->b;
-    return h * 31 + (guint)n->c;
+#ifdef MADV_HUGEPAGE
+    if (bytes >= HUGE_PAGE / 4) {
+        gsize rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+        void *p = aligned_alloc(HUGE_PAGE, rounded);
+        if (p) {
+            madvise(p, rounded, MADV_HUGEPAGE);
+            return p;
+        }
+    }
+#endif
+    return g_malloc(MAX(bytes, 1));
 }
 
-static gboolean name_equal(gconstpointer x, gconstpointer y)
+void *graph_per_task(const Graph *g, gsize size)
 {
-    const TaskName *p = x, *q = y;
-    return p->fmt == q->fmt && p->a == q->a && p->b == q->b && p->c == q->c;
+    return big_alloc(MAX(g->n_tasks, 1) * size);
+}
+
+static void *grow(void *v, gsize *room, gsize need, gsize size)
+{
+    *room = MAX(2 * *room, need);
+    return v ? g_realloc_n(v, *room, size) : big_alloc(*room * size);
+}
+
+/* `v`, an array of `*room` elements of `size` bytes, with room for `need`:
+ * reallocated to at least twice its room when short. */
+static inline void *room_for(void *v, gsize *room, gsize need, gsize size)
+{
+    return G_LIKELY(need <= *room) ? v : grow(v, room, need, size);
+}
+
+/* Room for `need` tasks and their names. */
+static inline void tasks_room_for(Graph *g, gsize need)
+{
+    gsize room = g->tasks_room;
+    g->tasks = room_for(g->tasks, &room, need, sizeof(Task));
+    g->names = room_for(g->names, &g->tasks_room, need, sizeof(TaskName));
+}
+
+/* Room for `need` memory operations and their tasks. */
+static inline void mem_room_for(Graph *g, gsize need)
+{
+    gsize room = g->mem_room;
+    g->mem = room_for(g->mem, &room, need, sizeof(MemOp));
+    g->mem_task = room_for(g->mem_task, &g->mem_room, need, sizeof(int32_t));
 }
 
 Graph *graph_new(int ranks, int streams)
@@ -86,15 +144,9 @@ Graph *graph_new(int ranks, int streams)
     Graph *g = g_new0(Graph, 1);
     g->ranks = ranks;
     g->streams = streams;
-    g->tasks = g_array_new(FALSE, FALSE, sizeof(Task));
-    g->edges = g_array_new(FALSE, FALSE, sizeof(Pair));
-    g->slots = g_array_new(FALSE, FALSE, sizeof(Pair));
-    g->mem = g_array_new(FALSE, FALSE, sizeof(MemOp));
     g->last = g_new(TaskId, (gsize)ranks * streams);
     for (gsize i = 0; i < (gsize)ranks * streams; i++)
         g->last[i] = TASK_NONE;
-    g->names = g_ptr_array_new_with_free_func(g_free);
-    g->name_ids = g_hash_table_new_full(name_hash, name_equal, g_free, NULL);
     g->gpu_of = g_new(int, ranks);
     for (int r = 0; r < ranks; r++)
         g->gpu_of[r] = r;
@@ -103,23 +155,36 @@ Graph *graph_new(int ranks, int streams)
     g->members = g_array_new(FALSE, FALSE, sizeof(int));
     g->next = g_array_new(FALSE, TRUE, sizeof(int));
     g->rank_groups = g_new0(GArray *, ranks);
+    g->joined = g_new(Membership, ranks);
+    for (int r = 0; r < ranks; r++)
+        g->joined[r] = (Membership){-1, -1};
     return g;
+}
+
+void graph_reserve(Graph *g, gsize tasks, gsize edges, gsize mem)
+{
+    g_assert(!g->sealed);
+    tasks_room_for(g, g->n_tasks + tasks);
+    g->edges = room_for(g->edges, &g->edges_room, g->n_edges + edges, sizeof(Pair));
+    /* a slot per task on a stream, one per member of a collective */
+    g->slots = room_for(g->slots, &g->slots_room, g->n_slots + tasks, sizeof(Pair));
+    mem_room_for(g, g->n_mem + mem);
 }
 
 void graph_free(Graph *g)
 {
     if (!g)
         return;
-    g_array_free(g->tasks, TRUE);
-    g_array_free(g->edges, TRUE);
-    g_array_free(g->slots, TRUE);
-    g_array_free(g->mem, TRUE);
-    g_free(g->mem_offset);
+    g_free(g->tasks);
+    g_free(g->names);
+    g_free(g->edges);
+    g_free(g->slots);
+    g_free(g->mem);
+    g_free(g->mem_task);
+    g_free(g->succ);
     g_free(g->last);
-    g_hash_table_destroy(g->name_ids);
-    g_ptr_array_free(g->names, TRUE);
     for (guint i = 0; i < g->groups->len; i++)
-        g_array_free(g_array_index(g->groups, Group, i).colls, TRUE);
+        g_free(g_array_index(g->groups, Group, i).colls);
     g_array_free(g->groups, TRUE);
     g_array_free(g->gpus_in, TRUE);
     g_array_free(g->members, TRUE);
@@ -130,24 +195,10 @@ void graph_free(Graph *g)
         if (g->rank_groups[r])
             g_array_free(g->rank_groups[r], TRUE);
     g_free(g->rank_groups);
-    g_free(g->succ.offset);
-    g_free(g->succ.values);
+    g_free(g->joined);
     g_free(g->stream_rows.offset);
     g_free(g->stream_rows.values);
     g_free(g);
-}
-
-static int32_t intern(Graph *g, TaskName name)
-{
-    gpointer id;
-    if (g_hash_table_lookup_extended(g->name_ids, &name, NULL, &id))
-        return GPOINTER_TO_INT(id);
-    int32_t n = (int32_t)g->names->len;
-    g_ptr_array_add(g->names, g_strdup_printf(name.fmt, name.a, name.b, name.c));
-    TaskName *key = g_new(TaskName, 1);
-    *key = name;
-    g_hash_table_insert(g->name_ids, key, GINT_TO_POINTER(n));
-    return n;
 }
 
 void graph_place(Graph *g, const int *gpu_of, int gpus)
@@ -175,8 +226,7 @@ int graph_add_group(Graph *g, const int *gpus, int n)
 {
     g_assert(!g->sealed && n > 0);
     int id = (int)g->groups->len;
-    Group grp = {(int)g->gpus_in->len, n, (int)g->members->len, 0,
-                 g_array_new(FALSE, FALSE, sizeof(Collective))};
+    Group grp = {.first = (int)g->gpus_in->len, .n = n, .first_member = (int)g->members->len};
     g_array_append_vals(g->gpus_in, gpus, (guint)n);
     for (int i = 0; i < n; i++) {
         int rank = rank_on(g, gpus[i]);
@@ -194,14 +244,20 @@ int graph_add_group(Graph *g, const int *gpus, int n)
     return id;
 }
 
+/* Adds the edge before -> after. */
+static inline void add_edge(Graph *g, TaskId before, TaskId after)
+{
+    g->edges = room_for(g->edges, &g->edges_room, g->n_edges + 1, sizeof(Pair));
+    g->edges[g->n_edges++] = (Pair){before, after};
+    g->tasks[before].first_succ++; /* counts them until sealed */
+    g->tasks[after].npred++;
+}
+
 void graph_dep(Graph *g, TaskId before, TaskId after)
 {
-    g_assert(!g->sealed && after >= 0 && after < (TaskId)g->tasks->len);
-    if (before == TASK_NONE)
-        return;
-    Pair e = {before, after};
-    g_array_append_val(g->edges, e);
-    g_array_index(g->tasks, Task, after).npred++;
+    g_assert(!g->sealed && after >= 0 && (gsize)after < g->n_tasks);
+    if (before != TASK_NONE)
+        add_edge(g, before, after);
 }
 
 /* Puts `task` at the end of rank's stream: it waits for the previous one. */
@@ -209,47 +265,42 @@ static void enqueue(Graph *g, TaskId task, int rank, int stream)
 {
     g_assert(rank >= 0 && rank < g->ranks && stream >= 0 && stream < g->streams);
     int32_t row = rank * g->streams + stream;
-    graph_dep(g, g->last[row], task);
+    if (g->last[row] != TASK_NONE)
+        add_edge(g, g->last[row], task);
     g->last[row] = task;
-    Pair slot = {row, task};
-    g_array_append_val(g->slots, slot);
+    g->slots = room_for(g->slots, &g->slots_room, g->n_slots + 1, sizeof(Pair));
+    g->slots[g->n_slots++] = (Pair){row, task};
 }
 
-static TaskId add_task(Graph *g, const Task *t)
+/* Appends a task of `kind`, `owner` and `tag`, named `name`, its other
+ * fields zero; returns its id. */
+static TaskId add_task(Graph *g, TaskKind kind, int owner, int tag, TaskName name)
 {
-    g_assert(!g->sealed && g->tasks->len < G_MAXINT32);
-    TaskId id = (TaskId)g->tasks->len;
-    g_array_append_vals(g->tasks, t, 1);
-    return id;
-}
-
-/* Adds task `t` at the end of rank's stream. */
-static TaskId append(Graph *g, Task t, int rank, int stream)
-{
-    t.owner = rank;
-    t.stream = (uint8_t)stream;
-    TaskId id = add_task(g, &t);
-    enqueue(g, id, rank, stream);
-    return id;
+    g_assert(!g->sealed && g->n_tasks < G_MAXINT32);
+    tasks_room_for(g, g->n_tasks + 1);
+    g->tasks[g->n_tasks] = (Task){.owner = owner, .kind = (uint8_t)kind, .tag = (uint8_t)tag};
+    g->names[g->n_tasks] = name;
+    return (TaskId)g->n_tasks++;
 }
 
 TaskId graph_compute(Graph *g, int rank, int stream, double seconds, double flops, int tag,
                      TaskName name)
 {
     g_assert(seconds >= 0);
-    return append(g,
-                  (Task){.seconds = seconds,
-                         .flops = flops,
-                         .name = intern(g, name),
-                         .kind = TASK_COMPUTE,
-                         .tag = (uint8_t)tag},
-                  rank, stream);
+    TaskId id = add_task(g, TASK_COMPUTE, rank, tag, name);
+    g->tasks[id].seconds = seconds;
+    g->tasks[id].flops = flops;
+    g->tasks[id].stream = (uint8_t)stream;
+    enqueue(g, id, rank, stream);
+    return id;
 }
 
 TaskId graph_marker(Graph *g, int rank, int stream, int tag, TaskName name)
 {
-    return append(g, (Task){.name = intern(g, name), .kind = TASK_MARKER, .tag = (uint8_t)tag},
-                  rank, stream);
+    TaskId id = add_task(g, TASK_MARKER, rank, tag, name);
+    g->tasks[id].stream = (uint8_t)stream;
+    enqueue(g, id, rank, stream);
+    return id;
 }
 
 TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, double bytes, int tag,
@@ -257,28 +308,23 @@ TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, do
 {
     g_assert(group >= 0 && group < (int)g->groups->len && bytes >= 0);
     Group *grp = &g_array_index(g->groups, Group, group);
+    Membership *m = &g->joined[rank]; /* most often the group of the one before */
     const GArray *mine = g->rank_groups[rank];
-    int index = -1;
-    for (guint i = 0; mine && i < mine->len && index < 0; i++) {
-        const Membership *m = &g_array_index(mine, Membership, i);
-        if (m->group == group)
-            index = m->index;
+    for (guint i = 0; m->group != group && mine && i < mine->len; i++)
+        if (g_array_index(mine, Membership, i).group == group)
+            *m = g_array_index(mine, Membership, i);
+    g_assert(m->group == group); /* the rank is a member */
+    int *k = &g_array_index(g->next, int, grp->first_member + m->index);
+    if (*k == (int)grp->n_colls) {
+        TaskId id = add_task(g, TASK_COLLECTIVE, group, tag, name);
+        g->tasks[id].bytes = bytes;
+        g->tasks[id].stream = NO_STREAM_YET;
+        g->tasks[id].op = (uint8_t)op;
+        grp->colls = room_for(grp->colls, &grp->colls_room, grp->n_colls + 1, sizeof(Collective));
+        grp->colls[grp->n_colls++] = (Collective){id, 0};
     }
-    g_assert(index >= 0); /* the rank is a member */
-    int *k = &g_array_index(g->next, int, grp->first_member + index);
-    if (*k == (int)grp->colls->len) {
-        Task t = {.bytes = bytes,
-                  .owner = group,
-                  .name = intern(g, name),
-                  .kind = TASK_COLLECTIVE,
-                  .stream = NO_STREAM_YET,
-                  .op = (uint8_t)op,
-                  .tag = (uint8_t)tag};
-        Collective c = {add_task(g, &t), 0};
-        g_array_append_val(grp->colls, c);
-    }
-    Collective *c = &g_array_index(grp->colls, Collective, *k);
-    Task *t = &g_array_index(g->tasks, Task, c->task);
+    Collective *c = &grp->colls[*k];
+    Task *t = &g->tasks[c->task];
     g_assert(t->op == op && t->bytes == bytes);
     (*k)++;
     c->joined++;
@@ -297,33 +343,35 @@ TaskId graph_last(const Graph *g, int rank, int stream)
 
 void graph_mem(Graph *g, TaskId task, int rank, int category, double bytes, gboolean at_end)
 {
-    g_assert(!g->sealed && task >= 0 && task < (TaskId)g->tasks->len);
+    g_assert(!g->sealed && task >= 0 && (gsize)task < g->n_tasks);
     g_assert(category >= 0 && category < GRAPH_MEM_CATEGORIES && rank >= 0 && rank < g->ranks);
-    MemOp op = {task, rank, bytes, (uint8_t)category, (uint8_t)(at_end ? 1 : 0)};
-    g_array_append_val(g->mem, op);
+    mem_room_for(g, g->n_mem + 1);
+    g->mem_sorted = g->n_mem == 0 || (g->mem_sorted && task >= g->mem_task[g->n_mem - 1]);
+    g->mem_task[g->n_mem] = task;
+    g->mem[g->n_mem++] = (MemOp){bytes, rank, (uint8_t)category, (uint8_t)(at_end ? 1 : 0)};
+    g->tasks[task].first_mem++; /* counts them until sealed */
 }
 
-/* Counting sort of `pairs` by key into `rows` keys; stable. */
-static Rows build_rows(const GArray *pairs, gsize rows)
+/* Counting sort of the `n` pairs by key into `rows` rows; stable: the
+ * counts become where each row ends, and the pairs, walked backward, go
+ * to the end of their row, which leaves each row's offset at its start. */
+static Rows build_rows(const Pair *pairs, gsize n, gsize rows)
 {
-    Rows r = {g_new0(gsize, rows + 1), g_new(int32_t, MAX(pairs->len, 1))};
-    for (guint i = 0; i < pairs->len; i++)
-        r.offset[g_array_index(pairs, Pair, i).key + 1]++;
+    g_assert(n <= G_MAXUINT32);
+    Rows r = {g_new0(uint32_t, rows + 1), big_alloc(sizeof(int32_t) * n)};
+    for (gsize i = 0; i < n; i++)
+        r.offset[pairs[i].key]++;
     for (gsize i = 0; i < rows; i++)
         r.offset[i + 1] += r.offset[i];
-    g_autofree gsize *fill = g_new(gsize, rows + 1);
-    memcpy(fill, r.offset, sizeof(gsize) * (rows + 1));
-    for (guint i = 0; i < pairs->len; i++) {
-        const Pair *p = &g_array_index(pairs, Pair, i);
-        r.values[fill[p->key]++] = p->value;
-    }
+    for (gsize i = n; i-- > 0;)
+        r.values[--r.offset[pairs[i].key]] = pairs[i].value;
     return r;
 }
 
 /* The error for collective `c` of group `grp`: which members never came. */
 static void report_unjoined(Graph *g, const Group *grp, int k, GError **error)
 {
-    const Collective *c = &g_array_index(grp->colls, Collective, k);
+    const Collective *c = &grp->colls[k];
     GString *missing = g_string_new(NULL);
     int shown = 0;
     for (int i = 0; i < grp->n_members; i++) {
@@ -336,33 +384,39 @@ static void report_unjoined(Graph *g, const Group *grp, int k, GError **error)
     }
     if (shown > 8)
         g_string_append_printf(missing, " and %d more", shown - 8);
-    g_set_error(
-        error, PS_ERROR, PS_ERROR_STUCK,
-        "task graph cannot finish: collective \"%s\" (task %d) was joined by %d of %d "
-        "members; rank %s never reaches it",
-        (const char *)g_ptr_array_index(g->names, g_array_index(g->tasks, Task, c->task).name),
-        c->task, c->joined, grp->n_members, missing->str);
+    g_autofree char *name = graph_name(g, c->task);
+    g_set_error(error, PS_ERROR, PS_ERROR_STUCK,
+                "task graph cannot finish: collective \"%s\" (task %d) was joined by %d of %d "
+                "members; rank %s never reaches it",
+                name, c->task, c->joined, grp->n_members, missing->str);
     g_string_free(missing, TRUE);
 }
 
-/* Orders the memory operations by task, keeping each task's in the order
- * they were attached, and indexes them. */
-static void sort_mem(Graph *g)
+/* Sorts the edges by their first task into the successor rows and the
+ * memory operations by task, the way build_rows sorts its pairs, from the
+ * counts the tasks kept while building; each task then holds where its
+ * rows start, the sentinel the totals. Memory operations attached in task
+ * order stay where they are. */
+static void seal_rows(Graph *g)
 {
-    GArray *keys = g_array_sized_new(FALSE, FALSE, sizeof(Pair), g->mem->len);
-    for (guint i = 0; i < g->mem->len; i++) {
-        Pair p = {g_array_index(g->mem, MemOp, i).task, (int32_t)i};
-        g_array_append_val(keys, p);
+    g_assert(g->n_edges <= G_MAXUINT32 && g->n_mem <= G_MAXUINT32);
+    uint32_t succ_end = 0, mem_end = 0;
+    for (gsize i = 0; i <= g->n_tasks; i++) {
+        succ_end = g->tasks[i].first_succ += succ_end;
+        mem_end = g->tasks[i].first_mem += mem_end;
     }
-    Rows r = build_rows(keys, g->tasks->len);
-    GArray *sorted = g_array_sized_new(FALSE, FALSE, sizeof(MemOp), g->mem->len);
-    for (guint i = 0; i < g->mem->len; i++)
-        g_array_append_val(sorted, g_array_index(g->mem, MemOp, r.values[i]));
-    g_array_free(g->mem, TRUE);
-    g_array_free(keys, TRUE);
-    g_free(r.values);
-    g->mem = sorted;
-    g->mem_offset = r.offset;
+    g->succ = big_alloc(sizeof(TaskId) * g->n_edges);
+    for (gsize i = g->n_edges; i-- > 0;)
+        g->succ[--g->tasks[g->edges[i].key].first_succ] = g->edges[i].value;
+    g_clear_pointer(&g->edges, g_free);
+    MemOp *sorted = g->mem_sorted ? g->mem : big_alloc(sizeof(MemOp) * g->n_mem);
+    for (gsize i = g->n_mem; i-- > 0;)
+        sorted[--g->tasks[g->mem_task[i]].first_mem] = g->mem[i];
+    if (sorted != g->mem) {
+        g_free(g->mem);
+        g->mem = sorted;
+    }
+    g_clear_pointer(&g->mem_task, g_free);
 }
 
 gboolean graph_seal(Graph *g, GError **error)
@@ -370,19 +424,18 @@ gboolean graph_seal(Graph *g, GError **error)
     g_assert(!g->sealed);
     for (guint i = 0; i < g->groups->len; i++) {
         const Group *grp = &g_array_index(g->groups, Group, i);
-        for (guint k = 0; k < grp->colls->len; k++) {
-            if (g_array_index(grp->colls, Collective, k).joined != grp->n_members) {
+        for (gsize k = 0; k < grp->n_colls; k++) {
+            if (grp->colls[k].joined != grp->n_members) {
                 report_unjoined(g, grp, (int)k, error);
                 return FALSE;
             }
         }
     }
-    gsize n = g->tasks->len;
-    g->succ = build_rows(g->edges, n);
-    g->stream_rows = build_rows(g->slots, (gsize)g->ranks * g->streams);
-    sort_mem(g);
-    g_array_set_size(g->edges, 0);
-    g_array_set_size(g->slots, 0);
+    tasks_room_for(g, g->n_tasks + 1);
+    g->tasks[g->n_tasks] = (Task){.kind = TASK_MARKER}; /* the sentinel */
+    seal_rows(g);
+    g->stream_rows = build_rows(g->slots, g->n_slots, (gsize)g->ranks * g->streams);
+    g_clear_pointer(&g->slots, g_free);
     g->sealed = TRUE;
     return TRUE;
 }
@@ -397,25 +450,32 @@ int graph_streams(const Graph *g)
 }
 gsize graph_tasks(const Graph *g)
 {
-    return g->tasks->len;
+    return g->n_tasks;
 }
 
 const Task *graph_task(const Graph *g, TaskId id)
 {
-    g_assert(id >= 0 && id < (TaskId)g->tasks->len);
-    return &g_array_index(g->tasks, Task, id);
+    g_assert(id >= 0 && (gsize)id < g->n_tasks);
+    return &g->tasks[id];
 }
 
-const char *graph_name(const Graph *g, TaskId id)
+char *graph_name(const Graph *g, TaskId id)
 {
-    return g_ptr_array_index(g->names, graph_task(g, id)->name);
+    const TaskName *n = &g->names[graph_task(g, id) - g->tasks];
+    return g_strdup_printf(n->fmt, n->a, n->b);
+}
+
+GraphArrays graph_arrays(const Graph *g)
+{
+    g_assert(g->sealed);
+    return (GraphArrays){g->tasks, g->succ, g->mem};
 }
 
 const TaskId *graph_succ(const Graph *g, TaskId id, int *n)
 {
     g_assert(g->sealed);
-    *n = (int)(g->succ.offset[id + 1] - g->succ.offset[id]);
-    return g->succ.values + g->succ.offset[id];
+    *n = (int)(g->tasks[id + 1].first_succ - g->tasks[id].first_succ);
+    return g->succ + g->tasks[id].first_succ;
 }
 
 const TaskId *graph_stream(const Graph *g, int rank, int stream, int *n)
@@ -429,9 +489,13 @@ const TaskId *graph_stream(const Graph *g, int rank, int stream, int *n)
 const MemOp *graph_mem_ops(const Graph *g, TaskId id, int *n)
 {
     g_assert(g->sealed);
-    *n = (int)(g->mem_offset[id + 1] - g->mem_offset[id]);
-    /* none: g->mem may have no storage at all (NULL + 0 is undefined) */
-    return *n ? &g_array_index(g->mem, MemOp, g->mem_offset[id]) : NULL;
+    *n = (int)(g->tasks[id + 1].first_mem - g->tasks[id].first_mem);
+    return *n ? g->mem + g->tasks[id].first_mem : NULL; /* g->mem may be NULL */
+}
+
+int graph_groups(const Graph *g)
+{
+    return (int)g->groups->len;
 }
 
 const int *graph_group(const Graph *g, int group, int *n)

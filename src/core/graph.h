@@ -33,33 +33,35 @@ typedef int32_t TaskId;
 
 typedef enum { TASK_COMPUTE, TASK_COLLECTIVE, TASK_MARKER } TaskKind;
 
-/* A task's name: a printf format with at most three int conversions, and
+/* A task's name: a printf format with at most two int conversions, and
  * their values, e.g. {"fwd mb%d L%d attn", 3, 17}. The format must be a
- * string that lives as long as the graph (a literal): names are interned by
- * the format's address and the values, and formatted once per distinct
- * name, so naming a task costs no formatting. */
+ * string that lives as long as the graph (a literal): the graph keeps the
+ * format and the values, and formats them only when graph_name asks, so
+ * naming a task costs nothing. */
 typedef struct {
     const char *fmt;
-    int a, b, c;
+    int a, b;
 } TaskName;
 
 typedef struct {
-    double seconds; /* compute: duration at full speed */
-    double bytes;   /* collective: the buffer size S (see collective.h) */
-    double flops;   /* compute: FLOPs executed, for utilisation */
-    int32_t owner;  /* compute and marker: the rank; collective: the group */
-    int32_t name;   /* interned name (graph_name) */
-    int32_t npred;  /* dependencies, stream order included */
-    uint8_t kind;   /* TaskKind */
-    uint8_t stream; /* the stream it runs on (every member's, for a collective) */
-    uint8_t op;     /* collective: CollOp */
-    uint8_t tag;    /* the builder's label (phase, group kind, ...) */
+    union {
+        double seconds; /* compute: duration at full speed (0 for a marker) */
+        double bytes;   /* collective: the buffer size S (see collective.h) */
+    };
+    double flops;        /* compute: FLOPs executed, for utilisation (else 0) */
+    int32_t owner;       /* compute and marker: the rank; collective: the group */
+    int32_t npred;       /* dependencies, stream order included */
+    uint32_t first_succ; /* where its successors start (graph_arrays), once sealed */
+    uint32_t first_mem;  /* where its memory operations start, once sealed */
+    uint8_t kind;        /* TaskKind */
+    uint8_t stream;      /* the stream it runs on (every member's, for a collective) */
+    uint8_t op;          /* collective: CollOp */
+    uint8_t tag;         /* the builder's label (phase, group kind, ...) */
 } Task;
 
 typedef struct {
-    int32_t task;
+    double bytes; /* > 0 allocates, < 0 frees */
     int32_t rank;
-    double bytes;     /* > 0 allocates, < 0 frees */
     uint8_t category; /* < GRAPH_MEM_CATEGORIES */
     uint8_t at_end;   /* applied when the task ends, else when it starts */
 } MemOp;
@@ -70,6 +72,12 @@ typedef struct Graph Graph;
 Graph *graph_new(int ranks, int streams);
 void graph_free(Graph *g);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Graph, graph_free)
+
+/* Makes room for `tasks` more tasks, `edges` more dependencies (stream
+ * order included) and `mem` more memory operations, so that adding them
+ * does not grow the graph's arrays step by step. An estimate: more are
+ * still added, fewer waste only address space. */
+void graph_reserve(Graph *g, gsize tasks, gsize edges, gsize mem);
 
 /* Places the ranks on GPUs: rank r runs on GPU gpu_of[r] of `gpus` (by
  * default rank r runs on GPU r). A graph may hold the programs of some of
@@ -120,7 +128,28 @@ int graph_ranks(const Graph *g);
 int graph_streams(const Graph *g);
 gsize graph_tasks(const Graph *g);
 const Task *graph_task(const Graph *g, TaskId id);
-const char *graph_name(const Graph *g, TaskId id);
+
+/* The task's name, formatted: a newly allocated string (g_free). */
+char *graph_name(const Graph *g, TaskId id);
+
+/* The sealed graph's tasks, successors and memory operations as flat
+ * arrays, for loops over every task (the engine's); they live as long as
+ * the graph. The successors of task `id` are succ[task[id].first_succ ..
+ * task[id + 1].first_succ), its memory operations mem[task[id].first_mem
+ * .. task[id + 1].first_mem), as graph_succ and graph_mem_ops give them:
+ * task[graph_tasks] is there, a sentinel that only ends the last rows. */
+typedef struct {
+    const Task *task;
+    const TaskId *succ;
+    const MemOp *mem;
+} GraphArrays;
+
+GraphArrays graph_arrays(const Graph *g);
+
+/* An uninitialised array of `size` bytes per task, for per-task state
+ * (the replay's), freed with g_free; like the graph's own arrays, a big
+ * one asks for huge pages (graph.c). */
+void *graph_per_task(const Graph *g, gsize size);
 
 /* Successors of `id`: *n entries. */
 const TaskId *graph_succ(const Graph *g, TaskId id, int *n);
@@ -130,6 +159,9 @@ const TaskId *graph_stream(const Graph *g, int rank, int stream, int *n);
 
 /* Memory operations of `id`: *n entries. */
 const MemOp *graph_mem_ops(const Graph *g, TaskId id, int *n);
+
+/* The groups added, numbered 0 .. graph_groups - 1. */
+int graph_groups(const Graph *g);
 
 /* A group's members (ranks of the graph), and all its GPUs. */
 const int *graph_group(const Graph *g, int group, int *n);

@@ -14,8 +14,9 @@
  * whole network (net/symmetry.h).
  * Only the connected component of the links touched
  * since the last update is solved (breadth-first over links and flows):
- * rates elsewhere cannot change. Ties go to the link met first, so a
- * replay is deterministic.
+ * rates elsewhere cannot change, nor on a link an ended flow left empty,
+ * which is not touched. Ties go to the link met first, so a replay is
+ * deterministic.
  *
  * Invariants: a flow's `remaining` is its bytes still to move as of
  * `since`; on every link the active flows' weighted rates sum to at most
@@ -44,27 +45,51 @@ typedef struct {
     gboolean fixed; /* solver scratch */
 } Flow;
 
+/* The flows crossing a link, and their weights on it (same order). */
+typedef struct {
+    int32_t *id;
+    double *weight;
+    int n, room;
+} LinkFlows;
+
+/* A list of ids that grows by doubling. */
+typedef struct {
+    int32_t *v;
+    gsize n, room;
+} Ids;
+
 struct Share {
     int n_links, tags;
     double *capacity;
-    GArray **on_link;    /* per link: int32 ids of the flows crossing it */
-    GArray **weights_on; /* per link: double, their weights on it (same order) */
-    double *carried;     /* per link: bytes */
-    double *carried_by;  /* per link x tag */
-    GArray *flows;       /* Flow, the pool */
-    GArray *free_ids;    /* int32: pool slots to reuse */
-    GArray *touched;     /* int32: links touched since the last update */
-    GArray *instant;     /* int32: flows with an empty path, to report */
+    LinkFlows *on_link; /* per link */
+    double *carried;    /* per link: bytes */
+    double *carried_by; /* per link x tag */
+    Flow *flows;        /* the pool */
+    gsize n_flows, flows_room;
+    Ids free_ids; /* pool slots to reuse */
+    Ids touched;  /* links touched since the last update */
+    Ids instant;  /* flows with an empty path, to report */
     /* scratch of the component search and the solver */
     unsigned stamp;
     unsigned *link_stamp;
     double *left;    /* capacity not yet given out */
     double *unfixed; /* summed weights of the unfixed flows crossing the link */
-    GArray *comp_links, *comp_flows;
+    Ids comp_links, comp_flows;
     EventQueue *heap; /* links by fair share, for fill */
 };
 
-#define FLOW(s, id) (&g_array_index((s)->flows, Flow, (id)))
+static void grow_ids(Ids *ids)
+{
+    ids->room = MAX(2 * ids->room, 16);
+    ids->v = g_renew(int32_t, ids->v, ids->room);
+}
+
+static inline void push_id(Ids *ids, int32_t id)
+{
+    if (G_UNLIKELY(ids->n == ids->room))
+        grow_ids(ids);
+    ids->v[ids->n++] = id;
+}
 
 Share *share_new(const double *capacity_Bps, int n_links, int tags)
 {
@@ -73,23 +98,12 @@ Share *share_new(const double *capacity_Bps, int n_links, int tags)
     s->tags = tags;
     s->capacity = g_new(double, MAX(n_links, 1));
     memcpy(s->capacity, capacity_Bps, sizeof(double) * (gsize)n_links);
-    s->on_link = g_new(GArray *, MAX(n_links, 1));
-    s->weights_on = g_new(GArray *, MAX(n_links, 1));
-    for (int l = 0; l < n_links; l++) {
-        s->on_link[l] = g_array_new(FALSE, FALSE, sizeof(int32_t));
-        s->weights_on[l] = g_array_new(FALSE, FALSE, sizeof(double));
-    }
+    s->on_link = g_new0(LinkFlows, MAX(n_links, 1));
     s->carried = g_new0(double, MAX(n_links, 1));
     s->carried_by = g_new0(double, (gsize)MAX(n_links, 1) * tags);
-    s->flows = g_array_new(FALSE, FALSE, sizeof(Flow));
-    s->free_ids = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    s->touched = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    s->instant = g_array_new(FALSE, FALSE, sizeof(int32_t));
     s->link_stamp = g_new0(unsigned, MAX(n_links, 1));
     s->left = g_new(double, MAX(n_links, 1));
     s->unfixed = g_new(double, MAX(n_links, 1));
-    s->comp_links = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    s->comp_flows = g_array_new(FALSE, FALSE, sizeof(int32_t));
     s->heap = evq_new(64);
     return s;
 }
@@ -99,23 +113,22 @@ void share_free(Share *s)
     if (!s)
         return;
     for (int l = 0; l < s->n_links; l++) {
-        g_array_free(s->on_link[l], TRUE);
-        g_array_free(s->weights_on[l], TRUE);
+        g_free(s->on_link[l].id);
+        g_free(s->on_link[l].weight);
     }
     g_free(s->on_link);
-    g_free(s->weights_on);
     g_free(s->capacity);
     g_free(s->carried);
     g_free(s->carried_by);
-    g_array_free(s->flows, TRUE);
-    g_array_free(s->free_ids, TRUE);
-    g_array_free(s->touched, TRUE);
-    g_array_free(s->instant, TRUE);
+    g_free(s->flows);
+    g_free(s->free_ids.v);
+    g_free(s->touched.v);
+    g_free(s->instant.v);
     g_free(s->link_stamp);
     g_free(s->left);
     g_free(s->unfixed);
-    g_array_free(s->comp_links, TRUE);
-    g_array_free(s->comp_flows, TRUE);
+    g_free(s->comp_links.v);
+    g_free(s->comp_flows.v);
     evq_free(s->heap);
     g_free(s);
 }
@@ -125,20 +138,35 @@ int share_start(Share *s, double now, const int *path, int n, double bytes, int 
     return share_start_weighted(s, now, path, NULL, n, bytes, tag, token);
 }
 
+/* Appends flow `id` of weight `weight` to link `l`'s list; returns its slot. */
+static int32_t link_add(LinkFlows *lf, int32_t id, double weight)
+{
+    if (lf->n == lf->room) {
+        lf->room = MAX(2 * lf->room, 8);
+        lf->id = g_renew(int32_t, lf->id, lf->room);
+        lf->weight = g_renew(double, lf->weight, lf->room);
+    }
+    lf->id[lf->n] = id;
+    lf->weight[lf->n] = weight;
+    return lf->n++;
+}
+
 int share_start_weighted(Share *s, double now, const int *path, const double *weight, int n,
                          double bytes, int tag, int32_t token)
 {
     g_assert(n >= 0 && n <= SHARE_MAX_PATH && bytes >= 0 && tag >= 0 && tag < s->tags);
     int32_t id;
-    if (s->free_ids->len > 0) {
-        id = g_array_index(s->free_ids, int32_t, s->free_ids->len - 1);
-        g_array_set_size(s->free_ids, s->free_ids->len - 1);
+    if (s->free_ids.n > 0) {
+        id = s->free_ids.v[--s->free_ids.n];
     } else {
-        id = (int32_t)s->flows->len;
-        g_array_set_size(s->flows, s->flows->len + 1);
-        FLOW(s, id)->version = 0;
+        if (s->n_flows == s->flows_room) {
+            s->flows_room = MAX(2 * s->flows_room, 16);
+            s->flows = g_renew(Flow, s->flows, s->flows_room);
+        }
+        id = (int32_t)s->n_flows++;
+        s->flows[id].version = 0;
     }
-    Flow *f = FLOW(s, id);
+    Flow *f = &s->flows[id];
     uint32_t version = f->version;
     *f = (Flow){.n = n,
                 .remaining = bytes,
@@ -152,13 +180,11 @@ int share_start_weighted(Share *s, double now, const int *path, const double *we
         f->path[i] = path[i];
         f->weight[i] = weight ? weight[i] : 1;
         g_assert(f->weight[i] > 0);
-        f->slot[i] = (int32_t)s->on_link[path[i]]->len;
-        g_array_append_val(s->on_link[path[i]], id);
-        g_array_append_val(s->weights_on[path[i]], f->weight[i]);
-        g_array_append_val(s->touched, f->path[i]);
+        f->slot[i] = link_add(&s->on_link[path[i]], id, f->weight[i]);
+        push_id(&s->touched, f->path[i]);
     }
     if (n == 0)
-        g_array_append_val(s->instant, id);
+        push_id(&s->instant, id);
     return id;
 }
 
@@ -168,7 +194,7 @@ static void settle(Share *s, Flow *f, double now, gboolean ending)
     double moved = ending ? f->remaining : MIN(f->remaining, f->rate * (now - f->since));
     if (f->rate < 0 || !isfinite(moved))
         moved = ending ? f->remaining : 0;
-    for (int i = 0; i < f->n; i++) {
+    for (int i = 0; moved > 0 && i < f->n; i++) {
         s->carried[f->path[i]] += f->weight[i] * moved;
         s->carried_by[(gsize)f->path[i] * s->tags + f->tag] += f->weight[i] * moved;
     }
@@ -178,82 +204,95 @@ static void settle(Share *s, Flow *f, double now, gboolean ending)
 
 void share_end(Share *s, double now, int id)
 {
-    Flow *f = FLOW(s, id);
+    Flow *f = &s->flows[id];
     settle(s, f, now, TRUE);
     for (int i = 0; i < f->n; i++) {
-        GArray *list = s->on_link[f->path[i]], *weights = s->weights_on[f->path[i]];
-        int32_t last = g_array_index(list, int32_t, list->len - 1);
-        g_array_index(list, int32_t, f->slot[i]) = last; /* swap-remove */
-        g_array_index(weights, double, f->slot[i]) =
-            g_array_index(weights, double, weights->len - 1);
-        g_array_set_size(weights, weights->len - 1);
-        Flow *moved = FLOW(s, last);
+        LinkFlows *lf = &s->on_link[f->path[i]];
+        int32_t last = lf->id[--lf->n]; /* swap-remove */
+        lf->id[f->slot[i]] = last;
+        lf->weight[f->slot[i]] = lf->weight[lf->n];
+        Flow *moved = &s->flows[last];
         for (int j = 0; j < moved->n; j++)
             if (moved->path[j] == f->path[i] && last != id)
                 moved->slot[j] = f->slot[i];
-        g_array_set_size(list, list->len - 1);
-        g_array_append_val(s->touched, f->path[i]);
+        if (lf->n > 0) /* the rates of the flows left on it may grow */
+            push_id(&s->touched, f->path[i]);
     }
     f->version++;
     f->n = 0;
-    int32_t free_id = id;
-    g_array_append_val(s->free_ids, free_id);
+    push_id(&s->free_ids, id);
+}
+
+/* Adds link `l` to the component unless the search met it already. */
+static void meet_link(Share *s, int32_t l)
+{
+    if (s->link_stamp[l] != s->stamp) {
+        s->link_stamp[l] = s->stamp;
+        push_id(&s->comp_links, l);
+    }
 }
 
 /* The links and flows connected to the touched links. */
 static void find_component(Share *s)
 {
     s->stamp++;
-    g_array_set_size(s->comp_links, 0);
-    g_array_set_size(s->comp_flows, 0);
-    for (guint i = 0; i < s->touched->len; i++) {
-        int32_t l = g_array_index(s->touched, int32_t, i);
-        if (s->link_stamp[l] != s->stamp) {
-            s->link_stamp[l] = s->stamp;
-            g_array_append_val(s->comp_links, l);
-        }
-    }
-    for (guint i = 0; i < s->comp_links->len; i++) { /* the list grows as we go */
-        int32_t l = g_array_index(s->comp_links, int32_t, i);
-        const GArray *list = s->on_link[l];
-        for (guint j = 0; j < list->len; j++) {
-            int32_t id = g_array_index(list, int32_t, j);
-            Flow *f = FLOW(s, id);
+    s->comp_links.n = 0;
+    s->comp_flows.n = 0;
+    for (gsize i = 0; i < s->touched.n; i++)
+        meet_link(s, s->touched.v[i]);
+    for (gsize i = 0; i < s->comp_links.n; i++) { /* the list grows as we go */
+        const LinkFlows *lf = &s->on_link[s->comp_links.v[i]];
+        for (int j = 0; j < lf->n; j++) {
+            Flow *f = &s->flows[lf->id[j]];
             if (f->stamp == s->stamp)
                 continue;
             f->stamp = s->stamp;
-            g_array_append_val(s->comp_flows, id);
-            for (int k = 0; k < f->n; k++) {
-                if (s->link_stamp[f->path[k]] != s->stamp) {
-                    s->link_stamp[f->path[k]] = s->stamp;
-                    g_array_append_val(s->comp_links, f->path[k]);
-                }
-            }
+            push_id(&s->comp_flows, lf->id[j]);
+            for (int k = 0; k < f->n; k++)
+                meet_link(s, f->path[k]);
         }
     }
-    g_array_set_size(s->touched, 0);
+    s->touched.n = 0;
 }
 
-/* Progressive filling over the component; sets each flow's rate. The
- * links wait in a min-heap by their fair share (capacity left over unfixed
- * flows); fixing flows only raises the shares of the other links they
- * cross, so a link's stale entries are skipped and its current one pushed
- * again. */
+/* Whether flow `f` is alone on every link of its path. */
+static gboolean alone(const Share *s, const Flow *f)
+{
+    for (int k = 0; k < f->n; k++)
+        if (s->on_link[f->path[k]].n != 1)
+            return FALSE;
+    return TRUE;
+}
+
+/* Progressive filling over the component; sets each flow's rate. A flow
+ * alone on its links gets its slowest link's capacity, which is what the
+ * filling would give it, without the heap. The other links wait in a
+ * min-heap by their fair share (capacity left over unfixed flows); fixing
+ * flows only raises the shares of the other links they cross, so a link's
+ * stale entries are skipped and its current one pushed again. */
 static void fill(Share *s)
 {
+    for (gsize i = 0; i < s->comp_flows.n; i++) {
+        Flow *f = &s->flows[s->comp_flows.v[i]];
+        f->fixed = alone(s, f);
+        for (int k = 0; f->fixed && k < f->n; k++) {
+            double share = s->capacity[f->path[k]] / f->weight[k];
+            f->rate = k == 0 ? share : MIN(f->rate, share);
+        }
+    }
     evq_clear(s->heap);
-    for (guint i = 0; i < s->comp_links->len; i++) {
-        int32_t l = g_array_index(s->comp_links, int32_t, i);
+    for (gsize i = 0; i < s->comp_links.n; i++) {
+        int32_t l = s->comp_links.v[i];
+        const LinkFlows *lf = &s->on_link[l];
+        if (lf->n == 1 && s->flows[lf->id[0]].fixed)
+            continue; /* a lone flow's */
         s->left[l] = s->capacity[l];
         s->unfixed[l] = 0;
-        const GArray *weights = s->weights_on[l];
-        for (guint j = 0; j < weights->len; j++)
-            s->unfixed[l] += g_array_index(weights, double, j);
+        for (int j = 0; j < lf->n; j++)
+            s->unfixed[l] += lf->weight[j];
         if (s->unfixed[l] > 0)
             evq_push(s->heap, s->left[l] / s->unfixed[l], l, 0);
     }
-    for (guint i = 0; i < s->comp_flows->len; i++)
-        FLOW(s, g_array_index(s->comp_flows, int32_t, i))->fixed = FALSE;
     Event top;
     while (evq_pop(s->heap, &top)) {
         int32_t bottleneck = top.payload;
@@ -261,9 +300,9 @@ static void fill(Share *s)
             top.time_s != s->left[bottleneck] / s->unfixed[bottleneck])
             continue; /* stale: the link's share has grown since */
         double share = top.time_s;
-        const GArray *list = s->on_link[bottleneck];
-        for (guint j = 0; j < list->len; j++) {
-            Flow *f = FLOW(s, g_array_index(list, int32_t, j));
+        const LinkFlows *lf = &s->on_link[bottleneck];
+        for (int j = 0; j < lf->n; j++) {
+            Flow *f = &s->flows[lf->id[j]];
             if (f->fixed)
                 continue;
             f->fixed = TRUE;
@@ -282,25 +321,24 @@ static void fill(Share *s)
 void share_update(Share *s, double now,
                   void (*changed)(void *ctx, int id, double end_s, uint32_t version), void *ctx)
 {
-    for (guint i = 0; i < s->instant->len; i++) {
-        int32_t id = g_array_index(s->instant, int32_t, i);
-        Flow *f = FLOW(s, id);
+    for (gsize i = 0; i < s->instant.n; i++) {
+        Flow *f = &s->flows[s->instant.v[i]];
         f->rate = INFINITY;
-        changed(ctx, id, now, f->version);
+        changed(ctx, s->instant.v[i], now, f->version);
     }
-    g_array_set_size(s->instant, 0);
-    if (s->touched->len == 0)
+    s->instant.n = 0;
+    if (s->touched.n == 0)
         return;
     find_component(s);
-    for (guint i = 0; i < s->comp_flows->len; i++) {
-        Flow *f = FLOW(s, g_array_index(s->comp_flows, int32_t, i));
+    for (gsize i = 0; i < s->comp_flows.n; i++) {
+        Flow *f = &s->flows[s->comp_flows.v[i]];
         settle(s, f, now, FALSE);
         f->old_rate = f->rate;
     }
     fill(s);
-    for (guint i = 0; i < s->comp_flows->len; i++) {
-        int32_t id = g_array_index(s->comp_flows, int32_t, i);
-        Flow *f = FLOW(s, id);
+    for (gsize i = 0; i < s->comp_flows.n; i++) {
+        int32_t id = s->comp_flows.v[i];
+        Flow *f = &s->flows[id];
         if (f->rate == f->old_rate)
             continue; /* the same rate: the same end */
         f->version++;
@@ -310,17 +348,17 @@ void share_update(Share *s, double now,
 
 uint32_t share_version(const Share *s, int id)
 {
-    return g_array_index(s->flows, Flow, id).version;
+    return s->flows[id].version;
 }
 
 int32_t share_token(const Share *s, int id)
 {
-    return g_array_index(s->flows, Flow, id).token;
+    return s->flows[id].token;
 }
 
 double share_rate(const Share *s, int id)
 {
-    return g_array_index(s->flows, Flow, id).rate;
+    return s->flows[id].rate;
 }
 
 double share_link_bytes(const Share *s, int l)

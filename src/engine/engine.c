@@ -6,12 +6,15 @@
  * first, the network on ties. Events pop in nondecreasing time, so the
  * dependency that ends last is the one seen last: that is the task's
  * critical predecessor, which metrics use to say why a stream waited.
+ * The loop reads the graph's flat arrays (graph_arrays) and allocates
+ * nothing per event; a collective finds its network plan among the few its
+ * group ran last, so most start without a lookup in the network.
  *
  * Interference: each rank counts the collectives it is in; a compute task
  * progresses at rate 1 - interference while its rank's count is positive,
  * else 1. When the count crosses zero the running task's progress is
  * settled and its end re-queued under a new version (an event whose
- * version is stale is skipped). */
+ * version is stale is skipped). Without interference nothing is counted. */
 #include "engine/engine.h"
 
 #include <math.h>
@@ -25,7 +28,20 @@
 typedef struct {
     Replay replay; /* first: a Replay * is a ReplayNet * */
     Net *net;
+    int32_t *plan; /* per task: a collective's network plan (net_plan) */
 } ReplayNet;
+
+/* The network plans of a group's latest collectives, most often all it
+ * runs (a tensor-parallel group's gathers and scatters of one size): a
+ * collective of one of their op and bytes needs no lookup in the network.
+ * A miss replaces the entries in turn. */
+#define GROUP_PLANS 4
+typedef struct {
+    double bytes[GROUP_PLANS];
+    int32_t plan[GROUP_PLANS]; /* -1: empty */
+    uint8_t op[GROUP_PLANS];
+    uint8_t next; /* the entry a miss replaces */
+} GroupPlans;
 
 typedef struct {
     TaskId task;      /* running compute task, or TASK_NONE */
@@ -36,23 +52,23 @@ typedef struct {
 
 typedef struct {
     const Graph *g;
+    GraphArrays a; /* the graph's flat arrays */
     Net *net;
+    GroupPlans *group_plans; /* per group */
     double interference;
     EventQueue *q;
     int32_t *waiting;   /* per task: dependencies not yet ended */
-    uint32_t *version;  /* per task: of its queued end */
+    uint32_t *version;  /* per task: of its queued end (NULL without interference) */
     double *in_use;     /* per rank x category */
     int *communicating; /* per rank: collectives running that it is in */
     Running *running;   /* per rank */
-    GArray *done;       /* scratch: collectives the network ended */
     Replay *r;
 } Run;
 
 static void apply_mem(Run *run, TaskId id, gboolean at_end)
 {
-    int n;
-    const MemOp *ops = graph_mem_ops(run->g, id, &n);
-    for (int i = 0; i < n; i++) {
+    const MemOp *ops = run->a.mem;
+    for (uint32_t i = run->a.task[id].first_mem; i < run->a.task[id + 1].first_mem; i++) {
         if (ops[i].at_end != at_end)
             continue;
         double *cats = run->in_use + (gsize)ops[i].rank * GRAPH_MEM_CATEGORIES;
@@ -87,28 +103,45 @@ static void rerate(Run *run, int rank, double now)
     evq_push(run->q, now + MAX(0.0, c->remaining) / rate, c->task, ++run->version[c->task]);
 }
 
-/* Counts `delta` collectives on every member of collective `id`. */
+/* Counts `delta` collectives on every member of collective `id`, whose
+ * compute slows while it communicates (only counted with interference). */
 static void communicate(Run *run, TaskId id, int delta, double now)
 {
+    if (run->interference <= 0)
+        return;
     int n;
-    const int *members = graph_group(run->g, graph_task(run->g, id)->owner, &n);
+    const int *members = graph_group(run->g, run->a.task[id].owner, &n);
     for (int i = 0; i < n; i++) {
         run->communicating[members[i]] += delta;
-        if (run->interference > 0)
-            rerate(run, members[i], now);
+        rerate(run, members[i], now);
     }
+}
+
+/* The network plan of collective `t`: its group's, or looked up. */
+static int32_t plan_of(Run *run, const Task *t)
+{
+    GroupPlans *cache = &run->group_plans[t->owner];
+    for (int i = 0; i < GROUP_PLANS; i++)
+        if (cache->plan[i] >= 0 && cache->op[i] == t->op && cache->bytes[i] == t->bytes)
+            return cache->plan[i];
+    int n;
+    const int *gpus = graph_group_gpus(run->g, t->owner, &n);
+    int i = cache->next;
+    cache->next = (uint8_t)((i + 1) % GROUP_PLANS);
+    cache->op[i] = t->op;
+    cache->bytes[i] = t->bytes;
+    return cache->plan[i] = net_plan(run->net, (CollOp)t->op, gpus, n, t->bytes);
 }
 
 static void start(Run *run, TaskId id, double now)
 {
-    const Task *t = graph_task(run->g, id);
+    const Task *t = &run->a.task[id];
+    __builtin_prefetch(t + 2); /* the rank's next tasks, by the time this one ends */
     run->r->start_s[id] = now;
     apply_mem(run, id, FALSE);
     if (t->kind == TASK_COLLECTIVE) {
-        int n;
-        const int *gpus = graph_group_gpus(run->g, t->owner, &n);
-        run->r->algorithm[id] =
-            net_start(run->net, now, id, (CollOp)t->op, gpus, n, t->bytes, t->tag);
+        int32_t plan = ((ReplayNet *)run->r)->plan[id] = plan_of(run, t);
+        run->r->algorithm[id] = net_start(run->net, now, id, plan, t->tag);
         communicate(run, id, +1, now);
     } else if (t->kind == TASK_COMPUTE && run->interference > 0) {
         double rate = compute_rate(run, t->owner);
@@ -122,7 +155,7 @@ static void start(Run *run, TaskId id, double now)
 static void end(Run *run, TaskId id, double now)
 {
     Replay *r = run->r;
-    const Task *t = graph_task(run->g, id);
+    const Task *t = &run->a.task[id];
     r->end_s[id] = now;
     r->makespan_s = MAX(r->makespan_s, now);
     apply_mem(run, id, TRUE);
@@ -130,12 +163,11 @@ static void end(Run *run, TaskId id, double now)
         communicate(run, id, -1, now);
     else if (t->kind == TASK_COMPUTE && run->running[t->owner].task == id)
         run->running[t->owner].task = TASK_NONE;
-    int ns;
-    const TaskId *succ = graph_succ(run->g, id, &ns);
-    for (int i = 0; i < ns; i++) {
-        r->critical[succ[i]] = id;
-        if (--run->waiting[succ[i]] == 0)
-            start(run, succ[i], now);
+    for (uint32_t i = t->first_succ; i < run->a.task[id + 1].first_succ; i++) {
+        TaskId next = run->a.succ[i];
+        r->critical[next] = id;
+        if (--run->waiting[next] == 0)
+            start(run, next, now);
     }
 }
 
@@ -147,9 +179,9 @@ static void report_stuck(const Run *run, gsize ended, GError **error)
         if (run->waiting[id] <= 0)
             continue;
         const Task *t = graph_task(run->g, (TaskId)id);
+        g_autofree char *name = graph_name(run->g, (TaskId)id);
         g_string_append_printf(s, "%s\"%s\" (task %zu, %s %d, waits on %d)", shown ? "; " : "",
-                               graph_name(run->g, (TaskId)id), id,
-                               t->kind == TASK_COLLECTIVE ? "group" : "rank", t->owner,
+                               name, id, t->kind == TASK_COLLECTIVE ? "group" : "rank", t->owner,
                                run->waiting[id]);
         shown++;
     }
@@ -170,28 +202,37 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     Replay *r = &rn->replay;
     r->tasks = n;
     r->ranks = ranks;
-    r->start_s = g_new0(double, MAX(n, 1));
-    r->end_s = g_new0(double, MAX(n, 1));
-    r->critical = g_new(TaskId, MAX(n, 1));
-    r->algorithm = g_new0(uint8_t, MAX(n, 1));
+    r->start_s = graph_per_task(g, sizeof(double)); /* every task starts and ends, or the
+                                                     * replay fails */
+    r->end_s = graph_per_task(g, sizeof(double));
+    r->critical = graph_per_task(g, sizeof(TaskId));
+    r->algorithm = memset(graph_per_task(g, sizeof(uint8_t)), 0, MAX(n, 1));
+    rn->plan = graph_per_task(g, sizeof(int32_t));
     r->peak_bytes = g_new0(double, ranks);
     r->peak_split = g_new0(double, (gsize)ranks *GRAPH_MEM_CATEGORIES);
     Run run = {.g = g,
+               .a = graph_arrays(g),
                .net = net,
+               .group_plans = g_new(GroupPlans, MAX(graph_groups(g), 1)),
                .interference = interference,
-               .q = evq_new(MAX(n, 1)),
-               .waiting = g_new(int32_t, MAX(n, 1)),
-               .version = g_new0(uint32_t, MAX(n, 1)),
+               /* an end queued per stream running a task, at most */
+               .q = evq_new((gsize)ranks * graph_streams(g)),
+               .waiting = graph_per_task(g, sizeof(int32_t)),
+               /* without interference an end never moves */
+               .version = interference > 0 ? g_new0(uint32_t, MAX(n, 1)) : NULL,
                .in_use = g_new0(double, (gsize)ranks *GRAPH_MEM_CATEGORIES),
                .communicating = g_new0(int, ranks),
                .running = g_new(Running, ranks),
-               .done = g_array_new(FALSE, FALSE, sizeof(int32_t)),
                .r = r};
     for (int rank = 0; rank < ranks; rank++)
         run.running[rank].task = TASK_NONE;
-
+    for (int group = 0; group < graph_groups(g); group++) {
+        run.group_plans[group].next = 0;
+        for (int i = 0; i < GROUP_PLANS; i++)
+            run.group_plans[group].plan[i] = -1;
+    }
     for (gsize id = 0; id < n; id++) {
-        run.waiting[id] = graph_task(g, (TaskId)id)->npred;
+        run.waiting[id] = run.a.task[id].npred;
         r->critical[id] = TASK_NONE;
     }
     for (gsize id = 0; id < n; id++)
@@ -201,20 +242,19 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     gsize ended = 0;
     Event ev;
     while (!net_broken(net)) {
-        gboolean have = evq_peek(run.q, &ev);
-        double network = net_next_s(net);
-        if (!have && network == INFINITY)
+        double task = evq_next_s(run.q), network = net_next_s(net);
+        if (task == INFINITY && network == INFINITY)
             break;
         r->events++;
-        if (network <= (have ? ev.time_s : INFINITY)) {
-            g_array_set_size(run.done, 0);
-            net_step(net, run.done);
-            for (guint i = 0; i < run.done->len; i++, ended++)
-                end(&run, g_array_index(run.done, int32_t, i), network);
+        if (network <= task) {
+            int n_done;
+            const int32_t *done = net_step(net, &n_done);
+            for (int i = 0; i < n_done; i++, ended++)
+                end(&run, done[i], network);
             continue;
         }
         evq_pop(run.q, &ev);
-        if (ev.aux != run.version[ev.payload])
+        if (run.version && ev.aux != run.version[ev.payload])
             continue; /* a compute task whose rate changed since */
         ended++;
         end(&run, ev.payload, ev.time_s);
@@ -233,7 +273,7 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     g_free(run.in_use);
     g_free(run.communicating);
     g_free(run.running);
-    g_array_free(run.done, TRUE);
+    g_free(run.group_plans);
     if (!ok) {
         replay_free(r);
         return NULL;
@@ -250,6 +290,7 @@ void replay_free(Replay *r)
     g_free(r->end_s);
     g_free(r->critical);
     g_free(r->algorithm);
+    g_free(((ReplayNet *)r)->plan);
     g_free(r->peak_bytes);
     g_free(r->peak_split);
     g_free((ReplayNet *)r);
@@ -257,12 +298,9 @@ void replay_free(Replay *r)
 
 double replay_sent_bytes(const Replay *r, const Graph *g, TaskId id, int rank)
 {
-    const Task *t = graph_task(g, id);
-    g_assert(t->kind == TASK_COLLECTIVE);
-    int n;
-    const int *gpus = graph_group_gpus(g, t->owner, &n);
-    return net_sent_bytes(((const ReplayNet *)r)->net, (CollOp)t->op, gpus, n, t->bytes,
-                          graph_gpu(g, rank));
+    g_assert(graph_task(g, id)->kind == TASK_COLLECTIVE);
+    const ReplayNet *rn = (const ReplayNet *)r;
+    return net_sent_bytes(rn->net, rn->plan[id], graph_gpu(g, rank));
 }
 
 const Topology *replay_topology(const Replay *r)

@@ -105,6 +105,11 @@ int layout_size(const Layout *l, GroupKind kind)
     return l->size[kind];
 }
 
+int layout_stride(const Layout *l, GroupKind kind)
+{
+    return l->stride[kind];
+}
+
 int layout_groups(const Layout *l, GroupKind kind)
 {
     return l->ranks / l->size[kind];

@@ -29,8 +29,11 @@ void layout_free(Layout *l);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Layout, layout_free)
 
 int layout_ranks(const Layout *l);
-/* The plan's size along a dimension: tp, dp or pp. */
+/* The plan's size along a dimension (tp, dp or pp), and how far apart
+ * ranks one step apart along it are numbered: rank = sum of coordinate x
+ * stride. */
 int layout_size(const Layout *l, GroupKind kind);
+int layout_stride(const Layout *l, GroupKind kind);
 Coord layout_coord(const Layout *l, int rank);
 int layout_rank(const Layout *l, Coord c);
 

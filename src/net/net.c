@@ -8,7 +8,9 @@
  * skipped, a newer event is queued). Without contention an activity has one
  * event, at its end alone.
  *
- * A plan's flows are made once, when it is cached: each transfer's path.
+ * Plans are numbered in the order they are made, a hash from their key to
+ * the number finding them again. A plan's flows are made once, when it is
+ * cached (each transfer's path), and so are the bytes each member sends.
  * With a symmetry (symmetry.h) the share's links are the link classes (the
  * orbits of the links under the shifts, found by union-find) and the flows
  * of a phase are merged by orbit: transfers with one canonical form are one
@@ -52,6 +54,9 @@ typedef struct {
     double alone_s;
     GArray *flows;                       /* PlanFlow, phase after phase */
     int first_flow[ALGO_MAX_PHASES + 1]; /* per phase, its first flow; one more entry */
+    const int *members;                  /* the group's GPUs, n of them */
+    int n;
+    double *sent; /* per member: the bytes it sends */
 } PlanEntry;
 
 typedef struct {
@@ -73,10 +78,15 @@ struct Net {
     CollAlgorithm forced; /* AUTO: choose per collective */
     EventQueue *events;
     double now;
-    GArray *activities; /* Activity pool */
-    GArray *free_activities;
-    GHashTable *plans; /* PlanKey -> PlanEntry */
-    double *load;      /* per link: scratch of alone_s, zero between uses */
+    Activity *activities;     /* the pool: n_activities made, room for activities_room */
+    int32_t *free_activities; /* ids to reuse, n_free of them (room: the pool's) */
+    int n_activities, activities_room, n_free;
+    int32_t *done; /* tokens of the collectives ended at `now`, for net_step */
+    int n_done, done_room;
+    GPtrArray *plans;    /* PlanEntry, by plan index */
+    GHashTable *plan_of; /* PlanKey -> its plan index + 1 */
+    double *load;        /* per link: scratch of alone_s, zero between uses */
+    double *sent;        /* per GPU: scratch of net_plan, zero between uses */
 };
 
 static guint transfer_hash(gconstpointer p)
@@ -111,6 +121,7 @@ static void entry_free(gpointer p)
     PlanEntry *e = p;
     algo_plan_free(e->plan);
     g_array_free(e->flows, TRUE);
+    g_free(e->sent);
     g_free(e);
 }
 
@@ -176,10 +187,10 @@ Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgo
     net->contention = contention;
     net->forced = algorithm != ALGORITHM_AUTO ? algorithm : cluster->algorithm;
     net->events = evq_new(64);
-    net->activities = g_array_new(FALSE, FALSE, sizeof(Activity));
-    net->free_activities = g_array_new(FALSE, FALSE, sizeof(int32_t));
-    net->plans = g_hash_table_new_full(key_hash, key_equal, g_free, entry_free);
+    net->plans = g_ptr_array_new_with_free_func(entry_free);
+    net->plan_of = g_hash_table_new_full(key_hash, key_equal, g_free, NULL);
     net->load = g_new0(double, topology_links(net->topo));
+    net->sent = g_new0(double, topology_gpus(net->topo));
     return net;
 }
 
@@ -190,10 +201,13 @@ void net_free(Net *net)
     topology_free(net->topo);
     share_free(net->share);
     evq_free(net->events);
-    g_array_free(net->activities, TRUE);
-    g_array_free(net->free_activities, TRUE);
-    g_hash_table_destroy(net->plans);
+    g_free(net->activities);
+    g_free(net->free_activities);
+    g_free(net->done);
+    g_hash_table_destroy(net->plan_of);
+    g_ptr_array_free(net->plans, TRUE);
     g_free(net->load);
+    g_free(net->sent);
     g_free(net->link_class);
     g_free(net->class_size);
     g_free(net);
@@ -337,23 +351,40 @@ static void make_flows(Net *net, PlanEntry *e, const int *members, int n)
     e->first_flow[plan->n_phases] = (int)e->flows->len;
 }
 
-/* The cached plan of a collective, choosing its algorithm if need be. */
-static const PlanEntry *plan_for(Net *net, CollOp op, CollAlgorithm forced, const int *members,
-                                 int n, double bytes)
+/* The bytes each member of a plan's group sends: its transfers' bytes,
+ * summed in plan order. */
+static void count_sent(Net *net, PlanEntry *e, const int *members, int n)
 {
-    PlanKey key = {members, n, op, forced, bytes};
-    PlanEntry *e = g_hash_table_lookup(net->plans, &key);
-    if (e)
-        return e;
-    e = g_new0(PlanEntry, 1);
+    const GArray *transfers = e->plan->transfers;
+    for (guint i = 0; i < transfers->len; i++) {
+        const Transfer *tr = &g_array_index(transfers, Transfer, i);
+        net->sent[tr->src] += g_array_index(e->plan->payload, double, i); /* not link time */
+    }
+    e->members = members;
+    e->n = n;
+    e->sent = g_new(double, n);
+    for (int i = 0; i < n; i++)
+        e->sent[i] = net->sent[members[i]];
+    for (guint i = 0; i < transfers->len; i++)
+        net->sent[g_array_index(transfers, Transfer, i).src] = 0;
+}
+
+int net_plan(Net *net, CollOp op, const int *members, int n, double bytes)
+{
+    PlanKey key = {members, n, op, net->forced, bytes};
+    gpointer found = g_hash_table_lookup(net->plan_of, &key);
+    if (found)
+        return GPOINTER_TO_INT(found) - 1;
+    PlanEntry *e = g_new0(PlanEntry, 1);
     e->plan = algo_plan_new();
     g_autoptr(CollRanks) ranks = algo_ranks_new(net->topo, members, n);
-    e->alone_s = algo_choose(e->plan, ranks, op, forced, bytes, alone_s, net);
+    e->alone_s = algo_choose(e->plan, ranks, op, net->forced, bytes, alone_s, net);
     make_flows(net, e, members, n);
-    PlanKey *stored = g_new(PlanKey, 1);
-    *stored = key;
-    g_hash_table_insert(net->plans, stored, e);
-    return e;
+    count_sent(net, e, members, n);
+    int id = (int)net->plans->len;
+    g_ptr_array_add(net->plans, e);
+    g_hash_table_insert(net->plan_of, g_memdup2(&key, sizeof key), GINT_TO_POINTER(id + 1));
+    return id;
 }
 
 unsigned net_broken(const Net *net)
@@ -373,19 +404,16 @@ static void flow_changed(void *ctx, int id, double end_s, uint32_t version)
     push(ctx, end_s, id, EV_FLOW, version);
 }
 
-CollAlgorithm net_start(Net *net, double now, int32_t token, CollOp op, const int *members, int n,
-                        double bytes, int tag)
+CollAlgorithm net_start(Net *net, double now, int32_t token, int plan, int tag)
 {
-    const PlanEntry *e = plan_for(net, op, net->forced, members, n, bytes);
-    int32_t id;
-    if (net->free_activities->len > 0) {
-        id = g_array_index(net->free_activities, int32_t, net->free_activities->len - 1);
-        g_array_set_size(net->free_activities, net->free_activities->len - 1);
-    } else {
-        id = (int32_t)net->activities->len;
-        g_array_set_size(net->activities, net->activities->len + 1);
+    const PlanEntry *e = g_ptr_array_index(net->plans, plan);
+    if (net->n_free == 0 && net->n_activities == net->activities_room) {
+        net->activities_room = MAX(2 * net->activities_room, 16);
+        net->activities = g_renew(Activity, net->activities, net->activities_room);
+        net->free_activities = g_renew(int32_t, net->free_activities, net->activities_room);
     }
-    g_array_index(net->activities, Activity, id) = (Activity){token, e, 0, 0, tag};
+    int32_t id = net->n_free > 0 ? net->free_activities[--net->n_free] : net->n_activities++;
+    net->activities[id] = (Activity){token, e, 0, 0, tag};
     if (net->contention)
         push(net, now + e->plan->phase[0].latency_s, id, EV_LATENCY, 0);
     else
@@ -395,21 +423,25 @@ CollAlgorithm net_start(Net *net, double now, int32_t token, CollOp op, const in
 
 double net_next_s(const Net *net)
 {
-    Event ev;
-    return evq_peek(net->events, &ev) ? ev.time_s : INFINITY;
+    return evq_next_s(net->events);
 }
 
-static void finish(Net *net, int32_t id, GArray *done)
+/* Only net_step grows `done`: the engine starts collectives while it reads
+ * the list. */
+static void finish(Net *net, int32_t id)
 {
-    Activity *a = &g_array_index(net->activities, Activity, id);
-    g_array_append_val(done, a->token);
-    g_array_append_val(net->free_activities, id);
+    if (net->n_done == net->done_room) {
+        net->done_room = MAX(2 * net->done_room, 16);
+        net->done = g_renew(int32_t, net->done, net->done_room);
+    }
+    net->done[net->n_done++] = net->activities[id].token;
+    net->free_activities[net->n_free++] = id;
 }
 
 /* Starts the flows of activity `id`'s current phase. */
-static void start_phase(Net *net, int32_t id, GArray *done)
+static void start_phase(Net *net, int32_t id)
 {
-    Activity *a = &g_array_index(net->activities, Activity, id);
+    Activity *a = &net->activities[id];
     int first = a->entry->first_flow[a->phase], end = a->entry->first_flow[a->phase + 1];
     a->flows_left = end - first;
     for (int i = first; i < end; i++) {
@@ -417,56 +449,56 @@ static void start_phase(Net *net, int32_t id, GArray *done)
         share_start_weighted(net->share, net->now, f->path, f->weight, f->n, f->bytes, a->tag, id);
     }
     if (end == first)
-        finish(net, id, done);
+        finish(net, id);
 }
 
 /* A phase's last flow ended: the next phase after its latency, or done. */
-static void end_phase(Net *net, int32_t id, GArray *done)
+static void end_phase(Net *net, int32_t id)
 {
-    Activity *a = &g_array_index(net->activities, Activity, id);
+    Activity *a = &net->activities[id];
     const CollPlan *plan = a->entry->plan;
     if (++a->phase < plan->n_phases)
         push(net, net->now + plan->phase[a->phase].latency_s, id, EV_LATENCY, 0);
     else
-        finish(net, id, done);
+        finish(net, id);
 }
 
-void net_step(Net *net, GArray *done)
+const int32_t *net_step(Net *net, int *n)
 {
+    net->n_done = 0;
+    *n = 0;
+    double now = evq_next_s(net->events);
+    if (now == INFINITY)
+        return net->done;
+    net->now = now;
     Event ev;
-    if (!evq_peek(net->events, &ev))
-        return;
-    net->now = ev.time_s;
-    while (evq_peek(net->events, &ev) && ev.time_s == net->now) {
-        evq_pop(net->events, &ev);
+    while (evq_pop_until(net->events, now, &ev)) { /* nothing is earlier than now */
         unsigned kind = ev.aux >> KIND_SHIFT;
         if (kind == EV_ALONE) {
-            finish(net, ev.payload, done);
+            finish(net, ev.payload);
         } else if (kind == EV_LATENCY) {
-            start_phase(net, ev.payload, done);
+            start_phase(net, ev.payload);
         } else if ((share_version(net->share, ev.payload) & VERSION_MASK) ==
                    (ev.aux & VERSION_MASK)) {
             int32_t id = share_token(net->share, ev.payload);
             share_end(net->share, net->now, ev.payload);
-            if (--g_array_index(net->activities, Activity, id).flows_left == 0)
-                end_phase(net, id, done);
+            if (--net->activities[id].flows_left == 0)
+                end_phase(net, id);
         }
     }
     share_update(net->share, net->now, flow_changed, net);
+    *n = net->n_done;
+    return net->done;
 }
 
-double net_sent_bytes(const Net *net, CollOp op, const int *members, int n, double bytes, int gpu)
+double net_sent_bytes(const Net *net, int plan, int gpu)
 {
-    PlanKey key = {members, n, op, net->forced, bytes};
-    const PlanEntry *e = g_hash_table_lookup(net->plans, &key);
-    g_assert(e); /* it ran */
-    double sent = 0;
-    for (guint i = 0; i < e->plan->transfers->len; i++) {
-        const Transfer *tr = &g_array_index(e->plan->transfers, Transfer, i);
-        if (tr->src == gpu)
-            sent += tr->bytes;
-    }
-    return sent;
+    const PlanEntry *e = g_ptr_array_index(net->plans, plan);
+    int i = 0;
+    while (i < e->n && e->members[i] != gpu)
+        i++;
+    g_assert(i < e->n); /* a member */
+    return e->sent[i];
 }
 
 const Topology *net_topology(const Net *net)

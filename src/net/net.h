@@ -15,8 +15,8 @@
  * Algorithm choice (algo_choose, over algorithm.h's table): forced by the
  * plan, else by the cluster, else (auto) the applicable algorithm that is
  * fastest alone for that group and size, as NCCL's tuner picks one from
- * its cost model. Plans are cached per
- * (group, op, bytes), so repeated collectives cost one lookup. */
+ * its cost model. Plans are cached per (group, op, bytes) and numbered, so
+ * a repeated collective costs one lookup, or none by its number. */
 #ifndef PLANSIM_NET_NET_H
 #define PLANSIM_NET_NET_H
 
@@ -40,11 +40,16 @@ Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgo
 void net_free(Net *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Net, net_free)
 
-/* Starts collective `token` at `now`: `op` of `bytes` over the GPUs
- * `members` (an array that outlives the network), labelled `tag`.
- * Returns the algorithm it runs. */
-CollAlgorithm net_start(Net *net, double now, int32_t token, CollOp op, const int *members, int n,
-                        double bytes, int tag);
+/* The plan of a collective: `op` of `bytes` over the GPUs `members` (an
+ * array that outlives the network, which tells groups apart by its
+ * address). Made, with its algorithm, the first time it is asked for, and
+ * looked up in a hash after that: callers that start many collectives of
+ * one plan keep its index. */
+int net_plan(Net *net, CollOp op, const int *members, int n, double bytes);
+
+/* Starts collective `token` at `now` by plan `plan` (net_plan), labelled
+ * `tag`. Returns the algorithm it runs. */
+CollAlgorithm net_start(Net *net, double now, int32_t token, int plan, int tag);
 
 /* The generators of the symmetry (a bit each) that some collective's plan
  * was not symmetric under, or whose group it split: the replay does not
@@ -56,13 +61,13 @@ unsigned net_broken(const Net *net);
  * end); INFINITY when nothing is running. */
 double net_next_s(const Net *net);
 
-/* Processes everything that happens at net_next_s; appends to `done`
- * (int32) the tokens of the collectives that ended then. */
-void net_step(Net *net, GArray *done);
+/* Processes everything that happens at net_next_s; returns the tokens of
+ * the collectives that ended then, *n of them, in the order they ended
+ * (valid until the next call). */
+const int32_t *net_step(Net *net, int *n);
 
-/* Bytes GPU `gpu` sends in a collective the network has run (op, bytes,
- * members as given to net_start), with the algorithm it ran. */
-double net_sent_bytes(const Net *net, CollOp op, const int *members, int n, double bytes, int gpu);
+/* Bytes GPU `gpu`, a member, sends in a collective of plan `plan`. */
+double net_sent_bytes(const Net *net, int plan, int gpu);
 
 /* The links, for reports: bytes each carried in all and per tag. */
 const Topology *net_topology(const Net *net);

@@ -12,6 +12,7 @@
 typedef struct {
     GroupKind dim;
     int step, size; /* shift by `step` modulo `size` */
+    int stride;     /* of the dimension's coordinate in a rank's number */
 } Generator;
 
 struct Symmetry {
@@ -24,18 +25,19 @@ struct Symmetry {
     char name[16];
 };
 
-static int *coord_of(Coord *c, GroupKind dim)
+/* A generator's coordinate of a rank. */
+static int coord(const Generator *g, int rank)
 {
-    return dim == GROUP_TP ? &c->tp : dim == GROUP_DP ? &c->dp : &c->pp;
+    return rank / g->stride % g->size;
 }
 
-/* Rank `rank` shifted by `amount` steps of generator g. */
-static int shift_by(const Symmetry *sym, const Generator *g, int rank, int amount)
+/* Rank `rank` shifted by `amount` steps of generator g: its coordinate
+ * along g's dimension moves, modulo the size, and nothing else. */
+static int shift_by(const Generator *g, int rank, int amount)
 {
-    Coord c = layout_coord(sym->layout, rank);
-    int *x = coord_of(&c, g->dim);
-    *x = ((*x + amount * g->step) % g->size + g->size) % g->size;
-    return layout_rank(sym->layout, c);
+    int x = coord(g, rank);
+    int moved = ((x + amount * g->step) % g->size + g->size) % g->size;
+    return rank + (moved - x) * g->stride;
 }
 
 /* Whether shifting `dim` by `step` maps the cluster onto itself. */
@@ -51,10 +53,9 @@ static gboolean maps_cluster(const Layout *l, const Topology *t, GroupKind dim, 
     memset(node_map, -1, sizeof(int) * (gsize)nodes);
     memset(local_map, -1, sizeof(int) * (gsize)per_node);
     memset(nic_map, -1, sizeof(int) * (gsize)nics);
-    Symmetry probe = {.layout = l};
-    Generator g = {dim, step, layout_size(l, dim)};
+    Generator g = {dim, step, layout_size(l, dim), layout_stride(l, dim)};
     for (int gpu = 0; gpu < gpus; gpu++) {
-        int image = shift_by(&probe, &g, gpu, 1);
+        int image = shift_by(&g, gpu, 1);
         int pairs[3][2] = {{gpu / per_node, image / per_node},
                            {gpu % per_node, image % per_node},
                            {topology_nic(t, gpu), topology_nic(t, image)}};
@@ -84,7 +85,7 @@ Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
         for (int step = 1; step < size; step++) {
             if (size % step != 0 || !maps_cluster(layout, t, dim, step))
                 continue;
-            sym->gen[sym->n_gen++] = (Generator){dim, step, size};
+            sym->gen[sym->n_gen++] = (Generator){dim, step, size, layout_stride(layout, dim)};
             sym->orbit *= size / step;
             g_string_append_printf(name, "%s%s", name->len ? " x " : "",
                                    dim == GROUP_TP ? "tp" : "dp");
@@ -97,10 +98,9 @@ Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
     sym->local = g_new(int, ranks);
     sym->simulated = g_new(int, ranks / sym->orbit);
     for (int r = 0; r < ranks; r++) {
-        Coord c = layout_coord(layout, r);
         gboolean first = TRUE;
         for (int i = 0; i < sym->n_gen; i++)
-            first = first && *coord_of(&c, sym->gen[i].dim) < sym->gen[i].step;
+            first = first && coord(&sym->gen[i], r) < sym->gen[i].step;
         sym->local[r] = first ? sym->n_simulated : -1;
         if (first)
             sym->simulated[sym->n_simulated++] = r;
@@ -151,13 +151,7 @@ GroupKind symmetry_generator_dim(const Symmetry *sym, int i)
 
 int symmetry_shift(const Symmetry *sym, int i, int rank)
 {
-    return shift_by(sym, &sym->gen[i], rank, 1);
-}
-
-static int compare_int(gconstpointer a, gconstpointer b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
+    return shift_by(&sym->gen[i], rank, 1);
 }
 
 gboolean symmetry_group_images(const Symmetry *sym, const int *members, int n, double *images,
@@ -165,26 +159,24 @@ gboolean symmetry_group_images(const Symmetry *sym, const int *members, int n, d
 {
     *images = 1;
     *invariant = 0;
-    g_autofree int *sorted = g_memdup2(members, sizeof(int) * (gsize)n);
-    g_autofree int *shifted = g_new(int, n);
-    qsort(sorted, (gsize)n, sizeof(int), compare_int);
+    g_autoptr(GHashTable) in = NULL; /* the members, when a shift must map them onto themselves */
     for (int i = 0; i < sym->n_gen; i++) {
         const Generator *g = &sym->gen[i];
-        Coord first = layout_coord(sym->layout, members[0]);
         gboolean shared = TRUE;
-        for (int m = 1; m < n && shared; m++) {
-            Coord c = layout_coord(sym->layout, members[m]);
-            shared = *coord_of(&c, g->dim) == *coord_of(&first, g->dim);
-        }
+        for (int m = 1; m < n && shared; m++)
+            shared = coord(g, members[m]) == coord(g, members[0]);
         if (shared) { /* every shift moves the whole group: size / step images */
             *images *= g->size / g->step;
             continue;
         }
-        for (int m = 0; m < n; m++)
-            shifted[m] = shift_by(sym, g, sorted[m], 1);
-        qsort(shifted, (gsize)n, sizeof(int), compare_int);
-        if (memcmp(shifted, sorted, sizeof(int) * (gsize)n) != 0)
-            return FALSE;
+        if (!in) {
+            in = g_hash_table_new(g_direct_hash, g_direct_equal);
+            for (int m = 0; m < n; m++)
+                g_hash_table_add(in, GINT_TO_POINTER(members[m] + 1));
+        }
+        for (int m = 0; m < n; m++) /* distinct members onto members: onto itself */
+            if (!g_hash_table_contains(in, GINT_TO_POINTER(shift_by(g, members[m], 1) + 1)))
+                return FALSE;
         *invariant |= 1u << i;
     }
     return TRUE;
@@ -196,9 +188,8 @@ void symmetry_canon(const Symmetry *sym, int src, int dst, int *csrc, int *cdst)
     *cdst = dst;
     for (int i = 0; i < sym->n_gen; i++) {
         const Generator *g = &sym->gen[i];
-        Coord c = layout_coord(sym->layout, *csrc);
-        int back = *coord_of(&c, g->dim) / g->step; /* steps from the simulated rank */
-        *csrc = shift_by(sym, g, *csrc, -back);
-        *cdst = shift_by(sym, g, *cdst, -back);
+        int back = coord(g, *csrc) / g->step; /* steps from the simulated rank */
+        *csrc = shift_by(g, *csrc, -back);
+        *cdst = shift_by(g, *cdst, -back);
     }
 }

@@ -23,9 +23,10 @@ typedef struct {
     char *text;           /* STRING, LIST (CSV's "12,12"), owned */
     const PlanList *list; /* LIST (JSON's [12,12]), the plan's */
     Where where;
+    gboolean blank; /* not known: an empty CSV cell, JSON's null */
 } Field;
 
-#define MAX_FIELDS 64
+#define MAX_FIELDS 80
 
 typedef struct {
     Field f[MAX_FIELDS];
@@ -37,7 +38,7 @@ static Field *put(Fields *fs, const char *section, const char *name, ValueKind k
                   const char *text)
 {
     g_assert(fs->n < MAX_FIELDS);
-    fs->f[fs->n] = (Field){section, name, kind, number, g_strdup(text), NULL, IN_BOTH};
+    fs->f[fs->n] = (Field){section, name, kind, number, g_strdup(text), NULL, IN_BOTH, FALSE};
     return &fs->f[fs->n++];
 }
 
@@ -65,9 +66,21 @@ static void put_comm_columns(Fields *fs, const Metrics *m)
     }
 }
 
+/* Whether a row of `status` knows the metric `name` (report.h). */
+static gboolean known(ReportStatus status, const char *name)
+{
+    static const char *const pruned[] = {"step_time_s", NULL};
+    static const char *const does_not_fit[] = {"peak_bytes", "capacity_bytes", "fits", NULL};
+    const char *const *names = status == REPORT_PRUNED         ? pruned
+                               : status == REPORT_DOES_NOT_FIT ? does_not_fit
+                                                               : NULL;
+    return status == REPORT_SIMULATED || (names && g_strv_contains(names, name));
+}
+
 static void collect(const Report *rep, Fields *fs)
 {
     const Metrics *m = &rep->metrics;
+    gboolean simulated = rep->status == REPORT_SIMULATED;
     fs->n = 0;
     fs->names = g_ptr_array_new_with_free_func(g_free);
     static const ValueKind kinds[] = {[FIELD_INT] = VALUE_INT,
@@ -82,12 +95,19 @@ static void collect(const Report *rep, Fields *fs)
                            scalar ? plan_field_get(rep->plan, (PlanField)f) : 0, text);
         if (kind == FIELD_LIST)
             field->list = (const PlanList *)((const char *)rep->plan + plan_fields[f].offset);
+        /* a plan that did not resolve: 0 for a field that cannot be 0 */
+        field->blank =
+            !simulated && ((kind == FIELD_INT && field->number == 0 && plan_fields[f].min > 0) ||
+                           (kind == FIELD_LIST && field->list->n == 0));
     }
     put(fs, "", "model", VALUE_STRING, 0, rep->model);
     put(fs, "", "cluster", VALUE_STRING, 0, rep->cluster);
-    put(fs, "", "gpus", VALUE_INT, rep->gpus, NULL);
-    put(fs, "", "parameters", VALUE_INT, rep->parameters, NULL);
-    put(fs, "", "micro_batches", VALUE_INT, rep->micro_batches, NULL);
+    put(fs, "", "gpus", VALUE_INT, rep->gpus, NULL)->blank = !simulated && rep->gpus == 0;
+    put(fs, "", "parameters", VALUE_INT, rep->parameters, NULL)->blank =
+        !simulated && rep->parameters == 0;
+    put(fs, "", "micro_batches", VALUE_INT, rep->micro_batches, NULL)->blank =
+        !simulated && rep->micro_batches == 0;
+    int metrics_from = fs->n;
     put(fs, "", "step_time_s", VALUE_NUMBER, m->step_time_s, NULL);
     put(fs, "", "tokens_per_s", VALUE_NUMBER, m->tokens_per_s, NULL);
     put(fs, "", "model_flops", VALUE_NUMBER, m->model_flops, NULL);
@@ -117,6 +137,14 @@ static void collect(const Report *rep, Fields *fs)
     put(fs, "", "simulated_ranks", VALUE_INT, m->simulated_ranks, NULL);
     put(fs, "", "symmetry", VALUE_STRING, 0, m->symmetry);
     put(fs, "", "sim_wall_s", VALUE_NUMBER, rep->sim_wall_s, NULL)->where = IN_JSON;
+    for (int i = metrics_from; i < fs->n; i++)
+        fs->f[i].blank = !known(rep->status, fs->f[i].name);
+    /* CSV only: what a sweep did with the plan */
+    put(fs, "", "status", VALUE_STRING, 0, report_status_names[rep->status])->where = IN_CSV;
+    Field *bound = put(fs, "", "bound_s", VALUE_NUMBER, rep->bound_s, NULL);
+    bound->where = IN_CSV;
+    bound->blank = !(rep->bound_s > 0);
+    put(fs, "", "reason", VALUE_STRING, 0, rep->reason ? rep->reason : "")->where = IN_CSV;
 }
 
 static void clear(Fields *fs)
@@ -129,6 +157,10 @@ static void clear(Fields *fs)
 /* A field's value in JSON. */
 static void json_value(JsonWriter *w, const Field *f)
 {
+    if (f->blank) {
+        jsonw_null(w);
+        return;
+    }
     switch (f->kind) {
     case VALUE_NUMBER:
         jsonw_number(w, f->number);
@@ -155,6 +187,8 @@ static void json_value(JsonWriter *w, const Field *f)
  * jsonw_int. */
 static void csv_value(GString *out, const Field *f)
 {
+    if (f->blank)
+        return;
     switch (f->kind) {
     case VALUE_NUMBER:
         /* +0 for -0 so that signs never differ between equal results */
@@ -406,6 +440,8 @@ void report_clear(Report *rep)
 }
 
 const char *const report_format_names[] = {"text", "json", "csv", NULL};
+
+const char *const report_status_names[] = {"simulated", "pruned", "does_not_fit", "invalid", NULL};
 
 gboolean report_format_parse(const char *name, ReportFormat *out)
 {

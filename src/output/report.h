@@ -3,7 +3,9 @@
  * Every format prints the same fields (report_columns lists them in order);
  * numbers are printed with a fixed format so that the same step gives the
  * same bytes. sim_wall_s is the only field that varies between runs, and it
- * is left out of CSV so that sweeps compare byte for byte. */
+ * is left out of CSV so that sweeps compare byte for byte. CSV rows end with
+ * three columns of their own, for sweeps: status, bound_s and reason
+ * (ReportStatus below); `plansim simulate` fills status with "simulated". */
 #ifndef PLANSIM_OUTPUT_REPORT_H
 #define PLANSIM_OUTPUT_REPORT_H
 
@@ -11,6 +13,19 @@
 
 #include "metrics/metrics.h"
 #include "spec/spec.h"
+
+/* What a row of a sweep says about its plan (report.c's CSV `status`
+ * column): replayed; pruned, its bound of the step time unable to beat the
+ * sweep's K-th best; found too big for the GPU by the memory bound, without
+ * a replay; or not a valid plan (`reason` says why). */
+typedef enum {
+    REPORT_SIMULATED,
+    REPORT_PRUNED,
+    REPORT_DOES_NOT_FIT,
+    REPORT_INVALID,
+    REPORT_STATUSES
+} ReportStatus;
+extern const char *const report_status_names[]; /* "simulated", "pruned", ... */
 
 typedef struct {
     const char *model; /* names */
@@ -21,6 +36,14 @@ typedef struct {
     int micro_batches;
     Metrics metrics;
     double sim_wall_s;
+    /* Zero for a simulated step. Otherwise only the metrics the status
+     * knows are printed, the others left empty: for REPORT_PRUNED the
+     * bound in step_time_s, for REPORT_DOES_NOT_FIT peak_bytes (the bound),
+     * capacity_bytes and fits; so are gpus, parameters, micro_batches and
+     * plan fields that are 0 where 0 is out of their range (unresolved). */
+    ReportStatus status;
+    double bound_s;     /* the step-time lower bound; > 0 to print it */
+    const char *reason; /* REPORT_INVALID: why */
 } Report;
 
 typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV } ReportFormat;

@@ -61,9 +61,10 @@ static void rank_events(JsonWriter *w, const Graph *g, const Replay *r, int rank
             double start_us = round(r->start_s[tasks[i]] * 1e9) / 1e3;
             double end_us = round(r->end_s[tasks[i]] * 1e9) / 1e3;
             gboolean coll = t->kind == TASK_COLLECTIVE;
+            g_autofree char *task_name = graph_name(g, tasks[i]);
             jsonw_begin_object(w, JSONW_INLINE);
             jsonw_string(jsonw_key(w, "ph"), "X");
-            jsonw_string(jsonw_key(w, "name"), graph_name(g, tasks[i]));
+            jsonw_string(jsonw_key(w, "name"), task_name);
             jsonw_int(jsonw_key(w, "pid"), gpu);
             jsonw_int(jsonw_key(w, "tid"), stream);
             jsonw_fixed(jsonw_key(w, "ts"), start_us, 3);

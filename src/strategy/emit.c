@@ -46,7 +46,14 @@ struct Emit {
     int shards[MEM_KINDS];       /* ways each kind of model state is split */
     double kept[TF_BLOCKS];      /* activations a layer block's forward keeps */
     double recreated[TF_BLOCKS]; /* and a replay re-creates (emit_keep_activations) */
-    GArray *gates;               /* TaskId: what the next compute-stream task waits for */
+    TaskId *gates;               /* what the next compute-stream task waits for */
+    gsize n_gates, gates_room;
+
+    /* the rank's layout group of each kind: its index, its ranks, how many */
+    int group_index[GROUP_KINDS];
+    const int *group_members[GROUP_KINDS];
+    int group_size[GROUP_KINDS];
+
     const Strategy *active[STRATEGY_MAX + 1]; /* NULL-terminated */
     void *state[STRATEGY_MAX];
 };
@@ -96,7 +103,7 @@ const GpuSpec *emit_gpu(const Emit *e)
 
 Shard emit_shard(const Emit *e)
 {
-    return (Shard){e->plan->micro_batch_size, e->plan->tp, e->plan->sequence_parallel};
+    return tf_shard(e->plan);
 }
 
 int emit_micro_batches(const Emit *e)
@@ -146,9 +153,9 @@ void emit_keep_activations(Emit *e, Block block, double kept, double recreated)
 /* The task just appended to the compute stream waits for the gates. */
 static void take_gates(Emit *e, TaskId t)
 {
-    for (guint i = 0; i < e->gates->len; i++)
-        graph_dep(e->graph, g_array_index(e->gates, TaskId, i), t);
-    g_array_set_size(e->gates, 0);
+    for (gsize i = 0; i < e->n_gates; i++)
+        graph_dep(e->graph, e->gates[i], t);
+    e->n_gates = 0;
 }
 
 TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName name)
@@ -160,8 +167,13 @@ TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName
 
 void emit_gate(Emit *e, TaskId before)
 {
-    if (before != TASK_NONE)
-        g_array_append_val(e->gates, before);
+    if (before == TASK_NONE)
+        return;
+    if (e->n_gates == e->gates_room) {
+        e->gates_room = MAX(2 * e->gates_room, 8);
+        e->gates = g_renew(TaskId, e->gates, e->gates_room);
+    }
+    e->gates[e->n_gates++] = before;
 }
 
 /* The graph group of `members`, registered in *id when first used. */
@@ -175,12 +187,11 @@ static int group(Emit *e, int *id, const int *members, int n)
 TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes, TaskTag tag,
                        TaskName name)
 {
-    int index = layout_group_of(e->layout, kind, e->rank), n;
-    const int *members = layout_group(e->layout, kind, index, &n);
+    int index = e->group_index[kind], n = e->group_size[kind];
     if (n == 1)
         return TASK_NONE;
-    TaskId t = graph_collective(e->graph, group(e, &e->group_id[kind][index], members, n), e->local,
-                                stream, op, bytes, tag, name);
+    int id = group(e, &e->group_id[kind][index], e->group_members[kind], n);
+    TaskId t = graph_collective(e->graph, id, e->local, stream, op, bytes, tag, name);
     if (stream == STREAM_COMPUTE)
         take_gates(e, t);
     return t;
@@ -394,6 +405,11 @@ static void emit_unit(Emit *e, const Unit *u)
 static void emit_rank_step(Emit *e, GArray *units)
 {
     e->stage = layout_coord(e->layout, e->rank).pp;
+    for (int k = 0; k < GROUP_KINDS; k++) {
+        e->group_index[k] = layout_group_of(e->layout, (GroupKind)k, e->rank);
+        e->group_members[k] =
+            layout_group(e->layout, (GroupKind)k, e->group_index[k], &e->group_size[k]);
+    }
     e->params = 0;
     for (int c = 0; c < e->plan->virtual_stages; c++) {
         int g = c * e->plan->pp + e->stage;
@@ -442,11 +458,10 @@ static void emit_rank_step(Emit *e, GArray *units)
     emit_wait(e, emit_last(e, STREAM_P2P), end);
 }
 
-/* Refuses a step too big to hold in memory (about 150 bytes per task)
- * before building it: every rank runs every micro-batch's forward and
- * backward through every piece of its stage, and the active strategies add
- * up to a few tasks per piece (their piece_tasks). */
-static gboolean check_size(const Emit *e, int ranks, GError **error)
+/* The most tasks the step can have: every rank runs every micro-batch's
+ * forward and backward through every piece of its stage, and the active
+ * strategies add up to a few tasks per piece (their piece_tasks). */
+static double estimate_tasks(const Emit *e, int ranks)
 {
     const PlanSpec *p = e->plan;
     double per_piece = 1;
@@ -454,14 +469,20 @@ static gboolean check_size(const Emit *e, int ranks, GError **error)
         if (e->active[i]->piece_tasks)
             per_piece += e->active[i]->piece_tasks(p);
     double pieces = (TF_BLOCKS * (double)e->model->layers + 2) / p->pp + 2 * p->virtual_stages;
-    double tasks = ranks * (2.0 * e->micro_batches * pieces * per_piece + 4);
+    return ranks * (2.0 * e->micro_batches * pieces * per_piece + 4);
+}
+
+/* Refuses a step of `tasks` tasks, too big to hold in memory (about 150
+ * bytes per task), before building it. */
+static gboolean check_size(const Emit *e, int ranks, double tasks, GError **error)
+{
     if (tasks <= EMIT_MAX_TASKS)
         return TRUE;
     g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                 "%s: expected a step of at most %.0f tasks, got %.3g (%d ranks x %d micro-batches "
                 "x %d layers / %d stages): lower global_batch_size, the GPU count or the layers",
                 plan_field_origin(e->plan, PLAN_GLOBAL_BATCH_SIZE), (double)EMIT_MAX_TASKS, tasks,
-                ranks, e->micro_batches, e->model->layers, p->pp);
+                ranks, e->micro_batches, e->model->layers, e->plan->pp);
     return FALSE;
 }
 
@@ -494,17 +515,20 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
         if (strategy_registry[i]->active(plan))
             e.active[n_active++] = strategy_registry[i];
     }
-    if (!check_size(&e, simulated, error))
+    double tasks = estimate_tasks(&e, simulated);
+    if (!check_size(&e, simulated, tasks, error))
         return NULL;
     for (int i = 0; i < n_active; i++)
         e.state[i] = g_malloc0(MAX(e.active[i]->state_size, 1));
     g_autoptr(Graph) graph = graph_new(simulated, EMIT_STREAMS);
+    /* a stream edge per task, fewer other dependencies; at most a memory
+     * operation per task */
+    graph_reserve(graph, (gsize)tasks, 2 * (gsize)tasks, (gsize)tasks);
     graph_place(graph, ranks_of, ranks);
     e.graph = graph;
     init_groups(&e, ranks);
     compute_costs(&e);
     lay_out_chunks(&e);
-    e.gates = g_array_new(FALSE, FALSE, sizeof(TaskId));
 
     GArray *units = g_array_new(FALSE, FALSE, sizeof(Unit));
     for (e.local = 0; e.local < simulated; e.local++) {
@@ -512,7 +536,7 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
         emit_rank_step(&e, units);
     }
     g_array_free(units, TRUE);
-    g_array_free(e.gates, TRUE);
+    g_free(e.gates);
     g_free(e.segments);
     g_free(e.chunk_first);
     for (int i = 0; i < n_active; i++)

@@ -1,0 +1,135 @@
+/* bench_scale.c: how fast one step simulates at scale, symmetry-reduced and
+ * in full.
+ *
+ * Three steps, each replayed REPEATS times (default 5) with the symmetry
+ * reduction (one rank per orbit of the tp and dp shifts) and, when it has
+ * at most FULL_GPUS GPUs (default 16,384), once at full fidelity (every
+ * GPU), whose step time must be the same:
+ *   - GPT-3 175B on 1,024 A100s (128 DGX nodes): tp 8, pp 8, dp 16,
+ *     micro-batch 1, global batch 1,536, ZeRO-1, sequence parallelism,
+ *     selective recomputation;
+ *   - Llama 3 405B on 16,384 H100s (2,048 DGX nodes): tp 8, pp 16, dp 128,
+ *     global batch 2,048, sequence parallelism, ZeRO-1, the 126 layers as
+ *     7 + 14 x 8 + 7;
+ *   - the tiny GPT on 2^20 A100s (131,072 nodes): dp 2^20, the
+ *     hierarchical all-reduce (NCCL's tree, which auto picks at that size,
+ *     plays different roles on different ranks and so is replayed in full).
+ * Prints the median wall seconds, the process's peak RSS so far (after the
+ * first step's reduced runs, that step's own), the simulated ranks and
+ * events, and the full replay's figures. Figures, not pass/fail:
+ * `make bench`.
+ *
+ *   bench/bench_scale [REPEATS [FULL_GPUS]] */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+
+#include "app/simulate.h"
+#include "bench.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double peak_rss_mb(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss / 1024.0;
+}
+
+typedef struct {
+    const char *name, *model, *cluster;
+    int nodes, tp, pp, dp, micro_batch, batch, zero;
+    gboolean sp;
+    Recompute recompute;
+    const char *layers; /* layers_per_stage, or NULL */
+    CollAlgorithm algorithm;
+} Case;
+
+static const Case cases[] = {
+    {"gpt3-175b x 1024 A100", "gpt3-175b.json", "dgx-a100-80gb.json", 128, 8, 8, 16, 1, 1536, 1,
+     TRUE, RECOMPUTE_SELECTIVE, NULL, ALGORITHM_AUTO},
+    {"llama3-405b x 16384 H100", "llama3-405b.json", "dgx-h100.json", 2048, 8, 16, 128, 1, 2048,
+     1, TRUE, RECOMPUTE_NONE, "7,8,8,8,8,8,8,8,8,8,8,8,8,8,8,7", ALGORITHM_AUTO},
+    {"tiny-gpt x 2^20 A100", "tiny-gpt.json", "dgx-a100-80gb.json", 131072, 1, 1, 1048576, 1,
+     1048576, 0, FALSE, RECOMPUTE_NONE, NULL, ALGORITHM_HIERARCHICAL},
+};
+
+/* Simulates `plan` once; wall seconds, and the report in *rep. */
+static double run_once(const ModelSpec *m, const ClusterSpec *c, const PlanSpec *plan, Report *rep)
+{
+    GError *error = NULL;
+    gint64 start = g_get_monotonic_time();
+    if (!sim_run(m, c, plan, rep, &error)) {
+        fprintf(stderr, "bench_scale: %s\n", error->message);
+        exit(1);
+    }
+    return (g_get_monotonic_time() - start) / 1e6;
+}
+
+static void bench(const Case *k, int repeats, int full_gpus)
+{
+    g_autofree char *model_path = bench_shipped("models", k->model);
+    g_autofree char *cluster_path = bench_shipped("topologies", k->cluster);
+    GError *error = NULL;
+    g_autoptr(ModelSpec) m = model_spec_load(model_path, &error);
+    g_autoptr(ClusterSpec) c = m ? cluster_spec_load(cluster_path, k->nodes, &error) : NULL;
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    if (c) {
+        plan->tp = k->tp;
+        plan->pp = k->pp;
+        plan->dp = k->dp;
+        plan->micro_batch_size = k->micro_batch;
+        plan->global_batch_size = k->batch;
+        plan->zero_stage = k->zero;
+        plan->sequence_parallel = k->sp;
+        plan->recompute = k->recompute;
+        plan->collective_algorithm = k->algorithm;
+    }
+    if (!c || (k->layers && !plan_spec_set(plan, PLAN_LAYERS_PER_STAGE, k->layers, "bench",
+                                           &error)) ||
+        !plan_spec_resolve(plan, m, c, &error)) {
+        fprintf(stderr, "bench_scale: %s: %s\n", k->name, error->message);
+        exit(2);
+    }
+    g_autofree double *wall = g_new(double, repeats);
+    Report rep;
+    for (int i = 0; i < repeats; i++) {
+        wall[i] = run_once(m, c, plan, &rep);
+        if (i + 1 < repeats)
+            report_clear(&rep);
+    }
+    qsort(wall, (gsize)repeats, sizeof(double), cmp_double);
+    printf("%-26s reduced (%s): %d ranks, %8" G_GUINT64_FORMAT
+           " events, median %.4f s of %d, peak RSS %.0f MB, step %.6g s\n",
+           k->name, rep.metrics.symmetry, rep.metrics.simulated_ranks, rep.metrics.events,
+           wall[repeats / 2], repeats, peak_rss_mb(), rep.metrics.step_time_s);
+    double reduced_step = rep.metrics.step_time_s;
+    report_clear(&rep);
+    if ((long long)k->tp * k->pp * k->dp > full_gpus)
+        return;
+    plan->full_fidelity = TRUE;
+    double full_s = run_once(m, c, plan, &rep);
+    printf("%-26s full:              %d ranks, %8" G_GUINT64_FORMAT
+           " events, %.3f s (%.0fx the reduced), step %.6g s (%s)\n",
+           k->name, rep.metrics.simulated_ranks, rep.metrics.events, full_s,
+           full_s / wall[repeats / 2], rep.metrics.step_time_s,
+           fabs(rep.metrics.step_time_s - reduced_step) <= 1e-9 * reduced_step ? "the same"
+                                                                               : "DIFFERENT");
+    report_clear(&rep);
+}
+
+int main(int argc, char **argv)
+{
+    int repeats = argc > 1 ? MAX(1, atoi(argv[1])) : 5;
+    int full_gpus = argc > 2 ? atoi(argv[2]) : 16384;
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        bench(&cases[i], repeats, full_gpus);
+        fflush(stdout);
+    }
+    return 0;
+}

@@ -1,0 +1,200 @@
+/* estimate.c: step-time and memory lower bounds from the cost model
+ * (estimate.h says why they are bounds).
+ *
+ * Per micro-batch, a piece of kind k costs the roofline time of its
+ * forward operations and twice that backward, and recomputation replays
+ * tf_block_replay_ops before each layer block's backward: exactly the
+ * tasks emit.c and recompute.c write, summed per model chunk. */
+#include "strategy/estimate.h"
+
+#include "strategy/schedule.h"
+
+/* Slack for the rounding of long sums (estimate.h). */
+#define TIME_SLACK   1e-6
+#define MEMORY_SLACK 1e-9
+
+const double estimate_bytes_per_param[MEM_KINDS] = {
+    [MEM_PARAMS] = 2, [MEM_GRADS] = 2, [MEM_OPTIMIZER] = 12};
+
+void estimate_state_shards(const PlanSpec *plan, int shards[MEM_KINDS])
+{
+    for (int k = 0; k < MEM_KINDS; k++)
+        shards[k] = 1;
+    if (plan->zero_stage >= 1)
+        shards[MEM_OPTIMIZER] = plan->dp;
+    if (plan->zero_stage >= 2)
+        shards[MEM_GRADS] = plan->dp;
+    if (plan->zero_stage >= 3)
+        shards[MEM_PARAMS] = plan->dp;
+}
+
+double estimate_segment_params(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind)
+{
+    int tp = plan->tp;
+    switch (kind) {
+    case SEGMENT_EMBEDDING:
+        return tf_embedding_params(model, tp);
+    case SEGMENT_LAYER:
+        return tf_layer_params(model, tp);
+    case SEGMENT_HEAD:
+        break;
+    }
+    double words = model->tied_embeddings ? (double)model->vocab_size * model->hidden_size / tp : 0;
+    return tf_head_params(model, tp) + (plan->pp > 1 ? words : 0);
+}
+
+double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage)
+{
+    int chunks = plan->layers_per_stage.n;
+    double layer = estimate_segment_params(model, plan, SEGMENT_LAYER), params = 0;
+    for (int c = 0; c < plan->virtual_stages; c++) {
+        int g = c * plan->pp + stage;
+        if (g == 0)
+            params += estimate_segment_params(model, plan, SEGMENT_EMBEDDING);
+        for (int i = 0; i < plan->layers_per_stage.v[g]; i++)
+            params += layer;
+        if (g == chunks - 1)
+            params += estimate_segment_params(model, plan, SEGMENT_HEAD);
+    }
+    return params;
+}
+
+/* Model-state bytes of a rank holding `params`, summed kind by kind as the
+ * engine's memory ledger sums them. */
+static double states_bytes(const PlanSpec *plan, double params)
+{
+    int shards[MEM_KINDS];
+    estimate_state_shards(plan, shards);
+    double bytes = 0;
+    for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
+        bytes += estimate_bytes_per_param[k] * params / shards[k];
+    return bytes;
+}
+
+double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,
+                             const PlanSpec *plan)
+{
+    (void)cluster;
+    double most = 0;
+    for (int s = 0; s < plan->pp; s++)
+        most = MAX(most, states_bytes(plan, estimate_stage_params(model, plan, s)));
+    return most;
+}
+
+/* Per micro-batch on one GPU: the forward seconds and kept activation
+ * bytes of the embedding, the head and each layer block, and the seconds
+ * of each block's replay before its backward. */
+typedef struct {
+    double embedding_s, head_s, block_s[TF_BLOCKS], replay_s[TF_BLOCKS];
+    double embedding_kept, head_kept, block_kept[TF_BLOCKS];
+} PieceCosts;
+
+static void piece_costs(const ModelSpec *m, const GpuSpec *gpu, const PlanSpec *plan, PieceCosts *c)
+{
+    Shard sh = tf_shard(plan);
+    OpList ops;
+    tf_embedding_ops(m, sh, &ops);
+    c->embedding_s = tf_ops_s(gpu, &ops);
+    c->embedding_kept = tf_embedding_activation_bytes(m, sh);
+    tf_head_ops(m, sh, &ops);
+    c->head_s = tf_ops_s(gpu, &ops);
+    c->head_kept = tf_head_activation_bytes(m, sh);
+    for (int b = 0; b < TF_BLOCKS; b++) {
+        tf_block_ops(m, (Block)b, sh, &ops);
+        c->block_s[b] = tf_ops_s(gpu, &ops);
+        tf_block_replay_ops(m, (Block)b, sh, plan->recompute, &ops);
+        c->replay_s[b] = tf_ops_s(gpu, &ops);
+        c->block_kept[b] = tf_block_activation_bytes(m, (Block)b, sh, plan->recompute);
+    }
+}
+
+/* One micro-batch through model chunk g: its forward seconds, its
+ * backward's (with the replays) and the activations its forward keeps. */
+typedef struct {
+    double forward_s, backward_s, kept;
+} ChunkCost;
+
+static ChunkCost chunk_cost(const PieceCosts *c, const PlanSpec *plan, int g)
+{
+    int layers = plan->layers_per_stage.v[g];
+    gboolean first = g == 0, last = g == plan->layers_per_stage.n - 1;
+    double layer_s = 0, replay_s = 0, layer_kept = 0;
+    for (int b = 0; b < TF_BLOCKS; b++) {
+        layer_s += c->block_s[b];
+        replay_s += c->replay_s[b];
+        layer_kept += c->block_kept[b];
+    }
+    double forward = (first ? c->embedding_s : 0) + layers * layer_s + (last ? c->head_s : 0);
+    return (ChunkCost){forward, 2 * forward + layers * replay_s,
+                       (first ? c->embedding_kept : 0) + layers * layer_kept +
+                           (last ? c->head_kept : 0)};
+}
+
+/* The most activations a rank of stage s holds at the start of a forward
+ * unit's last piece: its schedule's units in order, each forward keeping
+ * its chunk's activations until that micro-batch's backward of the chunk. */
+static double stage_activations(const PieceCosts *c, const PlanSpec *plan, int s, GArray *units)
+{
+    StageWork w = {plan_spec_micro_batches(plan), plan->pp, plan->virtual_stages, s};
+    g_array_set_size(units, 0);
+    pipeline_schedules[plan->schedule]->order(&w, units);
+    g_autofree double *kept = g_new(double, plan->virtual_stages);
+    for (int k = 0; k < plan->virtual_stages; k++)
+        kept[k] = chunk_cost(c, plan, k * plan->pp + s).kept;
+    double held = 0, most = 0;
+    for (guint i = 0; i < units->len; i++) {
+        const Unit *u = &g_array_index(units, Unit, i);
+        held += u->forward ? kept[u->chunk] : -kept[u->chunk];
+        most = MAX(most, held);
+    }
+    return most;
+}
+
+double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec *cluster,
+                                       const PlanSpec *plan)
+{
+    PieceCosts c;
+    piece_costs(model, &cluster->gpu, plan, &c);
+    GArray *units = g_array_new(FALSE, FALSE, sizeof(Unit));
+    double most = 0;
+    for (int s = 0; s < plan->pp; s++) {
+        double states = states_bytes(plan, estimate_stage_params(model, plan, s));
+        most = MAX(most, states + stage_activations(&c, plan, s, units));
+    }
+    g_array_free(units, TRUE);
+    return most * (1 - MEMORY_SLACK);
+}
+
+/* The optimizer step of a rank of stage s. */
+static double optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan, int s)
+{
+    int shards[MEM_KINDS];
+    estimate_state_shards(plan, shards);
+    OpList ops;
+    tf_optimizer_ops(estimate_stage_params(model, plan, s) / shards[MEM_OPTIMIZER], &ops);
+    return tf_ops_s(gpu, &ops);
+}
+
+double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
+                                   const PlanSpec *plan)
+{
+    const GpuSpec *gpu = &cluster->gpu;
+    PieceCosts c;
+    piece_costs(model, gpu, plan, &c);
+    int m = plan_spec_micro_batches(plan);
+    double fill = 0, drain = 0; /* F(s), B(s): chunks 0 .. s - 1, one micro-batch */
+    double opt0 = optimizer_s(model, gpu, plan, 0), most = 0;
+    for (int s = 0; s < plan->pp; s++) {
+        double busy = 0;
+        for (int k = 0; k < plan->virtual_stages; k++) {
+            ChunkCost cc = chunk_cost(&c, plan, k * plan->pp + s);
+            busy += m * (cc.forward_s + cc.backward_s);
+        }
+        double opt = s == 0 ? opt0 : optimizer_s(model, gpu, plan, s);
+        most = MAX(most, fill + busy + MAX(opt, drain + opt0));
+        ChunkCost here = chunk_cost(&c, plan, s); /* chunk s, for the stages after */
+        fill += here.forward_s;
+        drain += here.backward_s;
+    }
+    return most * (1 - TIME_SLACK);
+}

@@ -1,0 +1,97 @@
+/* estimate.h: bounds of a step from the cost model, without a replay.
+ *
+ * A sweep (app/sweep.c) orders, pre-checks and prunes plans with these. All
+ * come from the emitter's own cost functions (cost/transformer.h: the
+ * forward of each piece, backward twice it, recomputation's replays, the
+ * optimizer step over the rank's shard) and its own model-state rules
+ * (the functions below, which emit.c and zero.c can share), so they are
+ * bounds of the replay of the very graph emit_step builds.
+ *
+ * Why estimate_step_lower_bound_s is admissible (<= the replayed step
+ * time). A rank's compute stream runs its tasks one after the other
+ * (graph.h), each for at least its cost: compute interference only slows
+ * a task down, and the stream's collectives (tensor parallelism's) only
+ * add time; the bound counts compute tasks only. Take pipeline stage s and
+ * any rank of it (every stage has a simulated rank: the symmetry shifts tp
+ * and dp only, and the reduced replay is exact):
+ *   - fill: the stage's first unit is a forward (every schedule runs each
+ *     backward after its forward), of model chunk g >= s. Its first task
+ *     waits for the activations of chunk g - 1's forward of the same
+ *     micro-batch, sent when that unit's last compute ended, which waited
+ *     for chunk g - 2's, and so on: it starts no sooner than F(s), the
+ *     forwards of one micro-batch through model chunks 0 .. s - 1;
+ *   - busy: from then on the stage's compute stream runs all its units,
+ *     U(s) = m x (forward + backward + replays) of its chunks;
+ *   - drain: its last unit is a backward, of chunk g >= s; chunk g - 1's
+ *     backward of that micro-batch waits for its gradients, and so on down
+ *     to chunk 0 on stage 0, whose optimizer step follows: B(s) + opt(0),
+ *     with B(s) the backwards (and replays) of one micro-batch through
+ *     chunks 0 .. s - 1; and the stage's own optimizer step follows its
+ *     last unit too: opt(s).
+ * So the step lasts at least F(s) + U(s) + max(opt(s), B(s) + opt(0)) for
+ * every s; the bound is the largest over the stages, less a relative
+ * 1e-6 that covers the rounding of the replay's and this sum's additions
+ * (at most ~1e-9 of a step of 1e7 tasks). On one stage it is the rank's
+ * compute; for 1F1B with even stages, (m + p - 1)(f + b) + opt, the
+ * closed form of the bubble.
+ *
+ * Why estimate_peak_lower_bound_bytes is admissible (<= the replayed
+ * memory peak). At "step begin" each rank allocates its model states
+ * (estimate_states_bytes of its stage) and keeps them all step. It then
+ * runs its units in the order of its pipeline schedule (the pipeline is
+ * the strategy that orders units, and it asks the plan's schedule row:
+ * the same order() is walked here). Each forward piece allocates what it
+ * keeps when it starts, and that micro-batch's backward of the chunk frees
+ * it (with what a replay re-created) when its pieces end; ZeRO-3's
+ * gathered buffers are freed only after they are allocated. So when a
+ * forward unit's last piece starts, the rank holds at least its states and
+ * the kept activations of every forward unit so far whose backward has not
+ * run, this one included; the engine records the peak after every
+ * allocation. The bound is the largest such sum over the units and the
+ * stages, less a relative 1e-9 for rounding. It leaves out replays,
+ * buffers and the tensor-parallel collectives' memory, so it is exact
+ * only when those are nil. */
+#ifndef PLANSIM_STRATEGY_ESTIMATE_H
+#define PLANSIM_STRATEGY_ESTIMATE_H
+
+#include "strategy/emit.h"
+#include "spec/spec.h"
+
+/* Bytes one parameter's state of each kind takes, unsplit: bf16
+ * parameters and gradients (2, 2); Adam's fp32 master weights, momentum
+ * and variance (12); 0 for activations and buffers. */
+extern const double estimate_bytes_per_param[MEM_KINDS];
+
+/* The ways each kind of model state is split under the plan's ZeRO stage
+ * (1 for what is not): stage 1 the optimizer states over dp, stage 2 also
+ * the gradients, stage 3 also the parameters. */
+void estimate_state_shards(const PlanSpec *plan, int shards[MEM_KINDS]);
+
+/* Parameters one rank holds for a segment of `kind`: the embedding's, one
+ * layer's, or the head's (with a tied output layer on a pipeline, the head
+ * also holds a copy of the word embedding, as Megatron-LM does). */
+double estimate_segment_params(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind);
+
+/* Parameters a rank of pipeline stage `stage` holds, all its model chunks
+ * together, summed segment by segment in model order as emit.c does. The
+ * plan must be resolved. */
+double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage);
+
+/* Model-state bytes (parameters, gradients, optimizer states after ZeRO
+ * sharding) of the most loaded rank, as emit.c allocates them at "step
+ * begin": a lower bound of its memory peak. Resolved plans. */
+double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,
+                             const PlanSpec *plan);
+
+/* A lower bound of the replayed memory peak: per stage, its model states
+ * and the most activations its schedule's forward units keep at once; the
+ * largest over the stages. Resolved, supported plans (strategy_check). */
+double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec *cluster,
+                                       const PlanSpec *plan);
+
+/* A lower bound of the replayed step time, in seconds (the fill, busy and
+ * drain argument above). Resolved, supported plans (strategy_check). */
+double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
+                                   const PlanSpec *plan);
+
+#endif
