@@ -16,10 +16,10 @@ START_TEST(roofline_takes_the_slower_bound)
                    .launch_s = 3e-6};
     /* compute: 1e12 / (100e12 x 0.5) = 0.02 s; memory: 1e9 / (1e12 x 0.8) =
      * 1.25 ms; plus 3 us launch */
-    Op gemm = {"gemm", 1e12, 1e9, 1};
+    Op gemm = {.name = "gemm", .flops = 1e12, .bytes = 1e9, .gemm = 1};
     ck_assert_rel(roofline_s(&gpu, &gemm), 0.02 + 3e-6, 1e-15);
     /* memory-bound: 8e9 bytes / 0.8e12 = 0.01 s > 1e9 / 50e12 */
-    Op copy = {"copy", 1e9, 8e9, 0};
+    Op copy = {.name = "copy", .flops = 1e9, .bytes = 8e9};
     ck_assert_rel(roofline_s(&gpu, &copy), 0.01 + 3e-6, 1e-15);
 }
 END_TEST
@@ -69,7 +69,10 @@ START_TEST(activations_match_korthikanti_table)
 {
     double s = 2048, b = 4, h = 4096, a = 32, t = 8;
     ModelSpec *m = test_gpt(8, (int)h, (int)a, 50000, (int)s);
-    Shard none = {(int)b, 1, FALSE}, tp = {(int)b, (int)t, FALSE}, sp = {(int)b, (int)t, TRUE};
+    /* the table's attention keeps the s x s scores: standard attention */
+    Shard none = {(int)b, 1, FALSE, ATTENTION_STANDARD},
+          tp = {(int)b, (int)t, FALSE, ATTENTION_STANDARD},
+          sp = {(int)b, (int)t, TRUE, ATTENTION_STANDARD};
     double sbh = s * b * h;
     ck_assert_rel(layer_bytes(m, none, RECOMPUTE_NONE), sbh * (34 + 5 * a * s / h), 1e-15);
     ck_assert_rel(layer_bytes(m, tp, RECOMPUTE_NONE), sbh * (10 + 24 / t + 5 * a * s / (h * t)),
@@ -79,6 +82,58 @@ START_TEST(activations_match_korthikanti_table)
     ck_assert_rel(layer_bytes(m, sp, RECOMPUTE_SELECTIVE), 34 * sbh / t, 1e-15);
     ck_assert_rel(layer_bytes(m, tp, RECOMPUTE_FULL), 2 * sbh, 1e-15);
     model_spec_free(m);
+}
+END_TEST
+
+/* FlashAttention (docs/model.md, "FlashAttention"): a GPT layer (f = 4h,
+ * as many KV heads as heads) keeps Korthikanti's
+ * sbh (34 + 5as/h), sbh (10 + 24/t + 5as/(ht)), sbh (34/t + 5as/(ht)) with
+ * the s^2 term replaced by the logsumexp, 4asb/t; selective recomputation
+ * keeps the same; full keeps the layer input. */
+START_TEST(flash_layer_activations_by_hand)
+{
+    double s = 2048, b = 4, h = 4096, a = 32, t = 8;
+    ModelSpec *m = test_gpt(8, (int)h, (int)a, 50000, (int)s);
+    Shard none = {(int)b, 1, FALSE, ATTENTION_FLASH}, tp = {(int)b, (int)t, FALSE, ATTENTION_FLASH},
+          sp = {(int)b, (int)t, TRUE, ATTENTION_FLASH};
+    double sbh = s * b * h, lse = 4 * a * s * b;
+    ck_assert_rel(layer_bytes(m, none, RECOMPUTE_NONE), 34 * sbh + lse, 1e-15);
+    ck_assert_rel(layer_bytes(m, tp, RECOMPUTE_NONE), sbh * (10 + 24 / t) + lse / t, 1e-15);
+    ck_assert_rel(layer_bytes(m, sp, RECOMPUTE_NONE), 34 * sbh / t + lse / t, 1e-15);
+    Shard shards[] = {none, tp, sp};
+    for (gsize i = 0; i < G_N_ELEMENTS(shards); i++) {
+        ck_assert_double_eq(layer_bytes(m, shards[i], RECOMPUTE_SELECTIVE),
+                            layer_bytes(m, shards[i], RECOMPUTE_NONE));
+        ck_assert_double_eq(
+            tf_block_replay_bytes(m, BLOCK_ATTENTION, shards[i], RECOMPUTE_SELECTIVE), 0);
+    }
+    ck_assert_rel(layer_bytes(m, tp, RECOMPUTE_FULL), 2 * sbh, 1e-15);
+    /* against standard: exactly the 5as^2b/t term less the logsumexp */
+    Shard tp_standard = tp;
+    tp_standard.attention = ATTENTION_STANDARD;
+    ck_assert_rel(layer_bytes(m, tp_standard, RECOMPUTE_NONE) - layer_bytes(m, tp, RECOMPUTE_NONE),
+                  5 * a * s * s * b / t - lse / t, 1e-12);
+    model_spec_free(m);
+}
+END_TEST
+
+/* Grouped-query attention with a SwiGLU MLP (Llama-style, 8 KV heads of
+ * 32, t = 4): the attention block keeps its norm's input, the QKV input
+ * and the dropout mask (5sbh), Q (2sbh/t), K and V (2 x 2 s b h_kv / t),
+ * the output (2sbh/t) and the logsumexp (4asb/t); the MLP its 5sbh and the
+ * gate, up and down inputs (3 x 2sbf/t). */
+START_TEST(flash_gqa_swiglu_activations_by_hand)
+{
+    double s = 4096, b = 1, h = 4096, a = 32, kv = 8, f = 14336, t = 4, hkv = kv * h / a;
+    ModelSpec m = {(char *)"gqa", 2,      (int)h, (int)a,     (int)kv,
+                   (int)f,        128256, (int)s, MLP_SWIGLU, FALSE};
+    Shard sh = {(int)b, (int)t, FALSE, ATTENTION_FLASH};
+    double sbh = s * b * h;
+    ck_assert_rel(tf_block_activation_bytes(&m, BLOCK_ATTENTION, sh, RECOMPUTE_NONE),
+                  5 * sbh + 2 * sbh / t + 4 * s * b * hkv / t + 2 * sbh / t + 4 * a * s * b / t,
+                  1e-15);
+    ck_assert_rel(tf_block_activation_bytes(&m, BLOCK_MLP, sh, RECOMPUTE_NONE),
+                  5 * sbh + 6 * s * b * f / t, 1e-15);
 }
 END_TEST
 
@@ -92,13 +147,15 @@ START_TEST(layer_gemm_flops)
     double hkv = kv * h / a;
     ModelSpec m = {(char *)"gqa", 2,    (int)h, (int)a,     (int)kv,
                    (int)f,        1000, (int)s, MLP_SWIGLU, FALSE};
-    Shard sh = {(int)b, 1, FALSE};
-    OpList ops;
-    tf_block_ops(&m, BLOCK_ATTENTION, sh, &ops);
-    ck_assert_rel(tf_ops_flops(&ops, TRUE),
-                  2 * b * s * h * (h + 2 * hkv) + 4 * b * s * s * h + 2 * b * s * h * h, 1e-15);
-    tf_block_ops(&m, BLOCK_MLP, sh, &ops);
-    ck_assert_rel(tf_ops_flops(&ops, TRUE), 6 * b * s * h * f, 1e-15);
+    for (int att = 0; att < 2; att++) { /* the same FLOPs with either attention */
+        Shard sh = {(int)b, 1, FALSE, (Attention)att};
+        OpList ops;
+        tf_block_ops(&m, BLOCK_ATTENTION, sh, &ops);
+        ck_assert_rel(tf_ops_flops(&ops, TRUE),
+                      2 * b * s * h * (h + 2 * hkv) + 4 * b * s * s * h + 2 * b * s * h * h, 1e-15);
+        tf_block_ops(&m, BLOCK_MLP, sh, &ops);
+        ck_assert_rel(tf_ops_flops(&ops, TRUE), 6 * b * s * h * f, 1e-15);
+    }
 }
 END_TEST
 
@@ -111,6 +168,8 @@ Suite *suite_model(void)
     tcase_add_test(tc, llama_parameters);
     tcase_add_test(tc, model_flops_match_korthikanti_eq7);
     tcase_add_test(tc, activations_match_korthikanti_table);
+    tcase_add_test(tc, flash_layer_activations_by_hand);
+    tcase_add_test(tc, flash_gqa_swiglu_activations_by_hand);
     tcase_add_test(tc, layer_gemm_flops);
     suite_add_tcase(s, tc);
     return s;

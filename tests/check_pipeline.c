@@ -34,6 +34,7 @@ static Run pipeline(int p, int m, int v, Schedule schedule, int k, int hidden, i
     run.plan->virtual_stages = v;
     run.plan->schedule = schedule;
     run.plan->global_batch_size = m;
+    run.plan->attention = ATTENTION_STANDARD; /* t_b = 2 t_f: no fused backward's rest */
     run_simulate(&run);
     return run;
 }
@@ -44,7 +45,7 @@ static double forward_s(const Run *run, int layers)
     OpList ops;
     double t = 0;
     for (int b = 0; b < TF_BLOCKS; b++) {
-        tf_block_ops(run->model, (Block)b, (Shard){1, 1, FALSE}, &ops);
+        tf_block_ops(run->model, (Block)b, (Shard){1, 1, FALSE, ATTENTION_STANDARD}, &ops);
         t += tf_ops_s(&run->cluster->gpu, &ops);
     }
     return layers * t;
@@ -123,7 +124,7 @@ enum { MH = 256, MA = 8, MV = 1024 }; /* a small model: memory only */
  * embedding's on the first stage and the head's on the last. */
 static double stage_bytes(const Run *run, int s, int p, int layers)
 {
-    Shard sh = {1, 1, FALSE};
+    Shard sh = {1, 1, FALSE, ATTENTION_STANDARD};
     double layer = tf_block_activation_bytes(run->model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE) +
                    tf_block_activation_bytes(run->model, BLOCK_MLP, sh, RECOMPUTE_NONE);
     return layers * layer + (s == 0 ? tf_embedding_activation_bytes(run->model, sh) : 0) +
@@ -161,7 +162,7 @@ START_TEST(interleaved_first_stage_memory)
 {
     const int p = 4, v = 2, m = 8, k = 2, L = p * v * k;
     Run run = pipeline(p, m, v, SCHEDULE_INTERLEAVED, k, MH, MA, MV);
-    Shard sh = {1, 1, FALSE};
+    Shard sh = {1, 1, FALSE, ATTENTION_STANDARD};
     double layer = tf_block_activation_bytes(run.model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE) +
                    tf_block_activation_bytes(run.model, BLOCK_MLP, sh, RECOMPUTE_NONE);
     double expected = (1 + (p - 1.0) / (p * v)) * L * layer +

@@ -22,6 +22,7 @@ static void run_case(Run *c, int dp, gboolean one_node, int micro_batch, int glo
     c->plan->global_batch_size = global_batch;
     c->plan->overlap_grad_reduce = overlap;
     c->plan->ddp_bucket_size = 500000; /* about two thirds of a layer: several buckets */
+    c->plan->attention = ATTENTION_STANDARD; /* t_b = 2 t_f and Korthikanti's activations */
     run_simulate(c);
 }
 
@@ -29,7 +30,7 @@ static void run_case(Run *c, int dp, gboolean one_node, int micro_batch, int glo
  * blocks, head; each the sum of its operations' roofline times. */
 static double forward_s(const ModelSpec *m, const GpuSpec *gpu, int b)
 {
-    Shard sh = {b, 1, FALSE};
+    Shard sh = {b, 1, FALSE, ATTENTION_STANDARD};
     OpList ops;
     tf_embedding_ops(m, sh, &ops);
     double t = tf_ops_s(gpu, &ops);

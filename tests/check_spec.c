@@ -289,6 +289,49 @@ START_TEST(flags_and_resolution)
 }
 END_TEST
 
+/* Layers that pp x virtual_stages do not divide: as even a split as can
+ * be, the middle chunks holding the extra layers and the first and last
+ * (embedding, head) fewer, as Llama 3 405B trains (126 layers on 16
+ * stages: 7 + 14 x 8 + 7; Dubey et al. 2024, section 3.3.2). */
+START_TEST(uneven_layers_go_to_the_middle_stages)
+{
+    static const struct {
+        int layers, pp, v;
+        int expected[24];
+    } cases[] = {
+        {126, 16, 1, {7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7}},
+        {10, 4, 1, {2, 3, 3, 2}},
+        {4, 3, 1, {1, 2, 1}},
+        {5, 2, 1, {3, 2}},       /* two chunks: the head's holds fewer */
+        {7, 4, 1, {2, 2, 2, 1}}, /* every chunk but one has one more */
+        {10, 2, 3, {1, 2, 2, 2, 2, 1}},
+        {80, 24, 1, {3, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3}},
+    };
+    for (gsize k = 0; k < G_N_ELEMENTS(cases); k++) {
+        ModelSpec *m = test_gpt(cases[k].layers, 64, 4, 100, 16);
+        ClusterSpec *c = test_cluster(1, cases[k].pp, 1e9, 1e9);
+        PlanSpec *plan = plan_spec_new();
+        plan->pp = cases[k].pp;
+        plan->virtual_stages = cases[k].v;
+        plan->schedule = cases[k].v > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+        plan->global_batch_size = cases[k].pp;
+        test_resolve(plan, m, c);
+        int chunks = cases[k].pp * cases[k].v, sum = 0;
+        ck_assert_int_eq(plan->layers_per_stage.n, chunks);
+        for (int i = 0; i < chunks; i++) {
+            ck_assert_msg(plan->layers_per_stage.v[i] == cases[k].expected[i],
+                          "%d layers on %d chunks: chunk %d holds %d, expected %d", cases[k].layers,
+                          chunks, i, plan->layers_per_stage.v[i], cases[k].expected[i]);
+            sum += plan->layers_per_stage.v[i];
+        }
+        ck_assert_int_eq(sum, cases[k].layers);
+        plan_spec_free(plan);
+        cluster_spec_free(c);
+        model_spec_free(m);
+    }
+}
+END_TEST
+
 Suite *suite_spec(void)
 {
     Suite *s = suite_create("spec");
@@ -298,6 +341,7 @@ Suite *suite_spec(void)
     tcase_add_test(tc, hugging_face_config);
     tcase_add_test(tc, defaults_and_units);
     tcase_add_test(tc, flags_and_resolution);
+    tcase_add_test(tc, uneven_layers_go_to_the_middle_stages);
     suite_add_tcase(s, tc);
     return s;
 }

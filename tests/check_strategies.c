@@ -108,12 +108,13 @@ END_TEST
 enum { S = 128, B = 2, H = 256, A = 8, V = 1024, T = 4 };
 
 /* Peak activation bytes of a step with `layers` layers. */
-static double peak_activations(int layers, int tp, gboolean sp, Recompute rc)
+static double peak_activations(int layers, int tp, gboolean sp, Recompute rc, Attention attention)
 {
     Run run = run_new(test_gpt(layers, H, A, V, S), test_cluster(1, tp, 300e9, 25e9));
     run.plan->tp = tp;
     run.plan->sequence_parallel = sp;
     run.plan->recompute = rc;
+    run.plan->attention = attention;
     run.plan->micro_batch_size = B;
     run.plan->global_batch_size = 2 * B; /* two micro-batches */
     run_simulate(&run);
@@ -124,26 +125,34 @@ static double peak_activations(int layers, int tp, gboolean sp, Recompute rc)
 
 /* Korthikanti et al. 2022, section 4 (docs/model.md, "Memory"): bytes one
  * layer keeps per micro-batch, read off the ledger as the growth of the
- * peak from one layer to two. */
+ * peak from one layer to two. Their table is standard attention's, which
+ * keeps the s x s scores (5as^2b/t); FlashAttention keeps instead the fp32
+ * logsumexp of each head and token, 4asb/t, and so selective recomputation
+ * keeps the same as none (docs/model.md, "FlashAttention"). */
 START_TEST(layer_activations_match_korthikanti)
 {
-    double sbh = (double)S * B * H, t = T, as_h = (double)A * S / H;
+    double sbh = (double)S * B * H, t = T, as_h = (double)A * S / H, lse = 4.0 * A * S * B;
     struct {
         int tp;
         gboolean sp;
         Recompute rc;
+        Attention attention;
         double expected;
     } cases[] = {
-        {1, FALSE, RECOMPUTE_NONE, sbh * (34 + 5 * as_h)},
-        {T, FALSE, RECOMPUTE_NONE, sbh * (10 + 24 / t + 5 * as_h / t)},
-        {T, TRUE, RECOMPUTE_NONE, sbh * (34 / t + 5 * as_h / t)},
-        {T, FALSE, RECOMPUTE_SELECTIVE, sbh * (10 + 24 / t)},
-        {T, TRUE, RECOMPUTE_SELECTIVE, 34 * sbh / t},
-        {T, FALSE, RECOMPUTE_FULL, 2 * sbh},
+        {1, FALSE, RECOMPUTE_NONE, ATTENTION_STANDARD, sbh * (34 + 5 * as_h)},
+        {T, FALSE, RECOMPUTE_NONE, ATTENTION_STANDARD, sbh * (10 + 24 / t + 5 * as_h / t)},
+        {T, TRUE, RECOMPUTE_NONE, ATTENTION_STANDARD, sbh * (34 / t + 5 * as_h / t)},
+        {T, FALSE, RECOMPUTE_SELECTIVE, ATTENTION_STANDARD, sbh * (10 + 24 / t)},
+        {T, TRUE, RECOMPUTE_SELECTIVE, ATTENTION_STANDARD, 34 * sbh / t},
+        {T, FALSE, RECOMPUTE_FULL, ATTENTION_STANDARD, 2 * sbh},
+        {1, FALSE, RECOMPUTE_NONE, ATTENTION_FLASH, 34 * sbh + lse},
+        {T, FALSE, RECOMPUTE_NONE, ATTENTION_FLASH, sbh * (10 + 24 / t) + lse / t},
+        {T, TRUE, RECOMPUTE_SELECTIVE, ATTENTION_FLASH, 34 * sbh / t + lse / t},
+        {T, FALSE, RECOMPUTE_FULL, ATTENTION_FLASH, 2 * sbh},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
-        double one = peak_activations(1, cases[i].tp, cases[i].sp, cases[i].rc);
-        double two = peak_activations(2, cases[i].tp, cases[i].sp, cases[i].rc);
+        double one = peak_activations(1, cases[i].tp, cases[i].sp, cases[i].rc, cases[i].attention);
+        double two = peak_activations(2, cases[i].tp, cases[i].sp, cases[i].rc, cases[i].attention);
         ck_assert_msg(fabs((two - one) - cases[i].expected) <= 1e-12 * cases[i].expected,
                       "case %zu: one layer keeps %.0f bytes, expected %.0f", i, two - one,
                       cases[i].expected);
@@ -163,6 +172,7 @@ START_TEST(full_recompute_costs_a_third_more)
         run.cluster->gpu.memory_Bps = 1e18;
         run.cluster->gpu.compute_efficiency = 1;
         run.plan->recompute = i ? RECOMPUTE_FULL : RECOMPUTE_NONE;
+        run.plan->attention = ATTENTION_STANDARD; /* t_b = 2 t_f: no fused backward's rest */
         run.plan->global_batch_size = 2;
         run_simulate(&run);
         compute[i] = run.rep.metrics.compute_s;

@@ -28,6 +28,7 @@ static cJSON *trace_of(gboolean stages_only, int *ranks)
     run.plan->pp = 2;
     run.plan->zero_stage = 3;
     run.plan->recompute = RECOMPUTE_FULL;
+    run.plan->attention = ATTENTION_STANDARD; /* the tasks counted by hand below */
     run.plan->global_batch_size = 8;
     test_resolve(run.plan, run.model, run.cluster);
     char *path = test_write_tmp("");

@@ -247,8 +247,8 @@ expect_fail "unknown flag --tpp" "--tpp" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --tpp 2
 
 # tiny-gpt has 4 layers
-expect_fail "--pp 3 does not divide the layers" "--pp" "4 layers" -- \
-    simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 3
+expect_fail "--pp 8 has more stages than the 4 layers" "--pp" "at most the model's 4 layers" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 8
 
 expect_fail "layers_per_stage not adding up" "--layers-per-stage" "add up to the model's 4" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 2 --layers-per-stage 1,2

@@ -49,8 +49,8 @@ ClusterSpec *test_cluster(int nodes, int per_node, double intra_Bps, double inte
                        .memory_Bps = 2039e9,
                        .compute_efficiency = 0.75,
                        .memory_efficiency = 0.85};
-    c->intra = (LinkSpec){intra_Bps, 0};
-    c->inter = (LinkSpec){inter_Bps, 0};
+    c->intra = (LinkSpec){.bandwidth_Bps = intra_Bps};
+    c->inter = (LinkSpec){.bandwidth_Bps = inter_Bps};
     c->nics_per_node = per_node;
     c->oversubscription = 1;
     return c;

@@ -9,6 +9,7 @@ const char *const schedule_names[] = {
 #undef SCHEDULE
     NULL};
 const char *const recompute_names[] = {"none", "selective", "full", NULL};
+const char *const attention_names[] = {"flash", "standard", NULL};
 const char *const dtype_names[] = {"bf16", NULL};
 const char *const rank_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
                                         "pp-tp-dp", "pp-dp-tp", NULL};

@@ -23,6 +23,13 @@ extern const char *const schedule_names[];
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;
 extern const char *const recompute_names[];
 
+/* How attention runs (docs/model.md, "FlashAttention"): one fused kernel
+ * that keeps only the softmax statistics (FlashAttention-2, the plan's
+ * default), or the scores, softmax and dropout as separate kernels that
+ * keep the s x s scores (Korthikanti et al.). */
+typedef enum { ATTENTION_FLASH, ATTENTION_STANDARD } Attention;
+extern const char *const attention_names[];
+
 /* Element types of parameters, gradients and activations. */
 typedef enum { DTYPE_BF16 } Dtype;
 extern const char *const dtype_names[];

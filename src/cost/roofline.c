@@ -1,11 +1,70 @@
-/* roofline.c: compute-bound or memory-bound, whichever is slower. */
+/* roofline.c: compute-bound or memory-bound, whichever is slower; matrix
+ * multiplies by their shape (docs/model.md, "Compute"). */
 #include "cost/roofline.h"
+
+#include <math.h>
 
 #include <glib.h>
 
+double gemm_efficiency_at(const GpuSpec *gpu, double flop_per_byte)
+{
+    int n = gpu->gemm_points;
+    const double *x = gpu->gemm_flop_per_byte, *e = gpu->gemm_efficiency;
+    if (n == 0)
+        return gpu->compute_efficiency;
+    if (!(flop_per_byte > x[0])) /* also NaN */
+        return e[0];
+    for (int i = 0; i + 1 < n; i++)
+        if (flop_per_byte < x[i + 1]) {
+            double f = log(flop_per_byte / x[i]) / log(x[i + 1] / x[i]);
+            return e[i] + f * (e[i + 1] - e[i]);
+        }
+    return e[n - 1];
+}
+
+static gboolean has_waves(const GpuSpec *gpu, const Op *op)
+{
+    return gpu->sm_count > 0 && op->m > 0 && op->n > 0 && op->k > 0 && op->batch > 0;
+}
+
+/* The side of a tile along a dimension of `size`: `tile`, or the size
+ * rounded up to GEMM_TILE_MIN when it is shorter. */
+static double tile_side(double tile, double size)
+{
+    return MIN(tile, ceil(size / GEMM_TILE_MIN) * GEMM_TILE_MIN);
+}
+
+typedef struct {
+    double waves;
+    double wave_flops; /* of one full wave: sm_count tiles over all of k */
+} Waves;
+
+static Waves waves_of(const GpuSpec *gpu, const Op *op)
+{
+    double tm = tile_side(GEMM_TILE, op->m), tn = tile_side(GEMM_TILE, op->n);
+    double tiles = op->batch * ceil(op->m / tm) * ceil(op->n / tn);
+    return (Waves){ceil(tiles / gpu->sm_count), gpu->sm_count * 2 * tm * tn * op->k};
+}
+
+double gemm_waves(const GpuSpec *gpu, const Op *op)
+{
+    return has_waves(gpu, op) ? waves_of(gpu, op).waves : 0;
+}
+
+double gemm_compute_s(const GpuSpec *gpu, const Op *op)
+{
+    double intensity = op->bytes > 0 ? op->flops / op->bytes : INFINITY;
+    double rate = gpu->peak_flops * gemm_efficiency_at(gpu, intensity);
+    if (!has_waves(gpu, op))
+        return op->flops / rate;
+    Waves w = waves_of(gpu, op);
+    return w.waves * w.wave_flops / rate;
+}
+
 double roofline_s(const GpuSpec *gpu, const Op *op)
 {
-    double compute_s = op->flops / (gpu->peak_flops * gpu->compute_efficiency);
+    double compute_s = op->gemm ? gemm_compute_s(gpu, op)
+                                : op->flops / (gpu->peak_flops * gpu->compute_efficiency);
     double memory_s = op->bytes / (gpu->memory_Bps * gpu->memory_efficiency);
     return MAX(compute_s, memory_s) + gpu->launch_s;
 }

@@ -1,8 +1,14 @@
-/* roofline.h: the time of one GPU operation.
+/* roofline.h: the time of one GPU operation (docs/model.md, "Compute").
  *
  * An operation does `flops` arithmetic and moves `bytes` to and from HBM;
- * it takes max(flops / (peak x compute_efficiency),
- *              bytes / (bandwidth x memory_efficiency)) + the launch cost. */
+ * it takes max(compute time, bytes / (bandwidth x memory_efficiency)) +
+ * the launch cost. The compute time of an operation that is not a matrix
+ * multiply is flops / (peak x compute_efficiency). A matrix multiply
+ * (`gemm`) runs at the GPU's GEMM efficiency for its arithmetic intensity,
+ * flops / bytes (gemm_efficiency_at); when its shape is known and the GPU
+ * gives its SM count, its output is cut into tiles of GEMM_TILE x
+ * GEMM_TILE, one tile per SM at a time, and it takes whole waves of
+ * sm_count tiles (gemm_compute_s). */
 #ifndef PLANSIM_COST_ROOFLINE_H
 #define PLANSIM_COST_ROOFLINE_H
 
@@ -13,8 +19,38 @@ typedef struct {
     double flops;
     double bytes;
     int gemm; /* a matrix multiply: counted in model FLOPs */
+    /* A matrix multiply's shape, `batch` products of an (m x k) matrix by
+     * a (k x n) one; all 0 when unknown (the operation then has no tile or
+     * wave quantisation). Last, so that {name, flops, bytes, gemm}
+     * initialisers leave them 0. */
+    double m, n, k, batch;
 } Op;
 
+/* The tile one thread block (CTA) computes: 128 x 128 outputs, one of the
+ * tiles of cuBLAS's and CUTLASS's large bf16 GEMMs on A100 and H100
+ * (NVIDIA, "Matrix Multiplication Background User's Guide", sections 2.3
+ * and 3), between the 256 x 128 ones, which quantise more coarsely, and
+ * the smaller ones cuBLAS's heuristics pick for small problems. A
+ * dimension shorter than the tile cuts it to the dimension rounded up to
+ * GEMM_TILE_MIN. (topologies/SOURCES.md, "Common to all clusters".) */
+#define GEMM_TILE     128
+#define GEMM_TILE_MIN 64
+
 double roofline_s(const GpuSpec *gpu, const Op *op);
+
+/* The fraction of the peak a matrix multiply of `flop_per_byte`
+ * arithmetic intensity reaches on full waves: the GPU's gemm_efficiency
+ * curve, interpolated linearly in log(flop_per_byte) between its points
+ * and flat beyond its ends; compute_efficiency when the GPU has no curve. */
+double gemm_efficiency_at(const GpuSpec *gpu, double flop_per_byte);
+
+/* Waves of tiles of a matrix multiply: ceil(tiles / sm_count); 0 when the
+ * shape or the SM count is unknown. */
+double gemm_waves(const GpuSpec *gpu, const Op *op);
+
+/* A matrix multiply's compute time: waves x the time of one full wave of
+ * sm_count tiles (2 x tile_m x tile_n x k FLOPs each) at the peak times
+ * its efficiency; flops / (peak x efficiency) when it has no waves. */
+double gemm_compute_s(const GpuSpec *gpu, const Op *op);
 
 #endif

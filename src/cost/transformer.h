@@ -25,7 +25,12 @@ typedef struct {
     int micro_batch;            /* b, sequences */
     int tp;                     /* t, the tensor-parallel size */
     gboolean sequence_parallel; /* norms and dropout on s/t tokens */
+    Attention attention;        /* left out: ATTENTION_FLASH, the plan default */
 } Shard;
+
+/* The plan's Shard: its micro-batch size, tp, sequence parallelism and
+ * attention. */
+Shard tf_shard(const PlanSpec *plan);
 
 #define TF_MAX_OPS 10
 
@@ -34,11 +39,18 @@ typedef struct {
     int n;
 } OpList;
 
-/* Forward operations of one block of one layer. */
+/* Forward operations of one block of one layer. With FlashAttention the
+ * attention core is one operation, the fused kernel's forward. */
 void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out);
-/* The operations recomputation replays before a block's backward: the
- * whole block under full recomputation, the attention core (scores,
- * softmax, dropout, score x V) under selective, none otherwise. */
+/* The operations that run before a block's backward on top of it (which
+ * costs twice the block's forward): what recomputation replays (the whole
+ * block under full recomputation; under selective with standard attention
+ * the attention core: scores, softmax, dropout, score x V; nothing else),
+ * then, for the attention block with FlashAttention, whatever the rc, the
+ * rest of the fused kernel's backward: its recomputation of the scores
+ * S = QK^T (2 b s^2 h / t FLOPs) and its lower efficiency (docs/model.md,
+ * "FlashAttention"). That rest comes last: it is the whole list under
+ * RECOMPUTE_NONE. */
 void tf_block_replay_ops(const ModelSpec *m, Block block, Shard sh, Recompute rc, OpList *out);
 /* Forward operations of the token (and position) embedding. */
 void tf_embedding_ops(const ModelSpec *m, Shard sh, OpList *out);
@@ -66,9 +78,11 @@ double tf_params(const ModelSpec *m);
 
 /* Bytes one block keeps from its forward for its backward, per micro-batch
  * (Korthikanti et al. 2022, section 4: attention 11sbh + 5as^2b, MLP 19sbh,
- * norms 4sbh for a GPT layer; sharded as their table says). Under full
- * recomputation the attention block keeps the layer input (2sbh), the MLP
- * block nothing. */
+ * norms 4sbh for a GPT layer; sharded as their table says). FlashAttention
+ * keeps no s^2 term but the fp32 logsumexp of each head and token, 4asb/t
+ * (its Q, K, V and output are among the 11sbh), so selective recomputation
+ * keeps the same as none. Under full recomputation the attention block
+ * keeps the layer input (2sbh), the MLP block nothing. */
 double tf_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc);
 /* Bytes a replay re-creates and the block's backward frees: what the
  * block would keep without recomputation, less what it keeps under `rc`. */

@@ -13,6 +13,7 @@ CollPlan *algo_plan_new(void)
 {
     CollPlan *plan = g_new0(CollPlan, 1);
     plan->transfers = g_array_new(FALSE, FALSE, sizeof(Transfer));
+    plan->payload = g_array_new(FALSE, FALSE, sizeof(double));
     return plan;
 }
 
@@ -21,8 +22,30 @@ void algo_plan_free(CollPlan *plan)
     if (!plan)
         return;
     g_array_free(plan->transfers, TRUE);
+    g_array_free(plan->payload, TRUE);
     g_free(plan);
 }
+
+/* ---- protocols ------------------------------------------------------------ */
+
+/* NCCL's LL writes 8-byte words of 4 bytes of data and a 4-byte flag; LL128
+ * 128-byte lines of 120 bytes of data and an 8-byte flag; Simple moves the
+ * data alone (NCCL's src/include/device.h: union ncclLLFifoLine,
+ * NCCL_LL128_LINEELEMS and NCCL_LL128_DATAELEMS). */
+static const char *const protocol_names[PROTOCOLS] = {"LL", "LL128", "Simple"};
+static const double protocol_share[PROTOCOLS] = {0.5, 120.0 / 128.0, 1.0};
+
+const char *algo_protocol_name(CollProtocol p)
+{
+    return protocol_names[p];
+}
+
+double algo_protocol_share(CollProtocol p)
+{
+    return protocol_share[p];
+}
+
+#define ALL_PROTOCOLS (1u << PROTOCOL_LL | 1u << PROTOCOL_LL128 | 1u << PROTOCOL_SIMPLE)
 
 /* The members grouped by node, nodes in order of first appearance and
  * members in their given order within a node: node r's members are
@@ -90,17 +113,44 @@ void algo_ranks_free(CollRanks *r)
     g_free(r);
 }
 
-static void add(CollPlan *plan, int src, int dst, double bytes)
+/* A transfer of `payload` bytes that holds its links as `payload /
+ * efficiency` bytes would. */
+static void add_at(CollPlan *plan, int src, int dst, double payload, double efficiency)
 {
-    Transfer tr = {src, dst, bytes};
+    Transfer tr = {src, dst, payload / efficiency};
     g_array_append_val(plan->transfers, tr);
+    g_array_append_val(plan->payload, payload);
     plan->phase[plan->n_phases - 1].count++;
+}
+
+/* A transfer of `payload` bytes with the plan's protocol over the link
+ * class it crosses, at `across_efficiency` of that between nodes. */
+static void add_eff(CollPlan *plan, const Topology *t, int src, int dst, double payload,
+                    double across_efficiency)
+{
+    gboolean across = topology_node(t, src) != topology_node(t, dst);
+    add_at(plan, src, dst, payload,
+           topology_efficiency(t, across) * (across ? across_efficiency : 1) *
+               protocol_share[plan->protocol]);
+}
+
+static void add(CollPlan *plan, const Topology *t, int src, int dst, double payload)
+{
+    add_eff(plan, t, src, dst, payload, 1);
 }
 
 static void open_phase(CollPlan *plan, double latency_s)
 {
     g_assert(plan->n_phases < ALGO_MAX_PHASES);
     plan->phase[plan->n_phases++] = (CollPhase){latency_s, (int)plan->transfers->len, 0};
+}
+
+/* The latency of `intra` messages inside nodes and `inter` across them,
+ * one after the other, with the plan's protocol. */
+static double hops(const CollPlan *plan, const Topology *t, double intra, double inter)
+{
+    return intra * topology_alpha(t, FALSE, plan->protocol) +
+           inter * topology_alpha(t, TRUE, plan->protocol);
 }
 
 /* Messages each rank sends one after the other in a ring of n. */
@@ -113,7 +163,8 @@ static int ring_steps(CollOp op, int n)
  * nodes in order and a node's members rotated by the channel's number, so
  * that each channel leaves every node through a different member; `bytes`
  * from every rank to the next, split over the channels. */
-static void rings(CollPlan *plan, const Spread *s, int n, int channels, double bytes)
+static void rings(CollPlan *plan, const Topology *t, const Spread *s, int n, int channels,
+                  double bytes)
 {
     g_autofree int *ring = g_new(int, n);
     for (int c = 0; c < channels; c++) {
@@ -129,7 +180,7 @@ static void rings(CollPlan *plan, const Spread *s, int n, int channels, double b
                 ring[len++] = s->by_node[s->first[r] + (start + k) % count];
         }
         for (int i = 0; i < n; i++)
-            add(plan, ring[i], ring[(i + 1) % n], bytes / channels);
+            add(plan, t, ring[i], ring[(i + 1) % n], bytes / channels);
     }
 }
 
@@ -137,11 +188,28 @@ static void rings(CollPlan *plan, const Spread *s, int n, int channels, double b
 static void ring_over(CollPlan *plan, const Topology *t, const int *gpus, int n, double bytes)
 {
     Spread s = spread_new(t, gpus, n);
-    rings(plan, &s, n, 1, bytes);
+    rings(plan, t, &s, n, 1, bytes);
     spread_free(&s);
 }
 
-/* ---- the algorithms: whether each applies, and its plan ------------------ */
+/* NCCL's double binary tree over `n` GPUs: two trees, each carrying half
+ * of `bytes` up (reduce) and down (broadcast) every edge, the second over
+ * the GPUs in reverse so that the first's inner ranks are its leaves; its
+ * edges between nodes at the cluster's tree efficiency. */
+static void binary_trees(CollPlan *plan, const Topology *t, const int *gpus, int n, double bytes)
+{
+    double across = topology_tree_efficiency(t);
+    for (int tree = 0; tree < 2; tree++) {
+        for (int i = 1; i < n; i++) {
+            int child = tree ? gpus[n - 1 - i] : gpus[i];
+            int parent = tree ? gpus[n - 1 - (i - 1) / 2] : gpus[(i - 1) / 2];
+            add_eff(plan, t, child, parent, bytes / 2, across); /* reduce up */
+            add_eff(plan, t, parent, child, bytes / 2, across); /* broadcast down */
+        }
+    }
+}
+
+/* ---- the algorithms: whether each applies, its plan, its protocols ------- */
 
 static gboolean ring_applies(const CollRanks *r, CollOp op)
 {
@@ -153,33 +221,57 @@ static void ring_plan(CollPlan *plan, const CollRanks *r, CollOp op, double byte
 {
     const Spread *s = &r->s;
     int n = r->n, channels = s->nodes > 1 ? MAX(1, MIN(s->per_node, topology_nics(r->t))) : 1;
-    open_phase(plan, ring_steps(op, n) * topology_alpha(r->t, s->nodes > 1));
-    rings(plan, s, n, channels, collective_sent_bytes(op, n, bytes));
+    int steps = ring_steps(op, n), across = s->nodes > 1 ? ring_steps(op, s->nodes) : 0;
+    open_phase(plan, hops(plan, r->t, steps - across, across));
+    rings(plan, r->t, s, n, channels, collective_sent_bytes(op, n, bytes));
 }
+
+static const unsigned ring_protocols = ALL_PROTOCOLS;
 
 static gboolean tree_applies(const CollRanks *r, CollOp op)
 {
     return op == COLL_ALL_REDUCE && r->n > 2;
 }
 
-/* NCCL's double binary tree: two trees, each carrying half the data, the
- * second over the members in reverse so that the first's inner ranks are
- * its leaves; every rank then sends and receives about 2 S. */
+/* Inside a node, or over nodes holding different numbers of members: one
+ * double binary tree over the members, every rank sending and receiving
+ * about 2 S. Over k nodes of g members each: NCCL's channels, one per NIC
+ * a node's members can use (C = min(g, NICs)), each with S/C: a chain
+ * through every node's members from its head, up and down, and the double
+ * binary tree over the nodes' heads, the heads of channel c at the same
+ * position in every node (the same rail), channels g/C positions apart. */
 static void tree_plan(CollPlan *plan, const CollRanks *r, CollOp op, double bytes)
 {
     (void)op;
-    const int *members = r->members;
-    int n = r->n;
-    open_phase(plan, 2 * ceil(log2(n)) * topology_alpha(r->t, r->s.nodes > 1));
-    for (int tree = 0; tree < 2; tree++) {
-        for (int i = 1; i < n; i++) {
-            int child = tree ? members[n - 1 - i] : members[i];
-            int parent = tree ? members[n - 1 - (i - 1) / 2] : members[(i - 1) / 2];
-            add(plan, child, parent, bytes / 2); /* reduce up */
-            add(plan, parent, child, bytes / 2); /* broadcast down */
+    const Topology *t = r->t;
+    const Spread *s = &r->s;
+    if (s->nodes == 1 || !s->uniform) {
+        double depth = 2 * ceil(log2(r->n));
+        open_phase(plan, s->nodes > 1 ? hops(plan, t, 0, depth) : hops(plan, t, depth, 0));
+        binary_trees(plan, t, r->members, r->n, bytes);
+        return;
+    }
+    int g = s->per_node, k = s->nodes;
+    int channels = MAX(1, MIN(g, topology_nics(t))), stride = MAX(1, g / channels);
+    open_phase(plan, hops(plan, t, 2.0 * (g - 1), 2 * ceil(log2(k))));
+    g_autofree int *heads = g_new(int, k);
+    double share = bytes / channels;
+    for (int c = 0; c < channels; c++) {
+        int head = c * stride % g;
+        for (int node = 0; node < k; node++) {
+            const int *m = s->by_node + s->first[node];
+            heads[node] = m[head];
+            for (int i = 0; i + 1 < g; i++) {
+                int up = m[(head + i) % g], down = m[(head + i + 1) % g];
+                add(plan, t, down, up, share); /* reduce towards the head */
+                add(plan, t, up, down, share); /* broadcast from it */
+            }
         }
+        binary_trees(plan, t, heads, k, share);
     }
 }
+
+static const unsigned tree_protocols = ALL_PROTOCOLS;
 
 static gboolean hierarchical_applies(const CollRanks *r, CollOp op)
 {
@@ -192,12 +284,12 @@ static void hierarchical_plan(CollPlan *plan, const CollRanks *ranks, CollOp op,
     const Topology *t = ranks->t;
     const Spread *s = &ranks->s;
     int g = s->per_node, k = s->nodes;
-    double intra = (g - 1) * topology_alpha(t, FALSE);
+    double intra = hops(plan, t, g - 1, 0);
     open_phase(plan, intra); /* reduce-scatter inside each node */
     for (int r = 0; r < k; r++)
         ring_over(plan, t, s->by_node + s->first[r], g,
                   collective_sent_bytes(COLL_REDUCE_SCATTER, g, bytes));
-    open_phase(plan, 2 * (k - 1) * topology_alpha(t, TRUE)); /* all-reduce on each rail */
+    open_phase(plan, hops(plan, t, 0, 2 * (k - 1))); /* all-reduce on each rail */
     g_autofree int *rail = g_new(int, k);
     for (int c = 0; c < g; c++) {
         for (int r = 0; r < k; r++)
@@ -209,6 +301,33 @@ static void hierarchical_plan(CollPlan *plan, const CollRanks *ranks, CollOp op,
         ring_over(plan, t, s->by_node + s->first[r], g,
                   collective_sent_bytes(COLL_ALL_GATHER, g, bytes));
 }
+
+static const unsigned hierarchical_protocols = ALL_PROTOCOLS;
+
+/* NVLink SHARP (NCCL's NVLS): all-reduce inside one node of a cluster that
+ * has it, 2 GPUs or more. */
+static gboolean nvls_applies(const CollRanks *r, CollOp op)
+{
+    double efficiency, latency_s;
+    return op == COLL_ALL_REDUCE && r->s.nodes == 1 && r->n >= 2 &&
+           topology_nvls(r->t, &efficiency, &latency_s);
+}
+
+/* The GPUs push their buffers into the switch, which reduces them, and
+ * pull the result back, multicast: S out of and S into every GPU's port,
+ * drawn as S from each member to the next, at the cluster's NVLS
+ * efficiency, after its NVLS latency. */
+static void nvls_plan(CollPlan *plan, const CollRanks *r, CollOp op, double bytes)
+{
+    (void)op;
+    double efficiency, latency_s;
+    topology_nvls(r->t, &efficiency, &latency_s);
+    open_phase(plan, latency_s);
+    for (int i = 0; i < r->n; i++)
+        add_at(plan, r->members[i], r->members[(i + 1) % r->n], bytes, efficiency);
+}
+
+static const unsigned nvls_protocols = 1u << PROTOCOL_SIMPLE; /* as NCCL's */
 
 static gboolean direct_applies(const CollRanks *r, CollOp op)
 {
@@ -223,22 +342,25 @@ static void direct_plan(CollPlan *plan, const CollRanks *r, CollOp op, double by
     int n = r->n;
     gboolean across = r->s.nodes > 1;
     if (op == COLL_SEND_RECV) {
-        open_phase(plan, topology_alpha(r->t, across));
-        add(plan, members[0], members[1], bytes);
+        open_phase(plan, hops(plan, r->t, !across, across));
+        add(plan, r->t, members[0], members[1], bytes);
         return;
     }
-    open_phase(plan, (n - 1) * topology_alpha(r->t, across));
+    open_phase(plan, across ? hops(plan, r->t, 0, n - 1) : hops(plan, r->t, n - 1, 0));
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
             if (i != j)
-                add(plan, members[i], members[j], bytes / n);
+                add(plan, r->t, members[i], members[j], bytes / n);
 }
+
+static const unsigned direct_protocols = ALL_PROTOCOLS;
 
 /* ---- the table, and the choice ------------------------------------------- */
 
 const CollAlgorithmRow algo_table[ALGORITHMS] = {
-    [ALGORITHM_AUTO] = {"auto", NULL, NULL},
-#define ALGORITHM(ID, name, forcible) [ALGORITHM_##ID] = {#name, name##_applies, name##_plan},
+    [ALGORITHM_AUTO] = {"auto", NULL, NULL, 0},
+#define ALGORITHM(ID, name, forcible)                                                              \
+    [ALGORITHM_##ID] = {#name, name##_applies, name##_plan, name##_protocols},
 #include "base/algorithms.def"
 #undef ALGORITHM
 };
@@ -248,12 +370,19 @@ static gboolean applies(CollAlgorithm a, const CollRanks *r, CollOp op)
     return algo_table[a].plan && algo_table[a].applies(r, op);
 }
 
-static void fill(CollPlan *plan, CollAlgorithm a, const CollRanks *r, CollOp op, double bytes)
+/* `plan` as algorithm `a` with protocol `p`; the first phase also waits
+ * the cluster's base latency. */
+static void fill(CollPlan *plan, CollAlgorithm a, CollProtocol p, const CollRanks *r, CollOp op,
+                 double bytes)
 {
     g_array_set_size(plan->transfers, 0);
+    g_array_set_size(plan->payload, 0);
     plan->n_phases = 0;
     plan->algorithm = a;
+    plan->protocol = p;
     algo_table[a].plan(plan, r, op, bytes);
+    if (plan->n_phases > 0)
+        plan->phase[0].latency_s += topology_base_latency(r->t);
 }
 
 double algo_choose(CollPlan *plan, const CollRanks *r, CollOp op, CollAlgorithm forced,
@@ -266,16 +395,21 @@ double algo_choose(CollPlan *plan, const CollRanks *r, CollOp op, CollAlgorithm 
     for (int a = 0; a < ALGORITHMS; a++) {
         if (!applies((CollAlgorithm)a, r, op) || (only_forced && a != (int)forced))
             continue;
-        fill(trial, (CollAlgorithm)a, r, op, bytes);
-        double c = cost(trial, ctx);
-        if (c < best) {
-            best = c;
-            CollPlan kept = *plan;
-            *plan = *trial;
-            *trial = kept;
+        for (int p = 0; p < PROTOCOLS; p++) {
+            if (!(algo_table[a].protocols >> p & 1) ||
+                !topology_has_protocol(r->t, (CollProtocol)p))
+                continue;
+            fill(trial, (CollAlgorithm)a, (CollProtocol)p, r, op, bytes);
+            double c = cost(trial, ctx);
+            if (c < best) {
+                best = c;
+                CollPlan kept = *plan;
+                *plan = *trial;
+                *trial = kept;
+            }
         }
     }
     algo_plan_free(trial);
-    g_assert(best < INFINITY); /* ring or direct applies to every op */
+    g_assert(best < INFINITY); /* ring or direct applies to every op, with Simple */
     return best;
 }

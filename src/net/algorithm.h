@@ -9,14 +9,34 @@
  *     node on the same rail, as NCCL's rings do;
  *   - tree (all-reduce): NCCL's double binary tree, two trees each carrying
  *     S/2 up (reduce) and down (broadcast), pipelined, the leaves of one the
- *     inner ranks of the other: about 2 S in and out of every rank;
+ *     inner ranks of the other: about 2 S in and out of every rank. Over
+ *     nodes holding g members each it runs, like NCCL's, one channel per
+ *     NIC: a chain through each node's members from a head, the heads of
+ *     the nodes joined by the double binary tree, each channel's head on
+ *     its own NIC (on two nodes a node then sends S, not 2(n - 1)/n S, out
+ *     of its NICs: the tree's bus bandwidth passes the network's);
  *   - hierarchical (all-reduce over nodes of g ranks each): reduce-scatter
  *     inside each node, all-reduce of S/g across nodes among the ranks of
  *     each local index (one rail), all-gather inside each node;
+ *   - nvls (all-reduce inside one node whose cluster has NVLink SHARP):
+ *     the NVSwitch reduces, so each GPU's port moves about S each way,
+ *     not 2(n - 1)/n S; drawn as S from every member to the next;
  *   - direct: all-to-all (every pair S/n) and send/recv (one message).
+ *
+ * Each runs with one of NCCL's protocols (spec.h's CollProtocol): LL
+ * carries 4 bytes of data in every 8 (half the bandwidth), LL128 120 in
+ * every 128, Simple all of it; LL and LL128 pay less latency per message.
+ * A transfer's `bytes` are the time it holds its links for: its payload
+ * over the link class's efficiency (the fraction of the line rate Simple
+ * reaches) and the protocol's share of data, so that the network charges
+ * the protocol's and the link's overheads without knowing of them.
+ *
  * Each phase first waits its latency: the messages it sends one after the
- * other (2(n - 1) for a ring all-reduce) times the per-message alpha of the
- * slowest link class it crosses; then its transfers run together. */
+ * other times the per-message alpha, with the protocol, of the link class
+ * each crosses (a ring all-reduce over k nodes: 2(k - 1) across nodes and
+ * the rest of its 2(n - 1) inside them, as NCCL's tuner counts them); the
+ * first also waits the cluster's base latency; then its transfers run
+ * together. */
 #ifndef PLANSIM_NET_ALGORITHM_H
 #define PLANSIM_NET_ALGORITHM_H
 
@@ -27,7 +47,7 @@
 
 typedef struct {
     int32_t src, dst; /* GPUs */
-    double bytes;
+    double bytes;     /* link time, as bytes at the links' capacity (above) */
 } Transfer;
 
 typedef struct {
@@ -39,9 +59,11 @@ typedef struct {
 
 typedef struct {
     CollAlgorithm algorithm; /* the one it runs */
+    CollProtocol protocol;   /* and its protocol */
     int n_phases;
     CollPhase phase[ALGO_MAX_PHASES];
     GArray *transfers; /* Transfer, all phases' */
+    GArray *payload;   /* double, per transfer: the collective's bytes it carries */
 } CollPlan;
 
 CollPlan *algo_plan_new(void);
@@ -64,17 +86,27 @@ typedef struct {
     /* Appends the phases and transfers of `op` of `bytes` (collective.h's
      * S) over these ranks to an empty `plan`; only where it applies. */
     void (*plan)(CollPlan *plan, const CollRanks *r, CollOp op, double bytes);
+    unsigned protocols; /* 1 << CollProtocol it can run with */
 } CollAlgorithmRow;
 
 /* The algorithms, indexed by CollAlgorithm; ALGORITHM_AUTO's row is empty
- * (no `plan`). A new algorithm is its NAME_applies and NAME_plan in
- * algorithm.c plus its row in base/algorithms.def. */
+ * (no `plan`). A new algorithm is its NAME_applies, NAME_plan and
+ * NAME_protocols in algorithm.c plus its row in base/algorithms.def. */
 extern const CollAlgorithmRow algo_table[ALGORITHMS];
+
+/* "LL", "LL128", "Simple". */
+const char *algo_protocol_name(CollProtocol p);
+
+/* The fraction of a link's bytes that is data with protocol `p`: 1/2,
+ * 120/128, 1. */
+double algo_protocol_share(CollProtocol p);
 
 /* Fills `plan` with `op` of `bytes` over `r` run by `forced` if it applies;
  * otherwise (or for ALGORITHM_AUTO) by the applicable algorithm of least
  * `cost`, the first in table order on ties, as NCCL's tuner picks one from
- * its cost model. Returns that algorithm's cost. */
+ * its cost model; each algorithm with the protocol of least cost among
+ * those it runs with and the cluster models (topology.h), the first of
+ * LL, LL128, Simple on ties. Returns that cost. */
 double algo_choose(CollPlan *plan, const CollRanks *r, CollOp op, CollAlgorithm forced,
                    double bytes, double (*cost)(const CollPlan *plan, void *ctx), void *ctx);
 

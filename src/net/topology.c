@@ -11,7 +11,12 @@ struct Topology {
     int nodes, gpus_per_node, nics;
     int gpus;
     int nvlink_base, nic_base, spine_base, n_links;
-    double alpha_intra, alpha_inter;
+    LinkSpec link[2];       /* inside a node, across nodes */
+    unsigned protocols;     /* ClusterSpec's */
+    double base_latency_s;  /* ClusterSpec's */
+    double tree_efficiency; /* ClusterSpec's, 1 for 0 */
+    gboolean nvls;          /* ClusterSpec's, and its: */
+    double nvls_efficiency, nvls_latency_s;
     double capacity[LINK_CLASSES]; /* per link of each class */
 };
 
@@ -29,8 +34,14 @@ Topology *topology_new(const ClusterSpec *cluster, int nodes)
     t->nic_base = 2 * t->gpus;
     t->spine_base = t->nic_base + 2 * nodes * t->nics;
     t->n_links = t->spine_base + 2 * t->nics;
-    t->alpha_intra = cluster->intra.latency_s;
-    t->alpha_inter = cluster->inter.latency_s;
+    t->link[0] = cluster->intra;
+    t->link[1] = cluster->inter;
+    t->protocols = cluster->protocols;
+    t->base_latency_s = cluster->base_latency_s;
+    t->tree_efficiency = cluster->tree_efficiency > 0 ? cluster->tree_efficiency : 1;
+    t->nvls = cluster->nvls;
+    t->nvls_efficiency = cluster->nvls_efficiency > 0 ? cluster->nvls_efficiency : 1;
+    t->nvls_latency_s = cluster->nvls_latency_s;
     double nic_Bps = cluster->inter.bandwidth_Bps * t->gpus_per_node / t->nics;
     t->capacity[LINK_NVLINK] = cluster->intra.bandwidth_Bps;
     t->capacity[LINK_NIC] = nic_Bps;
@@ -88,9 +99,40 @@ int topology_node(const Topology *t, int gpu)
     return gpu / t->gpus_per_node;
 }
 
-double topology_alpha(const Topology *t, gboolean across_nodes)
+double topology_alpha(const Topology *t, gboolean across_nodes, CollProtocol p)
 {
-    return across_nodes ? t->alpha_inter : t->alpha_intra;
+    const LinkSpec *l = &t->link[across_nodes ? 1 : 0];
+    return p == PROTOCOL_LL      ? l->ll_latency_s
+           : p == PROTOCOL_LL128 ? l->ll128_latency_s
+                                 : l->latency_s;
+}
+
+double topology_efficiency(const Topology *t, gboolean across_nodes)
+{
+    double e = t->link[across_nodes ? 1 : 0].efficiency;
+    return e > 0 ? e : 1;
+}
+
+gboolean topology_has_protocol(const Topology *t, CollProtocol p)
+{
+    return p == PROTOCOL_SIMPLE || (t->protocols >> p & 1);
+}
+
+double topology_base_latency(const Topology *t)
+{
+    return t->base_latency_s;
+}
+
+double topology_tree_efficiency(const Topology *t)
+{
+    return t->tree_efficiency;
+}
+
+gboolean topology_nvls(const Topology *t, double *efficiency, double *latency_s)
+{
+    *efficiency = t->nvls_efficiency;
+    *latency_s = t->nvls_latency_s;
+    return t->nvls;
 }
 
 int topology_nics(const Topology *t)

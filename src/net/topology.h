@@ -44,8 +44,19 @@ void topology_path(const Topology *t, int src, int dst, int links[TOPOLOGY_MAX_P
 /* The node of a GPU. */
 int topology_node(const Topology *t, int gpu);
 
-/* Latency per message inside a node, or across nodes. */
-double topology_alpha(const Topology *t, gboolean across_nodes);
+/* The cluster's collective model (spec.h, LinkSpec and ClusterSpec): the
+ * latency per message inside a node or across nodes with protocol `p`;
+ * the fraction of a link's capacity the Simple protocol reaches there (1
+ * for an ideal link); whether `p` is modelled (Simple always is); the
+ * base latency of every collective; the tree's efficiency between nodes
+ * (1 for an ideal cluster); and whether the nodes have NVLink SHARP, with
+ * its efficiency and latency. */
+double topology_alpha(const Topology *t, gboolean across_nodes, CollProtocol p);
+double topology_efficiency(const Topology *t, gboolean across_nodes);
+gboolean topology_has_protocol(const Topology *t, CollProtocol p);
+double topology_base_latency(const Topology *t);
+double topology_tree_efficiency(const Topology *t);
+gboolean topology_nvls(const Topology *t, double *efficiency, double *latency_s);
 
 /* NICs per node; GPUs, all and per node. */
 int topology_nics(const Topology *t);

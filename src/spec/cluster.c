@@ -2,7 +2,9 @@
  *
  * The file's units (TFLOPS, GiB, GBps, us) become SI here. Invariant of a
  * returned ClusterSpec: every rate and size positive, efficiencies in (0, 1],
- * latencies >= 0, and at most 2^20 GPUs. */
+ * latencies >= 0, a GEMM efficiency curve (if any) with increasing
+ * intensities, and at most 2^20 GPUs. */
+#include <math.h>
 #include <string.h>
 
 #include "spec/json.h"
@@ -23,16 +25,58 @@ static const char *const gpu_keys[] = {
     "memory_efficiency",
     "kernel_launch_us",
     "comm_compute_interference",
+    "sm_count",
+    "gemm_efficiency",
     NULL,
 };
-static const char *const intra_keys[] = {"bandwidth_GBps", "latency_us", NULL};
-static const char *const inter_keys[] = {"bandwidth_GBps", "latency_us", "nics_per_node",
-                                         "oversubscription", NULL};
+static const char *const intra_keys[] = {
+    "bandwidth_GBps",  "latency_us", "efficiency",      "ll_latency_us",   "ll128_latency_us",
+    "base_latency_us", "nvls",       "nvls_efficiency", "nvls_latency_us", NULL};
+static const char *const inter_keys[] = {"bandwidth_GBps", "latency_us",       "efficiency",
+                                         "ll_latency_us",  "ll128_latency_us", "tree_efficiency",
+                                         "nics_per_node",  "oversubscription", NULL};
+/* The per-message latency keys of the protocols besides Simple, by
+ * CollProtocol. */
+static const char *const protocol_latency_keys[] = {"ll_latency_us", "ll128_latency_us"};
+
+/* The optional "gemm_efficiency": 1 to GPU_GEMM_POINTS pairs
+ * [flop_per_byte, efficiency], flop_per_byte > 0 and increasing,
+ * efficiency in (0, 1]. */
+static gboolean read_gemm_curve(const JsonDoc *doc, const cJSON *o, GpuSpec *gpu, GError **error)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(o, "gemm_efficiency"), *pair;
+    const char *expected = "a list of 1 to %d [flop_per_byte, efficiency] pairs, flop_per_byte > "
+                           "0 and increasing, efficiency > 0 and <= 1";
+    gpu->gemm_points = 0;
+    if (!list)
+        return TRUE;
+    int n = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : 0;
+    if (n < 1 || n > GPU_GEMM_POINTS) {
+        json_fail(error, doc, "$.gpu", "gemm_efficiency", list, expected, GPU_GEMM_POINTS);
+        return FALSE;
+    }
+    cJSON_ArrayForEach(pair, list)
+    {
+        const cJSON *x = cJSON_GetArrayItem(pair, 0), *e = cJSON_GetArrayItem(pair, 1);
+        int i = gpu->gemm_points;
+        if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !cJSON_IsNumber(x) ||
+            !cJSON_IsNumber(e) || !(x->valuedouble > (i ? gpu->gemm_flop_per_byte[i - 1] : 0)) ||
+            !isfinite(x->valuedouble) || !(e->valuedouble > 0 && e->valuedouble <= 1)) {
+            json_fail(error, doc, "$.gpu", "gemm_efficiency", pair, expected, GPU_GEMM_POINTS);
+            return FALSE;
+        }
+        gpu->gemm_flop_per_byte[i] = x->valuedouble;
+        gpu->gemm_efficiency[i] = e->valuedouble;
+        gpu->gemm_points++;
+    }
+    return TRUE;
+}
 
 static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
 {
     const cJSON *o = json_object(doc, doc->root, "$", "gpu", error);
     double tflops, gib, gbps, launch_us;
+    long long sms;
     if (!o || !json_check_keys(doc, o, "$.gpu", gpu_keys, error) ||
         !json_string(doc, o, "$.gpu", "name", FALSE, "gpu", &gpu->name, error) ||
         !json_number(doc, o, "$.gpu", "peak_tflops", TRUE, FALSE, 1e9, 0, &tflops, error) ||
@@ -44,8 +88,11 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
                      &gpu->memory_efficiency, error) ||
         !json_number(doc, o, "$.gpu", "kernel_launch_us", FALSE, TRUE, 1e9, 0, &launch_us, error) ||
         !json_number(doc, o, "$.gpu", "comm_compute_interference", FALSE, TRUE, 0.95, 0,
-                     &gpu->comm_interference, error))
+                     &gpu->comm_interference, error) ||
+        !json_int(doc, o, "$.gpu", "sm_count", FALSE, 1, 100000, 0, &sms, error) ||
+        !read_gemm_curve(doc, o, gpu, error))
         return FALSE;
+    gpu->sm_count = (int)sms;
     gpu->peak_flops = tflops * 1e12;
     gpu->memory_bytes = gib * 1073741824.0;
     gpu->memory_Bps = gbps * 1e9;
@@ -53,18 +100,62 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
     return TRUE;
 }
 
+/* A link class; *given gets a bit per protocol whose latency it gives. */
 static gboolean read_link(const JsonDoc *doc, const char *key, const char *const *keys,
-                          LinkSpec *link, const cJSON **obj, GError **error)
+                          LinkSpec *link, const cJSON **obj, unsigned *given, GError **error)
 {
     g_autofree char *where = g_strconcat("$.", key, NULL);
-    double gbps, us;
+    double gbps, us, ll_us, ll128_us;
     *obj = json_object(doc, doc->root, "$", key, error);
     if (!*obj || !json_check_keys(doc, *obj, where, keys, error) ||
         !json_number(doc, *obj, where, "bandwidth_GBps", TRUE, FALSE, 1e12, 0, &gbps, error) ||
-        !json_number(doc, *obj, where, "latency_us", FALSE, TRUE, 1e9, 0, &us, error))
+        !json_number(doc, *obj, where, "latency_us", FALSE, TRUE, 1e9, 0, &us, error) ||
+        !json_number(doc, *obj, where, "efficiency", FALSE, FALSE, 1, 1, &link->efficiency,
+                     error) ||
+        !json_number(doc, *obj, where, "ll_latency_us", FALSE, TRUE, 1e9, 0, &ll_us, error) ||
+        !json_number(doc, *obj, where, "ll128_latency_us", FALSE, TRUE, 1e9, 0, &ll128_us, error))
         return FALSE;
     link->bandwidth_Bps = gbps * 1e9;
     link->latency_s = us * 1e-6;
+    link->ll_latency_s = ll_us * 1e-6;
+    link->ll128_latency_s = ll128_us * 1e-6;
+    *given = 0;
+    for (int p = 0; p < PROTOCOL_SIMPLE; p++)
+        if (cJSON_GetObjectItemCaseSensitive(*obj, protocol_latency_keys[p]))
+            *given |= 1u << p;
+    return TRUE;
+}
+
+/* The collective model's keys beyond the links' (intra_node's base latency
+ * and NVLS, inter_node's tree efficiency), and the protocols: LL or LL128
+ * is modelled when both link classes give its latency, and one giving it
+ * alone is an error. */
+static gboolean read_collectives(const JsonDoc *doc, const cJSON *intra, const cJSON *inter,
+                                 unsigned intra_given, unsigned inter_given, ClusterSpec *c,
+                                 GError **error)
+{
+    for (int p = 0; p < PROTOCOL_SIMPLE; p++) {
+        if (((intra_given ^ inter_given) >> p & 1) == 0)
+            continue;
+        gboolean in_intra = intra_given >> p & 1;
+        json_fail(error, doc, in_intra ? "$.inter_node" : "$.intra_node", protocol_latency_keys[p],
+                  NULL, "a latency in us, as %s gives one", in_intra ? "intra_node" : "inter_node");
+        return FALSE;
+    }
+    c->protocols = intra_given & inter_given;
+    double base_us, nvls_us;
+    if (!json_number(doc, intra, "$.intra_node", "base_latency_us", FALSE, TRUE, 1e9, 0, &base_us,
+                     error) ||
+        !json_bool(doc, intra, "$.intra_node", "nvls", FALSE, FALSE, &c->nvls, error) ||
+        !json_number(doc, intra, "$.intra_node", "nvls_efficiency", FALSE, FALSE, 1,
+                     c->intra.efficiency, &c->nvls_efficiency, error) ||
+        !json_number(doc, intra, "$.intra_node", "nvls_latency_us", FALSE, TRUE, 1e9, 0, &nvls_us,
+                     error) ||
+        !json_number(doc, inter, "$.inter_node", "tree_efficiency", FALSE, FALSE, 1, 1,
+                     &c->tree_efficiency, error))
+        return FALSE;
+    c->base_latency_s = base_us * 1e-6;
+    c->nvls_latency_s = nvls_us * 1e-6;
     return TRUE;
 }
 
@@ -94,13 +185,15 @@ ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **er
     g_autoptr(ClusterSpec) c = g_new0(ClusterSpec, 1);
     long long nodes, per_node, nics;
     const cJSON *intra, *inter;
+    unsigned intra_given, inter_given; /* protocols whose latency each gives */
     if (!json_check_keys(doc, doc->root, "$", cluster_keys, error) ||
         !json_string(doc, doc->root, "$", "name", TRUE, NULL, &c->name, error) ||
         !json_int(doc, doc->root, "$", "nodes", TRUE, 1, MAX_GPUS, 0, &nodes, error) ||
         !json_int(doc, doc->root, "$", "gpus_per_node", TRUE, 1, MAX_GPUS, 0, &per_node, error) ||
         !read_gpu(doc, &c->gpu, error) ||
-        !read_link(doc, "intra_node", intra_keys, &c->intra, &intra, error) ||
-        !read_link(doc, "inter_node", inter_keys, &c->inter, &inter, error) ||
+        !read_link(doc, "intra_node", intra_keys, &c->intra, &intra, &intra_given, error) ||
+        !read_link(doc, "inter_node", inter_keys, &c->inter, &inter, &inter_given, error) ||
+        !read_collectives(doc, intra, inter, intra_given, inter_given, c, error) ||
         !json_int(doc, inter, "$.inter_node", "nics_per_node", FALSE, 1, MAX_GPUS, per_node, &nics,
                   error) ||
         !json_number(doc, inter, "$.inter_node", "oversubscription", FALSE, FALSE, 1e6, 1,

@@ -278,7 +278,8 @@ gboolean plan_field_fail(GError **error, const PlanSpec *plan, PlanField f, cons
     return FALSE;
 }
 
-/* The layers of each model chunk: an even split unless given. (The
+/* The layers of each model chunk: as even a split as can be unless given,
+ * the first and last chunks holding fewer when it cannot be even. (The
  * schedules check their own rules: src/strategy/schedule_*.c.) */
 static gboolean resolve_layers(PlanSpec *plan, const ModelSpec *model, GError **error)
 {
@@ -296,16 +297,25 @@ static gboolean resolve_layers(PlanSpec *plan, const ModelSpec *model, GError **
                                    model->layers);
         return TRUE;
     }
-    if (chunks > model->layers || model->layers % chunks != 0)
-        return plan_field_fail(
-            error, plan, PLAN_PP,
-            "pp x virtual_stages dividing the model's %d layers, or a layers_per_stage "
-            "list (pp x virtual_stages = %lld)",
-            model->layers, chunks);
+    if (chunks > model->layers)
+        return plan_field_fail(error, plan, PLAN_PP,
+                               "pp x virtual_stages at most the model's %d layers, or a "
+                               "layers_per_stage list (pp x virtual_stages = %lld)",
+                               model->layers, chunks);
+    /* as even as can be; the chunks that hold more are the middle ones,
+     * from the first on, so that the first and the last chunk, which carry
+     * the embedding and the head, hold fewer (Llama 3 405B: 126 layers on
+     * 16 stages as 7 + 14 x 8 + 7); the first chunk takes one more only
+     * when every other one has */
+    int base = (int)(model->layers / chunks), extra = (int)(model->layers % chunks);
     plan->layers_per_stage.n = (int)chunks;
     plan->layers_per_stage.v = g_new(int, (gsize)chunks);
-    for (long long i = 0; i < chunks; i++)
-        plan->layers_per_stage.v[i] = (int)(model->layers / chunks);
+    for (long long i = 0; i < chunks; i++) {
+        gboolean end = i == 0 || i == chunks - 1;
+        int middle_rank = (int)i - 1; /* 0 for the second chunk */
+        gboolean more = end ? (i == 0 && extra > 0 && extra == chunks - 1) : middle_rank < extra;
+        plan->layers_per_stage.v[i] = base + (more ? 1 : 0);
+    }
     return TRUE;
 }
 

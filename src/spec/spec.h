@@ -41,21 +41,38 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelSpec, model_spec_free)
 
 /* ---- cluster ---------------------------------------------------------- */
 
+/* NCCL's protocols (docs/model.md, "Protocols"): LL and LL128, whose
+ * flags cost bandwidth and save latency, and Simple. */
+typedef enum { PROTOCOL_LL, PROTOCOL_LL128, PROTOCOL_SIMPLE, PROTOCOLS } CollProtocol;
+
+/* A link class. A spec built in code with only the first two members
+ * ({bandwidth, latency}) is the ideal alpha-beta link: efficiency 0 counts
+ * as 1, and the cluster's `protocols` (0) model Simple alone. */
 typedef struct {
-    double bandwidth_Bps; /* per GPU, per direction */
-    double latency_s;     /* per message (alpha) */
+    double bandwidth_Bps;   /* per GPU, per direction */
+    double latency_s;       /* per message (alpha), with the Simple protocol */
+    double efficiency;      /* fraction of bandwidth_Bps that Simple reaches, (0, 1]; 0: 1 */
+    double ll_latency_s;    /* per message with LL (when the cluster's protocols has it) */
+    double ll128_latency_s; /* per message with LL128 (likewise) */
 } LinkSpec;
+
+#define GPU_GEMM_POINTS 16 /* most points of a GEMM efficiency curve */
 
 typedef struct {
     char *name;
     double peak_flops;         /* dense bf16, FLOP/s */
     double memory_bytes;       /* HBM capacity */
     double memory_Bps;         /* HBM bandwidth */
-    double compute_efficiency; /* fraction of peak a large GEMM reaches, (0, 1] */
+    double compute_efficiency; /* fraction of peak of non-GEMM arithmetic, and of
+                                * every GEMM when there is no curve, (0, 1] */
     double memory_efficiency;  /* fraction of bandwidth a streaming kernel reaches */
     double launch_s;           /* fixed cost per kernel */
     double comm_interference;  /* compute slows by this fraction while the GPU
                                 * runs communication kernels, [0, 0.95] */
+    int sm_count;              /* streaming multiprocessors; 0: unknown, no waves */
+    int gemm_points;           /* points of the GEMM efficiency curve; 0: none */
+    double gemm_flop_per_byte[GPU_GEMM_POINTS]; /* arithmetic intensities, increasing */
+    double gemm_efficiency[GPU_GEMM_POINTS];    /* fraction of peak at each, (0, 1] */
 } GpuSpec;
 
 typedef struct {
@@ -68,6 +85,14 @@ typedef struct {
     int nics_per_node;       /* GPUs share a NIC when there are fewer */
     double oversubscription; /* of the spine over the rail leaves, >= 1 */
     CollAlgorithm algorithm; /* the cluster's choice, ALGORITHM_AUTO by default */
+    unsigned protocols;      /* 1 << PROTOCOL_LL, 1 << PROTOCOL_LL128: modelled besides
+                              * Simple (both link classes give their latency); 0: Simple */
+    double base_latency_s;   /* of every collective, before its first message */
+    double tree_efficiency;  /* of the tree's transfers between nodes, besides the
+                              * link's, (0, 1]; 0: 1 */
+    gboolean nvls;           /* NVLink SHARP all-reduce inside a node (algorithm nvls) */
+    double nvls_efficiency;  /* with it: fraction of intra.bandwidth_Bps each port moves */
+    double nvls_latency_s;   /* with it: its latency, besides base_latency_s */
 } ClusterSpec;
 
 /* Reads a cluster file; `nodes_override` > 0 replaces its "nodes". */

@@ -1,21 +1,35 @@
-/* recompute.c: activation recomputation (Korthikanti et al. 2022).
+/* recompute.c: activation recomputation (Korthikanti et al. 2022), and
+ * FlashAttention's own.
  *
  * Under "full" a layer keeps only its input from the forward and replays
  * its whole forward, tensor-parallel collectives included, right before
- * its backward; under "selective" it keeps everything but the attention
- * core (scores, softmax, dropout, score x V) and replays that. What is kept
- * and replayed is transformer.c's; this module tells the emitter what each
- * block's forward keeps and what the replay re-creates (the backward frees
- * both), and adds the replay at the start of each layer's backward, after
- * any gather of the layer's parameters: one TAG_RECOMPUTE piece per block
- * that replays anything, the piece hooks seeing PHASE_RECOMPUTE (a partial
- * replay under "selective"). */
+ * its backward; under "selective" with standard attention it keeps
+ * everything but the attention core (scores, softmax, dropout, score x V)
+ * and replays that. FlashAttention keeps no core, only the softmax
+ * statistics, and its backward kernel recomputes the scores itself, so
+ * "selective" replays nothing under it: Megatron-LM's selective
+ * granularity checkpoints only its core attention, which --use-flash-attn
+ * replaces by the fused kernel, unchecked (docs/model.md,
+ * "FlashAttention"). What is kept and replayed is transformer.c's
+ * (tf_block_replay_ops); this module tells the emitter what each block's
+ * forward keeps and what the replay re-creates (the backward frees both),
+ * and adds the replay at the start of each layer's backward, after any
+ * gather of the layer's parameters: one TAG_RECOMPUTE piece per block that
+ * replays anything, the piece hooks seeing PHASE_RECOMPUTE (a partial
+ * replay, without the block's collectives, unless "full"). With
+ * FlashAttention, whatever the recomputation, a TAG_BACKWARD piece follows:
+ * the fused backward's work beyond the twice-the-forward the emitter
+ * charges (its recomputation of QK^T, counted in hardware FLOPs, and its
+ * lower efficiency). */
 #include "strategy/strategy.h"
 
-/* The replay of one block, the same for every layer. */
+/* The replay of one block, the same for every layer, and FlashAttention's
+ * backward rest (transformer.h, tf_block_replay_ops). */
 typedef struct {
-    double seconds, flops, bytes; /* its time, FLOPs and the activations it re-creates */
+    double seconds, flops, bytes; /* the replay's time, FLOPs and the activations it re-creates */
     gboolean replays;             /* whether it replays anything */
+    double rest_seconds, rest_flops; /* the rest, when rest_ops > 0 */
+    int rest_ops;
 } BlockReplay;
 
 typedef struct {
@@ -24,34 +38,46 @@ typedef struct {
 
 static gboolean active(const PlanSpec *plan)
 {
-    return plan->recompute != RECOMPUTE_NONE;
+    return plan->recompute != RECOMPUTE_NONE || plan->attention == ATTENTION_FLASH;
 }
 
 static int piece_tasks(const PlanSpec *plan)
 {
     (void)plan;
-    return 1; /* the replay */
+    return 1; /* a replay, and FlashAttention's rest: at most 3 a layer, which has 4 pieces */
 }
 
+/* The replay is tf_block_replay_ops less its last operations, FlashAttention's
+ * backward rest, which are the list under RECOMPUTE_NONE. */
 static void step_begin(Emit *e, void *state)
 {
     RecomputeState *st = state;
     const ModelSpec *m = emit_model(e);
+    const GpuSpec *gpu = emit_gpu(e);
     Recompute rc = emit_plan(e)->recompute;
     Shard sh = emit_shard(e);
     for (int b = 0; b < TF_BLOCKS; b++) {
         BlockReplay *r = &st->block[b];
-        OpList ops;
+        OpList ops, rest;
+        tf_block_replay_ops(m, (Block)b, sh, RECOMPUTE_NONE, &rest);
         tf_block_replay_ops(m, (Block)b, sh, rc, &ops);
+        g_assert(ops.n >= rest.n);
+        ops.n -= rest.n;
         r->replays = ops.n > 0;
-        r->seconds = tf_ops_s(emit_gpu(e), &ops);
+        r->seconds = tf_ops_s(gpu, &ops);
         r->flops = tf_ops_flops(&ops, TRUE);
         r->bytes = tf_block_replay_bytes(m, (Block)b, sh, rc);
+        r->rest_ops = rest.n;
+        r->rest_seconds = tf_ops_s(gpu, &rest);
+        r->rest_flops = tf_ops_flops(&rest, TRUE);
         emit_keep_activations(e, (Block)b, tf_block_activation_bytes(m, (Block)b, sh, rc),
                               r->bytes);
     }
 }
 
+/* Before a layer's backward: each block's replay (TAG_RECOMPUTE, partial
+ * unless "full"), then FlashAttention's backward rest, which belongs to
+ * the attention block's backward (TAG_BACKWARD, partial: no collectives). */
 static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *seg)
 {
     const RecomputeState *st = state;
@@ -59,7 +85,9 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
         return;
     static const char *const names[TF_BLOCKS] = {"recompute mb%d L%d attn",
                                                  "recompute mb%d L%d mlp"};
-    gboolean partial = emit_plan(e)->recompute == RECOMPUTE_SELECTIVE;
+    static const char *const rest_names[TF_BLOCKS] = {"bwd mb%d L%d attn flash rest",
+                                                      "bwd mb%d L%d mlp rest"};
+    gboolean partial = emit_plan(e)->recompute != RECOMPUTE_FULL;
     for (int b = 0; b < TF_BLOCKS; b++) {
         const BlockReplay *r = &st->block[b];
         if (!r->replays)
@@ -67,6 +95,14 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
         PieceRef p = {seg, (Block)b, PHASE_RECOMPUTE, u->micro_batch, partial};
         TaskName name = {.fmt = names[b], .a = u->micro_batch, .b = seg->layer};
         emit_piece(e, &p, r->seconds, r->flops, TAG_RECOMPUTE, name, r->bytes);
+    }
+    for (int b = 0; b < TF_BLOCKS; b++) {
+        const BlockReplay *r = &st->block[b];
+        if (r->rest_ops == 0)
+            continue;
+        PieceRef p = {seg, (Block)b, PHASE_BACKWARD, u->micro_batch, TRUE};
+        TaskName name = {.fmt = rest_names[b], .a = u->micro_batch, .b = seg->layer};
+        emit_piece(e, &p, r->rest_seconds, r->rest_flops, TAG_BACKWARD, name, 0);
     }
 }
 

@@ -1,0 +1,199 @@
+/* check_attention.c: the plan's `attention`, FlashAttention (the default)
+ * against standard attention, held to closed forms by hand (docs/model.md,
+ * "FlashAttention"; its activations are in check_model.c and
+ * check_strategies.c, next to Korthikanti et al.'s):
+ *   - FLOPs: the forward's are standard's (QK^T and score x V, 2bs^2h/t
+ *     each), so model FLOPs do not change; the backward kernel does five
+ *     matrix multiplies of 2bs^2h/t where standard's backward does four,
+ *     since it recomputes S = QK^T (Dao 2023, "FlashAttention-2",
+ *     Algorithm 2, lines 10-16; section 4.1: "2 matmuls in the forward pass
+ *     and 5 matmuls in the backward pass"): hardware FLOPs gain 2bs^2h/t a
+ *     layer and micro-batch;
+ *   - time: the fused kernels at their own efficiency on the causal half
+ *     of the work;
+ *   - selective recomputation under FlashAttention is none;
+ *   - Llama 2 7B on 8 A100 with ZeRO-3 (issue 11): about 17.6 GiB of
+ *     activations instead of 97.6, and it fits. */
+#include <math.h>
+#include <string.h>
+
+#include "cost/transformer.h"
+#include "app/simulate.h"
+#include "testutil.h"
+
+/* The forward does standard's FLOPs; the backward's rest is the
+ * recomputation of QK^T, 2bs^2h/t, whatever the recomputation. */
+START_TEST(flash_flops_by_hand)
+{
+    double s = 1024, b = 2, h = 2048, a = 16, t = 2;
+    ModelSpec *m = test_gpt(4, (int)h, (int)a, 1000, (int)s);
+    Shard flash = {(int)b, (int)t, FALSE, ATTENTION_FLASH};
+    Shard standard = {(int)b, (int)t, FALSE, ATTENTION_STANDARD};
+    OpList f, st, rest;
+    tf_block_ops(m, BLOCK_ATTENTION, flash, &f);
+    tf_block_ops(m, BLOCK_ATTENTION, standard, &st);
+    ck_assert_double_eq(tf_ops_flops(&f, TRUE), tf_ops_flops(&st, TRUE));
+    for (int rc = RECOMPUTE_NONE; rc <= RECOMPUTE_SELECTIVE; rc++) {
+        tf_block_replay_ops(m, BLOCK_ATTENTION, flash, (Recompute)rc, &rest);
+        ck_assert_int_eq(rest.n, 1);
+        ck_assert_rel(tf_ops_flops(&rest, TRUE), 2 * b * s * s * h / t, 1e-15);
+        tf_block_replay_ops(m, BLOCK_MLP, flash, (Recompute)rc, &rest);
+        ck_assert_int_eq(rest.n, 0);
+    }
+    /* full recomputation replays the forward, then the rest */
+    tf_block_replay_ops(m, BLOCK_ATTENTION, flash, RECOMPUTE_FULL, &rest);
+    ck_assert_int_eq(rest.n, f.n + 1);
+    ck_assert_rel(tf_ops_flops(&rest, TRUE), tf_ops_flops(&f, TRUE) + 2 * b * s * s * h / t, 1e-15);
+    /* standard: nothing to add to the backward without recomputation */
+    tf_block_replay_ops(m, BLOCK_ATTENTION, standard, RECOMPUTE_NONE, &rest);
+    ck_assert_int_eq(rest.n, 0);
+    model_spec_free(m);
+}
+END_TEST
+
+/* Model FLOPs do not depend on the attention (Korthikanti's eq. 7 counts
+ * its matrix multiplies, fused or not); the replay's hardware FLOPs are
+ * the model FLOPs plus the backward's recomputation of QK^T, 2bs^2h per
+ * layer and sequence of b over the tp group: l B 2 s^2 h in all, here on
+ * tp 2 x dp 2 without recomputation. MFU uses the first, HFU the second. */
+START_TEST(flash_hardware_flops_count_the_recomputation)
+{
+    enum { L = 3, S = 256, H = 512, A = 8, V = 1000, GB = 8 };
+    Run run = run_new(test_gpt(L, H, A, V, S), test_cluster(1, 4, 300e9, 25e9));
+    run.plan->tp = 2;
+    run.plan->global_batch_size = GB;
+    run_simulate(&run);
+    const Metrics *mt = &run.rep.metrics;
+    ck_assert_double_eq(mt->model_flops, tf_model_flops(run.model, GB));
+    ck_assert_rel(mt->hardware_flops, mt->model_flops + (double)L * GB * 2.0 * S * S * H, 1e-12);
+    ck_assert_rel(mt->hfu / mt->mfu, mt->hardware_flops / mt->model_flops, 1e-12);
+    ck_assert_double_eq(mt->recompute_s, 0); /* it belongs to the backward */
+    run_free(&run);
+}
+END_TEST
+
+/* The fused kernels' time, compute-bound (HBM at 1e18 B/s, no launch
+ * cost): the forward does half of its counted FLOPs F = 4bs^2h/t (the
+ * causal blocks) at 60 % of the peak; the backward, twice the forward plus
+ * its rest, does 2.5 times that work at 50 % (Dao, section 4.1). */
+START_TEST(flash_kernels_run_at_their_own_efficiency)
+{
+    double s = 2048, b = 1, h = 4096, a = 32, t = 1, peak = 312e12;
+    ModelSpec *m = test_gpt(2, (int)h, (int)a, 1000, (int)s);
+    GpuSpec gpu = {
+        .peak_flops = peak, .memory_Bps = 1e18, .compute_efficiency = 0.75, .memory_efficiency = 1};
+    Shard sh = {(int)b, (int)t, FALSE, ATTENTION_FLASH};
+    OpList ops, kernel = {.n = 0}, rest;
+    tf_block_ops(m, BLOCK_ATTENTION, sh, &ops);
+    for (int i = 0; i < ops.n; i++)
+        if (strcmp(ops.ops[i].name, "flash_attention") == 0)
+            kernel.ops[kernel.n++] = ops.ops[i];
+    ck_assert_int_eq(kernel.n, 1);
+    double F = 4 * b * s * s * h / t;
+    double forward = tf_ops_s(&gpu, &kernel);
+    ck_assert_rel(forward, F / 2 / (0.60 * peak), 1e-12);
+    tf_block_replay_ops(m, BLOCK_ATTENTION, sh, RECOMPUTE_NONE, &rest);
+    ck_assert_rel(2 * forward + tf_ops_s(&gpu, &rest), 2.5 * F / 2 / (0.50 * peak), 1e-12);
+    model_spec_free(m);
+}
+END_TEST
+
+/* Selective recomputation under FlashAttention recomputes nothing of
+ * attention (nor of the MLP): the same step as without recomputation. */
+START_TEST(selective_under_flash_is_none)
+{
+    enum { L = 4, S = 512, H = 512, A = 8, V = 1000 };
+    Metrics got[2];
+    for (int i = 0; i < 2; i++) {
+        Run run = run_new(test_gpt(L, H, A, V, S), test_cluster(1, 2, 300e9, 25e9));
+        run.plan->tp = 2;
+        run.plan->sequence_parallel = TRUE;
+        run.plan->recompute = i ? RECOMPUTE_SELECTIVE : RECOMPUTE_NONE;
+        run.plan->global_batch_size = 4;
+        run_simulate(&run);
+        got[i] = run.rep.metrics;
+        run_free(&run);
+    }
+    ck_assert_double_eq(got[1].step_time_s, got[0].step_time_s);
+    ck_assert_double_eq(got[1].peak_bytes, got[0].peak_bytes);
+    ck_assert_double_eq(got[1].hardware_flops, got[0].hardware_flops);
+    ck_assert_double_eq(got[1].recompute_s, 0);
+    ModelSpec *m = test_gpt(L, H, A, V, S);
+    Shard sh = {1, 2, TRUE, ATTENTION_FLASH};
+    for (int blk = 0; blk < TF_BLOCKS; blk++) {
+        OpList none, selective;
+        tf_block_replay_ops(m, (Block)blk, sh, RECOMPUTE_NONE, &none);
+        tf_block_replay_ops(m, (Block)blk, sh, RECOMPUTE_SELECTIVE, &selective);
+        ck_assert_int_eq(selective.n, none.n);
+        ck_assert_double_eq(tf_ops_flops(&selective, FALSE), tf_ops_flops(&none, FALSE));
+    }
+    model_spec_free(m);
+}
+END_TEST
+
+/* The plan field: "flash" by default, "standard" by name, others refused. */
+START_TEST(attention_field)
+{
+    PlanSpec *plan = plan_spec_new();
+    GError *error = NULL;
+    ck_assert_int_eq(plan->attention, ATTENTION_FLASH);
+    ck_assert(plan_spec_set(plan, PLAN_ATTENTION, "standard", "--attention", NULL));
+    ck_assert_int_eq(plan->attention, ATTENTION_STANDARD);
+    ck_assert(!plan_spec_set(plan, PLAN_ATTENTION, "fused", "--attention", &error));
+    ck_assert_ptr_nonnull(strstr(error->message, "--attention"));
+    ck_assert_ptr_nonnull(strstr(error->message, "\"flash\""));
+    g_clear_error(&error);
+    Shard sh = tf_shard(plan);
+    ck_assert_int_eq(sh.attention, ATTENTION_STANDARD);
+    plan_spec_free(plan);
+}
+END_TEST
+
+/* Issue 11: Llama 2 7B on one DGX A100 node (8 GPUs), ZeRO-3,
+ * micro-batch 1, global batch 64 reported 97.6 GiB of activations with
+ * the s x s scores kept, and did not fit; a real run with FlashAttention
+ * takes about 35 GiB. Activations now: the 32 layers (13sbh + 4asb for
+ * attention, 5sbh + 6sbf for the SwiGLU MLP), the embedding's mask (sbh)
+ * and the head's inputs and fp32 logits (4sbh + 4sbV): 17.6 GiB. */
+START_TEST(llama2_7b_fits_with_flash_attention)
+{
+    const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
+    g_autofree char *model = g_build_filename(top, "models", "llama2-7b.json", NULL);
+    g_autofree char *cluster = g_build_filename(top, "topologies", "dgx-a100-80gb.json", NULL);
+    GError *error = NULL;
+    Run run = run_new(model_spec_load(model, &error), NULL);
+    ck_assert_msg(run.model, "%s", error ? error->message : "");
+    run.cluster = cluster_spec_load(cluster, 1, &error);
+    ck_assert_msg(run.cluster, "%s", error ? error->message : "");
+    run.plan->zero_stage = 3;
+    run.plan->micro_batch_size = 1;
+    run.plan->global_batch_size = 64;
+    run_simulate(&run);
+    const ModelSpec *m = run.model;
+    double s = m->seq_length, h = m->hidden_size, a = m->attention_heads, f = m->ffn_hidden_size;
+    double sbh = s * h, layer = 13 * sbh + 4 * a * s + 5 * sbh + 6 * s * f;
+    double expected = m->layers * layer + sbh + 4 * sbh + 4 * s * m->vocab_size;
+    double activations = run.rep.metrics.peak_split[MEM_ACTIVATIONS];
+    ck_assert_rel(activations, expected, 1e-12);
+    ck_assert_msg(fabs(activations / 1073741824.0 - 17.64) < 0.005, "%.3f GiB",
+                  activations / 1073741824.0);
+    ck_assert(run.rep.metrics.fits);
+    ck_assert_msg(run.rep.metrics.peak_bytes < 35 * 1073741824.0, "peak %.2f GiB",
+                  run.rep.metrics.peak_bytes / 1073741824.0);
+    run_free(&run);
+}
+END_TEST
+
+Suite *suite_attention(void)
+{
+    Suite *s = suite_create("attention");
+    TCase *tc = tcase_create("flash and standard");
+    tcase_add_test(tc, flash_flops_by_hand);
+    tcase_add_test(tc, flash_hardware_flops_count_the_recomputation);
+    tcase_add_test(tc, flash_kernels_run_at_their_own_efficiency);
+    tcase_add_test(tc, selective_under_flash_is_none);
+    tcase_add_test(tc, attention_field);
+    tcase_add_test(tc, llama2_7b_fits_with_flash_attention);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,249 @@
+/* check_cost.c: the cost of one GPU operation (src/cost/roofline.c,
+ * docs/model.md "Compute"): GEMM tiles and waves by hand, the efficiency
+ * curve, the memory roofline, and the shipped GPUs' curves against the
+ * shapes cuBLAS measurements rank (small and skinny GEMMs slower per FLOP
+ * than large square ones). */
+#include <math.h>
+#include <string.h>
+
+#include "cost/roofline.h"
+#include "cost/transformer.h"
+#include "testutil.h"
+
+/* A GPU with 4 SMs, a 100 TFLOPS peak at 50 % and memory fast enough that
+ * GEMMs are compute-bound, no launch cost. */
+static GpuSpec four_sms(void)
+{
+    return (GpuSpec){.peak_flops = 100e12,
+                     .memory_Bps = 1e18,
+                     .compute_efficiency = 0.5,
+                     .memory_efficiency = 1,
+                     .sm_count = 4};
+}
+
+static Op gemm_op(double batch, double m, double n, double k)
+{
+    return (Op){.name = "gemm",
+                .flops = 2 * batch * m * n * k,
+                .bytes = 2 * batch * (m * k + k * n + m * n),
+                .gemm = 1,
+                .m = m,
+                .n = n,
+                .k = k,
+                .batch = batch};
+}
+
+/* One wave of 4 tiles of 128 x 128 over k = 1024 is 4 x 2 x 128 x 128 x
+ * 1024 FLOPs at 50 TFLOPS. A 256 x 256 output is 4 tiles: one wave. A
+ * 128 x 640 output is 5 tiles, sm_count + 1: two waves, twice the time for
+ * 1.25 times the FLOPs. */
+START_TEST(wave_quantisation_by_hand)
+{
+    GpuSpec gpu = four_sms();
+    double wave_s = 4 * 2 * 128.0 * 128 * 1024 / 50e12;
+    Op full = gemm_op(1, 256, 256, 1024), one_more = gemm_op(1, 128, 640, 1024);
+    ck_assert_double_eq(gemm_waves(&gpu, &full), 1);
+    ck_assert_rel(roofline_s(&gpu, &full), wave_s, 1e-12);
+    ck_assert_double_eq(gemm_waves(&gpu, &one_more), 2);
+    ck_assert_rel(roofline_s(&gpu, &one_more), 2 * wave_s, 1e-12);
+    /* a batch of 5 single tiles: the same two waves */
+    Op batched = gemm_op(5, 128, 128, 1024);
+    ck_assert_double_eq(gemm_waves(&gpu, &batched), 2);
+    ck_assert_rel(roofline_s(&gpu, &batched), 2 * wave_s, 1e-12);
+    /* tile quantisation: 257 rows need a third row of tiles, 6 in all */
+    Op ragged = gemm_op(1, 257, 256, 1024);
+    ck_assert_double_eq(gemm_waves(&gpu, &ragged), 2);
+    ck_assert_rel(roofline_s(&gpu, &ragged), 2 * wave_s, 1e-12);
+}
+END_TEST
+
+/* A dimension shorter than the tile cuts it to the dimension rounded up
+ * to 64: 16 rows by 512 columns is 4 tiles of 64 x 128, one wave of
+ * 4 x 2 x 64 x 128 x k FLOPs, half a wave of full tiles. */
+START_TEST(short_dimensions_cut_the_tile)
+{
+    GpuSpec gpu = four_sms();
+    Op skinny = gemm_op(1, 16, 512, 1024);
+    ck_assert_double_eq(gemm_waves(&gpu, &skinny), 1);
+    ck_assert_rel(roofline_s(&gpu, &skinny), 4 * 2 * 64.0 * 128 * 1024 / 50e12, 1e-12);
+}
+END_TEST
+
+/* Without an SM count, or without a shape, a GEMM takes flops / (peak x
+ * efficiency): the single-efficiency roofline the closed-form tests of
+ * the other suites (test_cluster) rely on. */
+START_TEST(no_sm_count_no_waves)
+{
+    GpuSpec gpu = four_sms();
+    Op one_more = gemm_op(1, 128, 640, 1024);
+    gpu.sm_count = 0;
+    ck_assert_double_eq(gemm_waves(&gpu, &one_more), 0);
+    ck_assert_rel(roofline_s(&gpu, &one_more), one_more.flops / 50e12, 1e-12);
+    gpu.sm_count = 4;
+    Op shapeless = {.name = "gemm", .flops = one_more.flops, .bytes = one_more.bytes, .gemm = 1};
+    ck_assert_rel(roofline_s(&gpu, &shapeless), one_more.flops / 50e12, 1e-12);
+}
+END_TEST
+
+/* The curve is linear in log(intensity) between its points, flat beyond
+ * them; compute_efficiency without one. */
+START_TEST(efficiency_curve_by_hand)
+{
+    GpuSpec gpu = four_sms();
+    ck_assert_double_eq(gemm_efficiency_at(&gpu, 300), 0.5);
+    gpu.gemm_points = 3;
+    double x[] = {100, 800, 1600}, e[] = {0.4, 0.88, 0.8};
+    for (int i = 0; i < 3; i++) {
+        gpu.gemm_flop_per_byte[i] = x[i];
+        gpu.gemm_efficiency[i] = e[i];
+    }
+    ck_assert_double_eq(gemm_efficiency_at(&gpu, 10), 0.4);
+    ck_assert_double_eq(gemm_efficiency_at(&gpu, 100), 0.4);
+    ck_assert_rel(gemm_efficiency_at(&gpu, 100 * sqrt(8)), 0.64, 1e-12); /* half way in log */
+    ck_assert_double_eq(gemm_efficiency_at(&gpu, 800), 0.88);
+    ck_assert_rel(gemm_efficiency_at(&gpu, 800 * sqrt(2)), 0.84, 1e-12);
+    ck_assert_double_eq(gemm_efficiency_at(&gpu, 1e6), 0.8);
+    /* a GEMM's intensity is its flops / bytes: 256 x 256 x 1024 gives
+     * 256 x 256 x 1024 / (2 x 256 x 1024 + 256 x 256) = 113.8; one wave */
+    Op full = gemm_op(1, 256, 256, 1024);
+    double f = log(full.flops / full.bytes / 100) / log(8);
+    double wave_s = 4 * 2 * 128.0 * 128 * 1024 / (100e12 * (0.4 + f * 0.48));
+    ck_assert_rel(roofline_s(&gpu, &full), wave_s, 1e-12);
+}
+END_TEST
+
+/* The memory roofline: 4 GB at 2 TB/s x 0.8 is 2.5 ms, slower than 1 GFLOP
+ * of an elementwise kernel at 100 TFLOPS x 0.5; plus the launch. A GEMM
+ * whose bytes take longer than its waves is memory-bound too. */
+START_TEST(memory_roofline_by_hand)
+{
+    GpuSpec gpu = {.peak_flops = 100e12,
+                   .memory_Bps = 2e12,
+                   .compute_efficiency = 0.5,
+                   .memory_efficiency = 0.8,
+                   .launch_s = 3e-6,
+                   .sm_count = 4};
+    Op copy = {.name = "copy", .flops = 1e9, .bytes = 4e9};
+    ck_assert_rel(roofline_s(&gpu, &copy), 2.5e-3 + 3e-6, 1e-12);
+    /* 16 x 2^22 by 2^22 x 16: one tile of 64 x 64 (the tile cut to the
+     * dimensions), one wave of 4 x 2 x 64 x 64 x 2^22 FLOPs, 2.7 ms at 50
+     * TFLOPS, against 0.27 GB of operands, 0.17 ms at 1.6 TB/s */
+    Op skinny = gemm_op(1, 16, 16, 1 << 22);
+    double memory_s = skinny.bytes / 1.6e12;
+    double compute_s = 4 * 2 * 64.0 * 64 * (1 << 22) / 50e12;
+    ck_assert_msg(memory_s < compute_s, "compute-bound by construction");
+    ck_assert_rel(roofline_s(&gpu, &skinny), compute_s + 3e-6, 1e-12);
+    Op wide = gemm_op(1, 16, 16, 1 << 22);
+    wide.bytes *= 1000; /* as if the operands were read 1000 times: 168 ms */
+    ck_assert_rel(roofline_s(&gpu, &wide), wide.bytes / 1.6e12 + 3e-6, 1e-12);
+}
+END_TEST
+
+static ClusterSpec *shipped(const char *name)
+{
+    const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
+    g_autofree char *path = g_build_filename(top, "topologies", name, NULL);
+    GError *error = NULL;
+    ClusterSpec *c = cluster_spec_load(path, 0, &error);
+    ck_assert_msg(c, "%s: %s", path, error ? error->message : "?");
+    return c;
+}
+
+/* Achieved FLOP/s of one GEMM, launch included. */
+static double rate(const GpuSpec *gpu, double batch, double m, double n, double k)
+{
+    Op op = gemm_op(batch, m, n, k);
+    return op.flops / roofline_s(gpu, &op);
+}
+
+/* On every shipped GPU, as in cuBLAS measurements (topologies/SOURCES.md):
+ * large square GEMMs reach most of the peak, small ones and skinny ones
+ * (a few rows, or an attention-like k of 128) much less; and a transformer
+ * GEMM lands in between. */
+START_TEST(small_and_skinny_gemms_are_slower)
+{
+    const char *files[] = {"dgx-a100-80gb.json", "dgx-h100.json", "dgx-h200.json"};
+    for (int i = 0; i < 3; i++) {
+        ClusterSpec *c = shipped(files[i]);
+        const GpuSpec *gpu = &c->gpu;
+        ck_assert_int_gt(gpu->sm_count, 0);
+        ck_assert_int_gt(gpu->gemm_points, 1);
+        double peak = gpu->peak_flops;
+        double square = rate(gpu, 1, 8192, 8192, 8192);
+        double small = rate(gpu, 1, 512, 512, 512);
+        double skinny = rate(gpu, 1, 16, 8192, 8192);
+        double attention = rate(gpu, 96, 2048, 2048, 128);
+        double qkv = rate(gpu, 1, 2048, 4608, 12288); /* GPT-3 175B at tp 8 */
+        ck_assert_msg(square > 0.75 * peak && square < peak, "%s: square %g", files[i], square);
+        ck_assert_msg(small < 0.25 * square, "%s: small %g", files[i], small);
+        ck_assert_msg(skinny < 0.25 * square, "%s: skinny %g", files[i], skinny);
+        ck_assert_msg(attention < 0.6 * square, "%s: attention %g", files[i], attention);
+        ck_assert_msg(qkv < square && qkv > attention, "%s: qkv %g", files[i], qkv);
+        cluster_spec_free(c);
+    }
+}
+END_TEST
+
+/* A cluster file's curve: pairs with increasing intensities and
+ * efficiencies in (0, 1]; anything else names the key. */
+START_TEST(curve_is_validated)
+{
+    const char *bad[] = {"[]", "[[100, 0.5], [100, 0.6]]", "[[100, 1.5]]", "[[0, 0.5]]",
+                         "[[100]]", "[100, 0.5]", "[[100, 0.5, 1]]", "{}"};
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *text = g_strdup_printf(
+            "{\"name\": \"c\", \"nodes\": 1, \"gpus_per_node\": 8, \"gpu\": {\"peak_tflops\": "
+            "312, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2039, \"sm_count\": 108, "
+            "\"gemm_efficiency\": %s}, \"intra_node\": {\"bandwidth_GBps\": 300}, "
+            "\"inter_node\": {\"bandwidth_GBps\": 25}}",
+            bad[i]);
+        char *path = test_write_tmp(text);
+        GError *error = NULL;
+        ClusterSpec *c = cluster_spec_load(path, 0, &error);
+        ck_assert_msg(!c, "accepted %s", bad[i]);
+        ck_assert_msg(strstr(error->message, "$.gpu.gemm_efficiency"), "%s", error->message);
+        g_clear_error(&error);
+        test_remove(path);
+    }
+}
+END_TEST
+
+/* Every operation list of a Llama layer has the rotary embedding; the
+ * cross-entropy moves 38 bytes a logit (docs/model.md). */
+START_TEST(memory_bound_kernels)
+{
+    ModelSpec m = {(char *)"llama", 2, 1024, 16, 16, 2816, 32000, 512, MLP_SWIGLU, FALSE};
+    Shard sh = {.micro_batch = 2, .tp = 2};
+    OpList ops;
+    tf_block_ops(&m, BLOCK_ATTENTION, sh, &ops);
+    double n = 512 * 2, qk = 1024 / 2 + 1024 / 2;
+    gboolean rope = FALSE;
+    for (int i = 0; i < ops.n; i++)
+        if (strcmp(ops.ops[i].name, "rope") == 0) {
+            rope = TRUE;
+            ck_assert_double_eq(ops.ops[i].bytes, 4 * n * qk);
+        }
+    ck_assert(rope);
+    tf_head_ops(&m, sh, &ops);
+    ck_assert_str_eq(ops.ops[2].name, "loss");
+    ck_assert_double_eq(ops.ops[2].bytes, 38 * n * 32000 / 2);
+    ck_assert_double_eq(ops.ops[1].m, n); /* the logits GEMM has its shape */
+    ck_assert_double_eq(ops.ops[1].n, 32000 / 2);
+}
+END_TEST
+
+Suite *suite_cost(void)
+{
+    Suite *s = suite_create("cost");
+    TCase *tc = tcase_create("gemm and roofline");
+    tcase_add_test(tc, wave_quantisation_by_hand);
+    tcase_add_test(tc, short_dimensions_cut_the_tile);
+    tcase_add_test(tc, no_sm_count_no_waves);
+    tcase_add_test(tc, efficiency_curve_by_hand);
+    tcase_add_test(tc, memory_roofline_by_hand);
+    tcase_add_test(tc, small_and_skinny_gemms_are_slower);
+    tcase_add_test(tc, curve_is_validated);
+    tcase_add_test(tc, memory_bound_kernels);
+    suite_add_tcase(s, tc);
+    return s;
+}
