@@ -4,8 +4,29 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "spec/spec.h"
+
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts `n` timings in increasing order: v[n / 2] is the median. */
+static inline void bench_sort(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+}
+
+/* The process's peak resident memory so far, in MiB. */
+static inline double bench_peak_rss_mib(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss / 1024.0;
+}
 
 /* A shipped file, `folder/name` under $top_srcdir (default "."). */
 static inline char *bench_shipped(const char *folder, const char *name)

@@ -16,12 +16,6 @@
 #include "bench.h"
 #include "app/simulate.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median wall seconds of `repeats` runs; the last run's report in *rep. */
 static double median_run(const ModelSpec *m, const ClusterSpec *c, const PlanSpec *plan,
                          int repeats, Report *rep)
@@ -37,7 +31,7 @@ static double median_run(const ModelSpec *m, const ClusterSpec *c, const PlanSpe
         }
         wall[i] = rep->sim_wall_s;
     }
-    qsort(wall, (size_t)repeats, sizeof *wall, cmp_double);
+    bench_sort(wall, repeats);
     double median = wall[repeats / 2];
     g_free(wall);
     return median;

@@ -9,16 +9,9 @@
  *   bench/bench_dp [MODEL_JSON [CLUSTER_JSON [REPEATS]]] */
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 
 #include "bench.h"
 #include "app/simulate.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -50,7 +43,7 @@ int main(int argc, char **argv)
         }
         wall[i] = rep.sim_wall_s;
     }
-    qsort(wall, (size_t)repeats, sizeof *wall, cmp_double);
+    bench_sort(wall, repeats);
     double median = wall[repeats / 2];
     printf("bench_dp: %s, %d GPUs (dp %d), %d micro-batches, %d layers\n", model->name, rep.gpus,
            plan->dp, rep.micro_batches, model->layers);
@@ -59,9 +52,7 @@ int main(int argc, char **argv)
            wall[repeats - 1], repeats);
     printf("  events per s      %.3g\n", rep.metrics.events / median);
     printf("  simulated step s  %.4f, MFU %.3f\n", rep.metrics.step_time_s, rep.metrics.mfu);
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    printf("  peak RSS MiB      %.0f\n", ru.ru_maxrss / 1024.0);
+    printf("  peak RSS MiB      %.0f\n", bench_peak_rss_mib());
     g_free(wall);
     report_clear(&rep);
     return 0;

@@ -23,23 +23,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 
 #include "app/simulate.h"
 #include "bench.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double peak_rss_mb(void)
-{
-    struct rusage u;
-    getrusage(RUSAGE_SELF, &u);
-    return u.ru_maxrss / 1024.0;
-}
 
 typedef struct {
     const char *name, *model, *cluster;
@@ -103,11 +89,11 @@ static void bench(const Case *k, int repeats, int full_gpus)
         if (i + 1 < repeats)
             report_clear(&rep);
     }
-    qsort(wall, (gsize)repeats, sizeof(double), cmp_double);
+    bench_sort(wall, repeats);
     printf("%-26s reduced (%s): %d ranks, %8" G_GUINT64_FORMAT
            " events, median %.4f s of %d, peak RSS %.0f MB, step %.6g s\n",
            k->name, rep.metrics.symmetry, rep.metrics.simulated_ranks, rep.metrics.events,
-           wall[repeats / 2], repeats, peak_rss_mb(), rep.metrics.step_time_s);
+           wall[repeats / 2], repeats, bench_peak_rss_mib(), rep.metrics.step_time_s);
     double reduced_step = rep.metrics.step_time_s;
     report_clear(&rep);
     if ((long long)k->tp * k->pp * k->dp > full_gpus)

@@ -21,12 +21,6 @@
 #include "app/sweep.h"
 #include "bench.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The K best rows of a result, concatenated. */
 static char *best_rows(const SweepResult *r, int k)
 {
@@ -83,7 +77,7 @@ static void bench(const char *name, const char *model_file, const char *grid_fil
         sweep_result_free(r);
         r = run(&spec, &wall[i]);
     }
-    qsort(wall, (gsize)repeats, sizeof(double), cmp_double);
+    bench_sort(wall, repeats);
     int valid = r->count[REPORT_SIMULATED] + r->count[REPORT_PRUNED] + r->count[REPORT_DOES_NOT_FIT];
     double median = wall[repeats / 2];
     printf("%s: %" G_GINT64_FORMAT " combinations, %d valid, %d threads\n", name, r->combinations,
