@@ -154,17 +154,12 @@ END_TEST
  * the s x s scores kept, and did not fit; a real run with FlashAttention
  * takes about 35 GiB. Activations now: the 32 layers (13sbh + 4asb for
  * attention, 5sbh + 6sbf for the SwiGLU MLP), the embedding's mask (sbh)
- * and the head's inputs and fp32 logits (4sbh + 4sbV): 17.6 GiB. */
+ * and the head's inputs and fp32 logits (4sbh + 4sbV): 17.6 GiB. The whole
+ * peak, with model states and the runtime reserve, is check_memory.c's. */
 START_TEST(llama2_7b_fits_with_flash_attention)
 {
-    const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
-    g_autofree char *model = g_build_filename(top, "models", "llama2-7b.json", NULL);
-    g_autofree char *cluster = g_build_filename(top, "topologies", "dgx-a100-80gb.json", NULL);
-    GError *error = NULL;
-    Run run = run_new(model_spec_load(model, &error), NULL);
-    ck_assert_msg(run.model, "%s", error ? error->message : "");
-    run.cluster = cluster_spec_load(cluster, 1, &error);
-    ck_assert_msg(run.cluster, "%s", error ? error->message : "");
+    Run run = run_new(test_shipped_model("models", "llama2-7b.json"),
+                      test_shipped_cluster("dgx-a100-80gb.json", 1));
     run.plan->zero_stage = 3;
     run.plan->micro_batch_size = 1;
     run.plan->global_batch_size = 64;
@@ -178,8 +173,6 @@ START_TEST(llama2_7b_fits_with_flash_attention)
     ck_assert_msg(fabs(activations / 1073741824.0 - 17.64) < 0.005, "%.3f GiB",
                   activations / 1073741824.0);
     ck_assert(run.rep.metrics.fits);
-    ck_assert_msg(run.rep.metrics.peak_bytes < 35 * 1073741824.0, "peak %.2f GiB",
-                  run.rep.metrics.peak_bytes / 1073741824.0);
     run_free(&run);
 }
 END_TEST

@@ -139,16 +139,6 @@ START_TEST(memory_roofline_by_hand)
 }
 END_TEST
 
-static ClusterSpec *shipped(const char *name)
-{
-    const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
-    g_autofree char *path = g_build_filename(top, "topologies", name, NULL);
-    GError *error = NULL;
-    ClusterSpec *c = cluster_spec_load(path, 0, &error);
-    ck_assert_msg(c, "%s: %s", path, error ? error->message : "?");
-    return c;
-}
-
 /* Achieved FLOP/s of one GEMM, launch included. */
 static double rate(const GpuSpec *gpu, double batch, double m, double n, double k)
 {
@@ -164,7 +154,7 @@ START_TEST(small_and_skinny_gemms_are_slower)
 {
     const char *files[] = {"dgx-a100-80gb.json", "dgx-h100.json", "dgx-h200.json"};
     for (int i = 0; i < 3; i++) {
-        ClusterSpec *c = shipped(files[i]);
+        ClusterSpec *c = test_shipped_cluster(files[i], 0);
         const GpuSpec *gpu = &c->gpu;
         ck_assert_int_gt(gpu->sm_count, 0);
         ck_assert_int_gt(gpu->gemm_points, 1);

@@ -169,15 +169,11 @@ END_TEST
 
 static const double GB = 1e9, GiB = 1073741824.0;
 
+/* A shipped cluster by name, without ".json". */
 static ClusterSpec *shipped(const char *name)
 {
-    const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
     g_autofree char *file = g_strconcat(name, ".json", NULL);
-    g_autofree char *path = g_build_filename(top, "topologies", file, NULL);
-    GError *error = NULL;
-    ClusterSpec *c = cluster_spec_load(path, 0, &error);
-    ck_assert_msg(c, "%s", error ? error->message : "");
-    return c;
+    return test_shipped_cluster(file, 0);
 }
 
 /* 8 GPUs of a node, 1 GiB: A100 all-reduce 232.5 GB/s busbw

@@ -207,6 +207,7 @@ START_TEST(three_d_plan)
     run.plan->pp = p;
     run.plan->dp = d;
     run.plan->global_batch_size = m * d;
+    run.plan->grad_accum_dtype = GRAD_ACCUM_BF16; /* the 16 bytes and 2-byte reduction below */
     run_simulate(&run);
     const Metrics *mt = &run.rep.metrics;
     /* one rank of each stage stands for the stage's t x d ranks */

@@ -152,8 +152,9 @@ START_TEST(json_parses_back_with_the_report_values)
     ck_assert(cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(mem, "fits")));
     ck_assert_int_eq(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(mem, "fits")), m->fits);
     ck_assert_int_eq(number(mem, "peak_rank"), m->peak_rank);
-    static const char *const split_names[MEM_KINDS] = {
-        "params_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes"};
+    static const char *const split_names[MEM_KINDS] = {"params_bytes",    "grads_bytes",
+                                                       "optimizer_bytes", "activations_bytes",
+                                                       "buffers_bytes",   "reserve_bytes"};
     double sum = 0;
     for (int k = 0; k < MEM_KINDS; k++) {
         ck_assert_double_eq(number(mem, split_names[k]), round(m->peak_split[k]));

@@ -23,6 +23,7 @@ static void run_case(Run *c, int dp, gboolean one_node, int micro_batch, int glo
     c->plan->overlap_grad_reduce = overlap;
     c->plan->ddp_bucket_size = 500000; /* about two thirds of a layer: several buckets */
     c->plan->attention = ATTENTION_STANDARD; /* t_b = 2 t_f and Korthikanti's activations */
+    c->plan->grad_accum_dtype = GRAD_ACCUM_BF16; /* 2-byte gradients: 16 Psi, 2 Psi reduced */
     run_simulate(c);
 }
 

@@ -90,6 +90,12 @@ static const BadCase bad[] = {
      "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, \"compute_efficiency\": "
      "1.5}, " GOOD_LINKS "}",
      {"$.gpu.compute_efficiency", "<= 1", "got 1.5"}},
+    /* the runtime reserve: at most the memory */
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
+     "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, \"runtime_reserve_GiB\": "
+     "90}, " GOOD_LINKS "}",
+     {"$.gpu.runtime_reserve_GiB", "<= 80", "got 90"}},
     {CLUSTER,
      "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
      "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, \"tflops\": 3}, " GOOD_LINKS "}",
@@ -174,20 +180,16 @@ START_TEST(shipped_files_load)
     static const char *const models[] = {"gpt3-175b",  "gpt3-1.3b",   "llama2-7b",
                                          "llama2-13b", "llama2-70b",  "llama3-8b",
                                          "llama3-70b", "llama3-405b", "tiny-gpt"};
-    const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
     for (gsize i = 0; i < G_N_ELEMENTS(models); i++) {
         g_autofree char *file = g_strconcat(models[i], ".json", NULL);
-        g_autofree char *path = g_build_filename(top, "models", file, NULL);
-        GError *error = NULL;
-        ModelSpec *m = model_spec_load(path, &error);
-        ck_assert_msg(m, "%s", error ? error->message : "");
+        ModelSpec *m = test_shipped_model("models", file);
         ck_assert_str_eq(m->name, models[i]);
         model_spec_free(m);
     }
     static const char *const plans[] = {"seed-512", "seed-4096"};
     for (gsize i = 0; i < G_N_ELEMENTS(plans); i++) {
         g_autofree char *file = g_strconcat(plans[i], ".json", NULL);
-        g_autofree char *path = g_build_filename(top, "plans", file, NULL);
+        g_autofree char *path = test_shipped("plans", file);
         PlanSpec *plan = plan_spec_new();
         GError *error = NULL;
         ck_assert_msg(plan_spec_load(plan, path, &error), "%s", error ? error->message : "");
@@ -197,10 +199,7 @@ START_TEST(shipped_files_load)
     static const char *const clusters[] = {"dgx-a100-80gb", "dgx-h100", "dgx-h200"};
     for (gsize i = 0; i < G_N_ELEMENTS(clusters); i++) {
         g_autofree char *file = g_strconcat(clusters[i], ".json", NULL);
-        g_autofree char *path = g_build_filename(top, "topologies", file, NULL);
-        GError *error = NULL;
-        ClusterSpec *c = cluster_spec_load(path, 3, &error);
-        ck_assert_msg(c, "%s", error ? error->message : "");
+        ClusterSpec *c = test_shipped_cluster(file, 3);
         ck_assert_int_eq(c->nodes, 3); /* --nodes overrides */
         cluster_spec_free(c);
     }

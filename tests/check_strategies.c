@@ -19,26 +19,34 @@ static double model_states(const Metrics *m)
 
 /* ---- ZeRO ------------------------------------------------------------- */
 
-/* Rajbhandari et al., SC'20, section 3 and Figure 1 (K = 12): model states
- * per GPU 16 Psi, 4 Psi + 12 Psi/d, 2 Psi + 14 Psi/d, 16 Psi/d; their
- * example Psi = 7.5e9, d = 64 gives 120, 31.4, 16.6 and 1.9 GB. The model
- * here is a GPT of 7,500,001,280 parameters (37 layers of h = 4096,
+/* Rajbhandari et al., SC'20, section 3 and Figure 1 (K = 12), with bf16
+ * gradients: model states per GPU 16 Psi, 4 Psi + 12 Psi/d,
+ * 2 Psi + 14 Psi/d, 16 Psi/d; their example Psi = 7.5e9, d = 64 gives 120,
+ * 31.4, 16.6 and 1.9 GB. With Megatron-LM's fp32 gradients (2 more bytes
+ * per gradient, split as the gradients are): 18 Psi, 6 Psi + 12 Psi/d,
+ * 2 Psi + 16 Psi/d, 18 Psi/d. Loop index: the stage, plus 4 for fp32. The
+ * model here is a GPT of 7,500,001,280 parameters (37 layers of h = 4096,
  * V = 9900, s = 2048). */
 START_TEST(zero_model_states_match_the_paper)
 {
     static const double paper_GB[4] = {120, 31.4, 16.6, 1.9};
-    int stage = _i, d = 64;
+    int stage = _i % 4, d = 64;
+    gboolean fp32 = _i >= 4;
     Run run = run_new(test_gpt(37, 4096, 32, 9900, 2048), test_cluster(8, 8, 300e9, 25e9));
     run.plan->zero_stage = stage;
+    run.plan->grad_accum_dtype = fp32 ? GRAD_ACCUM_FP32 : GRAD_ACCUM_BF16;
     run.plan->global_batch_size = d; /* one micro-batch of one sequence */
     run_simulate(&run);
     double psi = tf_params(run.model);
     ck_assert_double_eq(psi, 7500001280.0); /* 37 (12h^2 + 13h) + (V + s) h + 2h */
-    double expected[4] = {16 * psi, 4 * psi + 12 * psi / d, 2 * psi + 14 * psi / d, 16 * psi / d};
-    ck_assert_rel(model_states(&run.rep.metrics), expected[stage], 1e-12);
-    ck_assert_msg(fabs(model_states(&run.rep.metrics) / 1e9 - paper_GB[stage]) < 0.05,
-                  "stage %d: %.3f GB, the paper says %.1f", stage,
-                  model_states(&run.rep.metrics) / 1e9, paper_GB[stage]);
+    double expected[2][4] = {
+        {16 * psi, 4 * psi + 12 * psi / d, 2 * psi + 14 * psi / d, 16 * psi / d},
+        {18 * psi, 6 * psi + 12 * psi / d, 2 * psi + 16 * psi / d, 18 * psi / d}};
+    ck_assert_rel(model_states(&run.rep.metrics), expected[fp32][stage], 1e-12);
+    if (!fp32)
+        ck_assert_msg(fabs(model_states(&run.rep.metrics) / 1e9 - paper_GB[stage]) < 0.05,
+                      "stage %d: %.3f GB, the paper says %.1f", stage,
+                      model_states(&run.rep.metrics) / 1e9, paper_GB[stage]);
     run_free(&run);
 }
 END_TEST
@@ -69,6 +77,7 @@ START_TEST(zero_communication_volume)
         run.plan->collective_algorithm = ALGORITHM_RING; /* the volumes below are the ring's */
         run.plan->global_batch_size = d;                 /* m = 1 */
         run.plan->ddp_bucket_size = 300000;
+        run.plan->grad_accum_dtype = GRAD_ACCUM_BF16; /* the paper's 2-byte gradients */
         run_simulate(&run);
         double psi = tf_params(run.model);
         const Metrics *m = &run.rep.metrics;
@@ -190,22 +199,32 @@ END_TEST
 
 /* Megatron-LM (docs/model.md, "Strategies"): per layer per micro-batch 2
  * all-reduces of b s h elements forward and 2 backward, 2 more when full
- * recomputation replays the forward; with sequence parallelism each becomes
- * a reduce-scatter and an all-gather. Outside the layers the
- * vocabulary-parallel embedding (forward) and output layer (backward) add
- * one each per micro-batch. A ring over t ranks sends 2 (t-1)/t S per
- * all-reduce and (t-1)/t S per all-gather or reduce-scatter, S = 2 b s h. */
+ * recomputation replays the forward. With sequence parallelism
+ * (Korthikanti et al. 2022, section 4.2.2: g is an all-gather in forward
+ * and a reduce-scatter in backward, g-bar the reverse) each block gathers
+ * its input and scatters its output in forward, gathers its output's
+ * gradient and scatters its input's in backward, and, as Megatron-LM keeps
+ * only the sharded input of the QKV and FC1 GEMMs, gathers that input
+ * again in backward for the weight gradient: forward 2 + 2, backward 4 + 2
+ * per layer, 10 collectives of (t-1)/t S bytes each. Outside the layers the
+ * vocabulary-parallel embedding sums in forward (its backward gathers with
+ * sequence parallelism) and the output layer, column-parallel, sums in
+ * backward (with sequence parallelism: gathers in forward and twice in
+ * backward). A ring over t ranks sends 2 (t-1)/t S per all-reduce and
+ * (t-1)/t S per all-gather or reduce-scatter, S = 2 b s h. With
+ * tp_comm_overlap the same bytes move, in chunks. */
 START_TEST(tp_collectives_per_layer)
 {
     const int L = 3, m = 2;
     struct {
-        gboolean sp;
+        gboolean sp, overlap;
         Recompute rc;
         int per_layer; /* sums (all-reduces, or reduce-scatters) per layer */
     } cases[] = {
-        {FALSE, RECOMPUTE_NONE, 4},
-        {FALSE, RECOMPUTE_FULL, 6},
-        {TRUE, RECOMPUTE_NONE, 4},
+        {FALSE, FALSE, RECOMPUTE_NONE, 4},
+        {FALSE, FALSE, RECOMPUTE_FULL, 6},
+        {TRUE, FALSE, RECOMPUTE_NONE, 4},
+        {TRUE, TRUE, RECOMPUTE_NONE, 4},
     };
     double S_bytes = 2.0 * B * S * H;
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -213,6 +232,7 @@ START_TEST(tp_collectives_per_layer)
         run.plan->tp = T;
         run.plan->collective_algorithm = ALGORITHM_RING; /* the formulas below are the ring's */
         run.plan->sequence_parallel = cases[i].sp;
+        run.plan->tp_comm_overlap = cases[i].overlap;
         run.plan->recompute = cases[i].rc;
         run.plan->micro_batch_size = B;
         run.plan->global_batch_size = m * B;
@@ -225,16 +245,89 @@ START_TEST(tp_collectives_per_layer)
             ck_assert_int_eq(c[COLL_ALL_GATHER].count + c[COLL_REDUCE_SCATTER].count, 0);
         } else {
             ck_assert_int_eq(c[COLL_ALL_REDUCE].count, 0);
-            ck_assert_int_eq(c[COLL_REDUCE_SCATTER].count, sums);
-            ck_assert_int_eq(c[COLL_ALL_GATHER].count, sums);
+            if (!cases[i].overlap) {
+                ck_assert_int_eq(c[COLL_REDUCE_SCATTER].count, sums);
+                ck_assert_int_eq(c[COLL_ALL_GATHER].count, sums + m * (2 * L + 1));
+            }
             ck_assert_rel(c[COLL_ALL_GATHER].bytes + c[COLL_REDUCE_SCATTER].bytes,
-                          sums * 2.0 * (T - 1) / T * S_bytes, 1e-12);
+                          m * (10.0 * L + 5) * (T - 1) / T * S_bytes, 1e-12);
         }
-        /* on the critical path: every second of it is exposed */
-        for (int op = 0; op < COLL_N_OPS; op++)
-            ck_assert_rel(c[op].exposed_s, c[op].time_s, 1e-9);
+        /* forward's wait; backward's overlap the column GEMMs' gradients */
+        for (int op = 0; op < COLL_N_OPS; op++) {
+            ck_assert(c[op].exposed_s <= c[op].time_s * (1 + 1e-12));
+            ck_assert(c[op].count == 0 || c[op].exposed_s > 0);
+        }
         run_free(&run);
     }
+}
+END_TEST
+
+/* The async sum of a column-parallel GEMM's input gradient (Megatron-LM's
+ * LinearWithGradAccumulationAndAsyncCommunication) beside its weight
+ * gradient, two tasks: an all-reduce of m seconds beside a GEMM of w >= m
+ * seconds, at comm_compute_interference x. The GEMM does (1 - x) m of its
+ * work while the sum runs, the rest after: it ends at w + x m, and the
+ * sum is hidden. One layer, one micro-batch, tp 2, no sequence
+ * parallelism: three sums in forward wait (the embedding's, the two
+ * blocks'), three in backward (QKV, MLP up, logits) hide under their
+ * weight gradients; a ring of 2 over zero-latency links sends S in S / bw
+ * seconds, and bw is set so that m is half the smallest of those GEMMs,
+ * QKV's. So TP time is 6 m, 3 m exposed, and the step grows by 3 x m
+ * from x = 0. */
+START_TEST(tp_sum_hides_under_the_weight_gradient)
+{
+    const double x = 0.4;
+    ModelSpec *probe = test_gpt(1, H, A, V, S);
+    ClusterSpec *probe_c = test_cluster(1, 2, 300e9, 25e9);
+    OpList ops;
+    tf_block_ops(probe, BLOCK_ATTENTION, (Shard){B, 2, FALSE, ATTENTION_FLASH}, &ops);
+    g_assert(strcmp(ops.ops[1].name, "qkv") == 0);
+    OpList qkv = {.ops = {ops.ops[1]}, .n = 1};
+    double m = 0.5 * tf_ops_s(&probe_c->gpu, &qkv), S_bytes = 2.0 * B * S * H;
+    model_spec_free(probe);
+    cluster_spec_free(probe_c);
+    double step[2];
+    for (int k = 0; k < 2; k++) {
+        Run run = run_new(test_gpt(1, H, A, V, S), test_cluster(1, 2, S_bytes / m, 25e9));
+        run.cluster->gpu.comm_interference = k ? x : 0;
+        run.plan->tp = 2;
+        run.plan->collective_algorithm = ALGORITHM_RING;
+        run.plan->micro_batch_size = B;
+        run.plan->global_batch_size = B;
+        run_simulate(&run);
+        const CommStat *ar = &run.rep.metrics.comm[TAG_TP][COLL_ALL_REDUCE];
+        ck_assert_int_eq(ar->count, 6);
+        ck_assert_rel(ar->time_s, 6 * m, 1e-9);
+        ck_assert_rel(ar->exposed_s, 3 * m, 1e-9);
+        step[k] = run.rep.metrics.step_time_s;
+        run_free(&run);
+    }
+    ck_assert_rel(step[1] - step[0], 3 * x * m, 1e-6);
+}
+END_TEST
+
+/* tp_comm_overlap (Transformer Engine's userbuffers) hides collectives
+ * under the GEMMs they feed: a step takes less than with Megatron-LM's
+ * waits, and no less than with free communication (links a million times
+ * faster, zero latency), with or without interference. */
+START_TEST(tp_overlap_lies_between_free_and_waiting)
+{
+    double step[3]; /* waiting, overlapped, free */
+    for (int k = 0; k < 3; k++) {
+        Run run = run_new(test_gpt(2, H, A, V, S),
+                          test_cluster(1, T, k == 2 ? 300e15 : 300e9, 25e9));
+        run.cluster->gpu.comm_interference = _i ? 0.3 : 0;
+        run.plan->tp = T;
+        run.plan->sequence_parallel = TRUE;
+        run.plan->tp_comm_overlap = k == 1;
+        run.plan->micro_batch_size = B;
+        run.plan->global_batch_size = 2 * B;
+        run_simulate(&run);
+        step[k] = run.rep.metrics.step_time_s;
+        run_free(&run);
+    }
+    ck_assert_msg(step[2] <= step[1] && step[1] < step[0], "free %g <= overlapped %g < waiting %g",
+                  step[2], step[1], step[0]);
 }
 END_TEST
 
@@ -291,12 +384,14 @@ Suite *suite_strategies(void)
 {
     Suite *s = suite_create("strategies");
     TCase *tc = tcase_create("closed forms");
-    tcase_add_loop_test(tc, zero_model_states_match_the_paper, 0, 4);
+    tcase_add_loop_test(tc, zero_model_states_match_the_paper, 0, 8);
     tcase_add_test(tc, zero_communication_volume);
     tcase_add_test(tc, zero3_buffers_hold_at_most_two_segments);
     tcase_add_test(tc, layer_activations_match_korthikanti);
     tcase_add_test(tc, full_recompute_costs_a_third_more);
     tcase_add_test(tc, tp_collectives_per_layer);
+    tcase_add_test(tc, tp_sum_hides_under_the_weight_gradient);
+    tcase_add_loop_test(tc, tp_overlap_lies_between_free_and_waiting, 0, 2);
     tcase_add_test(tc, tp_across_nodes_is_slower_by_the_bandwidth_ratio);
     tcase_add_test(tc, tp_must_divide_heads_and_ffn);
     suite_add_tcase(s, tc);

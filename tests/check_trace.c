@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "strategy/emit.h"
 #include "testutil.h"
 
 typedef struct {
@@ -48,8 +49,8 @@ static cJSON *trace_of(gboolean stages_only, int *ranks)
 }
 
 /* What a trace holds, per GPU (pid) and stream (tid: compute, comm,
- * p2p): complete events ("X") by kind of task, and memory counters. */
-enum { MAX_RANKS = 8, STREAMS = 3 };
+ * p2p, tp): complete events ("X") by kind of task, and memory counters. */
+enum { MAX_RANKS = 8, STREAMS = EMIT_STREAMS };
 typedef struct {
     int compute[MAX_RANKS][STREAMS];
     int collective[MAX_RANKS][STREAMS];
@@ -91,28 +92,39 @@ static void tally(const cJSON *json, int ranks, Tally *t)
 /* The tasks a traced GPU must show, by hand for the step of trace_of:
  * m = B / (b dp) = 8 / (1 x 2) = 4 micro-batches; a stage holds 2 of the
  * 4 layers, each two blocks (attention, MLP), plus the embedding (stage
- * 0) or the head (stage 1). Compute stream: per micro-batch a forward of
- * 2 x 2 blocks + 1, a backward of as many, and a replay (full
- * recomputation) of the 2 x 2 layer blocks: 5 + 5 + 4 = 14; times 4, plus
- * the optimizer step: 57 compute tasks. Its TP collectives (tp 2): 2 per
- * layer in each of forward, backward and replay (README: 6 per layer with
- * full recomputation), and 1 for the embedding or head: 2 x 6 + 1 = 13 per
- * micro-batch, 52 in all. Comm stream: only collectives, ZeRO-3's over
- * dp 2, at least the reduction of each of the 2 layers' gradients. P2P
+ * 0) or the head (stage 1). Tensor parallelism (tp 2, no sequence
+ * parallelism) cuts each piece's compute at its all-reduces (docs/model.md,
+ * "Strategies"): a block's forward, and its replay under full
+ * recomputation, in 2 parts around the sum of its output; its backward in
+ * 3: up to the QKV or MLP-up input gradient, the weight gradient beside
+ * that gradient's sum, the norm; the embedding's forward in 2, its
+ * backward 1; the head's forward 1, its backward 3. Compute stream per
+ * micro-batch, stage 0: 4 x 2 + 2 forward, 4 x 2 replayed, 4 x 3 + 1
+ * backward, 31; stage 1: 4 x 2 + 1, 8, 4 x 3 + 3, 32; times 4, plus the
+ * optimizer step: 125 and 129 compute tasks. TP stream: an all-reduce per
+ * block in each of forward, backward and replay (6 per layer with full
+ * recomputation), and 1 for the embedding or head: 2 x 6 + 1 = 13 per
+ * micro-batch, 52 in all. Comm stream: only collectives, ZeRO-3's over dp
+ * 2, at least the reduction of each of the 2 layers' gradients. P2P
  * stream: one send per micro-batch, activations (stage 0) or gradients
- * (stage 1): 4. An empty or partial trace fails here. */
+ * (stage 1): 4. An empty or partial trace fails here. GPUs 0 to 3 are
+ * stage 0 (rank order tp-dp-pp). */
 static void assert_gpu_traced(const Tally *t, int pid)
 {
-    ck_assert_msg(t->compute[pid][0] == 57, "GPU %d: %d compute slices, expected 57", pid,
-                  t->compute[pid][0]);
-    ck_assert_msg(t->collective[pid][0] == 52, "GPU %d: %d TP collectives, expected 52", pid,
-                  t->collective[pid][0]);
-    ck_assert_msg(t->collective[pid][1] >= 2, "GPU %d: %d ZeRO collectives", pid,
-                  t->collective[pid][1]);
-    ck_assert_int_eq(t->compute[pid][1], 0);
-    ck_assert_msg(t->collective[pid][2] == 4, "GPU %d: %d pipeline sends, expected 4", pid,
-                  t->collective[pid][2]);
-    ck_assert_int_eq(t->compute[pid][2], 0);
+    int compute = pid < 4 ? 125 : 129;
+    ck_assert_msg(t->compute[pid][STREAM_COMPUTE] == compute,
+                  "GPU %d: %d compute slices, expected %d", pid, t->compute[pid][STREAM_COMPUTE],
+                  compute);
+    ck_assert_int_eq(t->collective[pid][STREAM_COMPUTE], 0);
+    ck_assert_msg(t->collective[pid][STREAM_TP] == 52, "GPU %d: %d TP collectives, expected 52",
+                  pid, t->collective[pid][STREAM_TP]);
+    ck_assert_int_eq(t->compute[pid][STREAM_TP], 0);
+    ck_assert_msg(t->collective[pid][STREAM_COMM] >= 2, "GPU %d: %d ZeRO collectives", pid,
+                  t->collective[pid][STREAM_COMM]);
+    ck_assert_int_eq(t->compute[pid][STREAM_COMM], 0);
+    ck_assert_msg(t->collective[pid][STREAM_P2P] == 4, "GPU %d: %d pipeline sends, expected 4",
+                  pid, t->collective[pid][STREAM_P2P]);
+    ck_assert_int_eq(t->compute[pid][STREAM_P2P], 0);
     ck_assert_msg(t->counters[pid] >= 2, "GPU %d: %d memory counter events", pid, t->counters[pid]);
 }
 
@@ -155,7 +167,7 @@ START_TEST(slices_of_a_stream_never_overlap)
         Slice s = {ts, ts + dur};
         g_array_append_val(list, s);
     }
-    ck_assert_int_eq(g_hash_table_size(streams), ranks * STREAMS); /* compute, comm, p2p */
+    ck_assert_int_eq(g_hash_table_size(streams), ranks * STREAMS); /* compute, comm, p2p, tp */
     GHashTableIter it;
     gpointer key, value;
     g_hash_table_iter_init(&it, streams);

@@ -438,4 +438,15 @@ else
     ok "SIGTERM during a sweep # SKIP no /proc"
 fi
 
+# tp_comm_overlap overlaps sequence parallelism's all-gathers and
+# reduce-scatters: Megatron-LM refuses it without --sequence-parallel
+expect_fail "--tp-comm-overlap without sequence parallelism" "--tp-comm-overlap" \
+    "without sequence_parallel" "got true" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 2 --tp-comm-overlap
+p=$tmp/overlap-plan.json
+printf '{"tp": 2, "tp_comm_overlap": true}\n' >"$p"
+expect_fail "tp_comm_overlap without sequence_parallel in a plan file" "$p" '$.tp_comm_overlap' \
+    "without sequence_parallel" "got true" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --plan "$p"
+
 finish

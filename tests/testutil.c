@@ -21,6 +21,30 @@ void test_remove(char *path)
     g_free(path);
 }
 
+char *test_shipped(const char *folder, const char *file)
+{
+    const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
+    return g_build_filename(top, folder, file, NULL);
+}
+
+ClusterSpec *test_shipped_cluster(const char *file, int nodes)
+{
+    g_autofree char *path = test_shipped("topologies", file);
+    GError *error = NULL;
+    ClusterSpec *c = cluster_spec_load(path, nodes, &error);
+    ck_assert_msg(c, "%s: %s", path, error ? error->message : "?");
+    return c;
+}
+
+ModelSpec *test_shipped_model(const char *folder, const char *file)
+{
+    g_autofree char *path = test_shipped(folder, file);
+    GError *error = NULL;
+    ModelSpec *m = model_spec_load(path, &error);
+    ck_assert_msg(m, "%s: %s", path, error ? error->message : "?");
+    return m;
+}
+
 ModelSpec *test_gpt(int layers, int hidden, int heads, int vocab, int seq)
 {
     ModelSpec *m = g_new0(ModelSpec, 1);

@@ -21,6 +21,18 @@
 char *test_write_tmp(const char *text);
 void test_remove(char *path);
 
+/* The path of a shipped file, e.g. ("topologies", "dgx-h100.json"), under
+ * $top_srcdir (the test harness sets it) or the current folder. */
+char *test_shipped(const char *folder, const char *file);
+
+/* A shipped cluster file loaded, with `nodes` > 0 replacing its nodes;
+ * fails the test on error. */
+ClusterSpec *test_shipped_cluster(const char *file, int nodes);
+
+/* A shipped model file loaded, e.g. ("models", "llama2-7b.json"); fails
+ * the test on error. */
+ModelSpec *test_shipped_model(const char *folder, const char *file);
+
 /* A GPT-style model (GeLU, f = 4h, tied embeddings), built in code. */
 ModelSpec *test_gpt(int layers, int hidden, int heads, int vocab, int seq);
 

@@ -5,6 +5,7 @@
  *   plansim sweep      [inputs] [--grid FILE] [-j N] [--shard K/N] [--top K] [--exhaustive]
  *                      [-o FILE]
  *   plansim collective [--op OP] [--ranks N] [--cluster FILE] [sizes] [-o FILE]
+ *   plansim calibrate  [--cluster FILE] [--nccl-tests FILE]... [--gemm FILE] -o FILE
  * where inputs are --model, --cluster, --plan, --nodes and the plan flags.
  * Bad input prints one line "plansim: ..." on stderr and exits with 2; a
  * failure to write the output exits with 1; a sweep stopped by SIGINT
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "output/report.h"
+#include "app/calibrate.h"
 #include "app/collbench.h"
 #include "app/simulate.h"
 #include "app/sweep.h"
@@ -492,6 +494,64 @@ static int cmd_collective(int argc, char **argv)
                        NULL, collective, &a);
 }
 
+/* ---- calibrate -------------------------------------------------------------- */
+
+typedef struct {
+    char *cluster, *gemm, *output;
+    char **nccl;
+} CalibrateArgs;
+
+static gboolean calibrate(void *args, GError **error)
+{
+    CalibrateArgs *a = args;
+    if (!a->output || (!a->nccl && !a->gemm)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "calibrate: expected -o FILE and at least one of --nccl-tests FILE and "
+                    "--gemm FILE, got %s",
+                    a->output ? "no measurements" : "no -o");
+        return FALSE;
+    }
+    g_autofree char *cluster_path = data_path(a->cluster, DEFAULT_CLUSTER);
+    g_autoptr(ClusterSpec) base = cluster_spec_load(cluster_path, 0, error);
+    g_autoptr(GPtrArray) nccl = g_ptr_array_new_with_free_func((GDestroyNotify)calib_nccl_free);
+    g_autoptr(CalibGemm) gemm = NULL;
+    if (!base || (a->gemm && !(gemm = calib_gemm_load(a->gemm, error))))
+        return FALSE;
+    for (char **path = a->nccl; path && *path; path++) {
+        CalibNccl *data = calib_nccl_load(*path, error);
+        if (!data)
+            return FALSE;
+        g_ptr_array_add(nccl, data);
+    }
+    g_autoptr(Calibration) c =
+        calib_run(base, (CalibNccl *const *)nccl->pdata, (int)nccl->len, gemm);
+    g_autofree char *json = calib_cluster_json(c->cluster);
+    if (!text_write_atomic(a->output, json, strlen(json), error))
+        return FALSE;
+    fputs(c->report, strcmp(a->output, "-") == 0 ? stderr : stdout);
+    return TRUE;
+}
+
+static int cmd_calibrate(int argc, char **argv)
+{
+    CalibrateArgs a = {0};
+    GOptionEntry entries[] = {
+        {"cluster", 0, 0, G_OPTION_ARG_FILENAME, &a.cluster,
+         "the cluster to start from (default: the shipped A100 profile)", "FILE"},
+        {"nccl-tests", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a.nccl,
+         "nccl-tests output (all_reduce_perf, ...); repeat for more files", "FILE"},
+        {"gemm", 0, 0, G_OPTION_ARG_FILENAME, &a.gemm, "GEMM timings, CSV m,n,k,dtype,seconds",
+         "FILE"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
+         "write the fitted cluster to FILE (whole or not at all)", "FILE"},
+        {NULL},
+    };
+    int status = run_command(argc, argv, "- fit a cluster's efficiencies and latencies to measurements",
+                             entries, NULL, calibrate, &a);
+    g_strfreev(a.nccl);
+    return status;
+}
+
 /* ---- dispatch ----------------------------------------------------------------- */
 
 static const struct {
@@ -502,6 +562,7 @@ static const struct {
     {"simulate", cmd_simulate, "simulate one step"},
     {"sweep", cmd_sweep, "find the best plans of a grid, a CSV row for each plan"},
     {"collective", cmd_collective, "time one collective at many sizes, like nccl-tests"},
+    {"calibrate", cmd_calibrate, "fit a cluster to nccl-tests output and GEMM timings"},
 };
 
 static void usage(FILE *to)

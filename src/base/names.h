@@ -30,6 +30,12 @@ extern const char *const recompute_names[];
 typedef enum { ATTENTION_FLASH, ATTENTION_STANDARD } Attention;
 extern const char *const attention_names[];
 
+/* The element type gradients accumulate and are reduced in: fp32, as
+ * Megatron-LM's bf16 training keeps its main gradients (18 bytes of model
+ * states per parameter), or bf16, the ZeRO paper's (16 bytes). */
+typedef enum { GRAD_ACCUM_FP32, GRAD_ACCUM_BF16 } GradAccumDtype;
+extern const char *const grad_accum_dtype_names[];
+
 /* Element types of parameters, gradients and activations. */
 typedef enum { DTYPE_BF16 } Dtype;
 extern const char *const dtype_names[];

@@ -53,8 +53,9 @@ static void charge(RankSplit *s, const Task *c, double a, double b, const Window
 static void charge_chain(const Graph *g, const Replay *r, int rank, TaskId why, double a, double b,
                          const Window *ph, RankSplit *s)
 {
+    const Task *task = graph_arrays(g).task;
     while (why != TASK_NONE && b > a) {
-        const Task *t = graph_task(g, why);
+        const Task *t = &task[why];
         if (t->kind == TASK_COLLECTIVE && t->op == COLL_SEND_RECV)
             return;
         if (t->kind != TASK_COLLECTIVE && t->owner != rank)
@@ -72,13 +73,14 @@ static void split_rank(const Graph *g, const Replay *r, int rank, const Window *
     *s = (RankSplit){0};
     int n;
     const TaskId *tasks = graph_stream(g, rank, STREAM_COMPUTE, &n);
+    const Task *task = graph_arrays(g).task;
     double prev_end = 0;
     for (int i = 0; i < n; i++) {
         TaskId id = tasks[i];
-        const Task *t = graph_task(g, id);
+        const Task *t = &task[id];
         double start = r->start_s[id], end = r->end_s[id];
         TaskId why = r->critical[id];
-        const Task *cause = why != TASK_NONE ? graph_task(g, why) : NULL;
+        const Task *cause = why != TASK_NONE ? &task[why] : NULL;
         gboolean transfer = cause && cause->kind == TASK_COLLECTIVE && cause->op == COLL_SEND_RECV;
         if (start > prev_end && t->kind == TASK_COLLECTIVE && !transfer)
             charge(s, t, prev_end, start, ph); /* waiting for its other members */
@@ -101,8 +103,9 @@ static void split_rank(const Graph *g, const Replay *r, int rank, const Window *
 static Window forward_backward_window(const Graph *g, const Replay *r)
 {
     Window ph = {INFINITY, 0};
+    const Task *task = graph_arrays(g).task;
     for (gsize id = 0; id < r->tasks; id++) {
-        const Task *t = graph_task(g, (TaskId)id);
+        const Task *t = &task[id];
         if (t->tag == TAG_FORWARD)
             ph.start_s = MIN(ph.start_s, r->start_s[id]);
         if (t->tag == TAG_BACKWARD)
@@ -150,24 +153,25 @@ static gboolean beats(double a, double best)
     return a > best + 1e-9 * fabs(best);
 }
 
+/* The stages' figures, from each rank's split (`splits`, per rank). */
 static void stage_table(const Graph *g, const Replay *r, const Layout *layout, const Symmetry *sym,
-                        const PlanSpec *plan, const Window *ph, Metrics *out)
+                        const PlanSpec *plan, const Window *ph, const RankSplit *splits,
+                        Metrics *out)
 {
     out->n_stages = plan->pp;
     out->stages = g_new0(StageStat, plan->pp);
     for (int s = 0; s < plan->pp; s++) {
         StageStat *st = &out->stages[s];
         int rank = symmetry_local(sym, layout_rank(layout, (Coord){0, 0, s}));
-        RankSplit split;
-        split_rank(g, r, rank, ph, &split);
+        const RankSplit *split = &splits[rank];
         CommStat table[TAG_KINDS][COLL_N_OPS];
-        comm_table(g, r, rank, &split, table);
+        comm_table(g, r, rank, split, table);
         for (int c = 0; c < plan->virtual_stages; c++)
             st->layers += plan->layers_per_stage.v[c * plan->pp + s];
         st->embedding = s == 0;
         st->head = s == plan->pp - 1;
-        st->busy_s = split.compute_s;
-        st->bubble_s = MAX(0.0, (ph->end_s - ph->start_s) - split.in_phase_s);
+        st->busy_s = split->compute_s;
+        st->bubble_s = MAX(0.0, (ph->end_s - ph->start_s) - split->in_phase_s);
         st->peak_bytes = r->peak_bytes[rank];
         copy_peak(r, rank, st->peak_split);
         st->p2p_bytes = table[TAG_PP][COLL_SEND_RECV].bytes;
@@ -222,29 +226,31 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     Window ph = forward_backward_window(g, r);
     double phase_s = ph.end_s - ph.start_s, bubble_sum = 0, latest_end = -1;
     int critical_local = 0;
-    RankSplit s, critical = {0};
+    g_autofree RankSplit *splits = g_new(RankSplit, ranks); /* the stages reuse them */
     for (int rank = 0; rank < ranks; rank++) {
-        split_rank(g, r, rank, &ph, &s);
+        const RankSplit *s = &splits[rank];
+        split_rank(g, r, rank, &ph, &splits[rank]);
         if (phase_s > 0) /* rounding can leave a hair below zero */
-            bubble_sum += MAX(0.0, phase_s - s.in_phase_s) / phase_s;
-        if (rank == 0 || beats(s.end_s, latest_end)) { /* ranks in increasing order */
-            latest_end = s.end_s;
+            bubble_sum += MAX(0.0, phase_s - s->in_phase_s) / phase_s;
+        if (rank == 0 || beats(s->end_s, latest_end)) { /* ranks in increasing order */
+            latest_end = s->end_s;
             critical_local = rank;
-            critical = s;
         }
     }
+    const RankSplit *critical = &splits[critical_local];
     out->critical_rank = graph_gpu(g, critical_local);
     out->bubble_fraction = bubble_sum / ranks; /* every orbit is as large */
-    out->compute_s = critical.compute_s;
-    out->recompute_s = critical.recompute_s;
-    out->exposed_comm_s = critical.comm_s;
-    comm_table(g, r, critical_local, &critical, out->comm);
-    stage_table(g, r, layout, sym, plan, &ph, out);
+    out->compute_s = critical->compute_s;
+    out->recompute_s = critical->recompute_s;
+    out->exposed_comm_s = critical->comm_s;
+    comm_table(g, r, critical_local, critical, out->comm);
+    stage_table(g, r, layout, sym, plan, &ph, splits, out);
     if (out->step_time_s > 0)
         link_table(r, out->step_time_s, out);
 
+    const Task *task = graph_arrays(g).task;
     for (gsize id = 0; id < r->tasks; id++) /* a simulated rank's for its orbit */
-        out->hardware_flops += graph_task(g, (TaskId)id)->flops * orbit;
+        out->hardware_flops += task[id].flops * orbit;
     double sequences = plan->global_batch_size;
     out->model_flops = tf_model_flops(model, sequences);
     double peak = (double)ranks * orbit * cluster->gpu.peak_flops;

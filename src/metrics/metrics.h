@@ -28,7 +28,9 @@
  *                   contention only: alone, transfers use no links);
  *   mfu, hfu        model (no recomputation) and executed matrix-multiply
  *                   FLOPs per second, over the GPUs' peak;
- *   memory          the highest per-GPU peak, with its breakdown by kind. */
+ *   memory          the highest per-GPU peak, with its breakdown by kind
+ *                   (model states, activations, buffers, and the GPU's
+ *                   runtime reserve, which counts toward fitting). */
 #ifndef PLANSIM_METRICS_METRICS_H
 #define PLANSIM_METRICS_METRICS_H
 

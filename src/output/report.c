@@ -128,10 +128,11 @@ static void collect(const Report *rep, Fields *fs)
     put(fs, "memory", "capacity_bytes", VALUE_INT, m->capacity_bytes, NULL);
     put(fs, "memory", "fits", VALUE_BOOL, m->fits, NULL);
     put(fs, "memory", "peak_rank", VALUE_INT, m->peak_rank, NULL);
-    static const char *const split_names[MEM_KINDS] = {
-        "params_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes"};
-    for (int k = 0; k < MEM_KINDS; k++)
-        put(fs, "memory", split_names[k], VALUE_INT, m->peak_split[k], NULL);
+    for (int k = 0; k < MEM_KINDS; k++) { /* "params_bytes", ..., "reserve_bytes" */
+        char *name = g_strdup_printf("%s_bytes", emit_mem_name((MemKind)k));
+        g_ptr_array_add(fs->names, name);
+        put(fs, "memory", name, VALUE_INT, m->peak_split[k], NULL);
+    }
     put(fs, "", "critical_rank", VALUE_INT, m->critical_rank, NULL);
     put(fs, "", "events", VALUE_INT, (double)m->events, NULL);
     put(fs, "", "simulated_ranks", VALUE_INT, m->simulated_ranks, NULL);

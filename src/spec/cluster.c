@@ -1,7 +1,8 @@
 /* cluster.c: cluster files (GPUs, NVLink inside a node, InfiniBand between).
  *
  * The file's units (TFLOPS, GiB, GBps, us) become SI here. Invariant of a
- * returned ClusterSpec: every rate and size positive, efficiencies in (0, 1],
+ * returned ClusterSpec: every rate and size positive (the runtime reserve
+ * >= 0 and at most the memory), efficiencies in (0, 1],
  * latencies >= 0, a GEMM efficiency curve (if any) with increasing
  * intensities, and at most 2^20 GPUs. */
 #include <math.h>
@@ -20,6 +21,7 @@ static const char *const gpu_keys[] = {
     "name",
     "peak_tflops",
     "memory_GiB",
+    "runtime_reserve_GiB",
     "memory_bandwidth_GBps",
     "compute_efficiency",
     "memory_efficiency",
@@ -75,12 +77,14 @@ static gboolean read_gemm_curve(const JsonDoc *doc, const cJSON *o, GpuSpec *gpu
 static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
 {
     const cJSON *o = json_object(doc, doc->root, "$", "gpu", error);
-    double tflops, gib, gbps, launch_us;
+    double tflops, gib, reserve_gib, gbps, launch_us;
     long long sms;
     if (!o || !json_check_keys(doc, o, "$.gpu", gpu_keys, error) ||
         !json_string(doc, o, "$.gpu", "name", FALSE, "gpu", &gpu->name, error) ||
         !json_number(doc, o, "$.gpu", "peak_tflops", TRUE, FALSE, 1e9, 0, &tflops, error) ||
         !json_number(doc, o, "$.gpu", "memory_GiB", TRUE, FALSE, 1e9, 0, &gib, error) ||
+        !json_number(doc, o, "$.gpu", "runtime_reserve_GiB", FALSE, TRUE, gib, 0, &reserve_gib,
+                     error) ||
         !json_number(doc, o, "$.gpu", "memory_bandwidth_GBps", TRUE, FALSE, 1e9, 0, &gbps, error) ||
         !json_number(doc, o, "$.gpu", "compute_efficiency", FALSE, FALSE, 1, 1,
                      &gpu->compute_efficiency, error) ||
@@ -95,6 +99,7 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
     gpu->sm_count = (int)sms;
     gpu->peak_flops = tflops * 1e12;
     gpu->memory_bytes = gib * 1073741824.0;
+    gpu->reserve_bytes = reserve_gib * 1073741824.0;
     gpu->memory_Bps = gbps * 1e9;
     gpu->launch_s = launch_us * 1e-6;
     return TRUE;

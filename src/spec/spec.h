@@ -62,6 +62,8 @@ typedef struct {
     char *name;
     double peak_flops;         /* dense bf16, FLOP/s */
     double memory_bytes;       /* HBM capacity */
+    double reserve_bytes;      /* of it, held outside the model's tensors: CUDA context,
+                                * NCCL's buffers, allocator fragmentation; >= 0 */
     double memory_Bps;         /* HBM bandwidth */
     double compute_efficiency; /* fraction of peak of non-GEMM arithmetic, and of
                                 * every GEMM when there is no curve, (0, 1] */

@@ -3,8 +3,9 @@
  * Each rank runs the step's m = B / (b d) micro-batches (in the order
  * pipeline.c gives; on one stage, one after the other, each forward then
  * backward: gradient accumulation). Gradients are reduced over the
- * data-parallel group, 2 bytes per bf16 gradient, on the communication
- * stream, as each backward segment finishes producing them:
+ * data-parallel group in the type they accumulate in (zero.h: 4 bytes
+ * each in fp32, as Megatron-LM reduces bf16 training's main gradients; 2
+ * in bf16), on the communication stream, as each backward segment finishes producing them:
  *   - overlap_grad_reduce: in buckets of at least ddp_bucket_size
  *     parameters (closed at a segment's end), each launched as soon as its
  *     gradients exist, hiding behind the rest of backward (Megatron-LM's
@@ -16,6 +17,7 @@
  * gradients are sharded, every micro-batch reduces its own. The optimizer
  * step waits for the last reduction (emit.c). */
 #include "strategy/strategy.h"
+#include "strategy/zero.h"
 
 typedef struct {
     double pending;  /* parameters whose gradients wait for a bucket */
@@ -36,7 +38,8 @@ static void reduce(Emit *e, DpState *st)
                      .a = st->buckets++};
     TaskId t =
         emit_collective(e, GROUP_DP, STREAM_COMM, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE,
-                        2 * st->pending, zero ? TAG_ZERO : TAG_DP, name);
+                        zero_bytes_per_param(emit_plan(e), MEM_GRADS) * st->pending,
+                        zero ? TAG_ZERO : TAG_DP, name);
     emit_wait(e, st->producer, t);
     st->pending = 0;
 }

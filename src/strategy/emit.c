@@ -4,17 +4,19 @@
  * on every rank. The model's chunks and their segments are laid out once
  * too (`segments`, chunk after chunk); a rank walks the chunks of its
  * stage. A rank's program: a "step begin" marker that allocates the model
- * states, the units in schedule order, the strategies' step_end, the
- * optimizer step, their after_optimizer, and a "step end" marker that
- * waits for the communication stream. A forward piece allocates the
- * activations it keeps when it starts, a strategy's own piece of a layer
- * block (a replay) those it re-creates; the block's backward frees both
- * when it ends (emit_keep_activations). */
+ * states (zero.h) and the GPU's runtime reserve, the units in schedule
+ * order, the strategies' step_end, the optimizer step, their
+ * after_optimizer, and a "step end" marker that waits for the
+ * communication stream. A forward piece allocates the activations it keeps
+ * when it starts, a strategy's own piece of a layer block (a replay) those
+ * it re-creates; the block's backward frees both when it ends
+ * (emit_keep_activations). */
 #include "strategy/emit.h"
 
 #include <string.h>
 
 #include "strategy/strategy.h"
+#include "strategy/zero.h"
 #include "base/error.h"
 
 /* What one piece costs and keeps, and the names of its tasks. */
@@ -56,6 +58,7 @@ struct Emit {
 
     const Strategy *active[STRATEGY_MAX + 1]; /* NULL-terminated */
     void *state[STRATEGY_MAX];
+    int computer; /* the active strategy that emits pieces' compute, or -1 */
 };
 
 /* Calls hook H of every active strategy with the arguments that follow. */
@@ -65,8 +68,8 @@ struct Emit {
             (e)->active[i_]->H((e), (e)->state[i_], __VA_ARGS__);                                  \
     }
 
-static const char *const mem_names[MEM_KINDS] = {"params", "grads", "optimizer", "activations",
-                                                 "buffers"};
+static const char *const mem_names[MEM_KINDS] = {"params",      "grads",   "optimizer",
+                                                 "activations", "buffers", "reserve"};
 
 const char *emit_mem_name(MemKind kind)
 {
@@ -75,7 +78,7 @@ const char *emit_mem_name(MemKind kind)
 
 const char *emit_stream_name(Stream stream)
 {
-    static const char *const names[EMIT_STREAMS] = {"compute", "comm", "p2p"};
+    static const char *const names[EMIT_STREAMS] = {"compute", "comm", "p2p", "tp"};
     return names[stream];
 }
 
@@ -337,16 +340,23 @@ static const Cost *cost_of(const Emit *e, const Segment *seg, Block block)
 
 /* ---- units ----------------------------------------------------------------- */
 
-/* A piece's compute task between the strategies' piece hooks, with its
- * activations: allocated when it starts, or (`at_end`) freed when it ends. */
+/* A piece's compute between the strategies' piece hooks, with its
+ * activations: allocated when it starts, or (`at_end`) freed when it ends.
+ * One task, or the parts a strategy's piece_compute emits for a whole
+ * piece; returns the last. */
 static TaskId piece_task(Emit *e, const PieceRef *p, double seconds, double flops, TaskTag tag,
                          TaskName name, double activation_bytes, gboolean at_end)
 {
     EACH_STRATEGY(e, piece_begin, p);
-    TaskId t = emit_compute(e, seconds, flops, tag, name);
-    emit_mem(e, t, MEM_ACTIVATIONS, activation_bytes, at_end);
-    EACH_STRATEGY(e, piece_end, p, t);
-    return t;
+    TaskId first, last;
+    if (e->computer >= 0 && !p->partial)
+        last = e->active[e->computer]->piece_compute(e, e->state[e->computer], p, tag, name,
+                                                     &first);
+    else
+        first = last = emit_compute(e, seconds, flops, tag, name);
+    emit_mem(e, at_end ? last : first, MEM_ACTIVATIONS, activation_bytes, at_end);
+    EACH_STRATEGY(e, piece_end, p, last);
+    return last;
 }
 
 TaskId emit_piece(Emit *e, const PieceRef *p, double seconds, double flops, TaskTag tag,
@@ -427,11 +437,10 @@ static void emit_rank_step(Emit *e, GArray *units)
     }
     TaskId begin = graph_marker(e->graph, e->local, STREAM_COMPUTE, TAG_MARKER,
                                 (TaskName){.fmt = "step begin"});
-    /* bf16 parameters and gradients; fp32 master weights, momentum, variance */
-    static const double bytes_per_param[MEM_KINDS] = {
-        [MEM_PARAMS] = 2, [MEM_GRADS] = 2, [MEM_OPTIMIZER] = 12};
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
-        emit_mem(e, begin, (MemKind)k, bytes_per_param[k] * e->params / e->shards[k], FALSE);
+        emit_mem(e, begin, (MemKind)k,
+                 zero_bytes_per_param(e->plan, (MemKind)k) * e->params / e->shards[k], FALSE);
+    emit_mem(e, begin, MEM_RESERVE, emit_gpu(e)->reserve_bytes, FALSE);
 
     g_array_set_size(units, 0);
     for (int i = 0; e->active[i]; i++) {
@@ -510,10 +519,14 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
     e.micro_batches = plan_spec_micro_batches(plan);
     int ranks = layout_ranks(layout), n_active = 0, simulated;
     const int *ranks_of = symmetry_simulated(symmetry, &simulated);
+    e.computer = -1;
     for (int i = 0; strategy_registry[i]; i++) {
         g_assert(i < STRATEGY_MAX);
-        if (strategy_registry[i]->active(plan))
-            e.active[n_active++] = strategy_registry[i];
+        if (!strategy_registry[i]->active(plan))
+            continue;
+        if (strategy_registry[i]->piece_compute && e.computer < 0)
+            e.computer = n_active;
+        e.active[n_active++] = strategy_registry[i];
     }
     double tasks = estimate_tasks(&e, simulated);
     if (!check_size(&e, simulated, tasks, error))

@@ -12,7 +12,7 @@
  * the head). The active strategy modules (strategy.h) are called at the
  * start and end of every unit, segment and piece, and add their own tasks
  * there: the pipeline its sends and receives around each unit, tensor
- * parallelism its collectives around each block, data parallelism its
+ * parallelism each block's compute, cut at its collectives, data parallelism its
  * gradient reduction after each backward segment, ZeRO-3 its parameter
  * gathers before each segment, recomputation its replay before a layer's
  * backward. Modules use only the functions below; none touches the graph or
@@ -28,20 +28,25 @@
 #include "cost/transformer.h"
 #include "spec/spec.h"
 
-/* A rank's streams: compute (with tensor-parallel collectives in its
- * path), data-parallel and ZeRO communication, pipeline sends. */
-typedef enum { STREAM_COMPUTE, STREAM_COMM, STREAM_P2P, EMIT_STREAMS } Stream;
+/* A rank's streams: compute, data-parallel and ZeRO communication,
+ * pipeline sends, tensor-parallel communication (whose collectives the
+ * compute waits for, or overlaps: tensor_parallel.c). */
+typedef enum { STREAM_COMPUTE, STREAM_COMM, STREAM_P2P, STREAM_TP, EMIT_STREAMS } Stream;
 
 /* Pipeline directions: toward the next stage (activations) or the
  * previous one (gradients); stages wrap around for interleaving. */
 typedef enum { TOWARD_NEXT, TOWARD_PREV, DIRECTIONS } Direction;
 
+/* Memory by kind: model states (zero.h), activations, communication
+ * buffers, and the GPU's runtime reserve (CUDA context, NCCL's buffers,
+ * allocator fragmentation: GpuSpec.reserve_bytes, held all step). */
 typedef enum {
     MEM_PARAMS,
     MEM_GRADS,
     MEM_OPTIMIZER,
     MEM_ACTIVATIONS,
     MEM_BUFFERS,
+    MEM_RESERVE,
     MEM_KINDS
 } MemKind;
 
@@ -121,8 +126,7 @@ const Segment *emit_segment_next(const Emit *e, const Unit *u, const Segment *se
 
 /* Splits one kind of model state (MEM_PARAMS, MEM_GRADS or MEM_OPTIMIZER)
  * `ways` ways, in a strategy's step_begin (ZeRO does). Unsplit, a rank
- * keeps 2, 2 and 12 bytes per held parameter (bf16 parameters and
- * gradients; Adam's fp32 master weights, momentum and variance), and its
+ * keeps zero_bytes_per_param of each per held parameter (zero.h), and its
  * optimizer steps params / ways[MEM_OPTIMIZER] parameters. */
 void emit_shard_state(Emit *e, MemKind kind, int ways);
 
@@ -194,7 +198,7 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
 /* "params", "grads", ... for reports. */
 const char *emit_mem_name(MemKind kind);
 
-/* "compute", "comm", "p2p". */
+/* "compute", "comm", "p2p", "tp". */
 const char *emit_stream_name(Stream stream);
 
 /* "tp", "dp", "pp", "zero" for the collectives' tags; NULL for the others. */

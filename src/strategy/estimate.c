@@ -8,25 +8,11 @@
 #include "strategy/estimate.h"
 
 #include "strategy/schedule.h"
+#include "strategy/zero.h"
 
 /* Slack for the rounding of long sums (estimate.h). */
 #define TIME_SLACK   1e-6
 #define MEMORY_SLACK 1e-9
-
-const double estimate_bytes_per_param[MEM_KINDS] = {
-    [MEM_PARAMS] = 2, [MEM_GRADS] = 2, [MEM_OPTIMIZER] = 12};
-
-void estimate_state_shards(const PlanSpec *plan, int shards[MEM_KINDS])
-{
-    for (int k = 0; k < MEM_KINDS; k++)
-        shards[k] = 1;
-    if (plan->zero_stage >= 1)
-        shards[MEM_OPTIMIZER] = plan->dp;
-    if (plan->zero_stage >= 2)
-        shards[MEM_GRADS] = plan->dp;
-    if (plan->zero_stage >= 3)
-        shards[MEM_PARAMS] = plan->dp;
-}
 
 double estimate_segment_params(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind)
 {
@@ -59,25 +45,22 @@ double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int s
     return params;
 }
 
-/* Model-state bytes of a rank holding `params`, summed kind by kind as the
- * engine's memory ledger sums them. */
-static double states_bytes(const PlanSpec *plan, double params)
+/* What a rank of stage s holds all step from "step begin": its model
+ * states, then the GPU's runtime reserve, added in the order emit.c
+ * allocates them. */
+static double held_bytes(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                         int s)
 {
-    int shards[MEM_KINDS];
-    estimate_state_shards(plan, shards);
-    double bytes = 0;
-    for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
-        bytes += estimate_bytes_per_param[k] * params / shards[k];
-    return bytes;
+    return zero_states_bytes(plan, estimate_stage_params(model, plan, s)) +
+           cluster->gpu.reserve_bytes;
 }
 
 double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,
                              const PlanSpec *plan)
 {
-    (void)cluster;
     double most = 0;
     for (int s = 0; s < plan->pp; s++)
-        most = MAX(most, states_bytes(plan, estimate_stage_params(model, plan, s)));
+        most = MAX(most, held_bytes(model, cluster, plan, s));
     return most;
 }
 
@@ -158,8 +141,8 @@ double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec
     GArray *units = g_array_new(FALSE, FALSE, sizeof(Unit));
     double most = 0;
     for (int s = 0; s < plan->pp; s++) {
-        double states = states_bytes(plan, estimate_stage_params(model, plan, s));
-        most = MAX(most, states + stage_activations(&c, plan, s, units));
+        most =
+            MAX(most, held_bytes(model, cluster, plan, s) + stage_activations(&c, plan, s, units));
     }
     g_array_free(units, TRUE);
     return most * (1 - MEMORY_SLACK);
@@ -169,7 +152,7 @@ double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec
 static double optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan, int s)
 {
     int shards[MEM_KINDS];
-    estimate_state_shards(plan, shards);
+    zero_state_shards(plan, shards);
     OpList ops;
     tf_optimizer_ops(estimate_stage_params(model, plan, s) / shards[MEM_OPTIMIZER], &ops);
     return tf_ops_s(gpu, &ops);

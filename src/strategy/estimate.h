@@ -4,7 +4,7 @@
  * come from the emitter's own cost functions (cost/transformer.h: the
  * forward of each piece, backward twice it, recomputation's replays, the
  * optimizer step over the rank's shard) and its own model-state rules
- * (the functions below, which emit.c and zero.c can share), so they are
+ * (zero.h's, which emit.c allocates by, and the functions below), so they are
  * bounds of the replay of the very graph emit_step builds.
  *
  * Why estimate_step_lower_bound_s is admissible (<= the replayed step
@@ -36,8 +36,9 @@
  * closed form of the bubble.
  *
  * Why estimate_peak_lower_bound_bytes is admissible (<= the replayed
- * memory peak). At "step begin" each rank allocates its model states
- * (estimate_states_bytes of its stage) and keeps them all step. It then
+ * memory peak). At "step begin" each rank allocates its model states and
+ * the GPU's runtime reserve (estimate_states_bytes of its stage) and keeps
+ * them all step. It then
  * runs its units in the order of its pipeline schedule (the pipeline is
  * the strategy that orders units, and it asks the plan's schedule row:
  * the same order() is walked here). Each forward piece allocates what it
@@ -57,16 +58,6 @@
 #include "strategy/emit.h"
 #include "spec/spec.h"
 
-/* Bytes one parameter's state of each kind takes, unsplit: bf16
- * parameters and gradients (2, 2); Adam's fp32 master weights, momentum
- * and variance (12); 0 for activations and buffers. */
-extern const double estimate_bytes_per_param[MEM_KINDS];
-
-/* The ways each kind of model state is split under the plan's ZeRO stage
- * (1 for what is not): stage 1 the optimizer states over dp, stage 2 also
- * the gradients, stage 3 also the parameters. */
-void estimate_state_shards(const PlanSpec *plan, int shards[MEM_KINDS]);
-
 /* Parameters one rank holds for a segment of `kind`: the embedding's, one
  * layer's, or the head's (with a tied output layer on a pipeline, the head
  * also holds a copy of the word embedding, as Megatron-LM does). */
@@ -78,13 +69,14 @@ double estimate_segment_params(const ModelSpec *model, const PlanSpec *plan, Seg
 double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage);
 
 /* Model-state bytes (parameters, gradients, optimizer states after ZeRO
- * sharding) of the most loaded rank, as emit.c allocates them at "step
- * begin": a lower bound of its memory peak. Resolved plans. */
+ * sharding, zero.h) and the GPU's runtime reserve of the most loaded rank,
+ * as emit.c allocates them at "step begin": a lower bound of its memory
+ * peak. Resolved plans. */
 double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,
                              const PlanSpec *plan);
 
-/* A lower bound of the replayed memory peak: per stage, its model states
- * and the most activations its schedule's forward units keep at once; the
+/* A lower bound of the replayed memory peak: per stage, its model states,
+ * the runtime reserve and the most activations its schedule's forward units keep at once; the
  * largest over the stages. Resolved, supported plans (strategy_check). */
 double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec *cluster,
                                        const PlanSpec *plan);

@@ -43,7 +43,15 @@ typedef struct {
      * replay of its forward). */
     void (*segment_begin)(Emit *e, void *state, const Unit *u, const Segment *seg);
     void (*segment_end)(Emit *e, void *state, const Unit *u, const Segment *seg, TaskId last);
-    /* Around each piece's compute task (`task`). */
+    /* Emits the compute of a piece that is not partial in place of the
+     * emitter's one task of twice the forward's cost in backward (the
+     * first active strategy that has it decides): its parts on the compute
+     * stream (emit_compute, each with `tag` and `name`), the strategy's
+     * own tasks between them. Sets *first to the first part and returns
+     * the last. */
+    TaskId (*piece_compute)(Emit *e, void *state, const PieceRef *p, TaskTag tag, TaskName name,
+                            TaskId *first);
+    /* Around each piece's compute (`task`: its last task). */
     void (*piece_begin)(Emit *e, void *state, const PieceRef *p);
     void (*piece_end)(Emit *e, void *state, const PieceRef *p, TaskId task);
     /* After the last unit, before the optimizer step (which waits for the

@@ -1,31 +1,99 @@
 /* tensor_parallel.c: Megatron-LM tensor parallelism, with or without
- * sequence parallelism (Shoeybi et al. 2019; Korthikanti et al. 2022).
+ * sequence parallelism (Shoeybi et al. 2019; Korthikanti et al. 2022), and
+ * with or without Transformer Engine's overlap of its collectives with the
+ * GEMMs (`tp_comm_overlap`, Megatron-LM's --tp-comm-overlap).
  *
  * Each GPU of a group of t computes 1/t of every GEMM (QKV and MLP up by
  * column, projection and MLP down by row) and holds 1/t of the weights;
  * the embedding and the logits are split by vocabulary (transformer.c has
- * the shares). The collectives run on the compute stream, in its critical
- * path, over the t ranks, each of b s h bf16 elements:
- *   - every block's forward and backward ends with an all-reduce (the
- *     row-parallel output's sum, the column-parallel input gradient's sum):
- *     4 per layer per micro-batch, 6 when full recomputation replays the
- *     forward; the embedding's forward and the head's backward end with
- *     one too (vocabulary-parallel lookup and output layer);
- *   - with sequence parallelism each all-reduce becomes a reduce-scatter at
- *     the same place and an all-gather at its mirror place (the start of
- *     the piece in the other direction), the same volume in all. */
+ * the shares). The module emits the compute of every whole piece itself,
+ * split at the tensor-parallel operations, its collectives between the
+ * parts on the rank's tp stream, each of b s h bf16 elements over the t
+ * ranks (docs/model.md, "Strategies"):
+ *   - forward: the column-parallel GEMM's input is all-gathered before it
+ *     (sequence parallelism), the row-parallel GEMM's output (the
+ *     embedding lookup's) summed after it: all-reduced, or reduce-scattered
+ *     with sequence parallelism; the compute waits for both;
+ *   - backward: the mirror all-gather of the output gradient before the
+ *     row-parallel GEMM's backward (sequence parallelism); then, as
+ *     Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication does
+ *     for the column-parallel GEMM, the all-gather of its sharded input
+ *     again (sequence parallelism) runs while its input gradient computes,
+ *     and the sum of that gradient (all-reduce, or reduce-scatter) while
+ *     its weight gradient computes; what comes before the GEMM (the norm)
+ *     waits for the sum;
+ *   - with tp_comm_overlap the forward's all-gather runs in t - 1 steps
+ *     beside the column GEMM cut in t parts (Transformer Engine's ring
+ *     exchange: the part of the local shard first, part i once step i has
+ *     brought its rows), its reduce-scatter in TP_OVERLAP_SPLITS pieces
+ *     each after its part of the row GEMM (TE's pipelined overlap), and
+ *     backward's all-gather of the output gradient in steps beside the row
+ *     GEMM's input gradient; the GPU's comm_compute_interference slows the
+ *     parts that run beside a collective (engine.c).
+ * So per layer per micro-batch: 4 all-reduces without sequence
+ * parallelism, 4 reduce-scatters and 6 all-gathers with it; a full
+ * recomputation's replay is a forward, with its collectives. */
 #include "strategy/strategy.h"
+
+#include <string.h>
+
 #include "base/error.h"
+
+/* Transformer Engine's pipelined GEMM + reduce-scatter overlap cuts both
+ * in 4 (num_splits of its default userbuffers configuration for
+ * proj_fprop and fc2_fprop, transformer_engine/pytorch/module/base.py,
+ * initialize_ub). */
+#define TP_OVERLAP_SPLITS 4
+
+/* The spans of a piece's forward operations around its tensor-parallel
+ * operations: before the column-parallel GEMM, the GEMM, between it and
+ * the operation whose output the group sums, that operation, after it. */
+typedef enum { SPAN_PRE, SPAN_COLUMN, SPAN_MIDDLE, SPAN_ROW, SPAN_POST, SPANS } SpanKind;
+
+typedef struct {
+    double seconds, flops; /* forward */
+    int ops;
+} Span;
+
+/* One kind of piece (the embedding, the head, a layer's attention or MLP
+ * block), cut into spans. */
+typedef struct {
+    Span span[SPANS];
+    gboolean row_gemm; /* the summed output is a GEMM's (not the lookup's) */
+} PieceSpans;
+
+enum { KIND_EMBEDDING, KIND_HEAD, KIND_BLOCK, KINDS = KIND_BLOCK + TF_BLOCKS };
+
+typedef struct {
+    PieceSpans kind[KINDS];
+} TpState;
+
+/* The column-parallel GEMMs (Megatron-LM's ColumnParallelLinear) and the
+ * operations whose output the group sums (RowParallelLinear, and
+ * VocabParallelEmbedding's lookup), by transformer.c's names. */
+static const char *const column_ops[] = {"qkv", "mlp_up", "logits"};
+static const char *const summed_ops[] = {"out_proj", "mlp_down", "embedding"};
+
+static gboolean named(const Op *op, const char *const *names, gsize n)
+{
+    for (gsize i = 0; i < n; i++)
+        if (strcmp(op->name, names[i]) == 0)
+            return TRUE;
+    return FALSE;
+}
 
 static gboolean active(const PlanSpec *plan)
 {
     return plan->tp > 1;
 }
 
+/* Tasks beyond the piece's one: a backward with sequence parallelism has 5
+ * parts and 3 collectives; with overlap a forward has t parts and t - 1
+ * steps of its gather, TP_OVERLAP_SPLITS parts and scatters, 2 spans
+ * besides (the most: a backward has fewer). */
 static int piece_tasks(const PlanSpec *plan)
 {
-    (void)plan;
-    return 2; /* a sum, and with sequence parallelism a gather */
+    return plan->tp_comm_overlap ? 2 * plan->tp + 2 * TP_OVERLAP_SPLITS : 7;
 }
 
 static gboolean divides(const PlanSpec *plan, int size, const char *what, GError **error)
@@ -43,6 +111,12 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *m, GError **error)
         return plan_field_fail(error, plan, PLAN_SEQUENCE_PARALLEL,
                                "false when tp = 1 (it splits the sequence over the "
                                "tensor-parallel group)");
+    /* Megatron-LM asserts it: the overlapped collectives are the
+     * all-gathers and reduce-scatters of sequence parallelism */
+    if (plan->tp_comm_overlap && !plan->sequence_parallel)
+        return plan_field_fail(error, plan, PLAN_TP_COMM_OVERLAP,
+                               "false without sequence_parallel (Megatron-LM's "
+                               "--tp-comm-overlap needs --sequence-parallel)");
     if (!divides(plan, m->attention_heads, "attention_heads", error) ||
         !divides(plan, m->ffn_hidden_size, "ffn_hidden_size", error))
         return FALSE;
@@ -56,59 +130,199 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *m, GError **error)
     return TRUE;
 }
 
-/* Whether a piece ends with the group's sum (an all-reduce, or with
- * sequence parallelism a reduce-scatter), and whether it starts with the
- * mirror all-gather of sequence parallelism. */
-static void places(const PieceRef *p, gboolean *sums_at_end, gboolean *gathers_at_start)
+/* Cuts forward operations into spans, costing each operation as the
+ * emitter costs a list (tf_ops_s, tf_ops_flops of the GEMMs). */
+static PieceSpans cut(const GpuSpec *gpu, const OpList *ops)
 {
-    gboolean forward = p->phase != PHASE_BACKWARD;
-    *sums_at_end = *gathers_at_start = FALSE;
-    switch (p->segment->kind) {
-    case SEGMENT_EMBEDDING:
-        *sums_at_end = forward;
-        *gathers_at_start = !forward;
-        break;
-    case SEGMENT_HEAD:
-        *sums_at_end = !forward;
-        *gathers_at_start = forward;
-        break;
-    case SEGMENT_LAYER: /* a partial replay (the attention core) needs none */
-        *sums_at_end = !p->partial;
-        *gathers_at_start = !p->partial;
-        break;
+    PieceSpans p = {0};
+    SpanKind at = SPAN_PRE;
+    for (int i = 0; i < ops->n; i++) {
+        const Op *op = &ops->ops[i];
+        if (named(op, column_ops, G_N_ELEMENTS(column_ops)))
+            at = SPAN_COLUMN;
+        else if (named(op, summed_ops, G_N_ELEMENTS(summed_ops))) {
+            at = SPAN_ROW;
+            p.row_gemm = op->gemm;
+        } else if (at == SPAN_COLUMN || at == SPAN_ROW)
+            at++;
+        OpList one = {.ops = {*op}, .n = 1};
+        p.span[at].seconds += tf_ops_s(gpu, &one);
+        p.span[at].flops += tf_ops_flops(&one, TRUE);
+        p.span[at].ops++;
+    }
+    return p;
+}
+
+static void step_begin(Emit *e, void *state)
+{
+    TpState *st = state;
+    const ModelSpec *m = emit_model(e);
+    const GpuSpec *gpu = emit_gpu(e);
+    Shard sh = emit_shard(e);
+    OpList ops;
+    tf_embedding_ops(m, sh, &ops);
+    st->kind[KIND_EMBEDDING] = cut(gpu, &ops);
+    tf_head_ops(m, sh, &ops);
+    st->kind[KIND_HEAD] = cut(gpu, &ops);
+    for (int b = 0; b < TF_BLOCKS; b++) {
+        tf_block_ops(m, (Block)b, sh, &ops);
+        st->kind[KIND_BLOCK + b] = cut(gpu, &ops);
     }
 }
 
-static void collective(Emit *e, const PieceRef *p, CollOp op)
+/* A piece's compute being emitted: the work not yet in a task, and the
+ * tasks so far. */
+typedef struct {
+    Emit *e;
+    const PieceRef *p;
+    TaskTag tag;
+    TaskName name;
+    double seconds, flops; /* pending */
+    int ops;
+    TaskId first, last;
+} Parts;
+
+/* `times` the span's forward (2 for its backward, 1 for either GEMM of a
+ * GEMM's backward), `share` of it, to the pending work. */
+static void add(Parts *q, const Span *s, double times, double share)
+{
+    q->seconds += times * share * s->seconds;
+    q->flops += times * share * s->flops;
+    q->ops += s->ops;
+}
+
+/* The pending work as one compute task (none if nothing is pending). */
+static void flush(Parts *q)
+{
+    if (q->ops == 0)
+        return;
+    q->last = emit_compute(q->e, q->seconds, q->flops, q->tag, q->name);
+    if (q->first == TASK_NONE)
+        q->first = q->last;
+    q->seconds = q->flops = 0;
+    q->ops = 0;
+}
+
+/* A collective over the tp group of `share` of b s h bf16 values, on the tp
+ * stream, after the pending work (which it needs) is done. */
+static TaskId collective(Parts *q, CollOp op, double share)
 {
     static const char *const names[COLL_N_OPS] = {
         [COLL_ALL_REDUCE] = "tp all_reduce mb%d L%d",
         [COLL_ALL_GATHER] = "tp all_gather mb%d L%d",
         [COLL_REDUCE_SCATTER] = "tp reduce_scatter mb%d L%d",
     };
-    const ModelSpec *m = emit_model(e);
-    double bytes = 2.0 * emit_plan(e)->micro_batch_size * m->seq_length * m->hidden_size;
-    emit_collective(e, GROUP_TP, STREAM_COMPUTE, op, bytes, TAG_TP,
-                    (TaskName){.fmt = names[op], .a = p->micro_batch, .b = p->segment->layer});
+    const ModelSpec *m = emit_model(q->e);
+    double bytes = share * 2.0 * emit_plan(q->e)->micro_batch_size * m->seq_length * m->hidden_size;
+    flush(q);
+    TaskId c = emit_collective(q->e, GROUP_TP, STREAM_TP, op, bytes, TAG_TP,
+                               (TaskName){.fmt = names[op], .a = q->p->micro_batch,
+                                          .b = q->p->segment->layer});
+    emit_wait(q->e, q->last, c);
+    return c;
 }
 
-static void piece_begin(Emit *e, void *state, const PieceRef *p)
+/* The group's sum: an all-reduce, or with sequence parallelism a
+ * reduce-scatter. */
+static CollOp sum_op(const Emit *e)
 {
-    (void)state;
-    gboolean sums, gathers;
-    places(p, &sums, &gathers);
-    if (gathers && emit_plan(e)->sequence_parallel)
-        collective(e, p, COLL_ALL_GATHER);
+    return emit_plan(e)->sequence_parallel ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
 }
 
-static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
+/* An all-gather the GEMM `s` (`times` its forward) needs, before it: at
+ * once, or with overlap as a ring exchange of t - 1 steps beside the GEMM
+ * cut in t parts, part 0 on the local shard, part i after step i. */
+static void gather_into(Parts *q, const Span *s, double times, gboolean overlap)
 {
-    (void)state;
-    (void)task;
-    gboolean sums, gathers;
-    places(p, &sums, &gathers);
-    if (sums)
-        collective(e, p, emit_plan(e)->sequence_parallel ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE);
+    int t = emit_plan(q->e)->tp;
+    if (!overlap) {
+        emit_gate(q->e, collective(q, COLL_ALL_GATHER, 1));
+        add(q, s, times, 1);
+        return;
+    }
+    TaskId step = collective(q, COLL_ALL_GATHER, 1.0 / (t - 1));
+    for (int i = 0; i < t; i++) {
+        TaskId next = i + 1 < t - 1 ? collective(q, COLL_ALL_GATHER, 1.0 / (t - 1)) : TASK_NONE;
+        add(q, s, times, 1.0 / t);
+        flush(q);
+        if (i < t - 1)
+            emit_gate(q->e, step);
+        step = next;
+    }
+}
+
+/* The GEMM `s` then the sum of its output, the compute after waiting for
+ * it: at once, or with overlap as TP_OVERLAP_SPLITS reduce-scatters, each
+ * after its part of the GEMM. */
+static void sum_after(Parts *q, const Span *s, gboolean overlap)
+{
+    int k = overlap ? TP_OVERLAP_SPLITS : 1;
+    TaskId sum = TASK_NONE;
+    for (int i = 0; i < k; i++) {
+        add(q, s, 1, 1.0 / k);
+        sum = collective(q, sum_op(q->e), 1.0 / k);
+    }
+    emit_gate(q->e, sum);
+}
+
+static void forward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overlap)
+{
+    add(q, &k->span[SPAN_PRE], 1, 1);
+    if (k->span[SPAN_COLUMN].ops && sp)
+        gather_into(q, &k->span[SPAN_COLUMN], 1, overlap);
+    else
+        add(q, &k->span[SPAN_COLUMN], 1, 1);
+    add(q, &k->span[SPAN_MIDDLE], 1, 1);
+    if (k->span[SPAN_ROW].ops)
+        sum_after(q, &k->span[SPAN_ROW], overlap && k->row_gemm);
+    add(q, &k->span[SPAN_POST], 1, 1);
+}
+
+/* Backward runs the spans in reverse, each twice its forward; a GEMM's
+ * backward is its input gradient then its weight gradient, each once its
+ * forward. */
+static void backward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overlap)
+{
+    add(q, &k->span[SPAN_POST], 2, 1);
+    const Span *row = &k->span[SPAN_ROW];
+    if (row->ops && sp && overlap && k->row_gemm) {
+        gather_into(q, row, 1, TRUE); /* the input gradient */
+        add(q, row, 1, 1);            /* the weight gradient */
+    } else if (row->ops && sp) {
+        gather_into(q, row, 2, FALSE);
+    } else {
+        add(q, row, 2, 1);
+    }
+    add(q, &k->span[SPAN_MIDDLE], 2, 1);
+    const Span *column = &k->span[SPAN_COLUMN];
+    if (column->ops) {
+        TaskId input = sp ? collective(q, COLL_ALL_GATHER, 1) : TASK_NONE;
+        add(q, column, 1, 1); /* the input gradient, beside the gather */
+        TaskId sum = collective(q, sum_op(q->e), 1);
+        emit_gate(q->e, input);
+        add(q, column, 1, 1); /* the weight gradient, beside the sum */
+        flush(q);
+        emit_gate(q->e, sum);
+    }
+    add(q, &k->span[SPAN_PRE], 2, 1);
+}
+
+static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag, TaskName name,
+                            TaskId *first)
+{
+    const TpState *st = state;
+    const PlanSpec *plan = emit_plan(e);
+    int kind = p->segment->kind == SEGMENT_EMBEDDING ? KIND_EMBEDDING
+               : p->segment->kind == SEGMENT_HEAD    ? KIND_HEAD
+                                                     : KIND_BLOCK + p->block;
+    Parts q = {.e = e, .p = p, .tag = tag, .name = name, .first = TASK_NONE, .last = TASK_NONE};
+    if (p->phase == PHASE_BACKWARD)
+        backward(&q, &st->kind[kind], plan->sequence_parallel, plan->tp_comm_overlap);
+    else /* a forward, or full recomputation's replay of one */
+        forward(&q, &st->kind[kind], plan->sequence_parallel, plan->tp_comm_overlap);
+    flush(&q);
+    *first = q.first;
+    return q.last;
 }
 
 const Strategy strategy_tensor_parallel = {
@@ -116,6 +330,7 @@ const Strategy strategy_tensor_parallel = {
     .active = active,
     .check = check,
     .piece_tasks = piece_tasks,
-    .piece_begin = piece_begin,
-    .piece_end = piece_end,
+    .state_size = sizeof(TpState),
+    .step_begin = step_begin,
+    .piece_compute = piece_compute,
 };

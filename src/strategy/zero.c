@@ -15,8 +15,47 @@
  *     end.
  * Per step and GPU, in parameter elements: stages 1 and 2 move 2 Psi
  * (reduce-scatter and all-gather), stage 3 3 Psi per micro-batch (two
- * gathers and a reduce-scatter). */
+ * gathers and a reduce-scatter). The model states' bytes per parameter and
+ * their split are zero.h's, here whether or not the plan uses ZeRO. */
+#include "strategy/zero.h"
+
 #include "strategy/strategy.h"
+
+double zero_bytes_per_param(const PlanSpec *plan, MemKind kind)
+{
+    switch (kind) {
+    case MEM_PARAMS:
+        return 2;
+    case MEM_GRADS:
+        return plan->grad_accum_dtype == GRAD_ACCUM_FP32 ? 4 : 2;
+    case MEM_OPTIMIZER:
+        return 12;
+    default:
+        return 0;
+    }
+}
+
+void zero_state_shards(const PlanSpec *plan, int shards[MEM_KINDS])
+{
+    for (int k = 0; k < MEM_KINDS; k++)
+        shards[k] = 1;
+    if (plan->zero_stage >= 1)
+        shards[MEM_OPTIMIZER] = plan->dp;
+    if (plan->zero_stage >= 2)
+        shards[MEM_GRADS] = plan->dp;
+    if (plan->zero_stage >= 3)
+        shards[MEM_PARAMS] = plan->dp;
+}
+
+double zero_states_bytes(const PlanSpec *plan, double params)
+{
+    int shards[MEM_KINDS];
+    zero_state_shards(plan, shards);
+    double bytes = 0;
+    for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
+        bytes += zero_bytes_per_param(plan, (MemKind)k) * params / shards[k];
+    return bytes;
+}
 
 typedef struct {
     const Segment *ahead; /* the segment gathered ahead, or NULL */
@@ -39,12 +78,10 @@ static void step_begin(Emit *e, void *state)
     ZeroState *st = state;
     st->ahead_task = TASK_NONE;
     st->prev_end = TASK_NONE;
-    int d = emit_plan(e)->dp, stage = emit_plan(e)->zero_stage;
-    emit_shard_state(e, MEM_OPTIMIZER, d);
-    if (stage >= 2)
-        emit_shard_state(e, MEM_GRADS, d);
-    if (stage >= 3)
-        emit_shard_state(e, MEM_PARAMS, d);
+    int shards[MEM_KINDS];
+    zero_state_shards(emit_plan(e), shards);
+    for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
+        emit_shard_state(e, (MemKind)k, shards[k]);
 }
 
 static TaskId gather(Emit *e, const Unit *u, const Segment *seg, TaskId after)

@@ -1,0 +1,578 @@
+/* calibrate.c: fits a cluster profile's collective parameters and GEMM
+ * efficiency curve to measurements (calibrate.h), and writes the profile
+ * back as a cluster file. */
+#include "app/calibrate.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "app/collbench.h"
+#include "cost/roofline.h"
+#include "base/jsonw.h"
+
+/* ---- small dense linear algebra ------------------------------------------- */
+
+/* Solves the n x n system a x = b (a row-major, both overwritten; x in b)
+ * by Gaussian elimination with partial pivoting. FALSE when singular. */
+static gboolean solve(double *a, double *b, int n)
+{
+    for (int c = 0; c < n; c++) {
+        int p = c;
+        for (int r = c + 1; r < n; r++)
+            if (fabs(a[r * n + c]) > fabs(a[p * n + c]))
+                p = r;
+        if (!(fabs(a[p * n + c]) > 0))
+            return FALSE;
+        for (int k = 0; k < n; k++) {
+            double t = a[c * n + k];
+            a[c * n + k] = a[p * n + k];
+            a[p * n + k] = t;
+        }
+        double t = b[c];
+        b[c] = b[p];
+        b[p] = t;
+        for (int r = c + 1; r < n; r++) {
+            double f = a[r * n + c] / a[c * n + c];
+            for (int k = c; k < n; k++)
+                a[r * n + k] -= f * a[c * n + k];
+            b[r] -= f * b[c];
+        }
+    }
+    for (int c = n - 1; c >= 0; c--) {
+        for (int k = c + 1; k < n; k++)
+            b[c] -= a[c * n + k] * b[k];
+        b[c] /= a[c * n + c];
+    }
+    return TRUE;
+}
+
+/* ---- the collective parameters ---------------------------------------------- */
+
+typedef enum { EFFICIENCY, LATENCY } ParamKind;
+
+/* What the cluster must model for a parameter to exist. */
+typedef enum { ALWAYS, WITH_LL, WITH_LL128, WITH_NVLS } ParamNeeds;
+
+/* A link class's parameters: LinkSpec's, under the class's key. */
+#define LINK_PARAMS(class, member)                                                                 \
+    {class ".efficiency", offsetof(ClusterSpec, member.efficiency), EFFICIENCY, ALWAYS},           \
+        {class ".latency_us", offsetof(ClusterSpec, member.latency_s), LATENCY, ALWAYS},           \
+        {class ".ll_latency_us", offsetof(ClusterSpec, member.ll_latency_s), LATENCY, WITH_LL},    \
+    {                                                                                              \
+        class ".ll128_latency_us", offsetof(ClusterSpec, member.ll128_latency_s), LATENCY,         \
+            WITH_LL128                                                                             \
+    }
+
+/* The collective model's parameters (spec.h, LinkSpec and ClusterSpec),
+ * named by their cluster-file keys. */
+static const struct {
+    const char *key;
+    gsize offset; /* of the double in ClusterSpec */
+    ParamKind kind;
+    ParamNeeds needs;
+} params[] = {
+    LINK_PARAMS("intra_node", intra),
+    {"intra_node.base_latency_us", offsetof(ClusterSpec, base_latency_s), LATENCY, ALWAYS},
+    {"intra_node.nvls_efficiency", offsetof(ClusterSpec, nvls_efficiency), EFFICIENCY, WITH_NVLS},
+    {"intra_node.nvls_latency_us", offsetof(ClusterSpec, nvls_latency_s), LATENCY, WITH_NVLS},
+    LINK_PARAMS("inter_node", inter),
+    {"inter_node.tree_efficiency", offsetof(ClusterSpec, tree_efficiency), EFFICIENCY, ALWAYS},
+};
+
+#define N_PARAMS ((int)G_N_ELEMENTS(params))
+
+/* Where the fit keeps a parameter: an efficiency in [1 %, 1], a latency in
+ * [1 ns, 10 ms]. A latency the base gives as 0 starts from LATENCY_START. */
+static const double lowest[] = {[EFFICIENCY] = 0.01, [LATENCY] = 1e-9};
+static const double highest[] = {[EFFICIENCY] = 1, [LATENCY] = 1e-2};
+#define LATENCY_START 1e-6
+
+#define LM_STEP           0.01 /* of log p, for the Jacobian */
+#define LM_MAX_ITERATIONS 100
+#define LM_MIN_GAIN       1e-7 /* relative fall of the cost that goes on */
+#define LM_MAX_TRIES      12   /* dampings tried per step */
+
+static double *slot(ClusterSpec *c, int j)
+{
+    return (double *)((char *)c + params[j].offset);
+}
+
+static double value(const ClusterSpec *c, int j)
+{
+    return *(const double *)((const char *)c + params[j].offset);
+}
+
+static gboolean exists(const ClusterSpec *c, int j)
+{
+    switch (params[j].needs) {
+    case WITH_LL:
+        return c->protocols >> PROTOCOL_LL & 1;
+    case WITH_LL128:
+        return c->protocols >> PROTOCOL_LL128 & 1;
+    case WITH_NVLS:
+        return c->nvls;
+    default:
+        return TRUE;
+    }
+}
+
+typedef struct {
+    ClusterSpec work; /* the base by value (names borrowed), with the fit's values */
+    const ClusterSpec *base;
+    CalibNccl *const *files;
+    int n_files, n_points;
+    int np, idx[N_PARAMS];   /* the parameters this cluster has */
+    double theta[N_PARAMS];  /* their logarithms */
+    gboolean moved[N_PARAMS]; /* set from theta; else the base's value */
+    double sensitivity[N_PARAMS];
+} Fit;
+
+/* The work cluster shaped as file `f` ran: hosts x ranks per host, or two
+ * ranks for send/recv; returns the ranks. */
+static int shape(ClusterSpec *c, const CalibNccl *f)
+{
+    int ranks = f->op == COLL_SEND_RECV ? 2 : f->ranks;
+    c->nodes = f->op == COLL_SEND_RECV ? MIN(f->hosts, 2) : f->hosts;
+    c->gpus_per_node = ranks / c->nodes;
+    return ranks;
+}
+
+/* plansim's time for `bytes` of file `f`'s collective on cluster `c`. */
+static double model_s(const ClusterSpec *c, const CalibNccl *f, double bytes,
+                      CollAlgorithm *algorithm)
+{
+    ClusterSpec shaped = *c;
+    int ranks = shape(&shaped, f);
+    GArray *rows = collbench_run(&shaped, f->op, ranks, bytes, bytes, c->algorithm, NULL);
+    g_assert(rows && rows->len == 1);
+    CollRow row = g_array_index(rows, CollRow, 0);
+    g_array_free(rows, TRUE);
+    if (algorithm)
+        *algorithm = row.algorithm;
+    return row.time_s;
+}
+
+static void apply(Fit *fit, const double *theta)
+{
+    for (int j = 0; j < fit->np; j++) {
+        int p = fit->idx[j];
+        *slot(&fit->work, p) = fit->moved[j] ? exp(theta[j]) : value(fit->base, p);
+    }
+}
+
+/* log(fitted / measured) of every point at `theta`; returns the sum of
+ * their squares. */
+static double residuals(Fit *fit, const double *theta, double *r)
+{
+    apply(fit, theta);
+    double cost = 0;
+    int i = 0;
+    for (int f = 0; f < fit->n_files; f++) {
+        const GArray *points = fit->files[f]->points;
+        for (guint k = 0; k < points->len; k++, i++) {
+            const CalibPoint *p = &g_array_index(points, CalibPoint, k);
+            r[i] = log(model_s(&fit->work, fit->files[f], p->bytes, NULL) / p->time_s);
+            cost += r[i] * r[i];
+        }
+    }
+    return cost;
+}
+
+/* The forward-difference Jacobian of the residuals `r` at `theta` (n x np,
+ * row-major), and each parameter's sensitivity, max |d log t / d log p|;
+ * an efficiency steps down, so that it stays at most 1. */
+static void jacobian(Fit *fit, const double *theta, const double *r, double *J)
+{
+    int n = fit->n_points, np = fit->np;
+    g_autofree double *th = g_memdup2(theta, np * sizeof *th);
+    g_autofree double *rj = g_new(double, n);
+    for (int j = 0; j < np; j++) {
+        double step = params[fit->idx[j]].kind == EFFICIENCY ? -LM_STEP : LM_STEP;
+        gboolean moved = fit->moved[j];
+        fit->moved[j] = TRUE;
+        th[j] = theta[j] + step;
+        residuals(fit, th, rj);
+        th[j] = theta[j];
+        fit->moved[j] = moved;
+        fit->sensitivity[j] = 0;
+        for (int i = 0; i < n; i++) {
+            J[i * np + j] = (rj[i] - r[i]) / step;
+            fit->sensitivity[j] = MAX(fit->sensitivity[j], fabs(J[i * np + j]));
+        }
+    }
+}
+
+/* One Levenberg-Marquardt step over the parameters in `free` (nf of them)
+ * with damping `lambda`: theta + delta, clamped to the bounds, into `out`.
+ * FALSE when the system is singular. */
+static gboolean lm_step(const Fit *fit, const double *J, const double *r, const int *free, int nf,
+                        double lambda, const double *theta, double *out)
+{
+    int n = fit->n_points, np = fit->np;
+    g_autofree double *a = g_new0(double, nf * nf), *g = g_new0(double, nf);
+    for (int i = 0; i < n; i++)
+        for (int x = 0; x < nf; x++) {
+            double jx = J[i * np + free[x]];
+            g[x] -= jx * r[i];
+            for (int y = 0; y < nf; y++)
+                a[x * nf + y] += jx * J[i * np + free[y]];
+        }
+    for (int x = 0; x < nf; x++)
+        a[x * nf + x] += lambda * MAX(a[x * nf + x], 1e-12);
+    if (!solve(a, g, nf))
+        return FALSE;
+    memcpy(out, theta, np * sizeof *out);
+    for (int x = 0; x < nf; x++) {
+        int j = free[x];
+        ParamKind kind = params[fit->idx[j]].kind;
+        out[j] = CLAMP(theta[j] + g[x], log(lowest[kind]), log(highest[kind]));
+    }
+    return TRUE;
+}
+
+/* Levenberg-Marquardt from the base's values; leaves the fitted values in
+ * fit->work and each parameter's sensitivity at them. */
+static void fit_collectives(Fit *fit)
+{
+    int n = fit->n_points, np = fit->np, nf;
+    g_autofree double *r = g_new(double, n), *rt = g_new(double, n);
+    g_autofree double *J = g_new(double, (gsize)n * np), *trial = g_new(double, np);
+    int free[N_PARAMS];
+    double lambda = 1e-3, cost = residuals(fit, fit->theta, r);
+    jacobian(fit, fit->theta, r, J);
+    for (int it = 0; it < LM_MAX_ITERATIONS && cost > 0; it++) {
+        nf = 0;
+        for (int j = 0; j < np; j++)
+            if (fit->sensitivity[j] >= CALIB_MIN_SENSITIVITY)
+                free[nf++] = j;
+        /* damp more until a step lowers the cost */
+        double trial_cost = INFINITY;
+        gboolean was_moved[N_PARAMS];
+        memcpy(was_moved, fit->moved, sizeof was_moved);
+        for (int x = 0; x < nf; x++)
+            fit->moved[free[x]] = TRUE;
+        for (int tries = 0; nf && tries < LM_MAX_TRIES && !(trial_cost < cost); tries++) {
+            if (lm_step(fit, J, r, free, nf, lambda, fit->theta, trial))
+                trial_cost = residuals(fit, trial, rt);
+            lambda *= trial_cost < cost ? 1.0 / 3 : 4;
+        }
+        if (!(trial_cost < cost)) {
+            memcpy(fit->moved, was_moved, sizeof was_moved);
+            break;
+        }
+        lambda = MAX(lambda, 1e-9);
+        double gain = (cost - trial_cost) / cost;
+        cost = trial_cost;
+        memcpy(fit->theta, trial, np * sizeof *trial);
+        memcpy(r, rt, n * sizeof *r);
+        jacobian(fit, fit->theta, r, J);
+        if (gain < LM_MIN_GAIN)
+            break;
+    }
+    apply(fit, fit->theta);
+}
+
+/* ---- the GEMM curve ------------------------------------------------------------ */
+
+Op calib_gemm_op(const CalibGemmRow *row)
+{
+    return (Op){.name = "gemm",
+                .flops = 2 * row->m * row->n * row->k,
+                .bytes = 2 * (row->m * row->k + row->k * row->n + row->m * row->n),
+                .gemm = 1,
+                .m = row->m,
+                .n = row->n,
+                .k = row->k,
+                .batch = 1};
+}
+
+/* `gpu` with the curve `e` at its points `x`. */
+static GpuSpec with_curve(const GpuSpec *gpu, const double *x, const double *e, int points)
+{
+    GpuSpec g = *gpu;
+    g.gemm_points = points;
+    memcpy(g.gemm_flop_per_byte, x, points * sizeof *x);
+    memcpy(g.gemm_efficiency, e, points * sizeof *e);
+    return g;
+}
+
+/* The efficiency each row implies, or 0 for a row the memory bound (or
+ * the launch alone) explains. */
+static double implied(const GpuSpec *gpu, const CalibGemmRow *row)
+{
+    static const double one = 1;
+    Op op = calib_gemm_op(row);
+    GpuSpec unit = with_curve(gpu, &one, &one, 1), no_compute = *gpu;
+    no_compute.peak_flops = INFINITY;
+    double busy = row->time_s - gpu->launch_s;
+    double memory_s = roofline_s(&no_compute, &op) - gpu->launch_s;
+    return busy > memory_s ? gemm_compute_s(&unit, &op) / busy : 0;
+}
+
+/* The curve's points: the base's, or one per factor of 2 over the rows'
+ * intensities (`lo` to `hi`), at most GPU_GEMM_POINTS. */
+static int knots(const GpuSpec *gpu, double lo, double hi, double *x, double *e0)
+{
+    if (gpu->gemm_points > 0) {
+        memcpy(x, gpu->gemm_flop_per_byte, gpu->gemm_points * sizeof *x);
+        memcpy(e0, gpu->gemm_efficiency, gpu->gemm_points * sizeof *e0);
+        return gpu->gemm_points;
+    }
+    int n = (int)CLAMP(floor(log2(hi / lo)) + 1, 1, GPU_GEMM_POINTS);
+    for (int j = 0; j < n; j++) {
+        x[j] = n == 1 ? sqrt(lo * hi) : lo * pow(hi / lo, (double)j / (n - 1));
+        e0[j] = gpu->compute_efficiency;
+    }
+    return n;
+}
+
+/* Fits gpu's curve to the rows; appends the curve's points to `out`. */
+static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out)
+{
+    int rows = (int)g->rows->len, used = 0;
+    g_autofree double *e = g_new(double, rows), *xi = g_new(double, rows);
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < rows; i++) {
+        const CalibGemmRow *row = &g_array_index(g->rows, CalibGemmRow, i);
+        Op op = calib_gemm_op(row);
+        e[i] = implied(gpu, row);
+        xi[i] = op.flops / op.bytes;
+        if (e[i] > 0) {
+            used++;
+            lo = MIN(lo, xi[i]);
+            hi = MAX(hi, xi[i]);
+        }
+    }
+    if (!used) {
+        g_string_append_printf(out, "# %s: no row is compute-bound: the GEMM curve is kept\n",
+                               g->path);
+        return;
+    }
+    double x[GPU_GEMM_POINTS], e0[GPU_GEMM_POINTS], a[GPU_GEMM_POINTS * GPU_GEMM_POINTS] = {0};
+    double b[GPU_GEMM_POINTS], w[GPU_GEMM_POINTS];
+    int k = knots(gpu, lo, hi, x, e0), support[GPU_GEMM_POINTS] = {0};
+    for (int j = 0; j < k; j++) {
+        a[j * k + j] = CALIB_RIDGE;
+        b[j] = CALIB_RIDGE * e0[j];
+    }
+    for (int i = 0; i < rows; i++) {
+        if (e[i] <= 0)
+            continue;
+        for (int j = 0; j < k; j++) { /* the curve's weight of point j at xi[i] */
+            double unit[GPU_GEMM_POINTS] = {0};
+            unit[j] = 1;
+            GpuSpec basis = with_curve(gpu, x, unit, k);
+            w[j] = gemm_efficiency_at(&basis, xi[i]);
+            support[j] += w[j] > 0;
+        }
+        double weight = 1 / (e[i] * e[i]);
+        for (int j = 0; j < k; j++) {
+            b[j] += weight * w[j] * e[i];
+            for (int l = 0; l < k; l++)
+                a[j * k + l] += weight * w[j] * w[l];
+        }
+    }
+    gboolean solved = solve(a, b, k);
+    g_assert(solved); /* the ridge keeps it positive definite */
+    g_string_append_printf(out, "# gpu.gemm_efficiency point   base  fitted  rows\n");
+    for (int j = 0; j < k; j++) {
+        b[j] = CLAMP(b[j], 0.01, 1);
+        g_string_append_printf(out, "%-10.4g flop/byte        %6.4f  %6.4f  %4d\n", x[j], e0[j],
+                               b[j], support[j]);
+    }
+    *gpu = with_curve(gpu, x, b, k);
+}
+
+/* ---- the report -------------------------------------------------------------------- */
+
+static void summary(GString *out, const char *what, const double *err, int n)
+{
+    double sum = 0, max = 0;
+    for (int i = 0; i < n; i++) {
+        sum += fabs(err[i]);
+        max = MAX(max, fabs(err[i]));
+    }
+    g_string_append_printf(out, "# %s: %d points, mean |error| %.2f %%, max %.2f %%\n", what, n,
+                           n ? 100 * sum / n : 0, 100 * max);
+}
+
+static void nccl_residuals(GString *out, const ClusterSpec *c, const CalibNccl *f)
+{
+    int n = (int)f->points->len;
+    g_autofree double *err = g_new(double, n);
+    GString *rows = g_string_new("#        size(B)  measured(us)    fitted(us)  error(%)  algorithm\n");
+    for (int i = 0; i < n; i++) {
+        const CalibPoint *p = &g_array_index(f->points, CalibPoint, i);
+        CollAlgorithm used;
+        double t = model_s(c, f, p->bytes, &used);
+        err[i] = t / p->time_s - 1;
+        g_string_append_printf(rows, "%16.0f  %12.2f  %12.2f  %8.2f  %s\n", p->bytes,
+                               p->time_s * 1e6, t * 1e6, 100 * err[i],
+                               collective_algorithm_name(used));
+    }
+    g_autofree char *what = g_strdup_printf("%s: %s over %d ranks on %d host%s", f->path,
+                                            collective_name(f->op), f->ranks, f->hosts,
+                                            f->hosts > 1 ? "s" : "");
+    summary(out, what, err, n);
+    g_string_append(out, rows->str);
+    g_string_free(rows, TRUE);
+}
+
+static void gemm_residuals(GString *out, const GpuSpec *gpu, const CalibGemm *g)
+{
+    int n = (int)g->rows->len;
+    g_autofree double *err = g_new(double, n);
+    GString *rows =
+        g_string_new("#      m       n       k  measured(us)    fitted(us)  error(%)\n");
+    for (int i = 0; i < n; i++) {
+        const CalibGemmRow *row = &g_array_index(g->rows, CalibGemmRow, i);
+        Op op = calib_gemm_op(row);
+        double t = roofline_s(gpu, &op);
+        err[i] = t / row->time_s - 1;
+        g_string_append_printf(rows, "%8.0f%8.0f%8.0f  %12.2f  %12.2f  %8.2f%s\n", row->m, row->n,
+                               row->k, row->time_s * 1e6, t * 1e6, 100 * err[i],
+                               implied(gpu, row) > 0 ? "" : "  memory-bound: not fitted");
+    }
+    g_autofree char *what = g_strdup_printf("%s: GEMMs", g->path);
+    summary(out, what, err, n);
+    g_string_append(out, rows->str);
+    g_string_free(rows, TRUE);
+}
+
+/* ---- the run ------------------------------------------------------------------------ */
+
+static ClusterSpec *cluster_copy(const ClusterSpec *c)
+{
+    ClusterSpec *copy = g_memdup2(c, sizeof *c);
+    copy->name = g_strdup(c->name);
+    copy->gpu.name = g_strdup(c->gpu.name);
+    return copy;
+}
+
+Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nccl,
+                       const CalibGemm *gemm)
+{
+    Fit fit = {.work = *base, .base = base, .files = nccl, .n_files = n_nccl};
+    for (int j = 0; j < N_PARAMS; j++) {
+        if (!exists(base, j))
+            continue;
+        double v = value(&fit.work, j);
+        if (params[j].kind == EFFICIENCY && v == 0) /* spec.h: 0 counts as 1 */
+            *slot(&fit.work, j) = v = 1;
+        fit.theta[fit.np] = log(v > 0 ? v : LATENCY_START);
+        fit.idx[fit.np++] = j;
+    }
+    ClusterSpec normalised = fit.work;
+    fit.base = &normalised;
+    for (int f = 0; f < n_nccl; f++)
+        fit.n_points += (int)nccl[f]->points->len;
+    GString *out = g_string_new(NULL);
+    g_string_append_printf(out, "# plansim calibrate: %s\n", base->name);
+    if (fit.n_points > 0) {
+        fit_collectives(&fit);
+        g_string_append(out, "# parameter                           base      fitted  sensitivity\n");
+        for (int j = 0; j < fit.np; j++) {
+            int p = fit.idx[j];
+            double scale = params[p].kind == LATENCY ? 1e6 : 1;
+            g_string_append_printf(out, "%-30s  %10.4f  %10.4f  %11.2f%s\n", params[p].key,
+                                   value(&normalised, p) * scale, value(&fit.work, p) * scale,
+                                   fit.sensitivity[j],
+                                   fit.moved[j] ? "" : "  (kept: the data does not constrain it)");
+        }
+    }
+    if (gemm)
+        fit_gemm(&fit.work.gpu, gemm, out);
+    for (int f = 0; f < n_nccl; f++)
+        nccl_residuals(out, &fit.work, nccl[f]);
+    if (gemm)
+        gemm_residuals(out, &fit.work.gpu, gemm);
+    Calibration *c = g_new(Calibration, 1);
+    c->cluster = cluster_copy(&fit.work);
+    c->report = g_string_free(out, FALSE);
+    return c;
+}
+
+void calib_free(Calibration *c)
+{
+    if (!c)
+        return;
+    cluster_spec_free(c->cluster);
+    g_free(c->report);
+    g_free(c);
+}
+
+/* ---- the cluster file ----------------------------------------------------------------- */
+
+/* An efficiency as the file gives it: 0 (built in code) counts as 1. */
+static double efficiency(double e)
+{
+    return e > 0 ? e : 1;
+}
+
+/* A link class's keys that both classes have. */
+static void link_keys(JsonWriter *w, const LinkSpec *l, unsigned protocols)
+{
+    jsonw_number(jsonw_key(w, "bandwidth_GBps"), l->bandwidth_Bps / 1e9);
+    jsonw_number(jsonw_key(w, "latency_us"), l->latency_s * 1e6);
+    jsonw_number(jsonw_key(w, "efficiency"), efficiency(l->efficiency));
+    if (protocols >> PROTOCOL_LL & 1)
+        jsonw_number(jsonw_key(w, "ll_latency_us"), l->ll_latency_s * 1e6);
+    if (protocols >> PROTOCOL_LL128 & 1)
+        jsonw_number(jsonw_key(w, "ll128_latency_us"), l->ll128_latency_s * 1e6);
+}
+
+char *calib_cluster_json(const ClusterSpec *c)
+{
+    GString *out = g_string_new(NULL);
+    JsonWriter w;
+    jsonw_init(&w, out);
+    jsonw_begin_object(&w, 2);
+    jsonw_string(jsonw_key(&w, "name"), c->name);
+    jsonw_int(jsonw_key(&w, "nodes"), c->nodes);
+    jsonw_int(jsonw_key(&w, "gpus_per_node"), c->gpus_per_node);
+    if (c->algorithm != ALGORITHM_AUTO)
+        jsonw_string(jsonw_key(&w, "collective_algorithm"), collective_algorithm_name(c->algorithm));
+    const GpuSpec *g = &c->gpu;
+    jsonw_begin_object(jsonw_key(&w, "gpu"), 4);
+    jsonw_string(jsonw_key(&w, "name"), g->name);
+    jsonw_number(jsonw_key(&w, "peak_tflops"), g->peak_flops / 1e12);
+    jsonw_number(jsonw_key(&w, "memory_GiB"), g->memory_bytes / 1073741824.0);
+    jsonw_number(jsonw_key(&w, "runtime_reserve_GiB"), g->reserve_bytes / 1073741824.0);
+    jsonw_number(jsonw_key(&w, "memory_bandwidth_GBps"), g->memory_Bps / 1e9);
+    jsonw_number(jsonw_key(&w, "compute_efficiency"), g->compute_efficiency);
+    jsonw_number(jsonw_key(&w, "memory_efficiency"), g->memory_efficiency);
+    jsonw_number(jsonw_key(&w, "kernel_launch_us"), g->launch_s * 1e6);
+    jsonw_number(jsonw_key(&w, "comm_compute_interference"), g->comm_interference);
+    if (g->sm_count > 0)
+        jsonw_int(jsonw_key(&w, "sm_count"), g->sm_count);
+    if (g->gemm_points > 0) {
+        jsonw_begin_list(jsonw_key(&w, "gemm_efficiency"), JSONW_INLINE);
+        for (int i = 0; i < g->gemm_points; i++) {
+            jsonw_begin_list(&w, JSONW_INLINE);
+            jsonw_number(&w, g->gemm_flop_per_byte[i]);
+            jsonw_number(&w, g->gemm_efficiency[i]);
+            jsonw_end(&w);
+        }
+        jsonw_end(&w);
+    }
+    jsonw_end(&w);
+    jsonw_begin_object(jsonw_key(&w, "intra_node"), 4);
+    link_keys(&w, &c->intra, c->protocols);
+    jsonw_number(jsonw_key(&w, "base_latency_us"), c->base_latency_s * 1e6);
+    if (c->nvls) {
+        jsonw_bool(jsonw_key(&w, "nvls"), TRUE);
+        jsonw_number(jsonw_key(&w, "nvls_efficiency"), efficiency(c->nvls_efficiency));
+        jsonw_number(jsonw_key(&w, "nvls_latency_us"), c->nvls_latency_s * 1e6);
+    }
+    jsonw_end(&w);
+    jsonw_begin_object(jsonw_key(&w, "inter_node"), 4);
+    link_keys(&w, &c->inter, c->protocols);
+    jsonw_number(jsonw_key(&w, "tree_efficiency"), efficiency(c->tree_efficiency));
+    jsonw_int(jsonw_key(&w, "nics_per_node"), c->nics_per_node);
+    jsonw_number(jsonw_key(&w, "oversubscription"), c->oversubscription);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    g_string_append_c(out, '\n');
+    return g_string_free(out, FALSE);
+}

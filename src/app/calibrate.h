@@ -1,0 +1,64 @@
+/* calibrate.h: a cluster profile fitted to measurements (plansim
+ * calibrate; docs/cli.md, "plansim calibrate").
+ *
+ * Collectives: the link classes' efficiencies and per-message latencies
+ * (Simple, LL, LL128 where the cluster models them), the base latency,
+ * the tree's and NVLS's efficiency and NVLS's latency are fitted so that
+ * plansim's own collective model (collbench.h: the collective alone on the
+ * first ranks of the cluster, the algorithm and protocol chosen as
+ * `simulate` chooses them) reproduces the measured times: Levenberg-
+ * Marquardt on the logarithms of the parameters, minimising the sum of the
+ * squared logarithms of fitted over measured time, with a forward-
+ * difference Jacobian. A parameter moves only while some point's time
+ * depends on it, d log t / d log p >= CALIB_MIN_SENSITIVITY; one the data
+ * does not constrain keeps the base cluster's value. Each file is timed on
+ * its own shape: as many nodes as it has hosts, as many GPUs per node as
+ * ranks per host (send/recv: two ranks, on two nodes when the file spans
+ * several hosts).
+ *
+ * GEMMs: the efficiencies of the gemm_efficiency curve at its points (the
+ * base's intensities, or when it has none, points spread evenly in
+ * log(intensity) over the data, one per factor of 2, at most
+ * GPU_GEMM_POINTS), by linear least squares on the efficiency each row
+ * implies (its compute time at efficiency 1 over its measured time less
+ * the kernel launch), each row weighted by the inverse square of that
+ * efficiency (relative errors), with a ridge of CALIB_RIDGE towards the
+ * base's value so that a point no row reaches keeps it. A row that the
+ * memory bound explains (measured time less launch within the time to
+ * move its bytes) implies no efficiency and is not used. */
+#ifndef PLANSIM_APP_CALIBRATE_H
+#define PLANSIM_APP_CALIBRATE_H
+
+#include <glib.h>
+
+#include "app/calibdata.h"
+#include "cost/roofline.h"
+#include "spec/spec.h"
+
+#define CALIB_MIN_SENSITIVITY 0.05
+#define CALIB_RIDGE           1e-6
+
+/* The base cluster with the fitted values (names copied), and the fit's
+ * report: each parameter's base and fitted value and its sensitivity, each
+ * GEMM curve point's, then each file's residuals per point (measured,
+ * fitted, relative error) with its mean and largest |error|. Either list
+ * of inputs may be empty. */
+typedef struct {
+    ClusterSpec *cluster;
+    char *report;
+} Calibration;
+
+Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nccl,
+                       const CalibGemm *gemm);
+void calib_free(Calibration *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Calibration, calib_free)
+
+/* A row's operation: an (m x k) by (k x n) bf16 product, its FLOPs and
+ * bytes as cost/transformer.c counts a GEMM's. */
+Op calib_gemm_op(const CalibGemmRow *row);
+
+/* A cluster file (docs/inputs.md, "Cluster") that cluster_spec_load reads
+ * back into the same values, to 10 significant digits. */
+char *calib_cluster_json(const ClusterSpec *c);
+
+#endif

@@ -1,0 +1,361 @@
+/* check_calibrate.c: plansim calibrate's readers and fit (app/calibdata.h,
+ * app/calibrate.h).
+ *
+ * The fit is held to data whose parameters are known: the synthetic
+ * measurements of tests/data/calibrate/ (generated from truth.json with
+ * +-2 % noise; README.md there), fitted from start.json; and, for the
+ * round trip, exact data generated in memory from the shipped A100
+ * profile, which the fit must give back. */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "app/calibrate.h"
+#include "app/collbench.h"
+#include "cost/roofline.h"
+#include "testutil.h"
+
+/* The file `name` of tests/data/calibrate/, loaded. */
+static ClusterSpec *data_cluster(const char *name)
+{
+    g_autofree char *path = test_shipped("tests/data/calibrate", name);
+    GError *error = NULL;
+    ClusterSpec *c = cluster_spec_load(path, 0, &error);
+    ck_assert_msg(c, "%s", error ? error->message : "?");
+    return c;
+}
+
+static CalibNccl *data_nccl(const char *name)
+{
+    g_autofree char *path = test_shipped("tests/data/calibrate", name);
+    GError *error = NULL;
+    CalibNccl *d = calib_nccl_load(path, &error);
+    ck_assert_msg(d, "%s", error ? error->message : "?");
+    return d;
+}
+
+/* ---- the fit recovers known parameters -------------------------------------- */
+
+/* From start.json (the A100 profile's collective values and GEMM curve)
+ * against data made from truth.json. Tolerances: the noise is uniform in
+ * +-2 % per point (generate.sh), so an efficiency, which sets the large
+ * sizes' times on 10 or more points of each file, is held to 2 %; a
+ * latency, read off the small sizes' times (14 to 40 us, of which +-2 % is
+ * 0.3 to 0.8 us) as a share of 2 to 14 messages, to 10 %. The Simple
+ * latencies and the tree's efficiency matter only where Simple or the tree
+ * is chosen and barely there: kept at start.json's value when the data
+ * does not constrain them, else to 10 %. */
+START_TEST(recovers_known_parameters)
+{
+    static const char *const files[] = {"all_reduce_perf-8.txt", "all_gather_perf-8.txt",
+                                        "all_reduce_perf-16.txt", "reduce_scatter_perf-16.txt"};
+    g_autoptr(ClusterSpec) start = data_cluster("start.json");
+    g_autoptr(ClusterSpec) truth = data_cluster("truth.json");
+    CalibNccl *nccl[G_N_ELEMENTS(files)];
+    for (gsize i = 0; i < G_N_ELEMENTS(files); i++)
+        nccl[i] = data_nccl(files[i]);
+    g_autofree char *gemm_path = test_shipped("tests/data/calibrate", "gemm.csv");
+    g_autoptr(CalibGemm) gemm = calib_gemm_load(gemm_path, NULL);
+    ck_assert_ptr_nonnull(gemm);
+    g_autoptr(Calibration) c = calib_run(start, nccl, G_N_ELEMENTS(files), gemm);
+    const ClusterSpec *f = c->cluster;
+    ck_assert_rel(f->intra.efficiency, truth->intra.efficiency, 0.02);
+    ck_assert_rel(f->inter.efficiency, truth->inter.efficiency, 0.02);
+    ck_assert_rel(f->intra.ll_latency_s, truth->intra.ll_latency_s, 0.10);
+    ck_assert_rel(f->intra.ll128_latency_s, truth->intra.ll128_latency_s, 0.10);
+    ck_assert_rel(f->base_latency_s, truth->base_latency_s, 0.10);
+    ck_assert_rel(f->inter.ll_latency_s, truth->inter.ll_latency_s, 0.10);
+    ck_assert_rel(f->inter.ll128_latency_s, truth->inter.ll128_latency_s, 0.10);
+    const double kept_or_fitted[][3] = {
+        {f->intra.latency_s, start->intra.latency_s, truth->intra.latency_s},
+        {f->inter.latency_s, start->inter.latency_s, truth->inter.latency_s},
+        {f->tree_efficiency, start->tree_efficiency, truth->tree_efficiency},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(kept_or_fitted); i++)
+        if (kept_or_fitted[i][0] != kept_or_fitted[i][1])
+            ck_assert_rel(kept_or_fitted[i][0], kept_or_fitted[i][2], 0.10);
+    /* the GEMM curve: 18 rows, the same +-2 % noise, each point on 14 or
+     * more of them */
+    ck_assert_int_eq(f->gpu.gemm_points, truth->gpu.gemm_points);
+    for (int j = 0; j < truth->gpu.gemm_points; j++) {
+        ck_assert_double_eq(f->gpu.gemm_flop_per_byte[j], truth->gpu.gemm_flop_per_byte[j]);
+        ck_assert_rel(f->gpu.gemm_efficiency[j], truth->gpu.gemm_efficiency[j], 0.02);
+    }
+    ck_assert_ptr_nonnull(strstr(c->report, "all_reduce over 16 ranks on 2 hosts: 21 points"));
+    for (gsize i = 0; i < G_N_ELEMENTS(files); i++)
+        calib_nccl_free(nccl[i]);
+}
+END_TEST
+
+/* ---- the round trip: the A100 profile's own data gives it back ------------------ */
+
+/* `op` over `ranks` on `hosts` hosts at sizes 1 KiB to 1 GiB, every factor
+ * of 4, timed by plansim on `c` (the data nccl-tests would print). */
+static CalibNccl *exact_nccl(const ClusterSpec *c, CollOp op, int ranks, int hosts)
+{
+    CalibNccl *d = g_new0(CalibNccl, 1);
+    *d = (CalibNccl){g_strdup("exact"), op, ranks, hosts,
+                     g_array_new(FALSE, FALSE, sizeof(CalibPoint))};
+    for (double bytes = 1024; bytes <= 1 << 30; bytes *= 4) {
+        GArray *rows = collbench_run(c, op, ranks, bytes, bytes, c->algorithm, NULL);
+        CalibPoint p = {bytes, g_array_index(rows, CollRow, 0).time_s, 0};
+        g_array_append_val(d->points, p);
+        g_array_free(rows, TRUE);
+    }
+    return d;
+}
+
+/* Square and skinny bf16 GEMMs, timed by `gpu`'s roofline. */
+static CalibGemm *exact_gemm(const GpuSpec *gpu)
+{
+    static const double sides[] = {256, 1024, 4096, 16384};
+    CalibGemm *g = g_new0(CalibGemm, 1);
+    *g = (CalibGemm){g_strdup("exact"), g_array_new(FALSE, FALSE, sizeof(CalibGemmRow))};
+    for (gsize a = 0; a < G_N_ELEMENTS(sides); a++)
+        for (gsize b = 0; b < G_N_ELEMENTS(sides); b++) {
+            CalibGemmRow row = {sides[a], sides[b], 2048, 0, 0};
+            Op op = calib_gemm_op(&row);
+            row.time_s = roofline_s(gpu, &op);
+            g_array_append_val(g->rows, row);
+        }
+    return g;
+}
+
+/* Every fitted value within 0.1 % of the profile's: the fit starts where
+ * the data was made and must stay there. */
+START_TEST(round_trip_a100)
+{
+    g_autoptr(ClusterSpec) a100 = test_shipped_cluster("dgx-a100-80gb.json", 0);
+    CalibNccl *nccl[] = {
+        exact_nccl(a100, COLL_ALL_REDUCE, 8, 1),      exact_nccl(a100, COLL_ALL_GATHER, 8, 1),
+        exact_nccl(a100, COLL_ALL_REDUCE, 16, 2),     exact_nccl(a100, COLL_REDUCE_SCATTER, 16, 2),
+    };
+    g_autoptr(CalibGemm) gemm = exact_gemm(&a100->gpu);
+    g_autoptr(Calibration) c = calib_run(a100, nccl, G_N_ELEMENTS(nccl), gemm);
+    const ClusterSpec *f = c->cluster;
+    const double pairs[][2] = {
+        {f->intra.efficiency, a100->intra.efficiency},
+        {f->intra.latency_s, a100->intra.latency_s},
+        {f->intra.ll_latency_s, a100->intra.ll_latency_s},
+        {f->intra.ll128_latency_s, a100->intra.ll128_latency_s},
+        {f->base_latency_s, a100->base_latency_s},
+        {f->inter.efficiency, a100->inter.efficiency},
+        {f->inter.latency_s, a100->inter.latency_s},
+        {f->inter.ll_latency_s, a100->inter.ll_latency_s},
+        {f->inter.ll128_latency_s, a100->inter.ll128_latency_s},
+        {f->tree_efficiency, a100->tree_efficiency},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(pairs); i++)
+        ck_assert_msg(fabs(pairs[i][0] - pairs[i][1]) <= 1e-3 * pairs[i][1],
+                      "parameter %zu: %.9g, expected %.9g", i, pairs[i][0], pairs[i][1]);
+    ck_assert_int_eq(f->gpu.gemm_points, a100->gpu.gemm_points);
+    for (int j = 0; j < a100->gpu.gemm_points; j++)
+        ck_assert_rel(f->gpu.gemm_efficiency[j], a100->gpu.gemm_efficiency[j], 1e-3);
+    for (gsize i = 0; i < G_N_ELEMENTS(nccl); i++)
+        calib_nccl_free(nccl[i]);
+}
+END_TEST
+
+/* A GPU without a curve gets one, a point per factor of 2 of the rows'
+ * intensities; data made at a flat 0.6 gives 0.6 at every point, exactly
+ * up to the ridge of 1e-6 towards compute_efficiency. */
+START_TEST(curve_from_none)
+{
+    g_autoptr(ClusterSpec) c = data_cluster("start.json");
+    GpuSpec flat = c->gpu;
+    flat.gemm_points = 1;
+    flat.gemm_flop_per_byte[0] = 1;
+    flat.gemm_efficiency[0] = 0.6;
+    g_autoptr(CalibGemm) gemm = exact_gemm(&flat);
+    c->gpu.gemm_points = 0;
+    g_autoptr(Calibration) fit = calib_run(c, NULL, 0, gemm);
+    const GpuSpec *g = &fit->cluster->gpu;
+    /* every row compute-bound; intensities m n k / (m k + k n + m n), from
+     * 256 x 256 x 2048 (120.47) to 16384 x 16384 x 2048 (1638.4): 13.6
+     * times, so floor(log2 13.6) + 1 = 4 points from the one to the other */
+    ck_assert_int_eq(g->gemm_points, 4);
+    ck_assert_rel(g->gemm_flop_per_byte[0], 134217728.0 / 1114112, 1e-12);
+    ck_assert_rel(g->gemm_flop_per_byte[3], 1638.4, 1e-12);
+    for (int j = 0; j < g->gemm_points; j++)
+        ck_assert_rel(g->gemm_efficiency[j], 0.6, 1e-4);
+}
+END_TEST
+
+/* ---- the cluster file ------------------------------------------------------------------- */
+
+/* Written and read back, the A100 profile is the same struct, member for
+ * member (a member that calib_cluster_json forgets differs). */
+START_TEST(cluster_file_round_trip)
+{
+    g_autoptr(ClusterSpec) a100 = test_shipped_cluster("dgx-a100-80gb.json", 0);
+    g_autofree char *json = calib_cluster_json(a100);
+    char *path = test_write_tmp(json);
+    GError *error = NULL;
+    g_autoptr(ClusterSpec) back = cluster_spec_load(path, 0, &error);
+    test_remove(path);
+    ck_assert_msg(back, "%s", error ? error->message : "?");
+    ck_assert_str_eq(back->name, a100->name);
+    ck_assert_str_eq(back->gpu.name, a100->gpu.name);
+    ClusterSpec x = *a100, y = *back;
+    x.name = y.name = x.gpu.name = y.gpu.name = NULL;
+    ck_assert(memcmp(&x, &y, sizeof x) == 0);
+}
+END_TEST
+
+/* ---- the readers --------------------------------------------------------------------------- */
+
+/* A folder for files whose names matter; removed with its files. */
+static char *folder;
+
+static void folder_new(void)
+{
+    folder = g_dir_make_tmp("plansim-calibrate-XXXXXX", NULL);
+    ck_assert_ptr_nonnull(folder);
+}
+
+static void folder_free(void)
+{
+    g_autoptr(GDir) dir = g_dir_open(folder, 0, NULL);
+    const char *name;
+    while (dir && (name = g_dir_read_name(dir))) {
+        g_autofree char *path = g_build_filename(folder, name, NULL);
+        g_unlink(path);
+    }
+    g_rmdir(folder);
+    g_clear_pointer(&folder, g_free);
+}
+
+static char *write_file(const char *name, const char *text)
+{
+    char *path = g_build_filename(folder, name, NULL);
+    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+#define RANKS_1_HOST                                                                               \
+    "#  Rank  0 Group  0 Pid  1 on a device  0 [0x07] NVIDIA A100\n"                               \
+    "#  Rank  1 Group  0 Pid  2 on a device  1 [0x0b] NVIDIA A100\n"
+#define HEADER                                                                                     \
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     "  \
+    "time   algbw   busbw #wrong\n"
+
+START_TEST(reads_nccl_tests)
+{
+    g_autofree char *path = write_file(
+        "run.txt", "# Collective test starting: all_gather_perf\n" RANKS_1_HOST HEADER
+                   "host:1:1 [0] NCCL INFO Channel 00/02\n"
+                   "           0             0     float    none      -1     9.10    0.00    0.00"
+                   "      0     9.00    0.00    0.00      0\n"
+                   "        1024           256     float    none      -1    12.50    0.08    0.04"
+                   "      0    12.40    0.08    0.04    N/A\r\n\n");
+    GError *error = NULL;
+    g_autoptr(CalibNccl) d = calib_nccl_load(path, &error);
+    ck_assert_msg(d, "%s", error ? error->message : "?");
+    ck_assert_int_eq(d->op, COLL_ALL_GATHER);
+    ck_assert_int_eq(d->ranks, 2);
+    ck_assert_int_eq(d->hosts, 1);
+    ck_assert_int_eq(d->points->len, 1); /* size 0 skipped */
+    CalibPoint p = g_array_index(d->points, CalibPoint, 0);
+    ck_assert_double_eq(p.bytes, 1024);
+    ck_assert_double_eq_tol(p.time_s, 12.5e-6, 1e-15);
+    ck_assert_int_eq(p.line, 7);
+    /* no "Collective test starting" line: the file's name says */
+    g_autofree char *named = write_file("sendrecv_perf.log", RANKS_1_HOST HEADER
+                                        "  64  16  float  none  -1  5.0  0.01  0.01  0\n");
+    g_autoptr(CalibNccl) n = calib_nccl_load(named, &error);
+    ck_assert_msg(n, "%s", error ? error->message : "?");
+    ck_assert_int_eq(n->op, COLL_SEND_RECV);
+}
+END_TEST
+
+/* Each bad file fails with one line naming the file and the line. */
+START_TEST(nccl_errors_name_the_line)
+{
+    static const struct {
+        const char *text, *message; /* the message after "PATH" */
+    } cases[] = {
+        {RANKS_1_HOST "  1024  256  float  sum  -1  12.5  0.1  0.1  0\n",
+         ":3: expected the header line"},
+        {RANKS_1_HOST HEADER "  1024  256  float  sum  -1  fast  0.1  0.1  0\n",
+         ":4: expected a row with the size in bytes"},
+        {RANKS_1_HOST HEADER "  1024  256  float  sum  -1  -3  0.1  0.1  0\n",
+         ":4: expected a row"},
+        {RANKS_1_HOST HEADER "  1024  256\n", ":4: expected a row"},
+        {"#  Rank  0 Group  0 Pid  1 on a device  0 [0x07] A100\n"
+         "#  Rank  5 Group  0 Pid  1 on a device  0 [0x07] A100\n",
+         ":2: expected rank line 1"},
+        {"#  Rank  0 Group  0 Pid  1 on a device  0\n#  Rank  1 Group  0 Pid  1 on a device  1\n"
+         "#  Rank  2 Group  0 Pid  1 on b device  0\n" HEADER "  8  2  float  sum  -1  9.5  0  0  0\n",
+         ":3: expected the same number of ranks on every host, 2 as on a, got \"1 on b\""},
+        {"#  size  count  type  redop  root  algbw\n", ":1: expected a header line with the columns"},
+        {HEADER "  8  2  float  sum  -1  9.5  0  0  0\n", ": expected nccl-tests output"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *path = write_file("all_reduce_perf.txt", cases[i].text);
+        GError *error = NULL;
+        ck_assert_ptr_null(calib_nccl_load(path, &error));
+        g_autofree char *expected = g_strconcat(path, cases[i].message, NULL);
+        ck_assert_msg(error && g_str_has_prefix(error->message, expected), "case %zu: %s", i,
+                      error ? error->message : "no error");
+        ck_assert_ptr_null(strchr(error->message, '\n'));
+        g_error_free(error);
+    }
+    g_autofree char *unnamed = write_file("run.txt", RANKS_1_HOST HEADER "  8  2  f  s  -1  9  0  0  0\n");
+    GError *error = NULL;
+    ck_assert_ptr_null(calib_nccl_load(unnamed, &error));
+    ck_assert_ptr_nonnull(strstr(error->message, "Collective test starting"));
+    g_error_free(error);
+}
+END_TEST
+
+START_TEST(reads_gemm_rows)
+{
+    g_autofree char *path = write_file("g.csv", "M, N, K, dtype, seconds\n4096,4096,4096,bf16,0.00065\n"
+                                                "\n1024, 512, 256, bf16, 1.5e-5\n");
+    GError *error = NULL;
+    g_autoptr(CalibGemm) g = calib_gemm_load(path, &error);
+    ck_assert_msg(g, "%s", error ? error->message : "?");
+    ck_assert_int_eq(g->rows->len, 2);
+    CalibGemmRow r = g_array_index(g->rows, CalibGemmRow, 1);
+    ck_assert_double_eq(r.m, 1024);
+    ck_assert_double_eq(r.n, 512);
+    ck_assert_double_eq(r.k, 256);
+    ck_assert_double_eq(r.time_s, 1.5e-5);
+    ck_assert_int_eq(r.line, 4);
+    static const struct {
+        const char *text, *message;
+    } cases[] = {
+        {"m,n,k,dtype,seconds\n4096,4096,4096,fp64,0.1\n", ":2: expected a row m,n,k,dtype,seconds"},
+        {"4096,4096,4096,bf16,0.1\n4096,0,4096,bf16,0.1\n", ":2: expected a row"},
+        {"4096,4096,4096,bf16\n", ":1: expected a row"},
+        {"4096,4096,4096,bf16,0\n", ":1: expected a row"},
+        {"m,n,k,dtype,seconds\n", ": expected rows m,n,k,dtype,seconds"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *bad = write_file("bad.csv", cases[i].text);
+        ck_assert_ptr_null(calib_gemm_load(bad, &error));
+        g_autofree char *expected = g_strconcat(bad, cases[i].message, NULL);
+        ck_assert_msg(error && g_str_has_prefix(error->message, expected), "case %zu: %s", i,
+                      error ? error->message : "no error");
+        g_clear_error(&error);
+    }
+}
+END_TEST
+
+Suite *suite_calibrate(void)
+{
+    Suite *s = suite_create("calibrate");
+    TCase *tc = tcase_create("fit");
+    tcase_add_test(tc, recovers_known_parameters);
+    tcase_add_test(tc, round_trip_a100);
+    tcase_add_test(tc, curve_from_none);
+    tcase_add_test(tc, cluster_file_round_trip);
+    suite_add_tcase(s, tc);
+    TCase *rd = tcase_create("readers");
+    tcase_add_checked_fixture(rd, folder_new, folder_free);
+    tcase_add_test(rd, reads_nccl_tests);
+    tcase_add_test(rd, nccl_errors_name_the_line);
+    tcase_add_test(rd, reads_gemm_rows);
+    suite_add_tcase(s, rd);
+    return s;
+}

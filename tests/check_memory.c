@@ -1,0 +1,260 @@
+/* check_memory.c: memory per GPU against published figures and hand
+ * calculations: Megatron-LM's model states and activations on Selene
+ * (Korthikanti et al. 2022), the gradients' element type, the GPU's
+ * runtime reserve, and two of today's training setups that must fit. */
+#include <math.h>
+
+#include "net/collective.h"
+#include "app/simulate.h"
+#include "testutil.h"
+
+#define GiB 1073741824.0
+
+/* ---- Megatron-LM on Selene --------------------------------------------- */
+
+/* Korthikanti et al., "Reducing Activation Recomputation in Large
+ * Transformer Models" (arXiv 2205.05198), Table 3's configurations, and the
+ * memory per GPU of the most loaded pipeline stage as the Calculon project
+ * (calculon-ai/calculon) ships it for its validation: DGX A100 80GB, bf16,
+ * s = 2048, V = 51200, tp 8, no data parallelism, standard attention (2022:
+ * no FlashAttention), 175B and 530B on the interleaved schedule with 3
+ * chunks per stage. 1T runs 1F1B: its 2 layers per stage cannot make 3
+ * chunks, and the activation figure below is 1F1B's.
+ *
+ * The figures are closed forms, which every one reproduces to the last
+ * digit, for L layers over p stages:
+ *   - model states: 18 bytes (bf16 parameter, fp32 gradient, fp32 Adam) per
+ *     weight of the stage's transformer layers, 12h^2/t each, L/p layers:
+ *     the embedding is left out;
+ *   - activations: Korthikanti's per layer sbh (10 + 24/t + 5as/(ht)), or
+ *     34 sbh/t with sequence parallelism and selective recomputation, times
+ *     the layers whose activations the first stage holds at once: L on 1F1B
+ *     (p micro-batches of L/p layers), L (1 + (p - 1)/(p v)) interleaved.
+ * plansim's ledger holds more, each part a closed form the figures leave
+ * out, so the test adds it to the figure:
+ *   - the first stage also holds the embedding (V h / t + s h parameters):
+ *     18 bytes each, 9 % of 530B's states and 11 % of 1T's;
+ *   - with selective recomputation the peak comes during a backward, when
+ *     one layer's attention scores are re-created: 5 a s^2 b / t bytes
+ *     (6.5 % of 22B's activations at b = 4).
+ * What the ledger holds beyond those (the embedding's dropout masks of
+ * the micro-batches in flight, the head's fp32 logits on one stage,
+ * biases and norms) is left within the tolerance: 5 %, the issue's. The
+ * runtime reserve is a category of its own, not compared. */
+typedef struct {
+    const char *file; /* under tests/data */
+    int pp, virtual_stages, global_batch, micro_batch;
+    double states_GiB, full_GiB, selective_GiB; /* published */
+} SeleneRow;
+
+static const SeleneRow selene[] = {
+    {"megatron-22b.json", 1, 1, 4, 4, 45.5625, 59.25, 9.5625},
+    {"megatron-175b.json", 8, 3, 64, 1, 45.5625, 66.84375, 12.3515625},
+    {"megatron-530b.json", 35, 3, 280, 1, 31.640625, 114.0234375, 23.076171875},
+    {"megatron-1t.json", 64, 1, 512, 1, 32.958984375, 131.25, 26.5625},
+};
+
+/* The first stage's peak split of row r, with sequence parallelism and
+ * selective recomputation or neither, on the shipped A100 profile. */
+static void selene_run(Run *run, const SeleneRow *r, gboolean present_work)
+{
+    *run = run_new(test_shipped_model("tests/data", r->file),
+                   test_shipped_cluster("dgx-a100-80gb.json", r->pp)); /* tp 8 a node */
+    PlanSpec *plan = run->plan;
+    plan->tp = 8;
+    plan->pp = r->pp;
+    plan->schedule = r->virtual_stages > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+    plan->virtual_stages = r->virtual_stages;
+    plan->global_batch_size = r->global_batch;
+    plan->micro_batch_size = r->micro_batch;
+    plan->attention = ATTENTION_STANDARD;
+    plan->sequence_parallel = present_work;
+    plan->recompute = present_work ? RECOMPUTE_SELECTIVE : RECOMPUTE_NONE;
+    run_simulate(run);
+}
+
+static void assert_within(const char *what, const char *file, double got, double expected)
+{
+    ck_assert_msg(fabs(got / expected - 1) <= 0.05,
+                  "%s, %s: %.3f GiB, expected %.3f GiB (%+.1f %%)", file, what, got / GiB,
+                  expected / GiB, 100 * (got / expected - 1));
+}
+
+START_TEST(selene_memory_within_five_percent)
+{
+    const SeleneRow *r = &selene[_i];
+    Run full, present;
+    selene_run(&full, r, FALSE);
+    selene_run(&present, r, TRUE);
+    const ModelSpec *m = full.model;
+    double t = 8, s = m->seq_length, a = m->attention_heads, b = r->micro_batch;
+    const double *split = full.rep.metrics.stages[0].peak_split;
+    double states = split[MEM_PARAMS] + split[MEM_GRADS] + split[MEM_OPTIMIZER];
+    double embedding = 18 * ((double)m->vocab_size * m->hidden_size / t + s * m->hidden_size);
+    assert_within("model states", r->file, states, r->states_GiB * GiB + embedding);
+    assert_within("activations", r->file, split[MEM_ACTIVATIONS], r->full_GiB * GiB);
+    double replay = 5 * a * s * s * b / t;
+    assert_within("activations, sp + selective", r->file,
+                  present.rep.metrics.stages[0].peak_split[MEM_ACTIVATIONS],
+                  r->selective_GiB * GiB + replay);
+    run_free(&full);
+    run_free(&present);
+}
+END_TEST
+
+/* ---- gradients -------------------------------------------------------- */
+
+/* Data parallelism reduces gradients in the type they accumulate in: a
+ * ring all-reduce sends 2 (d - 1)/d x 4 Psi bytes per GPU with fp32
+ * gradients, as Megatron-LM reduces its main gradients, and half that
+ * with bf16 (docs/model.md, "Memory"). */
+START_TEST(gradients_reduce_in_their_accumulation_type)
+{
+    const int d = 4;
+    for (int dtype = GRAD_ACCUM_FP32; dtype <= GRAD_ACCUM_BF16; dtype++) {
+        Run run = run_new(test_gpt(4, 256, 8, 1024, 128), test_cluster(1, d, 300e9, 25e9));
+        run.plan->grad_accum_dtype = (GradAccumDtype)dtype;
+        run.plan->collective_algorithm = ALGORITHM_RING;
+        run.plan->global_batch_size = d; /* one micro-batch */
+        run_simulate(&run);
+        double psi = tf_params(run.model), bytes = dtype == GRAD_ACCUM_FP32 ? 4 : 2;
+        ck_assert_rel(run.rep.metrics.comm[TAG_DP][COLL_ALL_REDUCE].bytes,
+                      2.0 * (d - 1) / d * bytes * psi, 1e-12);
+        ck_assert_rel(run.rep.metrics.peak_split[MEM_GRADS], bytes * psi, 1e-12);
+        run_free(&run);
+    }
+}
+END_TEST
+
+/* ---- the runtime reserve ----------------------------------------------- */
+
+/* The reserve is held from the step's start: its own category at the
+ * peak, added to the peak, and it decides whether a plan fits. */
+START_TEST(reserve_is_its_own_category_and_counts_toward_fitting)
+{
+    Run bare = run_new(test_gpt(4, 256, 8, 1024, 128), test_cluster(1, 1, 300e9, 25e9));
+    run_simulate(&bare);
+    double peak = bare.rep.metrics.peak_bytes, reserve = 3 * GiB;
+    ck_assert_double_eq(bare.rep.metrics.peak_split[MEM_RESERVE], 0);
+    Run held = run_new(test_gpt(4, 256, 8, 1024, 128), test_cluster(1, 1, 300e9, 25e9));
+    held.cluster->gpu.reserve_bytes = reserve;
+    held.cluster->gpu.memory_bytes = reserve + peak / 2; /* the model alone would fit */
+    run_simulate(&held);
+    const Metrics *mt = &held.rep.metrics;
+    ck_assert_double_eq(mt->peak_split[MEM_RESERVE], reserve);
+    ck_assert_rel(mt->peak_bytes, peak + reserve, 1e-12);
+    ck_assert(bare.rep.metrics.fits && !mt->fits);
+    run_free(&bare);
+    run_free(&held);
+}
+END_TEST
+
+/* The shipped profiles' reserves (topologies/SOURCES.md); check_spec.c
+ * refuses one larger than the memory. */
+START_TEST(shipped_reserves)
+{
+    static const struct {
+        const char *file;
+        double GiB_;
+    } shipped[] = {{"dgx-a100-80gb.json", 4}, {"dgx-h100.json", 5}, {"dgx-h200.json", 5}};
+    for (gsize i = 0; i < G_N_ELEMENTS(shipped); i++) {
+        ClusterSpec *c = test_shipped_cluster(shipped[i].file, 0);
+        ck_assert_double_eq(c->gpu.reserve_bytes, shipped[i].GiB_ * GiB);
+        cluster_spec_free(c);
+    }
+}
+END_TEST
+
+/* ---- setups that must fit ------------------------------------------------ */
+
+static Run shipped_run(const char *model_file, const char *cluster_file, int nodes)
+{
+    return run_new(test_shipped_model("models", model_file),
+                   test_shipped_cluster(cluster_file, nodes));
+}
+
+/* Llama 2 7B on one DGX A100 (8 GPUs), ZeRO-3, micro-batch 1, global
+ * batch 64, FlashAttention (issue 11): the peak is
+ *   model states 18 Psi / 8, Psi = 6.74e9: 14.12 GiB;
+ *   activations of one micro-batch, check_attention.c's closed form: 17.64;
+ *   ZeRO-3's gathered bf16 parameters, at most two segments at once, at
+ *   the peak the head's (V h + h = 131 M) and the last layer's (202 M):
+ *   0.62;
+ *   the runtime reserve: 4;
+ * 36.39 GiB of 80: it fits. Issue 11 quotes about 35 GiB for a real run;
+ * that run's reserve and exact buffers are not published, and the figure
+ * here is the sum above, to 0.1 %. */
+START_TEST(llama2_7b_zero3_fits)
+{
+    Run run = shipped_run("llama2-7b.json", "dgx-a100-80gb.json", 1);
+    run.plan->zero_stage = 3;
+    run.plan->micro_batch_size = 1;
+    run.plan->global_batch_size = 64;
+    run_simulate(&run);
+    const Metrics *mt = &run.rep.metrics;
+    double psi = tf_params(run.model);
+    ck_assert_rel(mt->peak_split[MEM_PARAMS] + mt->peak_split[MEM_GRADS] +
+                      mt->peak_split[MEM_OPTIMIZER],
+                  18 * psi / 8, 1e-12);
+    double gathered = 2 * (tf_head_params(run.model, 1) + tf_layer_params(run.model, 1));
+    ck_assert_rel(mt->peak_split[MEM_BUFFERS], gathered, 1e-12);
+    ck_assert_rel(mt->peak_bytes, 18 * psi / 8 + 17.64 * GiB + gathered + 4 * GiB, 1e-3);
+    ck_assert(mt->fits);
+    run_free(&run);
+}
+END_TEST
+
+/* Llama 3 405B on 16,384 H100 (2,048 DGX H100), tp 8, pp 16, dp 128,
+ * sequence parallelism, the distributed optimizer (ZeRO-1) with fp32
+ * gradients, micro-batch 1 of 8192 tokens, FlashAttention: Dubey et al.
+ * 2024 ("The Llama 3 Herd of Models", Table 4) trained with this shape.
+ *   - At the default global batch (one micro-batch per pipeline), a middle
+ *     stage holds 8 of the 126 layers, Psi_s = 3.19e9 parameters of its
+ *     TP shard: 6 Psi_s + 12 Psi_s / 128 = 18.1 GiB of states, one
+ *     micro-batch of 8 layers' activations, about 4.2 GiB, and the 5 GiB
+ *     reserve: about 27 GiB. It fits.
+ *   - At Llama 3's batch, 2,048 sequences (16 M tokens, 16 micro-batches
+ *     per pipeline), 1F1B keeps 15 micro-batches on stage 1: 63.3 GiB of
+ *     activations. With ZeRO-1's unsplit fp32 gradients that is 81.4 GiB
+ *     before the reserve, and it does not fit; Llama 3 shards gradients too
+ *     (its FSDP shards "the model, optimizer, and gradients", section
+ *     3.3.2), ZeRO-2 here: 2 Psi_s + 16 Psi_s / 128 = 6.3 GiB of states,
+ *     about 75 GiB with the reserve. It fits. */
+START_TEST(llama3_405b_fits)
+{
+    for (int batch = 0; batch < 2; batch++) {
+        Run run = shipped_run("llama3-405b.json", "dgx-h100.json", 2048);
+        PlanSpec *plan = run.plan;
+        plan->tp = 8;
+        plan->pp = 16;
+        plan->sequence_parallel = TRUE;
+        plan->zero_stage = batch ? 2 : 1;
+        plan->global_batch_size = batch ? 2048 : 0;
+        run_simulate(&run);
+        const Metrics *mt = &run.rep.metrics;
+        double expected_GiB = batch ? 75 : 27;
+        ck_assert_msg(mt->fits && fabs(mt->peak_bytes / GiB - expected_GiB) < 1,
+                      "global batch %d: peak %.2f GiB", plan->global_batch_size,
+                      mt->peak_bytes / GiB);
+        run_free(&run);
+    }
+}
+END_TEST
+
+Suite *suite_memory(void)
+{
+    Suite *s = suite_create("memory");
+    TCase *tc = tcase_create("selene");
+    tcase_add_loop_test(tc, selene_memory_within_five_percent, 0, G_N_ELEMENTS(selene));
+    suite_add_tcase(s, tc);
+    tc = tcase_create("gradients and reserve");
+    tcase_add_test(tc, gradients_reduce_in_their_accumulation_type);
+    tcase_add_test(tc, reserve_is_its_own_category_and_counts_toward_fitting);
+    tcase_add_test(tc, shipped_reserves);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("fits");
+    tcase_add_test(tc, llama2_7b_zero3_fits);
+    tcase_add_test(tc, llama3_405b_fits);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,80 @@
+#!/bin/sh
+# cli_calibrate.sh: plansim calibrate on the synthetic measurements of
+# tests/data/calibrate/: a fit writes a cluster that simulate accepts and
+# prints its residuals; each bad input exits with 2, prints one line
+# "plansim: FILE:LINE: ..." on stderr and nothing on stdout, and writes
+# nothing (no output file, no temporary file beside it).
+#
+# Run by the test harness with $top_srcdir and $PLANSIM set.
+
+# shellcheck source=tests/cli_lib.sh
+. "${top_srcdir:?top_srcdir is not set}/tests/cli_lib.sh"
+
+data=$top_srcdir/tests/data/calibrate
+
+# ---- a fit ------------------------------------------------------------------
+
+mkdir "$tmp/fit"
+"$PLANSIM" calibrate --cluster "$data/start.json" \
+    --nccl-tests "$data/all_reduce_perf-8.txt" --nccl-tests "$data/all_gather_perf-8.txt" \
+    --gemm "$data/gemm.csv" -o "$tmp/fit/cluster.json" >"$tmp/report" 2>"$tmp/stderr"
+status=$?
+problem=
+[ "$status" -eq 0 ] || problem="exit status $status: $(one_line "$tmp/stderr")"
+[ -s "$tmp/fit/cluster.json" ] || problem="$problem; no cluster written"
+# a summary per file: 21 sizes each, 18 GEMMs
+for line in "all_reduce over 8 ranks on 1 host: 21 points" \
+    "all_gather over 8 ranks on 1 host: 21 points" "gemm.csv: GEMMs: 18 points" \
+    "intra_node.efficiency"; do
+    grep -F -q -e "$line" "$tmp/report" || problem="$problem; the report lacks '$line'"
+done
+check "calibrate writes a cluster and prints its residuals" "$problem"
+
+problem=
+"$PLANSIM" simulate --cluster "$tmp/fit/cluster.json" --model "$tiny" --tp 2 --pp 2 \
+    -o "$tmp/step.txt" 2>"$tmp/stderr" || problem="simulate refused it: $(one_line "$tmp/stderr")"
+check "simulate accepts the calibrated cluster" "$problem"
+
+# ---- bad input --------------------------------------------------------------
+
+# bad NAME PATTERN ARG...: plansim calibrate ARG... -o FILE must fail as the
+# header says, its one line holding PATTERN
+bad() {
+    name=$1
+    pattern=$2
+    shift 2
+    rm -rf "$tmp/o"
+    mkdir "$tmp/o"
+    "$PLANSIM" calibrate --cluster "$data/start.json" "$@" -o "$tmp/o/cluster.json" >"$tmp/stdout" 2>"$tmp/stderr"
+    status=$?
+    problem=
+    [ "$status" -eq 2 ] || problem="exit status $status, expected 2"
+    [ "$(awk 'END { print NR }' "$tmp/stderr")" -eq 1 ] || problem="$problem; stderr is not one line"
+    grep -F -q -e "plansim: $pattern" "$tmp/stderr" || problem="$problem; stderr lacks '$pattern'"
+    [ -s "$tmp/stdout" ] && problem="$problem; stdout is not empty"
+    [ -z "$(ls -A "$tmp/o")" ] || problem="$problem; left behind: $(ls -A "$tmp/o" | tr '\n' ' ')"
+    [ -z "$problem" ] || problem="$problem; stderr: $(one_line "$tmp/stderr")"
+    check "$name" "$problem"
+}
+
+good=$data/all_reduce_perf-8.txt
+awk 'NR == 30 { $6 = "fast" } 1' "$good" >"$tmp/bad-time_all_reduce.txt"
+bad "a row's time that is not a number" "$tmp/bad-time_all_reduce.txt:30: expected a row" \
+    --nccl-tests "$good" --nccl-tests "$tmp/bad-time_all_reduce.txt"
+sed 's/\(Rank 15 .* on  *\)node1/\1node2/' "$data/all_reduce_perf-16.txt" >"$tmp/uneven_all_reduce.txt"
+bad "hosts of different rank counts" \
+    "$tmp/uneven_all_reduce.txt:14: expected the same number of ranks on every host" \
+    --nccl-tests "$tmp/uneven_all_reduce.txt"
+grep -v '^#  *size' "$good" >"$tmp/headless_all_reduce.txt"
+bad "rows before the header line" "$tmp/headless_all_reduce.txt:17: expected the header line" \
+    --nccl-tests "$tmp/headless_all_reduce.txt"
+grep -v 'Collective test starting' "$good" >"$tmp/unknown.txt"
+bad "a file that says not what it ran" "$tmp/unknown.txt: expected a line" \
+    --nccl-tests "$tmp/unknown.txt"
+sed '3s/bf16/fp64/' "$data/gemm.csv" >"$tmp/gemm.csv"
+bad "a GEMM row of an unknown dtype" "$tmp/gemm.csv:3: expected a row m,n,k,dtype,seconds" \
+    --gemm "$tmp/gemm.csv"
+bad "a missing file" "$tmp/none.txt" --nccl-tests "$tmp/none.txt"
+bad "no measurements" "calibrate: expected -o FILE and at least one of"
+
+finish
