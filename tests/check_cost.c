@@ -147,7 +147,8 @@ static double rate(const GpuSpec *gpu, double batch, double m, double n, double 
 }
 
 /* On every shipped GPU, as in cuBLAS measurements (topologies/SOURCES.md):
- * large square GEMMs reach most of the peak, small ones and skinny ones
+ * large square GEMMs reach most of the peak (over 70 %: the A100's curve
+ * is its sustained training rate, 0.84 of a microbenchmark's 0.88), small ones and skinny ones
  * (a few rows, or an attention-like k of 128) much less; and a transformer
  * GEMM lands in between. */
 START_TEST(small_and_skinny_gemms_are_slower)
@@ -164,7 +165,7 @@ START_TEST(small_and_skinny_gemms_are_slower)
         double skinny = rate(gpu, 1, 16, 8192, 8192);
         double attention = rate(gpu, 96, 2048, 2048, 128);
         double qkv = rate(gpu, 1, 2048, 4608, 12288); /* GPT-3 175B at tp 8 */
-        ck_assert_msg(square > 0.75 * peak && square < peak, "%s: square %g", files[i], square);
+        ck_assert_msg(square > 0.70 * peak && square < peak, "%s: square %g", files[i], square);
         ck_assert_msg(small < 0.25 * square, "%s: small %g", files[i], small);
         ck_assert_msg(skinny < 0.25 * square, "%s: skinny %g", files[i], skinny);
         ck_assert_msg(attention < 0.6 * square, "%s: attention %g", files[i], attention);
