@@ -19,10 +19,12 @@
  * events, and the full replay's figures. Figures, not pass/fail:
  * `make bench`.
  *
- *   bench/bench_scale [REPEATS [FULL_GPUS]] */
+ *   bench/bench_scale [REPEATS [FULL_GPUS [CASE]]]
+ * CASE: run only the cases whose name contains it ("2^20"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "app/simulate.h"
 #include "bench.h"
@@ -114,6 +116,8 @@ int main(int argc, char **argv)
     int repeats = argc > 1 ? MAX(1, atoi(argv[1])) : 5;
     int full_gpus = argc > 2 ? atoi(argv[2]) : 16384;
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        if (argc > 3 && !strstr(cases[i].name, argv[3]))
+            continue;
         bench(&cases[i], repeats, full_gpus);
         fflush(stdout);
     }

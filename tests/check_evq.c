@@ -62,6 +62,28 @@ START_TEST(next_and_pop_until)
 }
 END_TEST
 
+/* Events pushed earlier than the run's first (evq.c's run front) and ties
+ * with it (the heap) still pop by time, then push order; evq_pop_before
+ * pops only what is due strictly earlier than its time. */
+START_TEST(pop_before_is_strict)
+{
+    EventQueue *q = evq_new(2);
+    evq_push(q, 5.0, 0, 0);
+    evq_push(q, 4.0, 1, 0); /* earlier than every event so far */
+    evq_push(q, 4.0, 2, 0); /* ties with the earliest, after it */
+    evq_push(q, 3.0, 3, 0);
+    Event ev;
+    ck_assert(!evq_pop_before(q, 3.0, &ev));
+    ck_assert(evq_pop_before(q, 3.5, &ev) && ev.payload == 3);
+    ck_assert(!evq_pop_before(q, 4.0, &ev));
+    ck_assert(evq_pop_before(q, 4.5, &ev) && ev.payload == 1);
+    ck_assert(evq_pop_before(q, 4.5, &ev) && ev.payload == 2);
+    ck_assert(evq_pop_before(q, INFINITY, &ev) && ev.payload == 0);
+    ck_assert(!evq_pop_before(q, INFINITY, &ev));
+    evq_free(q);
+}
+END_TEST
+
 /* Interleaved pushes and pops against a reference: the popped sequence of
  * (time, payload) must be the one a stable sort by time gives among the
  * events present. A linear scan for the earliest is the reference. */
@@ -107,6 +129,7 @@ Suite *suite_evq(void)
     tcase_add_test(tc, pops_in_time_order);
     tcase_add_test(tc, ties_pop_in_push_order);
     tcase_add_test(tc, next_and_pop_until);
+    tcase_add_test(tc, pop_before_is_strict);
     tcase_add_test(tc, matches_reference_under_interleaving);
     suite_add_tcase(s, tc);
     return s;

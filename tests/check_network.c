@@ -259,30 +259,33 @@ START_TEST(busbw_grows_with_size)
 }
 END_TEST
 
-/* The time alone of a plan on the links of `t` (as the network counts it:
- * per phase its latency and the most loaded link's time). */
-static double alone_on(const CollPlan *plan, void *ctx)
+/* The time alone of a plan on the links of `t` with each protocol (as the
+ * network counts it: per phase its latency and the most loaded link's
+ * time). */
+static void alone_on(const CollPlan *plan, unsigned protocols, double cost[PROTOCOLS], void *ctx)
 {
     const Topology *t = ctx;
     g_autofree double *load = g_new0(double, topology_links(t));
-    double total = 0;
-    for (int p = 0; p < plan->n_phases; p++) {
-        const CollPhase *ph = &plan->phase[p];
-        double slowest = 0;
-        for (int i = 0; i < ph->count; i++) {
-            const Transfer *tr = &g_array_index(plan->transfers, Transfer, ph->first + i);
-            int path[TOPOLOGY_MAX_PATH], n;
-            topology_path(t, tr->src, tr->dst, path, &n);
-            for (int k = 0; k < n; k++)
-                load[path[k]] += tr->bytes;
+    for (int p = 0; p < PROTOCOLS; p++) {
+        cost[p] = 0;
+        for (int ph = 0; ph < plan->n_phases && protocols >> p & 1; ph++) {
+            const CollPhase *phase = &plan->phase[ph];
+            for (int i = phase->first; i < phase->first + phase->count; i++) {
+                const Transfer *tr = &g_array_index(plan->transfers, Transfer, i);
+                int path[TOPOLOGY_MAX_PATH], n;
+                topology_path(t, tr->src, tr->dst, path, &n);
+                for (int k = 0; k < n; k++)
+                    load[path[k]] +=
+                        algo_transfer_bytes(plan, (guint)i, algo_protocol_share((CollProtocol)p));
+            }
+            double slowest = 0;
+            for (int l = 0; l < topology_links(t); l++) {
+                slowest = MAX(slowest, load[l] / topology_capacity(t, l));
+                load[l] = 0;
+            }
+            cost[p] += phase->latency_by[p] + slowest;
         }
-        for (int l = 0; l < topology_links(t); l++) {
-            slowest = MAX(slowest, load[l] / topology_capacity(t, l));
-            load[l] = 0;
-        }
-        total += ph->latency_s + slowest;
     }
-    return total;
 }
 
 /* The protocol follows the size as NCCL's tuner has it: LL for small

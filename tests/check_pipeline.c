@@ -263,7 +263,7 @@ START_TEST(tied_embedding_gradients_are_summed_over_the_ends)
         run.plan->collective_algorithm = ALGORITHM_RING;
         run.plan->global_batch_size = 4;
         run_simulate(&run);
-        const CommStat *ar = &run.rep.metrics.comm[TAG_DP][COLL_ALL_REDUCE];
+        const CommStat *ar = &run.rep.metrics.comm[TAG_EMBEDDING][COLL_ALL_REDUCE];
         ck_assert_int_eq(ar->count, tied);
         ck_assert_double_eq(ar->bytes, tied * 2.0 * MV * MH);
         run_free(&run);

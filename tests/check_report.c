@@ -262,8 +262,10 @@ START_TEST(csv_header_matches_its_row)
             ck_assert_str_eq(flat, "[2,2]");
         }
     }
-    /* CSV-only: 4 purposes x 3 comm columns, 3 link classes, status, bound_s, reason */
-    ck_assert_int_eq((int)n - in_json, 4 * 3 + LINK_CLASSES + 3);
+    /* CSV-only: 5 purposes (tp, dp, pp, zero, embedding) x 3 comm columns, 3 link classes,
+     * status, bound_s, reason, the 8 training_* columns (JSON's "training" object), and
+     * without what-ifs the 4 what-if columns (whatif ... clean_critical_rank) */
+    ck_assert_int_eq((int)n - in_json, 5 * 3 + LINK_CLASSES + 3 + 8 + 4);
 
     ck_assert_str_eq(row[column(header, "model")], "test-gpt");
     ck_assert_int_eq(atoi(row[column(header, "tp")]), rep->plan->tp);
@@ -378,9 +380,11 @@ START_TEST(hand_made_report_prints_exactly)
     g_strfreev(header);
     g_strfreev(row);
 
-    /* text: the headline and the step line, by hand */
+    /* text: the fit first (123456789012 bytes = 114.98 GiB), the headline and the step
+     * line, by hand */
     g_autofree char *human = report_render(&rep, FORMAT_TEXT, FALSE);
-    ck_assert_msg(g_str_has_prefix(human, "gpt \"quoted\", v2 on c\\d: 8 GPUs = tp 2 x pp 1 x dp "
+    ck_assert_msg(g_str_has_prefix(human, "DOES NOT FIT: peak 114.98 GiB of 80.00 GiB on rank 5\n"
+                                          "gpt \"quoted\", v2 on c\\d: 8 GPUs = tp 2 x pp 1 x dp "
                                           "4, 1.5 B parameters\n"),
                   "%s", human);
     ck_assert_ptr_nonnull(

@@ -279,7 +279,9 @@ START_TEST(flags_and_resolution)
     PlanSpec *big = plan_spec_new();
     ck_assert(plan_spec_set(big, PLAN_DP, "9", "--dp", NULL));
     ck_assert(!plan_spec_resolve(big, m, c, &error));
-    ck_assert_ptr_nonnull(strstr(error->message, "--dp: expected tp x pp x dp <= the cluster's 8"));
+    /* 9 GPUs at 4 a node: 3 nodes */
+    ck_assert_str_eq(error->message, "--dp: expected tp x pp x dp = 1 x 1 x 9 = 9 at most the "
+                                     "cluster's 8 GPUs (try --nodes 3: 12 GPUs), got 9");
     g_clear_error(&error);
     plan_spec_free(big);
     plan_spec_free(plan);

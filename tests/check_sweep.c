@@ -277,7 +277,8 @@ START_TEST(best_k_by_tokens_ties_earlier_first)
     static const gboolean fits[] = {TRUE, TRUE, TRUE, TRUE, TRUE, FALSE};
     SweepResult r = {.rows = g_array_new(FALSE, TRUE, sizeof(SweepRow))};
     for (gsize i = 0; i < G_N_ELEMENTS(tokens); i++) {
-        SweepRow row = {.tokens_per_s = tokens[i], .fits = fits[i]};
+        /* a sweep by tokens/s scores a row by its tokens/s */
+        SweepRow row = {.tokens_per_s = tokens[i], .score = tokens[i], .fits = fits[i]};
         g_array_append_val(r.rows, row);
     }
     guint best[10];

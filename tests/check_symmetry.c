@@ -82,6 +82,7 @@ static ClusterSpec *random_cluster(GRand *rng)
     c->oversubscription = PICK(rng, 1, 1, 2, 4);
     c->gpu.launch_s = 2e-6;
     c->gpu.comm_interference = PICK(rng, 0, 0, 1) * 0.1;
+    c->storage_Bps = PICK(rng, 0, 1, 10) * 1e9;
     return c;
 }
 
@@ -112,6 +113,8 @@ static void random_plan(GRand *rng, const ModelSpec *m, const ClusterSpec *c, Pl
         (CollAlgorithm)PICK(rng, ALGORITHM_AUTO, ALGORITHM_AUTO, ALGORITHM_RING, ALGORITHM_TREE,
                             ALGORITHM_HIERARCHICAL);
     p->link_contention = PICK(rng, 1, 1, 0);
+    /* a data loader, slow enough to stall now and then (data_loader.h) */
+    p->bytes_per_sample = PICK(rng, 0, 0, 1000000);
     (void)m;
 }
 

@@ -50,7 +50,7 @@ static cJSON *trace_of(gboolean stages_only, int *ranks)
 
 /* What a trace holds, per GPU (pid) and stream (tid: compute, comm,
  * p2p, tp): complete events ("X") by kind of task, and memory counters. */
-enum { MAX_RANKS = 8, STREAMS = EMIT_STREAMS };
+enum { MAX_RANKS = 8, STREAMS = STREAM_LOADER }; /* no data loader: its stream is absent */
 typedef struct {
     int compute[MAX_RANKS][STREAMS];
     int collective[MAX_RANKS][STREAMS];

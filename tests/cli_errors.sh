@@ -449,4 +449,59 @@ expect_fail "tp_comm_overlap without sequence_parallel in a plan file" "$p" '$.t
     "without sequence_parallel" "got true" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --plan "$p"
 
+# ---- what-ifs (src/app/whatif.h) ------------------------------------------
+
+w="simulate --model $tiny --cluster $a100 --nodes 1"
+# shellcheck disable=SC2086
+{
+    expect_fail "--slow-gpu without a factor" "--slow-gpu" '"3"' "RANK:FACTOR" -- $w --slow-gpu 3
+    expect_fail "--slow-gpu factor below 1" "--slow-gpu" '"3:0.5"' "[1, 1000]" -- $w --slow-gpu 3:0.5
+    expect_fail "--slow-gpu rank not a number" "--slow-gpu" '"x:2"' "RANK" -- $w --slow-gpu x:2
+    expect_fail "--slow-gpu rank beyond the plan" "--slow-gpu" '"8:2"' "below the plan's 8 GPUs" \
+        -- $w --slow-gpu 8:2
+    expect_fail "--slow-link factor 0" "--slow-link" '"node 0 nic 0:0"' "(0, 1]" -- \
+        $w --slow-link "node 0 nic 0:0"
+    expect_fail "--slow-link unknown link" "--slow-link" '"node 3 nic 0"' "node 0 nic 0 out" -- \
+        $w --slow-link "node 3 nic 0:0.5"
+    expect_fail "--jitter negative" "--jitter" '"-1"' "from 0 to 4" -- $w --jitter -1
+    expect_fail "--seed without --jitter" "--seed" '"7"' "--jitter" -- $w --seed 7
+    expect_fail "--seed not an integer" "--seed" '"x"' "an integer" -- $w --jitter 0.1 --seed x
+}
+
+# ---- training totals, diagnosis, data loading (issue 12) -------------------
+
+t="simulate --model $tiny --cluster $a100 --nodes 1"
+# shellcheck disable=SC2086
+{
+    expect_fail "--tokens with an unknown suffix" "--tokens" '"2X"' "K, M, B, G or T" -- \
+        $t --tokens 2X
+    expect_fail "--tokens zero" "--tokens" '"0"' "a positive number" -- $t --tokens 0
+    expect_fail "--gpu-hour-price without --tokens" "--gpu-hour-price" "--tokens" -- \
+        $t --gpu-hour-price 2
+    expect_fail "--gpu-hour-price negative" "--gpu-hour-price" '"-2"' -- \
+        $t --tokens 1T --gpu-hour-price -2
+    expect_fail "--explain with --format json" "--explain" "--format text" "json" -- \
+        $t --explain --format json
+    expect_fail "--bytes-per-sample negative" "--bytes-per-sample" '"-1"' -- \
+        $t --bytes-per-sample -1
+    expect_fail "sweep --rank-by unknown" "--rank-by" '"price"' "tokens_per_s, time" -- \
+        sweep --model $tiny --cluster $a100 --nodes 1 --rank-by price
+    expect_fail "sweep --rank-by cost without --tokens" "--rank-by" '"cost"' "--tokens" -- \
+        sweep --model $tiny --cluster $a100 --nodes 1 --rank-by cost
+    expect_fail "sweep --tokens bad" "--tokens" '"lots"' -- \
+        sweep --model $tiny --cluster $a100 --nodes 1 --tokens lots
+}
+c=$tmp/storage-zero.json
+derive "$a100" "$c" 's/"gpus_per_node": 8,/"gpus_per_node": 8, "storage": {"read_bandwidth_GBps": 0},/' &&
+    expect_fail "cluster storage read bandwidth 0" "$c" '$.storage.read_bandwidth_GBps' "0" -- \
+        simulate --model "$tiny" --cluster "$c" --nodes 1
+c=$tmp/storage-key.json
+derive "$a100" "$c" 's/"gpus_per_node": 8,/"gpus_per_node": 8, "storage": {"read_GBps": 2},/' &&
+    expect_fail "cluster storage unknown key" "$c" '$.storage' "read_GBps" -- \
+        simulate --model "$tiny" --cluster "$c" --nodes 1
+c=$tmp/storage-list.json
+derive "$a100" "$c" 's/"gpus_per_node": 8,/"gpus_per_node": 8, "storage": [2],/' &&
+    expect_fail "cluster storage not an object" "$c" '$.storage' -- \
+        simulate --model "$tiny" --cluster "$c" --nodes 1
+
 finish

@@ -231,7 +231,7 @@ check "--micro-batch-size 2 overrides the plan file's 1" "$problem"
 # ---- (g) a Hugging Face config -------------------------------------------
 
 problem=$(run_to hf simulate --model "$hf" --cluster "$a100" --nodes 1 --dp 1 \
-    --global-batch-size 1 --format json)
+    --global-batch-size 1 --seq-length 4096 --format json)
 if [ -z "$problem" ]; then
     problem=$(lacks "$tmp/hf.out" '"parameters": 6738415616,')
 fi
@@ -279,5 +279,134 @@ if [ -z "$problem" ]; then
         lacks "$tmp/odd-simulate.out" '  "cluster": "a \"quoted\" \\ name",')
 fi
 check "simulate --format json escapes a quote and a backslash in the cluster's name" "$problem"
+
+# ---- training totals, diagnosis, data loading (issue 12) -------------------
+
+t="--model $tiny --cluster $a100 --nodes 1"
+# shellcheck disable=SC2086
+problem=$(run_to totals simulate $t --tokens 2T --gpu-hour-price 2 --format json)
+if [ -z "$problem" ]; then
+    problem=$(json_problems "$tmp/totals.out"
+        lacks "$tmp/totals.out" '  "training": {'
+        lacks "$tmp/totals.out" '    "tokens": 2000000000000,'
+        lacks "$tmp/totals.out" '    "gpu_hour_price": 2,'
+        lacks "$tmp/totals.out" '  "diagnosis": [')
+fi
+check "simulate --tokens 2T --gpu-hour-price 2 --format json has training and diagnosis" "$problem"
+
+# CSV: the training columns are empty without --tokens, filled with it
+# shellcheck disable=SC2086
+problem=$(run_to csv-none simulate $t --format csv)$(run_to csv-totals simulate $t --tokens 1B \
+    --format csv)
+if [ -z "$problem" ]; then
+    column=$(head -n 1 "$tmp/csv-none.out" | tr ',' '\n' | grep -n '^training_steps$' | cut -d: -f1)
+    none=$(sed -n 2p "$tmp/csv-none.out" | cut -d, -f"${column:-1}")
+    some=$(sed -n 2p "$tmp/csv-totals.out" | cut -d, -f"${column:-1}")
+    if [ -z "$column" ] || [ -n "$none" ] || [ -z "$some" ]; then
+        problem="training_steps column ${column:-missing}: '$none' without --tokens, '$some' with"
+    fi
+fi
+check "simulate --format csv: training columns empty without --tokens" "$problem"
+
+# shellcheck disable=SC2086
+problem=$(run_to explain simulate $t --tokens 300B --explain)
+if [ -z "$problem" ]; then
+    problem=$(lacks "$tmp/explain.out" "training         3e+11 tokens:"
+        lacks "$tmp/explain.out" "diagnosis        compute:"
+        lacks "$tmp/explain.out" "1. How close is the step to the ideal"
+        lacks "$tmp/explain.out" "5. Is data loading"
+        lacks "$tmp/explain.out" "   Verdict: ")
+fi
+check "simulate --explain walks the checklist after the report" "$problem"
+
+# a storage limit and bytes per sample turn the loader on; a slow one stalls
+c=$tmp/slow-storage.json
+sed 's/"gpus_per_node": 8,/"gpus_per_node": 8, "storage": {"read_bandwidth_GBps": 0.001},/' \
+    "$a100" >"$c"
+# shellcheck disable=SC2086
+problem=$(run_to loader simulate --model "$tiny" --cluster "$c" --nodes 1 --bytes-per-sample 1000000)
+if [ -z "$problem" ]; then
+    problem=$(lacks "$tmp/loader.out" "data: bottleneck")
+fi
+check "simulate --bytes-per-sample on slow storage: data loading is the bottleneck" "$problem"
+
+# sweeps rank by cost with --tokens; with one GPU count the order is tokens/s's
+s="sweep --model $tiny --cluster $a100 --nodes 1 --top 3 -j 1"
+# shellcheck disable=SC2086
+if ! "$PLANSIM" $s >"$tmp/rank-tps.out" 2>/dev/null ||
+    ! "$PLANSIM" $s --tokens 1T --gpu-hour-price 2 --rank-by cost >"$tmp/rank-cost.out" 2>/dev/null ||
+    [ ! -s "$tmp/rank-tps.out" ]; then
+    problem="a sweep failed or printed no table"
+elif ! cmp -s "$tmp/rank-tps.out" "$tmp/rank-cost.out"; then
+    problem="--rank-by cost ranks differently from tokens/s on one GPU count"
+fi
+check "sweep --rank-by cost --tokens 1T: on a fixed GPU count, tokens/s's order" "$problem"
+
+# ---- (j) fit advice and what-ifs -----------------------------------------
+
+# Llama-2 7B on one A100 node at micro-batch 4 does not fit (16 bytes of
+# model states per parameter alone exceed 80 GiB): the report says so first,
+# then the changes that fit; --no-advice skips them; JSON lists them
+llama7=$top_srcdir/models/llama2-7b.json
+big="simulate --model $llama7 --cluster $a100 --nodes 1 --micro-batch-size 4"
+# shellcheck disable=SC2086
+problem=$(run_to advice $big)
+if [ -z "$problem" ]; then
+    case $(head -n 1 "$tmp/advice.out") in
+    "DOES NOT FIT: peak "*" GiB of 80.00 GiB on rank 0") ;;
+    *) problem="first line: $(head -n 1 "$tmp/advice.out")" ;;
+    esac
+    problem="$problem$(lacks "$tmp/advice.out" "to fit, try:")"
+fi
+check "a plan that does not fit leads with it and the changes that fit" "$problem"
+# shellcheck disable=SC2086
+problem=$(run_to no-advice $big --no-advice)
+if [ -z "$problem" ] && grep -q "to fit" "$tmp/no-advice.out"; then
+    problem="--no-advice still advises"
+fi
+check "--no-advice skips the advice" "$problem"
+# shellcheck disable=SC2086
+problem=$(run_to advice-json $big --format json)
+if [ -z "$problem" ]; then
+    problem=$(json_problems "$tmp/advice-json.out"
+        lacks "$tmp/advice-json.out" '"advice": ['
+        lacks "$tmp/advice-json.out" '{"change": "--')
+fi
+check "JSON carries the advice" "$problem"
+problem=$(run_to fits simulate --model "$tiny" --cluster "$a100" --nodes 1 --format json)
+if [ -z "$problem" ] && grep -q '"advice"' "$tmp/fits.out"; then
+    problem="a plan that fits is advised"
+fi
+check "a plan that fits gets no advice" "$problem"
+
+# what-ifs: the report compares with the clean run and replays every GPU;
+# noise is the same bytes for a seed and changes with it
+w="simulate --model $tiny --cluster $a100 --nodes 1"
+# shellcheck disable=SC2086
+problem=$(run_to slow $w --slow-gpu 3:2 --slow-link "node 0 gpu 1 nvlink out:0.5")
+if [ -z "$problem" ]; then
+    problem=$(lacks "$tmp/slow.out" "what-if          slow gpu 3 x2, slow link node 0 gpu 1 nvlink out x0.5: +"
+        lacks "$tmp/slow.out" "critical rank 3 (clean: 0)"
+        lacks "$tmp/slow.out" "(symmetry: none (what-if))")
+fi
+check "--slow-gpu and --slow-link: the change against the clean run" "$problem"
+# shellcheck disable=SC2086
+problem=$(run_to j7 $w --jitter 0.2 --seed 7 --format csv)$(run_to j7b $w --jitter 0.2 --seed 7 --format csv)$(run_to j8 $w --jitter 0.2 --seed 8 --format csv)
+if [ -z "$problem" ] && ! cmp -s "$tmp/j7.out" "$tmp/j7b.out"; then
+    problem="the same seed gave different bytes"
+fi
+if [ -z "$problem" ] && cmp -s "$tmp/j7.out" "$tmp/j8.out"; then
+    problem="seeds 7 and 8 gave the same bytes"
+fi
+check "--jitter: deterministic for a seed, different for another" "$problem"
+# a sweep takes what-ifs, its rows the same at any thread count
+sw="sweep --model $tiny --cluster $a100 --nodes 1 --tp 1 --pp 1 --zero-stage 0 --recompute none --schedule 1f1b"
+sw="$sw --virtual-stages 1 --no-sequence-parallel --jitter 0.2 --seed 3"
+# shellcheck disable=SC2086
+"$PLANSIM" $sw -j 1 -o "$tmp/sw1.csv" 2>/dev/null && "$PLANSIM" $sw -j 2 -o "$tmp/sw2.csv" 2>/dev/null
+problem=
+cmp -s "$tmp/sw1.csv" "$tmp/sw2.csv" || problem="-j 1 and -j 2 differ"
+[ -z "$problem" ] && problem=$(lacks "$tmp/sw1.csv" ",jitter 0.2 seed 3,")
+check "sweep under --jitter: the same rows at any thread count" "$problem"
 
 finish

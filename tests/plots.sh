@@ -45,4 +45,23 @@ render heatmap "$tmp/sweep.csv"
 render bubble "$tmp/bubble.csv"
 render memory "$tmp/step.json"
 render gantt "$tmp/trace.json"
+
+# svg_lacks NAME TEXT: a problem when plots/NAME.gp's SVG has no text
+# element that is exactly TEXT
+svg_lacks() {
+    grep -F -q ">$2<" "$tmp/$1.svg" || printf '; %s.svg lacks "%s"' "$1" "$2"
+}
+
+# svg_has NAME TEXT: a problem when it has one
+svg_has() {
+    ! grep -F -q ">$2<" "$tmp/$1.svg" || printf '; %s.svg shows "%s"' "$1" "$2"
+}
+
+check "the heat map's title names the model and its colour bar has a label" \
+    "$(svg_lacks heatmap "tiny-gpt: best tokens/s per (tp, pp), plans that fit")$(svg_lacks heatmap "best tokens/s")"
+# tp 2 x pp 4: GPUs 1, 3, 5, 7 run as their tensor-parallel partners 0, 2,
+# 4, 6 do; the step has no recomputation and no collective on the compute
+# stream, and no row -1
+check "the Gantt chart has a row per pipeline stage, no -1 tick, and a key of the kinds drawn" \
+    "$(svg_lacks gantt "GPU 0")$(svg_lacks gantt "GPU 6")$(svg_has gantt "GPU 1")$(svg_has gantt "GPU 7")$(svg_has gantt "-1")$(svg_lacks gantt forward)$(svg_has gantt recompute)$(svg_has gantt collective)"
 finish

@@ -6,7 +6,8 @@
  *                      [-o FILE]
  *   plansim collective [--op OP] [--ranks N] [--cluster FILE] [sizes] [-o FILE]
  *   plansim calibrate  [--cluster FILE] [--nccl-tests FILE]... [--gemm FILE] -o FILE
- * where inputs are --model, --cluster, --plan, --nodes and the plan flags.
+ * where inputs are --model, --cluster, --plan (files or shipped names), --nodes,
+ * --seq-length and the plan flags.
  * Bad input prints one line "plansim: ..." on stderr and exits with 2; a
  * failure to write the output exits with 1; a sweep stopped by SIGINT
  * (Ctrl-C) with 130, by SIGTERM with 143 (128 + the signal's number). */
@@ -16,11 +17,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 #include "output/report.h"
+#include "app/advice.h"
 #include "app/calibrate.h"
 #include "app/collbench.h"
 #include "app/simulate.h"
 #include "app/sweep.h"
+#include "metrics/training.h"
 #include "spec/spec.h"
 #include "base/error.h"
 #include "base/text.h"
@@ -30,6 +35,22 @@
 #define DEFAULT_MODEL   "models/gpt3-175b.json"
 #define DEFAULT_CLUSTER "topologies/dgx-a100-80gb.json"
 #define DEFAULT_PLAN    "plans/seed-512.json"
+
+/* Sequences per step when neither a plan file nor a flag gives them, in
+ * simulate and sweep alike: Llama 2's batch, 4M tokens of 4,096 (Touvron
+ * et al. 2023, section 2.2). */
+#define DEFAULT_GLOBAL_BATCH 1024
+
+/* The kinds of shipped inputs: the flag that names one and the folders
+ * where a short name is looked for, first to last. */
+typedef struct {
+    const char *flag, *what;
+    const char *folders[3];
+} Shipped;
+
+static const Shipped shipped_models = {"--model", "model", {"models", "models/hf", NULL}};
+static const Shipped shipped_clusters = {"--cluster", "cluster", {"topologies", NULL}};
+static const Shipped shipped_plans = {"--plan", "plan", {"plans", NULL}};
 
 /* Set by SIGINT or SIGTERM during a sweep, to the signal's number: the
  * sweep stops and writes nothing. */
@@ -51,15 +72,69 @@ static int fail(GError *error)
     return status;
 }
 
-/* A data file given on the command line, or a shipped default: found from
- * the current folder first, then in the installed data folder. */
-static char *data_path(const char *given, const char *fallback)
+/* A shipped file or folder ("models/gpt3-175b.json"): in the current
+ * folder if it is there, else in the installed data folder. */
+static char *shipped_path(const char *file)
 {
-    if (given)
+    if (g_file_test(file, G_FILE_TEST_EXISTS))
+        return g_strdup(file);
+    return g_build_filename(PLANSIM_DATADIR, file, NULL);
+}
+
+static int compare_names(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds the names of the .json files of a shipped folder to `names`. */
+static void add_shipped_names(GPtrArray *names, const char *folder)
+{
+    g_autofree char *path = shipped_path(folder);
+    g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+    for (const char *file; dir && (file = g_dir_read_name(dir));)
+        if (g_str_has_suffix(file, ".json"))
+            g_ptr_array_add(names, g_strndup(file, strlen(file) - 5));
+}
+
+/* The file an input flag names: the file itself when there is one, else
+ * for a name without a folder the shipped FOLDER/NAME.json (".json" may be
+ * left out) of the first of `kind`'s folders that has it; `fallback` (a
+ * shipped file) when the flag is absent. */
+static char *input_path(const Shipped *kind, const char *given, const char *fallback,
+                        GError **error)
+{
+    if (!given)
+        return shipped_path(fallback);
+    if (g_file_test(given, G_FILE_TEST_EXISTS) || strchr(given, G_DIR_SEPARATOR))
         return g_strdup(given);
-    if (g_file_test(fallback, G_FILE_TEST_EXISTS))
-        return g_strdup(fallback);
-    return g_build_filename(PLANSIM_DATADIR, fallback, NULL);
+    g_autofree char *stem =
+        g_str_has_suffix(given, ".json") ? g_strndup(given, strlen(given) - 5) : g_strdup(given);
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    for (const char *const *folder = kind->folders; *folder; folder++) {
+        g_autofree char *file = g_strdup_printf("%s/%s.json", *folder, stem);
+        char *path = shipped_path(file);
+        if (g_file_test(path, G_FILE_TEST_IS_REGULAR))
+            return path;
+        g_free(path);
+        add_shipped_names(names, *folder);
+    }
+    g_ptr_array_sort(names, compare_names);
+    g_ptr_array_add(names, NULL);
+    const char *near = text_nearest(stem, (const char *const *)names->pdata);
+    g_autofree char *list = g_strjoinv(", ", (char **)names->pdata);
+    g_autofree char *hint = near ? g_strdup_printf(" (did you mean \"%s\"?)", near) : g_strdup("");
+    g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                "%s: expected a file or a shipped %s's name (%s), got \"%s\"%s", kind->flag,
+                kind->what, list, given, hint);
+    return NULL;
+}
+
+/* Whether two paths name the same file. */
+static gboolean same_file(const char *a, const char *b)
+{
+    GStatBuf x, y;
+    return g_stat(a, &x) == 0 && g_stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+           x.st_ino == y.st_ino;
 }
 
 /* A number from a flag in [lo, hi] (an integer when `integral`), or
@@ -71,8 +146,34 @@ static gboolean parse_number(const char *flag, const char *text, double lo, doub
     *out = text ? g_ascii_strtod(text, &end) : fallback;
     if (text && (!text[0] || *end || !(*out >= lo && *out <= hi) ||
                  (integral && *out != (double)(long long)*out))) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected %s from %g to %g, got \"%s\"",
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected %s from %.15g to %.15g, got \"%s\"",
                     flag, integral ? "an integer" : "a number", lo, hi, text);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* A size in bytes from a flag, in [lo, hi]: a number with an optional
+ * suffix K, M or G (either case) for 2^10, 2^20 or 2^30, as nccl-tests
+ * reads its -b and -e (parsesize in its src/common.cu); `fallback` when
+ * the flag is absent. */
+static gboolean parse_bytes(const char *flag, const char *text, double lo, double hi,
+                            double fallback, double *out, GError **error)
+{
+    static const char suffixes[] = "kmg";
+    gsize len = text ? strlen(text) : 0;
+    const char *suffix = len > 1 ? strchr(suffixes, g_ascii_tolower(text[len - 1])) : NULL;
+    g_autofree char *number = suffix ? g_strndup(text, len - 1) : g_strdup(text);
+    double unit = suffix ? (double)(1 << 10 * (int)(suffix - suffixes + 1)) : 1, value = 0;
+    char *end = NULL;
+    if (number)
+        value = g_ascii_strtod(number, &end) * unit;
+    *out = text ? value : fallback;
+    if (text && (!number[0] || *end || !(value >= lo && value <= hi))) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: expected a size from %.15g to %.15g bytes, a number with an optional "
+                    "K, M or G (2^10, 2^20, 2^30), got \"%s\"",
+                    flag, lo, hi, text);
         return FALSE;
     }
     return TRUE;
@@ -97,9 +198,10 @@ static gboolean parse_choice(const char *flag, const char *text, const char *con
 /* ---- the inputs simulate and sweep share -------------------------------- */
 
 typedef struct {
-    char *model, *cluster, *plan, *nodes;
+    char *model, *cluster, *plan, *nodes, *seq_length;
     char *flag_text[PLAN_N_FIELDS];       /* the plan flags given, as text */
     const char *flag_name[PLAN_N_FIELDS]; /* the flag that gave each, "--no-x" included */
+    char **slow_gpu, **slow_link, *jitter, *seed; /* what-ifs (app/whatif.h) */
 } Inputs;
 
 /* A plan flag seen: --FLAG VALUE, a bare --BOOL, --BOOL=VALUE or --no-BOOL.
@@ -127,11 +229,15 @@ static gboolean on_plan_flag(const char *name, const char *value, gpointer data,
 static void inputs_entries(Inputs *in, GOptionContext *ctx)
 {
     GOptionEntry entries[] = {
-        {"model", 0, 0, G_OPTION_ARG_FILENAME, &in->model, "model JSON (plansim or Hugging Face)",
-         "FILE"},
-        {"cluster", 0, 0, G_OPTION_ARG_FILENAME, &in->cluster, "cluster JSON", "FILE"},
-        {"plan", 0, 0, G_OPTION_ARG_FILENAME, &in->plan, "plan JSON (flags override it)", "FILE"},
+        {"model", 0, 0, G_OPTION_ARG_FILENAME, &in->model,
+         "model JSON (plansim or Hugging Face), or a shipped model's name", "FILE"},
+        {"cluster", 0, 0, G_OPTION_ARG_FILENAME, &in->cluster,
+         "cluster JSON, or a shipped cluster's name", "FILE"},
+        {"plan", 0, 0, G_OPTION_ARG_FILENAME, &in->plan,
+         "plan JSON, or a shipped plan's name (flags override it)", "FILE"},
         {"nodes", 0, 0, G_OPTION_ARG_STRING, &in->nodes, "override the cluster's node count", "N"},
+        {"seq-length", 0, 0, G_OPTION_ARG_STRING, &in->seq_length,
+         "tokens per sequence, over the model's", "S"},
         {NULL},
     };
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -168,6 +274,23 @@ static void inputs_entries(Inputs *in, GOptionContext *ctx)
         "plan", "Plan options (override --plan):", "Show plan options", in, NULL);
     g_option_group_add_entries(group, plan_entries);
     g_option_context_add_group(ctx, group);
+    GOptionEntry whatif_entries[] = {
+        {"slow-gpu", 0, 0, G_OPTION_ARG_STRING_ARRAY, &in->slow_gpu,
+         "GPU RANK computes FACTOR (>= 1) times slower; repeatable", "RANK:FACTOR"},
+        {"slow-link", 0, 0, G_OPTION_ARG_STRING_ARRAY, &in->slow_link,
+         "LINK, named as the report names links (\"node 0 nic 2 out\"; no direction: both), at "
+         "FACTOR (0 < FACTOR <= 1) of its bandwidth; repeatable",
+         "LINK:FACTOR"},
+        {"jitter", 0, 0, G_OPTION_ARG_STRING, &in->jitter,
+         "log-normal noise of mean 1 on every compute task, sigma SIGMA", "SIGMA"},
+        {"seed", 0, 0, G_OPTION_ARG_STRING, &in->seed, "the jitter's seed (default 1)", "S"},
+        {NULL},
+    };
+    GOptionGroup *whatif = g_option_group_new(
+        "whatif", "What-if options (the step also replayed clean):", "Show what-if options", in,
+        NULL);
+    g_option_group_add_entries(whatif, whatif_entries);
+    g_option_context_add_group(ctx, whatif);
 }
 
 static void inputs_clear(Inputs *in)
@@ -176,26 +299,57 @@ static void inputs_clear(Inputs *in)
     g_free(in->cluster);
     g_free(in->plan);
     g_free(in->nodes);
+    g_free(in->seq_length);
     for (int f = 0; f < PLAN_N_FIELDS; f++)
         g_free(in->flag_text[f]);
+    g_strfreev(in->slow_gpu);
+    g_strfreev(in->slow_link);
+    g_free(in->jitter);
+    g_free(in->seed);
 }
 
-/* Loads the model, the cluster and the plan (file, then flags). With none
- * of the three files named, `default_plan` (if any) is the plan file. */
+/* The what-if flags given (app/whatif.h). */
+static WhatIf *inputs_whatif(const Inputs *in, GError **error)
+{
+    g_autoptr(WhatIf) w = whatif_new();
+    if (!whatif_parse(w, in->slow_gpu, in->slow_link, in->jitter, in->seed, error))
+        return NULL;
+    return g_steal_pointer(&w);
+}
+
+/* Loads the model (its sequence length replaced by --seq-length), the
+ * cluster and the plan: the plan file, else `default_plan` (if any) when
+ * the model and the cluster are the shipped defaults, named or not; then
+ * the flags; then DEFAULT_GLOBAL_BATCH if nothing gave the global batch. */
 static gboolean inputs_load(const Inputs *in, const char *default_plan, ModelSpec **model,
                             ClusterSpec **cluster, PlanSpec *plan, GError **error)
 {
     double nodes;
-    gboolean defaults = !in->model && !in->cluster && !in->plan;
-    g_autofree char *model_path = data_path(in->model, DEFAULT_MODEL);
-    g_autofree char *cluster_path = data_path(in->cluster, DEFAULT_CLUSTER);
+    gboolean max_positions;
+    g_autofree char *model_path = input_path(&shipped_models, in->model, DEFAULT_MODEL, error);
+    g_autofree char *cluster_path =
+        model_path ? input_path(&shipped_clusters, in->cluster, DEFAULT_CLUSTER, error) : NULL;
     g_autofree char *plan_path =
-        defaults && default_plan ? data_path(NULL, default_plan) : g_strdup(in->plan);
-    if (!parse_number("--nodes", in->nodes, 1, 1 << 20, TRUE, 0, &nodes, error) ||
-        !(*model = model_spec_load(model_path, error)) ||
+        in->plan && cluster_path ? input_path(&shipped_plans, in->plan, NULL, error) : NULL;
+    g_autofree char *default_model = shipped_path(DEFAULT_MODEL);
+    g_autofree char *default_cluster = shipped_path(DEFAULT_CLUSTER);
+    if (!cluster_path || (in->plan && !plan_path))
+        return FALSE;
+    if (!in->plan && default_plan && same_file(model_path, default_model) &&
+        same_file(cluster_path, default_cluster))
+        plan_path = shipped_path(default_plan);
+    if (!parse_number("--nodes", in->nodes, 1, CLUSTER_MAX_GPUS, TRUE, 0, &nodes, error) ||
+        !(*model = model_spec_load_noting(model_path, &max_positions, error)) ||
+        (in->seq_length &&
+         !model_spec_set_seq_length(*model, in->seq_length, "--seq-length", error)) ||
         !(*cluster = cluster_spec_load(cluster_path, (int)nodes, error)) ||
         (plan_path && !plan_spec_load(plan, plan_path, error)))
         return FALSE;
+    if (max_positions && !in->seq_length)
+        fprintf(stderr,
+                "plansim: warning: %s: sequence length %d from max_position_embeddings, the "
+                "longest context the model takes; --seq-length S sets the training one\n",
+                model_path, (*model)->seq_length);
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
         if (!in->flag_text[f])
             continue;
@@ -203,7 +357,44 @@ static gboolean inputs_load(const Inputs *in, const char *default_plan, ModelSpe
         if (!plan_spec_set(plan, (PlanField)f, in->flag_text[f], flag, error))
             return FALSE;
     }
+    if (!plan->global_batch_size)
+        plan->global_batch_size = DEFAULT_GLOBAL_BATCH;
     return TRUE;
+}
+
+/* The long options `ctx`'s help lists, without "--", into `names`. */
+static void help_options(GOptionContext *ctx, GPtrArray *names)
+{
+    g_autofree char *help = g_option_context_get_help(ctx, FALSE, NULL);
+    g_auto(GStrv) lines = g_strsplit(help, "\n", -1);
+    for (char **line = lines; *line; line++) {
+        const char *text = *line + strspn(*line, " ");
+        const char *option = text[0] == '-' ? strstr(text, "--") : NULL;
+        if (option)
+            g_ptr_array_add(names, g_strndup(option + 2, strcspn(option + 2, "= ")));
+    }
+}
+
+/* Replaces the parser's error about an unknown option with one that names
+ * it and the nearest option `ctx` has. */
+static void suggest_option(GOptionContext *ctx, char **args, GError **error)
+{
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    help_options(ctx, names);
+    g_ptr_array_add(names, NULL);
+    for (char **arg = args + 1; *arg && strcmp(*arg, "--") != 0; arg++) {
+        if (!g_str_has_prefix(*arg, "--"))
+            continue;
+        g_autofree char *name = g_strndup(*arg + 2, strcspn(*arg + 2, "="));
+        if (g_strv_contains((const char *const *)names->pdata, name))
+            continue;
+        const char *near = text_nearest(name, (const char *const *)names->pdata);
+        g_autofree char *hint = near ? g_strdup_printf(" (did you mean --%s?)", near) : g_strdup("");
+        g_clear_error(error);
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: --%s: unknown option%s", args[0], name,
+                    hint);
+        return;
+    }
 }
 
 /* Parses a command's options into `entries` (and `in`, if any), then runs
@@ -216,9 +407,12 @@ static int run_command(int argc, char **argv, const char *summary, GOptionEntry 
         inputs_entries(in, ctx);
     g_option_context_add_main_entries(ctx, entries, NULL);
     GError *error = NULL;
+    g_auto(GStrv) given = g_strdupv(argv); /* as given: the parser may reorder argv */
     gboolean ok = g_option_context_parse(ctx, &argc, &argv, &error);
     if (!ok) {
         g_prefix_error(&error, "%s: ", argv[0]);
+        if (g_error_matches(error, G_OPTION_ERROR, G_OPTION_ERROR_UNKNOWN_OPTION))
+            suggest_option(ctx, given, &error);
     } else if (argc > 1) {
         g_set_error(&error, PS_ERROR, PS_ERROR_INPUT, "%s: unexpected argument \"%s\"", argv[0],
                     argv[1]);
@@ -239,11 +433,42 @@ static int run_command(int argc, char **argv, const char *summary, GOptionEntry 
                : fail(error);
 }
 
+/* ---- training totals (simulate and sweep) ----------------------------------- */
+
+typedef struct {
+    char *tokens, *price;
+} TrainingArgs;
+
+#define TRAINING_ENTRIES(t)                                                                        \
+    {"tokens", 0, 0, G_OPTION_ARG_STRING, &(t).tokens,                                             \
+     "tokens to train on, for the run's steps, days and GPU-hours (2T = 2e12)", "N"},              \
+    {                                                                                              \
+        "gpu-hour-price", 0, 0, G_OPTION_ARG_STRING, &(t).price,                                   \
+            "price of one GPU-hour, for the run's cost (needs --tokens)", "P"                      \
+    }
+
+/* The flags' tokens and price, 0 when absent. */
+static gboolean parse_training(const TrainingArgs *t, double *tokens, double *price,
+                               GError **error)
+{
+    *tokens = 0;
+    if (t->price && !t->tokens) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--gpu-hour-price: expected --tokens too (the cost is of a run), got none");
+        return FALSE;
+    }
+    return (!t->tokens || training_parse_count("--tokens", t->tokens, tokens, error)) &&
+           parse_number("--gpu-hour-price", t->price, 0, 1e6, FALSE, 0, price, error);
+}
+
 /* ---- simulate ------------------------------------------------------------- */
 
 typedef struct {
     Inputs in;
     char *format, *output, *trace, *trace_ranks;
+    gboolean no_advice;
+    TrainingArgs training;
+    gboolean explain;
 } SimulateArgs;
 
 static gboolean simulate(void *args, GError **error)
@@ -263,10 +488,29 @@ static gboolean simulate(void *args, GError **error)
         return FALSE;
     if (stages_only < 0)
         stages_only = (long long)plan->tp * plan->pp * plan->dp > 64;
+    g_autoptr(WhatIf) whatif = inputs_whatif(&a->in, error);
     Report rep;
-    if (!sim_run_traced(model, cluster, plan, a->trace, stages_only, &rep, error))
+    double tokens, price;
+    if (!parse_training(&a->training, &tokens, &price, error))
         return FALSE;
-    g_autofree char *text = report_render(&rep, format, TRUE);
+    if (a->explain && format != FORMAT_TEXT) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--explain: expected --format text (JSON has the \"diagnosis\"), got %s",
+                    report_format_names[format]);
+        return FALSE;
+    }
+    if (!whatif || !sim_run_whatif(model, cluster, plan, whatif, a->trace, stages_only, &rep, error))
+        return FALSE;
+    training_of_step(&rep.training, tokens, price, model, plan, rep.metrics.step_time_s);
+    diagnosis_compute(&rep.diagnosis, &rep.metrics, model, cluster, plan);
+    ReportAdvice advice[ADVICE_MAX];
+    rep.advised = !rep.metrics.fits && !a->no_advice;
+    rep.n_advice = rep.advised ? advice_find(model, cluster, plan, advice) : 0;
+    rep.advice = advice;
+    g_autofree char *report = report_render(&rep, format, TRUE);
+    g_autofree char *prose = a->explain ? report_explain(&rep) : NULL;
+    g_autofree char *text = g_strjoin("\n", report, prose, NULL);
+    advice_clear(advice, rep.n_advice);
     report_clear(&rep);
     return text_write_atomic(a->output ? a->output : "-", text, strlen(text), error);
 }
@@ -282,6 +526,11 @@ static int cmd_simulate(int argc, char **argv)
          "write the replay as a Chrome trace (Perfetto, chrome://tracing)", "FILE"},
         {"trace-ranks", 0, 0, G_OPTION_ARG_STRING, &a.trace_ranks,
          "all, or stages (each stage's first GPU); default all up to 64 GPUs", "WHICH"},
+        {"no-advice", 0, 0, G_OPTION_ARG_NONE, &a.no_advice,
+         "a plan that does not fit: skip looking for the changes that make it fit", NULL},
+        TRAINING_ENTRIES(a.training),
+        {"explain", 0, 0, G_OPTION_ARG_NONE, &a.explain,
+         "after the report, walk the diagnosis checklist in prose", NULL},
         {NULL},
     };
     return run_command(argc, argv, "- simulate one training step", entries, &a.in, simulate, &a);
@@ -291,8 +540,9 @@ static int cmd_simulate(int argc, char **argv)
 
 typedef struct {
     Inputs in;
-    char *gpus, *grid, *threads, *shard, *top, *output;
+    char *gpus, *grid, *threads, *shard, *top, *output, *rank_by;
     gboolean exhaustive;
+    TrainingArgs training;
 } SweepArgs;
 
 /* "K/N" into k and n. */
@@ -315,13 +565,73 @@ static gboolean parse_shard(const char *text, int *k, int *n, GError **error)
     return TRUE;
 }
 
-static void print_best(FILE *to, const SweepResult *r, const guint *best, int n)
+/* `word` as one word of a shell command: quoted only when it must be. */
+static char *shell_word(const char *word)
 {
+    static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+-";
+    return word[0] && strspn(word, plain) == strlen(word) ? g_strdup(word) : g_shell_quote(word);
+}
+
+/* The simulate command that runs `plan` on the inputs `in` named. */
+static char *simulate_command(const Inputs *in, const PlanSpec *plan)
+{
+    const char *flags[] = {"--model", "--cluster", "--nodes", "--seq-length"};
+    const char *values[] = {in->model, in->cluster, in->nodes, in->seq_length};
+    GString *command = g_string_new("plansim simulate");
+    for (gsize i = 0; i < G_N_ELEMENTS(flags); i++) {
+        g_autofree char *word = values[i] ? shell_word(values[i]) : NULL;
+        if (word)
+            g_string_append_printf(command, " %s %s", flags[i], word);
+    }
+    g_autofree char *plan_flags = plan_spec_flags(plan);
+    g_string_append_printf(command, " %s", plan_flags);
+    return g_string_free(command, FALSE);
+}
+
+/* The --top table: a header, a line per plan, the best first, then the
+ * command that simulates the best. */
+static void print_best(FILE *to, const Inputs *in, const SweepSpec *spec, const SweepResult *r,
+                       const guint *best, int n)
+{
+    double peak_flops = spec->cluster->gpu.peak_flops;
+    fprintf(to, "%4s %10s %9s %6s %11s %9s  %s\n", "rank", "tokens/s", "step(s)", "MFU(%)",
+            "TFLOP/s/GPU", "peak(GiB)", "plan");
     for (int i = 0; i < n; i++) {
         const SweepRow *row = &g_array_index(r->rows, SweepRow, best[i]);
-        fprintf(to, "%s%-2d %10.4g tokens/s  step %8.4g s  peak %6.2f GiB  %s\n",
-                i ? "  " : "best ", i + 1, row->tokens_per_s, row->step_time_s,
+        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f  %s\n", i + 1, row->tokens_per_s,
+                row->step_time_s, 100 * row->mfu, row->mfu * peak_flops / 1e12,
                 row->peak_bytes / 1073741824.0, row->summary);
+    }
+    g_autoptr(PlanSpec) plan = sweep_plan(spec, &g_array_index(r->rows, SweepRow, best[0]));
+    g_autofree char *command = simulate_command(in, plan);
+    fprintf(to, "best: %s\n", command);
+}
+
+/* A field the plan file or a flag sets is pinned: the grid's axis for it
+ * goes, the default grid's silently, a grid file's (`grid_file`) with a
+ * note on stderr. */
+static void pin_fields(PlanGrid *grid, const PlanSpec *base, const char *grid_file)
+{
+    for (guint i = grid->axes->len; i-- > 0;) {
+        const GridAxis *axis = &g_array_index(grid->axes, GridAxis, i);
+        PlanField f = axis->field;
+        if (!base->origin[f])
+            continue;
+        if (grid_file) {
+            g_autoptr(PlanSpec) shown = plan_spec_copy(base);
+            GString *values = g_string_new(NULL);
+            for (guint v = 0; v < axis->values->len; v++) {
+                plan_field_put(shown, f, g_array_index(axis->values, int, v), NULL);
+                g_autofree char *text = plan_field_text(shown, f);
+                g_string_append_printf(values, "%s%s", v ? "," : "", text);
+            }
+            g_autofree char *value = plan_field_text(base, f);
+            fprintf(stderr, "plansim: note: %s pins %s to %s: %s's values %s are not swept\n",
+                    plan_field_origin(base, f), plan_fields[f].name, value, grid_file,
+                    values->str);
+            g_string_free(values, TRUE);
+        }
+        plan_grid_remove(grid, f);
     }
 }
 
@@ -332,10 +642,12 @@ static gboolean sweep(void *args, GError **error)
     g_autoptr(ModelSpec) model = NULL;
     g_autoptr(ClusterSpec) cluster = NULL;
     g_autoptr(PlanGrid) grid = NULL;
+    g_autoptr(WhatIf) whatif = NULL;
     double gpus, threads, top;
     int shard, shards;
     if (!inputs_load(&a->in, NULL, &model, &cluster, base, error) ||
-        !parse_number("--gpus", a->gpus, 1, 1 << 20, TRUE, 0, &gpus, error) ||
+        !(whatif = inputs_whatif(&a->in, error)) ||
+        !parse_number("--gpus", a->gpus, 1, CLUSTER_MAX_GPUS, TRUE, 0, &gpus, error) ||
         !parse_number("--threads", a->threads, 1, 1024, TRUE, g_get_num_processors(), &threads,
                       error) ||
         !parse_number("--top", a->top, 1, 1000, TRUE, SWEEP_DEFAULT_TOP, &top, error) ||
@@ -348,14 +660,22 @@ static gboolean sweep(void *args, GError **error)
                     cluster_spec_gpus(cluster), a->gpus);
         return FALSE;
     }
-    if (!base->global_batch_size)
-        base->global_batch_size = 1024; /* comparable plans need one batch */
     grid = plan_grid_default(model, cluster);
-    for (int f = 0; f < PLAN_N_FIELDS; f++) /* a field the plan or a flag sets is fixed */
-        if (base->origin[f])
-            plan_grid_remove(grid, (PlanField)f);
+    pin_fields(grid, base, NULL);
     if (a->grid && !plan_grid_load(grid, a->grid, error))
         return FALSE;
+    pin_fields(grid, base, a->grid);
+    double tokens, price;
+    int rank_by = SWEEP_RANK_TOKENS_PER_S;
+    if (!parse_training(&a->training, &tokens, &price, error) ||
+        !parse_choice("--rank-by", a->rank_by, sweep_rank_names, &rank_by, error))
+        return FALSE;
+    if (rank_by != SWEEP_RANK_TOKENS_PER_S && tokens <= 0) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--rank-by: expected --tokens too for \"%s\" (of a run), got none",
+                    a->rank_by);
+        return FALSE;
+    }
     SweepSpec spec = {model,
                       cluster,
                       base,
@@ -367,7 +687,12 @@ static gboolean sweep(void *args, GError **error)
                       isatty(2) && !g_getenv("CI"),
                       &interrupted,
                       (int)top,
-                      a->exhaustive};
+                      /* noise can make a step beat its bound: no pruning */
+                      a->exhaustive || whatif->jitter > 0,
+                      .tokens = tokens,
+                      .gpu_hour_price = price,
+                      .rank_by = (SweepRank)rank_by};
+    spec.whatif = whatif;
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
     g_autoptr(SweepResult) r = sweep_run(&spec, error);
@@ -399,7 +724,7 @@ static gboolean sweep(void *args, GError **error)
     g_autofree guint *best = g_new(guint, (gsize)top);
     int n = sweep_best(r, (int)top, best);
     if (table_only)
-        print_best(stdout, r, best, n);
+        print_best(stdout, &a->in, &spec, r, best, n);
     fprintf(stderr, "sweep: %" G_GINT64_FORMAT " plans:", r->combinations);
     for (int s = 0; s < REPORT_STATUSES; s++) /* "120 simulated, 3 pruned, ..." */
         fprintf(stderr, "%s %d %s", s ? "," : "", r->count[s], report_status_names[s]);
@@ -412,7 +737,7 @@ static gboolean sweep(void *args, GError **error)
     if (n == 0)
         fprintf(stderr, "sweep: no plan fits in memory\n");
     else if (!table_only)
-        print_best(stderr, r, best, n);
+        print_best(stderr, &a->in, &spec, r, best, n);
     return TRUE;
 }
 
@@ -427,6 +752,9 @@ static int cmd_sweep(int argc, char **argv)
         {"shard", 0, 0, G_OPTION_ARG_STRING, &a.shard, "run only the K-th of N slices", "K/N"},
         {"top", 0, 0, G_OPTION_ARG_STRING, &a.top,
          "print the K best plans that fit as a table (stdout, unless -o); default 10", "K"},
+        TRAINING_ENTRIES(a.training),
+        {"rank-by", 0, 0, G_OPTION_ARG_STRING, &a.rank_by,
+         "tokens_per_s (default), or for --tokens the run's time or cost (GPU-hours)", "WHAT"},
         {"exhaustive", 0, 0, G_OPTION_ARG_NONE, &a.exhaustive,
          "replay every valid plan: no memory pre-check, no pruning", NULL},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
@@ -454,13 +782,14 @@ static gboolean collective(void *args, GError **error)
         !parse_choice("--algorithm", a->algorithm, collective_algorithm_choices, (int *)&algorithm,
                       error))
         return FALSE;
-    g_autofree char *cluster_path = data_path(a->cluster, DEFAULT_CLUSTER);
+    g_autofree char *cluster_path = input_path(&shipped_clusters, a->cluster, DEFAULT_CLUSTER, error);
     g_autoptr(ClusterSpec) cluster = NULL;
-    if (!parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
-        !parse_number("--nodes", a->nodes, 1, 1 << 20, TRUE, 0, &nodes, error) ||
-        !parse_number("--ranks", a->ranks, 2, 1 << 20, TRUE, 8, &ranks, error) ||
-        !parse_number("--min-bytes", a->min_bytes, 1, 1e15, FALSE, 1 << 20, &min_bytes, error) ||
-        !parse_number("--max-bytes", a->max_bytes, 1, 1e15, FALSE, 1 << 30, &max_bytes, error) ||
+    if (!cluster_path ||
+        !parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
+        !parse_number("--nodes", a->nodes, 1, CLUSTER_MAX_GPUS, TRUE, 0, &nodes, error) ||
+        !parse_number("--ranks", a->ranks, 2, CLUSTER_MAX_GPUS, TRUE, 8, &ranks, error) ||
+        !parse_bytes("--min-bytes", a->min_bytes, 1, 1e15, 1 << 20, &min_bytes, error) ||
+        !parse_bytes("--max-bytes", a->max_bytes, 1, 1e15, 1 << 30, &max_bytes, error) ||
         !(cluster = cluster_spec_load(cluster_path, (int)nodes, error)))
         return FALSE;
     GArray *rows = collbench_run(cluster, op, (int)ranks, min_bytes, max_bytes, algorithm, error);
@@ -478,11 +807,13 @@ static int cmd_collective(int argc, char **argv)
         {"op", 0, 0, G_OPTION_ARG_STRING, &a.op,
          "all_reduce (default), all_gather, reduce_scatter, all_to_all, send_recv", "OP"},
         {"ranks", 0, 0, G_OPTION_ARG_STRING, &a.ranks, "GPUs taking part (default 8)", "N"},
-        {"cluster", 0, 0, G_OPTION_ARG_FILENAME, &a.cluster, "cluster JSON", "FILE"},
+        {"cluster", 0, 0, G_OPTION_ARG_FILENAME, &a.cluster,
+         "cluster JSON, or a shipped cluster's name", "FILE"},
         {"nodes", 0, 0, G_OPTION_ARG_STRING, &a.nodes, "override the cluster's node count", "N"},
-        {"min-bytes", 0, 0, G_OPTION_ARG_STRING, &a.min_bytes, "smallest size (default 1 MiB)",
-         "B"},
-        {"max-bytes", 0, 0, G_OPTION_ARG_STRING, &a.max_bytes, "largest size (default 1 GiB)", "B"},
+        {"min-bytes", 0, 0, G_OPTION_ARG_STRING, &a.min_bytes,
+         "smallest size, bytes or K, M, G (default 1M)", "B"},
+        {"max-bytes", 0, 0, G_OPTION_ARG_STRING, &a.max_bytes,
+         "largest size, bytes or K, M, G (default 1G)", "B"},
         {"algorithm", 0, 0, G_OPTION_ARG_STRING, &a.algorithm,
          "auto (default), ring, tree, hierarchical or nvls", "A"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &a.format, "text (default), json or csv", "FORMAT"},
@@ -511,8 +842,8 @@ static gboolean calibrate(void *args, GError **error)
                     a->output ? "no measurements" : "no -o");
         return FALSE;
     }
-    g_autofree char *cluster_path = data_path(a->cluster, DEFAULT_CLUSTER);
-    g_autoptr(ClusterSpec) base = cluster_spec_load(cluster_path, 0, error);
+    g_autofree char *cluster_path = input_path(&shipped_clusters, a->cluster, DEFAULT_CLUSTER, error);
+    g_autoptr(ClusterSpec) base = cluster_path ? cluster_spec_load(cluster_path, 0, error) : NULL;
     g_autoptr(GPtrArray) nccl = g_ptr_array_new_with_free_func((GDestroyNotify)calib_nccl_free);
     g_autoptr(CalibGemm) gemm = NULL;
     if (!base || (a->gemm && !(gemm = calib_gemm_load(a->gemm, error))))

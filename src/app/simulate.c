@@ -1,4 +1,5 @@
-/* simulate.c: spec -> layout -> strategies -> task graph -> engine -> metrics. */
+/* simulate.c: spec -> layout -> strategies -> task graph -> engine -> metrics,
+ * clean or under what-ifs. */
 #include "app/simulate.h"
 
 #include <string.h>
@@ -18,13 +19,14 @@ gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
     return sim_run_traced(model, cluster, plan, NULL, FALSE, out, error);
 }
 
-/* Emits and replays the step with the ranks `sym` simulates; NULL on
- * error, *broken set when the symmetry did not hold. */
+/* Emits and replays the step with the ranks `sym` simulates, compute
+ * slowed by `slow` and links by `link_scale` (NULL: none); NULL on error,
+ * *broken set when the symmetry did not hold. */
 static Replay *replay(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                      const Layout *layout, const Symmetry *sym, Graph **graph, unsigned *broken,
-                      GError **error)
+                      const Layout *layout, const Symmetry *sym, const EmitSlowdown *slow,
+                      const double *link_scale, Graph **graph, unsigned *broken, GError **error)
 {
-    *graph = emit_step(model, cluster, plan, layout, sym, error);
+    *graph = emit_step(model, cluster, plan, layout, sym, slow, error);
     if (!*graph)
         return NULL;
     EngineNet net = {.cluster = cluster,
@@ -34,12 +36,16 @@ static Replay *replay(const ModelSpec *model, const ClusterSpec *cluster, const 
                      .contention = plan->link_contention,
                      .tags = TAG_KINDS,
                      .interference = cluster->gpu.comm_interference,
+                     .link_scale = link_scale,
                      .broken = broken};
     return engine_run(*graph, &net, error);
 }
 
-gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                        const char *trace_path, gboolean stages_only, Report *out, GError **error)
+/* One simulation, under the what-ifs `w` (NULL: none): every rank replayed
+ * when some are set, since a slowed rank or link has no images. */
+static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                    const WhatIf *w, const char *trace_path, gboolean stages_only, Report *out,
+                    GError **error)
 {
     gint64 started = g_get_monotonic_time();
     if (!strategy_check(plan, model, error))
@@ -48,10 +54,19 @@ gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, cons
     int gpus = layout_ranks(layout);
     Topology *topo =
         topology_new(cluster, (gpus + cluster->gpus_per_node - 1) / cluster->gpus_per_node);
+    g_autofree double *gpu_factor = NULL, *link_scale = NULL;
+    if (!whatif_gpu_factors(w, gpus, &gpu_factor, error) ||
+        !whatif_link_scales(w, topo, &link_scale, error)) {
+        topology_free(topo);
+        return FALSE;
+    }
+    gboolean what_if = whatif_active(w);
+    EmitSlowdown slow = {gpu_factor, what_if ? w->jitter : 0, what_if ? w->seed : 0};
     /* every shift of tp and dp that maps the cluster onto itself, unless the
-     * plan or a trace of every GPU asks for all of them */
-    unsigned dims =
-        plan->full_fidelity || (trace_path && !stages_only) ? 0 : 1u << GROUP_TP | 1u << GROUP_DP;
+     * plan, a trace of every GPU or a what-if asks for all of them */
+    unsigned dims = plan->full_fidelity || what_if || (trace_path && !stages_only)
+                        ? 0
+                        : 1u << GROUP_TP | 1u << GROUP_DP;
     Symmetry *sym = NULL;
     Graph *graph = NULL;
     Replay *rep = NULL;
@@ -59,7 +74,8 @@ gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, cons
     for (;;) {
         unsigned broken = 0;
         sym = symmetry_new(layout, topo, dims);
-        rep = replay(model, cluster, plan, layout, sym, &graph, &broken, &failure);
+        rep = replay(model, cluster, plan, layout, sym, what_if ? &slow : NULL, link_scale, &graph,
+                     &broken, &failure);
         if (rep || !g_error_matches(failure, PS_ERROR, PS_ERROR_ASYMMETRIC))
             break;
         /* replay again without the shifts a collective broke */
@@ -84,6 +100,8 @@ gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, cons
             .micro_batches = plan_spec_micro_batches(plan),
         };
         metrics_compute(graph, rep, layout, sym, model, cluster, plan, &out->metrics);
+        if (what_if)
+            g_strlcpy(out->metrics.symmetry, "none (what-if)", sizeof out->metrics.symmetry);
         out->sim_wall_s = (g_get_monotonic_time() - started) / 1e6;
     }
     if (ok && trace_path) {
@@ -95,5 +113,30 @@ gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, cons
     replay_free(rep);
     graph_free(graph);
     symmetry_free(sym);
+    return ok;
+}
+
+gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                        const char *trace_path, gboolean stages_only, Report *out, GError **error)
+{
+    return run(model, cluster, plan, NULL, trace_path, stages_only, out, error);
+}
+
+gboolean sim_run_whatif(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                        const WhatIf *whatif, const char *trace_path, gboolean stages_only,
+                        Report *out, GError **error)
+{
+    if (!whatif_active(whatif))
+        return run(model, cluster, plan, NULL, trace_path, stages_only, out, error);
+    Report clean;
+    if (!run(model, cluster, plan, NULL, NULL, FALSE, &clean, error))
+        return FALSE;
+    gboolean ok = run(model, cluster, plan, whatif, trace_path, stages_only, out, error);
+    if (ok) {
+        out->whatif = whatif->text;
+        out->clean_step_time_s = clean.metrics.step_time_s;
+        out->clean_critical_rank = clean.metrics.critical_rank;
+    }
+    report_clear(&clean);
     return ok;
 }

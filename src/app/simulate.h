@@ -6,6 +6,7 @@
 #ifndef PLANSIM_APP_SIMULATE_H
 #define PLANSIM_APP_SIMULATE_H
 
+#include "app/whatif.h"
 #include "output/report.h"
 #include "spec/spec.h"
 
@@ -18,5 +19,14 @@ gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
  * (trace.h; every rank, or each stage's first when `stages_only`). */
 gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                         const char *trace_path, gboolean stages_only, Report *out, GError **error);
+
+/* sim_run_traced under the what-ifs `whatif` (whatif.h; NULL or none set:
+ * sim_run_traced itself). With some set, every rank is replayed, since a
+ * slowed rank or link has no images (the report's symmetry reads "none
+ * (what-if)"), and the plan is also simulated without them: the report's
+ * whatif, clean_step_time_s and clean_critical_rank. */
+gboolean sim_run_whatif(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                        const WhatIf *whatif, const char *trace_path, gboolean stages_only,
+                        Report *out, GError **error);
 
 #endif

@@ -8,7 +8,7 @@
  *      bound held against the GPU's memory;
  *   2. the plans left, sorted by step-time bound then combination number,
  *      are cut into waves of a fixed size, each replayed on the pool; before
- *      a wave, every plan left whose tokens/s bound cannot beat the K-th
+ *      a wave, every plan left whose score bound cannot beat the K-th
  *      best so far is pruned (sweep.h);
  *   3. the rows of the plans not replayed are rendered.
  * Workers write only their own slot, and every choice between waves reads
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "app/simulate.h"
+#include "metrics/training.h"
 #include "strategy/estimate.h"
 #include "strategy/strategy.h"
 #include "base/error.h"
@@ -31,7 +32,7 @@ typedef struct {
     SweepRow row;
     char *message;       /* invalid: the error, one line */
     char *reason;        /* invalid: its reason, grouped on stderr */
-    double tokens_bound; /* tokens/s upper bound, as metrics computes tokens/s */
+    double score_bound;  /* the score's upper bound: the score at the step-time bound */
 } Slot;
 
 typedef enum { SWEEP_PREPARE, SWEEP_REPLAY, SWEEP_RENDER } SweepPhase;
@@ -82,6 +83,27 @@ static gboolean make_plan(const SweepSpec *spec, gint64 combo, PlanSpec **out, G
            strategy_check(plan, spec->model, error);
 }
 
+const char *const sweep_rank_names[] = {"tokens_per_s", "time", "cost", NULL};
+
+/* What the sweep ranks by (sweep.h), larger better, for `plan` taking
+ * step_s a step: tokens/s as metrics computes it, or the inverse of the
+ * run's wall time or GPU-hours (training.h), which only grow with step_s,
+ * so that a step-time lower bound gives the score an upper bound. */
+static double score(const SweepSpec *spec, const PlanSpec *plan, double step_s)
+{
+    Training t;
+    training_of_step(&t, spec->tokens, spec->gpu_hour_price, spec->model, plan, step_s);
+    switch (spec->rank_by) {
+    case SWEEP_RANK_TIME:
+        return 1 / t.time_s;
+    case SWEEP_RANK_COST:
+        return 1 / t.gpu_hours;
+    case SWEEP_RANK_TOKENS_PER_S:
+        break;
+    }
+    return (double)plan->global_batch_size * spec->model->seq_length / step_s;
+}
+
 /* Marks the slot invalid, for `error`, which it frees. */
 static void set_invalid(Slot *slot, GError *error)
 {
@@ -102,9 +124,8 @@ static void prepare(Job *job, Slot *slot)
         return;
     }
     double bound = estimate_step_lower_bound_s(spec->model, spec->cluster, plan);
-    double sequences = plan->global_batch_size;
     slot->row.bound_s = bound;
-    slot->tokens_bound = bound > 0 ? sequences * spec->model->seq_length / bound : G_MAXDOUBLE;
+    slot->score_bound = bound > 0 ? score(spec, plan, bound) : G_MAXDOUBLE;
     slot->row.summary = summary(plan);
     double memory = estimate_peak_lower_bound_bytes(spec->model, spec->cluster, plan);
     if (!spec->exhaustive && memory > spec->cluster->gpu.memory_bytes) {
@@ -121,10 +142,14 @@ static void replay(Job *job, Slot *slot)
     GError *error = NULL;
     Report rep;
     if (make_plan(spec, slot->row.combination, &plan, &error) &&
-        sim_run(spec->model, spec->cluster, plan, &rep, &error)) {
+        sim_run_whatif(spec->model, spec->cluster, plan, spec->whatif, NULL, FALSE, &rep, &error)) {
+        training_of_step(&rep.training, spec->tokens, spec->gpu_hour_price, spec->model, plan,
+                         rep.metrics.step_time_s);
         slot->row.status = REPORT_SIMULATED;
         slot->row.csv = report_render(&rep, FORMAT_CSV, FALSE);
         slot->row.tokens_per_s = rep.metrics.tokens_per_s;
+        slot->row.mfu = rep.metrics.mfu;
+        slot->row.score = score(spec, plan, rep.metrics.step_time_s);
         slot->row.step_time_s = rep.metrics.step_time_s;
         slot->row.peak_bytes = rep.metrics.peak_bytes;
         slot->row.fits = rep.metrics.fits;
@@ -232,7 +257,7 @@ static void run_phase(Job *job, GThreadPool *pool, SweepPhase phase, const gint6
     g_mutex_unlock(&job->lock);
 }
 
-/* The order of sweep_best and of pruning: more tokens/s first, then the
+/* The order of sweep_best and of pruning: a higher score first, then the
  * earlier combination. */
 static gboolean beats(double tokens_a, gint64 combo_a, double tokens_b, gint64 combo_b)
 {
@@ -270,7 +295,7 @@ static void top_offer(Top *top, guint i)
         return;
     int at = top->n;
     while (at > 0 &&
-           beats(row->tokens_per_s, row->combination, top_row(top, top->at[at - 1])->tokens_per_s,
+           beats(row->score, row->combination, top_row(top, top->at[at - 1])->score,
                  top_row(top, top->at[at - 1])->combination))
         at--;
     if (at >= top->k)
@@ -281,13 +306,13 @@ static void top_offer(Top *top, guint i)
     top->n = MIN(top->n + 1, top->k);
 }
 
-/* Whether slot i, at best its tokens/s bound, cannot enter the top. */
+/* Whether slot i, at best its score bound, cannot enter the top. */
 static gboolean prunable(const Top *top, const Slot *slots, guint i)
 {
     if (top->n < top->k)
         return FALSE;
     const SweepRow *kth = top_row(top, top->at[top->k - 1]);
-    return !beats(slots[i].tokens_bound, slots[i].row.combination, kth->tokens_per_s,
+    return !beats(slots[i].score_bound, slots[i].row.combination, kth->score,
                   kth->combination);
 }
 
@@ -417,4 +442,12 @@ int sweep_best(const SweepResult *r, int k, guint *best)
     for (guint i = 0; i < r->rows->len; i++)
         top_offer(&top, i);
     return top.n;
+}
+
+PlanSpec *sweep_plan(const SweepSpec *spec, const SweepRow *row)
+{
+    PlanSpec *plan = NULL;
+    gboolean valid = make_plan(spec, row->combination, &plan, NULL);
+    g_assert(valid);
+    return plan;
 }

@@ -10,13 +10,13 @@
  *     the GPU's memory, so its replayed peak would too: not replayed;
  *   - simulated: replayed, the row exactly the CSV row `plansim simulate
  *     --format csv` prints for that plan;
- *   - pruned: its tokens/s upper bound (global batch x sequence length over
- *     its step-time lower bound) cannot beat the top_k-th best simulated
- *     plan that fits: not replayed, its bound in the row.
+ *   - pruned: its score's upper bound (its score, SweepRank, at its
+ *     step-time lower bound) cannot beat the top_k-th best simulated plan
+ *     that fits: not replayed, its bound in the row.
  * The other plans are replayed in increasing order of their step-time lower
  * bound (ties: combination number), in waves of a fixed size (from top_k,
  * not the threads); before each wave every remaining plan that cannot beat
- * the best top_k so far (sweep_best's order: tokens/s, then the earlier
+ * the best top_k so far (sweep_best's order: score, then the earlier
  * combination) is pruned. So the top_k best plans that fit are exactly
  * those an exhaustive replay ranks first, and the rows do not depend on the
  * thread count. `exhaustive` replays every valid plan: no pre-check, no
@@ -28,8 +28,17 @@
 
 #include <glib.h>
 
+#include "app/whatif.h"
 #include "output/report.h"
 #include "spec/spec.h"
+
+/* What a sweep ranks plans by: tokens/s (the default), or, for a run of
+ * SweepSpec.tokens tokens (metrics/training.h), its wall time or its
+ * GPU-hours (the cost's order, whatever the price). With the GPU count
+ * fixed, GPU-hours follow the wall time; across GPU counts (a grid over
+ * dp) the cheapest run is the one of most tokens/s per GPU. */
+typedef enum { SWEEP_RANK_TOKENS_PER_S, SWEEP_RANK_TIME, SWEEP_RANK_COST } SweepRank;
+extern const char *const sweep_rank_names[]; /* "tokens_per_s", "time", "cost", NULL */
 
 /* The best plans a sweep ranks unless told otherwise. */
 #define SWEEP_DEFAULT_TOP 10
@@ -46,6 +55,10 @@ typedef struct {
     volatile gint *stop; /* set (by a signal handler) to stop early */
     int top;             /* K, the best plans kept exact; 0: SWEEP_DEFAULT_TOP */
     gboolean exhaustive; /* replay every valid plan */
+    double tokens;         /* of the training run, for its totals; 0: none */
+    double gpu_hour_price; /* for its cost; 0: none */
+    SweepRank rank_by;     /* time and cost need tokens */
+    const WhatIf *whatif;  /* applied to every plan (whatif.h); NULL: none */
 } SweepSpec;
 
 typedef struct {
@@ -54,6 +67,8 @@ typedef struct {
     ReportStatus status;
     gint64 combination;
     double tokens_per_s; /* simulated */
+    double mfu;          /* simulated: model FLOPs over the GPUs' peak */
+    double score;        /* simulated: the figure ranked by (rank_by), larger better */
     double step_time_s;  /* simulated; pruned: the bound */
     double bound_s;      /* the step-time lower bound; 0 for an invalid plan */
     double peak_bytes;   /* simulated; does_not_fit: the memory bound */
@@ -80,8 +95,11 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error);
 void sweep_result_free(SweepResult *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SweepResult, sweep_result_free)
 
-/* Indices of the best `k` simulated rows that fit, by tokens/s (ties: the
- * earlier); returns how many (fewer when fewer fit). */
+/* Indices of the best `k` simulated rows that fit, by their score (ties:
+ * the earlier); returns how many (fewer when fewer fit). */
 int sweep_best(const SweepResult *r, int k, guint *best);
+
+/* The plan of a valid row's combination, resolved, as the sweep ran it. */
+PlanSpec *sweep_plan(const SweepSpec *spec, const SweepRow *row);
 
 #endif

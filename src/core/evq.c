@@ -2,11 +2,13 @@
  *
  * Keys compare by time and then by the strictly increasing push sequence,
  * so no two keys are equal and the pop order is a total order. An event no
- * earlier than the last one in the run joins the run's end: the run, a
- * ring, is sorted by construction, and a simulation's events mostly come
- * in time order (every rank's next task ends a step later), so most pushes
- * and pops cost O(1). Other events go to the heap. A pop takes the earlier
- * of the run's first event and the heap's root.
+ * earlier than the last one in the run joins the run's end, and one
+ * strictly earlier than the first joins its front (an event that happens
+ * at once, say): the run, a ring, is sorted by construction, and a
+ * simulation's events mostly come in time order (every rank's next task
+ * ends a step later), so most pushes and pops cost O(1). Other events go to
+ * the heap. A pop takes the earlier of the run's first event and the
+ * heap's root.
  *
  * Heap invariant: for every i > 0, key(heap[(i - 1) / 2]) <= key(heap[i]).
  * A heap pop moves the hole at the root down to a leaf along the smaller
@@ -58,22 +60,39 @@ static Event *run_at(const EventQueue *q, gsize i)
     return &q->run[(q->head + i) & (q->room - 1)];
 }
 
-/* Appends `ev` to the run, doubling its room when full. */
+/* The run's room doubled, its events first. Here and below, what is rare
+ * or slow stays out of line, so that the common path (an event joining or
+ * leaving the run) is a few instructions. */
+static G_GNUC_NO_INLINE void run_grow(EventQueue *q)
+{
+    Event *run = g_new(Event, 2 * q->room);
+    for (gsize i = 0; i < q->length; i++)
+        run[i] = *run_at(q, i);
+    g_free(q->run);
+    q->run = run;
+    q->head = 0;
+    q->room *= 2;
+}
+
+/* Appends `ev` to the run. */
 static void run_append(EventQueue *q, const Event *ev)
 {
-    if (q->length == q->room) {
-        Event *run = g_new(Event, 2 * q->room);
-        for (gsize i = 0; i < q->length; i++)
-            run[i] = *run_at(q, i);
-        g_free(q->run);
-        q->run = run;
-        q->head = 0;
-        q->room *= 2;
-    }
+    if (q->length == q->room)
+        run_grow(q);
     *run_at(q, q->length++) = *ev;
 }
 
-static void heap_push(EventQueue *q, const Event *ev)
+/* Puts `ev` before the run's first event. */
+static void run_prepend(EventQueue *q, const Event *ev)
+{
+    if (q->length == q->room)
+        run_grow(q);
+    q->head = (q->head - 1) & (q->room - 1);
+    q->length++;
+    q->run[q->head] = *ev;
+}
+
+static G_GNUC_NO_INLINE void heap_push(EventQueue *q, const Event *ev)
 {
     if (q->size == q->capacity) {
         q->capacity *= 2;
@@ -90,7 +109,7 @@ static void heap_push(EventQueue *q, const Event *ev)
     q->heap[i] = *ev;
 }
 
-static void heap_pop(EventQueue *q)
+static G_GNUC_NO_INLINE void heap_pop(EventQueue *q)
 {
     gsize n = --q->size, i = 0;
     if (n == 0)
@@ -113,6 +132,8 @@ void evq_push(EventQueue *q, double time_s, int32_t payload, uint32_t aux)
     Event ev = {time_s, q->next_seq++, payload, aux};
     if (q->length == 0 || time_s >= run_at(q, q->length - 1)->time_s)
         run_append(q, &ev); /* after the run's last: its seq is larger */
+    else if (time_s < q->run[q->head].time_s)
+        run_prepend(q, &ev); /* strictly earlier than the run's first */
     else
         heap_push(q, &ev);
 }
@@ -131,10 +152,12 @@ gboolean evq_pop(EventQueue *q, Event *out)
     return evq_pop_until(q, INFINITY, out);
 }
 
-gboolean evq_pop_until(EventQueue *q, double time_s, Event *out)
+/* Pops the earliest event into *out if its time is `time_s` or earlier
+ * (strictly earlier if `strictly`). */
+static gboolean pop_if(EventQueue *q, double time_s, gboolean strictly, Event *out)
 {
     const Event *e = earliest(q);
-    if (!e || e->time_s > time_s)
+    if (!e || e->time_s > time_s || (strictly && e->time_s == time_s))
         return FALSE;
     *out = *e;
     if (e == &q->heap[0]) {
@@ -144,6 +167,16 @@ gboolean evq_pop_until(EventQueue *q, double time_s, Event *out)
         q->length--;
     }
     return TRUE;
+}
+
+gboolean evq_pop_until(EventQueue *q, double time_s, Event *out)
+{
+    return pop_if(q, time_s, FALSE, out);
+}
+
+gboolean evq_pop_before(EventQueue *q, double time_s, Event *out)
+{
+    return pop_if(q, time_s, TRUE, out);
 }
 
 gboolean evq_peek(const EventQueue *q, Event *out)

@@ -40,6 +40,9 @@ gboolean evq_pop(EventQueue *q, Event *out);
 /* The same, if that event's time is `time_s` or earlier; else FALSE. */
 gboolean evq_pop_until(EventQueue *q, double time_s, Event *out);
 
+/* The same, if that event's time is strictly earlier than `time_s`. */
+gboolean evq_pop_before(EventQueue *q, double time_s, Event *out);
+
 gsize evq_size(const EventQueue *q);
 
 /* Empties the queue (its room stays). */

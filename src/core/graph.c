@@ -261,7 +261,7 @@ void graph_dep(Graph *g, TaskId before, TaskId after)
 }
 
 /* Puts `task` at the end of rank's stream: it waits for the previous one. */
-static void enqueue(Graph *g, TaskId task, int rank, int stream)
+static inline void enqueue(Graph *g, TaskId task, int rank, int stream)
 {
     g_assert(rank >= 0 && rank < g->ranks && stream >= 0 && stream < g->streams);
     int32_t row = rank * g->streams + stream;
@@ -274,7 +274,7 @@ static void enqueue(Graph *g, TaskId task, int rank, int stream)
 
 /* Appends a task of `kind`, `owner` and `tag`, named `name`, its other
  * fields zero; returns its id. */
-static TaskId add_task(Graph *g, TaskKind kind, int owner, int tag, TaskName name)
+static inline TaskId add_task(Graph *g, TaskKind kind, int owner, int tag, TaskName name)
 {
     g_assert(!g->sealed && g->n_tasks < G_MAXINT32);
     tasks_room_for(g, g->n_tasks + 1);

@@ -29,20 +29,22 @@
 
 #include "core/evq.h"
 
+/* The members an update reads of every flow it meets come first, in 64
+ * bytes, so that meeting a flow costs one or two cache lines. */
 typedef struct {
     int32_t path[SHARE_MAX_PATH];
-    int32_t slot[SHARE_MAX_PATH]; /* its index in each link's flow list */
-    double weight[SHARE_MAX_PATH];
     int n;
-    double remaining; /* bytes still to move, as of `since` */
-    double since;
-    double rate;     /* < 0 until the first update */
-    double old_rate; /* the rate before an update, to tell a change */
-    uint32_t version;
-    int32_t token;
-    int tag;
     unsigned stamp; /* the last component search that met it */
     gboolean fixed; /* solver scratch */
+    uint32_t version;
+    double rate;      /* < 0 until the first update */
+    double old_rate;  /* the rate before an update, to tell a change */
+    double remaining; /* bytes still to move, as of `since` */
+    double weight[SHARE_MAX_PATH];
+    double since;
+    int tag;
+    int32_t token;
+    int32_t slot[SHARE_MAX_PATH]; /* its index in each link's flow list */
 } Flow;
 
 /* The flows crossing a link, and their weights on it (same order). */
@@ -74,6 +76,7 @@ struct Share {
     unsigned *link_stamp;
     double *left;    /* capacity not yet given out */
     double *unfixed; /* summed weights of the unfixed flows crossing the link */
+    double *queued;  /* the fair share the link was last queued at */
     Ids comp_links, comp_flows;
     EventQueue *heap; /* links by fair share, for fill */
 };
@@ -104,6 +107,7 @@ Share *share_new(const double *capacity_Bps, int n_links, int tags)
     s->link_stamp = g_new0(unsigned, MAX(n_links, 1));
     s->left = g_new(double, MAX(n_links, 1));
     s->unfixed = g_new(double, MAX(n_links, 1));
+    s->queued = g_new(double, MAX(n_links, 1));
     s->heap = evq_new(64);
     return s;
 }
@@ -127,6 +131,7 @@ void share_free(Share *s)
     g_free(s->link_stamp);
     g_free(s->left);
     g_free(s->unfixed);
+    g_free(s->queued);
     g_free(s->comp_links.v);
     g_free(s->comp_flows.v);
     evq_free(s->heap);
@@ -264,12 +269,23 @@ static gboolean alone(const Share *s, const Flow *f)
     return TRUE;
 }
 
+/* Queues link `l` at its fair share, unless it was last queued at that
+ * very share: that entry, earlier, pops first and is the one used. */
+static void queue_link(Share *s, int32_t l)
+{
+    double share = s->left[l] / s->unfixed[l];
+    if (share == s->queued[l])
+        return;
+    s->queued[l] = share;
+    evq_push(s->heap, share, l, 0);
+}
+
 /* Progressive filling over the component; sets each flow's rate. A flow
  * alone on its links gets its slowest link's capacity, which is what the
  * filling would give it, without the heap. The other links wait in a
  * min-heap by their fair share (capacity left over unfixed flows); fixing
  * flows only raises the shares of the other links they cross, so a link's
- * stale entries are skipped and its current one pushed again. */
+ * stale entries are skipped and its current one queued again. */
 static void fill(Share *s)
 {
     for (gsize i = 0; i < s->comp_flows.n; i++) {
@@ -288,10 +304,11 @@ static void fill(Share *s)
             continue; /* a lone flow's */
         s->left[l] = s->capacity[l];
         s->unfixed[l] = 0;
+        s->queued[l] = NAN; /* not queued yet */
         for (int j = 0; j < lf->n; j++)
             s->unfixed[l] += lf->weight[j];
         if (s->unfixed[l] > 0)
-            evq_push(s->heap, s->left[l] / s->unfixed[l], l, 0);
+            queue_link(s, l);
     }
     Event top;
     while (evq_pop(s->heap, &top)) {
@@ -312,7 +329,7 @@ static void fill(Share *s)
                 s->left[l] = MAX(0.0, s->left[l] - f->weight[k] * share);
                 s->unfixed[l] -= f->weight[k];
                 if (s->unfixed[l] > 0 && l != bottleneck)
-                    evq_push(s->heap, s->left[l] / s->unfixed[l], l, 0);
+                    queue_link(s, l);
             }
         }
     }

@@ -11,8 +11,9 @@
  * group ran last, so most start without a lookup in the network.
  *
  * Interference: each rank counts the collectives it is in; a compute task
- * progresses at rate 1 - interference while its rank's count is positive,
- * else 1. When the count crosses zero the running task's progress is
+ * on its first stream (the GPU's; one on another stream, a data loader's
+ * read, is not GPU work and runs at full speed) progresses at rate
+ * 1 - interference while its rank's count is positive, else 1. When the count crosses zero the running task's progress is
  * settled and its end re-queued under a new version (an event whose
  * version is stale is skipped). Without interference nothing is counted. */
 #include "engine/engine.h"
@@ -65,7 +66,9 @@ typedef struct {
     Replay *r;
 } Run;
 
-static void apply_mem(Run *run, TaskId id, gboolean at_end)
+/* Applies the memory operations of task `id` that come at its start, or
+ * at its end (`at_end`). */
+static inline void apply_mem(Run *run, TaskId id, gboolean at_end)
 {
     const MemOp *ops = run->a.mem;
     for (uint32_t i = run->a.task[id].first_mem; i < run->a.task[id + 1].first_mem; i++) {
@@ -143,7 +146,7 @@ static void start(Run *run, TaskId id, double now)
         int32_t plan = ((ReplayNet *)run->r)->plan[id] = plan_of(run, t);
         run->r->algorithm[id] = net_start(run->net, now, id, plan, t->tag);
         communicate(run, id, +1, now);
-    } else if (t->kind == TASK_COMPUTE && run->interference > 0) {
+    } else if (t->kind == TASK_COMPUTE && t->stream == 0 && run->interference > 0) {
         double rate = compute_rate(run, t->owner);
         run->running[t->owner] = (Running){id, t->seconds, now, rate};
         evq_push(run->q, now + t->seconds / rate, id, run->version[id]);
@@ -197,7 +200,7 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     int ranks = graph_ranks(g);
     ReplayNet *rn = g_new0(ReplayNet, 1);
     Net *net = rn->net = net_new(desc->cluster, desc->gpus ? desc->gpus : ranks, desc->symmetry,
-                                 desc->algorithm, desc->contention, desc->tags);
+                                 desc->algorithm, desc->contention, desc->tags, desc->link_scale);
     double interference = desc->interference;
     Replay *r = &rn->replay;
     r->tasks = n;
@@ -242,22 +245,22 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     gsize ended = 0;
     Event ev;
     while (!net_broken(net)) {
-        double task = evq_next_s(run.q), network = net_next_s(net);
-        if (task == INFINITY && network == INFINITY)
-            break;
-        r->events++;
-        if (network <= task) {
-            int n_done;
-            const int32_t *done = net_step(net, &n_done);
-            for (int i = 0; i < n_done; i++, ended++)
-                end(&run, done[i], network);
+        double network = net_next_s(net);
+        if (evq_pop_before(run.q, network, &ev)) { /* a task ends first */
+            r->events++;
+            if (run.version && ev.aux != run.version[ev.payload])
+                continue; /* a compute task whose rate changed since */
+            ended++;
+            end(&run, ev.payload, ev.time_s);
             continue;
         }
-        evq_pop(run.q, &ev);
-        if (run.version && ev.aux != run.version[ev.payload])
-            continue; /* a compute task whose rate changed since */
-        ended++;
-        end(&run, ev.payload, ev.time_s);
+        if (network == INFINITY)
+            break;
+        r->events++;
+        int n_done;
+        const int32_t *done = net_step(net, &n_done);
+        for (int i = 0; i < n_done; i++, ended++)
+            end(&run, done[i], network);
     }
     gboolean ok = ended == n && !net_broken(net);
     if (net_broken(net)) {

@@ -38,6 +38,9 @@ typedef struct {
     int tags;                 /* task tags, for the links' bytes per purpose */
     double interference;      /* compute on rank r slows by this fraction while r
                                * communicates */
+    const double *link_scale; /* per link of the topology (topology.h), the fraction
+                               * of its capacity it runs at; NULL: all whole. Only
+                               * without a symmetry */
     unsigned *broken;         /* out, if not NULL: the symmetry's generators some
                                * collective broke (net_broken), when the replay
                                * fails with PS_ERROR_ASYMMETRIC */

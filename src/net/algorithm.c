@@ -14,6 +14,7 @@ CollPlan *algo_plan_new(void)
     CollPlan *plan = g_new0(CollPlan, 1);
     plan->transfers = g_array_new(FALSE, FALSE, sizeof(Transfer));
     plan->payload = g_array_new(FALSE, FALSE, sizeof(double));
+    plan->efficiency = g_array_new(FALSE, FALSE, sizeof(double));
     return plan;
 }
 
@@ -23,6 +24,7 @@ void algo_plan_free(CollPlan *plan)
         return;
     g_array_free(plan->transfers, TRUE);
     g_array_free(plan->payload, TRUE);
+    g_array_free(plan->efficiency, TRUE);
     g_free(plan);
 }
 
@@ -59,15 +61,18 @@ typedef struct {
 static Spread spread_new(const Topology *t, const int *members, int n)
 {
     Spread s = {0, 0, TRUE, g_new(int, n), g_new(int, n), g_new0(int, n)};
-    GHashTable *row = g_hash_table_new(g_direct_hash, g_direct_equal);
+    int lo = G_MAXINT, hi = -1; /* the members' nodes, a row + 1 per node between */
+    for (int i = 0; i < n; i++) {
+        lo = MIN(lo, topology_node(t, members[i]));
+        hi = MAX(hi, topology_node(t, members[i]));
+    }
+    g_autofree int *row = g_new0(int, MAX(hi - lo + 1, 1));
     int *row_of = g_new(int, n);
     for (int i = 0; i < n; i++) {
-        gpointer node = GINT_TO_POINTER(topology_node(t, members[i]) + 1), r;
-        if (!g_hash_table_lookup_extended(row, node, NULL, &r)) {
-            r = GINT_TO_POINTER(s.nodes++);
-            g_hash_table_insert(row, node, r);
-        }
-        row_of[i] = GPOINTER_TO_INT(r);
+        int *r = &row[topology_node(t, members[i]) - lo];
+        if (*r == 0)
+            *r = ++s.nodes;
+        row_of[i] = *r - 1;
         s.count[row_of[i]]++;
     }
     for (int r = 0, at = 0; r < s.nodes; r++) {
@@ -80,7 +85,6 @@ static Spread spread_new(const Topology *t, const int *members, int n)
     for (int i = 0; i < n; i++)
         s.by_node[s.first[row_of[i]] + fill[row_of[i]]++] = members[i];
     g_free(row_of);
-    g_hash_table_destroy(row);
     return s;
 }
 
@@ -113,25 +117,26 @@ void algo_ranks_free(CollRanks *r)
     g_free(r);
 }
 
-/* A transfer of `payload` bytes that holds its links as `payload /
- * efficiency` bytes would. */
+/* A transfer of `payload` bytes that holds its links, with Simple, as
+ * `payload / efficiency` bytes would (its bytes: once the protocol is
+ * chosen). */
 static void add_at(CollPlan *plan, int src, int dst, double payload, double efficiency)
 {
-    Transfer tr = {src, dst, payload / efficiency};
+    Transfer tr = {src, dst, 0};
     g_array_append_val(plan->transfers, tr);
     g_array_append_val(plan->payload, payload);
+    g_array_append_val(plan->efficiency, efficiency);
     plan->phase[plan->n_phases - 1].count++;
 }
 
-/* A transfer of `payload` bytes with the plan's protocol over the link
- * class it crosses, at `across_efficiency` of that between nodes. */
+/* A transfer of `payload` bytes at the efficiency of the link class it
+ * crosses, times `across_efficiency` between nodes. */
 static void add_eff(CollPlan *plan, const Topology *t, int src, int dst, double payload,
                     double across_efficiency)
 {
     gboolean across = topology_node(t, src) != topology_node(t, dst);
     add_at(plan, src, dst, payload,
-           topology_efficiency(t, across) * (across ? across_efficiency : 1) *
-               protocol_share[plan->protocol]);
+           topology_efficiency(t, across) * (across ? across_efficiency : 1));
 }
 
 static void add(CollPlan *plan, const Topology *t, int src, int dst, double payload)
@@ -139,18 +144,16 @@ static void add(CollPlan *plan, const Topology *t, int src, int dst, double payl
     add_eff(plan, t, src, dst, payload, 1);
 }
 
-static void open_phase(CollPlan *plan, double latency_s)
+/* A phase whose latency is that of `intra` messages inside nodes and
+ * `inter` across them, one after the other, with each protocol. */
+static void open_phase(CollPlan *plan, const Topology *t, double intra, double inter)
 {
     g_assert(plan->n_phases < ALGO_MAX_PHASES);
-    plan->phase[plan->n_phases++] = (CollPhase){latency_s, (int)plan->transfers->len, 0};
-}
-
-/* The latency of `intra` messages inside nodes and `inter` across them,
- * one after the other, with the plan's protocol. */
-static double hops(const CollPlan *plan, const Topology *t, double intra, double inter)
-{
-    return intra * topology_alpha(t, FALSE, plan->protocol) +
-           inter * topology_alpha(t, TRUE, plan->protocol);
+    CollPhase *ph = &plan->phase[plan->n_phases++];
+    *ph = (CollPhase){.first = (int)plan->transfers->len};
+    for (int p = 0; p < PROTOCOLS; p++)
+        ph->latency_by[p] = intra * topology_alpha(t, FALSE, (CollProtocol)p) +
+                            inter * topology_alpha(t, TRUE, (CollProtocol)p);
 }
 
 /* Messages each rank sends one after the other in a ring of n. */
@@ -184,12 +187,21 @@ static void rings(CollPlan *plan, const Topology *t, const Spread *s, int n, int
     }
 }
 
-/* One ring over `n` given GPUs (a node's members, or a rail's). */
-static void ring_over(CollPlan *plan, const Topology *t, const int *gpus, int n, double bytes)
+/* One ring over `n` GPUs that lie `per_node` to a node, node after node
+ * (a node's members, or a rail's): their spread without looking it up. */
+static void ring_over(CollPlan *plan, const Topology *t, int *gpus, int n, int per_node,
+                      double bytes)
 {
-    Spread s = spread_new(t, gpus, n);
+    int nodes = n / per_node, one[2];
+    int *first = nodes == 1 ? one : g_new(int, 2 * nodes), *count = first + nodes;
+    for (int r = 0; r < nodes; r++) {
+        first[r] = r * per_node;
+        count[r] = per_node;
+    }
+    Spread s = {nodes, per_node, TRUE, gpus, first, count};
     rings(plan, t, &s, n, 1, bytes);
-    spread_free(&s);
+    if (first != one)
+        g_free(first);
 }
 
 /* NCCL's double binary tree over `n` GPUs: two trees, each carrying half
@@ -222,7 +234,7 @@ static void ring_plan(CollPlan *plan, const CollRanks *r, CollOp op, double byte
     const Spread *s = &r->s;
     int n = r->n, channels = s->nodes > 1 ? MAX(1, MIN(s->per_node, topology_nics(r->t))) : 1;
     int steps = ring_steps(op, n), across = s->nodes > 1 ? ring_steps(op, s->nodes) : 0;
-    open_phase(plan, hops(plan, r->t, steps - across, across));
+    open_phase(plan, r->t, steps - across, across);
     rings(plan, r->t, s, n, channels, collective_sent_bytes(op, n, bytes));
 }
 
@@ -247,13 +259,13 @@ static void tree_plan(CollPlan *plan, const CollRanks *r, CollOp op, double byte
     const Spread *s = &r->s;
     if (s->nodes == 1 || !s->uniform) {
         double depth = 2 * ceil(log2(r->n));
-        open_phase(plan, s->nodes > 1 ? hops(plan, t, 0, depth) : hops(plan, t, depth, 0));
+        open_phase(plan, t, s->nodes > 1 ? 0 : depth, s->nodes > 1 ? depth : 0);
         binary_trees(plan, t, r->members, r->n, bytes);
         return;
     }
     int g = s->per_node, k = s->nodes;
     int channels = MAX(1, MIN(g, topology_nics(t))), stride = MAX(1, g / channels);
-    open_phase(plan, hops(plan, t, 2.0 * (g - 1), 2 * ceil(log2(k))));
+    open_phase(plan, t, 2.0 * (g - 1), 2 * ceil(log2(k)));
     g_autofree int *heads = g_new(int, k);
     double share = bytes / channels;
     for (int c = 0; c < channels; c++) {
@@ -284,21 +296,20 @@ static void hierarchical_plan(CollPlan *plan, const CollRanks *ranks, CollOp op,
     const Topology *t = ranks->t;
     const Spread *s = &ranks->s;
     int g = s->per_node, k = s->nodes;
-    double intra = hops(plan, t, g - 1, 0);
-    open_phase(plan, intra); /* reduce-scatter inside each node */
+    open_phase(plan, t, g - 1, 0); /* reduce-scatter inside each node */
     for (int r = 0; r < k; r++)
-        ring_over(plan, t, s->by_node + s->first[r], g,
+        ring_over(plan, t, s->by_node + s->first[r], g, g,
                   collective_sent_bytes(COLL_REDUCE_SCATTER, g, bytes));
-    open_phase(plan, hops(plan, t, 0, 2 * (k - 1))); /* all-reduce on each rail */
+    open_phase(plan, t, 0, 2 * (k - 1)); /* all-reduce on each rail */
     g_autofree int *rail = g_new(int, k);
     for (int c = 0; c < g; c++) {
         for (int r = 0; r < k; r++)
             rail[r] = s->by_node[s->first[r] + c];
-        ring_over(plan, t, rail, k, collective_sent_bytes(COLL_ALL_REDUCE, k, bytes / g));
+        ring_over(plan, t, rail, k, 1, collective_sent_bytes(COLL_ALL_REDUCE, k, bytes / g));
     }
-    open_phase(plan, intra); /* all-gather inside each node */
+    open_phase(plan, t, g - 1, 0); /* all-gather inside each node */
     for (int r = 0; r < k; r++)
-        ring_over(plan, t, s->by_node + s->first[r], g,
+        ring_over(plan, t, s->by_node + s->first[r], g, g,
                   collective_sent_bytes(COLL_ALL_GATHER, g, bytes));
 }
 
@@ -322,7 +333,9 @@ static void nvls_plan(CollPlan *plan, const CollRanks *r, CollOp op, double byte
     (void)op;
     double efficiency, latency_s;
     topology_nvls(r->t, &efficiency, &latency_s);
-    open_phase(plan, latency_s);
+    open_phase(plan, r->t, 0, 0);
+    for (int p = 0; p < PROTOCOLS; p++)
+        plan->phase[0].latency_by[p] += latency_s;
     for (int i = 0; i < r->n; i++)
         add_at(plan, r->members[i], r->members[(i + 1) % r->n], bytes, efficiency);
 }
@@ -342,11 +355,11 @@ static void direct_plan(CollPlan *plan, const CollRanks *r, CollOp op, double by
     int n = r->n;
     gboolean across = r->s.nodes > 1;
     if (op == COLL_SEND_RECV) {
-        open_phase(plan, hops(plan, r->t, !across, across));
+        open_phase(plan, r->t, !across, across);
         add(plan, r->t, members[0], members[1], bytes);
         return;
     }
-    open_phase(plan, across ? hops(plan, r->t, 0, n - 1) : hops(plan, r->t, n - 1, 0));
+    open_phase(plan, r->t, across ? 0 : n - 1, across ? n - 1 : 0);
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
             if (i != j)
@@ -370,46 +383,63 @@ static gboolean applies(CollAlgorithm a, const CollRanks *r, CollOp op)
     return algo_table[a].plan && algo_table[a].applies(r, op);
 }
 
-/* `plan` as algorithm `a` with protocol `p`; the first phase also waits
+/* `plan` as algorithm `a`, its protocol unset; the first phase also waits
  * the cluster's base latency. */
-static void fill(CollPlan *plan, CollAlgorithm a, CollProtocol p, const CollRanks *r, CollOp op,
-                 double bytes)
+static void fill(CollPlan *plan, CollAlgorithm a, const CollRanks *r, CollOp op, double bytes)
 {
     g_array_set_size(plan->transfers, 0);
     g_array_set_size(plan->payload, 0);
+    g_array_set_size(plan->efficiency, 0);
     plan->n_phases = 0;
     plan->algorithm = a;
-    plan->protocol = p;
     algo_table[a].plan(plan, r, op, bytes);
-    if (plan->n_phases > 0)
-        plan->phase[0].latency_s += topology_base_latency(r->t);
+    for (int p = 0; plan->n_phases > 0 && p < PROTOCOLS; p++)
+        plan->phase[0].latency_by[p] += topology_base_latency(r->t);
+}
+
+/* Sets the plan's protocol: its phases' latencies, its transfers' bytes. */
+static void set_protocol(CollPlan *plan, CollProtocol p)
+{
+    plan->protocol = p;
+    for (int i = 0; i < plan->n_phases; i++)
+        plan->phase[i].latency_s = plan->phase[i].latency_by[p];
+    for (guint i = 0; i < plan->transfers->len; i++)
+        g_array_index(plan->transfers, Transfer, i).bytes =
+            algo_transfer_bytes(plan, i, protocol_share[p]);
 }
 
 double algo_choose(CollPlan *plan, const CollRanks *r, CollOp op, CollAlgorithm forced,
-                   double bytes, double (*cost)(const CollPlan *plan, void *ctx), void *ctx)
+                   double bytes, AlgoCost cost, void *ctx)
 {
     /* a forced algorithm that does not apply falls back to the choice */
     gboolean only_forced = applies(forced, r, op);
     double best = INFINITY;
+    CollProtocol best_protocol = PROTOCOL_SIMPLE;
     CollPlan *trial = algo_plan_new();
     for (int a = 0; a < ALGORITHMS; a++) {
         if (!applies((CollAlgorithm)a, r, op) || (only_forced && a != (int)forced))
             continue;
-        for (int p = 0; p < PROTOCOLS; p++) {
-            if (!(algo_table[a].protocols >> p & 1) ||
-                !topology_has_protocol(r->t, (CollProtocol)p))
-                continue;
-            fill(trial, (CollAlgorithm)a, (CollProtocol)p, r, op, bytes);
-            double c = cost(trial, ctx);
-            if (c < best) {
-                best = c;
-                CollPlan kept = *plan;
-                *plan = *trial;
-                *trial = kept;
-            }
+        unsigned protocols = 0;
+        for (int p = 0; p < PROTOCOLS; p++)
+            if (algo_table[a].protocols >> p & 1 && topology_has_protocol(r->t, (CollProtocol)p))
+                protocols |= 1u << p;
+        fill(trial, (CollAlgorithm)a, r, op, bytes);
+        double c[PROTOCOLS];
+        cost(trial, protocols, c, ctx);
+        int mine = -1; /* its protocol of least cost, the first on ties */
+        for (int p = 0; p < PROTOCOLS; p++)
+            if (protocols >> p & 1 && (mine < 0 || c[p] < c[mine]))
+                mine = p;
+        if (mine >= 0 && c[mine] < best) {
+            best = c[mine];
+            best_protocol = (CollProtocol)mine;
+            CollPlan kept = *plan;
+            *plan = *trial;
+            *trial = kept;
         }
     }
     algo_plan_free(trial);
     g_assert(best < INFINITY); /* ring or direct applies to every op, with Simple */
+    set_protocol(plan, best_protocol);
     return best;
 }

@@ -47,23 +47,31 @@
 
 typedef struct {
     int32_t src, dst; /* GPUs */
-    double bytes;     /* link time, as bytes at the links' capacity (above) */
+    double bytes;     /* link time with the plan's protocol, as bytes at the
+                       * links' capacity (above); set once it is chosen */
 } Transfer;
 
 typedef struct {
-    double latency_s;
-    int first, count; /* its transfers */
+    double latency_s;             /* with the plan's protocol */
+    double latency_by[PROTOCOLS]; /* with each protocol */
+    int first, count;             /* its transfers */
 } CollPhase;
 
 #define ALGO_MAX_PHASES 3
 
+/* An algorithm's phases and transfers are the same whatever the protocol:
+ * only a transfer's link time and a phase's latency depend on it, so a
+ * plan is built once and costed with every protocol (algo_transfer_bytes,
+ * latency_by). */
 typedef struct {
     CollAlgorithm algorithm; /* the one it runs */
     CollProtocol protocol;   /* and its protocol */
     int n_phases;
     CollPhase phase[ALGO_MAX_PHASES];
-    GArray *transfers; /* Transfer, all phases' */
-    GArray *payload;   /* double, per transfer: the collective's bytes it carries */
+    GArray *transfers;  /* Transfer, all phases' */
+    GArray *payload;    /* double, per transfer: the collective's bytes it carries */
+    GArray *efficiency; /* double, per transfer: the fraction of its links' capacity
+                         * it reaches with Simple */
 } CollPlan;
 
 CollPlan *algo_plan_new(void);
@@ -101,13 +109,28 @@ const char *algo_protocol_name(CollProtocol p);
  * 120/128, 1. */
 double algo_protocol_share(CollProtocol p);
 
+/* The link time of transfer `i` of `plan` with a protocol whose share
+ * (algo_protocol_share) is `share`: its payload over its efficiency times
+ * that share; Transfer.bytes with the plan's protocol. */
+static inline double algo_transfer_bytes(const CollPlan *plan, guint i, double share)
+{
+    return g_array_index(plan->payload, double, i) /
+           (g_array_index(plan->efficiency, double, i) * share);
+}
+
+/* The cost of a plan with each protocol of the mask `protocols` (1 <<
+ * CollProtocol), into cost[protocol]; the plan's own protocol is unset. */
+typedef void (*AlgoCost)(const CollPlan *plan, unsigned protocols, double cost[PROTOCOLS],
+                         void *ctx);
+
 /* Fills `plan` with `op` of `bytes` over `r` run by `forced` if it applies;
  * otherwise (or for ALGORITHM_AUTO) by the applicable algorithm of least
  * `cost`, the first in table order on ties, as NCCL's tuner picks one from
  * its cost model; each algorithm with the protocol of least cost among
  * those it runs with and the cluster models (topology.h), the first of
- * LL, LL128, Simple on ties. Returns that cost. */
+ * LL, LL128, Simple on ties. Each applicable algorithm's plan is built
+ * once and costed with all its protocols in one call. Returns that cost. */
 double algo_choose(CollPlan *plan, const CollRanks *r, CollOp op, CollAlgorithm forced,
-                   double bytes, double (*cost)(const CollPlan *plan, void *ctx), void *ctx);
+                   double bytes, AlgoCost cost, void *ctx);
 
 #endif

@@ -10,7 +10,8 @@
  *
  * Plans are numbered in the order they are made, a hash from their key to
  * the number finding them again. A plan's flows are made once, when it is
- * cached (each transfer's path), and so are the bytes each member sends.
+ * cached (each transfer's path), and so are the bytes each member sends;
+ * then its transfers are dropped.
  * With a symmetry (symmetry.h) the share's links are the link classes (the
  * orbits of the links under the shifts, found by union-find) and the flows
  * of a phase are merged by orbit: transfers with one canonical form are one
@@ -18,8 +19,8 @@
  * cross any one link of it, images x count x links-of-the-class-on-the-path
  * / links-in-the-class. A cached plan whose group some shift maps onto
  * itself must be mapped onto itself by that shift too (a tree rooted at one
- * member is not): otherwise the symmetry is broken and the replay says so
- * (net_broken). */
+ * member is not; checked in time linear in its transfers): otherwise the
+ * symmetry is broken and the replay says so (net_broken). */
 #include "net/net.h"
 
 #include <math.h>
@@ -49,8 +50,12 @@ typedef struct {
     double bytes;
 } PlanFlow;
 
+/* A cached plan: what running it needs of its CollPlan, whose transfers
+ * are dropped once its flows are made. */
 typedef struct {
-    CollPlan *plan;
+    CollAlgorithm algorithm;
+    int n_phases;
+    double latency_s[ALGO_MAX_PHASES]; /* per phase */
     double alone_s;
     GArray *flows;                       /* PlanFlow, phase after phase */
     int first_flow[ALGO_MAX_PHASES + 1]; /* per phase, its first flow; one more entry */
@@ -85,20 +90,15 @@ struct Net {
     int n_done, done_room;
     GPtrArray *plans;    /* PlanEntry, by plan index */
     GHashTable *plan_of; /* PlanKey -> its plan index + 1 */
-    double *load;        /* per link: scratch of alone_s, zero between uses */
-    double *sent;        /* per GPU: scratch of net_plan, zero between uses */
+    double (*load)[PROTOCOLS]; /* per link: scratch of alone_s, valid when stamped */
+    uint32_t *stamp, epoch;    /* per link: the phase of alone_s that last loaded it */
+    double *sent;              /* per GPU: scratch of net_plan, zero between uses */
+    int32_t *out;              /* per GPU: scratch of phase_invariant, -1 between uses */
 };
 
-static guint transfer_hash(gconstpointer p)
+static guint transfer_hash(const Transfer *t)
 {
-    const Transfer *t = p;
     return ((guint)t->src * 2654435761u) ^ ((guint)t->dst * 40503u) ^ g_double_hash(&t->bytes);
-}
-
-static gboolean transfer_equal(gconstpointer a, gconstpointer b)
-{
-    const Transfer *x = a, *y = b;
-    return x->src == y->src && x->dst == y->dst && x->bytes == y->bytes;
 }
 
 static guint key_hash(gconstpointer p)
@@ -119,7 +119,6 @@ static gboolean key_equal(gconstpointer a, gconstpointer b)
 static void entry_free(gpointer p)
 {
     PlanEntry *e = p;
-    algo_plan_free(e->plan);
     g_array_free(e->flows, TRUE);
     g_free(e->sent);
     g_free(e);
@@ -173,12 +172,16 @@ static int link_classes(Net *net)
 }
 
 Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgorithm algorithm,
-             gboolean contention, int tags)
+             gboolean contention, int tags, const double *link_scale)
 {
     Net *net = g_new0(Net, 1);
     int nodes = (gpus + cluster->gpus_per_node - 1) / cluster->gpus_per_node;
     net->topo = topology_new(cluster, MAX(nodes, 1));
     net->sym = sym && symmetry_orbit(sym) > 1 ? sym : NULL;
+    g_assert(!(net->sym && link_scale)); /* a slowed link has no images */
+    for (int l = 0; link_scale && l < topology_links(net->topo); l++)
+        if (link_scale[l] != 1)
+            topology_scale_link(net->topo, l, link_scale[l]);
     int links = topology_links(net->topo), units = net->sym ? link_classes(net) : links;
     g_autofree double *capacity = g_new(double, MAX(units, 1));
     for (int l = 0; l < links; l++) /* a class's links all have its capacity */
@@ -189,8 +192,11 @@ Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgo
     net->events = evq_new(64);
     net->plans = g_ptr_array_new_with_free_func(entry_free);
     net->plan_of = g_hash_table_new_full(key_hash, key_equal, g_free, NULL);
-    net->load = g_new0(double, topology_links(net->topo));
+    net->load = g_malloc(sizeof *net->load * (gsize)topology_links(net->topo));
+    net->stamp = g_new0(uint32_t, topology_links(net->topo));
     net->sent = g_new0(double, topology_gpus(net->topo));
+    net->out = g_new(int32_t, topology_gpus(net->topo));
+    memset(net->out, -1, sizeof(int32_t) * (gsize)topology_gpus(net->topo));
     return net;
 }
 
@@ -207,7 +213,9 @@ void net_free(Net *net)
     g_hash_table_destroy(net->plan_of);
     g_ptr_array_free(net->plans, TRUE);
     g_free(net->load);
+    g_free(net->stamp);
     g_free(net->sent);
+    g_free(net->out);
     g_free(net->link_class);
     g_free(net->class_size);
     g_free(net);
@@ -215,36 +223,62 @@ void net_free(Net *net)
 
 /* ---- time alone ------------------------------------------------------------ */
 
-/* The time `plan` takes on empty links: per phase its latency, then the
- * most loaded link's bytes over its capacity. For rings, trees and their
- * phases every flow on that link moves the same bytes, so this is the time
- * the flows take sharing it fairly: exactly the alpha-beta formulas. */
-static double alone_s(const CollPlan *plan, void *ctx)
+/* The time `plan` takes on empty links with each protocol of `protocols`:
+ * per phase its latency, then the most loaded link's bytes over its
+ * capacity, the links loaded with every protocol's bytes in one pass (a
+ * slowed link's weighted by its slowdown, topology.h). A
+ * link's load only grows, so its largest value over the pass is its last
+ * one, and the links of a class share a capacity, so the most loaded link
+ * of each class is kept and divided once; a link's load counts from zero
+ * in a phase that has not stamped it.
+ * For rings, trees and their phases every flow on that link moves the
+ * same bytes, so this is the time the flows take sharing it fairly:
+ * exactly the alpha-beta formulas. */
+static void alone_s(const CollPlan *plan, unsigned protocols, double cost[PROTOCOLS], void *ctx)
 {
     Net *net = ctx;
-    double total = 0;
-    for (int p = 0; p < plan->n_phases; p++) {
-        const CollPhase *ph = &plan->phase[p];
-        double slowest = 0;
-        for (int i = 0; i < ph->count; i++) { /* load the links */
-            const Transfer *tr = &g_array_index(plan->transfers, Transfer, ph->first + i);
-            int path[TOPOLOGY_MAX_PATH], n;
-            topology_path(net->topo, tr->src, tr->dst, path, &n);
-            for (int k = 0; k < n; k++)
-                net->load[path[k]] += tr->bytes;
+    int used[PROTOCOLS], n_used = 0;
+    double share[PROTOCOLS];
+    for (int p = 0; p < PROTOCOLS; p++) {
+        share[p] = algo_protocol_share((CollProtocol)p);
+        cost[p] = 0;
+        if (protocols >> p & 1)
+            used[n_used++] = p;
+    }
+    for (int ph_i = 0; ph_i < plan->n_phases; ph_i++) {
+        const CollPhase *ph = &plan->phase[ph_i];
+        if (++net->epoch == 0) { /* wrapped: every stamp is stale */
+            memset(net->stamp, 0, sizeof(uint32_t) * (gsize)topology_links(net->topo));
+            net->epoch = 1;
         }
-        for (int i = 0; i < ph->count; i++) { /* read and clear them */
-            const Transfer *tr = &g_array_index(plan->transfers, Transfer, ph->first + i);
+        double most[LINK_CLASSES][PROTOCOLS] = {{0}};
+        for (int i = ph->first; i < ph->first + ph->count; i++) {
+            const Transfer *tr = &g_array_index(plan->transfers, Transfer, i);
+            double bytes[PROTOCOLS];
+            for (int u = 0; u < n_used; u++)
+                bytes[u] = algo_transfer_bytes(plan, (guint)i, share[used[u]]);
             int path[TOPOLOGY_MAX_PATH], n;
             topology_path(net->topo, tr->src, tr->dst, path, &n);
             for (int k = 0; k < n; k++) {
-                slowest = MAX(slowest, net->load[path[k]] / topology_capacity(net->topo, path[k]));
-                net->load[path[k]] = 0;
+                double *load = net->load[path[k]], *top = most[topology_class(net->topo, path[k])];
+                if (net->stamp[path[k]] != net->epoch) {
+                    net->stamp[path[k]] = net->epoch;
+                    memset(load, 0, sizeof net->load[0]);
+                }
+                double slowdown = topology_slowdown(net->topo, path[k]);
+                for (int u = 0; u < n_used; u++) {
+                    load[u] += bytes[u] * slowdown;
+                    top[u] = MAX(top[u], load[u]);
+                }
             }
         }
-        total += ph->latency_s + slowest;
+        for (int u = 0; u < n_used; u++) {
+            double slowest = 0;
+            for (int c = 0; c < LINK_CLASSES; c++)
+                slowest = MAX(slowest, most[c][u] / topology_class_capacity(net->topo, c));
+            cost[used[u]] += ph->latency_by[used[u]] + slowest;
+        }
     }
-    return total;
 }
 
 /* A transfer's flow: its path's links, weight 1 each. */
@@ -285,27 +319,141 @@ static gint compare_transfer(gconstpointer a, gconstpointer b)
     return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
-/* Whether generator `i` maps phase `ph` of `plan` onto itself. */
-static gboolean phase_invariant(const Net *net, const CollPlan *plan, const CollPhase *ph, int i)
+/* Sorts `n` transfers as compare_transfer orders them: by insertion when
+ * there are few, as there are out of one GPU in a phase. */
+static void sort_transfers(Transfer *t, int n)
 {
-    gsize n = (gsize)ph->count;
-    g_autofree Transfer *mine = g_memdup2(&g_array_index(plan->transfers, Transfer, ph->first),
-                                          sizeof(Transfer) * MAX(n, 1));
-    g_autofree Transfer *image = g_new(Transfer, MAX(n, 1));
-    for (gsize k = 0; k < n; k++)
-        image[k] = (Transfer){symmetry_shift(net->sym, i, mine[k].src),
-                              symmetry_shift(net->sym, i, mine[k].dst), mine[k].bytes};
-    qsort(mine, n, sizeof(Transfer), compare_transfer);
-    qsort(image, n, sizeof(Transfer), compare_transfer);
-    return memcmp(mine, image, sizeof(Transfer) * n) == 0;
+    if (n > 16) {
+        qsort(t, (gsize)n, sizeof(Transfer), compare_transfer);
+        return;
+    }
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && compare_transfer(&t[j - 1], &t[j]) > 0; j--) {
+            Transfer x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+}
+
+/* The transfers of a phase listed per source GPU: net->out[gpu] the
+ * first, next[k] the one after transfer k (-1: none); and room for two
+ * GPUs' lists. */
+typedef struct {
+    const CollPlan *plan;
+    const CollPhase *ph;
+    int32_t *next;
+    Transfer *list[2];
+    int room;
+} OutLists;
+
+/* The transfers out of GPU `src`, their destinations shifted by generator
+ * `i` (none for i < 0), sorted into lists->list[which]. Returns how many. */
+static int transfers_out(const Net *net, OutLists *lists, int src, int i, int which)
+{
+    int n = 0;
+    for (int32_t k = net->out[src]; k >= 0; k = lists->next[k]) {
+        const Transfer *tr = &g_array_index(lists->plan->transfers, Transfer, lists->ph->first + k);
+        if (n == lists->room) {
+            lists->room *= 2;
+            for (int w = 0; w < 2; w++)
+                lists->list[w] = g_renew(Transfer, lists->list[w], lists->room);
+        }
+        lists->list[which][n++] =
+            (Transfer){0, i < 0 ? tr->dst : symmetry_shift(net->sym, i, tr->dst), tr->bytes};
+    }
+    sort_transfers(lists->list[which], n);
+    return n;
+}
+
+/* Whether generator `i`, which maps the plan's group `members` onto
+ * itself, maps phase `ph` of `plan` onto itself: whether for every member
+ * the transfers out of it, shifted, are (as a multiset) those out of its
+ * image. Linear in the transfers: they are listed per GPU, not sorted. */
+static gboolean phase_invariant(Net *net, const CollPlan *plan, const CollPhase *ph, int i,
+                                const int *members, int n)
+{
+    OutLists lists = {plan, ph, g_new(int32_t, MAX(ph->count, 1)),
+                      {g_new(Transfer, 16), g_new(Transfer, 16)}, 16};
+    for (int k = ph->count - 1; k >= 0; k--) {
+        int src = g_array_index(plan->transfers, Transfer, ph->first + k).src;
+        lists.next[k] = net->out[src];
+        net->out[src] = k;
+    }
+    gboolean same = TRUE;
+    for (int m = 0; m < n && same; m++) {
+        int count = transfers_out(net, &lists, members[m], i, 0);
+        same = transfers_out(net, &lists, symmetry_shift(net->sym, i, members[m]), -1, 1) ==
+                   count &&
+               memcmp(lists.list[0], lists.list[1], sizeof(Transfer) * (gsize)count) == 0;
+    }
+    for (int k = 0; k < ph->count; k++)
+        net->out[g_array_index(plan->transfers, Transfer, ph->first + k).src] = -1;
+    g_free(lists.next);
+    g_free(lists.list[0]);
+    g_free(lists.list[1]);
+    return same;
+}
+
+/* Distinct transfers in order of first appearance, each with its count:
+ * an open-addressing hash of indices into `canon`. */
+typedef struct {
+    GArray *canon; /* Transfer */
+    GArray *count; /* double */
+    int32_t *slot; /* index into canon, -1 empty; a power of two of them */
+    guint mask;
+} Tally;
+
+static Tally tally_new(void)
+{
+    Tally t = {g_array_new(FALSE, FALSE, sizeof(Transfer)), g_array_new(FALSE, FALSE, sizeof(double)),
+               g_new(int32_t, 16), 15};
+    memset(t.slot, -1, sizeof(int32_t) * 16);
+    return t;
+}
+
+static void tally_free(Tally *t)
+{
+    g_array_free(t->canon, TRUE);
+    g_array_free(t->count, TRUE);
+    g_free(t->slot);
+}
+
+/* The slot of `tr` in t->slot: its index's, or the empty one it would take. */
+static guint tally_find(const Tally *t, const Transfer *tr)
+{
+    guint h = transfer_hash(tr) & t->mask;
+    for (;; h = (h + 1) & t->mask) {
+        int32_t at = t->slot[h];
+        const Transfer *c = at >= 0 ? &g_array_index(t->canon, Transfer, at) : NULL;
+        if (!c || (c->src == tr->src && c->dst == tr->dst && c->bytes == tr->bytes))
+            return h;
+    }
+}
+
+static void tally_add(Tally *t, const Transfer *tr)
+{
+    guint h = tally_find(t, tr);
+    if (t->slot[h] >= 0) {
+        g_array_index(t->count, double, t->slot[h])++;
+        return;
+    }
+    double one = 1;
+    t->slot[h] = (int32_t)t->canon->len;
+    g_array_append_val(t->canon, *tr);
+    g_array_append_val(t->count, one);
+    if (2 * t->canon->len > t->mask) { /* at most half full: rehash into twice the room */
+        t->mask = 2 * t->mask + 1;
+        t->slot = g_renew(int32_t, t->slot, t->mask + 1);
+        memset(t->slot, -1, sizeof(int32_t) * (t->mask + 1));
+        for (guint k = 0; k < t->canon->len; k++)
+            t->slot[tally_find(t, &g_array_index(t->canon, Transfer, k))] = (int32_t)k;
+    }
 }
 
 /* The flows of a plan's phases: per transfer, or with a symmetry one per
- * orbit (canonical forms counted in a hash, kept in order of first
- * appearance). */
-static void make_flows(Net *net, PlanEntry *e, const int *members, int n)
+ * orbit (canonical forms counted, kept in order of first appearance). */
+static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *members, int n)
 {
-    const CollPlan *plan = e->plan;
     e->flows = g_array_new(FALSE, FALSE, sizeof(PlanFlow));
     double images = 1;
     unsigned invariant = 0;
@@ -315,7 +463,7 @@ static void make_flows(Net *net, PlanEntry *e, const int *members, int n)
         const CollPhase *ph = &plan->phase[p];
         e->first_flow[p] = (int)e->flows->len;
         for (int i = 0; net->sym && i < symmetry_generators(net->sym); i++)
-            if (invariant & 1u << i && !phase_invariant(net, plan, ph, i))
+            if (invariant & 1u << i && !phase_invariant(net, plan, ph, i, members, n))
                 net->broken |= 1u << i;
         if (!net->sym) {
             for (int k = 0; k < ph->count; k++) {
@@ -324,41 +472,31 @@ static void make_flows(Net *net, PlanEntry *e, const int *members, int n)
             }
             continue;
         }
-        g_autoptr(GArray) canon = g_array_new(FALSE, FALSE, sizeof(Transfer));
-        g_autoptr(GArray) count = g_array_new(FALSE, FALSE, sizeof(double));
-        g_autoptr(GHashTable) seen =
-            g_hash_table_new_full(transfer_hash, transfer_equal, g_free, NULL);
+        Tally tally = tally_new();
         for (int k = 0; k < ph->count; k++) {
             const Transfer *tr = &g_array_index(plan->transfers, Transfer, ph->first + k);
             Transfer c = {0, 0, tr->bytes};
             symmetry_canon(net->sym, tr->src, tr->dst, &c.src, &c.dst);
-            gpointer at;
-            if (g_hash_table_lookup_extended(seen, &c, NULL, &at)) {
-                g_array_index(count, double, GPOINTER_TO_INT(at))++;
-                continue;
-            }
-            g_hash_table_insert(seen, g_memdup2(&c, sizeof c), GINT_TO_POINTER(canon->len));
-            double one = 1;
-            g_array_append_val(canon, c);
-            g_array_append_val(count, one);
+            tally_add(&tally, &c);
         }
-        for (guint k = 0; k < canon->len; k++) {
-            PlanFlow f = orbit_flow(net, &g_array_index(canon, Transfer, k),
-                                    g_array_index(count, double, k), images);
+        for (guint k = 0; k < tally.canon->len; k++) {
+            PlanFlow f = orbit_flow(net, &g_array_index(tally.canon, Transfer, k),
+                                    g_array_index(tally.count, double, k), images);
             g_array_append_val(e->flows, f);
         }
+        tally_free(&tally);
     }
     e->first_flow[plan->n_phases] = (int)e->flows->len;
 }
 
 /* The bytes each member of a plan's group sends: its transfers' bytes,
  * summed in plan order. */
-static void count_sent(Net *net, PlanEntry *e, const int *members, int n)
+static void count_sent(Net *net, PlanEntry *e, const CollPlan *plan, const int *members, int n)
 {
-    const GArray *transfers = e->plan->transfers;
+    const GArray *transfers = plan->transfers;
     for (guint i = 0; i < transfers->len; i++) {
         const Transfer *tr = &g_array_index(transfers, Transfer, i);
-        net->sent[tr->src] += g_array_index(e->plan->payload, double, i); /* not link time */
+        net->sent[tr->src] += g_array_index(plan->payload, double, i); /* not link time */
     }
     e->members = members;
     e->n = n;
@@ -376,11 +514,16 @@ int net_plan(Net *net, CollOp op, const int *members, int n, double bytes)
     if (found)
         return GPOINTER_TO_INT(found) - 1;
     PlanEntry *e = g_new0(PlanEntry, 1);
-    e->plan = algo_plan_new();
+    CollPlan *plan = algo_plan_new();
     g_autoptr(CollRanks) ranks = algo_ranks_new(net->topo, members, n);
-    e->alone_s = algo_choose(e->plan, ranks, op, net->forced, bytes, alone_s, net);
-    make_flows(net, e, members, n);
-    count_sent(net, e, members, n);
+    e->alone_s = algo_choose(plan, ranks, op, net->forced, bytes, alone_s, net);
+    e->algorithm = plan->algorithm;
+    e->n_phases = plan->n_phases;
+    for (int p = 0; p < plan->n_phases; p++)
+        e->latency_s[p] = plan->phase[p].latency_s;
+    make_flows(net, e, plan, members, n);
+    count_sent(net, e, plan, members, n);
+    algo_plan_free(plan);
     int id = (int)net->plans->len;
     g_ptr_array_add(net->plans, e);
     g_hash_table_insert(net->plan_of, g_memdup2(&key, sizeof key), GINT_TO_POINTER(id + 1));
@@ -415,10 +558,10 @@ CollAlgorithm net_start(Net *net, double now, int32_t token, int plan, int tag)
     int32_t id = net->n_free > 0 ? net->free_activities[--net->n_free] : net->n_activities++;
     net->activities[id] = (Activity){token, e, 0, 0, tag};
     if (net->contention)
-        push(net, now + e->plan->phase[0].latency_s, id, EV_LATENCY, 0);
+        push(net, now + e->latency_s[0], id, EV_LATENCY, 0);
     else
         push(net, now + e->alone_s, id, EV_ALONE, 0);
-    return e->plan->algorithm;
+    return e->algorithm;
 }
 
 double net_next_s(const Net *net)
@@ -456,9 +599,8 @@ static void start_phase(Net *net, int32_t id)
 static void end_phase(Net *net, int32_t id)
 {
     Activity *a = &net->activities[id];
-    const CollPlan *plan = a->entry->plan;
-    if (++a->phase < plan->n_phases)
-        push(net, net->now + plan->phase[a->phase].latency_s, id, EV_LATENCY, 0);
+    if (++a->phase < a->entry->n_phases)
+        push(net, net->now + a->entry->latency_s[a->phase], id, EV_LATENCY, 0);
     else
         finish(net, id);
 }

@@ -34,9 +34,12 @@ typedef struct Net Net;
  * their images too (symmetry.h): their links are link classes, and the
  * bytes of a link are those of every link of its class. `algorithm`
  * forces one (AUTO: the cluster's choice); `tags` is the number of
- * purposes transfers are labelled with, for the per-link report. */
+ * purposes transfers are labelled with, for the per-link report.
+ * `link_scale` (NULL: none; only without a symmetry) gives each link of
+ * the topology the fraction of its capacity it runs at
+ * (topology_scale_link). */
 Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgorithm algorithm,
-             gboolean contention, int tags);
+             gboolean contention, int tags, const double *link_scale);
 void net_free(Net *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Net, net_free)
 

@@ -7,6 +7,8 @@
  * (every node's, used or not), divided by the oversubscription. */
 #include "net/topology.h"
 
+#include <string.h>
+
 struct Topology {
     int nodes, gpus_per_node, nics;
     int gpus;
@@ -18,6 +20,7 @@ struct Topology {
     gboolean nvls;          /* ClusterSpec's, and its: */
     double nvls_efficiency, nvls_latency_s;
     double capacity[LINK_CLASSES]; /* per link of each class */
+    double *slowdown;              /* per link, 1 / its what-if factor; NULL: all 1 */
 };
 
 static const char *const class_names[LINK_CLASSES] = {"nvlink", "nic", "spine"};
@@ -51,6 +54,8 @@ Topology *topology_new(const ClusterSpec *cluster, int nodes)
 
 void topology_free(Topology *t)
 {
+    if (t)
+        g_free(t->slowdown);
     g_free(t);
 }
 
@@ -61,7 +66,42 @@ int topology_links(const Topology *t)
 
 double topology_capacity(const Topology *t, int link)
 {
-    return t->capacity[topology_class(t, link)];
+    return t->capacity[topology_class(t, link)] / topology_slowdown(t, link);
+}
+
+void topology_scale_link(Topology *t, int link, double factor)
+{
+    g_assert(link >= 0 && link < t->n_links && factor > 0 && factor <= 1);
+    if (!t->slowdown) {
+        t->slowdown = g_new(double, t->n_links);
+        for (int l = 0; l < t->n_links; l++)
+            t->slowdown[l] = 1;
+    }
+    t->slowdown[link] = 1 / factor;
+}
+
+double topology_slowdown(const Topology *t, int link)
+{
+    return t->slowdown ? t->slowdown[link] : 1;
+}
+
+int topology_find_link(const Topology *t, const char *name, int links[2])
+{
+    int n = 0;
+    gsize len = strlen(name);
+    for (int l = 0; l < t->n_links && n < 2; l++) {
+        g_autofree char *full = topology_link_name(t, l);
+        /* the whole name, or all of it but the direction (the last word) */
+        if (strcmp(full, name) == 0 ||
+            (strncmp(full, name, len) == 0 && full[len] == ' ' && !strchr(full + len + 1, ' ')))
+            links[n++] = l;
+    }
+    return n;
+}
+
+double topology_class_capacity(const Topology *t, LinkClass c)
+{
+    return t->capacity[c];
 }
 
 LinkClass topology_class(const Topology *t, int link)

@@ -27,9 +27,22 @@ Topology *topology_new(const ClusterSpec *cluster, int nodes);
 void topology_free(Topology *t);
 
 int topology_links(const Topology *t);
-/* A link's capacity, bytes/s in its direction. */
+/* A link's capacity, bytes/s in its direction: its class's. */
 double topology_capacity(const Topology *t, int link);
+double topology_class_capacity(const Topology *t, LinkClass c);
 LinkClass topology_class(const Topology *t, int link);
+
+/* A what-if (app/whatif.h): `link` runs at `factor` (0 < factor <= 1) of
+ * its class's capacity, a degraded NIC or NVLink port. topology_capacity
+ * gives the link's own; topology_slowdown is 1 / factor (1 for a whole
+ * link), what the link's bytes weigh against its class's capacity. */
+void topology_scale_link(Topology *t, int link, double factor);
+double topology_slowdown(const Topology *t, int link);
+
+/* The links named `name` as topology_link_name prints them ("node 0 nic 2
+ * out"), or without the direction for both ("node 0 nic 2"): returns how
+ * many (0: no such link) and stores them in `links`. */
+int topology_find_link(const Topology *t, const char *name, int links[2]);
 
 /* "node 3 gpu 5 nvlink out", "node 0 nic 2 in", "rail 2 spine up". */
 char *topology_link_name(const Topology *t, int link);

@@ -26,7 +26,7 @@ typedef struct {
     gboolean blank; /* not known: an empty CSV cell, JSON's null */
 } Field;
 
-#define MAX_FIELDS 80
+#define MAX_FIELDS 120
 
 typedef struct {
     Field f[MAX_FIELDS];
@@ -63,6 +63,57 @@ static void put_comm_columns(Fields *fs, const Metrics *m)
             g_ptr_array_add(fs->names, name);
             put(fs, "", name, k == 0 ? VALUE_INT : VALUE_NUMBER, values[k], NULL)->where = IN_CSV;
         }
+    }
+}
+
+/* The what-if fields: in CSV always, empty without what-ifs; in JSON only
+ * with some. */
+static void put_whatif(Fields *fs, const Report *rep)
+{
+    gboolean on = rep->whatif != NULL;
+    double clean = rep->clean_step_time_s;
+    Field *f[] = {
+        put(fs, "", "whatif", VALUE_STRING, 0, on ? rep->whatif : ""),
+        put(fs, "", "clean_step_time_s", VALUE_NUMBER, clean, NULL),
+        put(fs, "", "step_time_change", VALUE_NUMBER,
+            clean > 0 ? rep->metrics.step_time_s / clean - 1 : 0, NULL),
+        put(fs, "", "clean_critical_rank", VALUE_INT, rep->clean_critical_rank, NULL),
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(f); i++) {
+        f[i]->where = on ? IN_BOTH : IN_CSV;
+        f[i]->blank = !on && i > 0;
+    }
+}
+
+/* The training totals (training.h): JSON's "training" object and CSV's
+ * "training_steps", ... columns; blank without --tokens, the price and the
+ * cost also without a price. */
+static void put_training(Fields *fs, const Training *t)
+{
+    const struct {
+        const char *name;
+        ValueKind kind;
+        double value;
+        gboolean priced;
+    } totals[] = {
+        {"tokens", VALUE_INT, t->tokens, FALSE},
+        {"gpu_hour_price", VALUE_NUMBER, t->gpu_hour_price, TRUE},
+        {"steps", VALUE_INT, t->steps, FALSE},
+        {"time_s", VALUE_NUMBER, t->time_s, FALSE},
+        {"days", VALUE_NUMBER, t->days, FALSE},
+        {"gpu_hours", VALUE_NUMBER, t->gpu_hours, FALSE},
+        {"cost", VALUE_NUMBER, t->cost, TRUE},
+        {"tokens_per_gpu_s", VALUE_NUMBER, t->tokens_per_gpu_s, FALSE},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(totals); i++) {
+        char *column = g_strdup_printf("training_%s", totals[i].name);
+        g_ptr_array_add(fs->names, column);
+        gboolean blank = t->tokens <= 0 || (totals[i].priced && t->gpu_hour_price <= 0);
+        Field *f[] = {put(fs, "training", totals[i].name, totals[i].kind, totals[i].value, NULL),
+                      put(fs, "", column, totals[i].kind, totals[i].value, NULL)};
+        f[0]->where = IN_JSON;
+        f[1]->where = IN_CSV;
+        f[0]->blank = f[1]->blank = blank;
     }
 }
 
@@ -137,9 +188,11 @@ static void collect(const Report *rep, Fields *fs)
     put(fs, "", "events", VALUE_INT, (double)m->events, NULL);
     put(fs, "", "simulated_ranks", VALUE_INT, m->simulated_ranks, NULL);
     put(fs, "", "symmetry", VALUE_STRING, 0, m->symmetry);
+    put_whatif(fs, rep);
     put(fs, "", "sim_wall_s", VALUE_NUMBER, rep->sim_wall_s, NULL)->where = IN_JSON;
     for (int i = metrics_from; i < fs->n; i++)
-        fs->f[i].blank = !known(rep->status, fs->f[i].name);
+        fs->f[i].blank |= !known(rep->status, fs->f[i].name);
+    put_training(fs, &rep->training);
     /* CSV only: what a sweep did with the plan */
     put(fs, "", "status", VALUE_STRING, 0, report_status_names[rep->status])->where = IN_CSV;
     Field *bound = put(fs, "", "bound_s", VALUE_NUMBER, rep->bound_s, NULL);
@@ -327,8 +380,45 @@ static void render_stages_json(JsonWriter *w, const Metrics *m)
 
 /* The fields, consecutive ones of a section as one object, then the
  * tables. */
-static void render_json(GString *out, const Fields *fs, const Metrics *m)
+/* The changes that make the plan fit, when they were looked for. */
+static void render_advice_json(JsonWriter *w, const Report *rep)
 {
+    if (!rep->advised)
+        return;
+    jsonw_begin_list(jsonw_key(w, "advice"), 4);
+    for (int i = 0; i < rep->n_advice; i++) {
+        const ReportAdvice *a = &rep->advice[i];
+        jsonw_begin_object(w, JSONW_INLINE);
+        jsonw_string(jsonw_key(w, "change"), a->change);
+        jsonw_number(jsonw_key(w, "step_time_s"), a->step_time_s);
+        jsonw_int(jsonw_key(w, "peak_bytes"), a->peak_bytes);
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+}
+
+/* The checklist as a JSON list, one object per check, when diagnosed. */
+static void render_diagnosis_json(JsonWriter *w, const Diagnosis *d)
+{
+    if (!d->item[0].verdict)
+        return;
+    jsonw_begin_list(jsonw_key(w, "diagnosis"), 4);
+    for (int i = 0; i < DIAG_ITEMS; i++) {
+        const DiagCheck *c = &d->item[i];
+        jsonw_begin_object(w, JSONW_INLINE);
+        jsonw_string(jsonw_key(w, "check"), c->name);
+        jsonw_number(jsonw_key(w, "value"), c->value);
+        jsonw_number(jsonw_key(w, "threshold"), c->threshold);
+        jsonw_string(jsonw_key(w, "verdict"), c->verdict);
+        jsonw_string(jsonw_key(w, "detail"), c->text);
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+}
+
+static void render_json(GString *out, const Fields *fs, const Report *rep)
+{
+    const Metrics *m = &rep->metrics;
     JsonWriter w;
     jsonw_init(&w, out);
     jsonw_begin_object(&w, 2);
@@ -351,6 +441,8 @@ static void render_json(GString *out, const Fields *fs, const Metrics *m)
     render_comm_json(&w, m);
     render_stages_json(&w, m);
     render_links_json(&w, m);
+    render_advice_json(&w, rep);
+    render_diagnosis_json(&w, &rep->diagnosis);
     jsonw_end(&w);
     g_string_append_c(out, '\n');
 }
@@ -374,14 +466,61 @@ static void render_csv(GString *out, const Fields *fs, gboolean header)
 
 static const double GiB = 1073741824.0;
 
+/* A plan that does not fit says so first, with the changes that fix it. */
+static void render_fit_text(GString *out, const Report *rep)
+{
+    const Metrics *m = &rep->metrics;
+    if (m->fits)
+        return;
+    g_string_append_printf(out, "DOES NOT FIT: peak %.2f GiB of %.2f GiB on rank %d\n",
+                           m->peak_bytes / GiB, m->capacity_bytes / GiB, m->peak_rank);
+    if (rep->advised && rep->n_advice == 0)
+        g_string_append(out, "to fit: no change of one or two plan fields fits on these GPUs "
+                             "(more GPUs: --nodes)\n");
+    if (rep->n_advice > 0)
+        g_string_append(out, "to fit, try:\n");
+    for (int i = 0; i < rep->n_advice; i++)
+        g_string_append_printf(out, "  %-46s step %.4g s, peak %.2f GiB\n", rep->advice[i].change,
+                               rep->advice[i].step_time_s, rep->advice[i].peak_bytes / GiB);
+}
+
+/* The training totals' line, with --tokens. */
+static void render_training_text(GString *out, const Training *t)
+{
+    if (t->tokens <= 0)
+        return;
+    g_string_append_printf(out,
+                           "training         %.4g tokens: %.0f steps, %.4g days, %.4g GPU-hours",
+                           t->tokens, t->steps, t->days, t->gpu_hours);
+    if (t->gpu_hour_price > 0)
+        g_string_append_printf(out, ", cost %.4g (at %.4g per GPU-hour)", t->cost,
+                               t->gpu_hour_price);
+    g_string_append_printf(out, ", %.4g tokens/s per GPU\n", t->tokens_per_gpu_s);
+}
+
+/* The checklist's verdicts on one line; --explain gives the prose. */
+static void render_diagnosis_text(GString *out, const Diagnosis *d)
+{
+    if (!d->item[0].verdict)
+        return;
+    g_string_append(out, "diagnosis       ");
+    for (int i = 0; i < DIAG_ITEMS; i++)
+        g_string_append_printf(out, "%s %s: %s", i ? ";" : "", d->item[i].name,
+                               d->item[i].verdict);
+    g_string_append(out, " (--explain)\n");
+}
+
 static void render_text(GString *out, const Report *rep)
 {
     const Metrics *m = &rep->metrics;
     const PlanSpec *p = rep->plan;
     double step = m->step_time_s;
+    render_fit_text(out, rep);
     g_string_append_printf(out, "%s on %s: %d GPUs = tp %d x pp %d x dp %d, %.3g B parameters\n",
                            rep->model, rep->cluster, rep->gpus, p->tp, p->pp, p->dp,
                            rep->parameters / 1e9);
+    g_autofree char *flags = plan_spec_flags(p);
+    g_string_append_printf(out, "plan: %s\n", flags);
     g_string_append_printf(out,
                            "batch: %d sequences per step = %d micro-batch%s of %d per data-parallel"
                            " rank\n",
@@ -390,6 +529,14 @@ static void render_text(GString *out, const Report *rep)
     g_string_append_printf(out,
                            "step time        %.4g s, %.4g tokens/s, MFU %.1f %%, HFU %.1f %%\n",
                            step, m->tokens_per_s, 100 * m->mfu, 100 * m->hfu);
+    if (rep->whatif)
+        g_string_append_printf(out,
+                               "what-if          %s: %+.4g s (%+.1f %%) against %.4g s clean, "
+                               "critical rank %d (clean: %d)\n",
+                               rep->whatif, step - rep->clean_step_time_s,
+                               100 * (step / rep->clean_step_time_s - 1), rep->clean_step_time_s,
+                               m->critical_rank, rep->clean_critical_rank);
+    render_training_text(out, &rep->training);
     g_string_append_printf(
         out,
         "time split       compute %.4g s (%.1f %%), exposed communication %.4g s "
@@ -403,7 +550,7 @@ static void render_text(GString *out, const Report *rep)
     int n = comm_rows(m, rows);
     for (int i = 0; i < n; i++)
         g_string_append_printf(
-            out, "comm %-4s %-14s %6d calls, %9.4g GB sent, %.4g s, %.4g s exposed (%s)\n",
+            out, "comm %-9s %-14s %6d calls, %9.4g GB sent, %.4g s, %.4g s exposed (%s)\n",
             rows[i].group, rows[i].op, rows[i].stat->count, rows[i].stat->bytes / 1e9,
             rows[i].stat->time_s, rows[i].stat->exposed_s, rows[i].algorithms);
     for (int c = 0; c < LINK_CLASSES; c++) {
@@ -429,6 +576,7 @@ static void render_text(GString *out, const Report *rep)
         g_string_append_printf(out, "%s %s %.2f", k ? "," : "", emit_mem_name((MemKind)k),
                                m->peak_split[k] / GiB);
     g_string_append(out, " GiB\n");
+    render_diagnosis_text(out, &rep->diagnosis);
     g_string_append_printf(out,
                            "simulated        %d of %d ranks (symmetry: %s), %" G_GUINT64_FORMAT
                            " events in %.3g s\n",
@@ -438,6 +586,21 @@ static void render_text(GString *out, const Report *rep)
 void report_clear(Report *rep)
 {
     metrics_clear(&rep->metrics);
+    diagnosis_clear(&rep->diagnosis);
+}
+
+char *report_explain(const Report *rep)
+{
+    const Diagnosis *d = &rep->diagnosis;
+    GString *out = g_string_new(NULL);
+    g_string_append_printf(out, "Diagnosis of %s on %s, %d GPUs (tp %d x pp %d x dp %d):\n",
+                           rep->model, rep->cluster, rep->gpus, rep->plan->tp, rep->plan->pp,
+                           rep->plan->dp);
+    for (int i = 0; d->item[0].verdict && i < DIAG_ITEMS; i++)
+        g_string_append_printf(out, "\n%d. %s\n   %c%s.\n   Verdict: %s.\n", i + 1,
+                               d->item[i].question, g_ascii_toupper(d->item[i].text[0]),
+                               d->item[i].text + 1, d->item[i].verdict);
+    return g_string_free(out, FALSE);
 }
 
 const char *const report_format_names[] = {"text", "json", "csv", NULL};
@@ -483,7 +646,7 @@ char *report_render(const Report *rep, ReportFormat format, gboolean header)
     Fields fs;
     collect(rep, &fs);
     if (format == FORMAT_JSON)
-        render_json(out, &fs, &rep->metrics);
+        render_json(out, &fs, rep);
     else
         render_csv(out, &fs, header);
     clear(&fs);

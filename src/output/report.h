@@ -11,7 +11,9 @@
 
 #include <glib.h>
 
+#include "metrics/diagnosis.h"
 #include "metrics/metrics.h"
+#include "metrics/training.h"
 #include "spec/spec.h"
 
 /* What a row of a sweep says about its plan (report.c's CSV `status`
@@ -27,6 +29,13 @@ typedef enum {
 } ReportStatus;
 extern const char *const report_status_names[]; /* "simulated", "pruned", ... */
 
+/* A change that makes a plan that does not fit fit (app/advice.h). */
+typedef struct {
+    char *change;       /* flags to paste onto the command line: "--zero-stage 3" */
+    double step_time_s; /* the changed plan's, replayed */
+    double peak_bytes;  /* its memory peak, replayed */
+} ReportAdvice;
+
 typedef struct {
     const char *model; /* names */
     const char *cluster;
@@ -35,6 +44,8 @@ typedef struct {
     double parameters;
     int micro_batches;
     Metrics metrics;
+    Training training;   /* the run's totals (--tokens); tokens 0: none, printed blank */
+    Diagnosis diagnosis; /* the checklist, or verdicts NULL: not printed */
     double sim_wall_s;
     /* Zero for a simulated step. Otherwise only the metrics the status
      * knows are printed, the others left empty: for REPORT_PRUNED the
@@ -44,6 +55,16 @@ typedef struct {
     ReportStatus status;
     double bound_s;     /* the step-time lower bound; > 0 to print it */
     const char *reason; /* REPORT_INVALID: why */
+    /* Under what-ifs (app/whatif.h; NULL: none): their summary, and the
+     * clean plan's step time and critical rank */
+    const char *whatif;
+    double clean_step_time_s;
+    int clean_critical_rank;
+    /* A plan that does not fit: whether changes were looked for, and those
+     * found (app/advice.h), the fastest first */
+    gboolean advised;
+    const ReportAdvice *advice;
+    int n_advice;
 } Report;
 
 typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV } ReportFormat;
@@ -62,7 +83,7 @@ typedef struct {
 char *report_collective_render(const GArray *rows, CollOp op, int ranks, const char *cluster,
                                ReportFormat format);
 
-/* Frees what the report's metrics own. */
+/* Frees what the report's metrics and diagnosis own. */
 void report_clear(Report *rep);
 
 /* Parses "text", "json" or "csv"; FALSE for anything else. */
@@ -74,5 +95,9 @@ char *report_csv_header(void);
 /* The report in `format`, newly allocated; CSV with its header line when
  * `header`. */
 char *report_render(const Report *rep, ReportFormat format, gboolean header);
+
+/* The diagnosis as prose (plansim simulate --explain): each check of the
+ * checklist in order, its question, numbers and verdict. */
+char *report_explain(const Report *rep);
 
 #endif

@@ -12,11 +12,12 @@
 #include "spec/spec.h"
 #include "base/error.h"
 
-#define MAX_GPUS (1 << 20)
+#define MAX_GPUS CLUSTER_MAX_GPUS
 
 static const char *const cluster_keys[] = {
     "name",       "nodes",      "gpus_per_node",        "gpu",
-    "intra_node", "inter_node", "collective_algorithm", NULL};
+    "intra_node", "inter_node", "collective_algorithm", "storage", NULL};
+static const char *const storage_keys[] = {"read_bandwidth_GBps", "preprocess_samples_per_s", NULL};
 static const char *const gpu_keys[] = {
     "name",
     "peak_tflops",
@@ -182,6 +183,25 @@ static gboolean read_algorithm(const JsonDoc *doc, CollAlgorithm *out, GError **
     return FALSE;
 }
 
+/* The optional "storage": the data loader's limits per node; an absent
+ * object or key means unlimited (0). */
+static gboolean read_storage(const JsonDoc *doc, ClusterSpec *c, GError **error)
+{
+    const cJSON *o = NULL;
+    double gbps;
+    if (!cJSON_GetObjectItemCaseSensitive(doc->root, "storage"))
+        return TRUE;
+    if (!(o = json_object(doc, doc->root, "$", "storage", error)) ||
+        !json_check_keys(doc, o, "$.storage", storage_keys, error) ||
+        !json_number(doc, o, "$.storage", "read_bandwidth_GBps", FALSE, FALSE, 1e9, 0, &gbps,
+                     error) ||
+        !json_number(doc, o, "$.storage", "preprocess_samples_per_s", FALSE, FALSE, 1e12, 0,
+                     &c->preprocess_samples_s, error))
+        return FALSE;
+    c->storage_Bps = gbps * 1e9;
+    return TRUE;
+}
+
 ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **error)
 {
     g_autoptr(JsonDoc) doc = json_doc_load(path, error);
@@ -203,7 +223,7 @@ ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **er
                   error) ||
         !json_number(doc, inter, "$.inter_node", "oversubscription", FALSE, FALSE, 1e6, 1,
                      &c->oversubscription, error) ||
-        !read_algorithm(doc, &c->algorithm, error))
+        !read_algorithm(doc, &c->algorithm, error) || !read_storage(doc, c, error))
         return NULL;
     if (c->oversubscription < 1) {
         json_fail(error, doc, "$.inter_node", "oversubscription",

@@ -3,7 +3,8 @@
  * Invariant of a returned ModelSpec: every size is positive, the heads divide
  * the hidden size, the KV heads divide the heads, and the parameter count is
  * below 2^53 so that every product the simulator forms stays exact in a
- * double and in 64-bit integers. */
+ * double and in 64-bit integers. A Hugging Face mixture of experts is
+ * refused (issue 13 brings them). */
 #include <string.h>
 
 #include "spec/json.h"
@@ -73,12 +74,56 @@ static gboolean read_plansim(const JsonDoc *doc, ModelSpec *m, GError **error)
     return TRUE;
 }
 
+/* The keys by which Hugging Face configs give a mixture of experts' expert
+ * count: Mixtral and Jamba, DeepSeek V2 and V3, Qwen2-MoE and OLMoE. */
+static const char *const hf_expert_keys[] = {"num_local_experts", "n_routed_experts",
+                                             "num_experts", NULL};
+
+/* Refuses a mixture of experts: plansim models dense layers only, and
+ * would simulate one as the dense model of its other keys (issue 13). */
+static gboolean refuse_experts(const JsonDoc *doc, GError **error)
+{
+    for (const char *const *key = hf_expert_keys; *key; key++) {
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(doc->root, *key);
+        if (cJSON_IsNumber(item) && item->valuedouble > 1) {
+            json_fail(error, doc, "$", *key, item,
+                      "a dense model (mixtures of experts are not simulated yet)");
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* A Hugging Face model's name when the config has no "_name_or_path": the
+ * file's name without ".json", or, for a "config.json", its folder's (in
+ * the Hugging Face cache, .../models--ORG--NAME/snapshots/HASH/config.json,
+ * "ORG/NAME"). */
+static char *hf_file_name(const char *path)
+{
+    g_autofree char *base = g_path_get_basename(path);
+    if (g_str_has_suffix(base, ".json"))
+        base[strlen(base) - 5] = '\0';
+    if (strcmp(base, "config") != 0)
+        return g_steal_pointer(&base);
+    g_autofree char *absolute = g_canonicalize_filename(path, NULL);
+    g_autofree char *folder = g_path_get_dirname(absolute);
+    g_autofree char *parent = g_path_get_dirname(folder);
+    g_autofree char *parent_name = g_path_get_basename(parent);
+    g_autofree char *grandparent = g_path_get_dirname(parent);
+    g_autofree char *cache_name = g_path_get_basename(grandparent);
+    if (strcmp(parent_name, "snapshots") == 0 && g_str_has_prefix(cache_name, "models--")) {
+        g_auto(GStrv) parts = g_strsplit(cache_name + strlen("models--"), "--", -1);
+        return g_strjoinv("/", parts);
+    }
+    return g_path_get_basename(folder);
+}
+
 /* Hugging Face configs carry many keys plansim does not use: they are not
  * checked against a list. */
 static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **error)
 {
     g_autofree char *act = NULL, *name = NULL;
-    if (!read_sizes(doc, &hf_names, m, error) ||
+    if (!refuse_experts(doc, error) || !read_sizes(doc, &hf_names, m, error) ||
         !json_string(doc, doc->root, "$", "hidden_act", FALSE, "gelu", &act, error) ||
         !json_bool(doc, doc->root, "$", "tie_word_embeddings", FALSE, TRUE, &m->tied_embeddings,
                    error) ||
@@ -94,14 +139,30 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
                   "\"silu\" or a \"gelu\" variant");
         return FALSE;
     }
-    if (!name) { /* the file's name, without its folder and ".json", made
-                  * printable as JSON names are checked to be */
-        g_autofree char *base = g_path_get_basename(doc->path);
-        if (g_str_has_suffix(base, ".json"))
-            base[strlen(base) - 5] = '\0';
-        name = ps_error_escape(base);
+    if (!name) { /* made printable, as JSON names are checked to be */
+        g_autofree char *file_name = hf_file_name(doc->path);
+        name = ps_error_escape(file_name);
     }
     m->name = g_steal_pointer(&name);
+    return TRUE;
+}
+
+/* Whether the model's sizes multiply to less than 2^53, so that every
+ * product the simulator forms stays exact; the error names `where`. */
+static gboolean check_products(const ModelSpec *m, const char *where, GError **error)
+{
+    /* 12 l h^2 dominates the parameter count */
+    double h = m->hidden_size;
+    double params =
+        m->layers * (4.0 * h * h + 3.0 * h * m->ffn_hidden_size) + 2.0 * h * m->vocab_size;
+    double scores = (double)m->seq_length * m->seq_length * m->attention_heads;
+    if (params >= 9007199254740992.0 || scores >= 9007199254740992.0) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: expected a model whose sizes multiply to less than 2^53, got %g "
+                    "parameters and %g attention scores per sequence",
+                    where, params, scores);
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -119,32 +180,43 @@ static gboolean check_shape(const JsonDoc *doc, const ModelSpec *m, gboolean hf,
                   "a divisor of %s = %d", k->heads, m->attention_heads);
         return FALSE;
     }
-    /* 12 l h^2 dominates the parameter count; keep every product exact */
-    double h = m->hidden_size;
-    double params =
-        m->layers * (4.0 * h * h + 3.0 * h * m->ffn_hidden_size) + 2.0 * h * m->vocab_size;
-    double scores = (double)m->seq_length * m->seq_length * m->attention_heads;
-    if (params >= 9007199254740992.0 || scores >= 9007199254740992.0) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "%s: $: expected a model whose sizes multiply to less than 2^53, got %g "
-                    "parameters and %g attention scores per sequence",
-                    doc->path, params, scores);
-        return FALSE;
-    }
-    return TRUE;
+    g_autofree char *where = g_strconcat(doc->path, ": $", NULL);
+    return check_products(m, where, error);
 }
 
 ModelSpec *model_spec_load(const char *path, GError **error)
+{
+    gboolean from_max_positions;
+    return model_spec_load_noting(path, &from_max_positions, error);
+}
+
+ModelSpec *model_spec_load_noting(const char *path, gboolean *from_max_positions, GError **error)
 {
     g_autoptr(JsonDoc) doc = json_doc_load(path, error);
     if (!doc)
         return NULL;
     g_autoptr(ModelSpec) m = g_new0(ModelSpec, 1);
     gboolean hf = cJSON_HasObjectItem(doc->root, "num_hidden_layers");
+    *from_max_positions = hf;
     if (!(hf ? read_hugging_face(doc, m, error) : read_plansim(doc, m, error)) ||
         !check_shape(doc, m, hf, error))
         return NULL;
     return g_steal_pointer(&m);
+}
+
+gboolean model_spec_set_seq_length(ModelSpec *model, const char *text, const char *origin,
+                                   GError **error)
+{
+    char *end = NULL;
+    double tokens = text[0] ? g_ascii_strtod(text, &end) : 0;
+    if (*end || !(tokens >= 1 && tokens <= G_MAXINT) || tokens != (double)(long long)tokens) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: expected a positive integer (tokens per sequence), got \"%s\"", origin,
+                    text);
+        return FALSE;
+    }
+    model->seq_length = (int)tokens;
+    return check_products(model, origin, error);
 }
 
 void model_spec_free(ModelSpec *model)

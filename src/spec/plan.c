@@ -242,6 +242,28 @@ static gboolean set_from_json(PlanSpec *plan, PlanField f, const cJSON *item, GE
     return TRUE;
 }
 
+char *plan_spec_flags(const PlanSpec *plan)
+{
+    GString *out = g_string_new(NULL);
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        const PlanFieldInfo *d = &plan_fields[f];
+        gboolean list = d->kind == FIELD_LIST;
+        int value = list ? 0 : plan_field_get(plan, (PlanField)f);
+        gboolean shown = plan->origin[f] || (!list && (d->axis != AXIS_NONE || value != d->fallback));
+        if (!shown)
+            continue;
+        if (d->kind == FIELD_BOOL) {
+            g_string_append_printf(out, " --%s%s", value ? "" : "no-", d->flag);
+        } else {
+            g_autofree char *text = plan_field_text(plan, (PlanField)f);
+            g_string_append_printf(out, " --%s %s", d->flag, text);
+        }
+    }
+    if (out->len)
+        g_string_erase(out, 0, 1); /* the first flag's blank */
+    return g_string_free(out, FALSE);
+}
+
 const char *const *plan_field_names(void)
 {
     static const char *names[PLAN_N_FIELDS + 1];
@@ -319,20 +341,37 @@ static gboolean resolve_layers(PlanSpec *plan, const ModelSpec *model, GError **
     return TRUE;
 }
 
+/* Fails on `field` for a plan of `product` GPUs (`sizes`: "tp x pp x dp
+ * = 2 x 2 x 3") on a cluster of fewer, suggesting the nodes that would
+ * hold it. */
+static gboolean too_many_gpus(GError **error, const PlanSpec *plan, PlanField field,
+                              const char *sizes, long long product, const ClusterSpec *cluster)
+{
+    long long per_node = cluster->gpus_per_node, nodes = (product + per_node - 1) / per_node;
+    g_autofree char *hint = nodes * per_node <= CLUSTER_MAX_GPUS
+                                ? g_strdup_printf(" (try --nodes %lld: %lld GPUs)", nodes,
+                                                  nodes * per_node)
+                                : g_strdup("");
+    return plan_field_fail(error, plan, field, "%s = %lld at most the cluster's %d GPUs%s", sizes,
+                           product, cluster_spec_gpus(cluster), hint);
+}
+
 gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
                            GError **error)
 {
     long long gpus = cluster_spec_gpus(cluster);
     long long tp_pp = (long long)plan->tp * plan->pp;
-    if (tp_pp > gpus)
-        return plan_field_fail(error, plan, PLAN_PP, "tp x pp <= the cluster's %lld GPUs (tp = %d)",
-                               gpus, plan->tp);
+    if (tp_pp > gpus) {
+        g_autofree char *sizes = g_strdup_printf("tp x pp = %d x %d", plan->tp, plan->pp);
+        return too_many_gpus(error, plan, PLAN_PP, sizes, tp_pp, cluster);
+    }
     if (plan->dp == 0)
         plan->dp = (int)(gpus / tp_pp);
-    if (tp_pp * plan->dp > gpus)
-        return plan_field_fail(error, plan, PLAN_DP,
-                               "tp x pp x dp <= the cluster's %lld GPUs (tp x pp = %lld)", gpus,
-                               tp_pp);
+    if (tp_pp * plan->dp > gpus) {
+        g_autofree char *sizes =
+            g_strdup_printf("tp x pp x dp = %d x %d x %d", plan->tp, plan->pp, plan->dp);
+        return too_many_gpus(error, plan, PLAN_DP, sizes, tp_pp * plan->dp, cluster);
+    }
     long long per_step = (long long)plan->micro_batch_size * plan->dp;
     if (plan->global_batch_size == 0) {
         if (per_step > G_MAXINT)

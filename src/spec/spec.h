@@ -34,8 +34,21 @@ typedef struct {
 } ModelSpec;
 
 /* Reads a plansim model file or a Hugging Face config.json (recognised by
- * its "num_hidden_layers" key). Returns NULL and sets `error` on bad input. */
+ * its "num_hidden_layers" key; a mixture of experts, num_local_experts,
+ * n_routed_experts or num_experts above 1, is refused). Returns NULL and
+ * sets `error` on bad input. */
 ModelSpec *model_spec_load(const char *path, GError **error);
+
+/* As model_spec_load; *from_max_positions says whether the sequence length
+ * is a Hugging Face config's max_position_embeddings, the longest context
+ * the model takes rather than the length it trains on. */
+ModelSpec *model_spec_load_noting(const char *path, gboolean *from_max_positions, GError **error);
+
+/* Replaces the model's sequence length with `text` (a flag's value, a
+ * positive integer; `origin` names the flag in the error), checking that
+ * the sizes still multiply to less than 2^53. */
+gboolean model_spec_set_seq_length(ModelSpec *model, const char *text, const char *origin,
+                                   GError **error);
 void model_spec_free(ModelSpec *model);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelSpec, model_spec_free)
 
@@ -95,7 +108,13 @@ typedef struct {
     gboolean nvls;           /* NVLink SHARP all-reduce inside a node (algorithm nvls) */
     double nvls_efficiency;  /* with it: fraction of intra.bandwidth_Bps each port moves */
     double nvls_latency_s;   /* with it: its latency, besides base_latency_s */
+    /* The data loader's limits per node ("storage", data_loader.h); 0: unlimited. */
+    double storage_Bps;          /* read bandwidth from storage, bytes/s */
+    double preprocess_samples_s; /* CPU preprocessing, samples/s */
 } ClusterSpec;
+
+/* The most GPUs a cluster may hold. */
+#define CLUSTER_MAX_GPUS (1 << 20)
 
 /* Reads a cluster file; `nodes_override` > 0 replaces its "nodes". */
 ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **error);
@@ -191,6 +210,12 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
 
 /* Micro-batches per step per pipeline: B / (b * dp). Resolved plans only. */
 int plan_spec_micro_batches(const PlanSpec *plan);
+
+/* The resolved plan as the flags that give it ("--tp 8 --pp 2 ...
+ * --sequence-parallel"), for reports and commands to paste: every field a
+ * sweep varies by default, dp and global_batch_size, and every other field
+ * set by a file or a flag or away from its default. */
+char *plan_spec_flags(const PlanSpec *plan);
 
 /* The field's JSON names, NULL-terminated. */
 const char *const *plan_field_names(void);

@@ -13,6 +13,7 @@
  * (emit_keep_activations). */
 #include "strategy/emit.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "strategy/strategy.h"
@@ -58,7 +59,9 @@ struct Emit {
 
     const Strategy *active[STRATEGY_MAX + 1]; /* NULL-terminated */
     void *state[STRATEGY_MAX];
-    int computer; /* the active strategy that emits pieces' compute, or -1 */
+    int computer;             /* the active strategy that emits pieces' compute, or -1 */
+    const EmitSlowdown *slow; /* what-ifs, or NULL */
+    guint64 computes;         /* the rank's compute tasks so far */
 };
 
 /* Calls hook H of every active strategy with the arguments that follow. */
@@ -78,14 +81,15 @@ const char *emit_mem_name(MemKind kind)
 
 const char *emit_stream_name(Stream stream)
 {
-    static const char *const names[EMIT_STREAMS] = {"compute", "comm", "p2p", "tp"};
+    static const char *const names[EMIT_STREAMS] = {"compute", "comm", "p2p", "tp", "loader"};
     return names[stream];
 }
 
 const char *emit_comm_name(TaskTag tag)
 {
     static const char *const names[TAG_KINDS] = {
-        [TAG_TP] = "tp", [TAG_DP] = "dp", [TAG_PP] = "pp", [TAG_ZERO] = "zero"};
+        [TAG_TP] = "tp", [TAG_DP] = "dp", [TAG_PP] = "pp", [TAG_ZERO] = "zero",
+        [TAG_EMBEDDING] = "embedding"};
     return names[tag];
 }
 
@@ -102,6 +106,16 @@ const PlanSpec *emit_plan(const Emit *e)
 const GpuSpec *emit_gpu(const Emit *e)
 {
     return &e->cluster->gpu;
+}
+
+const ClusterSpec *emit_cluster(const Emit *e)
+{
+    return e->cluster;
+}
+
+const Layout *emit_layout(const Emit *e)
+{
+    return e->layout;
 }
 
 Shard emit_shard(const Emit *e)
@@ -161,11 +175,48 @@ static void take_gates(Emit *e, TaskId t)
     e->n_gates = 0;
 }
 
+/* splitmix64's output function (Steele, Lea and Flood, OOPSLA 2014): a
+ * counter-based hash, each output a function of its input alone. */
+static guint64 mix(guint64 x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* How many times its cost the rank's next compute task takes (emit.h's
+ * EmitSlowdown); the normal draw by Box and Muller's transform of two
+ * 32-bit uniforms in (0, 1) from one hash. */
+static double slowdown(Emit *e)
+{
+    const EmitSlowdown *s = e->slow;
+    guint64 index = e->computes++;
+    if (!s)
+        return 1;
+    double factor = s->gpu_factor ? s->gpu_factor[e->rank] : 1, sigma = s->jitter_sigma;
+    if (sigma > 0) {
+        guint64 h = mix(mix(mix(s->seed) ^ (guint64)e->rank) ^ index);
+        double u1 = ((double)(h >> 32) + 0.5) / 4294967296.0;
+        double u2 = ((double)(h & 0xffffffffu) + 0.5) / 4294967296.0;
+        double z = sqrt(-2 * log(u1)) * cos(2 * G_PI * u2);
+        factor *= exp(sigma * z - sigma * sigma / 2);
+    }
+    return factor;
+}
+
 TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName name)
 {
-    TaskId t = graph_compute(e->graph, e->local, STREAM_COMPUTE, seconds, flops, tag, name);
+    TaskId t =
+        graph_compute(e->graph, e->local, STREAM_COMPUTE, seconds * slowdown(e), flops, tag, name);
     take_gates(e, t);
     return t;
+}
+
+TaskId emit_background(Emit *e, Stream stream, double seconds, TaskTag tag, TaskName name)
+{
+    g_assert(stream != STREAM_COMPUTE);
+    return graph_compute(e->graph, e->local, stream, seconds, 0, tag, name);
 }
 
 void emit_gate(Emit *e, TaskId before)
@@ -421,6 +472,7 @@ static void emit_rank_step(Emit *e, GArray *units)
             layout_group(e->layout, (GroupKind)k, e->group_index[k], &e->group_size[k]);
     }
     e->params = 0;
+    e->computes = 0;
     for (int c = 0; c < e->plan->virtual_stages; c++) {
         int g = c * e->plan->pp + e->stage;
         for (int i = e->chunk_first[g]; i < e->chunk_first[g + 1]; i++)
@@ -512,10 +564,15 @@ static void init_groups(Emit *e, int ranks)
 }
 
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                 const Layout *layout, const Symmetry *symmetry, GError **error)
+                 const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
+                 GError **error)
 {
-    Emit e = {
-        .model = model, .cluster = cluster, .plan = plan, .layout = layout, .symmetry = symmetry};
+    Emit e = {.model = model,
+              .cluster = cluster,
+              .plan = plan,
+              .layout = layout,
+              .symmetry = symmetry,
+              .slow = slow};
     e.micro_batches = plan_spec_micro_batches(plan);
     int ranks = layout_ranks(layout), n_active = 0, simulated;
     const int *ranks_of = symmetry_simulated(symmetry, &simulated);
@@ -533,7 +590,10 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
         return NULL;
     for (int i = 0; i < n_active; i++)
         e.state[i] = g_malloc0(MAX(e.active[i]->state_size, 1));
-    g_autoptr(Graph) graph = graph_new(simulated, EMIT_STREAMS);
+    /* the loader's stream only when it reads: other graphs, and their
+     * traces, stay as they were */
+    g_autoptr(Graph) graph =
+        graph_new(simulated, plan->bytes_per_sample > 0 ? EMIT_STREAMS : STREAM_LOADER);
     /* a stream edge per task, fewer other dependencies; at most a memory
      * operation per task */
     graph_reserve(graph, (gsize)tasks, 2 * (gsize)tasks, (gsize)tasks);

@@ -30,8 +30,17 @@
 
 /* A rank's streams: compute, data-parallel and ZeRO communication,
  * pipeline sends, tensor-parallel communication (whose collectives the
- * compute waits for, or overlaps: tensor_parallel.c). */
-typedef enum { STREAM_COMPUTE, STREAM_COMM, STREAM_P2P, STREAM_TP, EMIT_STREAMS } Stream;
+ * compute waits for, or overlaps: tensor_parallel.c), and the data
+ * loader's reads (data_loader.h), a stream the graph has only when the
+ * plan models data loading (bytes_per_sample > 0). */
+typedef enum {
+    STREAM_COMPUTE,
+    STREAM_COMM,
+    STREAM_P2P,
+    STREAM_TP,
+    STREAM_LOADER,
+    EMIT_STREAMS
+} Stream;
 
 /* Pipeline directions: toward the next stage (activations) or the
  * previous one (gradients); stages wrap around for interleaving. */
@@ -58,10 +67,12 @@ typedef enum {
     TAG_RECOMPUTE,
     TAG_OPTIMIZER,
     TAG_MARKER,
+    TAG_LOAD, /* a data loader's read of a micro-batch */
     TAG_TP,
     TAG_DP,
     TAG_PP,
     TAG_ZERO,
+    TAG_EMBEDDING, /* the tied embedding's gradients, first and last stage */
     TAG_KINDS
 } TaskTag;
 
@@ -102,6 +113,8 @@ typedef struct Emit Emit;
 const ModelSpec *emit_model(const Emit *e);
 const PlanSpec *emit_plan(const Emit *e);
 const GpuSpec *emit_gpu(const Emit *e);
+const ClusterSpec *emit_cluster(const Emit *e);
+const Layout *emit_layout(const Emit *e);
 int emit_micro_batches(const Emit *e);
 
 /* What one GPU computes of a micro-batch (transformer.h): the plan's
@@ -148,6 +161,11 @@ TaskId emit_piece(Emit *e, const PieceRef *p, double seconds, double flops, Task
  * every task passed to emit_gate since the last task on that stream. */
 TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName name);
 
+/* Appends a task of `seconds` to the rank's `stream` (not the compute
+ * stream): work off the GPU, as a data loader's read, that interference
+ * does not slow and that waits only for the task before it there. */
+TaskId emit_background(Emit *e, Stream stream, double seconds, TaskTag tag, TaskName name);
+
 /* The next task on the compute stream (a compute task or a collective)
  * will also wait for `before` (TASK_NONE: no-op). */
 void emit_gate(Emit *e, TaskId before);
@@ -188,20 +206,36 @@ void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 /* The most tasks a step may have; a bigger one is refused as bad input. */
 #define EMIT_MAX_TASKS 50000000
 
+/* What-ifs on compute (app/whatif.h). Every compute task of rank r takes
+ * gpu_factor[r] times its cost (a throttled GPU), times exp(sigma Z -
+ * sigma^2 / 2) with jitter: Z standard normal, drawn from (seed, r, the
+ * task's number among r's compute tasks) alone by a counter-based hash,
+ * so the same whichever ranks are emitted and however the replay runs;
+ * the noise's mean is 1. */
+typedef struct {
+    const double *gpu_factor; /* per rank; NULL: all 1 */
+    double jitter_sigma;      /* 0: no noise */
+    guint64 seed;
+} EmitSlowdown;
+
 /* Builds the graph of one step: the programs of the ranks `symmetry`
- * simulates (graph rank i runs on GPU symmetry_simulated[i]), every module.
- * The plan must be resolved and supported (strategy_check). Fails
- * (PS_ERROR_INPUT) for a step of more than EMIT_MAX_TASKS tasks. */
+ * simulates (graph rank i runs on GPU symmetry_simulated[i]), every module,
+ * compute slowed by `slow` (NULL: not at all; a slowed rank stands for
+ * itself alone, so only without a symmetry). The plan must be resolved and
+ * supported (strategy_check). Fails (PS_ERROR_INPUT) for a step of more
+ * than EMIT_MAX_TASKS tasks. */
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                 const Layout *layout, const Symmetry *symmetry, GError **error);
+                 const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
+                 GError **error);
 
 /* "params", "grads", ... for reports. */
 const char *emit_mem_name(MemKind kind);
 
-/* "compute", "comm", "p2p", "tp". */
+/* "compute", "comm", "p2p", "tp", "loader". */
 const char *emit_stream_name(Stream stream);
 
-/* "tp", "dp", "pp", "zero" for the collectives' tags; NULL for the others. */
+/* "tp", "dp", "pp", "zero", "embedding" for the collectives' tags; NULL
+ * for the others. */
 const char *emit_comm_name(TaskTag tag);
 
 #endif

@@ -81,7 +81,8 @@ static void unit_end(Emit *e, void *state, const Unit *u, TaskId done)
 
 /* With a tied output layer the first and the last stage each hold the
  * word embedding; after backward they sum its gradients (Megatron-LM's
- * embedding group), an all-reduce of its bf16 gradients over the two. */
+ * embedding group, whose name its comm lines take), an all-reduce of its
+ * bf16 gradients over the two. */
 static void step_end(Emit *e, void *state)
 {
     (void)state;
@@ -91,7 +92,7 @@ static void step_end(Emit *e, void *state)
     if (!m->tied_embeddings || plan->pp == 1 || (s != 0 && s != plan->pp - 1))
         return;
     double bytes = 2.0 * m->vocab_size * m->hidden_size / plan->tp;
-    TaskId t = emit_ends_collective(e, STREAM_COMM, COLL_ALL_REDUCE, bytes, TAG_DP,
+    TaskId t = emit_ends_collective(e, STREAM_COMM, COLL_ALL_REDUCE, bytes, TAG_EMBEDDING,
                                     (TaskName){.fmt = "embedding all_reduce"});
     emit_wait(e, emit_last(e, STREAM_COMPUTE), t);
 }

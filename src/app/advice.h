@@ -1,0 +1,35 @@
+/* advice.h: the changes that make a plan that does not fit in memory fit.
+ *
+ * advice.c holds one table of candidate changes, each a plan field and the
+ * values to try beyond the plan's own: a higher ZeRO stage, recomputation
+ * (selective, full), sequence parallelism, a smaller micro-batch, more
+ * tensor or pipeline parallelism on the same GPUs (dp shrinks to match).
+ * The global batch stays the plan's. Every single change is tried; when
+ * fewer than ADVICE_MAX fit, also every pair of changes to two different
+ * fields, neither of which fits alone (a single change is simpler). A
+ * candidate that does not resolve or is not supported is dropped, one whose
+ * memory lower bound (strategy/estimate.h) exceeds the GPU's memory is
+ * dropped without a replay (its replayed peak would too), and the others
+ * are replayed in increasing order of their step-time lower bound until
+ * ADVICE_MAX of them fit and no bound left is below the slowest of those.
+ * So the result is exactly the ADVICE_MAX fastest candidates that fit, by
+ * replayed step time (ties: single changes, then table order), each
+ * verified by its replay. */
+#ifndef PLANSIM_APP_ADVICE_H
+#define PLANSIM_APP_ADVICE_H
+
+#include "output/report.h"
+#include "spec/spec.h"
+
+#define ADVICE_MAX 5
+
+/* The changes to `plan` (resolved) that make it fit, fastest first, into
+ * `out`; returns how many (0 .. ADVICE_MAX). Each change is the flags that
+ * give it on top of the plan's own ("--tp 2 --recompute selective"): those
+ * of the fields it changes, dp only where the plan set it. advice_clear
+ * frees them. */
+int advice_find(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                ReportAdvice out[ADVICE_MAX]);
+void advice_clear(ReportAdvice *advice, int n);
+
+#endif

@@ -1,0 +1,57 @@
+/* training.c: the arithmetic of training.h. */
+#include "metrics/training.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "base/error.h"
+
+void training_compute(Training *out, double tokens, double gpu_hour_price, double tokens_per_step,
+                      double step_time_s, int gpus)
+{
+    *out = (Training){0};
+    if (!(tokens > 0 && tokens_per_step > 0 && step_time_s > 0 && gpus > 0))
+        return;
+    out->tokens = tokens;
+    out->gpu_hour_price = gpu_hour_price;
+    out->steps = ceil(tokens / tokens_per_step);
+    out->time_s = out->steps * step_time_s;
+    out->days = out->time_s / 86400;
+    out->gpu_hours = out->time_s / 3600 * gpus;
+    out->cost = out->gpu_hours * gpu_hour_price;
+    out->tokens_per_gpu_s = tokens_per_step / (step_time_s * gpus);
+}
+
+void training_of_step(Training *out, double tokens, double gpu_hour_price, const ModelSpec *model,
+                      const PlanSpec *plan, double step_time_s)
+{
+    double tokens_per_step = (double)plan->global_batch_size * model->seq_length;
+    long long gpus = (long long)plan->tp * plan->pp * plan->dp;
+    training_compute(out, tokens, gpu_hour_price, tokens_per_step, step_time_s,
+                     gpus <= G_MAXINT ? (int)gpus : 0);
+}
+
+gboolean training_parse_count(const char *flag, const char *text, double *out, GError **error)
+{
+    static const struct {
+        char suffix;
+        double scale;
+    } suffixes[] = {{'K', 1e3}, {'M', 1e6}, {'B', 1e9}, {'G', 1e9}, {'T', 1e12}};
+    char *end = NULL;
+    double value = g_ascii_strtod(text, &end);
+    for (gsize i = 0; end != text && i < G_N_ELEMENTS(suffixes); i++)
+        if (*end == suffixes[i].suffix) {
+            value *= suffixes[i].scale;
+            end++;
+            break;
+        }
+    if (end == text || *end || !(value > 0 && isfinite(value))) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: expected a positive number, optionally with a suffix K, M, B, G or T "
+                    "(2T = 2e12), got \"%s\"",
+                    flag, text);
+        return FALSE;
+    }
+    *out = value;
+    return TRUE;
+}

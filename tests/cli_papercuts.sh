@@ -1,0 +1,261 @@
+#!/bin/sh
+# cli_papercuts.sh: the command-line papercuts of issue 12, one check (or
+# a few) each: boolean flags' =false forms, a plan flag pinning a grid
+# axis, --seq-length and the Hugging Face warning, Hugging Face names,
+# mixtures of experts refused, shipped inputs by short name, one default
+# plan and batch rule with the plan printed, the GPU-count error, unknown
+# flags' did-you-mean, sizes with K, M, G, integer limits, the tied
+# embedding's label, and the --top table.
+#
+# Run by the test harness from the build folder with $top_srcdir (where
+# models/, topologies/ and plans/ live) and $PLANSIM (the binary) set.
+# Runs in $top_srcdir, so that short names resolve as a user's would there;
+# writes only inside a temporary folder that it removes on exit.
+
+# shellcheck source=tests/cli_lib.sh
+. "${top_srcdir:?top_srcdir is not set}/tests/cli_lib.sh"
+
+cd "$top_srcdir" || exit 1
+
+# run NAME ARG...: plansim ARG..., stdout into $tmp/NAME.out, stderr into
+# $tmp/NAME.err; prints a problem unless it exits 0
+run() {
+    name=$1
+    shift
+    "$PLANSIM" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" ||
+        printf '; %s: exit status %s: %s' "$name" "$?" "$(one_line "$tmp/$name.err")"
+}
+
+# fails_with NAME LINE ARG...: plansim ARG... must exit 2, print nothing on
+# stdout and exactly LINE on stderr
+fails_with() {
+    name=$1
+    line=$2
+    shift 2
+    "$PLANSIM" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    status=$?
+    problem=
+    [ "$status" -eq 2 ] || problem="$problem; exit status $status, expected 2"
+    [ ! -s "$tmp/$name.out" ] || problem="$problem; stdout is not empty"
+    [ "$(cat "$tmp/$name.err")" = "$line" ] ||
+        problem="$problem; stderr is '$(one_line "$tmp/$name.err")', expected '$line'"
+    check "$name" "$problem"
+}
+
+# json_value FILE KEY: the value of "KEY" in a report's JSON
+json_value() {
+    sed -n "s/^ *\"$2\": \\([^,]*\\),\$/\\1/p" "$1" | head -n 1
+}
+
+# csv_column FILE NAME: the column NAME of a CSV, without its header
+# (plots/csvcols.awk reads quoted cells whole)
+csv_column() {
+    awk -v cols="$2" -f plots/csvcols.awk "$1"
+}
+
+# differs A B: a problem when files A and B differ, the wall time aside
+differs() {
+    if ! diff "$1" "$2" | grep -v -e '^[<>] simulated ' -e '^---$' -e '^[0-9,]*c[0-9,]*$' |
+        grep -q .; then
+        return
+    fi
+    printf '; %s and %s differ: %s' "$1" "$2" "$(diff "$1" "$2" | head -n 4 | tr '\n' '|')"
+}
+
+tiny_node="--model models/tiny-gpt.json --cluster topologies/dgx-a100-80gb.json --nodes 1"
+
+# ---- boolean flags: =false is false, the bare flag true ----------------------
+for flag in sequence-parallel overlap-grad-reduce link-contention; do
+    key=$(printf '%s' "$flag" | tr - _)
+    # shellcheck disable=SC2086
+    problem=$(run false simulate $tiny_node --tp 2 --global-batch-size 8 --format json "--$flag=false")
+    # shellcheck disable=SC2086
+    problem=$problem$(run true simulate $tiny_node --tp 2 --global-batch-size 8 --format json "--$flag")
+    [ "$(json_value "$tmp/false.out" "$key")" = false ] ||
+        problem="$problem; --$flag=false gives $key $(json_value "$tmp/false.out" "$key")"
+    [ "$(json_value "$tmp/true.out" "$key")" = true ] ||
+        problem="$problem; --$flag gives $key $(json_value "$tmp/true.out" "$key")"
+    check "--$flag=false gives $key false in the JSON report, --$flag true" "$problem"
+done
+
+# ---- a plan flag pins its field over the grid file's axis ----------------------
+printf '{"tp": [2, 4, 8]}\n' >"$tmp/grid-tp.json"
+# shellcheck disable=SC2086
+problem=$(run pin sweep $tiny_node --global-batch-size 16 --grid "$tmp/grid-tp.json" --tp 2 \
+    --pp 1 --micro-batch-size 1 --zero-stage 0 --recompute none --schedule 1f1b \
+    --virtual-stages 1 --sequence-parallel -j 1)
+tps=$(csv_column "$tmp/pin.out" tp | sort -u | tr '\n' ' ')
+[ "$tps" = "2 " ] || problem="$problem; the rows have tp $tps, expected 2 only"
+grep -F -q "plansim: note: --tp pins tp to 2: $tmp/grid-tp.json's values 2,4,8 are not swept" \
+    "$tmp/pin.err" || problem="$problem; no note on stderr: $(one_line "$tmp/pin.err")"
+check "sweep --tp 2 over a grid of tp 2, 4, 8 sweeps tp 2 alone, with a note" "$problem"
+
+# ---- --seq-length, and the warning for a Hugging Face config -------------------
+hf=models/hf/llama2-7b-config.json
+hf_run="--model $hf --cluster topologies/dgx-h200.json --nodes 1 --tp 8 --global-batch-size 8"
+# shellcheck disable=SC2086
+problem=$(run hf-max simulate $hf_run --format json)
+grep -F -q "plansim: warning: $hf: sequence length 4096 from max_position_embeddings" \
+    "$tmp/hf-max.err" || problem="$problem; no warning: $(one_line "$tmp/hf-max.err")"
+# shellcheck disable=SC2086
+problem=$problem$(run hf-seq simulate $hf_run --format json --seq-length 2048)
+[ ! -s "$tmp/hf-seq.err" ] || problem="$problem; a warning with --seq-length"
+# tokens/s x step time / sequences per step = tokens per sequence
+tokens=$(awk -v t="$(json_value "$tmp/hf-seq.out" tokens_per_s)" \
+    -v s="$(json_value "$tmp/hf-seq.out" step_time_s)" 'BEGIN { printf "%.0f", t * s / 8 }')
+[ "$tokens" = 2048 ] || problem="$problem; --seq-length 2048 gives $tokens tokens per sequence"
+check "--seq-length sets the tokens per sequence; a Hugging Face max_position_embeddings warns" \
+    "$problem"
+# shellcheck disable=SC2086
+problem=$(run sweep-seq sweep $tiny_node --tp 1 --pp 1 --micro-batch-size 1 --zero-stage 0 \
+    --recompute none --no-sequence-parallel --schedule 1f1b --virtual-stages 1 \
+    --global-batch-size 8 --seq-length 64 -j 1)
+# shellcheck disable=SC2086
+problem=$problem$(run sim-seq simulate $tiny_node --global-batch-size 8 --seq-length 64 \
+    --format csv)
+[ "$(csv_column "$tmp/sweep-seq.out" tokens_per_s)" = \
+    "$(csv_column "$tmp/sim-seq.out" tokens_per_s)" ] ||
+    problem="$problem; sweep and simulate differ under --seq-length"
+check "sweep takes --seq-length as simulate does" "$problem"
+fails_with "--seq-length 0 is refused" \
+    'plansim: --seq-length: expected a positive integer (tokens per sequence), got "0"' \
+    simulate --seq-length 0
+
+# ---- Hugging Face names: _name_or_path, else the folder of a config.json ----------
+mkdir -p "$tmp/Llama-2-7b" "$tmp/hub/models--meta-llama--Llama-2-7b-hf/snapshots/0123abc"
+grep -v '"_name_or_path"' "$hf" >"$tmp/Llama-2-7b/config.json"
+cp "$tmp/Llama-2-7b/config.json" "$tmp/hub/models--meta-llama--Llama-2-7b-hf/snapshots/0123abc/"
+problem=$(run named-folder simulate --model "$tmp/Llama-2-7b/config.json" --seq-length 4096 \
+    --nodes 1 --tp 8 --global-batch-size 8 --format json)
+[ "$(json_value "$tmp/named-folder.out" model)" = '"Llama-2-7b"' ] ||
+    problem="$problem; named $(json_value "$tmp/named-folder.out" model)"
+problem=$problem$(run named-cache simulate --seq-length 4096 --nodes 1 --tp 8 \
+    --model "$tmp/hub/models--meta-llama--Llama-2-7b-hf/snapshots/0123abc/config.json" \
+    --global-batch-size 8 --format json)
+[ "$(json_value "$tmp/named-cache.out" model)" = '"meta-llama/Llama-2-7b-hf"' ] ||
+    problem="$problem; named $(json_value "$tmp/named-cache.out" model) in the cache"
+check "a config.json is named after its folder, or its repository in the Hugging Face cache" \
+    "$problem"
+
+# ---- mixtures of experts are refused -------------------------------------------
+for key in num_local_experts n_routed_experts num_experts; do
+    sed "s/^{/{\"$key\": 8,/" "$hf" >"$tmp/moe.json"
+    fails_with "a Hugging Face config with $key 8 is refused" \
+        "plansim: $tmp/moe.json: \$.$key: expected a dense model (mixtures of experts are not simulated yet), got 8" \
+        simulate --model "$tmp/moe.json" --seq-length 4096
+done
+sed 's/^{/{"num_experts": 1,/' "$hf" >"$tmp/one-expert.json"
+problem=$(run one-expert simulate --model "$tmp/one-expert.json" --seq-length 4096 --nodes 1 \
+    --tp 8 --global-batch-size 8)
+check "a config with num_experts 1 is a dense model" "$problem"
+
+# ---- shipped inputs by short name ------------------------------------------------
+problem=$(run short simulate --model llama2-70b --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 \
+    --global-batch-size 16)
+problem=$problem$(run long simulate --model models/llama2-70b.json \
+    --cluster topologies/dgx-h100.json --nodes 8 --tp 8 --pp 2 --global-batch-size 16)
+problem=$problem$(differs "$tmp/short.out" "$tmp/long.out")
+check "--model llama2-70b and --cluster dgx-h100 are the shipped files" "$problem"
+fails_with "an unknown short name lists the shipped ones and suggests the nearest" \
+    'plansim: --cluster: expected a file or a shipped cluster'"'"'s name (dgx-a100-80gb, dgx-h100, dgx-h200), got "dgx-h10" (did you mean "dgx-h100"?)' \
+    simulate --cluster dgx-h10
+
+# ---- one rule for the default plan and batch; the plan is printed ----------------
+problem=$(run default simulate)
+problem=$problem$(run default-named simulate --model models/gpt3-175b.json)
+problem=$problem$(differs "$tmp/default.out" "$tmp/default-named.out")
+# the shipped plans/seed-512.json, every key of it
+plan='plan: --tp 8 --pp 8 --dp 8 --micro-batch-size 1 --global-batch-size 512 --schedule 1f1b --virtual-stages 1 --zero-stage 1 --sequence-parallel --recompute selective'
+[ "$(sed -n 2p "$tmp/default.out")" = "$plan" ] ||
+    problem="$problem; the second line is '$(sed -n 2p "$tmp/default.out")'"
+check "naming the default model is the default run, whose second line is its plan" "$problem"
+# the printed plan's flags give the same run
+# shellcheck disable=SC2086
+problem=$(run plan-line simulate $tiny_node --pp 2 --zero-stage 2 --recompute full)
+flags=$(sed -n 's/^plan: //p' "$tmp/plan-line.out")
+# shellcheck disable=SC2086
+problem=$problem$(run plan-again simulate $tiny_node $flags)
+problem=$problem$(differs "$tmp/plan-line.out" "$tmp/plan-again.out")
+check "the plan line's flags run the same plan" "$problem"
+# shellcheck disable=SC2086
+problem=$(run batch-sim simulate $tiny_node --format json)
+# shellcheck disable=SC2086
+problem=$problem$(run batch-sweep sweep $tiny_node --tp 1 --pp 1 --micro-batch-size 1 \
+    --zero-stage 0 --recompute none --no-sequence-parallel --schedule 1f1b --virtual-stages 1 -j 1)
+[ "$(json_value "$tmp/batch-sim.out" global_batch_size)" = 1024 ] ||
+    problem="$problem; simulate's batch is $(json_value "$tmp/batch-sim.out" global_batch_size)"
+batches=$(csv_column "$tmp/batch-sweep.out" global_batch_size | sort -u | tr '\n' ' ')
+[ "$batches" = "1024 " ] || problem="$problem; sweep's batch is $batches"
+check "simulate and sweep both default to 1024 sequences per step" "$problem"
+
+# ---- too many GPUs: the product and the nodes that hold it ----------------------
+# shellcheck disable=SC2086
+fails_with "--tp 2 --pp 2 --dp 3 on 8 GPUs names 12 and suggests --nodes 2" \
+    'plansim: --dp: expected tp x pp x dp = 2 x 2 x 3 = 12 at most the cluster'"'"'s 8 GPUs (try --nodes 2: 16 GPUs), got 3' \
+    simulate $tiny_node --tp 2 --pp 2 --dp 3
+# shellcheck disable=SC2086
+fails_with "--tp 4 --pp 4 on 8 GPUs suggests --nodes 2 exactly" \
+    'plansim: --pp: expected tp x pp = 4 x 4 = 16 at most the cluster'"'"'s 8 GPUs (try --nodes 2: 16 GPUs), got 4' \
+    simulate $tiny_node --tp 4 --pp 4
+
+# ---- unknown flags ----------------------------------------------------------------
+fails_with "an unknown flag suggests the nearest" \
+    'plansim: simulate: --sequence-paralel: unknown option (did you mean --sequence-parallel?)' \
+    simulate --sequence-paralel
+fails_with "a plan flag's --no- form is suggested too" \
+    'plansim: sweep: --no-overlap-grad: unknown option (did you mean --no-overlap-grad-reduce?)' \
+    sweep --no-overlap-grad
+fails_with "a flag far from every other gets no suggestion" \
+    'plansim: collective: --xyzzy: unknown option' collective --xyzzy=3
+
+# ---- sizes with K, M, G, as nccl-tests reads them (powers of 1024) ---------------
+problem=$(run suffix collective --min-bytes 1M --max-bytes 4m --format csv)
+problem=$problem$(run bytes collective --min-bytes 1048576 --max-bytes 4194304 --format csv)
+problem=$problem$(differs "$tmp/suffix.out" "$tmp/bytes.out")
+problem=$problem$(run giga collective --min-bytes 1G --max-bytes 1G --format csv)
+[ "$(csv_column "$tmp/giga.out" size_bytes)" = 1073741824 ] ||
+    problem="$problem; 1G is $(csv_column "$tmp/giga.out" size_bytes) bytes"
+problem=$problem$(run kilo collective --min-bytes 1.5k --max-bytes 1.5K --format csv)
+[ "$(csv_column "$tmp/kilo.out" size_bytes)" = 1536 ] ||
+    problem="$problem; 1.5k is $(csv_column "$tmp/kilo.out" size_bytes) bytes"
+check "--min-bytes and --max-bytes take K, M and G as 2^10, 2^20 and 2^30" "$problem"
+fails_with "a size with another suffix is refused" \
+    'plansim: --min-bytes: expected a size from 1 to 1e+15 bytes, a number with an optional K, M or G (2^10, 2^20, 2^30), got "1T"' \
+    collective --min-bytes 1T
+
+# ---- limits print as integers ------------------------------------------------------
+fails_with "--nodes 0 gives its limit as an integer" \
+    'plansim: --nodes: expected an integer from 1 to 1048576, got "0"' simulate --nodes 0
+
+# ---- the tied embedding's gradients have their own label ---------------------------
+# gpt3-1.3b ties its embedding; on pp 2 stages 0 and 1 all-reduce its
+# gradients, 2 V h / tp = 2 x 51200 x 2048 bytes, once per step
+problem=$(run tied simulate --model models/gpt3-1.3b.json --nodes 1 --pp 2 --zero-stage 1 \
+    --global-batch-size 8 --format csv)
+[ "$(csv_column "$tmp/tied.out" comm_embedding_bytes)" = 209715200 ] ||
+    problem="$problem; comm_embedding_bytes $(csv_column "$tmp/tied.out" comm_embedding_bytes)"
+[ "$(csv_column "$tmp/tied.out" comm_dp_bytes)" = 0 ] ||
+    problem="$problem; comm_dp_bytes $(csv_column "$tmp/tied.out" comm_dp_bytes) under ZeRO-1"
+check "under ZeRO-1 the tied embedding's all-reduce is comm embedding, not comm dp" "$problem"
+
+# ---- the --top table -------------------------------------------------------------
+# shellcheck disable=SC2086
+problem=$(run top sweep $tiny_node --global-batch-size 16 --grid "$tmp/grid-tp.json" --pp 1 \
+    --micro-batch-size 1 --zero-stage 0 --recompute none --schedule 1f1b --virtual-stages 1 \
+    --no-sequence-parallel -j 1 --top 2)
+header='rank   tokens/s   step(s) MFU(%) TFLOP/s/GPU peak(GiB)  plan'
+[ "$(sed -n 1p "$tmp/top.out")" = "$header" ] ||
+    problem="$problem; the first line is '$(sed -n 1p "$tmp/top.out")'"
+command=$(sed -n 's/^best: plansim //p' "$tmp/top.out")
+[ -n "$command" ] || problem="$problem; no 'best: plansim ...' line"
+# shellcheck disable=SC2086
+problem=$problem$(run winner $command --format json)
+# MFU (%) and TFLOP/s per GPU of row 1: the winner's MFU, and MFU x the
+# A100's 312 TFLOP/s
+mfu=$(json_value "$tmp/winner.out" mfu)
+expected=$(awk -v m="$mfu" 'BEGIN { printf "%.1f %.1f", 100 * m, m * 312 }')
+got=$(awk 'NR == 2 { print $4, $5 }' "$tmp/top.out")
+[ "$got" = "$expected" ] || problem="$problem; row 1 has MFU, TFLOP/s $got, the winner $expected"
+check "the --top table has a header, MFU, TFLOP/s per GPU and the winner's command" "$problem"
+
+finish
