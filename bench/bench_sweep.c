@@ -70,7 +70,9 @@ static void bench(const char *name, const char *model_file, const char *grid_fil
     }
     volatile gint stop = 0;
     int threads = (int)g_get_num_processors();
-    SweepSpec spec = {model, cluster, base, grid, 1024, threads, 1, 1, FALSE, &stop, 10, FALSE};
+    SweepSpec spec = {.model = model, .cluster = cluster, .base = base, .grid = grid,
+                      .gpus = 1024, .threads = threads, .shard = 1, .shards = 1, .stop = &stop,
+                      .top = 10};
     g_autofree double *wall = g_new(double, repeats);
     SweepResult *r = NULL;
     for (int i = 0; i < repeats; i++) {

@@ -33,6 +33,10 @@ typedef struct {
     char *message;       /* invalid: the error, one line */
     char *reason;        /* invalid: its reason, grouped on stderr */
     double score_bound;  /* the score's upper bound: the score at the step-time bound */
+    char *normal;        /* a candidate: its plan's normal form (strategy_normalize) */
+    GArray *twins;       /* a replayed candidate: the slots (gint64) of the later
+                          * candidates of the same normal form, whose rows its
+                          * replay gives; NULL if none */
 } Slot;
 
 typedef enum { SWEEP_PREPARE, SWEEP_REPLAY, SWEEP_RENDER } SweepPhase;
@@ -56,12 +60,14 @@ typedef struct {
 /* A one-line description of a plan, for the best-plan lines. */
 static char *summary(const PlanSpec *p)
 {
+    g_autofree char *chunks =
+        p->virtual_stages > 1 ? g_strdup_printf(" x%d", p->virtual_stages) : g_strdup("");
     return g_strdup_printf("tp %d pp %d dp %d, batch %d of %d, ZeRO %d, recompute %s, SP %s, "
                            "%s%s",
                            p->tp, p->pp, p->dp, p->global_batch_size, p->micro_batch_size,
                            p->zero_stage, recompute_names[p->recompute],
                            p->sequence_parallel ? "on" : "off", schedule_names[p->schedule],
-                           p->virtual_stages > 1 ? " x2" : "");
+                           chunks);
 }
 
 /* The plan of combination `combo`, resolved and checked; on an invalid one
@@ -131,32 +137,56 @@ static void prepare(Job *job, Slot *slot)
     if (!spec->exhaustive && memory > spec->cluster->gpu.memory_bytes) {
         slot->row.status = REPORT_DOES_NOT_FIT;
         slot->row.peak_bytes = memory;
+        return;
     }
+    strategy_normalize(plan);
+    slot->normal = plan_spec_flags(plan);
 }
 
-/* Phase 2: replays the plan. */
+/* The slot's row from the report of its plan's replay (`rep`, whose plan
+ * is `plan`). */
+static void simulated(const SweepSpec *spec, Slot *slot, const PlanSpec *plan, Report *rep)
+{
+    training_of_step(&rep->training, spec->tokens, spec->gpu_hour_price, spec->model, plan,
+                     rep->metrics.step_time_s);
+    slot->row.status = REPORT_SIMULATED;
+    slot->row.csv = report_render(rep, FORMAT_CSV, FALSE);
+    slot->row.tokens_per_s = rep->metrics.tokens_per_s;
+    slot->row.mfu = rep->metrics.mfu;
+    slot->row.score = score(spec, plan, rep->metrics.step_time_s);
+    slot->row.step_time_s = rep->metrics.step_time_s;
+    slot->row.peak_bytes = rep->metrics.peak_bytes;
+    slot->row.fits = rep->metrics.fits;
+}
+
+/* Phase 2: replays the plan; its twins (Slot) get their rows from it, with
+ * their own plan fields. */
 static void replay(Job *job, Slot *slot)
 {
     const SweepSpec *spec = job->spec;
     g_autoptr(PlanSpec) plan = NULL;
     GError *error = NULL;
     Report rep;
-    if (make_plan(spec, slot->row.combination, &plan, &error) &&
-        sim_run_whatif(spec->model, spec->cluster, plan, spec->whatif, NULL, FALSE, &rep, &error)) {
-        training_of_step(&rep.training, spec->tokens, spec->gpu_hour_price, spec->model, plan,
-                         rep.metrics.step_time_s);
-        slot->row.status = REPORT_SIMULATED;
-        slot->row.csv = report_render(&rep, FORMAT_CSV, FALSE);
-        slot->row.tokens_per_s = rep.metrics.tokens_per_s;
-        slot->row.mfu = rep.metrics.mfu;
-        slot->row.score = score(spec, plan, rep.metrics.step_time_s);
-        slot->row.step_time_s = rep.metrics.step_time_s;
-        slot->row.peak_bytes = rep.metrics.peak_bytes;
-        slot->row.fits = rep.metrics.fits;
-        report_clear(&rep);
-    } else { /* a step too big to build, say */
-        set_invalid(slot, error);
+    gboolean ran =
+        make_plan(spec, slot->row.combination, &plan, &error) &&
+        sim_run_whatif(spec->model, spec->cluster, plan, spec->whatif, NULL, FALSE, &rep, &error);
+    if (ran)
+        simulated(spec, slot, plan, &rep);
+    for (guint i = 0; slot->twins && i < slot->twins->len; i++) {
+        Slot *twin = &job->slots[g_array_index(slot->twins, gint64, i)];
+        g_autoptr(PlanSpec) same = NULL;
+        make_plan(spec, twin->row.combination, &same, NULL); /* valid: it was prepared */
+        if (ran) {
+            rep.plan = same;
+            simulated(spec, twin, same, &rep);
+        } else {
+            set_invalid(twin, g_error_copy(error));
+        }
     }
+    if (ran)
+        report_clear(&rep);
+    else /* a step too big to build, say */
+        set_invalid(slot, error);
 }
 
 /* Phase 3: the row of a plan not replayed. */
@@ -189,7 +219,7 @@ static void render(Job *job, Slot *slot)
 static void worker(gpointer data, gpointer user)
 {
     Job *job = user;
-    gint64 b = GPOINTER_TO_SIZE(data) - 1;
+    gint64 b = GPOINTER_TO_SIZE(data) - 1, twins = 0;
     for (gint64 i = b * job->block; i < MIN(job->count, (b + 1) * job->block); i++) {
         if (g_atomic_int_get(job->spec->stop))
             break;
@@ -200,6 +230,7 @@ static void worker(gpointer data, gpointer user)
             break;
         case SWEEP_REPLAY:
             replay(job, slot);
+            twins += slot->twins ? slot->twins->len : 0;
             break;
         case SWEEP_RENDER:
             render(job, slot);
@@ -209,7 +240,7 @@ static void worker(gpointer data, gpointer user)
     g_mutex_lock(&job->lock);
     job->done++;
     if (job->phase == SWEEP_REPLAY) {
-        job->settled++;
+        job->settled += 1 + twins;
         job->replayed++;
     }
     g_cond_signal(&job->finished);
@@ -316,6 +347,41 @@ static gboolean prunable(const Top *top, const Slot *slots, guint i)
                   kth->combination);
 }
 
+/* Settles a slot whose score bound cannot enter the top. */
+static void prune(Job *job, Slot *slot)
+{
+    slot->row.status = REPORT_PRUNED;
+    slot->row.step_time_s = slot->row.bound_s;
+    g_mutex_lock(&job->lock);
+    job->settled++;
+    job->pruned++;
+    g_mutex_unlock(&job->lock);
+}
+
+/* Keeps, of the candidates `order` (n of them, sorted), the first of each
+ * normal form, and makes the others its twins; returns how many are kept.
+ * A twin would replay exactly the tasks its first does (strategy.h,
+ * strategy_normalize), so its score equals the first's, and it is pruned
+ * with it. */
+static gint64 keep_firsts(Job *job, gint64 *order, gint64 n)
+{
+    g_autoptr(GHashTable) first = g_hash_table_new(g_str_hash, g_str_equal);
+    gint64 kept = 0;
+    for (gint64 i = 0; i < n; i++) {
+        Slot *slot = &job->slots[order[i]];
+        Slot *head = g_hash_table_lookup(first, slot->normal);
+        if (!head) {
+            g_hash_table_insert(first, slot->normal, slot);
+            order[kept++] = order[i];
+            continue;
+        }
+        if (!head->twins)
+            head->twins = g_array_new(FALSE, FALSE, sizeof(gint64));
+        g_array_append_val(head->twins, order[i]);
+    }
+    return kept;
+}
+
 /* Phase 2: replays the candidates, sorted, in waves, pruning between. */
 static void branch_and_bound(Job *job, GThreadPool *pool, gint64 *order, gint64 n)
 {
@@ -330,19 +396,20 @@ static void branch_and_bound(Job *job, GThreadPool *pool, gint64 *order, gint64 
         for (; next < n && size < wave_size; next++) {
             Slot *slot = &job->slots[order[next]];
             if (!spec->exhaustive && prunable(&top, job->slots, (guint)order[next])) {
-                slot->row.status = REPORT_PRUNED;
-                slot->row.step_time_s = slot->row.bound_s;
-                g_mutex_lock(&job->lock);
-                job->settled++;
-                job->pruned++;
-                g_mutex_unlock(&job->lock);
+                prune(job, slot);
+                for (guint i = 0; slot->twins && i < slot->twins->len; i++)
+                    prune(job, &job->slots[g_array_index(slot->twins, gint64, i)]);
             } else {
                 wave[size++] = order[next];
             }
         }
         run_phase(job, pool, SWEEP_REPLAY, wave, size, 1);
-        for (gint64 i = 0; i < size; i++)
+        for (gint64 i = 0; i < size; i++) {
+            const GArray *twins = job->slots[wave[i]].twins;
             top_offer(&top, (guint)wave[i]);
+            for (guint t = 0; twins && t < twins->len; t++)
+                top_offer(&top, (guint)g_array_index(twins, gint64, t));
+        }
     }
     g_free(top.at);
 }
@@ -383,8 +450,11 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
             job.settled++;
     }
     g_qsort_with_data(at, (gint)candidates, sizeof(gint64), by_bound, job.slots);
-    if (!g_atomic_int_get(spec->stop))
+    if (!g_atomic_int_get(spec->stop)) { /* else some candidates are not prepared */
+        if (!spec->exhaustive)
+            candidates = keep_firsts(&job, at, candidates);
         branch_and_bound(&job, pool, at, candidates);
+    }
     gint64 rest = 0;
     for (gint64 i = 0; i < job.n; i++)
         if (job.slots[i].row.status != REPORT_SIMULATED)
@@ -411,6 +481,9 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
         }
         g_free(slot->message);
         g_free(slot->reason);
+        g_free(slot->normal);
+        if (slot->twins)
+            g_array_free(slot->twins, TRUE);
     }
     r->skipped = r->count[REPORT_INVALID];
     r->header = report_csv_header();

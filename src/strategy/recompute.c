@@ -106,6 +106,13 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
     }
 }
 
+/* "selective" replays nothing under FlashAttention (above): it is "none". */
+static void normalize(PlanSpec *plan)
+{
+    if (plan->attention == ATTENTION_FLASH && plan->recompute == RECOMPUTE_SELECTIVE)
+        plan->recompute = RECOMPUTE_NONE;
+}
+
 const Strategy strategy_recompute = {
     .name = "recompute",
     .active = active,
@@ -113,4 +120,5 @@ const Strategy strategy_recompute = {
     .state_size = sizeof(RecomputeState),
     .step_begin = step_begin,
     .segment_begin = segment_begin,
+    .normalize = normalize,
 };

@@ -17,3 +17,10 @@ gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **e
     }
     return TRUE;
 }
+
+void strategy_normalize(PlanSpec *plan)
+{
+    for (int i = 0; strategy_registry[i]; i++)
+        if (strategy_registry[i]->normalize)
+            strategy_registry[i]->normalize(plan);
+}

@@ -60,6 +60,9 @@ typedef struct {
     /* After the optimizer step (`optimizer`); the step ends when the
      * communication stream is done too. */
     void (*after_optimizer)(Emit *e, void *state, TaskId optimizer);
+    /* Sets the fields the strategy owns whose value changes nothing in the
+     * replay of `plan` to the value they behave as (strategy_normalize). */
+    void (*normalize)(PlanSpec *plan);
 } Strategy;
 
 /* The registered strategies, NULL-terminated. */
@@ -68,6 +71,13 @@ extern const Strategy *const strategy_registry[];
 /* Fails (PS_ERROR_INPUT) when a strategy's check of the plan against the
  * model fails, in registry order. */
 gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **error);
+
+/* Rewrites `plan` into its normal form: each strategy's fields that change
+ * nothing in its replay set to the value they behave as (selective
+ * recomputation under FlashAttention is none, say). Two plans with the same
+ * normal form emit the same tasks, so their reports differ only in the
+ * plan fields they print. */
+void strategy_normalize(PlanSpec *plan);
 
 /* The strategies (one file each). */
 #define STRATEGY(name) extern const Strategy strategy_##name;
