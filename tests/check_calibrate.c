@@ -197,7 +197,7 @@ START_TEST(cluster_file_round_trip)
     ck_assert_str_eq(back->name, a100->name);
     ck_assert_str_eq(back->gpu.name, a100->gpu.name);
     ClusterSpec x = *a100, y = *back;
-    x.name = y.name = x.gpu.name = y.gpu.name = NULL;
+    x.name = y.name = x.gpu.name = y.gpu.name = x.path = y.path = NULL;
     ck_assert(memcmp(&x, &y, sizeof x) == 0);
 }
 END_TEST

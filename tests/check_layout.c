@@ -121,8 +121,8 @@ START_TEST(every_order_groups_partition_the_ranks)
     ClusterSpec *c = test_cluster(3, 8, 1e9, 1e9);
     int o = _i;
     Layout *l = layout_of(T, D, P, strides[o].order, c);
-    static const int size[GROUP_KINDS] = {T, D, P};
-    for (int k = 0; k < GROUP_KINDS; k++) {
+    static const int size[] = {[GROUP_TP] = T, [GROUP_DP] = D, [GROUP_PP] = P};
+    for (int k = GROUP_TP; k <= GROUP_PP; k++) { /* cp is 1; check_layout's cp test has it */
         ck_assert_int_eq(layout_groups(l, (GroupKind)k), RANKS / size[k]);
         int in_group[RANKS] = {0};
         for (int gi = 0; gi < layout_groups(l, (GroupKind)k); gi++) {
@@ -217,11 +217,52 @@ START_TEST(fewer_ranks_than_gpus)
 }
 END_TEST
 
+/* Context parallelism: tp 2, cp 2, dp 3 in the default order numbers
+ * rank = t + 2 (c + 2 d) (Megatron-Core's tp-cp-dp-pp); the CP group of
+ * rank 1 is {1, 3}, its dp x cp group the ranks of tp coordinate 1,
+ * {1, 3, 5, 7, 9, 11}. With cp = 1 the orders that name cp number ranks as
+ * the default does. */
+START_TEST(cp_sits_after_tp)
+{
+    ClusterSpec *c = test_cluster(2, 8, 1e9, 1e9);
+    PlanSpec *plan = plan_spec_new();
+    plan->tp = 2;
+    plan->cp = 2;
+    plan->dp = 3;
+    Layout *l = layout_new(plan, c);
+    ck_assert_int_eq(layout_rank(l, (Coord){.tp = 1, .cp = 1, .dp = 2}), 1 + 2 * (1 + 2 * 2));
+    int n;
+    const int *m = layout_group(l, GROUP_CP, layout_group_of(l, GROUP_CP, 1), &n);
+    ck_assert_int_eq(n, 2);
+    ck_assert(m[0] == 1 && m[1] == 3);
+    m = layout_group(l, GROUP_DP_CP, layout_group_of(l, GROUP_DP_CP, 1), &n);
+    ck_assert_int_eq(n, 6);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(m[i], 1 + 2 * i);
+    layout_free(l);
+    plan->cp = 1;
+    Layout *by_default = layout_new(plan, c);
+    for (RankOrder o = RANK_ORDER_CP_TP_DP_PP; o <= RANK_ORDER_TP_DP_CP_PP; o++) {
+        plan->rank_order = o;
+        l = layout_new(plan, c);
+        for (int r = 0; r < layout_ranks(l); r++) {
+            Coord a = layout_coord(l, r), b = layout_coord(by_default, r);
+            ck_assert(a.tp == b.tp && a.dp == b.dp && a.pp == b.pp && a.cp == 0);
+        }
+        layout_free(l);
+    }
+    layout_free(by_default);
+    plan_spec_free(plan);
+    cluster_spec_free(c);
+}
+END_TEST
+
 Suite *suite_layout(void)
 {
     Suite *s = suite_create("layout");
     TCase *tc = tcase_create("ranks");
     tcase_add_test(tc, default_order_by_hand);
+    tcase_add_test(tc, cp_sits_after_tp);
     tcase_add_loop_test(tc, every_order_numbers_ranks_by_its_strides, 0, G_N_ELEMENTS(strides));
     tcase_add_loop_test(tc, every_order_groups_partition_the_ranks, 0, G_N_ELEMENTS(strides));
     tcase_add_test(tc, placement_on_nodes);

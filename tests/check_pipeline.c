@@ -101,6 +101,77 @@ START_TEST(interleaved_bubble)
 }
 END_TEST
 
+/* A layer's forward split as a zero-bubble schedule splits its backward
+ * (schedule_zbh1.c, tensor_parallel.c): T_W, the weight gradients, is
+ * once the forward of the weighted GEMMs (qkv, out_proj, mlp_up,
+ * mlp_down: the operations with a shape); T_B, the input gradients, is
+ * the rest of twice the forward. */
+static void split_s(const Run *run, int layers, double *tf, double *tb, double *tw)
+{
+    OpList ops;
+    *tf = forward_s(run, layers);
+    *tw = 0;
+    for (int b = 0; b < TF_BLOCKS; b++) {
+        tf_block_ops(run->model, (Block)b, (Shard){1, 1, FALSE, ATTENTION_STANDARD}, &ops);
+        for (int i = 0; i < ops.n; i++) {
+            OpList one = {.ops = {ops.ops[i]}, .n = 1};
+            *tw += ops.ops[i].batch > 0 ? layers * tf_ops_s(&run->cluster->gpu, &one) : 0;
+        }
+    }
+    *tb = 2 * *tf - *tw;
+}
+
+/* A zero-bubble pipeline of p stages of K layers, and its T_F, T_B, T_W. */
+static Run zero_bubble(int p, int m, Schedule schedule, double *tf, double *tb, double *tw)
+{
+    Run run = pipeline(p, m, 1, schedule, K, H, A, 1);
+    split_s(&run, K, tf, tb, tw);
+    return run;
+}
+
+/* ZB-H1 (Qi et al., ICLR 2024, section 2.1): the first stage, the last to
+ * finish, idles (p - 1)(T_F + T_B - T_W) where 1F1B idles
+ * (p - 1)(T_F + T_B + T_W): step m (T_F + T_B + T_W) + that + its
+ * optimizer. Here the attention core's GEMMs (no weights: all B) make
+ * T_B - T_W = 2 x their forward. */
+START_TEST(zbh1_bubble)
+{
+    static const int cases[][2] = {{2, 2}, {2, 5}, {4, 4}, {4, 9}, {8, 8}};
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int p = cases[i][0], m = cases[i][1];
+        double tf, tb, tw;
+        Run run = zero_bubble(p, m, SCHEDULE_ZBH1, &tf, &tb, &tw);
+        ck_assert_rel(run.rep.metrics.step_time_s,
+                      m * (tf + tb + tw) + (p - 1) * (tf + tb - tw) + optimizer_s(&run, 0, K),
+                      UNIFORM);
+        run_free(&run);
+    }
+}
+END_TEST
+
+/* ZB-H2 (Qi et al., section 2.2) with m >= 2p - 1: stage s works without a
+ * gap from s T_F to s T_F + m (T_F + T_B + T_W) when the three are equal
+ * (schedule_zbh2.c); the step ends with the last stage's, plus its
+ * optimizer (whose stage holds no embedding: the first's would be the
+ * same here but for the embedding's d = 65536 parameters). With T_B
+ * slightly above T_W (here by 2 x the attention core, 4e-5 of T_F) a stage
+ * may idle up to (p - 1)(T_B - T_W) more: the bound. */
+START_TEST(zbh2_bubble)
+{
+    static const int cases[][2] = {{2, 3}, {2, 6}, {4, 7}, {4, 12}, {8, 15}};
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int p = cases[i][0], m = cases[i][1];
+        double tf, tb, tw;
+        Run run = zero_bubble(p, m, SCHEDULE_ZBH2, &tf, &tb, &tw);
+        double ideal = (p - 1) * tf + m * (tf + tb + tw) + optimizer_s(&run, p - 1, K);
+        double step = run.rep.metrics.step_time_s;
+        ck_assert_msg(step >= ideal * (1 - UNIFORM) && step <= ideal + (p - 1) * (tb - tw),
+                      "p %d m %d: step %.9g, ideal %.9g", p, m, step, ideal);
+        run_free(&run);
+    }
+}
+END_TEST
+
 /* Without micro-batching overlap each stage is busy 1/p of the
  * pipeline's time (the optimizer steps aside). */
 START_TEST(naive_keeps_each_stage_busy_one_pth)
@@ -146,6 +217,28 @@ START_TEST(in_flight_micro_batches)
             }
             run_free(&run);
         }
+    }
+}
+END_TEST
+
+/* Zero-bubble schedules hold a micro-batch's activations from its forward
+ * to the end of its W. ZB-H1 delays stage s's W's by s B's after 1F1B's
+ * p - s - 1 warm-up forwards: min(p, m) in flight on every stage; ZB-H2
+ * allows 2p - 1 (Qi et al., sections 2.1 and 2.2), and its greedy order
+ * reaches it on every stage once m >= 2p - 1 (schedule_zbh2.c). */
+START_TEST(zero_bubble_in_flight)
+{
+    const int p = 4;
+    static const int cases[][2] = {{SCHEDULE_ZBH1, 2}, {SCHEDULE_ZBH1, 6},
+                                   {SCHEDULE_ZBH2, 7}, {SCHEDULE_ZBH2, 10}};
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int m = cases[i][1];
+        Run run = pipeline(p, m, 1, (Schedule)cases[i][0], 2, MH, MA, MV);
+        int in_flight = MIN(cases[i][0] == SCHEDULE_ZBH1 ? p : 2 * p - 1, m);
+        for (int s = 0; s < p; s++)
+            ck_assert_rel(run.rep.metrics.stages[s].peak_split[MEM_ACTIVATIONS],
+                          in_flight * stage_bytes(&run, s, p, 2), 1e-12);
+        run_free(&run);
     }
 }
 END_TEST
@@ -294,6 +387,9 @@ Suite *suite_pipeline(void)
     tcase_add_test(tc, gpipe_and_1f1b_bubble);
     tcase_add_test(tc, interleaved_bubble);
     tcase_add_test(tc, naive_keeps_each_stage_busy_one_pth);
+    tcase_add_test(tc, zbh1_bubble);
+    tcase_add_test(tc, zbh2_bubble);
+    tcase_add_test(tc, zero_bubble_in_flight);
     tcase_add_test(tc, in_flight_micro_batches);
     tcase_add_test(tc, interleaved_first_stage_memory);
     tcase_add_test(tc, p2p_bytes_per_step);

@@ -137,7 +137,7 @@ static const BadCase bad[] = {
     {PLAN, "{\"micro_batch\": 2}", {"$.micro_batch", "unknown key", "\"micro_batch_size\""}},
     {PLAN, "{\"sequence_parallel\": \"yes\"}", {"$.sequence_parallel", "true or false"}},
     {PLAN, "{\"global_batch_size\": 1e300}", {"$.global_batch_size", "positive integer"}},
-    {PLAN, "{\"dtype\": \"fp8\"}", {"$.dtype", "\"bf16\"", "\"fp8\""}},
+    {PLAN, "{\"dtype\": \"fp4\"}", {"$.dtype", "\"bf16\", \"fp8\"", "\"fp4\""}},
 };
 
 static GError *load(Kind kind, const char *json, char **path_out)

@@ -3,6 +3,8 @@
  *
  * Random valid plans on random clusters (1 to 64 nodes of 1 to 8 GPUs, 1
  * to 8 NICs a node, an oversubscribed spine or not, interference or not),
+ * dense or mixtures of experts with their expert parallelism, capacity,
+ * imbalance and dispatcher,
  * with every schedule, ZeRO stage, recomputation, rank order and forced
  * algorithm, contention on and off, are replayed twice: reduced (one rank
  * per orbit of the tp and dp shifts that map the cluster onto itself) and
@@ -15,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cost/transformer.h"
 #include "strategy/strategy.h"
 #include "testutil.h"
 
@@ -83,6 +86,11 @@ static ClusterSpec *random_cluster(GRand *rng)
     c->gpu.launch_s = 2e-6;
     c->gpu.comm_interference = PICK(rng, 0, 0, 1) * 0.1;
     c->storage_Bps = PICK(rng, 0, 1, 10) * 1e9;
+    /* FP8 and the host, for dtype fp8 and offload (offload.h) */
+    c->gpu.peak_fp8_flops = 2 * c->gpu.peak_flops;
+    c->gpu.pcie_Bps = 25e9;
+    c->host_memory_bytes = 2048 * 1073741824.0;
+    c->cpu_adam_params_s = 4e9;
     return c;
 }
 
@@ -92,7 +100,9 @@ static void random_plan(GRand *rng, const ModelSpec *m, const ClusterSpec *c, Pl
     int gpus = cluster_spec_gpus(c);
     p->tp = PICK(rng, 1, 1, 2, 4, 8);
     p->pp = PICK(rng, 1, 1, 2, 4);
-    int most = MAX(1, gpus / (p->tp * p->pp));
+    p->cp = PICK(rng, 1, 1, 2, 4);
+    p->cp_algorithm = (CpAlgorithm)g_rand_int_range(rng, 0, 2);
+    int most = MAX(1, gpus / (p->tp * p->cp * p->pp));
     /* mostly every GPU, which keeps the nodes whole and the symmetry */
     p->dp = g_rand_boolean(rng) || most == 1 ? most : g_rand_int_range(rng, 1, most + 1);
     p->micro_batch_size = PICK(rng, 1, 2);
@@ -102,11 +112,13 @@ static void random_plan(GRand *rng, const ModelSpec *m, const ClusterSpec *c, Pl
         p->virtual_stages = 2;
         micro_batches = p->pp * PICK(rng, 1, 2);
     }
+    if (p->schedule == SCHEDULE_ZBH2) /* its least (schedule_zbh2.c) */
+        micro_batches = MAX(micro_batches, 2 * p->pp - 1);
     p->global_batch_size = p->micro_batch_size * p->dp * micro_batches;
     p->zero_stage = g_rand_int_range(rng, 0, 4);
     p->sequence_parallel = p->tp > 1 && g_rand_boolean(rng);
     p->recompute = (Recompute)g_rand_int_range(rng, 0, 3);
-    p->rank_order = (RankOrder)g_rand_int_range(rng, 0, 6);
+    p->rank_order = (RankOrder)g_rand_int_range(rng, 0, RANK_ORDERS);
     p->overlap_grad_reduce = g_rand_boolean(rng);
     p->ddp_bucket_size = PICK(rng, 100000, 40000000);
     p->collective_algorithm =
@@ -115,7 +127,15 @@ static void random_plan(GRand *rng, const ModelSpec *m, const ClusterSpec *c, Pl
     p->link_contention = PICK(rng, 1, 1, 0);
     /* a data loader, slow enough to stall now and then (data_loader.h) */
     p->bytes_per_sample = PICK(rng, 0, 0, 1000000);
-    (void)m;
+    /* experts over ep ranks of the data-parallel ones (expert_parallel.c) */
+    if (tf_moe(m)) {
+        p->ep = PICK(rng, 1, 2, 4);
+        p->moe_capacity_percent = PICK(rng, 0, 0, 125);
+        p->moe_imbalance_percent = PICK(rng, 100, 150);
+        p->moe_dispatcher = (MoeDispatcher)g_rand_int_range(rng, 0, 2);
+    }
+    p->dtype = (Dtype)PICK(rng, DTYPE_BF16, DTYPE_FP8);
+    p->offload = (Offload)PICK(rng, OFFLOAD_NONE, OFFLOAD_NONE, OFFLOAD_OPTIMIZER);
 }
 
 /* The report of `plan` as parsed JSON, replayed in full or not. */
@@ -141,6 +161,10 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
     while (compared < PLANS) {
         ck_assert_msg(++tried < 20 * PLANS, "too few valid plans: %d of %d", compared, tried);
         ModelSpec *m = test_gpt(PICK(rng, 4, 8), 256, 8, 512, 128);
+        m->experts = PICK(rng, 0, 4); /* a mixture of experts, half the time */
+        m->experts_per_token = PICK(rng, 1, 2);
+        m->moe_ffn_hidden_size = 256;
+        m->moe_layer_frequency = 1;
         ClusterSpec *c = random_cluster(rng);
         PlanSpec *plan = plan_spec_new();
         random_plan(rng, m, c, plan);
@@ -150,10 +174,11 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
             cJSON *fast = report(m, c, plan, FALSE, &simulated);
             cJSON *full = report(m, c, plan, TRUE, &all);
             g_autofree char *why = difference(fast, full, "$");
-            ck_assert_msg(!why, "plan %d (tp %d pp %d dp %d on %d x %d GPUs, %d NICs): %s",
-                          compared, plan->tp, plan->pp, plan->dp, c->nodes, c->gpus_per_node,
+            ck_assert_msg(!why, "plan %d (tp %d cp %d pp %d dp %d on %d x %d GPUs, %d NICs): %s",
+                          compared, plan->tp, plan->cp, plan->pp, plan->dp, c->nodes,
+                          c->gpus_per_node,
                           c->nics_per_node, why);
-            ck_assert_int_eq(all, plan->tp * plan->pp * plan->dp);
+            ck_assert_int_eq(all, plan_spec_gpus(plan));
             reduced += simulated < all;
             compared++;
             cJSON_Delete(fast);

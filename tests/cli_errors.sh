@@ -282,6 +282,14 @@ expect_fail "a grid value of the wrong kind" "$g" '$.tp' "expected an integer" '
 
 expect_fail "interleaved schedule with pp 1" "--schedule" "interleaved" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --schedule interleaved
+expect_fail "zero-bubble schedule with pp 1" "--schedule" '"zb-h1"' "pp = 1" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --schedule zb-h1
+expect_fail "zero-bubble schedule with virtual stages" "--virtual-stages" "got 2" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 2 --schedule zb-h2 --virtual-stages 2
+expect_fail "zb-h2 with fewer than 2p - 1 micro-batches" "--global-batch-size" \
+    "at least 3 for the \"zb-h2\" schedule with pp = 2" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 2 --dp 1 --global-batch-size 2 \
+    --schedule zb-h2
 
 # a step too big to hold in memory is refused before it is built
 expect_fail "step of too many tasks" "--global-batch-size" "at most 50000000 tasks" -- \
@@ -503,5 +511,56 @@ c=$tmp/storage-list.json
 derive "$a100" "$c" 's/"gpus_per_node": 8,/"gpus_per_node": 8, "storage": [2],/' &&
     expect_fail "cluster storage not an object" "$c" '$.storage' -- \
         simulate --model "$tiny" --cluster "$c" --nodes 1
+
+# ---- mixtures of experts (expert_parallel.c) ----------------------------
+moe=$top_srcdir/models/mixtral-8x7b.json
+m=$tmp/top-k.json
+derive "$moe" "$m" 's/"experts_per_token": 2/"experts_per_token": 9/' &&
+    expect_fail "model experts_per_token above experts" "$m" '$.experts_per_token' "9" \
+        "at most the experts, 8" -- simulate --model "$m" --cluster "$a100" --nodes 1
+expect_fail "--ep not dividing dp" "--ep" "3" "a divisor of dp x cp = 8" -- \
+    simulate --model "$moe" --cluster "$a100" --nodes 1 --ep 3
+expect_fail "--ep not dividing the experts" "--ep" "16" "a divisor of the experts, 8" -- \
+    simulate --model "$moe" --cluster "$a100" --nodes 2 --ep 16
+expect_fail "--ep on a dense model" "--ep" "2" "1 for a model without experts" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --ep 2
+expect_fail "--ep with ZeRO" "--zero-stage" "1" "0 with ep > 1" -- \
+    simulate --model "$moe" --cluster "$a100" --nodes 1 --ep 2 --zero-stage 1
+
+# ---- context parallelism (context_parallel.c, plan.c) --------------------
+expect_fail "--cp not dividing the GPUs" "--cp" "3" "tp x cp x pp = 1 x 3 x 1 = 3 divides" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --cp 3
+expect_fail "--cp with tp over the GPUs" "--cp" "4" "tp x cp x pp = 4 x 4 x 1 = 16" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --cp 4 --tp 4
+expect_fail "--cp all_to_all with heads not dividing" "--cp" "4" \
+    "tp x cp = 4 x 4 divides attention_heads = 8" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 2 --cp 4 --tp 4 --cp-algorithm all_to_all
+expect_fail "--cp ring with 2 cp not dividing the sequence" "--cp" "128" \
+    "2 x cp divides seq_length = 128" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 16 --cp 128
+expect_fail "--cp-algorithm unknown" "--cp-algorithm" "ulysses" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --cp 2 --cp-algorithm ulysses
+
+# dtype fp8 and offload need cluster keys (cluster_spec_check_plan)
+expect_fail "dtype fp8 on A100" "$a100" '$.gpu.peak_fp8_tflops' "dtype fp8 (--dtype)" "none" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --dtype fp8
+c=$tmp/no-pcie.json
+derive "$a100" "$c" 's/"pcie_GBps": 25,//' &&
+    expect_fail "offload without pcie_GBps" "$c" '$.gpu.pcie_GBps' "offload optimizer" -- \
+        simulate --model "$tiny" --cluster "$c" --nodes 1 --offload optimizer
+c=$tmp/no-host.json
+derive "$a100" "$c" 's/"host_memory_GiB": 2048,//' &&
+    expect_fail "offload without host_memory_GiB" "$c" '$.host_memory_GiB' -- \
+        simulate --model "$tiny" --cluster "$c" --nodes 1 --offload optimizer
+c=$tmp/no-adam.json
+derive "$a100" "$c" 's/"cpu_adam_params_per_s": 4e9,//' &&
+    expect_fail "offload without cpu_adam_params_per_s" "$c" '$.cpu_adam_params_per_s' -- \
+        simulate --model "$tiny" --cluster "$c" --nodes 1 --offload optimizer
+c=$tmp/fp8-zero.json
+derive "$a100" "$c" 's/"pcie_GBps": 25,/"pcie_GBps": 25, "peak_fp8_tflops": 0,/' &&
+    expect_fail "cluster peak_fp8_tflops 0" "$c" '$.gpu.peak_fp8_tflops' "0" -- \
+        simulate --model "$tiny" --cluster "$c" --nodes 1
+expect_fail "--offload unknown" "--offload" '"activations"' -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --offload activations
 
 finish

@@ -137,12 +137,14 @@ problem=$problem$(run named-cache simulate --seq-length 4096 --nodes 1 --tp 8 \
 check "a config.json is named after its folder, or its repository in the Hugging Face cache" \
     "$problem"
 
-# ---- mixtures of experts are refused -------------------------------------------
+# ---- mixtures of experts are read from each key (docs/model.md) -----------------
 for key in num_local_experts n_routed_experts num_experts; do
     sed "s/^{/{\"$key\": 8,/" "$hf" >"$tmp/moe.json"
-    fails_with "a Hugging Face config with $key 8 is refused" \
-        "plansim: $tmp/moe.json: \$.$key: expected a dense model (mixtures of experts are not simulated yet), got 8" \
-        simulate --model "$tmp/moe.json" --seq-length 4096
+    problem=$(run "moe-$key" simulate --model "$tmp/moe.json" --seq-length 4096 --nodes 1 \
+        --ep 8 --global-batch-size 8)
+    grep -q "^comm ep  *all_to_all" "$tmp/moe-$key.out" ||
+        problem="$problem; no comm ep all_to_all line"
+    check "a Hugging Face config with $key 8 is a mixture of experts" "$problem"
 done
 sed 's/^{/{"num_experts": 1,/' "$hf" >"$tmp/one-expert.json"
 problem=$(run one-expert simulate --model "$tmp/one-expert.json" --seq-length 4096 --nodes 1 \

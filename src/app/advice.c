@@ -63,10 +63,10 @@ static PlanSpec *changed_plan(const ModelSpec *model, const ClusterSpec *cluster
     g_autoptr(PlanSpec) p = plan_spec_copy(plan);
     for (int i = 0; i < n; i++)
         plan_field_put(p, candidates[change[i].row].field, change[i].value, NULL);
-    long long gpus = (long long)plan->tp * plan->pp * plan->dp, tp_pp = (long long)p->tp * p->pp;
-    if (gpus % tp_pp != 0)
+    long long gpus = plan_spec_gpus(plan), others = plan_spec_gpus(p) / p->dp;
+    if (gpus % others != 0)
         return NULL;
-    p->dp = (int)(gpus / tp_pp);
+    p->dp = (int)(gpus / others);
     if (p->pp != plan->pp && !plan->origin[PLAN_LAYERS_PER_STAGE]) { /* split anew */
         g_clear_pointer(&p->layers_per_stage.v, g_free);
         p->layers_per_stage.n = 0;

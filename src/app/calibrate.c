@@ -447,6 +447,7 @@ static ClusterSpec *cluster_copy(const ClusterSpec *c)
     ClusterSpec *copy = g_memdup2(c, sizeof *c);
     copy->name = g_strdup(c->name);
     copy->gpu.name = g_strdup(c->gpu.name);
+    copy->path = g_strdup(c->path);
     return copy;
 }
 
@@ -533,10 +534,18 @@ char *calib_cluster_json(const ClusterSpec *c)
     jsonw_int(jsonw_key(&w, "gpus_per_node"), c->gpus_per_node);
     if (c->algorithm != ALGORITHM_AUTO)
         jsonw_string(jsonw_key(&w, "collective_algorithm"), collective_algorithm_name(c->algorithm));
+    if (c->host_memory_bytes > 0)
+        jsonw_number(jsonw_key(&w, "host_memory_GiB"), c->host_memory_bytes / 1073741824.0);
+    if (c->cpu_adam_params_s > 0)
+        jsonw_number(jsonw_key(&w, "cpu_adam_params_per_s"), c->cpu_adam_params_s);
     const GpuSpec *g = &c->gpu;
     jsonw_begin_object(jsonw_key(&w, "gpu"), 4);
     jsonw_string(jsonw_key(&w, "name"), g->name);
     jsonw_number(jsonw_key(&w, "peak_tflops"), g->peak_flops / 1e12);
+    if (g->peak_fp8_flops > 0)
+        jsonw_number(jsonw_key(&w, "peak_fp8_tflops"), g->peak_fp8_flops / 1e12);
+    if (g->pcie_Bps > 0)
+        jsonw_number(jsonw_key(&w, "pcie_GBps"), g->pcie_Bps / 1e9);
     jsonw_number(jsonw_key(&w, "memory_GiB"), g->memory_bytes / 1073741824.0);
     jsonw_number(jsonw_key(&w, "runtime_reserve_GiB"), g->reserve_bytes / 1073741824.0);
     jsonw_number(jsonw_key(&w, "memory_bandwidth_GBps"), g->memory_Bps / 1e9);

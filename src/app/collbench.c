@@ -11,6 +11,7 @@ static double bus_factor(CollOp op, int n)
     case COLL_ALL_REDUCE:
         return 2.0 * (n - 1) / n;
     case COLL_SEND_RECV:
+    case COLL_RING_EXCHANGE:
         return 1;
     default:
         return (double)(n - 1) / n;

@@ -487,7 +487,7 @@ static gboolean simulate(void *args, GError **error)
         !plan_spec_resolve(plan, model, cluster, error))
         return FALSE;
     if (stages_only < 0)
-        stages_only = (long long)plan->tp * plan->pp * plan->dp > 64;
+        stages_only = plan_spec_gpus(plan) > 64;
     g_autoptr(WhatIf) whatif = inputs_whatif(&a->in, error);
     Report rep;
     double tokens, price;

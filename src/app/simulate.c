@@ -62,11 +62,11 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
     }
     gboolean what_if = whatif_active(w);
     EmitSlowdown slow = {gpu_factor, what_if ? w->jitter : 0, what_if ? w->seed : 0};
-    /* every shift of tp and dp that maps the cluster onto itself, unless the
+    /* every shift of tp, cp and dp that maps the cluster onto itself, unless the
      * plan, a trace of every GPU or a what-if asks for all of them */
     unsigned dims = plan->full_fidelity || what_if || (trace_path && !stages_only)
                         ? 0
-                        : 1u << GROUP_TP | 1u << GROUP_DP;
+                        : 1u << GROUP_TP | 1u << GROUP_CP | 1u << GROUP_DP;
     Symmetry *sym = NULL;
     Graph *graph = NULL;
     Replay *rep = NULL;
@@ -97,6 +97,7 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
             .plan = plan,
             .gpus = gpus,
             .parameters = tf_params(model),
+            .active_parameters = tf_active_params(model),
             .micro_batches = plan_spec_micro_batches(plan),
         };
         metrics_compute(graph, rep, layout, sym, model, cluster, plan, &out->metrics);

@@ -77,13 +77,14 @@ static gboolean make_plan(const SweepSpec *spec, gint64 combo, PlanSpec **out, G
     PlanSpec *plan = *out = plan_spec_copy(spec->base);
     plan_grid_apply(spec->grid, combo, plan);
     if (plan->dp == 0) {
-        long long tp_pp = (long long)plan->tp * plan->pp;
-        g_autofree char *got = g_strdup_printf("%lld", tp_pp);
-        if (spec->gpus % tp_pp != 0) {
-            ps_error_value(error, "tp x pp", got, "a divisor of the %d GPUs", spec->gpus);
+        long long others = (long long)plan->tp * plan->cp * plan->pp;
+        g_autofree char *got = g_strdup_printf("%lld", others);
+        if (spec->gpus % others != 0) {
+            ps_error_value(error, plan->cp > 1 ? "tp x cp x pp" : "tp x pp", got,
+                           "a divisor of the %d GPUs", spec->gpus);
             return FALSE;
         }
-        plan->dp = (int)(spec->gpus / tp_pp);
+        plan->dp = (int)(spec->gpus / others);
     }
     return plan_spec_resolve(plan, spec->model, spec->cluster, error) &&
            strategy_check(plan, spec->model, error);
@@ -199,10 +200,11 @@ static void render(Job *job, Slot *slot)
                   .cluster = spec->cluster->name,
                   .plan = plan,
                   .parameters = tf_params(spec->model),
+                  .active_parameters = tf_active_params(spec->model),
                   .status = slot->row.status,
                   .bound_s = slot->row.bound_s,
                   .reason = slot->message};
-    long long gpus = (long long)plan->tp * plan->pp * plan->dp; /* 0: dp did not resolve */
+    long long gpus = plan_spec_gpus(plan); /* 0: dp did not resolve */
     rep.gpus = gpus <= G_MAXINT ? (int)gpus : 0;
     if (valid)
         rep.micro_batches = plan_spec_micro_batches(plan);

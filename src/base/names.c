@@ -10,10 +10,14 @@ const char *const schedule_names[] = {
     NULL};
 const char *const recompute_names[] = {"none", "selective", "full", NULL};
 const char *const attention_names[] = {"flash", "standard", NULL};
-const char *const dtype_names[] = {"bf16", NULL};
+const char *const dtype_names[] = {"bf16", "fp8", NULL};
+const char *const offload_names[] = {"none", "optimizer", NULL};
 const char *const grad_accum_dtype_names[] = {"fp32", "bf16", NULL};
 const char *const rank_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
-                                        "pp-tp-dp", "pp-dp-tp", NULL};
+                                        "pp-tp-dp", "pp-dp-tp", "cp-tp-dp-pp", "tp-dp-cp-pp",
+                                        NULL};
+const char *const cp_algorithm_names[] = {"ring", "all_to_all", NULL};
+const char *const moe_dispatcher_names[] = {"all_to_all", "all_gather", NULL};
 const char *const collective_algorithm_names[] = {"auto",
 #define ALGORITHM(ID, name, forcible) #name,
 #include "base/algorithms.def"
@@ -26,7 +30,7 @@ const char *const collective_algorithm_choices[] = {"auto",
                                                     NULL};
 
 const char *const collective_names[] = {"all_reduce", "all_gather", "reduce_scatter",
-                                        "all_to_all", "send_recv",  NULL};
+                                        "all_to_all", "send_recv",  "ring_exchange", NULL};
 
 const char *collective_name(CollOp op)
 {
@@ -38,6 +42,13 @@ const char *collective_algorithm_name(CollAlgorithm a)
 {
     g_assert(a >= 0 && a < ALGORITHMS);
     return collective_algorithm_names[a];
+}
+
+double dtype_bytes(Dtype d)
+{
+    static const double bytes[] = {[DTYPE_BF16] = 2, [DTYPE_FP8] = 1};
+    g_assert(d >= 0 && d < (int)G_N_ELEMENTS(bytes));
+    return bytes[d];
 }
 
 int names_find(const char *const *table, const char *name)

@@ -36,22 +36,53 @@ extern const char *const attention_names[];
 typedef enum { GRAD_ACCUM_FP32, GRAD_ACCUM_BF16 } GradAccumDtype;
 extern const char *const grad_accum_dtype_names[];
 
-/* Element types of parameters, gradients and activations. */
-typedef enum { DTYPE_BF16 } Dtype;
+/* The element type of the transformer layers' matrix multiplies (the
+ * plan's dtype; docs/model.md, "FP8"): bf16, or fp8 as Transformer
+ * Engine runs it (E4M3 forward, E5M2 gradients), whose GEMMs read 1-byte
+ * inputs while everything else stays in bf16. */
+typedef enum { DTYPE_BF16, DTYPE_FP8 } Dtype;
 extern const char *const dtype_names[];
+
+/* Bytes of one element of `d`: bf16 2, fp8 1. The one place element
+ * sizes live; bf16 tensors take dtype_bytes(DTYPE_BF16). */
+double dtype_bytes(Dtype d);
+
+/* What leaves the GPU for host memory (docs/model.md, "Offload"): nothing,
+ * or the optimizer states and step (ZeRO-Offload). */
+typedef enum { OFFLOAD_NONE, OFFLOAD_OPTIMIZER } Offload;
+extern const char *const offload_names[];
 
 /* Rank numbering, fastest-varying coordinate first (Megatron-LM's order
  * strings): RANK_ORDER_TP_DP_PP, the default, keeps a tensor-parallel group
- * on consecutive GPUs, so inside a node. */
+ * on consecutive GPUs, so inside a node. The context-parallel coordinate
+ * varies right after tp in the orders that do not name it (Megatron-Core's
+ * tp-cp-dp-pp), so with cp = 1 they number ranks as before; the last two
+ * place it first or after dp. */
 typedef enum {
     RANK_ORDER_TP_DP_PP,
     RANK_ORDER_TP_PP_DP,
     RANK_ORDER_DP_TP_PP,
     RANK_ORDER_DP_PP_TP,
     RANK_ORDER_PP_TP_DP,
-    RANK_ORDER_PP_DP_TP
+    RANK_ORDER_PP_DP_TP,
+    RANK_ORDER_CP_TP_DP_PP,
+    RANK_ORDER_TP_DP_CP_PP,
+    RANK_ORDERS
 } RankOrder;
 extern const char *const rank_order_names[];
+
+/* How context parallelism splits attention (docs/model.md, "Context
+ * parallelism"): ring attention's KV exchange around the CP group, or
+ * DeepSpeed-Ulysses' all-to-alls that trade the sequence split for a head
+ * split around attention. */
+typedef enum { CP_RING, CP_ALL_TO_ALL } CpAlgorithm;
+extern const char *const cp_algorithm_names[];
+
+/* How a MoE layer sends tokens to their experts' GPUs (expert_parallel.c):
+ * an all-to-all there and back, or an all-gather of every token over the
+ * expert-parallel group and a reduce-scatter back. */
+typedef enum { MOE_DISPATCHER_ALL_TO_ALL, MOE_DISPATCHER_ALL_GATHER } MoeDispatcher;
+extern const char *const moe_dispatcher_names[];
 
 /* Collective algorithms (NCCL's; algorithms.def). */
 typedef enum {
@@ -72,6 +103,8 @@ typedef enum {
     COLL_REDUCE_SCATTER,
     COLL_ALL_TO_ALL,
     COLL_SEND_RECV,
+    COLL_RING_EXCHANGE, /* every member sends S to the next, around the group (nccl-tests'
+                         * sendrecv; ring attention's KV exchange) */
     COLL_N_OPS
 } CollOp;
 extern const char *const collective_names[]; /* "all_reduce", "all_gather", ... */

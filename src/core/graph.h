@@ -24,7 +24,7 @@
 
 #include "base/names.h"
 
-#define GRAPH_MAX_STREAMS    5
+#define GRAPH_MAX_STREAMS    7
 #define GRAPH_MEM_CATEGORIES 8
 #define GRAPH_OFF_STREAM     (-1)
 

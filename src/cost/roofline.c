@@ -51,10 +51,15 @@ double gemm_waves(const GpuSpec *gpu, const Op *op)
     return has_waves(gpu, op) ? waves_of(gpu, op).waves : 0;
 }
 
+double roofline_peak(const GpuSpec *gpu, Dtype dtype)
+{
+    return dtype == DTYPE_FP8 ? gpu->peak_fp8_flops : gpu->peak_flops;
+}
+
 double gemm_compute_s(const GpuSpec *gpu, const Op *op)
 {
     double intensity = op->bytes > 0 ? op->flops / op->bytes : INFINITY;
-    double rate = gpu->peak_flops * gemm_efficiency_at(gpu, intensity);
+    double rate = roofline_peak(gpu, op->dtype) * gemm_efficiency_at(gpu, intensity);
     if (!has_waves(gpu, op))
         return op->flops / rate;
     Waves w = waves_of(gpu, op);

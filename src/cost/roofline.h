@@ -8,7 +8,9 @@
  * flops / bytes (gemm_efficiency_at); when its shape is known and the GPU
  * gives its SM count, its output is cut into tiles of GEMM_TILE x
  * GEMM_TILE, one tile per SM at a time, and it takes whole waves of
- * sm_count tiles (gemm_compute_s). */
+ * sm_count tiles (gemm_compute_s). A matrix multiply in fp8 runs at the
+ * GPU's FP8 peak, at the efficiency of its own intensity, its bytes
+ * counted with 1-byte inputs (docs/model.md, "FP8"). */
 #ifndef PLANSIM_COST_ROOFLINE_H
 #define PLANSIM_COST_ROOFLINE_H
 
@@ -24,6 +26,7 @@ typedef struct {
      * wave quantisation). Last, so that {name, flops, bytes, gemm}
      * initialisers leave them 0. */
     double m, n, k, batch;
+    Dtype dtype; /* a matrix multiply's input type; DTYPE_BF16 (0) unless set */
 } Op;
 
 /* The tile one thread block (CTA) computes: 128 x 128 outputs, one of the
@@ -38,6 +41,10 @@ typedef struct {
 
 double roofline_s(const GpuSpec *gpu, const Op *op);
 
+/* The dense peak of `dtype` matrix multiplies: peak_flops for bf16,
+ * peak_fp8_flops for fp8. */
+double roofline_peak(const GpuSpec *gpu, Dtype dtype);
+
 /* The fraction of the peak a matrix multiply of `flop_per_byte`
  * arithmetic intensity reaches on full waves: the GPU's gemm_efficiency
  * curve, interpolated linearly in log(flop_per_byte) between its points
@@ -49,8 +56,8 @@ double gemm_efficiency_at(const GpuSpec *gpu, double flop_per_byte);
 double gemm_waves(const GpuSpec *gpu, const Op *op);
 
 /* A matrix multiply's compute time: waves x the time of one full wave of
- * sm_count tiles (2 x tile_m x tile_n x k FLOPs each) at the peak times
- * its efficiency; flops / (peak x efficiency) when it has no waves. */
+ * sm_count tiles (2 x tile_m x tile_n x k FLOPs each) at its dtype's peak
+ * times its efficiency; flops / (peak x efficiency) when it has no waves. */
 double gemm_compute_s(const GpuSpec *gpu, const Op *op);
 
 #endif

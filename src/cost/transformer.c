@@ -1,10 +1,13 @@
 /* transformer.c: operations, parameters and activations of a transformer.
  *
  * Notation as in docs/model.md: s sequence, b micro-batch, h hidden, a heads,
- * f FFN, V vocabulary, t tensor-parallel size; n = s b tokens, ns the tokens
+ * f FFN, V vocabulary, t tensor-parallel size, c context-parallel size;
+ * s_q = s / c the queries of a sequence on this GPU, n = s_q b tokens, ns the tokens
  * a norm or dropout sees (n / t with sequence parallelism), h_kv = kv_heads
- * x h / a. bf16 tensors take 2 bytes per element, dropout masks 1, the
- * cross-entropy's logits 4 (fp32). The memory-bound operations are the
+ * x h / a. bf16 tensors take e16 = dtype_bytes(DTYPE_BF16) = 2 bytes per
+ * element, the inputs of the linear layers' GEMMs eg = dtype_bytes(dtype)
+ * (2 in bf16, 1 in fp8), dropout masks 1, the cross-entropy's logits 4
+ * (fp32); the byte counts of fused kernels sum these sizes. The memory-bound operations are the
  * kernels Megatron-LM and Transformer Engine run, with their bytes read and
  * written (docs/model.md, "Compute"). */
 #include "cost/transformer.h"
@@ -15,17 +18,22 @@ typedef struct {
     double n, ns; /* tokens, tokens for norms and dropout */
     double t;     /* tensor-parallel size */
     double h, hkv, f, v, s, b, a;
+    double sq; /* queries on this GPU: s / c under context parallelism */
     double hkv_t; /* this GPU's K (or V) width: h_kv / t, or one head's
                    * width when t exceeds the KV heads (Megatron then
                    * replicates KV heads) */
+    Dtype dtype;  /* of the linear layers' GEMMs */
+    double e16;   /* bytes of a bf16 element */
+    double eg;    /* bytes of a linear layer's GEMM input element */
 } Dims;
 
 static Dims dims(const ModelSpec *m, Shard sh)
 {
     Dims d;
     d.s = m->seq_length;
+    d.sq = d.s / MAX(sh.cp, 1);
     d.b = sh.micro_batch;
-    d.n = d.s * d.b;
+    d.n = d.sq * d.b;
     d.t = sh.tp;
     d.ns = sh.sequence_parallel ? d.n / d.t : d.n;
     d.h = m->hidden_size;
@@ -34,6 +42,9 @@ static Dims dims(const ModelSpec *m, Shard sh)
     d.hkv_t = m->kv_heads >= sh.tp ? d.hkv / d.t : d.h / d.a;
     d.f = m->ffn_hidden_size;
     d.v = m->vocab_size;
+    d.dtype = sh.dtype;
+    d.e16 = dtype_bytes(DTYPE_BF16);
+    d.eg = dtype_bytes(sh.dtype);
     return d;
 }
 
@@ -48,16 +59,26 @@ static void add(OpList *l, const char *name, double flops, double bytes, int gem
     l->ops[l->n++] = (Op){.name = name, .flops = flops, .bytes = bytes, .gemm = gemm};
 }
 
-/* A GEMM of an (m x k) input by a (k x n) weight into an (m x n) output;
- * its shape sets its tiles and waves (roofline.h). */
-static void gemm(OpList *l, const char *name, double m, double k, double n)
+/* A GEMM of an (m x k) input by a (k x n) weight into an (m x n) bf16
+ * output, its inputs of `dtype`; its shape sets its tiles and waves
+ * (roofline.h). In fp8 it follows Transformer Engine's cast of its input:
+ * read bf16, write the fp8 copy and its transpose (for the weight
+ * gradient), 2 FLOPs an element (scaling, and the amax its recipe needs).
+ * The weights' cast is left out: Megatron-LM casts them on a step's first
+ * micro-batch only (docs/model.md, "FP8"). */
+static void gemm(OpList *l, const Dims *d, Dtype dtype, const char *name, double m, double k,
+                 double n)
 {
-    add(l, name, 2 * m * k * n, 2 * (m * k + k * n + m * n), 1);
+    double e16 = d->e16, e = dtype_bytes(dtype);
+    if (dtype == DTYPE_FP8)
+        add(l, "fp8_cast", 2 * m * k, (e16 + 2 * e) * m * k, 0);
+    add(l, name, 2 * m * k * n, e16 * (m * k + k * n + m * n) - (e16 - e) * (m * k + k * n), 1);
     Op *op = &l->ops[l->n - 1];
     op->m = m;
     op->k = k;
     op->n = n;
     op->batch = 1;
+    op->dtype = dtype;
 }
 
 /* Norm over `tokens` x h: reads and writes bf16. */
@@ -76,12 +97,12 @@ static void dropout_residual(OpList *l, double tokens, double h)
  * softmax, its dropout, and the product with V, on this GPU's heads. */
 static void attention_core(OpList *out, const Dims *d)
 {
-    double scores = d->b * (d->a / d->t) * d->s * d->s;
-    add(out, "scores", 2 * d->b * d->s * d->s * d->h / d->t,
+    double scores = d->b * (d->a / d->t) * d->sq * d->s;
+    add(out, "scores", 2 * d->b * d->sq * d->s * d->h / d->t,
         2 * d->n * (d->h / d->t + d->hkv_t) + 2 * scores, 1);
     add(out, "softmax", 5 * scores, 4 * scores, 0);
     add(out, "attn_dropout", scores, 5 * scores, 0);
-    add(out, "attn_v", 2 * d->b * d->s * d->s * d->h / d->t,
+    add(out, "attn_v", 2 * d->b * d->sq * d->s * d->h / d->t,
         2 * scores + 2 * d->n * (d->hkv_t + d->h / d->t), 1);
 }
 
@@ -108,7 +129,7 @@ static const char FLASH_BACKWARD_REST[] = "flash_attention_bwd_rest";
  * the fp32 logsumexp of each head and token, with no s x s traffic. */
 static void flash_forward(OpList *out, const Dims *d)
 {
-    add(out, FLASH_FORWARD, 4 * d->b * d->s * d->s * d->h / d->t,
+    add(out, FLASH_FORWARD, 4 * d->b * d->sq * d->s * d->h / d->t,
         2 * d->n * (d->h / d->t + 2 * d->hkv_t) + 2 * d->n * d->h / d->t + 4 * d->n * d->a / d->t,
         1);
 }
@@ -119,7 +140,7 @@ static void flash_forward(OpList *out, const Dims *d)
  * the whole backward's lower efficiency; see flash_s. */
 static void flash_backward_rest(OpList *out, const Dims *d)
 {
-    add(out, FLASH_BACKWARD_REST, 2 * d->b * d->s * d->s * d->h / d->t, 0, 1);
+    add(out, FLASH_BACKWARD_REST, 2 * d->b * d->sq * d->s * d->h / d->t, 0, 1);
 }
 
 /* The time of FlashAttention's operations, or -1 for any other. The
@@ -140,9 +161,112 @@ static double flash_s(const GpuSpec *gpu, const Op *op)
     return -1;
 }
 
+gboolean tf_moe(const ModelSpec *m)
+{
+    return m->experts > 1;
+}
+
+gboolean tf_layer_moe(const ModelSpec *m, int layer)
+{
+    return tf_moe(m) && layer >= m->first_dense_layers && layer % m->moe_layer_frequency == 0;
+}
+
+/* Rows all the GPU's routed experts get together: n k expert_load. */
+static double expert_rows(const ModelSpec *m, const Dims *d, Shard sh)
+{
+    return d->n * m->experts_per_token * (sh.expert_load > 0 ? sh.expert_load : 1);
+}
+
+double tf_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how)
+{
+    Dims d = dims(m, sh);
+    double rows = how == MOE_DISPATCHER_ALL_TO_ALL ? expert_rows(m, &d, sh) : MAX(sh.ep, 1) * d.n;
+    return d.e16 * rows * d.h;
+}
+
+/* `batch` GEMMs of one shape in one kernel (a grouped GEMM), each with
+ * weights of its own. */
+static void grouped_gemm(OpList *l, const Dims *d, const char *name, double batch, double m,
+                         double k, double n)
+{
+    int first = l->n;
+    gemm(l, d, d->dtype, name, m, k, n);
+    for (int i = first; i < l->n; i++) {
+        l->ops[i].flops *= batch;
+        l->ops[i].bytes *= batch;
+    }
+    l->ops[l->n - 1].batch = batch;
+}
+
+/* An MLP's activation over `rows` x f: fused GeLU or SwiGLU, as the dense
+ * block's. */
+static void mlp_activation(OpList *l, const ModelSpec *m, const char *name, double rows, double f)
+{
+    add(l, name, 8 * rows * f, (gpt_style(m) ? 4 : 6) * rows * f, 0);
+}
+
+/* A MoE layer's MLP block between its norm and its dropout (transformer.h,
+ * tf_moe): router, permutation (read and write each token copy on the way
+ * out and back), shared experts, the local experts' grouped GEMMs. */
+static void moe_ops(const ModelSpec *m, const Dims *d, Shard sh, OpList *out)
+{
+    double fe_t = m->moe_ffn_hidden_size / d->t, up = gpt_style(m) ? 1 : 2;
+    double rows = expert_rows(m, d, sh), local = m->experts / (double)MAX(sh.ep, 1);
+    gemm(out, d, DTYPE_BF16, "router", d->n, d->h, m->experts);
+    add(out, "moe_permute", 0, 2 * d->e16 * (d->n + rows) * d->h, 0);
+    if (m->shared_experts > 0) {
+        double fs_t = m->shared_experts * fe_t;
+        gemm(out, d, d->dtype, "shared_up", d->n, d->h, up * fs_t);
+        mlp_activation(out, m, "shared_activation", d->n, fs_t);
+        gemm(out, d, d->dtype, "shared_down", d->n, fs_t, d->h);
+    }
+    grouped_gemm(out, d, "experts_up", local, rows / local, d->h, up * fe_t);
+    mlp_activation(out, m, "experts_activation", rows, fe_t);
+    grouped_gemm(out, d, "experts_down", local, rows / local, fe_t, d->h);
+}
+
+/* What an MLP of `rows` x f (per GPU) keeps for its backward, as the
+ * dense block: GeLU's input, or SwiGLU's gate and up, in bf16, and the
+ * down GEMM's input. */
+static double mlp_kept_bytes(const ModelSpec *m, const Dims *d, double rows, double f_t)
+{
+    return ((gpt_style(m) ? 1 : 2) * d->e16 + d->eg) * rows * f_t;
+}
+
+/* A MoE block's: the router's fp32 probabilities, the permuted tokens (the
+ * experts' first GEMM input) and each MLP's own. */
+static double moe_kept_bytes(const ModelSpec *m, const Dims *d, Shard sh)
+{
+    double rows = expert_rows(m, d, sh), fe_t = m->moe_ffn_hidden_size / d->t;
+    return 4 * d->n * m->experts + d->eg * rows * d->h + mlp_kept_bytes(m, d, rows, fe_t) +
+           mlp_kept_bytes(m, d, d->n, m->shared_experts * fe_t);
+}
+
 Shard tf_shard(const PlanSpec *plan)
 {
-    return (Shard){plan->micro_batch_size, plan->tp, plan->sequence_parallel, plan->attention};
+    /* padded to capacity, every expert gets its capacity; dropless, the
+     * busiest sets the pace */
+    int load = plan->moe_capacity_percent > 0 ? plan->moe_capacity_percent
+                                              : plan->moe_imbalance_percent;
+    return (Shard){plan->micro_batch_size, plan->tp, plan->sequence_parallel, plan->attention,
+                   plan->dtype, plan->ep, load / 100.0, plan->cp};
+}
+
+double tf_tokens(const ModelSpec *m, Shard sh)
+{
+    return dims(m, sh).n;
+}
+
+double tf_q_bytes(const ModelSpec *m, Shard sh)
+{
+    Dims d = dims(m, sh);
+    return d.e16 * d.n * d.h / d.t;
+}
+
+double tf_kv_bytes(const ModelSpec *m, Shard sh)
+{
+    Dims d = dims(m, sh);
+    return 2 * d.e16 * d.n * d.hkv_t;
 }
 
 void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
@@ -151,7 +275,7 @@ void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
     out->n = 0;
     norm(out, "norm", d.ns, d.h);
     if (block == BLOCK_ATTENTION) {
-        gemm(out, "qkv", d.n, d.h, d.h / d.t + 2 * d.hkv_t);
+        gemm(out, &d, d.dtype, "qkv", d.n, d.h, d.h / d.t + 2 * d.hkv_t);
         /* Llama: rotary embedding of Q and K, Transformer Engine's fused
          * kernel (read and write 2 bytes an element, 3 FLOPs) */
         if (!gpt_style(m))
@@ -160,15 +284,17 @@ void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
             flash_forward(out, &d);
         else
             attention_core(out, &d);
-        gemm(out, "out_proj", d.n, d.h / d.t, d.h);
+        gemm(out, &d, d.dtype, "out_proj", d.n, d.h / d.t, d.h);
+    } else if (tf_moe(m)) {
+        moe_ops(m, &d, sh, out);
     } else {
         double up = gpt_style(m) ? d.f : 2 * d.f; /* SwiGLU: gate and up */
-        gemm(out, "mlp_up", d.n, d.h, up / d.t);
+        gemm(out, &d, d.dtype, "mlp_up", d.n, d.h, up / d.t);
         /* Megatron's fused bias and GeLU (read 2, write 2 bytes an element
          * of n x f/t), or fused SwiGLU (read gate and up, 4; write 2) */
         add(out, "activation", 8 * d.n * d.f / d.t,
             gpt_style(m) ? 4 * d.n * d.f / d.t : 6 * d.n * d.f / d.t, 0);
-        gemm(out, "mlp_down", d.n, d.f / d.t, d.h);
+        gemm(out, &d, d.dtype, "mlp_down", d.n, d.f / d.t, d.h);
     }
     dropout_residual(out, d.ns, d.h);
 }
@@ -207,8 +333,9 @@ void tf_head_ops(const ModelSpec *m, Shard sh, OpList *out)
     Dims d = dims(m, sh);
     out->n = 0;
     norm(out, "final_norm", d.ns, d.h);
-    /* bf16 logits, n x V/t */
-    gemm(out, "logits", d.n, d.h, d.v / d.t);
+    /* bf16 logits, n x V/t: the output layer is not one of Transformer
+     * Engine's, so bf16 in fp8 training too */
+    gemm(out, &d, DTYPE_BF16, "logits", d.n, d.h, d.v / d.t);
     /* Megatron's vocabulary-parallel cross-entropy, per logit: the cast to
      * fp32 (read 2, write 4), the max (read 4), the max subtracted (read
      * 4, write 4), exp in place (read 4, write 4), the sum (read 4), the
@@ -241,11 +368,26 @@ double tf_ops_flops(const OpList *ops, gboolean gemm_only)
     return f;
 }
 
+/* DeepSeek-V2's latent attention's weights on one GPU (arXiv 2405.04434,
+ * section 2.1.2 and Appendix C): Q's down-projection and norm (with
+ * q_lora_rank) and up-projection, the joint KV down-projection with the
+ * shared rotary key, its norm, the KV up-projection and the output
+ * projection; down-projections and norms replicated over tp. */
+static double latent_attention_params(const ModelSpec *m, double t)
+{
+    double h = m->hidden_size, a = m->attention_heads, q = m->q_lora_rank;
+    double qk = m->qk_nope_head_dim + m->qk_rope_head_dim, kv = m->kv_lora_rank;
+    double q_proj = q > 0 ? h * q + q + q * a * qk / t : h * a * qk / t;
+    return q_proj + h * (kv + m->qk_rope_head_dim) + kv +
+           kv * a * (m->qk_nope_head_dim + m->v_head_dim) / t + a * m->v_head_dim * h / t;
+}
+
 double tf_layer_params(const ModelSpec *m, int tp)
 {
-    Dims d = dims(m, (Shard){1, tp, FALSE, ATTENTION_FLASH});
+    Dims d = dims(m, (Shard){.micro_batch = 1, .tp = tp});
     double qkv = d.h / d.t + 2 * d.hkv_t; /* columns of the QKV weight on this GPU */
-    double attention = d.h * qkv + d.h * d.h / d.t;
+    double attention =
+        m->kv_lora_rank > 0 ? latent_attention_params(m, d.t) : d.h * qkv + d.h * d.h / d.t;
     double mlp = (gpt_style(m) ? 2 : 3) * d.h * d.f / d.t;
     /* GPT: biases of qkv and fc1 split by column, of the projection and
      * fc2 replicated; two LayerNorms (weight, bias). Llama: two RMSNorm
@@ -253,6 +395,51 @@ double tf_layer_params(const ModelSpec *m, int tp)
     if (gpt_style(m))
         return attention + mlp + qkv + d.h + d.f / d.t + d.h + 4 * d.h;
     return attention + mlp + 2 * d.h;
+}
+
+/* An expert's weights on one GPU (f_e split over tp): GPT's with fc1's
+ * split bias and fc2's replicated one. */
+static double expert_params(const ModelSpec *m, double t)
+{
+    double h = m->hidden_size, fe_t = m->moe_ffn_hidden_size / t;
+    return gpt_style(m) ? 2 * h * fe_t + fe_t + h : 3 * h * fe_t;
+}
+
+double tf_layer_expert_params(const ModelSpec *m, int tp, int ep)
+{
+    return m->experts / ep * expert_params(m, tp);
+}
+
+/* A MoE layer's parameters on one GPU that holds `held` routed experts. */
+static double moe_layer_params(const ModelSpec *m, int tp, int held)
+{
+    /* the dense layer without its MLP: the same model with an empty FFN
+     * (whose GPT fc2 bias, h, the experts' own biases replace) */
+    ModelSpec attention_only = *m;
+    attention_only.ffn_hidden_size = 0;
+    double router = (double)m->hidden_size * m->experts;
+    double fc2_bias = gpt_style(m) ? m->hidden_size : 0;
+    return tf_layer_params(&attention_only, tp) - fc2_bias + router +
+           m->shared_experts * expert_params(m, tp) + held * expert_params(m, tp);
+}
+
+double tf_moe_layer_params(const ModelSpec *m, int tp, int ep)
+{
+    return moe_layer_params(m, tp, m->experts / ep);
+}
+
+/* Parameters of the whole model with `routed` of each MoE layer's experts. */
+static double model_params(const ModelSpec *m, int routed)
+{
+    double layers = 0;
+    for (int i = 0; i < m->layers; i++)
+        layers += tf_layer_moe(m, i) ? moe_layer_params(m, 1, routed) : tf_layer_params(m, 1);
+    return layers + tf_embedding_params(m, 1) + tf_head_params(m, 1);
+}
+
+double tf_active_params(const ModelSpec *m)
+{
+    return model_params(m, m->experts_per_token);
 }
 
 double tf_embedding_params(const ModelSpec *m, int tp)
@@ -270,27 +457,35 @@ double tf_head_params(const ModelSpec *m, int tp)
 
 double tf_params(const ModelSpec *m)
 {
-    return m->layers * tf_layer_params(m, 1) + tf_embedding_params(m, 1) + tf_head_params(m, 1);
+    if (!tf_moe(m)) /* summed as it always was, to the last bit */
+        return m->layers * tf_layer_params(m, 1) + tf_embedding_params(m, 1) + tf_head_params(m, 1);
+    return model_params(m, m->experts);
 }
 
 double tf_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc)
 {
     Dims d = dims(m, sh);
     if (rc == RECOMPUTE_FULL)
-        return block == BLOCK_ATTENTION ? 2 * d.n * d.h : 0;
-    /* norm input, block input (bf16) and the closing dropout mask */
-    double replicated = 2 * d.ns * d.h + 2 * d.ns * d.h + d.ns * d.h;
+        return block == BLOCK_ATTENTION ? d.e16 * d.n * d.h : 0;
+    /* norm input (bf16), the first GEMM's input (the norm's output) and
+     * the closing dropout mask */
+    double replicated = d.e16 * d.ns * d.h + d.eg * d.ns * d.h + d.ns * d.h;
+    if (block == BLOCK_MLP && tf_moe(m))
+        return replicated + moe_kept_bytes(m, &d, sh);
     if (block == BLOCK_MLP) {
-        int kept = gpt_style(m) ? 2 : 3; /* GeLU input, fc2 input; or gate, up, down input */
-        return replicated + kept * 2 * d.n * d.f / d.t;
+        /* GeLU input, fc2 input; or gate, up, down input; all bf16 but
+         * fc2's (down's), a GEMM input */
+        int kept = gpt_style(m) ? 2 : 3;
+        return replicated + kept * d.e16 * d.n * d.f / d.t - (d.e16 - d.eg) * d.n * d.f / d.t;
     }
-    /* Q and K, V, projection input */
-    double sharded = 2 * d.n * (d.h / d.t + d.hkv_t) + 2 * d.n * d.hkv_t + 2 * d.n * d.h / d.t;
+    /* Q and K, V (bf16: attention's), projection input (a GEMM's) */
+    double sharded =
+        d.e16 * d.n * (d.h / d.t + d.hkv_t) + d.e16 * d.n * d.hkv_t + d.eg * d.n * d.h / d.t;
     /* FlashAttention: the fp32 logsumexp of each head and token; else the
      * softmax output (2), its dropout mask (1), dropout output (2) per score */
     double core = sh.attention == ATTENTION_FLASH ? 4 * d.n * d.a / d.t
                   : rc == RECOMPUTE_SELECTIVE     ? 0
-                                                  : 5 * d.a * d.s * d.s * d.b / d.t;
+                                                  : 5 * d.a * d.sq * d.s * d.b / d.t;
     return replicated + sharded + core;
 }
 
@@ -314,12 +509,22 @@ double tf_head_activation_bytes(const ModelSpec *m, Shard sh)
 
 double tf_model_flops(const ModelSpec *m, double sequences)
 {
-    Shard one = {1, 1, FALSE, ATTENTION_FLASH}; /* the same matrix multiplies as standard */
+    Shard one = {.micro_batch = 1, .tp = 1}; /* the same matrix multiplies */
     OpList ops;
     double forward = 0;
+    /* a MoE model's dense layers: the same model without experts */
+    ModelSpec dense = *m;
+    dense.experts = 0;
+    int moe_layers = 0;
+    for (int i = 0; i < m->layers; i++)
+        moe_layers += tf_layer_moe(m, i);
     for (int b = 0; b < TF_BLOCKS; b++) {
-        tf_block_ops(m, (Block)b, one, &ops);
-        forward += m->layers * tf_ops_flops(&ops, TRUE);
+        tf_block_ops(&dense, (Block)b, one, &ops);
+        forward += (b == BLOCK_MLP ? m->layers - moe_layers : m->layers) * tf_ops_flops(&ops, TRUE);
+    }
+    if (moe_layers > 0) { /* uniform routing, no padding: k experts per token */
+        tf_block_ops(m, BLOCK_MLP, one, &ops);
+        forward += moe_layers * tf_ops_flops(&ops, TRUE);
     }
     tf_head_ops(m, one, &ops);
     forward += tf_ops_flops(&ops, TRUE);

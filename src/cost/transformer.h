@@ -4,7 +4,10 @@
  * their FLOPs and HBM bytes (docs/model.md, "Compute");
  * around the layers sit the embedding and the head (final norm, logits,
  * cross-entropy loss). Everything is for one micro-batch on one GPU of a
- * tensor-parallel group (`Shard`). A backward operation costs twice its
+ * tensor- and context-parallel group (`Shard`): with context parallelism
+ * every operation runs on the GPU's s/c tokens, and attention on its
+ * queries against the whole sequence's keys, 1/c of the scores (causal
+ * load balancing evens the work: docs/model.md, "Context parallelism"). A backward operation costs twice its
  * forward (two GEMMs, input and weight gradient, per forward GEMM).
  *
  * Model families: a "gelu" model is GPT-style (LayerNorm, biases, learned
@@ -26,13 +29,29 @@ typedef struct {
     int tp;                     /* t, the tensor-parallel size */
     gboolean sequence_parallel; /* norms and dropout on s/t tokens */
     Attention attention;        /* left out: ATTENTION_FLASH, the plan default */
+    Dtype dtype;                /* of the linear layers' GEMMs; left out: DTYPE_BF16 */
+    int ep;                     /* expert-parallel size; left out (0): 1 */
+    double expert_load;         /* rows an expert GEMM gets over the mean tokens routed to
+                                 * it: the capacity factor, or with dropless routing the
+                                 * busiest expert's load imbalance; left out (0): 1 */
+    int cp;                     /* c, the context-parallel size: this GPU holds s/c tokens of
+                                 * each sequence and computes 1/c of its attention scores;
+                                 * left out (0): 1 */
 } Shard;
 
-/* The plan's Shard: its micro-batch size, tp, sequence parallelism and
- * attention. */
+/* The plan's Shard: its micro-batch size, tp, sequence parallelism,
+ * attention and dtype. */
 Shard tf_shard(const PlanSpec *plan);
 
-#define TF_MAX_OPS 10
+/* Tokens of one micro-batch on this GPU: b s / c. */
+double tf_tokens(const ModelSpec *m, Shard sh);
+/* Bytes of this GPU's share of attention's bf16 tensors for one
+ * micro-batch: its query heads (Q; also the attention output's shape),
+ * b (s/c) h / t elements, and its K and V together, 2 b (s/c) h_kv / t. */
+double tf_q_bytes(const ModelSpec *m, Shard sh);
+double tf_kv_bytes(const ModelSpec *m, Shard sh);
+
+#define TF_MAX_OPS 16
 
 typedef struct {
     Op ops[TF_MAX_OPS];
@@ -40,7 +59,12 @@ typedef struct {
 } OpList;
 
 /* Forward operations of one block of one layer. With FlashAttention the
- * attention core is one operation, the fused kernel's forward. */
+ * attention core is one operation, the fused kernel's forward. In fp8 the
+ * linear layers' GEMMs (qkv, out_proj, mlp_up, mlp_down) read 1-byte
+ * inputs at the FP8 peak, each after a memory-bound cast of its
+ * activation input (Transformer Engine's fused cast and transpose: read
+ * bf16, write fp8 and its transpose, 4 bytes an element); attention, the
+ * logits and every other operation stay bf16 (docs/model.md, "FP8"). */
 void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out);
 /* The operations that run before a block's backward on top of it (which
  * costs twice the block's forward): what recomputation replays (the whole
@@ -61,6 +85,25 @@ void tf_head_ops(const ModelSpec *m, Shard sh, OpList *out);
  * the bf16 parameters (28 bytes per parameter); memory-bound. */
 void tf_optimizer_ops(double params, OpList *out);
 
+/* A mixture of experts (docs/model.md, "Mixture of experts"): whether
+ * the model has routed experts, and whether layer `layer` (0-based) is one
+ * of its MoE layers. For such a model tf_block_ops, tf_block_replay_ops
+ * and the activation functions give the MoE layer's MLP block: the
+ * router GEMM (h x E, replicated over tp), the permutation of the tokens
+ * to their experts and back, the shared experts as a dense MLP of
+ * shared_experts x f_e, and the routed experts as grouped GEMMs: E / ep
+ * local experts, each of n k ep / E x expert_load rows (n the GPU's
+ * tokens, k experts per token; uniform routing), f_e split over tp. */
+gboolean tf_moe(const ModelSpec *m);
+gboolean tf_layer_moe(const ModelSpec *m, int layer);
+/* The size S (net/collective.h) of a MoE layer's token dispatch over the
+ * expert-parallel group per micro-batch, which the combine mirrors. An
+ * all-to-all: one GPU's send buffer, its n k token copies of h bf16
+ * elements, times the capacity factor when experts are padded to capacity
+ * (Shard.expert_load; the dropless imbalance does not change what a GPU
+ * sends). An all-gather: the gathered buffer, the ep GPUs' n tokens. */
+double tf_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how);
+
 /* Sum of the operations' roofline times. */
 double tf_ops_s(const GpuSpec *gpu, const OpList *ops);
 /* Sum of their FLOPs; only matrix multiplies when `gemm_only`. */
@@ -75,10 +118,25 @@ double tf_layer_params(const ModelSpec *m, int tp);
 double tf_embedding_params(const ModelSpec *m, int tp);
 double tf_head_params(const ModelSpec *m, int tp);
 double tf_params(const ModelSpec *m);
+/* A MoE layer's parameters on one GPU: attention, norms, the router
+ * (replicated), the shared experts (split over tp) and its E / ep routed
+ * experts (split over tp); tf_layer_expert_params the routed experts'
+ * part alone, which expert-parallel ranks hold different shards of. With
+ * DeepSeek-V2's latent attention (kv_lora_rank > 0) the attention's are
+ * its projections' (arXiv 2405.04434, section 2.1), the down-projections
+ * replicated over tp, the rest split. */
+double tf_moe_layer_params(const ModelSpec *m, int tp, int ep);
+double tf_layer_expert_params(const ModelSpec *m, int tp, int ep);
+/* The parameters one token's forward uses: tf_params with each MoE
+ * layer's routed experts counted experts_per_token times, not E times. */
+double tf_active_params(const ModelSpec *m);
 
 /* Bytes one block keeps from its forward for its backward, per micro-batch
  * (Korthikanti et al. 2022, section 4: attention 11sbh + 5as^2b, MLP 19sbh,
- * norms 4sbh for a GPT layer; sharded as their table says). FlashAttention
+ * norms 4sbh for a GPT layer; sharded as their table says). In fp8 the
+ * inputs of the linear layers' GEMMs are kept as Transformer Engine keeps
+ * them, in fp8 (1 byte an element): GPT's attention then keeps 9sbh + the
+ * core, its MLP 14sbh. FlashAttention
  * keeps no s^2 term but the fp32 logsumexp of each head and token, 4asb/t
  * (its Q, K, V and output are among the 11sbh), so selective recomputation
  * keeps the same as none. Under full recomputation the attention block

@@ -2,53 +2,81 @@
  *
  * Groups of a kind are stored flat: members[kind] holds group 0's members,
  * then group 1's, each group `size[kind]` long. Group index of a rank: its
- * two other coordinates, numbered in rank order. */
+ * coordinates outside the kind, numbered lower dimension fastest. */
 #include "layout/layout.h"
 
 struct Layout {
-    int size[GROUP_KINDS];   /* t, d, p: members per group of each kind */
-    int stride[GROUP_KINDS]; /* rank = sum of coordinate x stride */
+    int size[GROUP_KINDS];    /* members per group of each kind */
+    int stride[GROUP_DIMS];   /* rank = sum of coordinate x stride */
     int ranks;
     int *members[GROUP_KINDS]; /* all groups of a kind, flat */
+    int *group_index[GROUP_KINDS]; /* per rank, for the kinds carved from dp x cp */
 };
 
-/* The kinds of each rank order, fastest first, as RankOrder lists them. */
-static const GroupKind orders[][GROUP_KINDS] = {
-    [RANK_ORDER_TP_DP_PP] = {GROUP_TP, GROUP_DP, GROUP_PP},
-    [RANK_ORDER_TP_PP_DP] = {GROUP_TP, GROUP_PP, GROUP_DP},
-    [RANK_ORDER_DP_TP_PP] = {GROUP_DP, GROUP_TP, GROUP_PP},
-    [RANK_ORDER_DP_PP_TP] = {GROUP_DP, GROUP_PP, GROUP_TP},
-    [RANK_ORDER_PP_TP_DP] = {GROUP_PP, GROUP_TP, GROUP_DP},
-    [RANK_ORDER_PP_DP_TP] = {GROUP_PP, GROUP_DP, GROUP_TP},
+/* The dimensions each kind of group spans. */
+static const unsigned kind_dims[GROUP_KINDS] = {
+    [GROUP_TP] = 1u << GROUP_TP,
+    [GROUP_DP] = 1u << GROUP_DP,
+    [GROUP_PP] = 1u << GROUP_PP,
+    [GROUP_CP] = 1u << GROUP_CP,
+    [GROUP_DP_CP] = 1u << GROUP_DP | 1u << GROUP_CP,
 };
 
-static int *coord_at(Coord *c, GroupKind kind)
+/* The dimensions of each rank order, fastest first, as RankOrder lists
+ * them; cp right after tp where the name leaves it out. */
+static const GroupKind orders[RANK_ORDERS][GROUP_DIMS] = {
+    [RANK_ORDER_TP_DP_PP] = {GROUP_TP, GROUP_CP, GROUP_DP, GROUP_PP},
+    [RANK_ORDER_TP_PP_DP] = {GROUP_TP, GROUP_CP, GROUP_PP, GROUP_DP},
+    [RANK_ORDER_DP_TP_PP] = {GROUP_DP, GROUP_TP, GROUP_CP, GROUP_PP},
+    [RANK_ORDER_DP_PP_TP] = {GROUP_DP, GROUP_PP, GROUP_TP, GROUP_CP},
+    [RANK_ORDER_PP_TP_DP] = {GROUP_PP, GROUP_TP, GROUP_CP, GROUP_DP},
+    [RANK_ORDER_PP_DP_TP] = {GROUP_PP, GROUP_DP, GROUP_TP, GROUP_CP},
+    [RANK_ORDER_CP_TP_DP_PP] = {GROUP_CP, GROUP_TP, GROUP_DP, GROUP_PP},
+    [RANK_ORDER_TP_DP_CP_PP] = {GROUP_TP, GROUP_DP, GROUP_CP, GROUP_PP},
+};
+
+static int *coord_at(Coord *c, GroupKind dim)
 {
-    return kind == GROUP_TP ? &c->tp : kind == GROUP_DP ? &c->dp : &c->pp;
+    switch (dim) {
+    case GROUP_TP:
+        return &c->tp;
+    case GROUP_DP:
+        return &c->dp;
+    case GROUP_PP:
+        return &c->pp;
+    default:
+        g_assert(dim == GROUP_CP);
+        return &c->cp;
+    }
 }
 
 int layout_rank(const Layout *l, Coord c)
 {
-    return c.tp * l->stride[GROUP_TP] + c.dp * l->stride[GROUP_DP] + c.pp * l->stride[GROUP_PP];
+    int rank = 0;
+    for (int k = 0; k < GROUP_DIMS; k++)
+        rank += *coord_at(&c, (GroupKind)k) * l->stride[k];
+    return rank;
 }
 
 Coord layout_coord(const Layout *l, int rank)
 {
     g_assert(rank >= 0 && rank < l->ranks);
     Coord c;
-    for (int k = 0; k < GROUP_KINDS; k++)
+    for (int k = 0; k < GROUP_DIMS; k++)
         *coord_at(&c, (GroupKind)k) = rank / l->stride[k] % l->size[k];
     return c;
 }
 
 int layout_group_of(const Layout *l, GroupKind kind, int rank)
 {
-    /* the two other coordinates, the lower kind fastest, number the groups
-     * densely */
+    if (l->group_index[kind])
+        return l->group_index[kind][rank];
+    /* the other coordinates, the lower dimension fastest, number the
+     * groups densely */
     Coord c = layout_coord(l, rank);
     int index = 0, scale = 1;
-    for (int k = 0; k < GROUP_KINDS; k++) {
-        if (k == (int)kind)
+    for (int k = 0; k < GROUP_DIMS; k++) {
+        if (kind_dims[kind] >> k & 1)
             continue;
         index += *coord_at(&c, (GroupKind)k) * scale;
         scale *= l->size[k];
@@ -56,33 +84,62 @@ int layout_group_of(const Layout *l, GroupKind kind, int rank)
     return index;
 }
 
+/* Fills every group of `kind`: each rank, in increasing order, joins its
+ * group, so members come in increasing rank order. */
+static void fill_groups(Layout *l, GroupKind kind)
+{
+    int *filled = g_new0(int, l->ranks / l->size[kind]);
+    l->members[kind] = g_new(int, l->ranks);
+    for (int r = 0; r < l->ranks; r++) {
+        int g = layout_group_of(l, kind, r);
+        l->members[kind][(gsize)g * l->size[kind] + filled[g]++] = r;
+    }
+    g_free(filled);
+}
+
+/* Cuts every dp x cp group, D members in rank order, into the groups of
+ * expert parallelism (kind GROUP_EP: members i .. i + ep - 1, i a multiple
+ * of ep) and of expert data parallelism (GROUP_EDP: members j, j + ep, ...). */
+static void carve_expert_groups(Layout *l, int ep)
+{
+    int d = l->size[GROUP_DP_CP];
+    l->size[GROUP_EP] = ep;
+    l->size[GROUP_EDP] = d / ep;
+    for (int k = GROUP_EP; k <= GROUP_EDP; k++) {
+        l->members[k] = g_new(int, l->ranks);
+        l->group_index[k] = g_new(int, l->ranks);
+    }
+    for (int g = 0; g < l->ranks / d; g++) {
+        const int *dp_cp = l->members[GROUP_DP_CP] + (gsize)g * d;
+        for (int i = 0; i < d; i++) {
+            int ep_group = g * (d / ep) + i / ep, edp_group = g * ep + i % ep;
+            l->members[GROUP_EP][ep_group * ep + i % ep] = dp_cp[i];
+            l->members[GROUP_EDP][edp_group * (d / ep) + i / ep] = dp_cp[i];
+            l->group_index[GROUP_EP][dp_cp[i]] = ep_group;
+            l->group_index[GROUP_EDP][dp_cp[i]] = edp_group;
+        }
+    }
+}
+
 Layout *layout_new(const PlanSpec *plan, const ClusterSpec *cluster)
 {
     Layout *l = g_new0(Layout, 1);
     l->size[GROUP_TP] = plan->tp;
+    l->size[GROUP_CP] = plan->cp;
     l->size[GROUP_DP] = plan->dp;
     l->size[GROUP_PP] = plan->pp;
+    l->size[GROUP_DP_CP] = plan->dp * plan->cp;
     int stride = 1;
-    for (int i = 0; i < GROUP_KINDS; i++) {
+    for (int i = 0; i < GROUP_DIMS; i++) {
         GroupKind k = orders[plan->rank_order][i];
         l->stride[k] = stride;
         stride *= l->size[k];
     }
     l->ranks = stride;
     g_assert(l->ranks > 0 && l->ranks <= cluster_spec_gpus(cluster));
-    for (int k = 0; k < GROUP_KINDS; k++) {
-        l->members[k] = g_new(int, l->ranks);
-        for (int r = 0; r < l->ranks; r++) {
-            Coord c = layout_coord(l, r);
-            if (*coord_at(&c, (GroupKind)k) != 0)
-                continue;
-            int *slot = l->members[k] + (gsize)layout_group_of(l, (GroupKind)k, r) * l->size[k];
-            for (int i = 0; i < l->size[k]; i++) {
-                *coord_at(&c, (GroupKind)k) = i;
-                slot[i] = layout_rank(l, c);
-            }
-        }
-    }
+    for (int k = 0; k < GROUP_EP; k++)
+        fill_groups(l, (GroupKind)k);
+    carve_expert_groups(l, plan->ep);
     return l;
 }
 
@@ -90,8 +147,10 @@ void layout_free(Layout *l)
 {
     if (!l)
         return;
-    for (int k = 0; k < GROUP_KINDS; k++)
+    for (int k = 0; k < GROUP_KINDS; k++) {
         g_free(l->members[k]);
+        g_free(l->group_index[k]);
+    }
     g_free(l);
 }
 
@@ -107,6 +166,7 @@ int layout_size(const Layout *l, GroupKind kind)
 
 int layout_stride(const Layout *l, GroupKind kind)
 {
+    g_assert(kind < GROUP_DIMS);
     return l->stride[kind];
 }
 

@@ -1,13 +1,17 @@
 /* layout.h: where every rank of a plan sits and which groups it talks in.
  *
- * A rank has coordinates (tp, dp, pp) in the plan's grid. Ranks are
+ * A rank has coordinates (tp, cp, dp, pp) in the plan's grid. Ranks are
  * numbered in the plan's rank_order, fastest-varying coordinate first like
- * Megatron-LM's order strings; the default, tp-dp-pp, gives
- * rank = tp + t (dp + d pp). Rank r runs on GPU r of the cluster, and GPU g
- * sits on node g / gpus_per_node, so by default a tensor-parallel group of
- * a node's GPUs or fewer (dividing them) shares one node, and pipeline
- * stages land on different nodes. A group gathers the ranks that differ
- * only in one coordinate: the tensor-, data- or pipeline-parallel group. */
+ * Megatron-LM's order strings; the default, tp-dp-pp (with cp right after
+ * tp, Megatron-Core's tp-cp-dp-pp), gives rank = tp + t (cp + c (dp + d pp)).
+ * Rank r runs on GPU r of the cluster, and GPU g sits on node g /
+ * gpus_per_node, so by default a tensor-parallel group of a node's GPUs or
+ * fewer (dividing them) shares one node, and pipeline stages land on
+ * different nodes. A group gathers the ranks that differ only in one
+ * coordinate: the tensor-, context-, data- or pipeline-parallel group; or in
+ * two: the data-parallel group "with context parallel" (Megatron-Core's),
+ * the dp x cp ranks that hold the same parameters and reduce their
+ * gradients together. */
 #ifndef PLANSIM_LAYOUT_LAYOUT_H
 #define PLANSIM_LAYOUT_LAYOUT_H
 
@@ -15,10 +19,24 @@
 
 #include "spec/spec.h"
 
-typedef enum { GROUP_TP, GROUP_DP, GROUP_PP, GROUP_KINDS } GroupKind;
+/* The kinds of group: the coordinates first (GROUP_DIMS of them), then
+ * the groups over several coordinates. */
+typedef enum {
+    GROUP_TP,
+    GROUP_DP,
+    GROUP_PP,
+    GROUP_CP,
+    GROUP_DP_CP,
+    GROUP_EP,  /* expert parallel: ep consecutive members of a dp x cp group */
+    GROUP_EDP, /* expert data parallel: the members of a dp x cp group at the same
+                * position of their expert-parallel groups (Megatron-Core's
+                * tp-cp-ep-dp-pp order) */
+    GROUP_KINDS
+} GroupKind;
+#define GROUP_DIMS GROUP_DP_CP
 
 typedef struct {
-    int tp, dp, pp;
+    int tp, dp, pp, cp; /* cp last: a Coord written without it has cp 0 */
 } Coord;
 
 typedef struct Layout Layout;
@@ -29,9 +47,9 @@ void layout_free(Layout *l);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Layout, layout_free)
 
 int layout_ranks(const Layout *l);
-/* The plan's size along a dimension (tp, dp or pp), and how far apart
- * ranks one step apart along it are numbered: rank = sum of coordinate x
- * stride. */
+/* The ranks of one group of `kind` (along a dimension: its size), and
+ * how far apart ranks one step apart along a dimension (kind < GROUP_DIMS)
+ * are numbered: rank = sum of coordinate x stride. */
 int layout_size(const Layout *l, GroupKind kind);
 int layout_stride(const Layout *l, GroupKind kind);
 Coord layout_coord(const Layout *l, int rank);
@@ -41,7 +59,8 @@ int layout_rank(const Layout *l, Coord c);
 int layout_groups(const Layout *l, GroupKind kind);
 /* The group of `kind` that `rank` belongs to. */
 int layout_group_of(const Layout *l, GroupKind kind, int rank);
-/* Members of group `index` of `kind`, in coordinate order: *n entries. */
+/* Members of group `index` of `kind`, in increasing rank (along one
+ * dimension: coordinate) order: *n entries. */
 const int *layout_group(const Layout *l, GroupKind kind, int index, int *n);
 
 #endif

@@ -216,7 +216,7 @@ void diagnosis_compute(Diagnosis *out, const Metrics *m, const ModelSpec *model,
     Step s = {m,
               cluster,
               plan,
-              (double)plan->tp * plan->pp * plan->dp,
+              (double)plan_spec_gpus(plan),
               plan_spec_micro_batches(plan),
               model->seq_length};
     for (int i = 0; i < DIAG_ITEMS; i++) {

@@ -15,6 +15,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "strategy/estimate.h"
+#include "strategy/offload.h"
+
 /* The forward-backward phase of the step, as a time window. */
 typedef struct {
     double start_s, end_s;
@@ -162,7 +165,7 @@ static void stage_table(const Graph *g, const Replay *r, const Layout *layout, c
     out->stages = g_new0(StageStat, plan->pp);
     for (int s = 0; s < plan->pp; s++) {
         StageStat *st = &out->stages[s];
-        int rank = symmetry_local(sym, layout_rank(layout, (Coord){0, 0, s}));
+        int rank = symmetry_local(sym, layout_rank(layout, (Coord){.pp = s}));
         const RankSplit *split = &splits[rank];
         CommStat table[TAG_KINDS][COLL_N_OPS];
         comm_table(g, r, rank, split, table);
@@ -210,6 +213,23 @@ static void link_table(const Replay *r, double step_s, Metrics *out)
             out->n_hottest = MIN(out->n_hottest + 1, METRICS_HOT_LINKS);
         }
     }
+}
+
+/* The most host bytes offload keeps on one node: the sum over the node's
+ * ranks (rank r on GPU r, node r / gpus_per_node) of each rank's, by the
+ * parameters of its pipeline stage. */
+static double host_bytes(const Layout *layout, const ModelSpec *model, const ClusterSpec *cluster,
+                         const PlanSpec *plan)
+{
+    double most = 0, node = 0;
+    for (int rank = 0; rank < layout_ranks(layout); rank++) {
+        if (rank % cluster->gpus_per_node == 0)
+            node = 0;
+        int stage = layout_coord(layout, rank).pp;
+        node += offload_host_bytes(plan, estimate_stage_params(model, plan, stage));
+        most = MAX(most, node);
+    }
+    return most;
 }
 
 void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const Symmetry *sym,
@@ -270,7 +290,10 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     out->peak_rank = graph_gpu(g, peak_local);
     copy_peak(r, peak_local, out->peak_split);
     out->capacity_bytes = cluster->gpu.memory_bytes;
-    out->fits = out->peak_bytes <= out->capacity_bytes;
+    out->host_bytes = host_bytes(layout, model, cluster, plan);
+    out->host_capacity_bytes = cluster->host_memory_bytes;
+    out->fits = out->peak_bytes <= out->capacity_bytes &&
+                (out->host_bytes == 0 || out->host_bytes <= out->host_capacity_bytes);
 }
 
 void metrics_clear(Metrics *m)

@@ -89,7 +89,11 @@ typedef struct {
     int n_hottest;
     double peak_bytes;
     double capacity_bytes;
-    gboolean fits;
+    /* host memory of the most loaded node: what offload keeps there
+     * (offload.h), and the node's capacity (0 when not given) */
+    double host_bytes;
+    double host_capacity_bytes;
+    gboolean fits; /* the GPU's peak within its capacity, and the host's */
     int peak_rank;
     double peak_split[MEM_KINDS]; /* bytes of each kind at that peak */
     guint64 events;

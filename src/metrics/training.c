@@ -26,7 +26,7 @@ void training_of_step(Training *out, double tokens, double gpu_hour_price, const
                       const PlanSpec *plan, double step_time_s)
 {
     double tokens_per_step = (double)plan->global_batch_size * model->seq_length;
-    long long gpus = (long long)plan->tp * plan->pp * plan->dp;
+    long long gpus = plan_spec_gpus(plan);
     training_compute(out, tokens, gpu_hour_price, tokens_per_step, step_time_s,
                      gpus <= G_MAXINT ? (int)gpus : 0);
 }

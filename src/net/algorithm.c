@@ -345,18 +345,22 @@ static const unsigned nvls_protocols = 1u << PROTOCOL_SIMPLE; /* as NCCL's */
 static gboolean direct_applies(const CollRanks *r, CollOp op)
 {
     (void)r;
-    return op == COLL_ALL_TO_ALL || op == COLL_SEND_RECV;
+    return op == COLL_ALL_TO_ALL || op == COLL_SEND_RECV || op == COLL_RING_EXCHANGE;
 }
 
-/* Send/recv: one message; all-to-all: S/n between every ordered pair. */
+/* Send/recv: one message; ring exchange: S from every member to the next,
+ * the last to the first, all at once (nccl-tests' sendrecv); all-to-all:
+ * S/n between every ordered pair, NCCL's pairwise send/recv exchange. */
 static void direct_plan(CollPlan *plan, const CollRanks *r, CollOp op, double bytes)
 {
     const int *members = r->members;
     int n = r->n;
     gboolean across = r->s.nodes > 1;
-    if (op == COLL_SEND_RECV) {
+    if (op == COLL_SEND_RECV || op == COLL_RING_EXCHANGE) {
         open_phase(plan, r->t, !across, across);
-        add(plan, r->t, members[0], members[1], bytes);
+        int senders = op == COLL_SEND_RECV ? 1 : n;
+        for (int i = 0; i < senders; i++)
+            add(plan, r->t, members[i], members[(i + 1) % n], bytes);
         return;
     }
     open_phase(plan, r->t, across ? 0 : n - 1, across ? n - 1 : 0);

@@ -11,7 +11,8 @@
 #include "base/names.h"
 
 /* Bytes each rank sends for `op` over n ranks with the ring algorithm:
- * 2(n-1)/n S for all-reduce, (n-1)/n S for the others, S for send/recv. */
+ * 2(n-1)/n S for all-reduce, (n-1)/n S for the others, S for send/recv
+ * and ring exchange. */
 double collective_sent_bytes(CollOp op, int n, double bytes);
 
 #endif

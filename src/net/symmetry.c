@@ -17,7 +17,7 @@ typedef struct {
 
 struct Symmetry {
     const Layout *layout;
-    Generator gen[GROUP_KINDS];
+    Generator gen[GROUP_DIMS];
     int n_gen;
     int orbit;
     int *simulated, n_simulated;
@@ -76,7 +76,9 @@ Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
     sym->layout = layout;
     sym->orbit = 1;
     GString *name = g_string_new(NULL);
-    static const GroupKind candidates[] = {GROUP_TP, GROUP_DP};
+    static const GroupKind candidates[] = {GROUP_TP, GROUP_CP, GROUP_DP};
+    static const char *const names[GROUP_DIMS] = {
+        [GROUP_TP] = "tp", [GROUP_CP] = "cp", [GROUP_DP] = "dp"};
     for (gsize i = 0; i < G_N_ELEMENTS(candidates); i++) {
         GroupKind dim = candidates[i];
         int size = layout_size(layout, dim);
@@ -87,8 +89,7 @@ Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
                 continue;
             sym->gen[sym->n_gen++] = (Generator){dim, step, size, layout_stride(layout, dim)};
             sym->orbit *= size / step;
-            g_string_append_printf(name, "%s%s", name->len ? " x " : "",
-                                   dim == GROUP_TP ? "tp" : "dp");
+            g_string_append_printf(name, "%s%s", name->len ? " x " : "", names[dim]);
             break;
         }
     }

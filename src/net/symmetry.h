@@ -1,9 +1,12 @@
 /* symmetry.h: the ranks of a plan that run alike, so that a replay can
  * simulate one of each kind and let it stand for the others.
  *
- * A symmetry is a shift of the tensor- or data-parallel coordinate of every
- * rank by a step k (modulo the dimension's size): rank (t, d, p) goes to
- * (t + k, d, p), say. It counts only when it maps the cluster onto itself:
+ * A symmetry is a shift of the tensor-, context- or data-parallel
+ * coordinate of every rank by a step k (modulo the dimension's size): rank
+ * (t, c, d, p) goes to (t + k, c, d, p), say. Context-parallel ranks run
+ * alike because causal load balancing gives each the same work, and their
+ * exchanges are collectives over the whole CP group (a ring exchange, an
+ * all-to-all), which a cp shift maps onto itself. It counts only when it maps the cluster onto itself:
  * the GPUs of every node onto the GPUs of one node, the same local GPU
  * index to the same local index on every node, and GPUs that share a NIC
  * onto GPUs that share one (so NICs, rails and the spine map onto
@@ -30,8 +33,8 @@
 typedef struct Symmetry Symmetry;
 
 /* The symmetry of `layout` on topology `t` among the dimensions `dims`
- * allows (bit 1 << GROUP_TP, 1 << GROUP_DP); dims 0 gives none: every rank
- * is simulated. */
+ * allows (bit 1 << GROUP_TP, 1 << GROUP_CP, 1 << GROUP_DP); dims 0 gives
+ * none: every rank is simulated. */
 Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims);
 void symmetry_free(Symmetry *sym);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Symmetry, symmetry_free)
@@ -45,8 +48,8 @@ int symmetry_local(const Symmetry *sym, int rank);
 /* Ranks each simulated rank stands for (1 without symmetry). */
 int symmetry_orbit(const Symmetry *sym);
 
-/* The symmetric dimensions, as reports say them: "tp x dp", "tp", "dp",
- * or "none". */
+/* The symmetric dimensions, as reports say them: "tp x cp x dp", "tp x
+ * dp", "tp", "dp", ..., or "none". */
 const char *symmetry_name(const Symmetry *sym);
 
 /* The generators: one shift per symmetric dimension, and the dimension

@@ -156,6 +156,8 @@ static void collect(const Report *rep, Fields *fs)
     put(fs, "", "gpus", VALUE_INT, rep->gpus, NULL)->blank = !simulated && rep->gpus == 0;
     put(fs, "", "parameters", VALUE_INT, rep->parameters, NULL)->blank =
         !simulated && rep->parameters == 0;
+    put(fs, "", "active_parameters", VALUE_INT, rep->active_parameters, NULL)->blank =
+        !simulated && rep->active_parameters == 0;
     put(fs, "", "micro_batches", VALUE_INT, rep->micro_batches, NULL)->blank =
         !simulated && rep->micro_batches == 0;
     int metrics_from = fs->n;
@@ -178,6 +180,7 @@ static void collect(const Report *rep, Fields *fs)
     put(fs, "memory", "peak_bytes", VALUE_INT, m->peak_bytes, NULL);
     put(fs, "memory", "capacity_bytes", VALUE_INT, m->capacity_bytes, NULL);
     put(fs, "memory", "fits", VALUE_BOOL, m->fits, NULL);
+    put(fs, "memory", "host_bytes", VALUE_INT, m->host_bytes, NULL);
     put(fs, "memory", "peak_rank", VALUE_INT, m->peak_rank, NULL);
     for (int k = 0; k < MEM_KINDS; k++) { /* "params_bytes", ..., "reserve_bytes" */
         char *name = g_strdup_printf("%s_bytes", emit_mem_name((MemKind)k));
@@ -510,15 +513,27 @@ static void render_diagnosis_text(GString *out, const Diagnosis *d)
     g_string_append(out, " (--explain)\n");
 }
 
+/* "tp 8 x pp 4 x dp 32", with "cp C x" after tp when cp > 1. */
+static char *plan_shape(const PlanSpec *p)
+{
+    if (p->cp > 1)
+        return g_strdup_printf("tp %d x cp %d x pp %d x dp %d", p->tp, p->cp, p->pp, p->dp);
+    return g_strdup_printf("tp %d x pp %d x dp %d", p->tp, p->pp, p->dp);
+}
+
 static void render_text(GString *out, const Report *rep)
 {
     const Metrics *m = &rep->metrics;
     const PlanSpec *p = rep->plan;
     double step = m->step_time_s;
     render_fit_text(out, rep);
-    g_string_append_printf(out, "%s on %s: %d GPUs = tp %d x pp %d x dp %d, %.3g B parameters\n",
-                           rep->model, rep->cluster, rep->gpus, p->tp, p->pp, p->dp,
-                           rep->parameters / 1e9);
+    g_autofree char *shape = plan_shape(p);
+    g_autofree char *active =
+        rep->active_parameters > 0 && rep->active_parameters < rep->parameters
+            ? g_strdup_printf(" (%.3g B active)", rep->active_parameters / 1e9)
+            : g_strdup("");
+    g_string_append_printf(out, "%s on %s: %d GPUs = %s, %.3g B parameters%s\n", rep->model,
+                           rep->cluster, rep->gpus, shape, rep->parameters / 1e9, active);
     g_autofree char *flags = plan_spec_flags(p);
     g_string_append_printf(out, "plan: %s\n", flags);
     g_string_append_printf(out,
@@ -571,11 +586,17 @@ static void render_text(GString *out, const Report *rep)
     }
     g_string_append_printf(
         out, "memory peak      %.2f GiB of %.2f GiB (%s) on rank %d:", m->peak_bytes / GiB,
-        m->capacity_bytes / GiB, m->fits ? "fits" : "DOES NOT FIT", m->peak_rank);
+        m->capacity_bytes / GiB, m->peak_bytes <= m->capacity_bytes ? "fits" : "DOES NOT FIT",
+        m->peak_rank);
     for (int k = 0; k < MEM_KINDS; k++)
         g_string_append_printf(out, "%s %s %.2f", k ? "," : "", emit_mem_name((MemKind)k),
                                m->peak_split[k] / GiB);
     g_string_append(out, " GiB\n");
+    if (m->host_bytes > 0)
+        g_string_append_printf(out, "host memory      %.2f GiB of %.2f GiB per node (%s): "
+                                    "offloaded states\n",
+                               m->host_bytes / GiB, m->host_capacity_bytes / GiB,
+                               m->host_bytes <= m->host_capacity_bytes ? "fits" : "DOES NOT FIT");
     render_diagnosis_text(out, &rep->diagnosis);
     g_string_append_printf(out,
                            "simulated        %d of %d ranks (symmetry: %s), %" G_GUINT64_FORMAT
@@ -593,9 +614,9 @@ char *report_explain(const Report *rep)
 {
     const Diagnosis *d = &rep->diagnosis;
     GString *out = g_string_new(NULL);
-    g_string_append_printf(out, "Diagnosis of %s on %s, %d GPUs (tp %d x pp %d x dp %d):\n",
-                           rep->model, rep->cluster, rep->gpus, rep->plan->tp, rep->plan->pp,
-                           rep->plan->dp);
+    g_autofree char *shape = plan_shape(rep->plan);
+    g_string_append_printf(out, "Diagnosis of %s on %s, %d GPUs (%s):\n", rep->model,
+                           rep->cluster, rep->gpus, shape);
     for (int i = 0; d->item[0].verdict && i < DIAG_ITEMS; i++)
         g_string_append_printf(out, "\n%d. %s\n   %c%s.\n   Verdict: %s.\n", i + 1,
                                d->item[i].question, g_ascii_toupper(d->item[i].text[0]),

@@ -42,6 +42,7 @@ typedef struct {
     const PlanSpec *plan; /* resolved */
     int gpus;
     double parameters;
+    double active_parameters; /* those one token's forward uses (mixtures of experts) */
     int micro_batches;
     Metrics metrics;
     Training training;   /* the run's totals (--tokens); tokens 0: none, printed blank */

@@ -16,11 +16,14 @@
 
 static const char *const cluster_keys[] = {
     "name",       "nodes",      "gpus_per_node",        "gpu",
-    "intra_node", "inter_node", "collective_algorithm", "storage", NULL};
+    "intra_node", "inter_node", "collective_algorithm", "storage",
+    "host_memory_GiB", "cpu_adam_params_per_s", NULL};
 static const char *const storage_keys[] = {"read_bandwidth_GBps", "preprocess_samples_per_s", NULL};
 static const char *const gpu_keys[] = {
     "name",
     "peak_tflops",
+    "peak_fp8_tflops",
+    "pcie_GBps",
     "memory_GiB",
     "runtime_reserve_GiB",
     "memory_bandwidth_GBps",
@@ -78,11 +81,14 @@ static gboolean read_gemm_curve(const JsonDoc *doc, const cJSON *o, GpuSpec *gpu
 static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
 {
     const cJSON *o = json_object(doc, doc->root, "$", "gpu", error);
-    double tflops, gib, reserve_gib, gbps, launch_us;
+    double tflops, fp8_tflops, pcie_gbps, gib, reserve_gib, gbps, launch_us;
     long long sms;
     if (!o || !json_check_keys(doc, o, "$.gpu", gpu_keys, error) ||
         !json_string(doc, o, "$.gpu", "name", FALSE, "gpu", &gpu->name, error) ||
         !json_number(doc, o, "$.gpu", "peak_tflops", TRUE, FALSE, 1e9, 0, &tflops, error) ||
+        !json_number(doc, o, "$.gpu", "peak_fp8_tflops", FALSE, FALSE, 1e9, 0, &fp8_tflops,
+                     error) ||
+        !json_number(doc, o, "$.gpu", "pcie_GBps", FALSE, FALSE, 1e12, 0, &pcie_gbps, error) ||
         !json_number(doc, o, "$.gpu", "memory_GiB", TRUE, FALSE, 1e9, 0, &gib, error) ||
         !json_number(doc, o, "$.gpu", "runtime_reserve_GiB", FALSE, TRUE, gib, 0, &reserve_gib,
                      error) ||
@@ -99,6 +105,8 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
         return FALSE;
     gpu->sm_count = (int)sms;
     gpu->peak_flops = tflops * 1e12;
+    gpu->peak_fp8_flops = fp8_tflops * 1e12;
+    gpu->pcie_Bps = pcie_gbps * 1e9;
     gpu->memory_bytes = gib * 1073741824.0;
     gpu->reserve_bytes = reserve_gib * 1073741824.0;
     gpu->memory_Bps = gbps * 1e9;
@@ -209,6 +217,7 @@ ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **er
         return NULL;
     g_autoptr(ClusterSpec) c = g_new0(ClusterSpec, 1);
     long long nodes, per_node, nics;
+    double host_gib;
     const cJSON *intra, *inter;
     unsigned intra_given, inter_given; /* protocols whose latency each gives */
     if (!json_check_keys(doc, doc->root, "$", cluster_keys, error) ||
@@ -223,8 +232,14 @@ ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **er
                   error) ||
         !json_number(doc, inter, "$.inter_node", "oversubscription", FALSE, FALSE, 1e6, 1,
                      &c->oversubscription, error) ||
-        !read_algorithm(doc, &c->algorithm, error) || !read_storage(doc, c, error))
+        !read_algorithm(doc, &c->algorithm, error) || !read_storage(doc, c, error) ||
+        !json_number(doc, doc->root, "$", "host_memory_GiB", FALSE, FALSE, 1e9, 0, &host_gib,
+                     error) ||
+        !json_number(doc, doc->root, "$", "cpu_adam_params_per_s", FALSE, FALSE, 1e18, 0,
+                     &c->cpu_adam_params_s, error))
         return NULL;
+    c->host_memory_bytes = host_gib * 1073741824.0;
+    c->path = g_strdup(path);
     if (c->oversubscription < 1) {
         json_fail(error, doc, "$.inter_node", "oversubscription",
                   cJSON_GetObjectItemCaseSensitive(inter, "oversubscription"), "a number >= 1");
@@ -250,10 +265,39 @@ void cluster_spec_free(ClusterSpec *cluster)
         return;
     g_free(cluster->name);
     g_free(cluster->gpu.name);
+    g_free(cluster->path);
     g_free(cluster);
 }
 
 int cluster_spec_gpus(const ClusterSpec *cluster)
 {
     return cluster->nodes * cluster->gpus_per_node;
+}
+
+/* Fails for a key the value of `plan`'s `field` needs and the cluster
+ * lacks (`value` 0), naming the file, the key, the field and its origin. */
+static gboolean need(const ClusterSpec *c, const PlanSpec *plan, PlanField field, double value,
+                     const char *key, const char *what, GError **error)
+{
+    if (value > 0)
+        return TRUE;
+    g_autofree char *where = g_strdup_printf("%s: %s", c->path ? c->path : c->name, key);
+    g_autofree char *text = plan_field_text(plan, field);
+    ps_error_value(error, where, "none", "%s for %s %s (%s)", what, plan_fields[field].name, text,
+                   plan_field_origin(plan, field));
+    return FALSE;
+}
+
+gboolean cluster_spec_check_plan(const ClusterSpec *c, const PlanSpec *plan, GError **error)
+{
+    gboolean fp8 = plan->dtype == DTYPE_FP8, offload = plan->offload != OFFLOAD_NONE;
+    return (!fp8 || need(c, plan, PLAN_DTYPE, c->gpu.peak_fp8_flops, "$.gpu.peak_fp8_tflops",
+                         "the GPU's dense FP8 peak (a GPU without FP8 has none)", error)) &&
+           (!offload || need(c, plan, PLAN_OFFLOAD, c->gpu.pcie_Bps, "$.gpu.pcie_GBps",
+                             "the GPU's PCIe bandwidth", error)) &&
+           (!offload || need(c, plan, PLAN_OFFLOAD, c->host_memory_bytes, "$.host_memory_GiB",
+                             "the host memory per node", error)) &&
+           (plan->offload != OFFLOAD_OPTIMIZER ||
+            need(c, plan, PLAN_OFFLOAD, c->cpu_adam_params_s, "$.cpu_adam_params_per_s",
+                 "the CPU Adam throughput per node", error));
 }

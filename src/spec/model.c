@@ -3,8 +3,8 @@
  * Invariant of a returned ModelSpec: every size is positive, the heads divide
  * the hidden size, the KV heads divide the heads, and the parameter count is
  * below 2^53 so that every product the simulator forms stays exact in a
- * double and in 64-bit integers. A Hugging Face mixture of experts is
- * refused (issue 13 brings them). */
+ * double and in 64-bit integers. A mixture of experts routes each token to
+ * experts_per_token of its experts, at most all of them. */
 #include <string.h>
 
 #include "spec/json.h"
@@ -13,20 +13,58 @@
 
 static const char *const model_keys[] = {
     "name",       "layers",     "hidden_size", "attention_heads", "kv_heads", "ffn_hidden_size",
-    "vocab_size", "seq_length", "mlp",         "tied_embeddings", NULL,
+    "vocab_size", "seq_length", "mlp",         "tied_embeddings", "experts",
+    "experts_per_token", "shared_experts", "moe_ffn_hidden_size", "moe_layer_frequency",
+    "first_dense_layers", NULL,
 };
 
 /* The key names of the two formats, in the order of ModelSpec's fields. */
 typedef struct {
     const char *layers, *hidden, *heads, *kv_heads, *ffn, *vocab, *seq;
+    /* the mixture of experts': experts (NULL-terminated alternatives),
+     * top-k, shared experts, expert FFN (NULL: the dense FFN's key),
+     * frequency, leading dense layers */
+    const char *const *experts;
+    const char *top_k, *shared, *expert_ffn, *frequency, *first_dense;
 } ModelKeys;
+
+static const char *const plansim_expert_keys[] = {"experts", NULL};
+/* The keys by which Hugging Face configs give a mixture of experts' expert
+ * count: Mixtral and Jamba, DeepSeek V2 and V3, Qwen2-MoE and OLMoE. */
+static const char *const hf_expert_keys[] = {"num_local_experts", "n_routed_experts",
+                                             "num_experts", NULL};
 
 static const ModelKeys plansim_names = {"layers",    "hidden_size",     "attention_heads",
                                         "kv_heads",  "ffn_hidden_size", "vocab_size",
-                                        "seq_length"};
+                                        "seq_length",
+                                        plansim_expert_keys,
+                                        "experts_per_token",
+                                        "shared_experts",
+                                        "moe_ffn_hidden_size",
+                                        "moe_layer_frequency",
+                                        "first_dense_layers"};
+/* Mixtral gives its experts' FFN as intermediate_size (it has no dense
+ * layers); DeepSeek as moe_intermediate_size, with n_shared_experts,
+ * first_k_dense_replace and moe_layer_freq. */
 static const ModelKeys hf_names = {
-    "num_hidden_layers", "hidden_size", "num_attention_heads",    "num_key_value_heads",
-    "intermediate_size", "vocab_size",  "max_position_embeddings"};
+    "num_hidden_layers",     "hidden_size",           "num_attention_heads",
+    "num_key_value_heads",   "intermediate_size",     "vocab_size",
+    "max_position_embeddings", hf_expert_keys,        "num_experts_per_tok",
+    "n_shared_experts",      "moe_intermediate_size", "moe_layer_freq",
+    "first_k_dense_replace"};
+
+/* An integer of at least `min`; absent or null (as Hugging Face writes
+ * an unused size): `fallback`. */
+static gboolean read_int_from(const JsonDoc *doc, const char *key, int min, int fallback, int *out,
+                              GError **error)
+{
+    long long v = fallback;
+    if (!cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(doc->root, key)) &&
+        !json_int(doc, doc->root, "$", key, FALSE, min, G_MAXINT, fallback, &v, error))
+        return FALSE;
+    *out = (int)v;
+    return TRUE;
+}
 
 static gboolean read_int(const JsonDoc *doc, const char *key, gboolean required, int fallback,
                          int *out, GError **error)
@@ -36,6 +74,33 @@ static gboolean read_int(const JsonDoc *doc, const char *key, gboolean required,
         return FALSE;
     *out = (int)v;
     return TRUE;
+}
+
+/* The mixture of experts' keys; all optional, a dense model by default. */
+static gboolean read_experts(const JsonDoc *doc, const ModelKeys *k, ModelSpec *m, GError **error)
+{
+    m->experts = 0;
+    for (const char *const *key = k->experts; *key && m->experts == 0; key++)
+        if (!read_int_from(doc, *key, 0, 0, &m->experts, error))
+            return FALSE;
+    const char *expert_ffn = cJSON_HasObjectItem(doc->root, k->expert_ffn) ? k->expert_ffn : k->ffn;
+    return read_int_from(doc, k->top_k, 1, 1, &m->experts_per_token, error) &&
+           read_int_from(doc, k->shared, 0, 0, &m->shared_experts, error) &&
+           read_int_from(doc, expert_ffn, 1, m->ffn_hidden_size, &m->moe_ffn_hidden_size, error) &&
+           read_int_from(doc, k->frequency, 1, 1, &m->moe_layer_frequency, error) &&
+           read_int_from(doc, k->first_dense, 0, 0, &m->first_dense_layers, error);
+}
+
+/* DeepSeek-V2's multi-head latent attention (arXiv 2405.04434, section
+ * 2.1.2): kv_lora_rank, q_lora_rank (null: none), and the per-head widths
+ * of Q and K without and with rotary positions and of V. */
+static gboolean read_latent_attention(const JsonDoc *doc, ModelSpec *m, GError **error)
+{
+    return read_int_from(doc, "kv_lora_rank", 0, 0, &m->kv_lora_rank, error) &&
+           read_int_from(doc, "q_lora_rank", 0, 0, &m->q_lora_rank, error) &&
+           read_int_from(doc, "qk_nope_head_dim", 1, 1, &m->qk_nope_head_dim, error) &&
+           read_int_from(doc, "qk_rope_head_dim", 1, 1, &m->qk_rope_head_dim, error) &&
+           read_int_from(doc, "v_head_dim", 1, 1, &m->v_head_dim, error);
 }
 
 static gboolean read_sizes(const JsonDoc *doc, const ModelKeys *k, ModelSpec *m, GError **error)
@@ -49,7 +114,8 @@ static gboolean read_sizes(const JsonDoc *doc, const ModelKeys *k, ModelSpec *m,
         return FALSE;
     /* the FFN default needs the hidden size; 4h must not overflow an int */
     int ffn_default = m->hidden_size <= G_MAXINT / 4 ? 4 * m->hidden_size : G_MAXINT;
-    return read_int(doc, k->ffn, FALSE, ffn_default, &m->ffn_hidden_size, error);
+    return read_int(doc, k->ffn, FALSE, ffn_default, &m->ffn_hidden_size, error) &&
+           read_experts(doc, k, m, error);
 }
 
 static gboolean read_plansim(const JsonDoc *doc, ModelSpec *m, GError **error)
@@ -70,26 +136,6 @@ static gboolean read_plansim(const JsonDoc *doc, ModelSpec *m, GError **error)
         json_fail(error, doc, "$", "mlp", cJSON_GetObjectItemCaseSensitive(doc->root, "mlp"),
                   "\"gelu\" or \"swiglu\"");
         return FALSE;
-    }
-    return TRUE;
-}
-
-/* The keys by which Hugging Face configs give a mixture of experts' expert
- * count: Mixtral and Jamba, DeepSeek V2 and V3, Qwen2-MoE and OLMoE. */
-static const char *const hf_expert_keys[] = {"num_local_experts", "n_routed_experts",
-                                             "num_experts", NULL};
-
-/* Refuses a mixture of experts: plansim models dense layers only, and
- * would simulate one as the dense model of its other keys (issue 13). */
-static gboolean refuse_experts(const JsonDoc *doc, GError **error)
-{
-    for (const char *const *key = hf_expert_keys; *key; key++) {
-        const cJSON *item = cJSON_GetObjectItemCaseSensitive(doc->root, *key);
-        if (cJSON_IsNumber(item) && item->valuedouble > 1) {
-            json_fail(error, doc, "$", *key, item,
-                      "a dense model (mixtures of experts are not simulated yet)");
-            return FALSE;
-        }
     }
     return TRUE;
 }
@@ -123,7 +169,7 @@ static char *hf_file_name(const char *path)
 static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **error)
 {
     g_autofree char *act = NULL, *name = NULL;
-    if (!refuse_experts(doc, error) || !read_sizes(doc, &hf_names, m, error) ||
+    if (!read_sizes(doc, &hf_names, m, error) || !read_latent_attention(doc, m, error) ||
         !json_string(doc, doc->root, "$", "hidden_act", FALSE, "gelu", &act, error) ||
         !json_bool(doc, doc->root, "$", "tie_word_embeddings", FALSE, TRUE, &m->tied_embeddings,
                    error) ||
@@ -178,6 +224,11 @@ static gboolean check_shape(const JsonDoc *doc, const ModelSpec *m, gboolean hf,
     if (m->attention_heads % m->kv_heads != 0) {
         json_fail(error, doc, "$", k->kv_heads, cJSON_GetObjectItemCaseSensitive(root, k->kv_heads),
                   "a divisor of %s = %d", k->heads, m->attention_heads);
+        return FALSE;
+    }
+    if (m->experts > 1 && m->experts_per_token > m->experts) {
+        json_fail(error, doc, "$", k->top_k, cJSON_GetObjectItemCaseSensitive(root, k->top_k),
+                  "at most the experts, %d", m->experts);
         return FALSE;
     }
     g_autofree char *where = g_strconcat(doc->path, ": $", NULL);

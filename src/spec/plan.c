@@ -356,21 +356,51 @@ static gboolean too_many_gpus(GError **error, const PlanSpec *plan, PlanField fi
                            product, cluster_spec_gpus(cluster), hint);
 }
 
+/* "tp x pp = 2 x 2", or with dp "tp x pp x dp = 2 x 2 x 3": the sizes whose
+ * product is the GPUs a plan needs, cp among them when it splits the
+ * sequence ("tp x cp x pp x dp = ..."). */
+static char *sizes_text(const PlanSpec *plan, gboolean with_dp)
+{
+    GString *names = g_string_new("tp"), *values = g_string_new(NULL);
+    g_string_append_printf(values, "%d", plan->tp);
+    if (plan->cp > 1) {
+        g_string_append(names, " x cp");
+        g_string_append_printf(values, " x %d", plan->cp);
+    }
+    g_string_append(names, " x pp");
+    g_string_append_printf(values, " x %d", plan->pp);
+    if (with_dp) {
+        g_string_append(names, " x dp");
+        g_string_append_printf(values, " x %d", plan->dp);
+    }
+    g_string_append_printf(names, " = %s", values->str);
+    g_string_free(values, TRUE);
+    return g_string_free(names, FALSE);
+}
+
 gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
                            GError **error)
 {
     long long gpus = cluster_spec_gpus(cluster);
-    long long tp_pp = (long long)plan->tp * plan->pp;
-    if (tp_pp > gpus) {
-        g_autofree char *sizes = g_strdup_printf("tp x pp = %d x %d", plan->tp, plan->pp);
-        return too_many_gpus(error, plan, PLAN_PP, sizes, tp_pp, cluster);
+    long long model_ranks = (long long)plan->tp * plan->cp * plan->pp; /* one data-parallel replica */
+    if (model_ranks > gpus) {
+        g_autofree char *sizes = sizes_text(plan, FALSE);
+        return too_many_gpus(error, plan, plan->cp > 1 ? PLAN_CP : PLAN_PP, sizes, model_ranks,
+                             cluster);
+    }
+    /* a context-parallel plan fills the cluster: each CP group splits the
+     * sequences of its data-parallel replica */
+    if (plan->dp == 0 && plan->cp > 1 && gpus % model_ranks != 0) {
+        g_autofree char *sizes = sizes_text(plan, FALSE);
+        return plan_field_fail(error, plan, PLAN_CP,
+                               "a size for which %s = %lld divides the cluster's %lld GPUs", sizes,
+                               model_ranks, gpus);
     }
     if (plan->dp == 0)
-        plan->dp = (int)(gpus / tp_pp);
-    if (tp_pp * plan->dp > gpus) {
-        g_autofree char *sizes =
-            g_strdup_printf("tp x pp x dp = %d x %d x %d", plan->tp, plan->pp, plan->dp);
-        return too_many_gpus(error, plan, PLAN_DP, sizes, tp_pp * plan->dp, cluster);
+        plan->dp = (int)(gpus / model_ranks);
+    if (model_ranks * plan->dp > gpus) {
+        g_autofree char *sizes = sizes_text(plan, TRUE);
+        return too_many_gpus(error, plan, PLAN_DP, sizes, model_ranks * plan->dp, cluster);
     }
     long long per_step = (long long)plan->micro_batch_size * plan->dp;
     if (plan->global_batch_size == 0) {
@@ -383,7 +413,12 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
         return plan_field_fail(error, plan, PLAN_GLOBAL_BATCH_SIZE,
                                "a multiple of micro_batch_size x dp = %d x %d = %lld",
                                plan->micro_batch_size, plan->dp, per_step);
-    return resolve_layers(plan, model, error);
+    return cluster_spec_check_plan(cluster, plan, error) && resolve_layers(plan, model, error);
+}
+
+long long plan_spec_gpus(const PlanSpec *plan)
+{
+    return (long long)plan->tp * plan->cp * plan->pp * plan->dp;
 }
 
 int plan_spec_micro_batches(const PlanSpec *plan)

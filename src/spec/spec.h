@@ -31,12 +31,29 @@ typedef struct {
     int seq_length;      /* s, tokens per sequence */
     MlpKind mlp;
     gboolean tied_embeddings; /* input embedding shared with the output layer */
+    /* A mixture of experts (docs/model.md, "Mixture of experts"): each MoE
+     * layer's MLP is `experts` routed experts of moe_ffn_hidden_size, of
+     * which every token goes to experts_per_token, plus shared_experts
+     * that every token goes to. Layer i (0-based) is a MoE layer when
+     * experts > 1, i >= first_dense_layers and i % moe_layer_frequency ==
+     * 0; the other layers are dense, of ffn_hidden_size. */
+    int experts;             /* E; 0 or 1: a dense model */
+    int experts_per_token;   /* k, top-k routing, 1 .. E */
+    int shared_experts;      /* >= 0 */
+    int moe_ffn_hidden_size; /* f_e */
+    int moe_layer_frequency; /* >= 1 */
+    int first_dense_layers;  /* DeepSeek's first_k_dense_replace, >= 0 */
+    /* Multi-head latent attention (DeepSeek-V2), for its parameters only:
+     * kv_lora_rank 0 is standard attention. The operations stay those of
+     * standard attention with the same heads (docs/model.md). */
+    int kv_lora_rank, q_lora_rank; /* q_lora_rank 0: Q projected directly */
+    int qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
 } ModelSpec;
 
 /* Reads a plansim model file or a Hugging Face config.json (recognised by
- * its "num_hidden_layers" key; a mixture of experts, num_local_experts,
- * n_routed_experts or num_experts above 1, is refused). Returns NULL and
- * sets `error` on bad input. */
+ * its "num_hidden_layers" key; Mixtral's and DeepSeek's expert keys and
+ * DeepSeek-V2's latent attention are read). Returns NULL and sets `error`
+ * on bad input. */
 ModelSpec *model_spec_load(const char *path, GError **error);
 
 /* As model_spec_load; *from_max_positions says whether the sequence length
@@ -74,6 +91,8 @@ typedef struct {
 typedef struct {
     char *name;
     double peak_flops;         /* dense bf16, FLOP/s */
+    double peak_fp8_flops;     /* dense fp8, FLOP/s; 0: the GPU has no FP8 */
+    double pcie_Bps;           /* host link per GPU per direction, achievable; 0: not given */
     double memory_bytes;       /* HBM capacity */
     double reserve_bytes;      /* of it, held outside the model's tensors: CUDA context,
                                 * NCCL's buffers, allocator fragmentation; >= 0 */
@@ -111,6 +130,10 @@ typedef struct {
     /* The data loader's limits per node ("storage", data_loader.h); 0: unlimited. */
     double storage_Bps;          /* read bandwidth from storage, bytes/s */
     double preprocess_samples_s; /* CPU preprocessing, samples/s */
+    /* The host, per node, for offload (offload.h); 0: not given. */
+    double host_memory_bytes;  /* CPU memory */
+    double cpu_adam_params_s;  /* parameters the node's CPUs step with Adam per second */
+    char *path;                /* the file it was read from, for errors; NULL if built */
 } ClusterSpec;
 
 /* The most GPUs a cluster may hold. */
@@ -208,8 +231,19 @@ gboolean plan_field_parse(PlanField field, const char *text, const char *origin,
 gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
                            GError **error);
 
+/* Fails (PS_ERROR_INPUT) when the plan needs a key the cluster lacks:
+ * dtype fp8 the GPU's peak_fp8_tflops; offload the GPU's pcie_GBps and
+ * host_memory_GiB, offload optimizer also cpu_adam_params_per_s. The
+ * message names the cluster file, the key and the plan field's origin
+ * (cluster.c; plan_spec_resolve calls it). */
+gboolean cluster_spec_check_plan(const ClusterSpec *cluster, const PlanSpec *plan,
+                                 GError **error);
+
 /* Micro-batches per step per pipeline: B / (b * dp). Resolved plans only. */
 int plan_spec_micro_batches(const PlanSpec *plan);
+
+/* GPUs the plan runs on: tp x cp x pp x dp. Resolved plans only. */
+long long plan_spec_gpus(const PlanSpec *plan);
 
 /* The resolved plan as the flags that give it ("--tp 8 --pp 2 ...
  * --sequence-parallel"), for reports and commands to paste: every field a

@@ -22,7 +22,7 @@ int data_loader_readers_per_node(const Layout *layout, const ClusterSpec *cluste
      * consecutive */
     int most = 0, run = 0, node = -1;
     for (int d = 0; d < layout_size(layout, GROUP_DP); d++) {
-        int at = layout_rank(layout, (Coord){0, d, 0}) / cluster->gpus_per_node;
+        int at = layout_rank(layout, (Coord){.dp = d}) / cluster->gpus_per_node;
         run = at == node ? run + 1 : 1;
         node = at;
         most = MAX(most, run);

@@ -5,7 +5,10 @@
  * backward: gradient accumulation). Gradients are reduced over the
  * data-parallel group in the type they accumulate in (zero.h: 4 bytes
  * each in fp32, as Megatron-LM reduces bf16 training's main gradients; 2
- * in bf16), on the communication stream, as each backward segment finishes producing them:
+ * in bf16), over the data-parallel group with its context-parallel ranks
+ * (dp x cp ranks hold the same parameters: Megatron-Core's data-parallel
+ * group "with context parallel"), on the communication stream, as each backward segment finishes producing them
+ * (a split backward's W segment: zero-bubble schedules):
  *   - overlap_grad_reduce: in buckets of at least ddp_bucket_size
  *     parameters (closed at a segment's end), each launched as soon as its
  *     gradients exist, hiding behind the rest of backward (Megatron-LM's
@@ -21,6 +24,8 @@
 
 typedef struct {
     double pending;  /* parameters whose gradients wait for a bucket */
+    double experts;  /* of them, routed experts' of ep > 1, reduced over the
+                      * expert-data-parallel group (expert_parallel.c) */
     TaskId producer; /* the task that produced the last of them */
     int buckets;     /* launched so far */
 } DpState;
@@ -36,12 +41,20 @@ static void reduce(Emit *e, DpState *st)
     gboolean zero = emit_plan(e)->zero_stage > 0;
     TaskName name = {.fmt = zero ? "zero reduce_scatter bucket %d" : "dp all_reduce bucket %d",
                      .a = st->buckets++};
+    double bytes_per_param = zero_bytes_per_param(emit_plan(e), MEM_GRADS);
     TaskId t =
-        emit_collective(e, GROUP_DP, STREAM_COMM, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE,
-                        zero_bytes_per_param(emit_plan(e), MEM_GRADS) * st->pending,
-                        zero ? TAG_ZERO : TAG_DP, name);
+        emit_collective(e, GROUP_DP_CP, STREAM_COMM, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE,
+                        bytes_per_param * (st->pending - st->experts), zero ? TAG_ZERO : TAG_DP,
+                        name);
     emit_wait(e, st->producer, t);
+    if (st->experts > 0) { /* no ZeRO with ep > 1 (expert_parallel.c) */
+        name.fmt = "dp expert all_reduce bucket %d";
+        t = emit_collective(e, GROUP_EDP, STREAM_COMM, COLL_ALL_REDUCE,
+                            bytes_per_param * st->experts, TAG_DP, name);
+        emit_wait(e, st->producer, t);
+    }
     st->pending = 0;
+    st->experts = 0;
 }
 
 static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg, TaskId last)
@@ -49,10 +62,11 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
     DpState *st = state;
     const PlanSpec *plan = emit_plan(e);
     gboolean every_micro_batch = plan->zero_stage >= 2;
-    if (u->forward || (!every_micro_batch && u->micro_batch != emit_micro_batches(e) - 1))
+    if (!emit_unit_ends_backward(u) || (!every_micro_batch && u->micro_batch != emit_micro_batches(e) - 1))
         return; /* accumulated locally */
     st->producer = last;
     st->pending += seg->params;
+    st->experts += plan->ep > 1 ? seg->expert_params : 0;
     gboolean unit_ends = emit_segment_next(e, u, seg) == NULL;
     if (unit_ends || (plan->overlap_grad_reduce && st->pending >= plan->ddp_bucket_size))
         reduce(e, st);

@@ -24,8 +24,7 @@
 typedef struct {
     double seconds, flops;    /* forward; backward is twice */
     double kept_bytes;        /* activations forward keeps for backward, all of them */
-    const char *name[PHASES]; /* forward's and backward's: formats of the micro-batch
-                               * and the layer */
+    const char *name[PHASES]; /* each phase's: formats of the micro-batch and the layer */
 } Cost;
 
 struct Emit {
@@ -81,7 +80,8 @@ const char *emit_mem_name(MemKind kind)
 
 const char *emit_stream_name(Stream stream)
 {
-    static const char *const names[EMIT_STREAMS] = {"compute", "comm", "p2p", "tp", "loader"};
+    static const char *const names[EMIT_STREAMS] = {
+        "compute", "comm", "p2p", "tp", "loader", "cp", "offload"};
     return names[stream];
 }
 
@@ -89,7 +89,7 @@ const char *emit_comm_name(TaskTag tag)
 {
     static const char *const names[TAG_KINDS] = {
         [TAG_TP] = "tp", [TAG_DP] = "dp", [TAG_PP] = "pp", [TAG_ZERO] = "zero",
-        [TAG_EMBEDDING] = "embedding"};
+        [TAG_EMBEDDING] = "embedding", [TAG_CP] = "cp", [TAG_EP] = "ep"};
     return names[tag];
 }
 
@@ -315,13 +315,17 @@ void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 
 /* ---- costs and chunks ------------------------------------------------------ */
 
+/* A B (input gradients) is named as the whole backward, a W `wgrad`. */
 static Cost cost(const GpuSpec *gpu, const OpList *ops, double kept_bytes, const char *fwd,
-                 const char *bwd)
+                 const char *bwd, const char *wgrad)
 {
     return (Cost){.seconds = tf_ops_s(gpu, ops),
                   .flops = tf_ops_flops(ops, TRUE),
                   .kept_bytes = kept_bytes,
-                  .name = {[PHASE_FORWARD] = fwd, [PHASE_BACKWARD] = bwd}};
+                  .name = {[PHASE_FORWARD] = fwd,
+                           [PHASE_BACKWARD] = bwd,
+                           [PHASE_INPUT_GRAD] = bwd,
+                           [PHASE_WEIGHT_GRAD] = wgrad}};
 }
 
 static void compute_costs(Emit *e)
@@ -332,18 +336,19 @@ static void compute_costs(Emit *e)
     OpList ops;
     tf_embedding_ops(m, sh, &ops);
     e->embedding = cost(gpu, &ops, tf_embedding_activation_bytes(m, sh), "fwd mb%d embedding",
-                        "bwd mb%d embedding");
+                        "bwd mb%d embedding", "wgrad mb%d embedding");
     tf_head_ops(m, sh, &ops);
-    e->head = cost(gpu, &ops, tf_head_activation_bytes(m, sh), "fwd mb%d head", "bwd mb%d head");
-    static const char *const names[TF_BLOCKS][2] = {
-        {"fwd mb%d L%d attn", "bwd mb%d L%d attn"},
-        {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp"},
+    e->head = cost(gpu, &ops, tf_head_activation_bytes(m, sh), "fwd mb%d head", "bwd mb%d head",
+                   "wgrad mb%d head");
+    static const char *const names[TF_BLOCKS][3] = {
+        {"fwd mb%d L%d attn", "bwd mb%d L%d attn", "wgrad mb%d L%d attn"},
+        {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp", "wgrad mb%d L%d mlp"},
     };
     for (int b = 0; b < TF_BLOCKS; b++) {
         tf_block_ops(m, (Block)b, sh, &ops);
         /* everything its backward needs; a strategy may keep less */
         double kept = tf_block_activation_bytes(m, (Block)b, sh, RECOMPUTE_NONE);
-        e->block[b] = cost(gpu, &ops, kept, names[b][0], names[b][1]);
+        e->block[b] = cost(gpu, &ops, kept, names[b][0], names[b][1], names[b][2]);
     }
 }
 
@@ -357,7 +362,10 @@ static void lay_out_chunks(Emit *e)
     const ModelSpec *m = e->model;
     const PlanSpec *plan = e->plan;
     int tp = plan->tp, chunks = plan->layers_per_stage.n;
-    double embedding = tf_embedding_params(m, tp), layer = tf_layer_params(m, tp);
+    double embedding = tf_embedding_params(m, tp);
+    /* every layer of a MoE model is a MoE layer (expert_parallel.c checks) */
+    double layer = tf_moe(m) ? tf_moe_layer_params(m, tp, plan->ep) : tf_layer_params(m, tp);
+    double experts = tf_moe(m) ? tf_layer_expert_params(m, tp, plan->ep) : 0;
     double words = m->tied_embeddings ? (double)m->vocab_size * m->hidden_size / tp : 0;
     double head = tf_head_params(m, tp) + (plan->pp > 1 ? words : 0);
     e->segments = g_new(Segment, m->layers + 2);
@@ -366,11 +374,11 @@ static void lay_out_chunks(Emit *e)
     for (int g = 0; g < chunks; g++) {
         e->chunk_first[g] = n;
         if (g == 0)
-            e->segments[n++] = (Segment){SEGMENT_EMBEDDING, -1, embedding, embedding};
+            e->segments[n++] = (Segment){SEGMENT_EMBEDDING, -1, embedding, embedding, 0};
         for (int i = 0; i < plan->layers_per_stage.v[g]; i++, layer_index++)
-            e->segments[n++] = (Segment){SEGMENT_LAYER, layer_index, layer, layer};
+            e->segments[n++] = (Segment){SEGMENT_LAYER, layer_index, layer, layer, experts};
         if (g == chunks - 1)
-            e->segments[n++] = (Segment){SEGMENT_HEAD, -1, head, tf_head_params(m, tp) + words};
+            e->segments[n++] = (Segment){SEGMENT_HEAD, -1, head, tf_head_params(m, tp) + words, 0};
     }
     e->chunk_first[chunks] = n;
     g_assert(n == m->layers + 2 && layer_index == m->layers);
@@ -416,21 +424,39 @@ TaskId emit_piece(Emit *e, const PieceRef *p, double seconds, double flops, Task
     return piece_task(e, p, seconds, flops, tag, name, activation_bytes, FALSE);
 }
 
+gboolean emit_unit_passes_gradients(const Unit *u)
+{
+    return !u->forward && u->part != BACKWARD_WEIGHT;
+}
+
+gboolean emit_unit_ends_backward(const Unit *u)
+{
+    return !u->forward && u->part != BACKWARD_INPUT;
+}
+
 /* A piece of the unit's walk: forward keeps its activations, backward
- * frees them with what was re-created since. */
+ * frees them with what was re-created since (a split backward at the end
+ * of its W: the weight gradients need the layer inputs and the output
+ * gradients, and this ledger keeps the block's activations whole until
+ * then). A B or a W is the work a strategy's piece_compute splits off a
+ * whole backward (tensor_parallel.c). */
 static TaskId walk_piece(Emit *e, const Unit *u, const Segment *seg, Block block)
 {
+    static const Phase backward_phase[] = {[BACKWARD_WHOLE] = PHASE_BACKWARD,
+                                           [BACKWARD_INPUT] = PHASE_INPUT_GRAD,
+                                           [BACKWARD_WEIGHT] = PHASE_WEIGHT_GRAD};
     const Cost *c = cost_of(e, seg, block);
     gboolean layer = seg->kind == SEGMENT_LAYER;
     double kept = layer ? e->kept[block] : c->kept_bytes;
     double recreated = layer ? e->recreated[block] : 0;
-    Phase phase = u->forward ? PHASE_FORWARD : PHASE_BACKWARD;
+    Phase phase = u->forward ? PHASE_FORWARD : backward_phase[u->part];
     PieceRef p = {seg, block, phase, u->micro_batch, FALSE};
     TaskName name = {.fmt = c->name[phase], .a = u->micro_batch, .b = seg->layer};
     if (u->forward)
         return piece_task(e, &p, c->seconds, c->flops, TAG_FORWARD, name, kept, FALSE);
-    return piece_task(e, &p, 2 * c->seconds, 2 * c->flops, TAG_BACKWARD, name, -(kept + recreated),
-                      TRUE);
+    g_assert(u->part == BACKWARD_WHOLE || e->computer >= 0);
+    double freed = emit_unit_ends_backward(u) ? kept + recreated : 0;
+    return piece_task(e, &p, 2 * c->seconds, 2 * c->flops, TAG_BACKWARD, name, -freed, TRUE);
 }
 
 static void emit_segment(Emit *e, const Unit *u, const Segment *seg)
@@ -507,10 +533,8 @@ static void emit_rank_step(Emit *e, GArray *units)
         if (e->active[i]->step_end)
             e->active[i]->step_end(e, e->state[i]);
 
-    OpList ops;
-    tf_optimizer_ops(e->params / e->shards[MEM_OPTIMIZER], &ops);
-    TaskId opt = emit_compute(e, tf_ops_s(&e->cluster->gpu, &ops), 0, TAG_OPTIMIZER,
-                              (TaskName){.fmt = "optimizer"});
+    TaskId opt = emit_compute(e, zero_optimizer_s(emit_gpu(e), e->plan, e->params), 0,
+                              TAG_OPTIMIZER, (TaskName){.fmt = "optimizer"});
     emit_wait(e, emit_last(e, STREAM_COMM), opt);
     EACH_STRATEGY(e, after_optimizer, opt);
     TaskId end =
@@ -590,10 +614,14 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
         return NULL;
     for (int i = 0; i < n_active; i++)
         e.state[i] = g_malloc0(MAX(e.active[i]->state_size, 1));
-    /* the loader's stream only when it reads: other graphs, and their
-     * traces, stay as they were */
+    /* the loader's stream only when it reads, the CP stream only with cp >
+     * 1, offload's only with offload: other graphs, and their traces, stay
+     * as they were */
     g_autoptr(Graph) graph =
-        graph_new(simulated, plan->bytes_per_sample > 0 ? EMIT_STREAMS : STREAM_LOADER);
+        graph_new(simulated, plan->offload != OFFLOAD_NONE ? EMIT_STREAMS
+                             : plan->cp > 1                ? STREAM_OFFLOAD
+                             : plan->bytes_per_sample > 0  ? STREAM_CP
+                                                           : STREAM_LOADER);
     /* a stream edge per task, fewer other dependencies; at most a memory
      * operation per task */
     graph_reserve(graph, (gsize)tasks, 2 * (gsize)tasks, (gsize)tasks);

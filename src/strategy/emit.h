@@ -32,13 +32,17 @@
  * pipeline sends, tensor-parallel communication (whose collectives the
  * compute waits for, or overlaps: tensor_parallel.c), and the data
  * loader's reads (data_loader.h), a stream the graph has only when the
- * plan models data loading (bytes_per_sample > 0). */
+ * plan models data loading (bytes_per_sample > 0), and ring attention's KV
+ * exchanges (context_parallel.c), only with cp > 1 (and then the loader's
+ * stream too, empty if the plan does not load). */
 typedef enum {
     STREAM_COMPUTE,
     STREAM_COMM,
     STREAM_P2P,
     STREAM_TP,
     STREAM_LOADER,
+    STREAM_CP,
+    STREAM_OFFLOAD, /* offload.h: PCIe transfers and the host's Adam step */
     EMIT_STREAMS
 } Stream;
 
@@ -67,22 +71,52 @@ typedef enum {
     TAG_RECOMPUTE,
     TAG_OPTIMIZER,
     TAG_MARKER,
-    TAG_LOAD, /* a data loader's read of a micro-batch */
+    TAG_LOAD,    /* a data loader's read of a micro-batch */
+    TAG_OFFLOAD, /* a PCIe transfer or the host's Adam step (offload.h) */
     TAG_TP,
     TAG_DP,
     TAG_PP,
     TAG_ZERO,
     TAG_EMBEDDING, /* the tied embedding's gradients, first and last stage */
+    TAG_CP,        /* context parallelism's exchanges around attention */
+    TAG_EP,        /* expert parallelism's token dispatch and combine */
     TAG_KINDS
 } TaskTag;
 
-typedef enum { PHASE_FORWARD, PHASE_BACKWARD, PHASE_RECOMPUTE, PHASES } Phase;
+/* PHASE_BACKWARD is a whole backward; a zero-bubble schedule splits it
+ * into the input gradients (PHASE_INPUT_GRAD, with every operation's
+ * backward but the weight gradients) and the weight gradients
+ * (PHASE_WEIGHT_GRAD), as Unit's `part` says. */
+typedef enum {
+    PHASE_FORWARD,
+    PHASE_BACKWARD,
+    PHASE_RECOMPUTE,
+    PHASE_INPUT_GRAD,
+    PHASE_WEIGHT_GRAD,
+    PHASES
+} Phase;
+
+/* What a backward unit computes: the whole backward (1F1B and the other
+ * schedules), or one of its halves (zero-bubble schedules, Qi et al.
+ * 2024): B, the input gradients, which the stage before waits for, and W,
+ * the weight gradients, which nothing but the gradients' reduction and the
+ * optimizer wait for. W runs after B; the activations stay until W ends. */
+typedef enum { BACKWARD_WHOLE, BACKWARD_INPUT, BACKWARD_WEIGHT } BackwardPart;
 
 typedef struct {
-    int micro_batch;  /* 0-based, within the step */
-    gboolean forward; /* else backward */
-    int chunk;        /* the rank's model chunk, 0 .. virtual_stages - 1 */
+    int micro_batch;   /* 0-based, within the step */
+    gboolean forward;  /* else backward */
+    int chunk;         /* the rank's model chunk, 0 .. virtual_stages - 1 */
+    BackwardPart part; /* a backward's: BACKWARD_WHOLE unless split */
 } Unit;
+
+/* Whether unit `u` receives and sends its gradients between stages: a
+ * whole backward or a B (input gradients). */
+gboolean emit_unit_passes_gradients(const Unit *u);
+
+/* Whether unit `u` completes its chunk's weight gradients and frees the
+ * activations its forward kept: a whole backward or a W. */
+gboolean emit_unit_ends_backward(const Unit *u);
 
 typedef enum { SEGMENT_EMBEDDING, SEGMENT_LAYER, SEGMENT_HEAD } SegmentKind;
 
@@ -95,6 +129,9 @@ typedef struct {
     double params; /* parameters this rank holds for it */
     double uses;   /* parameters its compute needs whole: `params`, and for
                     * the head of a tied model also the word embedding */
+    double expert_params; /* of `params`, a MoE layer's routed experts', which
+                           * differ across the expert-parallel group: their
+                           * gradients reduce over the expert-data-parallel one */
 } Segment;
 
 /* One compute task of a segment, as the piece hooks see it. */
@@ -231,11 +268,11 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
 /* "params", "grads", ... for reports. */
 const char *emit_mem_name(MemKind kind);
 
-/* "compute", "comm", "p2p", "tp", "loader". */
+/* "compute", "comm", "p2p", "tp", "loader", "cp". */
 const char *emit_stream_name(Stream stream);
 
-/* "tp", "dp", "pp", "zero", "embedding" for the collectives' tags; NULL
- * for the others. */
+/* "tp", "dp", "pp", "zero", "embedding", "cp", "ep" for the collectives' tags;
+ * NULL for the others. */
 const char *emit_comm_name(TaskTag tag);
 
 #endif

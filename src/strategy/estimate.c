@@ -20,8 +20,9 @@ double estimate_segment_params(const ModelSpec *model, const PlanSpec *plan, Seg
     switch (kind) {
     case SEGMENT_EMBEDDING:
         return tf_embedding_params(model, tp);
-    case SEGMENT_LAYER:
-        return tf_layer_params(model, tp);
+    case SEGMENT_LAYER: /* every layer of a MoE model is a MoE layer (expert_parallel.c) */
+        return tf_moe(model) ? tf_moe_layer_params(model, tp, plan->ep)
+                             : tf_layer_params(model, tp);
     case SEGMENT_HEAD:
         break;
     }
@@ -127,7 +128,7 @@ static double stage_activations(const PieceCosts *c, const PlanSpec *plan, int s
     double held = 0, most = 0;
     for (guint i = 0; i < units->len; i++) {
         const Unit *u = &g_array_index(units, Unit, i);
-        held += u->forward ? kept[u->chunk] : -kept[u->chunk];
+        held += u->forward ? kept[u->chunk] : emit_unit_ends_backward(u) ? -kept[u->chunk] : 0;
         most = MAX(most, held);
     }
     return most;
@@ -151,11 +152,7 @@ double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec
 /* The optimizer step of a rank of stage s. */
 static double optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan, int s)
 {
-    int shards[MEM_KINDS];
-    zero_state_shards(plan, shards);
-    OpList ops;
-    tf_optimizer_ops(estimate_stage_params(model, plan, s) / shards[MEM_OPTIMIZER], &ops);
-    return tf_ops_s(gpu, &ops);
+    return zero_optimizer_s(gpu, plan, estimate_stage_params(model, plan, s));
 }
 
 double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
@@ -167,6 +164,7 @@ double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
     int m = plan_spec_micro_batches(plan);
     double fill = 0, drain = 0; /* F(s), B(s): chunks 0 .. s - 1, one micro-batch */
     double opt0 = optimizer_s(model, gpu, plan, 0), most = 0;
+    gboolean split = schedule_splits_backward(plan); /* no drain: see estimate.h */
     for (int s = 0; s < plan->pp; s++) {
         double busy = 0;
         for (int k = 0; k < plan->virtual_stages; k++) {
@@ -177,7 +175,7 @@ double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
         most = MAX(most, fill + busy + MAX(opt, drain + opt0));
         ChunkCost here = chunk_cost(&c, plan, s); /* chunk s, for the stages after */
         fill += here.forward_s;
-        drain += here.backward_s;
+        drain += split ? 0 : here.backward_s;
     }
     return most * (1 - TIME_SLACK);
 }

@@ -27,7 +27,9 @@
  *     to chunk 0 on stage 0, whose optimizer step follows: B(s) + opt(0),
  *     with B(s) the backwards (and replays) of one micro-batch through
  *     chunks 0 .. s - 1; and the stage's own optimizer step follows its
- *     last unit too: opt(s).
+ *     last unit too: opt(s). A zero-bubble schedule's last unit may be a
+ *     W, whose B, and the B's on the stages before, ran earlier: B(s) is
+ *     taken as 0 for those schedules.
  * So the step lasts at least F(s) + U(s) + max(opt(s), B(s) + opt(0)) for
  * every s; the bound is the largest over the stages, less a relative
  * 1e-6 that covers the rounding of the replay's and this sum's additions
@@ -46,8 +48,8 @@
  * it (with what a replay re-created) when its pieces end; ZeRO-3's
  * gathered buffers are freed only after they are allocated. So when a
  * forward unit's last piece starts, the rank holds at least its states and
- * the kept activations of every forward unit so far whose backward has not
- * run, this one included; the engine records the peak after every
+ * the kept activations of every forward unit so far whose backward (a
+ * split backward's W) has not run, this one included; the engine records the peak after every
  * allocation. The bound is the largest such sum over the units and the
  * stages, less a relative 1e-9 for rounding. It leaves out replays,
  * buffers and the tensor-parallel collectives' memory, so it is exact

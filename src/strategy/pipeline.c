@@ -2,13 +2,14 @@
  *
  * The plan's schedule orders each stage's units: its row of
  * pipeline_schedules (schedule.h, one file each: naive, gpipe, 1f1b,
- * interleaved), which also checks the plan fields the schedule constrains.
+ * interleaved, zb-h1, zb-h2), which also checks the plan fields the schedule constrains.
  *
  * Between stages, each unit's forward receives its input activations from
  * the stage before and sends its output to the stage after; backward the
  * same with gradients, the other way; b s h / t bf16 elements each (with
  * tensor parallelism each rank of the stage sends its 1/t, Megatron's
- * scatter/gather). Sends run on the pipeline stream once the unit's compute
+ * scatter/gather); a split backward's gradients travel with its B, its W
+ * exchanges nothing. Sends run on the pipeline stream once the unit's compute
  * is done; the receiving unit's first task waits for the transfer. A tied
  * word embedding, held by the first and the last stage, has its gradients
  * summed over the two at the end of the step. */
@@ -39,12 +40,13 @@ static void schedule(Emit *e, GArray *units)
     schedule_of(plan)->order(&w, units);
 }
 
-/* Bytes of one transfer from one rank: b s h bf16 elements over t. */
+/* Bytes of one transfer from one rank: b s h bf16 elements over t, and
+ * over c with context parallelism (each rank sends its s/c tokens). */
 static double transfer_bytes(const Emit *e)
 {
     const ModelSpec *m = emit_model(e);
     const PlanSpec *plan = emit_plan(e);
-    return 2.0 * plan->micro_batch_size * m->seq_length * m->hidden_size / plan->tp;
+    return dtype_bytes(DTYPE_BF16) * tf_tokens(m, emit_shard(e)) * m->hidden_size / plan->tp;
 }
 
 /* The transfer into model chunk g's unit of micro-batch mb: activations
@@ -64,7 +66,7 @@ static void unit_begin(Emit *e, void *state, const Unit *u)
     if (u->forward && g > 0)
         emit_gate(e, emit_recv(e, TOWARD_NEXT, transfer_bytes(e),
                                transfer_name(TRUE, u->micro_batch, g - 1)));
-    if (!u->forward && g < last)
+    if (emit_unit_passes_gradients(u) && g < last)
         emit_gate(e, emit_recv(e, TOWARD_PREV, transfer_bytes(e),
                                transfer_name(FALSE, u->micro_batch, g + 1)));
 }
@@ -75,7 +77,7 @@ static void unit_end(Emit *e, void *state, const Unit *u, TaskId done)
     int g = emit_model_chunk(e, u), last = emit_plan(e)->layers_per_stage.n - 1;
     if (u->forward && g < last)
         emit_send(e, TOWARD_NEXT, transfer_bytes(e), done, transfer_name(TRUE, u->micro_batch, g));
-    if (!u->forward && g > 0)
+    if (emit_unit_passes_gradients(u) && g > 0)
         emit_send(e, TOWARD_PREV, transfer_bytes(e), done, transfer_name(FALSE, u->micro_batch, g));
 }
 
@@ -91,7 +93,7 @@ static void step_end(Emit *e, void *state)
     int s = emit_stage(e);
     if (!m->tied_embeddings || plan->pp == 1 || (s != 0 && s != plan->pp - 1))
         return;
-    double bytes = 2.0 * m->vocab_size * m->hidden_size / plan->tp;
+    double bytes = dtype_bytes(DTYPE_BF16) * m->vocab_size * m->hidden_size / plan->tp;
     TaskId t = emit_ends_collective(e, STREAM_COMM, COLL_ALL_REDUCE, bytes, TAG_EMBEDDING,
                                     (TaskName){.fmt = "embedding all_reduce"});
     emit_wait(e, emit_last(e, STREAM_COMPUTE), t);

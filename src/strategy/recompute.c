@@ -13,7 +13,8 @@
  * "FlashAttention"). What is kept and replayed is transformer.c's
  * (tf_block_replay_ops); this module tells the emitter what each block's
  * forward keeps and what the replay re-creates (the backward frees both),
- * and adds the replay at the start of each layer's backward, after any
+ * and adds the replay at the start of each layer's backward (a split
+ * backward's B: zero-bubble schedules), after any
  * gather of the layer's parameters: one TAG_RECOMPUTE piece per block that
  * replays anything, the piece hooks seeing PHASE_RECOMPUTE (a partial
  * replay, without the block's collectives, unless "full"). With
@@ -81,7 +82,7 @@ static void step_begin(Emit *e, void *state)
 static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *seg)
 {
     const RecomputeState *st = state;
-    if (u->forward || seg->kind != SEGMENT_LAYER)
+    if (!emit_unit_passes_gradients(u) || seg->kind != SEGMENT_LAYER)
         return;
     static const char *const names[TF_BLOCKS] = {"recompute mb%d L%d attn",
                                                  "recompute mb%d L%d mlp"};

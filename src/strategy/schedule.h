@@ -26,13 +26,26 @@ typedef struct {
     /* Checks the plan fields the schedule constrains (pp, virtual_stages,
      * the micro-batches); PS_ERROR_INPUT naming the field. */
     gboolean (*check)(const PlanSpec *plan, GError **error);
+    /* Whether it splits backward units into B and W (BackwardPart). */
+    gboolean split_backward;
 } PipeSchedule;
 
 /* The rows, indexed by Schedule. */
 extern const PipeSchedule *const pipeline_schedules[SCHEDULES];
 
-/* Appends one unit. */
+/* Appends one unit (a backward is whole). */
 void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk);
+
+/* Appends the B or the W of micro-batch `micro_batch`'s backward through
+ * the stage's one chunk. */
+void schedule_add_part(GArray *units, int micro_batch, BackwardPart part);
+
+/* Whether the plan's schedule splits backward units. */
+gboolean schedule_splits_backward(const PlanSpec *plan);
+
+/* The check of the zero-bubble schedules: one chunk per stage, pp >= 2,
+ * and at least `least` micro-batches per step. */
+gboolean schedule_check_zero_bubble(const PlanSpec *plan, int least, GError **error);
 
 /* A check for the schedules that run one model chunk per stage: fails
  * unless virtual_stages is 1. */

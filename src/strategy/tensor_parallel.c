@@ -32,10 +32,22 @@
  *     parts that run beside a collective (engine.c).
  * So per layer per micro-batch: 4 all-reduces without sequence
  * parallelism, 4 reduce-scatters and 6 all-gathers with it; a full
- * recomputation's replay is a forward, with its collectives. */
+ * recomputation's replay is a forward, with its collectives.
+ *
+ * The same split serves the zero-bubble schedules (schedule_zbh1.c), whose
+ * backward units are either B, the input gradients (every operation's
+ * backward but the weight gradients, and the backward's collectives), or
+ * W, the weight gradients: once the column-parallel GEMM's forward (after
+ * the all-gather of its sharded input again, with sequence parallelism),
+ * once the row-parallel GEMM's, and twice the embedding lookup's (its
+ * backward, a scatter-add into the table, is all weight gradient). So the
+ * module is active for those schedules even at tp = 1, where its groups
+ * of one exchange nothing and leave the compute uncut. */
 #include "strategy/strategy.h"
 
 #include <string.h>
+
+#include "strategy/schedule.h"
 
 #include "base/error.h"
 
@@ -84,7 +96,7 @@ static gboolean named(const Op *op, const char *const *names, gsize n)
 
 static gboolean active(const PlanSpec *plan)
 {
-    return plan->tp > 1;
+    return plan->tp > 1 || schedule_splits_backward(plan);
 }
 
 /* Tasks beyond the piece's one: a backward with sequence parallelism has 5
@@ -203,7 +215,8 @@ static void flush(Parts *q)
     q->ops = 0;
 }
 
-/* A collective over the tp group of `share` of b s h bf16 values, on the tp
+/* A collective over the tp group of `share` of b s h bf16 values (s/c
+ * tokens of each sequence with context parallelism), on the tp
  * stream, after the pending work (which it needs) is done. */
 static TaskId collective(Parts *q, CollOp op, double share)
 {
@@ -213,7 +226,11 @@ static TaskId collective(Parts *q, CollOp op, double share)
         [COLL_REDUCE_SCATTER] = "tp reduce_scatter mb%d L%d",
     };
     const ModelSpec *m = emit_model(q->e);
-    double bytes = share * 2.0 * emit_plan(q->e)->micro_batch_size * m->seq_length * m->hidden_size;
+    /* b (s/c) h, communicated in bf16 whatever the GEMMs' dtype */
+    double bytes =
+        share * dtype_bytes(DTYPE_BF16) * tf_tokens(m, emit_shard(q->e)) * m->hidden_size;
+    if (emit_plan(q->e)->tp == 1)
+        return TASK_NONE; /* a group of one: nothing to wait for */
     flush(q);
     TaskId c = emit_collective(q->e, GROUP_TP, STREAM_TP, op, bytes, TAG_TP,
                                (TaskName){.fmt = names[op], .a = q->p->micro_batch,
@@ -280,31 +297,49 @@ static void forward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overlap
 
 /* Backward runs the spans in reverse, each twice its forward; a GEMM's
  * backward is its input gradient then its weight gradient, each once its
- * forward. */
-static void backward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overlap)
+ * forward. A B (`whole` false) leaves out the weight gradients, and the
+ * all-gather of the column GEMM's input that only its weight gradient
+ * needs; the row span's backward is an input gradient once its forward
+ * for a GEMM, nothing for the embedding lookup (all weight gradient). */
+static void backward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overlap, gboolean whole)
 {
     add(q, &k->span[SPAN_POST], 2, 1);
     const Span *row = &k->span[SPAN_ROW];
+    double row_times = whole ? 2 : k->row_gemm ? 1 : 0;
     if (row->ops && sp && overlap && k->row_gemm) {
         gather_into(q, row, 1, TRUE); /* the input gradient */
-        add(q, row, 1, 1);            /* the weight gradient */
+        add(q, row, row_times - 1, 1); /* the weight gradient */
     } else if (row->ops && sp) {
-        gather_into(q, row, 2, FALSE);
+        gather_into(q, row, row_times, FALSE);
     } else {
-        add(q, row, 2, 1);
+        add(q, row, row_times, 1);
     }
     add(q, &k->span[SPAN_MIDDLE], 2, 1);
     const Span *column = &k->span[SPAN_COLUMN];
     if (column->ops) {
-        TaskId input = sp ? collective(q, COLL_ALL_GATHER, 1) : TASK_NONE;
+        TaskId input = sp && whole ? collective(q, COLL_ALL_GATHER, 1) : TASK_NONE;
         add(q, column, 1, 1); /* the input gradient, beside the gather */
         TaskId sum = collective(q, sum_op(q->e), 1);
         emit_gate(q->e, input);
-        add(q, column, 1, 1); /* the weight gradient, beside the sum */
+        if (whole)
+            add(q, column, 1, 1); /* the weight gradient, beside the sum */
         flush(q);
         emit_gate(q->e, sum);
     }
     add(q, &k->span[SPAN_PRE], 2, 1);
+}
+
+/* A W: the row GEMM's weight gradient (the lookup's whole backward), then
+ * the column GEMM's, after the all-gather of its sharded input with
+ * sequence parallelism. */
+static void weight_gradients(Parts *q, const PieceSpans *k, gboolean sp)
+{
+    add(q, &k->span[SPAN_ROW], k->row_gemm ? 1 : 2, 1);
+    const Span *column = &k->span[SPAN_COLUMN];
+    if (column->ops && sp)
+        gather_into(q, column, 1, FALSE);
+    else
+        add(q, column, 1, 1);
 }
 
 static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag, TaskName name,
@@ -316,8 +351,11 @@ static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag
                : p->segment->kind == SEGMENT_HEAD    ? KIND_HEAD
                                                      : KIND_BLOCK + p->block;
     Parts q = {.e = e, .p = p, .tag = tag, .name = name, .first = TASK_NONE, .last = TASK_NONE};
-    if (p->phase == PHASE_BACKWARD)
-        backward(&q, &st->kind[kind], plan->sequence_parallel, plan->tp_comm_overlap);
+    if (p->phase == PHASE_BACKWARD || p->phase == PHASE_INPUT_GRAD)
+        backward(&q, &st->kind[kind], plan->sequence_parallel, plan->tp_comm_overlap,
+                 p->phase == PHASE_BACKWARD);
+    else if (p->phase == PHASE_WEIGHT_GRAD)
+        weight_gradients(&q, &st->kind[kind], plan->sequence_parallel);
     else /* a forward, or full recomputation's replay of one */
         forward(&q, &st->kind[kind], plan->sequence_parallel, plan->tp_comm_overlap);
     flush(&q);

@@ -1,6 +1,7 @@
 /* zero.c: ZeRO (Rajbhandari et al., SC'20) stages 1 to 3; stage 3 is FSDP.
  *
- * Model states are sharded over the data-parallel group of d ranks:
+ * Model states are sharded over the data-parallel group of d ranks, with
+ * its context-parallel ranks d x c (Megatron-Core's distributed optimizer):
  * stage 1 the optimizer states, stage 2 also the gradients, stage 3 also
  * the parameters (emit_shard_state). The gradient reduce-scatter is data
  * parallelism's (data_parallel.c). Here:
@@ -25,11 +26,11 @@ double zero_bytes_per_param(const PlanSpec *plan, MemKind kind)
 {
     switch (kind) {
     case MEM_PARAMS:
-        return 2;
+        return dtype_bytes(DTYPE_BF16);
     case MEM_GRADS:
-        return plan->grad_accum_dtype == GRAD_ACCUM_FP32 ? 4 : 2;
+        return plan->grad_accum_dtype == GRAD_ACCUM_FP32 ? 4 : dtype_bytes(DTYPE_BF16);
     case MEM_OPTIMIZER:
-        return 12;
+        return plan->offload == OFFLOAD_OPTIMIZER ? 0 : ZERO_OPTIMIZER_BYTES;
     default:
         return 0;
     }
@@ -40,11 +41,22 @@ void zero_state_shards(const PlanSpec *plan, int shards[MEM_KINDS])
     for (int k = 0; k < MEM_KINDS; k++)
         shards[k] = 1;
     if (plan->zero_stage >= 1)
-        shards[MEM_OPTIMIZER] = plan->dp;
+        shards[MEM_OPTIMIZER] = plan->dp * plan->cp;
     if (plan->zero_stage >= 2)
-        shards[MEM_GRADS] = plan->dp;
+        shards[MEM_GRADS] = plan->dp * plan->cp;
     if (plan->zero_stage >= 3)
-        shards[MEM_PARAMS] = plan->dp;
+        shards[MEM_PARAMS] = plan->dp * plan->cp;
+}
+
+double zero_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double params)
+{
+    if (plan->offload == OFFLOAD_OPTIMIZER)
+        return 0;
+    int shards[MEM_KINDS];
+    zero_state_shards(plan, shards);
+    OpList ops;
+    tf_optimizer_ops(params / shards[MEM_OPTIMIZER], &ops);
+    return tf_ops_s(gpu, &ops);
 }
 
 double zero_states_bytes(const PlanSpec *plan, double params)
@@ -91,9 +103,10 @@ static TaskId gather(Emit *e, const Unit *u, const Segment *seg, TaskId after)
         [SEGMENT_LAYER] = "zero all_gather mb%d L%d",
         [SEGMENT_HEAD] = "zero all_gather mb%d head",
     };
-    double bytes = 2 * seg->uses; /* the bf16 parameters the segment computes with, whole */
+    /* the bf16 parameters the segment computes with, whole */
+    double bytes = zero_bytes_per_param(emit_plan(e), MEM_PARAMS) * seg->uses;
     TaskId t =
-        emit_collective(e, GROUP_DP, STREAM_COMM, COLL_ALL_GATHER, bytes, TAG_ZERO,
+        emit_collective(e, GROUP_DP_CP, STREAM_COMM, COLL_ALL_GATHER, bytes, TAG_ZERO,
                         (TaskName){.fmt = names[seg->kind], .a = u->micro_batch, .b = seg->layer});
     emit_wait(e, after, t);
     emit_mem(e, t, MEM_BUFFERS, bytes, FALSE);
@@ -118,8 +131,9 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
     (void)u;
     if (emit_plan(e)->zero_stage < 3)
         return;
-    if (emit_plan(e)->dp > 1)
-        emit_mem(e, last, MEM_BUFFERS, -2 * seg->uses, TRUE);
+    if (emit_plan(e)->dp * emit_plan(e)->cp > 1)
+        emit_mem(e, last, MEM_BUFFERS, -zero_bytes_per_param(emit_plan(e), MEM_PARAMS) * seg->uses,
+                 TRUE);
     st->prev_end = last;
 }
 
@@ -128,7 +142,8 @@ static void after_optimizer(Emit *e, void *state, TaskId optimizer)
     (void)state;
     if (emit_plan(e)->zero_stage >= 3)
         return; /* parameters stay sharded */
-    TaskId t = emit_collective(e, GROUP_DP, STREAM_COMM, COLL_ALL_GATHER, 2 * emit_params(e),
+    TaskId t = emit_collective(e, GROUP_DP_CP, STREAM_COMM, COLL_ALL_GATHER,
+                               zero_bytes_per_param(emit_plan(e), MEM_PARAMS) * emit_params(e),
                                TAG_ZERO, (TaskName){.fmt = "zero all_gather params"});
     emit_wait(e, optimizer, t);
 }

@@ -9,9 +9,15 @@
 
 #include "strategy/emit.h"
 
-/* Bytes one parameter's state of `kind` takes, unsplit: bf16 parameters
- * (2); gradients in the plan's grad_accum_dtype (fp32 4, bf16 2); Adam's
- * fp32 master weights, momentum and variance (12); 0 for the other kinds.
+/* Adam's fp32 master weights, momentum and variance, bytes per parameter
+ * (Rajbhandari et al. 2020, section 3: K = 12). */
+#define ZERO_OPTIMIZER_BYTES 12.0
+
+/* Bytes one parameter's state of `kind` takes on the GPU, unsplit: bf16
+ * parameters (2); gradients in the plan's grad_accum_dtype (fp32 4, bf16
+ * 2); Adam's fp32 master weights, momentum and variance (12; 0 when the
+ * plan offloads the optimizer, whose states then live in host memory,
+ * offload.h); 0 for the other kinds.
  * So 18 bytes per parameter with fp32 gradients (Megatron-LM), 16 with
  * bf16 (Rajbhandari et al. 2020, section 3). */
 double zero_bytes_per_param(const PlanSpec *plan, MemKind kind);
@@ -20,6 +26,11 @@ double zero_bytes_per_param(const PlanSpec *plan, MemKind kind);
  * optimizer states over dp, stage 2 also the gradients, stage 3 also the
  * parameters. */
 void zero_state_shards(const PlanSpec *plan, int shards[MEM_KINDS]);
+
+/* The GPU's optimizer step of a rank holding `params` parameters: one
+ * mixed-precision Adam step over its shard (tf_optimizer_ops), or none
+ * when the plan offloads the optimizer to the host (offload.h). */
+double zero_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double params);
 
 /* Model-state bytes of a rank holding `params` parameters: each kind's
  * bytes split its ways, summed kind by kind in MemKind order, as the

@@ -1,0 +1,115 @@
+/* expert_parallel.c: a mixture of experts' token routing across GPUs.
+ *
+ * Each MoE layer's experts are split over the ep GPUs of an expert-parallel
+ * group (layout.h, GROUP_EP), carved from the data-parallel ranks as
+ * Megatron-Core carves them. Around every MoE layer's MLP block (a MoE
+ * model's every layer: the check below) the group exchanges tokens on the
+ * compute stream, which waits: the dispatch before the block, the combine
+ * after it, in forward and in a full recomputation's replay; in backward
+ * the combine's gradient before and the dispatch's after (Megatron-Core's
+ * token dispatchers). The router's GEMM, inside the block's compute, runs
+ * before the dispatch in truth: the sum on the stream is the same. The
+ * routed experts' gradients reduce over the expert-data-parallel group
+ * (data_parallel.c). docs/model.md, "Mixture of experts". */
+#include "strategy/strategy.h"
+
+#include "base/error.h"
+
+static gboolean active(const PlanSpec *plan)
+{
+    return plan->ep > 1;
+}
+
+/* Every layer must be a MoE layer: the emitter costs one MLP block for all
+ * (tf_block_ops). */
+static gboolean check_layers(const ModelSpec *model, GError **error)
+{
+    int dense = 0;
+    for (int i = 0; i < model->layers; i++)
+        dense += !tf_layer_moe(model, i);
+    if (!tf_moe(model) || dense == 0)
+        return TRUE;
+    g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                "model %s: expected every layer a MoE layer to simulate it (first_dense_layers 0, "
+                "moe_layer_frequency 1), got %d dense layers of %d: its parameters are counted "
+                "(plansim params) but mixed layers are not simulated yet",
+                model->name, dense, model->layers);
+    return FALSE;
+}
+
+static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **error)
+{
+    int ep = plan->ep, dp_cp = plan->dp * plan->cp;
+    if (ep > 1 && !tf_moe(model))
+        return plan_field_fail(error, plan, PLAN_EP, "1 for a model without experts");
+    if (dp_cp % ep != 0)
+        return plan_field_fail(error, plan, PLAN_EP, "a divisor of dp x cp = %d", dp_cp);
+    if (tf_moe(model) && model->experts % ep != 0)
+        return plan_field_fail(error, plan, PLAN_EP, "a divisor of the experts, %d",
+                               model->experts);
+    if (ep > 1 && plan->zero_stage > 0)
+        return plan_field_fail(error, plan, PLAN_ZERO_STAGE,
+                               "0 with ep > 1 (ZeRO over the expert-data-parallel group is not "
+                               "modelled)");
+    return check_layers(model, error);
+}
+
+static int piece_tasks(const PlanSpec *plan)
+{
+    (void)plan;
+    return 2; /* a dispatch and a combine */
+}
+
+/* Whether piece `p` moves tokens: a whole MoE block, forward, replayed or
+ * backward (in a zero-bubble split, its input-gradient half). */
+static gboolean routes(const PieceRef *p)
+{
+    return p->segment->kind == SEGMENT_LAYER && p->block == BLOCK_MLP && !p->partial &&
+           p->phase != PHASE_WEIGHT_GRAD;
+}
+
+/* The exchange before (`before`) or after the block's compute: the
+ * dispatch (an all-to-all, or an all-gather) where tokens go to their
+ * experts, the combine (an all-to-all, or a reduce-scatter) where they
+ * come back; backward runs them in reverse, each as its mirror. */
+static void exchange(Emit *e, const PieceRef *p, gboolean before)
+{
+    const PlanSpec *plan = emit_plan(e);
+    gboolean backward = p->phase == PHASE_BACKWARD || p->phase == PHASE_INPUT_GRAD;
+    gboolean to_experts = before != backward;
+    gboolean all_to_all = plan->moe_dispatcher == MOE_DISPATCHER_ALL_TO_ALL;
+    CollOp op = all_to_all ? COLL_ALL_TO_ALL : to_experts ? COLL_ALL_GATHER : COLL_REDUCE_SCATTER;
+    static const char *const names[2][2] = {{"ep all_to_all combine mb%d L%d",
+                                             "ep all_to_all dispatch mb%d L%d"},
+                                            {"ep reduce_scatter combine mb%d L%d",
+                                             "ep all_gather dispatch mb%d L%d"}};
+    TaskName name = {.fmt = names[!all_to_all][to_experts], .a = p->micro_batch,
+                     .b = p->segment->layer};
+    emit_collective(e, GROUP_EP, STREAM_COMPUTE, op,
+                    tf_moe_dispatch_bytes(emit_model(e), emit_shard(e), plan->moe_dispatcher),
+                    TAG_EP, name);
+}
+
+static void piece_begin(Emit *e, void *state, const PieceRef *p)
+{
+    (void)state;
+    if (routes(p))
+        exchange(e, p, TRUE);
+}
+
+static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
+{
+    (void)state;
+    (void)task;
+    if (routes(p))
+        exchange(e, p, FALSE);
+}
+
+const Strategy strategy_expert_parallel = {
+    .name = "expert_parallel",
+    .active = active,
+    .check = check,
+    .piece_tasks = piece_tasks,
+    .piece_begin = piece_begin,
+    .piece_end = piece_end,
+};

@@ -1,0 +1,126 @@
+/* check_fp8.c: dtype fp8 (docs/model.md, "FP8") against hand calculation:
+ * a large square GEMM at the FP8 peak, Transformer Engine's input casts,
+ * the activations it keeps in fp8, MFU against the bf16 peak, and the
+ * refusal of a GPU without FP8. */
+#include <math.h>
+
+#include "cost/roofline.h"
+#include "cost/transformer.h"
+#include "testutil.h"
+
+/* An n x n x n GEMM as transformer.c costs it: inputs of `in` bytes an
+ * element, a bf16 output. */
+static Op square(double n, Dtype dtype)
+{
+    double in = dtype_bytes(dtype), out = dtype_bytes(DTYPE_BF16);
+    return (Op){.name = "gemm", .flops = 2 * n * n * n, .bytes = 2 * in * n * n + out * n * n,
+                .gemm = 1, .m = n, .n = n, .k = n, .batch = 1, .dtype = dtype};
+}
+
+/* 8192^3 on H100 SXM (topologies/dgx-h100.json): 64 x 64 = 4096 tiles of
+ * 128 x 128 on 132 SMs, 32 waves, each 132 x 2 x 128^2 x 8192 FLOPs. The
+ * intensities, 2 n^3 / (6 n^2) = 2731 FLOP/B in bf16 and 2 n^3 / (4 n^2)
+ * = 4096 in fp8, are both past the curve's last point (951, 0.83), so
+ * both run at 0.83 of their peak: 989 and 1979 TFLOPS (H100 datasheet,
+ * dense). fp8 takes 989 / 1979 = 0.4997 of bf16's time: it halves. */
+START_TEST(test_square_gemm_halves)
+{
+    g_autoptr(ClusterSpec) c = test_shipped_cluster("dgx-h100.json", 1);
+    double n = 8192, wave = 132 * 2 * 128.0 * 128 * n;
+    Op bf16 = square(n, DTYPE_BF16), fp8 = square(n, DTYPE_FP8);
+    ck_assert_rel(gemm_compute_s(&c->gpu, &bf16), 32 * wave / (989e12 * 0.83), 1e-12);
+    ck_assert_rel(gemm_compute_s(&c->gpu, &fp8), 32 * wave / (1979e12 * 0.83), 1e-12);
+    ck_assert_rel(gemm_compute_s(&c->gpu, &fp8) / gemm_compute_s(&c->gpu, &bf16), 989.0 / 1979,
+                  1e-12);
+}
+END_TEST
+
+/* The MLP block of a GPT layer (h, f = 4h, t = 1), b s = n tokens: in
+ * bf16 its GEMMs read 2 bytes an element; in fp8 mlp_up reads its n x h
+ * input and h x f weight at 1 byte and writes n x f in bf16, after
+ * Transformer Engine's cast and transpose of the input, read 2 and write
+ * 1 + 1 bytes an element: 4 n h bytes. */
+START_TEST(test_mlp_casts)
+{
+    g_autoptr(ModelSpec) m = test_gpt(2, 1024, 16, 32000, 2048);
+    double n = 2048, h = 1024, f = 4096;
+    OpList bf16, fp8;
+    tf_block_ops(m, BLOCK_MLP, (Shard){.micro_batch = 1, .tp = 1, .dtype = DTYPE_BF16}, &bf16);
+    tf_block_ops(m, BLOCK_MLP, (Shard){.micro_batch = 1, .tp = 1, .dtype = DTYPE_FP8}, &fp8);
+    ck_assert_int_eq(fp8.n, bf16.n + 2); /* a cast before each of the two GEMMs */
+    ck_assert_str_eq(fp8.ops[1].name, "fp8_cast");
+    ck_assert_rel(fp8.ops[1].bytes, 4 * n * h, 1e-15);
+    ck_assert_str_eq(fp8.ops[2].name, "mlp_up");
+    ck_assert_rel(fp8.ops[2].bytes, n * h + h * f + 2 * n * f, 1e-15);
+    ck_assert_int_eq(fp8.ops[2].dtype, DTYPE_FP8);
+    ck_assert_rel(bf16.ops[1].bytes, 2 * (n * h + h * f + n * f), 1e-15);
+    /* the same FLOPs, so the same model FLOPs */
+    ck_assert_rel(tf_ops_flops(&fp8, TRUE), tf_ops_flops(&bf16, TRUE), 1e-15);
+}
+END_TEST
+
+/* Korthikanti et al. 2022, section 4.1, GPT layer at t = 1 in bf16:
+ * attention 11 sbh + the core, MLP 19 sbh, each block's norm input 2 sbh
+ * besides. In fp8 Transformer Engine keeps the GEMM inputs in fp8: the
+ * qkv input (2 sbh) and the projection input (2 sbh) halve, so attention
+ * keeps 2 sbh less; fc1's input (2 sbh) and fc2's (8 sbh) halve, so the
+ * MLP keeps 5 sbh less. */
+START_TEST(test_fp8_activations)
+{
+    g_autoptr(ModelSpec) m = test_gpt(2, 1024, 16, 32000, 2048);
+    double sbh = 2048.0 * 1024;
+    Shard bf16 = {.micro_batch = 1, .tp = 1, .dtype = DTYPE_BF16};
+    Shard fp8 = {.micro_batch = 1, .tp = 1, .dtype = DTYPE_FP8};
+    for (int b = 0; b < TF_BLOCKS; b++) {
+        double saved = tf_block_activation_bytes(m, (Block)b, bf16, RECOMPUTE_NONE) -
+                       tf_block_activation_bytes(m, (Block)b, fp8, RECOMPUTE_NONE);
+        ck_assert_rel(saved, (b == BLOCK_ATTENTION ? 2 : 5) * sbh, 1e-12);
+    }
+}
+END_TEST
+
+/* MFU stays against the bf16 peak (docs/report.md): model FLOPs over the
+ * step time, the GPUs and 989 TFLOPS, whatever the dtype. */
+START_TEST(test_mfu_bf16_peak)
+{
+    Run run = run_new(test_shipped_model("models", "tiny-gpt.json"),
+                      test_shipped_cluster("dgx-h100.json", 1));
+    run.plan->dtype = DTYPE_FP8;
+    run.plan->dp = 1;
+    run.plan->global_batch_size = 4;
+    run_simulate(&run);
+    const Metrics *mt = &run.rep.metrics;
+    ck_assert_rel(mt->mfu, mt->model_flops / (mt->step_time_s * 1 * 989e12), 1e-12);
+    run_free(&run);
+}
+END_TEST
+
+/* A100 has no FP8: the plan is refused, naming the cluster's key. */
+START_TEST(test_a100_refuses_fp8)
+{
+    g_autoptr(ClusterSpec) c = test_shipped_cluster("dgx-a100-80gb.json", 1);
+    g_autoptr(ModelSpec) m = test_shipped_model("models", "tiny-gpt.json");
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    plan->dtype = DTYPE_FP8;
+    GError *error = NULL;
+    ck_assert(!plan_spec_resolve(plan, m, c, &error));
+    ck_assert_ptr_nonnull(strstr(error->message, "$.gpu.peak_fp8_tflops"));
+    ck_assert_ptr_nonnull(strstr(error->message, "dgx-a100-80gb.json"));
+    g_error_free(error);
+    plan->dtype = DTYPE_BF16;
+    ck_assert(plan_spec_resolve(plan, m, c, NULL));
+}
+END_TEST
+
+Suite *suite_fp8(void)
+{
+    Suite *s = suite_create("fp8");
+    TCase *tc = tcase_create("fp8");
+    tcase_add_test(tc, test_square_gemm_halves);
+    tcase_add_test(tc, test_mlp_casts);
+    tcase_add_test(tc, test_fp8_activations);
+    tcase_add_test(tc, test_mfu_bf16_peak);
+    tcase_add_test(tc, test_a100_refuses_fp8);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,176 @@
+/* check_moe.c: mixtures of experts and expert parallelism
+ * (expert_parallel.c, docs/model.md "Mixture of experts") held to
+ * published figures and to closed forms by hand:
+ *   - parameters of Mixtral 8x7B, 46.7B total and 12.9B active (Mistral
+ *     AI, "Mixtral of experts", arXiv 2401.04088, section 2 and Table 1's
+ *     "active parameters"), and of DeepSeek-V2-Lite, 15.7B total (DeepSeek-AI,
+ *     "DeepSeek-V2", arXiv 2405.04434, section 4.3 / Appendix B) from
+ *     their Hugging Face configs; figures published to 0.1B;
+ *   - the token dispatch: per MoE layer and micro-batch a rank's buffer is
+ *     its n k token copies of h bf16 elements (n = b s tokens), 2 n k h
+ *     bytes (x the capacity factor when experts are padded to it), and an
+ *     all-to-all sends (ep - 1)/ep of it; forward dispatch and combine,
+ *     backward their mirrors: 4 all-to-alls;
+ *   - the routed experts' gradients reduce over the expert-data-parallel
+ *     group (d / ep ranks), the rest over d: a ring all-reduce of 4 P fp32
+ *     bytes sends 2 (n - 1)/n of it (Rajbhandari et al. 2020, section 7.1);
+ *   - expert parameters shard over ep: each rank holds E / ep experts;
+ *   - model FLOPs: a MoE block's GEMMs are the dense MLP's with f = k f_e
+ *     plus the router's 2 n h E (top-k routing, no padding). */
+#include "cost/transformer.h"
+#include "strategy/zero.h"
+#include "testutil.h"
+
+static ModelSpec *hf(const char *file)
+{
+    g_autofree char *path = test_shipped("tests/data", file);
+    GError *error = NULL;
+    ModelSpec *m = model_spec_load(path, &error);
+    ck_assert_msg(m != NULL, "%s", error ? error->message : "");
+    return m;
+}
+
+START_TEST(mixtral_parameters)
+{
+    ModelSpec *m = hf("mixtral-8x7b-hf.json");
+    ck_assert_int_eq(m->experts, 8);
+    ck_assert_int_eq(m->experts_per_token, 2);
+    ck_assert_double_eq_tol(tf_params(m) / 1e9, 46.7, 0.05);
+    ck_assert_double_eq_tol(tf_active_params(m) / 1e9, 12.9, 0.05);
+    ModelSpec *shipped = test_shipped_model("models", "mixtral-8x7b.json");
+    ck_assert_double_eq(tf_params(shipped), tf_params(m));
+    model_spec_free(shipped);
+    model_spec_free(m);
+}
+END_TEST
+
+START_TEST(deepseek_v2_lite_parameters)
+{
+    ModelSpec *m = hf("deepseek-v2-lite-hf.json");
+    ck_assert_int_eq(m->experts, 64);
+    ck_assert_int_eq(m->shared_experts, 2);
+    ck_assert_int_eq(m->first_dense_layers, 1);
+    ck_assert_int_eq(m->kv_lora_rank, 512);
+    ck_assert_int_eq(m->q_lora_rank, 0);
+    ck_assert_double_eq_tol(tf_params(m) / 1e9, 15.7, 0.05);
+    /* active, by hand from the config (h 2048, a 16, V 102400, 27 layers,
+     * the first dense of f 10944, 26 MoE of 64 routed experts of f_e 1408,
+     * top-6, 2 shared): MLA's weights (q 128 + 64 per head; the KV
+     * down-projection with the rotary key, 512 + 64; its norm; the KV
+     * up-projection, 128 + 128 per head; the output), two RMSNorms per
+     * layer, the router, 6 + 2 experts of 3 h f_e, both embeddings and
+     * the final norm. The paper's 2.4B activated (Table 1's Lite column)
+     * leave out the input embedding: 2.45B here without it. */
+    double h = 2048, a = 16, v = 102400, fe = 1408;
+    double mla = h * a * 192 + h * 576 + 512 + 512 * a * 256 + a * 128 * h;
+    double moe = h * 64 + (6 + 2) * 3 * h * fe;
+    double active = 27 * (mla + 2 * h) + 3 * h * 10944 + 26 * moe + 2 * v * h + h;
+    ck_assert_double_eq(tf_active_params(m), active);
+    ck_assert_double_eq_tol((active - v * h) / 1e9, 2.45, 0.005);
+    model_spec_free(m);
+}
+END_TEST
+
+enum { L = 2, H = 256, A = 8, V = 512, S = 128, E = 8, K = 2, FE = 512 };
+
+static ModelSpec *moe_model(void)
+{
+    ModelSpec *m = test_gpt(L, H, A, V, S);
+    m->mlp = MLP_SWIGLU;
+    m->experts = E;
+    m->experts_per_token = K;
+    m->moe_ffn_hidden_size = FE;
+    m->moe_layer_frequency = 1;
+    return m;
+}
+
+/* A replay on one node of 4 GPUs, dp 4, m micro-batches of b. */
+static Run moe_run(int ep, int capacity, int m, int b)
+{
+    Run run = run_new(moe_model(), test_cluster(1, 4, 300e9, 25e9));
+    run.plan->ep = ep;
+    run.plan->moe_capacity_percent = capacity;
+    run.plan->micro_batch_size = b;
+    run.plan->global_batch_size = 4 * m * b;
+    run.plan->collective_algorithm = ALGORITHM_RING;
+    run_simulate(&run);
+    return run;
+}
+
+START_TEST(all_to_all_bytes)
+{
+    const int m = 3, b = 2;
+    for (int ep = 2; ep <= 4; ep *= 2) {
+        for (int capacity = 0; capacity <= 150; capacity += 150) {
+            Run run = moe_run(ep, capacity, m, b);
+            const CommStat *x = &run.rep.metrics.comm[TAG_EP][COLL_ALL_TO_ALL];
+            double cf = capacity ? capacity / 100.0 : 1;
+            double buffer = 2.0 * b * S * K * H * cf;
+            ck_assert_int_eq(x->count, m * L * 4);
+            ck_assert_rel(x->bytes, m * L * 4 * (ep - 1.0) / ep * buffer, 1e-12);
+            run_free(&run);
+        }
+    }
+}
+END_TEST
+
+START_TEST(expert_gradients_over_edp)
+{
+    const int ep = 2, d = 4;
+    Run run = moe_run(ep, 0, 1, 1);
+    double experts = L * tf_layer_expert_params(run.model, 1, ep); /* a rank's */
+    double dense = tf_params(run.model) - L * tf_layer_expert_params(run.model, 1, 1);
+    double edp = d / ep;
+    const CommStat *ar = &run.rep.metrics.comm[TAG_DP][COLL_ALL_REDUCE];
+    ck_assert_rel(ar->bytes, 2.0 * (d - 1) / d * 4 * dense + 2 * (edp - 1) / edp * 4 * experts,
+                  1e-12);
+    /* bf16 parameters: the dense ones and this rank's E / ep experts */
+    ck_assert_rel(run.rep.metrics.peak_split[MEM_PARAMS], 2 * (dense + experts), 1e-12);
+    run_free(&run);
+}
+END_TEST
+
+START_TEST(model_flops_from_active_experts)
+{
+    ModelSpec *m = moe_model();
+    ModelSpec dense = *m;
+    dense.experts = 0;
+    dense.ffn_hidden_size = K * FE; /* the same active FFN */
+    double router = 3 * L * 2.0 * S * H * E; /* per sequence, forward and backward */
+    ck_assert_rel(tf_model_flops(m, 1), tf_model_flops(&dense, 1) + router, 1e-12);
+    model_spec_free(m);
+}
+END_TEST
+
+/* A model with experts 1 is dense: the same replay, to the byte. */
+START_TEST(one_expert_is_dense)
+{
+    double step[2], peak[2];
+    for (int i = 0; i < 2; i++) {
+        Run run = run_new(test_gpt(L, H, A, V, S), test_cluster(1, 4, 300e9, 25e9));
+        run.model->experts = i;
+        run.model->experts_per_token = 1;
+        run.plan->global_batch_size = 8;
+        run_simulate(&run);
+        step[i] = run.rep.metrics.step_time_s;
+        peak[i] = run.rep.metrics.peak_bytes;
+        run_free(&run);
+    }
+    ck_assert_double_eq(step[1], step[0]);
+    ck_assert_double_eq(peak[1], peak[0]);
+}
+END_TEST
+
+Suite *suite_moe(void)
+{
+    Suite *s = suite_create("moe");
+    TCase *tc = tcase_create("moe");
+    tcase_add_test(tc, mixtral_parameters);
+    tcase_add_test(tc, deepseek_v2_lite_parameters);
+    tcase_add_test(tc, all_to_all_bytes);
+    tcase_add_test(tc, expert_gradients_over_edp);
+    tcase_add_test(tc, model_flops_from_active_experts);
+    tcase_add_test(tc, one_expert_is_dense);
+    suite_add_tcase(s, tc);
+    return s;
+}
