@@ -84,9 +84,9 @@ static void bench(const char *name, const char *model_file, const char *grid_fil
     double median = wall[repeats / 2];
     printf("%s: %" G_GINT64_FORMAT " combinations, %d valid, %d threads\n", name, r->combinations,
            valid, threads);
-    printf("  pruned search   median %.3f s of %d: %d replayed, %d pruned, %d ruled out by memory,"
-           " %.0f valid plans/s\n",
-           median, repeats, r->count[REPORT_SIMULATED], r->count[REPORT_PRUNED],
+    printf("  pruned search   median %.3f s of %d: %d simulated (%" G_GINT64_FORMAT
+           " replayed), %d pruned, %d ruled out by memory, %.0f valid plans/s\n",
+           median, repeats, r->count[REPORT_SIMULATED], r->replayed, r->count[REPORT_PRUNED],
            r->count[REPORT_DOES_NOT_FIT], valid / median);
     if (exhaustive) {
         spec.exhaustive = TRUE;

@@ -726,8 +726,11 @@ static gboolean sweep(void *args, GError **error)
     if (table_only)
         print_best(stdout, &a->in, &spec, r, best, n);
     fprintf(stderr, "sweep: %" G_GINT64_FORMAT " plans:", r->combinations);
-    for (int s = 0; s < REPORT_STATUSES; s++) /* "120 simulated, 3 pruned, ..." */
+    for (int s = 0; s < REPORT_STATUSES; s++) { /* "120 simulated (90 replayed), 3 pruned, ..." */
         fprintf(stderr, "%s %d %s", s ? "," : "", r->count[s], report_status_names[s]);
+        if (s == REPORT_SIMULATED)
+            fprintf(stderr, " (%" G_GINT64_FORMAT " replayed)", r->replayed);
+    }
     fprintf(stderr, "\n");
     GList *reasons = g_list_sort(g_hash_table_get_keys(r->reasons), (GCompareFunc)strcmp);
     for (GList *l = reasons; l; l = l->next) /* sorted: the same order every run */

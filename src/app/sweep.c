@@ -7,9 +7,11 @@
  *      computed (strategy/estimate.h) and, unless exhaustive, its memory
  *      bound held against the GPU's memory;
  *   2. the plans left, sorted by step-time bound then combination number,
- *      are cut into waves of a fixed size, each replayed on the pool; before
- *      a wave, every plan left whose score bound cannot beat the K-th
- *      best so far is pruned (sweep.h);
+ *      keep the first of each normal form (strategy_normalize; the others,
+ *      its twins, take their rows from its replay), are cut into waves of
+ *      a fixed size, each replayed on the pool; before a wave, every plan
+ *      left whose score bound cannot beat the K-th best so far is pruned,
+ *      twins with it (sweep.h);
  *   3. the rows of the plans not replayed are rendered.
  * Workers write only their own slot, and every choice between waves reads
  * finished slots in a fixed order, so the rows never depend on which thread
@@ -471,6 +473,7 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
     r->rows = g_array_sized_new(FALSE, FALSE, sizeof(SweepRow), (guint)job.n);
     r->reasons = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     r->combinations = job.n;
+    r->replayed = job.replayed;
     r->stopped = g_atomic_int_get(spec->stop) != 0;
     for (gint64 i = 0; i < job.n; i++) {
         Slot *slot = &job.slots[i];

@@ -80,6 +80,8 @@ typedef struct {
     char *header;               /* the CSV header line */
     gint64 combinations;        /* in this shard */
     int count[REPORT_STATUSES]; /* rows per status */
+    gint64 replayed;            /* replays run: the simulated rows less the twins
+                                 * (sweep.c) that took a replay's figures */
     int skipped;                /* invalid: count[REPORT_INVALID] */
     GHashTable *reasons;        /* char * reason -> count (GINT_TO_POINTER) */
     gboolean stopped;           /* the stop flag was set: rows are incomplete */
