@@ -179,7 +179,8 @@ START_TEST(shipped_files_load)
 {
     static const char *const models[] = {"gpt3-175b",  "gpt3-1.3b",   "llama2-7b",
                                          "llama2-13b", "llama2-70b",  "llama3-8b",
-                                         "llama3-70b", "llama3-405b", "tiny-gpt"};
+                                         "llama3-70b", "llama3-405b", "mixtral-8x7b",
+                                         "tiny-gpt"};
     for (gsize i = 0; i < G_N_ELEMENTS(models); i++) {
         g_autofree char *file = g_strconcat(models[i], ".json", NULL);
         ModelSpec *m = test_shipped_model("models", file);
