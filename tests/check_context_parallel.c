@@ -128,7 +128,7 @@ END_TEST
 /* cp = 1 is no context parallelism, whichever algorithm. */
 START_TEST(cp_one_is_today)
 {
-    g_autofree char *json[2] = {NULL, NULL};
+    char *json[2] = {NULL, NULL};
     for (int i = 0; i < 2; i++) {
         Run run = run_new(test_gpt(L, H, A, V, S), test_cluster(2, 4, 300e9, 25e9));
         run.plan->tp = 2;
@@ -148,6 +148,8 @@ START_TEST(cp_one_is_today)
                                                 (int)(at - ring), ring,
                                                 at + strlen("\"cp_algorithm\": \"ring\""));
     ck_assert_str_eq(json[1], expected);
+    g_free(json[0]);
+    g_free(json[1]);
 }
 END_TEST
 

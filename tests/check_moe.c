@@ -16,7 +16,11 @@
  *     bytes sends 2 (n - 1)/n of it (Rajbhandari et al. 2020, section 7.1);
  *   - expert parameters shard over ep: each rank holds E / ep experts;
  *   - model FLOPs: a MoE block's GEMMs are the dense MLP's with f = k f_e
- *     plus the router's 2 n h E (top-k routing, no padding). */
+ *     plus the router's 2 n h E (top-k routing, no padding);
+ *   - mixed models: DeepSeek-V2-Lite's first layer is dense, the 26 others
+ *     MoE (first_k_dense_replace 1): it simulates, its model FLOPs are the
+ *     dense layer's plus the MoE layers', and only MoE layers route tokens
+ *     (with moe_layer_frequency 2, every other layer). */
 #include "cost/transformer.h"
 #include "strategy/zero.h"
 #include "testutil.h"
@@ -84,10 +88,10 @@ static ModelSpec *moe_model(void)
     return m;
 }
 
-/* A replay on one node of 4 GPUs, dp 4, m micro-batches of b. */
-static Run moe_run(int ep, int capacity, int m, int b)
+/* A replay of `model` on one node of 4 GPUs, dp 4, m micro-batches of b. */
+static Run model_run(ModelSpec *model, int ep, int capacity, int m, int b)
 {
-    Run run = run_new(moe_model(), test_cluster(1, 4, 300e9, 25e9));
+    Run run = run_new(model, test_cluster(1, 4, 300e9, 25e9));
     run.plan->ep = ep;
     run.plan->moe_capacity_percent = capacity;
     run.plan->micro_batch_size = b;
@@ -95,6 +99,11 @@ static Run moe_run(int ep, int capacity, int m, int b)
     run.plan->collective_algorithm = ALGORITHM_RING;
     run_simulate(&run);
     return run;
+}
+
+static Run moe_run(int ep, int capacity, int m, int b)
+{
+    return model_run(moe_model(), ep, capacity, m, b);
 }
 
 START_TEST(all_to_all_bytes)
@@ -161,6 +170,48 @@ START_TEST(one_expert_is_dense)
 }
 END_TEST
 
+/* Every other layer a MoE layer (moe_layer_frequency 2: layers 0, 2, ...):
+ * half the layers route tokens, so half the all-to-alls of the model whose
+ * every layer does, m x L / 2 x 4. */
+START_TEST(every_other_layer_routes)
+{
+    const int m = 2, ep = 2;
+    ModelSpec *model = moe_model();
+    model->layers = 2 * L;
+    model->moe_layer_frequency = 2;
+    Run run = model_run(model, ep, 0, m, 1);
+    const CommStat *x = &run.rep.metrics.comm[TAG_EP][COLL_ALL_TO_ALL];
+    ck_assert_int_eq(x->count, m * L * 4);
+    ck_assert_rel(x->bytes, m * L * 4 * (ep - 1.0) / ep * 2.0 * S * K * H, 1e-12);
+    run_free(&run);
+}
+END_TEST
+
+/* DeepSeek-V2-Lite at s = 1024 over ep 4: each of its 26 MoE layers (of
+ * 27: the first is dense) routes tokens, 4 all-to-alls per micro-batch.
+ * Its model FLOPs per sequence, 3x the forward GEMMs (docs/model.md,
+ * "Compute"; the attention block at its heads' shapes, h = 2048, 16
+ * heads): per layer QKV 2sh(3h), scores and score x V 4s^2h, projection
+ * 2sh^2; the dense layer's SwiGLU MLP 6shf (f 10944); each MoE layer's
+ * router 2shE (E 64) and 6 + 2 experts of 6sh f_e (f_e 1408); the logits
+ * 2shV (V 102400). */
+START_TEST(deepseek_v2_lite_simulates)
+{
+    ModelSpec *model = hf("deepseek-v2-lite-hf.json");
+    model->seq_length = 1024;
+    double s = 1024, h = 2048, v = 102400;
+    double attention = 2 * s * h * 3 * h + 4 * s * s * h + 2 * s * h * h;
+    double moe = 2 * s * h * 64 + (6 + 2) * 6 * s * h * 1408;
+    double forward = 27 * attention + 6 * s * h * 10944 + 26 * moe + 2 * s * h * v;
+    ck_assert_rel(tf_model_flops(model, 1), 3 * forward, 1e-12);
+    const int m = 2;
+    Run run = model_run(model, 4, 0, m, 1);
+    ck_assert_int_eq(run.rep.metrics.comm[TAG_EP][COLL_ALL_TO_ALL].count, m * 26 * 4);
+    ck_assert(run.rep.metrics.step_time_s > 0);
+    run_free(&run);
+}
+END_TEST
+
 Suite *suite_moe(void)
 {
     Suite *s = suite_create("moe");
@@ -171,6 +222,8 @@ Suite *suite_moe(void)
     tcase_add_test(tc, expert_gradients_over_edp);
     tcase_add_test(tc, model_flops_from_active_experts);
     tcase_add_test(tc, one_expert_is_dense);
+    tcase_add_test(tc, every_other_layer_routes);
+    tcase_add_test(tc, deepseek_v2_lite_simulates);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,7 +1,10 @@
 /* check_offload.c: offload optimizer (ZeRO-Offload, Ren et al. 2021,
  * arXiv 2101.06840; docs/model.md, "Offload") against hand calculation:
  * no optimizer states on the GPU, 2 Psi bytes over PCIe each way, the
- * host's Adam step in the step time, host memory against its capacity. */
+ * host's Adam step in the step time, host memory against its capacity.
+ * And offload activations (Megatron-Core's CPU offloading): each offloaded
+ * layer's kept activations down and up once per micro-batch, the GPU's
+ * peak lower by them, the step longer by the copies it cannot hide. */
 #include <math.h>
 
 #include "layout/layout.h"
@@ -44,17 +47,29 @@ START_TEST(test_gpu_optimizer_bytes)
 }
 END_TEST
 
-/* Seconds of rank 0's offload tasks named `name`. */
+/* Seconds of rank 0's offload tasks whose names start with `name`. */
 static double offload_s(const Graph *g, const char *name)
 {
     double s = 0;
     for (TaskId id = 0; id < (TaskId)graph_tasks(g); id++) {
         const Task *t = graph_task(g, id);
         g_autofree char *n = graph_name(g, id);
-        if (t->tag == TAG_OFFLOAD && t->owner == 0 && strcmp(n, name) == 0)
+        if (t->tag == TAG_OFFLOAD && t->owner == 0 && g_str_has_prefix(n, name))
             s += t->seconds;
     }
     return s;
+}
+
+/* The graph of `run`'s step, its topology in *topo (for topology_free). */
+static Graph *emit(Run *run, Topology **topo)
+{
+    test_resolve(run->plan, run->model, run->cluster);
+    g_autoptr(Layout) layout = layout_new(run->plan, run->cluster);
+    *topo = topology_new(run->cluster, run->cluster->nodes);
+    g_autoptr(Symmetry) sym = symmetry_new(layout, *topo, 0);
+    Graph *g = emit_step(run->model, run->cluster, run->plan, layout, sym, NULL, NULL);
+    ck_assert_ptr_nonnull(g);
+    return g;
 }
 
 /* ZeRO-Offload, section 4.1: per step the fp16 (here bf16, 2-byte)
@@ -66,13 +81,8 @@ START_TEST(test_pcie_bytes)
 {
     for (int dp = 1; dp <= 8; dp *= 8) {
         Run run = offload_run(OFFLOAD_OPTIMIZER, dp, 1);
-        test_resolve(run.plan, run.model, run.cluster);
-        g_autoptr(Layout) layout = layout_new(run.plan, run.cluster);
-        Topology *topo = topology_new(run.cluster, run.cluster->nodes);
-        g_autoptr(Symmetry) sym = symmetry_new(layout, topo, 0);
-        g_autoptr(Graph) g =
-            emit_step(run.model, run.cluster, run.plan, layout, sym, NULL, NULL);
-        ck_assert_ptr_nonnull(g);
+        Topology *topo;
+        g_autoptr(Graph) g = emit(&run, &topo);
         double psi_r = tf_params(run.model) / dp, pcie = run.cluster->gpu.pcie_Bps;
         ck_assert_rel(offload_s(g, "offload grads down") * pcie, 2 * psi_r, 1e-12);
         ck_assert_rel(offload_s(g, "offload params up") * pcie, 2 * psi_r, 1e-12);
@@ -104,8 +114,8 @@ START_TEST(test_cpu_adam_in_step)
     run_simulate(&off);
     const GpuSpec *gpu = &off.cluster->gpu;
     double psi = tf_params(off.model), pcie = gpu->pcie_Bps;
-    double emb = estimate_segment_params(off.model, off.plan, SEGMENT_EMBEDDING);
-    double layer = estimate_segment_params(off.model, off.plan, SEGMENT_LAYER);
+    double emb = estimate_segment_params(off.model, off.plan, SEGMENT_EMBEDDING, -1);
+    double layer = estimate_segment_params(off.model, off.plan, SEGMENT_LAYER, 0);
     OpList ops;
     tf_embedding_ops(off.model, tf_shard(off.plan), &ops);
     double emb_backward = 2 * tf_ops_s(gpu, &ops);
@@ -135,6 +145,111 @@ START_TEST(test_host_capacity)
 }
 END_TEST
 
+/* ---- offload activations --------------------------------------------- */
+
+enum { L = 4, H = 256, A = 8, S = 128 };
+
+/* A GPT layer of h = H, a = A heads, t = 1, with FlashAttention keeps per
+ * micro-batch of b sequences Korthikanti et al.'s 34 s b h bytes (2022,
+ * section 4.1: attention 11sbh, MLP 19sbh, norms 4sbh) with, in place of
+ * the 5 a s^2 b of the attention core, FlashAttention's fp32 logsumexp, 4
+ * a s b (docs/model.md, "FlashAttention"). */
+static double layer_bytes(int b)
+{
+    return 34.0 * S * b * H + 4.0 * A * S * b;
+}
+
+/* L layers of vocabulary `vocab` on one GPU, m micro-batches of b, PCIe of
+ * `pcie` bytes/s, offload `offload` (the default offload_layers: the
+ * first L - 1). */
+static Run act_run(Offload offload, int vocab, int m, int b, double pcie)
+{
+    Run run = run_new(test_gpt(L, H, A, vocab, S), test_cluster(1, 1, 300e9, 25e9));
+    run.cluster->gpu.pcie_Bps = pcie;
+    run.cluster->host_memory_bytes = 1e15;
+    run.plan->offload = offload;
+    run.plan->micro_batch_size = b;
+    run.plan->global_batch_size = m * b;
+    return run;
+}
+
+/* Down after the forward, up before the backward: per micro-batch each of
+ * the L - 1 offloaded layers crosses PCIe once each way, (L - 1) x 34sbh +
+ * 4asb bytes; with one stage (1F1B: a micro-batch's backward before the
+ * next forward) the host holds one micro-batch's. */
+START_TEST(test_activation_pcie_bytes)
+{
+    const int m = 3, b = 2;
+    const double pcie = 50e9, offloaded = (L - 1) * layer_bytes(b);
+    Run run = act_run(OFFLOAD_ACTIVATIONS, 512, m, b, pcie);
+    Topology *topo;
+    g_autoptr(Graph) g = emit(&run, &topo);
+    ck_assert_rel(offload_s(g, "offload act down") * pcie, m * offloaded, 1e-12);
+    ck_assert_rel(offload_s(g, "offload act up") * pcie, m * offloaded, 1e-12);
+    topology_free(topo);
+    run_simulate(&run);
+    ck_assert_rel(run.rep.metrics.host_bytes, offloaded, 1e-12);
+    run_free(&run);
+}
+END_TEST
+
+/* With copies as good as instant, an offloaded layer's activations leave
+ * the GPU as its forward ends. The peak is at the head's forward (its fp32
+ * logits, 4 s b V, outweigh two layers' 34sbh: V = 8192, h = 256): the
+ * embedding's, every layer's and the head's activations, or with offload
+ * only the last layer's of the L, so the peak falls by (L - 1) x
+ * (34sbh + 4asb). */
+START_TEST(test_activation_peak_falls)
+{
+    double peak[2];
+    for (int o = 0; o < 2; o++) {
+        Run run = act_run(o ? OFFLOAD_ACTIVATIONS : OFFLOAD_NONE, 8192, 1, 1, 1e30);
+        run_simulate(&run);
+        peak[o] = run.rep.metrics.peak_bytes;
+        run_free(&run);
+    }
+    ck_assert_rel(peak[0] - peak[1], (L - 1) * layer_bytes(1), 1e-12);
+}
+END_TEST
+
+/* One micro-batch, copies of c = A_l / B seconds far longer than any
+ * compute. The copies down queue on the PCIe link from the end of layer
+ * 0's forward, t_E + t_f; the prefetches follow them, one after the
+ * other, and layer 0's backward waits for the last: it starts at t_E + t_f
+ * + 2 (L - 1) c, then layer 0's and the embedding's backward and the
+ * optimizer. Without offload the step runs every forward and backward
+ * back to back, so
+ *   T(activations) - T(none) = 2 (L - 1) c - (L - 1)(t_f + t_b) - 3 t_head,
+ * t_f a layer's forward, t_b = 2 t_f + FlashAttention's backward rest its
+ * backward, t_head the head's forward (its backward twice that). */
+START_TEST(test_slow_pcie_stretches_step)
+{
+    const double pcie = 1e6; /* 1 MB/s: c is over a second */
+    double step[2];
+    Run runs[2];
+    for (int o = 0; o < 2; o++) {
+        runs[o] = act_run(o ? OFFLOAD_ACTIVATIONS : OFFLOAD_NONE, 512, 1, 1, pcie);
+        run_simulate(&runs[o]);
+        step[o] = runs[o].rep.metrics.step_time_s;
+    }
+    const GpuSpec *gpu = &runs[1].cluster->gpu;
+    Shard sh = tf_shard(runs[1].plan);
+    OpList ops;
+    double t_f = 0;
+    for (int blk = 0; blk < TF_BLOCKS; blk++) {
+        tf_block_ops(runs[1].model, (Block)blk, sh, &ops);
+        t_f += tf_ops_s(gpu, &ops);
+    }
+    tf_block_replay_ops(runs[1].model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE, &ops);
+    double t_b = 2 * t_f + tf_ops_s(gpu, &ops);
+    tf_head_ops(runs[1].model, sh, &ops);
+    double t_head = tf_ops_s(gpu, &ops), c = layer_bytes(1) / pcie;
+    ck_assert_rel(step[1] - step[0], 2 * (L - 1) * c - (L - 1) * (t_f + t_b) - 3 * t_head, 1e-9);
+    for (int o = 0; o < 2; o++)
+        run_free(&runs[o]);
+}
+END_TEST
+
 Suite *suite_offload(void)
 {
     Suite *s = suite_create("offload");
@@ -143,6 +258,9 @@ Suite *suite_offload(void)
     tcase_add_test(tc, test_pcie_bytes);
     tcase_add_test(tc, test_cpu_adam_in_step);
     tcase_add_test(tc, test_host_capacity);
+    tcase_add_test(tc, test_activation_pcie_bytes);
+    tcase_add_test(tc, test_activation_peak_falls);
+    tcase_add_test(tc, test_slow_pcie_stretches_step);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -560,7 +560,19 @@ c=$tmp/fp8-zero.json
 derive "$a100" "$c" 's/"pcie_GBps": 25,/"pcie_GBps": 25, "peak_fp8_tflops": 0,/' &&
     expect_fail "cluster peak_fp8_tflops 0" "$c" '$.gpu.peak_fp8_tflops' "0" -- \
         simulate --model "$tiny" --cluster "$c" --nodes 1
-expect_fail "--offload unknown" "--offload" '"activations"' -- \
-    simulate --model "$tiny" --cluster "$a100" --nodes 1 --offload activations
+expect_fail "--offload unknown" "--offload" '"disk"' -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --offload disk
+# offload activations: no recomputation, offload_layers only with it and
+# below the layers of a model chunk (offload.c)
+expect_fail "offload activations with recompute" "--recompute" "none with offload activations" \
+    "full" -- simulate --model "$tiny" --cluster "$a100" --nodes 1 --offload activations \
+    --recompute full
+expect_fail "--offload-layers without activations" "--offload-layers" \
+    "0 without offload activations" "2" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --offload-layers 2
+expect_fail "--offload-layers of every layer" "--offload-layers" \
+    "at most the layers of a model chunk less one, 1" "2" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 2 --offload activations \
+    --offload-layers 2
 
 finish

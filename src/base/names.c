@@ -11,7 +11,7 @@ const char *const schedule_names[] = {
 const char *const recompute_names[] = {"none", "selective", "full", NULL};
 const char *const attention_names[] = {"flash", "standard", NULL};
 const char *const dtype_names[] = {"bf16", "fp8", NULL};
-const char *const offload_names[] = {"none", "optimizer", NULL};
+const char *const offload_names[] = {"none", "optimizer", "activations", NULL};
 const char *const grad_accum_dtype_names[] = {"fp32", "bf16", NULL};
 const char *const rank_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
                                         "pp-tp-dp", "pp-dp-tp", "cp-tp-dp-pp", "tp-dp-cp-pp",

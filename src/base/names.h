@@ -48,8 +48,9 @@ extern const char *const dtype_names[];
 double dtype_bytes(Dtype d);
 
 /* What leaves the GPU for host memory (docs/model.md, "Offload"): nothing,
- * or the optimizer states and step (ZeRO-Offload). */
-typedef enum { OFFLOAD_NONE, OFFLOAD_OPTIMIZER } Offload;
+ * the optimizer states and step (ZeRO-Offload), or the activations of
+ * chosen layers (Megatron-Core's CPU offloading). */
+typedef enum { OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_ACTIVATIONS } Offload;
 extern const char *const offload_names[];
 
 /* Rank numbering, fastest-varying coordinate first (Megatron-LM's order

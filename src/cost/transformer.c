@@ -171,6 +171,20 @@ gboolean tf_layer_moe(const ModelSpec *m, int layer)
     return tf_moe(m) && layer >= m->first_dense_layers && layer % m->moe_layer_frequency == 0;
 }
 
+Block tf_layer_block(const ModelSpec *m, int layer, int i)
+{
+    g_assert(i >= 0 && i < TF_BLOCKS);
+    return i == 0 ? BLOCK_ATTENTION : tf_layer_moe(m, layer) ? BLOCK_MOE : BLOCK_MLP;
+}
+
+int tf_block_layers(const ModelSpec *m, Block block)
+{
+    int n = 0;
+    for (int i = 0; i < m->layers; i++)
+        n += tf_layer_block(m, i, block == BLOCK_ATTENTION ? 0 : 1) == block;
+    return n;
+}
+
 /* Rows all the GPU's routed experts get together: n k expert_load. */
 static double expert_rows(const ModelSpec *m, const Dims *d, Shard sh)
 {
@@ -285,7 +299,7 @@ void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
         else
             attention_core(out, &d);
         gemm(out, &d, d.dtype, "out_proj", d.n, d.h / d.t, d.h);
-    } else if (tf_moe(m)) {
+    } else if (block == BLOCK_MOE) {
         moe_ops(m, &d, sh, out);
     } else {
         double up = gpt_style(m) ? d.f : 2 * d.f; /* SwiGLU: gate and up */
@@ -428,6 +442,16 @@ double tf_moe_layer_params(const ModelSpec *m, int tp, int ep)
     return moe_layer_params(m, tp, m->experts / ep);
 }
 
+double tf_layer_params_at(const ModelSpec *m, int layer, int tp, int ep)
+{
+    return tf_layer_moe(m, layer) ? tf_moe_layer_params(m, tp, ep) : tf_layer_params(m, tp);
+}
+
+double tf_layer_expert_params_at(const ModelSpec *m, int layer, int tp, int ep)
+{
+    return tf_layer_moe(m, layer) ? tf_layer_expert_params(m, tp, ep) : 0;
+}
+
 /* Parameters of the whole model with `routed` of each MoE layer's experts. */
 static double model_params(const ModelSpec *m, int routed)
 {
@@ -470,7 +494,7 @@ double tf_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Reco
     /* norm input (bf16), the first GEMM's input (the norm's output) and
      * the closing dropout mask */
     double replicated = d.e16 * d.ns * d.h + d.eg * d.ns * d.h + d.ns * d.h;
-    if (block == BLOCK_MLP && tf_moe(m))
+    if (block == BLOCK_MOE)
         return replicated + moe_kept_bytes(m, &d, sh);
     if (block == BLOCK_MLP) {
         /* GeLU input, fc2 input; or gate, up, down input; all bf16 but
@@ -512,19 +536,14 @@ double tf_model_flops(const ModelSpec *m, double sequences)
     Shard one = {.micro_batch = 1, .tp = 1}; /* the same matrix multiplies */
     OpList ops;
     double forward = 0;
-    /* a MoE model's dense layers: the same model without experts */
-    ModelSpec dense = *m;
-    dense.experts = 0;
-    int moe_layers = 0;
-    for (int i = 0; i < m->layers; i++)
-        moe_layers += tf_layer_moe(m, i);
-    for (int b = 0; b < TF_BLOCKS; b++) {
-        tf_block_ops(&dense, (Block)b, one, &ops);
-        forward += (b == BLOCK_MLP ? m->layers - moe_layers : m->layers) * tf_ops_flops(&ops, TRUE);
-    }
-    if (moe_layers > 0) { /* uniform routing, no padding: k experts per token */
-        tf_block_ops(m, BLOCK_MLP, one, &ops);
-        forward += moe_layers * tf_ops_flops(&ops, TRUE);
+    /* each kind of block times the layers that have it; a MoE block at
+     * uniform routing, no padding: k experts per token */
+    for (int b = 0; b < TF_BLOCK_KINDS; b++) {
+        int layers = tf_block_layers(m, (Block)b);
+        if (layers == 0)
+            continue;
+        tf_block_ops(m, (Block)b, one, &ops);
+        forward += layers * tf_ops_flops(&ops, TRUE);
     }
     tf_head_ops(m, one, &ops);
     forward += tf_ops_flops(&ops, TRUE);

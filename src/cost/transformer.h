@@ -22,7 +22,12 @@
 #include "cost/roofline.h"
 #include "spec/spec.h"
 
-typedef enum { BLOCK_ATTENTION, BLOCK_MLP, TF_BLOCKS } Block;
+/* The kinds of a layer's blocks: attention, a dense MLP (ffn_hidden_size),
+ * a MoE layer's MLP block (tf_layer_moe: router, shared and routed
+ * experts). A layer has TF_BLOCKS blocks, attention then its MLP block
+ * (tf_layer_block); per-block caches hold TF_BLOCK_KINDS. */
+typedef enum { BLOCK_ATTENTION, BLOCK_MLP, BLOCK_MOE } Block;
+enum { TF_BLOCKS = 2, TF_BLOCK_KINDS = 3 };
 
 typedef struct {
     int micro_batch;            /* b, sequences */
@@ -87,8 +92,10 @@ void tf_optimizer_ops(double params, OpList *out);
 
 /* A mixture of experts (docs/model.md, "Mixture of experts"): whether
  * the model has routed experts, and whether layer `layer` (0-based) is one
- * of its MoE layers. For such a model tf_block_ops, tf_block_replay_ops
- * and the activation functions give the MoE layer's MLP block: the
+ * of its MoE layers: layer >= first_dense_layers and layer %
+ * moe_layer_frequency == 0 (DeepSeek's first_k_dense_replace and
+ * moe_layer_freq). tf_block_ops, tf_block_replay_ops and the activation
+ * functions give for BLOCK_MOE the MoE layer's MLP block: the
  * router GEMM (h x E, replicated over tp), the permutation of the tokens
  * to their experts and back, the shared experts as a dense MLP of
  * shared_experts x f_e, and the routed experts as grouped GEMMs: E / ep
@@ -96,6 +103,16 @@ void tf_optimizer_ops(double params, OpList *out);
  * tokens, k experts per token; uniform routing), f_e split over tp. */
 gboolean tf_moe(const ModelSpec *m);
 gboolean tf_layer_moe(const ModelSpec *m, int layer);
+/* Block `i` (0 .. TF_BLOCKS - 1) of layer `layer`: BLOCK_ATTENTION, then
+ * BLOCK_MOE in a MoE layer, BLOCK_MLP in a dense one. */
+Block tf_layer_block(const ModelSpec *m, int layer, int i);
+/* How many of the model's layers have a block of kind `block`. */
+int tf_block_layers(const ModelSpec *m, Block block);
+/* Parameters layer `layer` holds on one GPU of tp and ep:
+ * tf_moe_layer_params in a MoE layer, tf_layer_params in a dense one; and
+ * of them its routed experts' (0 in a dense layer). */
+double tf_layer_params_at(const ModelSpec *m, int layer, int tp, int ep);
+double tf_layer_expert_params_at(const ModelSpec *m, int layer, int tp, int ep);
 /* The size S (net/collective.h) of a MoE layer's token dispatch over the
  * expert-parallel group per micro-batch, which the combine mirrors. An
  * all-to-all: one GPU's send buffer, its n k token copies of h bf16

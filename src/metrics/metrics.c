@@ -15,7 +15,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "strategy/estimate.h"
 #include "strategy/offload.h"
 
 /* The forward-backward phase of the step, as a time window. */
@@ -216,17 +215,19 @@ static void link_table(const Replay *r, double step_s, Metrics *out)
 }
 
 /* The most host bytes offload keeps on one node: the sum over the node's
- * ranks (rank r on GPU r, node r / gpus_per_node) of each rank's, by the
- * parameters of its pipeline stage. */
+ * ranks (rank r on GPU r, node r / gpus_per_node) of each rank's, by its
+ * pipeline stage. */
 static double host_bytes(const Layout *layout, const ModelSpec *model, const ClusterSpec *cluster,
                          const PlanSpec *plan)
 {
+    g_autofree double *stage_bytes = g_new(double, plan->pp);
+    for (int s = 0; s < plan->pp; s++)
+        stage_bytes[s] = offload_host_bytes(model, plan, s);
     double most = 0, node = 0;
     for (int rank = 0; rank < layout_ranks(layout); rank++) {
         if (rank % cluster->gpus_per_node == 0)
             node = 0;
-        int stage = layout_coord(layout, rank).pp;
-        node += offload_host_bytes(plan, estimate_stage_params(model, plan, stage));
+        node += stage_bytes[layout_coord(layout, rank).pp];
         most = MAX(most, node);
     }
     return most;

@@ -39,15 +39,15 @@ struct Emit {
     int *pair_id[DIRECTIONS];   /* per sending rank: with its receiver */
     int *ends_id;               /* per rank on the first stage: with the last stage */
     int micro_batches;
-    Cost embedding, head, block[TF_BLOCKS];
+    Cost embedding, head, block[TF_BLOCK_KINDS]; /* a kind no layer has: zero */
     Segment *segments; /* every model chunk's, chunk after chunk */
     int *chunk_first;  /* per model chunk: its first segment; one more entry */
     /* the rank being emitted, and its rank in the graph */
     int rank, local, stage;
     double params;               /* held by the rank */
     int shards[MEM_KINDS];       /* ways each kind of model state is split */
-    double kept[TF_BLOCKS];      /* activations a layer block's forward keeps */
-    double recreated[TF_BLOCKS]; /* and a replay re-creates (emit_keep_activations) */
+    double kept[TF_BLOCK_KINDS];      /* activations a layer block's forward keeps */
+    double recreated[TF_BLOCK_KINDS]; /* and a replay re-creates (emit_keep_activations) */
     TaskId *gates;               /* what the next compute-stream task waits for */
     gsize n_gates, gates_room;
 
@@ -340,11 +340,14 @@ static void compute_costs(Emit *e)
     tf_head_ops(m, sh, &ops);
     e->head = cost(gpu, &ops, tf_head_activation_bytes(m, sh), "fwd mb%d head", "bwd mb%d head",
                    "wgrad mb%d head");
-    static const char *const names[TF_BLOCKS][3] = {
+    static const char *const names[TF_BLOCK_KINDS][3] = {
         {"fwd mb%d L%d attn", "bwd mb%d L%d attn", "wgrad mb%d L%d attn"},
         {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp", "wgrad mb%d L%d mlp"},
+        {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp", "wgrad mb%d L%d mlp"},
     };
-    for (int b = 0; b < TF_BLOCKS; b++) {
+    for (int b = 0; b < TF_BLOCK_KINDS; b++) {
+        if (tf_block_layers(m, (Block)b) == 0)
+            continue;
         tf_block_ops(m, (Block)b, sh, &ops);
         /* everything its backward needs; a strategy may keep less */
         double kept = tf_block_activation_bytes(m, (Block)b, sh, RECOMPUTE_NONE);
@@ -363,9 +366,6 @@ static void lay_out_chunks(Emit *e)
     const PlanSpec *plan = e->plan;
     int tp = plan->tp, chunks = plan->layers_per_stage.n;
     double embedding = tf_embedding_params(m, tp);
-    /* every layer of a MoE model is a MoE layer (expert_parallel.c checks) */
-    double layer = tf_moe(m) ? tf_moe_layer_params(m, tp, plan->ep) : tf_layer_params(m, tp);
-    double experts = tf_moe(m) ? tf_layer_expert_params(m, tp, plan->ep) : 0;
     double words = m->tied_embeddings ? (double)m->vocab_size * m->hidden_size / tp : 0;
     double head = tf_head_params(m, tp) + (plan->pp > 1 ? words : 0);
     e->segments = g_new(Segment, m->layers + 2);
@@ -375,8 +375,12 @@ static void lay_out_chunks(Emit *e)
         e->chunk_first[g] = n;
         if (g == 0)
             e->segments[n++] = (Segment){SEGMENT_EMBEDDING, -1, embedding, embedding, 0};
-        for (int i = 0; i < plan->layers_per_stage.v[g]; i++, layer_index++)
-            e->segments[n++] = (Segment){SEGMENT_LAYER, layer_index, layer, layer, experts};
+        for (int i = 0; i < plan->layers_per_stage.v[g]; i++, layer_index++) {
+            double layer = tf_layer_params_at(m, layer_index, tp, plan->ep);
+            e->segments[n++] =
+                (Segment){SEGMENT_LAYER, layer_index, layer, layer,
+                          tf_layer_expert_params_at(m, layer_index, tp, plan->ep)};
+        }
         if (g == chunks - 1)
             e->segments[n++] = (Segment){SEGMENT_HEAD, -1, head, tf_head_params(m, tp) + words, 0};
     }
@@ -466,11 +470,11 @@ static void emit_segment(Emit *e, const Unit *u, const Segment *seg)
     if (seg->kind != SEGMENT_LAYER)
         last = walk_piece(e, u, seg, BLOCK_ATTENTION);
     else if (u->forward)
-        for (int b = 0; b < TF_BLOCKS; b++)
-            last = walk_piece(e, u, seg, (Block)b);
+        for (int i = 0; i < TF_BLOCKS; i++)
+            last = walk_piece(e, u, seg, tf_layer_block(e->model, seg->layer, i));
     else
-        for (int b = TF_BLOCKS - 1; b >= 0; b--)
-            last = walk_piece(e, u, seg, (Block)b);
+        for (int i = TF_BLOCKS - 1; i >= 0; i--)
+            last = walk_piece(e, u, seg, tf_layer_block(e->model, seg->layer, i));
     EACH_STRATEGY(e, segment_end, u, seg, last);
 }
 
@@ -506,7 +510,7 @@ static void emit_rank_step(Emit *e, GArray *units)
     }
     for (int k = 0; k < MEM_KINDS; k++)
         e->shards[k] = 1;
-    for (int b = 0; b < TF_BLOCKS; b++)
+    for (int b = 0; b < TF_BLOCK_KINDS; b++)
         emit_keep_activations(e, (Block)b, e->block[b].kept_bytes, 0);
     for (int i = 0; e->active[i]; i++) {
         memset(e->state[i], 0, e->active[i]->state_size);

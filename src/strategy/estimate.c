@@ -14,15 +14,15 @@
 #define TIME_SLACK   1e-6
 #define MEMORY_SLACK 1e-9
 
-double estimate_segment_params(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind)
+double estimate_segment_params(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind,
+                               int layer)
 {
     int tp = plan->tp;
     switch (kind) {
     case SEGMENT_EMBEDDING:
         return tf_embedding_params(model, tp);
-    case SEGMENT_LAYER: /* every layer of a MoE model is a MoE layer (expert_parallel.c) */
-        return tf_moe(model) ? tf_moe_layer_params(model, tp, plan->ep)
-                             : tf_layer_params(model, tp);
+    case SEGMENT_LAYER:
+        return tf_layer_params_at(model, layer, tp, plan->ep);
     case SEGMENT_HEAD:
         break;
     }
@@ -30,18 +30,26 @@ double estimate_segment_params(const ModelSpec *model, const PlanSpec *plan, Seg
     return tf_head_params(model, tp) + (plan->pp > 1 ? words : 0);
 }
 
+int estimate_chunk_first_layer(const PlanSpec *plan, int g)
+{
+    int first = 0;
+    for (int k = 0; k < g; k++)
+        first += plan->layers_per_stage.v[k];
+    return first;
+}
+
 double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage)
 {
     int chunks = plan->layers_per_stage.n;
-    double layer = estimate_segment_params(model, plan, SEGMENT_LAYER), params = 0;
+    double params = 0;
     for (int c = 0; c < plan->virtual_stages; c++) {
-        int g = c * plan->pp + stage;
+        int g = c * plan->pp + stage, first = estimate_chunk_first_layer(plan, g);
         if (g == 0)
-            params += estimate_segment_params(model, plan, SEGMENT_EMBEDDING);
+            params += estimate_segment_params(model, plan, SEGMENT_EMBEDDING, -1);
         for (int i = 0; i < plan->layers_per_stage.v[g]; i++)
-            params += layer;
+            params += estimate_segment_params(model, plan, SEGMENT_LAYER, first + i);
         if (g == chunks - 1)
-            params += estimate_segment_params(model, plan, SEGMENT_HEAD);
+            params += estimate_segment_params(model, plan, SEGMENT_HEAD, -1);
     }
     return params;
 }
@@ -69,21 +77,25 @@ double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,
  * bytes of the embedding, the head and each layer block, and the seconds
  * of each block's replay before its backward. */
 typedef struct {
-    double embedding_s, head_s, block_s[TF_BLOCKS], replay_s[TF_BLOCKS];
-    double embedding_kept, head_kept, block_kept[TF_BLOCKS];
+    const ModelSpec *model;
+    double embedding_s, head_s, block_s[TF_BLOCK_KINDS], replay_s[TF_BLOCK_KINDS];
+    double embedding_kept, head_kept, block_kept[TF_BLOCK_KINDS]; /* a kind no layer has: 0 */
 } PieceCosts;
 
 static void piece_costs(const ModelSpec *m, const GpuSpec *gpu, const PlanSpec *plan, PieceCosts *c)
 {
     Shard sh = tf_shard(plan);
     OpList ops;
+    *c = (PieceCosts){.model = m};
     tf_embedding_ops(m, sh, &ops);
     c->embedding_s = tf_ops_s(gpu, &ops);
     c->embedding_kept = tf_embedding_activation_bytes(m, sh);
     tf_head_ops(m, sh, &ops);
     c->head_s = tf_ops_s(gpu, &ops);
     c->head_kept = tf_head_activation_bytes(m, sh);
-    for (int b = 0; b < TF_BLOCKS; b++) {
+    for (int b = 0; b < TF_BLOCK_KINDS; b++) {
+        if (tf_block_layers(m, (Block)b) == 0)
+            continue;
         tf_block_ops(m, (Block)b, sh, &ops);
         c->block_s[b] = tf_ops_s(gpu, &ops);
         tf_block_replay_ops(m, (Block)b, sh, plan->recompute, &ops);
@@ -100,18 +112,45 @@ typedef struct {
 
 static ChunkCost chunk_cost(const PieceCosts *c, const PlanSpec *plan, int g)
 {
-    int layers = plan->layers_per_stage.v[g];
+    /* its dense layers, then its MoE layers, each a sum of its blocks */
+    int n = plan->layers_per_stage.v[g], from = estimate_chunk_first_layer(plan, g), moe = 0;
+    for (int l = from; l < from + n; l++)
+        moe += tf_layer_moe(c->model, l);
+    int layers[2] = {n - moe, moe};
     gboolean first = g == 0, last = g == plan->layers_per_stage.n - 1;
-    double layer_s = 0, replay_s = 0, layer_kept = 0;
-    for (int b = 0; b < TF_BLOCKS; b++) {
-        layer_s += c->block_s[b];
-        replay_s += c->replay_s[b];
-        layer_kept += c->block_kept[b];
+    double blocks_s = 0, replays_s = 0, blocks_kept = 0;
+    for (int k = 0; k < 2; k++) {
+        double layer_s = 0, replay_s = 0, layer_kept = 0;
+        for (int i = 0; i < TF_BLOCKS; i++) {
+            Block b = i == 0 ? BLOCK_ATTENTION : k == 0 ? BLOCK_MLP : BLOCK_MOE;
+            layer_s += c->block_s[b];
+            replay_s += c->replay_s[b];
+            layer_kept += c->block_kept[b];
+        }
+        blocks_s += layers[k] * layer_s;
+        replays_s += layers[k] * replay_s;
+        blocks_kept += layers[k] * layer_kept;
     }
-    double forward = (first ? c->embedding_s : 0) + layers * layer_s + (last ? c->head_s : 0);
-    return (ChunkCost){forward, 2 * forward + layers * replay_s,
-                       (first ? c->embedding_kept : 0) + layers * layer_kept +
+    double forward = (first ? c->embedding_s : 0) + blocks_s + (last ? c->head_s : 0);
+    return (ChunkCost){forward, 2 * forward + replays_s,
+                       (first ? c->embedding_kept : 0) + blocks_kept +
                            (last ? c->head_kept : 0)};
+}
+
+double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk, GArray *units)
+{
+    StageWork w = {plan_spec_micro_batches(plan), plan->pp, plan->virtual_stages, s};
+    g_array_set_size(units, 0);
+    pipeline_schedules[plan->schedule]->order(&w, units);
+    double held = 0, most = 0;
+    for (guint i = 0; i < units->len; i++) {
+        const Unit *u = &g_array_index(units, Unit, i);
+        held += u->forward                    ? per_chunk[u->chunk]
+                : emit_unit_ends_backward(u) ? -per_chunk[u->chunk]
+                                             : 0;
+        most = MAX(most, held);
+    }
+    return most;
 }
 
 /* The most activations a rank of stage s holds at the start of a forward
@@ -119,19 +158,10 @@ static ChunkCost chunk_cost(const PieceCosts *c, const PlanSpec *plan, int g)
  * its chunk's activations until that micro-batch's backward of the chunk. */
 static double stage_activations(const PieceCosts *c, const PlanSpec *plan, int s, GArray *units)
 {
-    StageWork w = {plan_spec_micro_batches(plan), plan->pp, plan->virtual_stages, s};
-    g_array_set_size(units, 0);
-    pipeline_schedules[plan->schedule]->order(&w, units);
     g_autofree double *kept = g_new(double, plan->virtual_stages);
     for (int k = 0; k < plan->virtual_stages; k++)
         kept[k] = chunk_cost(c, plan, k * plan->pp + s).kept;
-    double held = 0, most = 0;
-    for (guint i = 0; i < units->len; i++) {
-        const Unit *u = &g_array_index(units, Unit, i);
-        held += u->forward ? kept[u->chunk] : emit_unit_ends_backward(u) ? -kept[u->chunk] : 0;
-        most = MAX(most, held);
-    }
-    return most;
+    return estimate_stage_held(plan, s, kept, units);
 }
 
 double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec *cluster,

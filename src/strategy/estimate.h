@@ -60,10 +60,23 @@
 #include "strategy/emit.h"
 #include "spec/spec.h"
 
-/* Parameters one rank holds for a segment of `kind`: the embedding's, one
- * layer's, or the head's (with a tied output layer on a pipeline, the head
- * also holds a copy of the word embedding, as Megatron-LM does). */
-double estimate_segment_params(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind);
+/* Parameters one rank holds for a segment of `kind`: the embedding's,
+ * layer `layer`'s (a dense or a MoE layer's: tf_layer_params_at), or the
+ * head's (with a tied output layer on a pipeline, the head also holds a
+ * copy of the word embedding, as Megatron-LM does); `layer` is read for
+ * SEGMENT_LAYER only. */
+double estimate_segment_params(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind,
+                               int layer);
+
+/* The model's first layer in model chunk `g` (0 .. pp x virtual_stages - 1,
+ * the plan's layers_per_stage). */
+int estimate_chunk_first_layer(const PlanSpec *plan, int g);
+
+/* The most bytes a rank of stage s holds at once when each forward unit of
+ * its model chunk k (0 .. virtual_stages - 1) keeps per_chunk[k] until
+ * that micro-batch's backward of the chunk ends, its schedule's units in
+ * order; `units` is scratch (an array of Unit). */
+double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk, GArray *units);
 
 /* Parameters a rank of pipeline stage `stage` holds, all its model chunks
  * together, summed segment by segment in model order as emit.c does. The

@@ -2,9 +2,9 @@
  *
  * Each MoE layer's experts are split over the ep GPUs of an expert-parallel
  * group (layout.h, GROUP_EP), carved from the data-parallel ranks as
- * Megatron-Core carves them. Around every MoE layer's MLP block (a MoE
- * model's every layer: the check below) the group exchanges tokens on the
- * compute stream, which waits: the dispatch before the block, the combine
+ * Megatron-Core carves them. Around every MoE layer's MLP block (BLOCK_MOE;
+ * a dense layer's BLOCK_MLP routes nothing) the group exchanges tokens on
+ * the compute stream, which waits: the dispatch before the block, the combine
  * after it, in forward and in a full recomputation's replay; in backward
  * the combine's gradient before and the dispatch's after (Megatron-Core's
  * token dispatchers). The router's GEMM, inside the block's compute, runs
@@ -13,28 +13,9 @@
  * (data_parallel.c). docs/model.md, "Mixture of experts". */
 #include "strategy/strategy.h"
 
-#include "base/error.h"
-
 static gboolean active(const PlanSpec *plan)
 {
     return plan->ep > 1;
-}
-
-/* Every layer must be a MoE layer: the emitter costs one MLP block for all
- * (tf_block_ops). */
-static gboolean check_layers(const ModelSpec *model, GError **error)
-{
-    int dense = 0;
-    for (int i = 0; i < model->layers; i++)
-        dense += !tf_layer_moe(model, i);
-    if (!tf_moe(model) || dense == 0)
-        return TRUE;
-    g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                "model %s: expected every layer a MoE layer to simulate it (first_dense_layers 0, "
-                "moe_layer_frequency 1), got %d dense layers of %d: its parameters are counted "
-                "(plansim params) but mixed layers are not simulated yet",
-                model->name, dense, model->layers);
-    return FALSE;
 }
 
 static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **error)
@@ -51,7 +32,7 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **err
         return plan_field_fail(error, plan, PLAN_ZERO_STAGE,
                                "0 with ep > 1 (ZeRO over the expert-data-parallel group is not "
                                "modelled)");
-    return check_layers(model, error);
+    return TRUE;
 }
 
 static int piece_tasks(const PlanSpec *plan)
@@ -64,7 +45,7 @@ static int piece_tasks(const PlanSpec *plan)
  * backward (in a zero-bubble split, its input-gradient half). */
 static gboolean routes(const PieceRef *p)
 {
-    return p->segment->kind == SEGMENT_LAYER && p->block == BLOCK_MLP && !p->partial &&
+    return p->segment->kind == SEGMENT_LAYER && p->block == BLOCK_MOE && !p->partial &&
            p->phase != PHASE_WEIGHT_GRAD;
 }
 

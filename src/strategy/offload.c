@@ -1,6 +1,9 @@
-/* offload.c: ZeRO-Offload, the optimizer on the host (offload.h). */
+/* offload.c: host memory for the GPU's: ZeRO-Offload's optimizer, or
+ * chosen layers' activations, copied down after their forward and
+ * prefetched back for their backward (offload.h). */
 #include "strategy/offload.h"
 
+#include "strategy/estimate.h"
 #include "strategy/strategy.h"
 #include "strategy/zero.h"
 
@@ -17,11 +20,56 @@ double offload_pcie_bytes_per_param(void)
     return dtype_bytes(DTYPE_BF16);
 }
 
-double offload_host_bytes(const PlanSpec *plan, double params)
+/* How many layers of model chunk g, from its first, offload their
+ * activations: offload_layers, or with 0 all but the chunk's last. */
+static int chunk_offloaded(const PlanSpec *plan, int g)
 {
-    if (plan->offload != OFFLOAD_OPTIMIZER)
+    int n = plan->layers_per_stage.v[g];
+    return plan->offload_layers > 0 ? plan->offload_layers : MAX(n - 1, 0);
+}
+
+double offload_layer_bytes(const ModelSpec *model, const PlanSpec *plan, int layer)
+{
+    if (plan->offload != OFFLOAD_ACTIVATIONS)
         return 0;
-    return (ZERO_OPTIMIZER_BYTES + offload_pcie_bytes_per_param()) * shard_params(plan, params);
+    int g = 0, from = 0;
+    while (layer >= from + plan->layers_per_stage.v[g])
+        from += plan->layers_per_stage.v[g++];
+    if (layer - from >= chunk_offloaded(plan, g))
+        return 0;
+    double bytes = 0;
+    for (int i = 0; i < TF_BLOCKS; i++)
+        bytes += tf_block_activation_bytes(model, tf_layer_block(model, layer, i), tf_shard(plan),
+                                           plan->recompute);
+    return bytes;
+}
+
+/* The most offloaded activations a rank of stage `stage` keeps on the host
+ * (offload.h, offload_host_bytes). */
+static double host_activation_bytes(const ModelSpec *model, const PlanSpec *plan, int stage)
+{
+    g_autofree double *chunk = g_new0(double, plan->virtual_stages);
+    for (int c = 0; c < plan->virtual_stages; c++) {
+        int g = c * plan->pp + stage, from = estimate_chunk_first_layer(plan, g);
+        for (int l = from; l < from + plan->layers_per_stage.v[g]; l++)
+            chunk[c] += offload_layer_bytes(model, plan, l);
+    }
+    g_autoptr(GArray) units = g_array_new(FALSE, FALSE, sizeof(Unit));
+    return estimate_stage_held(plan, stage, chunk, units);
+}
+
+double offload_host_bytes(const ModelSpec *model, const PlanSpec *plan, int stage)
+{
+    switch (plan->offload) {
+    case OFFLOAD_OPTIMIZER:
+        return (ZERO_OPTIMIZER_BYTES + offload_pcie_bytes_per_param()) *
+               shard_params(plan, estimate_stage_params(model, plan, stage));
+    case OFFLOAD_ACTIVATIONS:
+        return host_activation_bytes(model, plan, stage);
+    case OFFLOAD_NONE:
+        break;
+    }
+    return 0;
 }
 
 double offload_cpu_adam_s(const ClusterSpec *cluster, const PlanSpec *plan, double params)
@@ -31,13 +79,53 @@ double offload_cpu_adam_s(const ClusterSpec *cluster, const PlanSpec *plan, doub
 
 static gboolean active(const PlanSpec *plan)
 {
-    return plan->offload == OFFLOAD_OPTIMIZER;
+    return plan->offload != OFFLOAD_NONE;
+}
+
+/* offload_layers needs offload activations and leaves each model chunk's
+ * last layer on the GPU (Megatron-Core: cpu_offloading_num_layers below
+ * the layers); recomputation is refused with it, as Megatron-Core's
+ * TransformerConfig refuses cpu_offloading with recompute_granularity. */
+static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **error)
+{
+    (void)model;
+    if (plan->offload_layers > 0 && plan->offload != OFFLOAD_ACTIVATIONS)
+        return plan_field_fail(error, plan, PLAN_OFFLOAD_LAYERS, "0 without offload activations");
+    if (plan->offload != OFFLOAD_ACTIVATIONS)
+        return TRUE;
+    if (plan->recompute != RECOMPUTE_NONE)
+        return plan_field_fail(error, plan, PLAN_RECOMPUTE,
+                               "none with offload activations (Megatron-Core refuses CPU "
+                               "offloading with recomputation)");
+    int fewest = plan->layers_per_stage.v[0];
+    for (int g = 1; g < plan->layers_per_stage.n; g++)
+        fewest = MIN(fewest, plan->layers_per_stage.v[g]);
+    if (plan->offload_layers > fewest - 1)
+        return plan_field_fail(error, plan, PLAN_OFFLOAD_LAYERS,
+                               "at most the layers of a model chunk less one, %d", fewest - 1);
+    return TRUE;
+}
+
+static int piece_tasks(const PlanSpec *plan)
+{
+    return plan->offload == OFFLOAD_ACTIVATIONS; /* a copy per layer, down or up: 2 pieces */
+}
+
+/* Per rank: the prefetch of the layer whose backward comes next. */
+typedef struct {
+    TaskId up;
+} OffloadState;
+
+static void step_begin(Emit *e, void *state)
+{
+    (void)e;
+    ((OffloadState *)state)->up = TASK_NONE;
 }
 
 /* A task of `seconds` on the offload stream, after `after`. */
-static TaskId offload_task(Emit *e, double seconds, TaskId after, const char *name)
+static TaskId offload_task(Emit *e, double seconds, TaskId after, TaskName name)
 {
-    TaskId t = emit_background(e, STREAM_OFFLOAD, seconds, TAG_OFFLOAD, (TaskName){.fmt = name});
+    TaskId t = emit_background(e, STREAM_OFFLOAD, seconds, TAG_OFFLOAD, name);
     emit_wait(e, after, t);
     return t;
 }
@@ -46,35 +134,80 @@ static TaskId offload_task(Emit *e, double seconds, TaskId after, const char *na
 static TaskId transfer(Emit *e, double params, TaskId after, const char *name)
 {
     double bytes = offload_pcie_bytes_per_param() * shard_params(emit_plan(e), params);
-    return offload_task(e, bytes / emit_gpu(e)->pcie_Bps, after, name);
+    return offload_task(e, bytes / emit_gpu(e)->pcie_Bps, after, (TaskName){.fmt = name});
 }
 
-/* The last micro-batch's backward sends each segment's gradient shard
- * down once the segment has produced it and the reductions launched so
- * far have ended. */
+/* A PCIe copy of layer `layer`'s A_l for micro-batch `mb`, after `after`;
+ * the activations are freed when a copy down ends, allocated when a copy
+ * up starts. TASK_NONE for a layer not offloaded. */
+static TaskId copy_activations(Emit *e, int layer, int mb, gboolean down, TaskId after)
+{
+    double bytes = offload_layer_bytes(emit_model(e), emit_plan(e), layer);
+    if (bytes == 0)
+        return TASK_NONE;
+    TaskName name = {.fmt = down ? "offload act down mb%d L%d" : "offload act up mb%d L%d",
+                     .a = mb,
+                     .b = layer};
+    TaskId t = offload_task(e, bytes / emit_gpu(e)->pcie_Bps, after, name);
+    emit_mem(e, t, MEM_ACTIVATIONS, down ? -bytes : bytes, down);
+    return t;
+}
+
+/* Before a layer's backward (a whole one or its B): the next compute task
+ * waits for the layer's prefetch, and the prefetch of the layer below
+ * starts once the compute before this backward has ended. */
+static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *seg)
+{
+    OffloadState *st = state;
+    if (!emit_unit_passes_gradients(u) || seg->kind != SEGMENT_LAYER)
+        return;
+    if (offload_layer_bytes(emit_model(e), emit_plan(e), seg->layer) > 0)
+        emit_gate(e, st->up);
+    if (seg->layer > 0)
+        st->up = copy_activations(e, seg->layer - 1, u->micro_batch, FALSE,
+                                  emit_last(e, STREAM_COMPUTE));
+}
+
+/* Offload optimizer: the last micro-batch's backward sends each segment's
+ * gradient shard down once the segment has produced it and the reductions
+ * launched so far have ended. Offload activations: a layer's forward sends
+ * its activations down when it ends. */
 static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg, TaskId last)
 {
     (void)state;
+    if (emit_plan(e)->offload == OFFLOAD_ACTIVATIONS) {
+        if (u->forward && seg->kind == SEGMENT_LAYER)
+            copy_activations(e, seg->layer, u->micro_batch, TRUE, last);
+        return;
+    }
     if (u->forward || u->micro_batch != emit_micro_batches(e) - 1)
         return;
     TaskId down = transfer(e, seg->params, last, "offload grads down");
     emit_wait(e, emit_last(e, STREAM_COMM), down);
 }
 
-/* The host's Adam step after the last gradients came down, then the
- * parameters up; the GPU's optimizer step (next on the compute stream)
- * waits for them. */
+/* Offload optimizer: the host's Adam step after the last gradients came
+ * down, then the parameters up; the GPU's optimizer step (next on the
+ * compute stream) waits for them. */
 static void step_end(Emit *e, void *state)
 {
     (void)state;
+    if (emit_plan(e)->offload != OFFLOAD_OPTIMIZER)
+        return;
     double adam_s = offload_cpu_adam_s(emit_cluster(e), emit_plan(e), emit_params(e));
-    TaskId adam = offload_task(e, adam_s, emit_last(e, STREAM_COMM), "offload cpu adam");
+    TaskId adam = offload_task(e, adam_s, emit_last(e, STREAM_COMM),
+                               (TaskName){.fmt = "offload cpu adam"});
     emit_gate(e, transfer(e, emit_params(e), adam, "offload params up"));
 }
 
 const Strategy strategy_offload = {
     .name = "offload",
     .active = active,
-    .step_end = step_end,
+    .check = check,
+    .piece_tasks = piece_tasks,
+    .state_size = sizeof(OffloadState),
+    .step_begin = step_begin,
+    .segment_begin = segment_begin,
     .segment_end = segment_end,
+    .step_end = step_end,
 };

@@ -1,6 +1,7 @@
-/* offload.h: ZeRO-Offload (Ren et al. 2021, arXiv 2101.06840), the plan's
- * offload "optimizer" (docs/model.md, "Offload").
+/* offload.h: host memory in place of GPU memory (docs/model.md, "Offload"):
+ * ZeRO-Offload's optimizer, or chosen layers' activations.
  *
+ * offload "optimizer" is ZeRO-Offload (Ren et al. 2021, arXiv 2101.06840).
  * The fp32 optimizer states (master weights, momentum, variance) of a
  * rank's shard and its Adam step move to the host. Per step and rank, of
  * Psi_r parameters in its optimizer shard (the ZeRO stage's, zero.h):
@@ -17,7 +18,26 @@
  * link, one x16 per GPU, and its host thread), a transfer taking bytes /
  * pcie_GBps: down and up never overlap here (up follows the Adam step,
  * which follows every transfer down), so one stream is exact. Every GPU's
- * are alike and purely local, so the symmetry reduction stays exact. */
+ * are alike and purely local, so the symmetry reduction stays exact.
+ *
+ * offload "activations" is Megatron-Core's CPU offloading of activations
+ * (--cpu-offloading, cpu_offloading_num_layers; Transformer Engine's
+ * asynchronous double-buffered offload handler). The first offload_layers
+ * layers of each model chunk (0: all but its last, whose backward follows
+ * its forward at once) send what their forward keeps for backward to the
+ * host: per micro-batch and offloaded layer l, its bytes A_l
+ * (offload_layer_bytes) cross PCIe
+ *   - down, on the offload stream once l's forward has ended; the GPU
+ *     frees them when the copy ends;
+ *   - up, prefetched: the copy of layer l - 1 starts when the backward of
+ *     layer l does (the task before it on the compute stream has ended),
+ *     allocating A_{l-1} on the GPU, and l - 1's backward (its first
+ *     compute-stream task) waits for it.
+ * 2 A_l bytes over PCIe per micro-batch and offloaded layer. Down and up
+ * share the stream, in program order (the GPU's copy engines are modelled
+ * as one queue). Activation recomputation is refused with it, as
+ * Megatron-Core refuses it. Every GPU's copies are alike and local: the
+ * symmetry reduction stays exact. */
 #ifndef PLANSIM_STRATEGY_OFFLOAD_H
 #define PLANSIM_STRATEGY_OFFLOAD_H
 
@@ -28,11 +48,20 @@
  * section 4.1). */
 double offload_pcie_bytes_per_param(void);
 
-/* Host bytes a rank holding `params` parameters keeps with `plan`: with
+/* Host bytes a rank of pipeline stage `stage` keeps with `plan`: with
  * offload optimizer, per parameter of its optimizer shard, the 12 bytes of
- * fp32 states (ZERO_OPTIMIZER_BYTES) and the 2 of the bf16 gradients
- * that came down; 0 otherwise. */
-double offload_host_bytes(const PlanSpec *plan, double params);
+ * fp32 states (ZERO_OPTIMIZER_BYTES) and the 2 of the bf16 gradients that
+ * came down; with offload activations the most offloaded bytes of the
+ * micro-batches it holds, in its schedule's order of units, each forward
+ * adding its chunk's offloaded layers' A_l until its backward ends
+ * (estimate_stage_held: at a zero-bubble schedule's W, an upper bound);
+ * 0 otherwise. The plan must be resolved. */
+double offload_host_bytes(const ModelSpec *model, const PlanSpec *plan, int stage);
+
+/* A_l: the bytes layer `layer`'s forward keeps for its backward (both of
+ * its blocks, tf_block_activation_bytes) when the plan offloads that
+ * layer's activations; 0 otherwise. */
+double offload_layer_bytes(const ModelSpec *model, const PlanSpec *plan, int layer);
 
 /* The host's Adam step of a rank holding `params` parameters, seconds. */
 double offload_cpu_adam_s(const ClusterSpec *cluster, const PlanSpec *plan, double params);

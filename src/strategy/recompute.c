@@ -24,8 +24,8 @@
  * lower efficiency). */
 #include "strategy/strategy.h"
 
-/* The replay of one block, the same for every layer, and FlashAttention's
- * backward rest (transformer.h, tf_block_replay_ops). */
+/* The replay of one kind of block, the same for every layer that has it,
+ * and FlashAttention's backward rest (transformer.h, tf_block_replay_ops). */
 typedef struct {
     double seconds, flops, bytes; /* the replay's time, FLOPs and the activations it re-creates */
     gboolean replays;             /* whether it replays anything */
@@ -34,7 +34,7 @@ typedef struct {
 } BlockReplay;
 
 typedef struct {
-    BlockReplay block[TF_BLOCKS];
+    BlockReplay block[TF_BLOCK_KINDS]; /* a kind no layer has: zero */
 } RecomputeState;
 
 static gboolean active(const PlanSpec *plan)
@@ -57,7 +57,9 @@ static void step_begin(Emit *e, void *state)
     const GpuSpec *gpu = emit_gpu(e);
     Recompute rc = emit_plan(e)->recompute;
     Shard sh = emit_shard(e);
-    for (int b = 0; b < TF_BLOCKS; b++) {
+    for (int b = 0; b < TF_BLOCK_KINDS; b++) {
+        if (tf_block_layers(m, (Block)b) == 0)
+            continue;
         BlockReplay *r = &st->block[b];
         OpList ops, rest;
         tf_block_replay_ops(m, (Block)b, sh, RECOMPUTE_NONE, &rest);
@@ -84,24 +86,29 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
     const RecomputeState *st = state;
     if (!emit_unit_passes_gradients(u) || seg->kind != SEGMENT_LAYER)
         return;
-    static const char *const names[TF_BLOCKS] = {"recompute mb%d L%d attn",
-                                                 "recompute mb%d L%d mlp"};
-    static const char *const rest_names[TF_BLOCKS] = {"bwd mb%d L%d attn flash rest",
-                                                      "bwd mb%d L%d mlp rest"};
+    static const char *const names[TF_BLOCK_KINDS] = {
+        "recompute mb%d L%d attn", "recompute mb%d L%d mlp", "recompute mb%d L%d mlp"};
+    static const char *const rest_names[TF_BLOCK_KINDS] = {
+        "bwd mb%d L%d attn flash rest", "bwd mb%d L%d mlp rest", "bwd mb%d L%d mlp rest"};
     gboolean partial = emit_plan(e)->recompute != RECOMPUTE_FULL;
-    for (int b = 0; b < TF_BLOCKS; b++) {
+    Block blocks[TF_BLOCKS];
+    for (int i = 0; i < TF_BLOCKS; i++)
+        blocks[i] = tf_layer_block(emit_model(e), seg->layer, i);
+    for (int i = 0; i < TF_BLOCKS; i++) {
+        Block b = blocks[i];
         const BlockReplay *r = &st->block[b];
         if (!r->replays)
             continue;
-        PieceRef p = {seg, (Block)b, PHASE_RECOMPUTE, u->micro_batch, partial};
+        PieceRef p = {seg, b, PHASE_RECOMPUTE, u->micro_batch, partial};
         TaskName name = {.fmt = names[b], .a = u->micro_batch, .b = seg->layer};
         emit_piece(e, &p, r->seconds, r->flops, TAG_RECOMPUTE, name, r->bytes);
     }
-    for (int b = 0; b < TF_BLOCKS; b++) {
+    for (int i = 0; i < TF_BLOCKS; i++) {
+        Block b = blocks[i];
         const BlockReplay *r = &st->block[b];
         if (r->rest_ops == 0)
             continue;
-        PieceRef p = {seg, (Block)b, PHASE_BACKWARD, u->micro_batch, TRUE};
+        PieceRef p = {seg, b, PHASE_BACKWARD, u->micro_batch, TRUE};
         TaskName name = {.fmt = rest_names[b], .a = u->micro_batch, .b = seg->layer};
         emit_piece(e, &p, r->rest_seconds, r->rest_flops, TAG_BACKWARD, name, 0);
     }

@@ -74,7 +74,7 @@ typedef struct {
     gboolean row_gemm; /* the summed output is a GEMM's (not the lookup's) */
 } PieceSpans;
 
-enum { KIND_EMBEDDING, KIND_HEAD, KIND_BLOCK, KINDS = KIND_BLOCK + TF_BLOCKS };
+enum { KIND_EMBEDDING, KIND_HEAD, KIND_BLOCK, KINDS = KIND_BLOCK + TF_BLOCK_KINDS };
 
 typedef struct {
     PieceSpans kind[KINDS];
@@ -176,7 +176,9 @@ static void step_begin(Emit *e, void *state)
     st->kind[KIND_EMBEDDING] = cut(gpu, &ops);
     tf_head_ops(m, sh, &ops);
     st->kind[KIND_HEAD] = cut(gpu, &ops);
-    for (int b = 0; b < TF_BLOCKS; b++) {
+    for (int b = 0; b < TF_BLOCK_KINDS; b++) {
+        if (tf_block_layers(m, (Block)b) == 0)
+            continue;
         tf_block_ops(m, (Block)b, sh, &ops);
         st->kind[KIND_BLOCK + b] = cut(gpu, &ops);
     }
