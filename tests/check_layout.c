@@ -257,6 +257,43 @@ START_TEST(cp_sits_after_tp)
 }
 END_TEST
 
+/* Every group of every kind along the coordinates, for every rank order
+ * with tp 2, cp 3, dp 2, pp 5 (distinct sizes but the two 2s, each one's
+ * stride distinct): its members are the ranks that layout_group_of puts in
+ * it, from layout_coord, in increasing order. The groups are filled in one
+ * pass that advances the coordinates rank by rank (layout.c); this is
+ * their definition, checked rank by rank. */
+START_TEST(groups_hold_the_ranks_their_coordinates_say)
+{
+    ClusterSpec *c = test_cluster(8, 8, 1e9, 1e9);
+    for (int order = 0; order < RANK_ORDERS; order++) {
+        PlanSpec *plan = plan_spec_new();
+        plan->tp = 2;
+        plan->cp = 3;
+        plan->dp = 2;
+        plan->pp = 5;
+        plan->rank_order = (RankOrder)order;
+        Layout *l = layout_new(plan, c);
+        ck_assert_int_eq(layout_ranks(l), 60);
+        for (int kind = 0; kind < GROUP_EP; kind++)
+            for (int g = 0; g < layout_groups(l, (GroupKind)kind); g++) {
+                int n, at = 0;
+                const int *members = layout_group(l, (GroupKind)kind, g, &n);
+                for (int r = 0; r < layout_ranks(l); r++)
+                    if (layout_group_of(l, (GroupKind)kind, r) == g) {
+                        ck_assert_int_lt(at, n);
+                        ck_assert_msg(members[at++] == r, "order %d kind %d group %d", order, kind,
+                                      g);
+                    }
+                ck_assert_int_eq(at, n);
+            }
+        layout_free(l);
+        plan_spec_free(plan);
+    }
+    cluster_spec_free(c);
+}
+END_TEST
+
 Suite *suite_layout(void)
 {
     Suite *s = suite_create("layout");
@@ -267,6 +304,7 @@ Suite *suite_layout(void)
     tcase_add_loop_test(tc, every_order_groups_partition_the_ranks, 0, G_N_ELEMENTS(strides));
     tcase_add_test(tc, placement_on_nodes);
     tcase_add_test(tc, fewer_ranks_than_gpus);
+    tcase_add_test(tc, groups_hold_the_ranks_their_coordinates_say);
     suite_add_tcase(s, tc);
     return s;
 }

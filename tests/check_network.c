@@ -10,6 +10,7 @@
 #include "app/collbench.h"
 #include "app/simulate.h"
 #include "net/algorithm.h"
+#include "net/net.h"
 #include "testutil.h"
 
 enum { DP, PP, TAGS }; /* purposes of the transfers in these tests */
@@ -271,12 +272,12 @@ static void alone_on(const CollPlan *plan, unsigned protocols, double cost[PROTO
         for (int ph = 0; ph < plan->n_phases && protocols >> p & 1; ph++) {
             const CollPhase *phase = &plan->phase[ph];
             for (int i = phase->first; i < phase->first + phase->count; i++) {
-                const Transfer *tr = &g_array_index(plan->transfers, Transfer, i);
+                const Transfer *tr = &plan->transfers[i];
                 int path[TOPOLOGY_MAX_PATH], n;
                 topology_path(t, tr->src, tr->dst, path, &n);
                 for (int k = 0; k < n; k++)
                     load[path[k]] +=
-                        algo_transfer_bytes(plan, (guint)i, algo_protocol_share((CollProtocol)p));
+                        algo_transfer_bytes(plan, i, algo_protocol_share((CollProtocol)p));
             }
             double slowest = 0;
             for (int l = 0; l < topology_links(t); l++) {
@@ -309,9 +310,9 @@ START_TEST(protocol_by_size)
         if (i == 2) { /* NVLS */
             ck_assert_int_eq(plan->algorithm, ALGORITHM_NVLS);
             double sent = 0;
-            for (guint k = 0; k < plan->transfers->len; k++)
-                if (g_array_index(plan->transfers, Transfer, k).src == 0)
-                    sent += g_array_index(plan->payload, double, k);
+            for (int k = 0; k < plan->n_transfers; k++)
+                if (plan->transfers[k].src == 0)
+                    sent += plan->payload[k];
             ck_assert_rel(sent, GiB, 1e-12);
         }
         algo_plan_free(plan);
@@ -319,6 +320,43 @@ START_TEST(protocol_by_size)
     algo_ranks_free(r);
     topology_free(t);
     cluster_spec_free(c);
+}
+END_TEST
+
+/* Without contention a collective takes its time alone, the cost by which
+ * the network chose its algorithm and protocol: exactly alone_on's (each
+ * protocol's loads summed on their own; the network derives LL's from
+ * Simple's, its share being exactly half), on one node and across four,
+ * from sizes where LL wins to sizes where Simple does. */
+START_TEST(time_alone_is_the_loads_exactly)
+{
+    static const double sizes[] = {8, 4096, 4 << 20, GiB};
+    for (int nodes = 1; nodes <= 4; nodes *= 4) {
+        ClusterSpec *c = test_shipped_cluster("dgx-h100.json", nodes);
+        Topology *t = topology_new(c, nodes);
+        int n = 8 * nodes, *members = g_new(int, n);
+        for (int i = 0; i < n; i++)
+            members[i] = i;
+        CollRanks *r = algo_ranks_new(t, members, n);
+        unsigned won = 0; /* the protocols chosen */
+        for (gsize i = 0; i < G_N_ELEMENTS(sizes); i++) {
+            CollPlan *plan = algo_plan_new();
+            double want =
+                algo_choose(plan, r, COLL_ALL_REDUCE, ALGORITHM_AUTO, sizes[i], alone_on, t);
+            won |= 1u << plan->protocol;
+            Net *net = net_new(c, n, NULL, ALGORITHM_AUTO, FALSE, 1, NULL);
+            net_start(net, 0, 0, net_plan(net, COLL_ALL_REDUCE, members, n, sizes[i]), 0);
+            ck_assert_msg(net_next_s(net) == want, "%d nodes, %g B: %.17g s, not %.17g", nodes,
+                          sizes[i], net_next_s(net), want);
+            net_free(net);
+            algo_plan_free(plan);
+        }
+        ck_assert(won >> PROTOCOL_LL & 1 && won >> PROTOCOL_SIMPLE & 1);
+        algo_ranks_free(r);
+        g_free(members);
+        topology_free(t);
+        cluster_spec_free(c);
+    }
 }
 END_TEST
 
@@ -464,6 +502,7 @@ Suite *suite_network(void)
     tcase_add_test(nccl, busbw_across_nodes);
     tcase_add_test(nccl, busbw_grows_with_size);
     tcase_add_test(nccl, protocol_by_size);
+    tcase_add_test(nccl, time_alone_is_the_loads_exactly);
     tcase_add_test(nccl, protocol_latency_in_both_link_classes);
     suite_add_tcase(s, nccl);
     return s;

@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "cost/transformer.h"
+#include "net/symmetry.h"
 #include "strategy/strategy.h"
 #include "testutil.h"
 
@@ -135,7 +136,12 @@ static void random_plan(GRand *rng, const ModelSpec *m, const ClusterSpec *c, Pl
         p->moe_dispatcher = (MoeDispatcher)g_rand_int_range(rng, 0, 2);
     }
     p->dtype = (Dtype)PICK(rng, DTYPE_BF16, DTYPE_FP8);
-    p->offload = (Offload)PICK(rng, OFFLOAD_NONE, OFFLOAD_NONE, OFFLOAD_OPTIMIZER);
+    p->offload = (Offload)PICK(rng, OFFLOAD_NONE, OFFLOAD_NONE, OFFLOAD_OPTIMIZER,
+                               OFFLOAD_ACTIVATIONS);
+    if (p->offload == OFFLOAD_ACTIVATIONS) { /* no recomputation with it (offload.c) */
+        p->recompute = RECOMPUTE_NONE;
+        p->offload_layers = PICK(rng, 0, 1);
+    }
 }
 
 /* The report of `plan` as parsed JSON, replayed in full or not. */
@@ -164,7 +170,9 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
         m->experts = PICK(rng, 0, 4); /* a mixture of experts, half the time */
         m->experts_per_token = PICK(rng, 1, 2);
         m->moe_ffn_hidden_size = 256;
-        m->moe_layer_frequency = 1;
+        /* mixed: dense layers first (DeepSeek's), or every other layer MoE */
+        m->moe_layer_frequency = PICK(rng, 1, 1, 2);
+        m->first_dense_layers = PICK(rng, 0, 0, 1);
         ClusterSpec *c = random_cluster(rng);
         PlanSpec *plan = plan_spec_new();
         random_plan(rng, m, c, plan);
@@ -195,11 +203,110 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
 }
 END_TEST
 
+/* ---- link classes ---------------------------------------------------------- */
+
+typedef struct {
+    const Symmetry *sym;
+    int generator;
+} Shift;
+
+static int shift_gpu(void *ctx, int gpu)
+{
+    const Shift *s = ctx;
+    return symmetry_shift(s->sym, s->generator, gpu);
+}
+
+static int find_root(int *parent, int x)
+{
+    while (parent[x] != x)
+        x = parent[x];
+    return x;
+}
+
+/* The oracle: the orbits of the links, by joining every link with its
+ * image under every generator (topology_link_image), numbered in order of
+ * their lowest link; returns how many. */
+static int orbits_by_images(const Symmetry *sym, const Topology *t, int *link_class)
+{
+    int links = topology_links(t);
+    g_autofree int *parent = g_new(int, links);
+    for (int l = 0; l < links; l++)
+        parent[l] = l;
+    for (int i = 0; i < symmetry_generators(sym); i++) {
+        Shift shift = {sym, i};
+        for (int l = 0; l < links; l++) {
+            int a = find_root(parent, l),
+                b = find_root(parent, topology_link_image(t, l, shift_gpu, &shift));
+            parent[MAX(a, b)] = MIN(a, b);
+        }
+    }
+    int classes = 0;
+    for (int l = 0; l < links; l++) /* a root is its orbit's lowest link */
+        link_class[l] = find_root(parent, l) == l ? classes++ : link_class[find_root(parent, l)];
+    return classes;
+}
+
+/* symmetry_link_classes, which reasons from the orbits of the GPUs, finds
+ * the orbits that following every link's images finds, for every rank
+ * order and every mix of tp, cp, dp and pp on nodes of 1 to 8 GPUs and 1
+ * to 8 NICs (GPUs sharing NICs or not): every plan that fills its nodes. */
+START_TEST(link_classes_are_the_orbits_of_the_links)
+{
+    int checked = 0, with_shifts = 0;
+    for (int per_node = 1; per_node <= 8; per_node *= 2)
+        for (int nics = 1; nics <= 8; nics *= 2)
+            for (int order = 0; order < RANK_ORDERS; order++)
+                for (int tp = 1; tp <= 4; tp *= 2)
+                    for (int cp = 1; cp <= 2; cp *= 2)
+                        for (int dp = 1; dp <= 8; dp *= 2)
+                            for (int pp = 1; pp <= 4; pp *= 2) {
+                                int ranks = tp * cp * dp * pp;
+                                if (ranks % per_node != 0)
+                                    continue;
+                                ClusterSpec *c = test_cluster(ranks / per_node, per_node, 1e9, 1e9);
+                                c->nics_per_node = nics;
+                                PlanSpec *plan = plan_spec_new();
+                                plan->tp = tp;
+                                plan->cp = cp;
+                                plan->dp = dp;
+                                plan->pp = pp;
+                                plan->rank_order = (RankOrder)order;
+                                Layout *l = layout_new(plan, c);
+                                Topology *t = topology_new(c, c->nodes);
+                                Symmetry *sym = symmetry_new(
+                                    l, t, 1u << GROUP_TP | 1u << GROUP_CP | 1u << GROUP_DP);
+                                int links = topology_links(t);
+                                g_autofree int *got = g_new(int, links);
+                                g_autofree int *want = g_new(int, links);
+                                ck_assert_int_eq(symmetry_link_classes(sym, t, got),
+                                                 orbits_by_images(sym, t, want));
+                                for (int k = 0; k < links; k++)
+                                    ck_assert_msg(got[k] == want[k],
+                                                  "tp %d cp %d dp %d pp %d order %d, %d GPUs a "
+                                                  "node, %d NICs: link %d in class %d, not %d",
+                                                  tp, cp, dp, pp, order, per_node, nics, k, got[k],
+                                                  want[k]);
+                                checked++;
+                                with_shifts += symmetry_generators(sym) > 0;
+                                symmetry_free(sym);
+                                topology_free(t);
+                                layout_free(l);
+                                plan_spec_free(plan);
+                                cluster_spec_free(c);
+                            }
+    ck_assert_int_ge(checked, 1000);
+    ck_assert_int_ge(with_shifts, checked / 2);
+}
+END_TEST
+
 Suite *suite_symmetry(void)
 {
     Suite *s = suite_create("symmetry");
     TCase *tc = tcase_create("random plans");
     tcase_add_test(tc, reduced_replay_reports_what_the_full_one_does);
     suite_add_tcase(s, tc);
+    TCase *links = tcase_create("link classes");
+    tcase_add_test(links, link_classes_are_the_orbits_of_the_links);
+    suite_add_tcase(s, links);
     return s;
 }

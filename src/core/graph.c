@@ -11,7 +11,7 @@
  * last rows, and frees what it no longer needs. Invariants: a task's npred
  * equals the number of edges into it; a sealed collective has been joined
  * exactly once by every member of its group. */
-#define _DEFAULT_SOURCE /* madvise, for huge pages (Linux), before any include */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise (huge pages), before any include */
 
 #include "core/graph.h"
 
@@ -83,25 +83,58 @@ struct Graph {
 };
 
 #define HUGE_PAGE ((gsize)2 << 20)
+#define SMALL_PAGE ((gsize)4096)
 
-/* `bytes` of uninitialised memory, freed with g_free. Touching a fresh
+/* What big_free needs to know of an array, just before its first byte. */
+typedef struct {
+    gsize mapped; /* bytes mapped from the page holding this header on; 0: from g_malloc */
+    gsize pad;    /* keeps the array 16-byte aligned */
+} BigHead;
+
+/* `bytes` of uninitialised memory, freed with big_free. Touching a fresh
  * 4 KiB page costs a fault of microseconds, and a replay touches tens to
- * hundreds of MiB: an array of a quarter of a huge page or more is aligned
- * to huge pages and asks the system to back it with them (Linux's
- * transparent huge pages; elsewhere, or when refused, plain pages). */
+ * hundreds of MiB: an array of a quarter of a huge page or more is mapped
+ * on its own, aligned to huge pages, and the system asked to back it with
+ * them (Linux's transparent huge pages; elsewhere, or when refused, plain
+ * pages). Being its own mapping, it goes back to the system when freed,
+ * instead of staying in the C library's heap, where runs of different
+ * sizes one after another (a sweep's, a benchmark's) would pile up. */
 static void *big_alloc(gsize bytes)
 {
-#ifdef MADV_HUGEPAGE
+#ifdef MAP_ANONYMOUS
     if (bytes >= HUGE_PAGE / 4) {
         gsize rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-        void *p = aligned_alloc(HUGE_PAGE, rounded);
-        if (p) {
-            madvise(p, rounded, MADV_HUGEPAGE);
-            return p;
-        }
+        gsize span = rounded + HUGE_PAGE; /* room to align, with the header's page */
+        char *map = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (map == MAP_FAILED)
+            g_error("out of memory: %zu bytes", span);
+        char *data = (char *)(((guintptr)map + SMALL_PAGE + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
+        char *head = data - SMALL_PAGE;
+        if (head > map) /* keep the header's page, the array and nothing else */
+            munmap(map, (gsize)(head - map));
+        if (map + span > data + rounded)
+            munmap(data + rounded, (gsize)(map + span - (data + rounded)));
+#ifdef MADV_HUGEPAGE
+        madvise(data, rounded, MADV_HUGEPAGE);
+#endif
+        ((BigHead *)data)[-1] = (BigHead){.mapped = SMALL_PAGE + rounded};
+        return data;
     }
 #endif
-    return g_malloc(MAX(bytes, 1));
+    BigHead *h = g_malloc(sizeof(BigHead) + MAX(bytes, 1));
+    *h = (BigHead){0};
+    return h + 1;
+}
+
+static void big_free(void *p)
+{
+    if (!p)
+        return;
+    BigHead *h = (BigHead *)p - 1;
+    if (h->mapped)
+        munmap((char *)p - SMALL_PAGE, h->mapped);
+    else
+        g_free(h);
 }
 
 void *graph_per_task(const Graph *g, gsize size)
@@ -109,10 +142,22 @@ void *graph_per_task(const Graph *g, gsize size)
     return big_alloc(MAX(g->n_tasks, 1) * size);
 }
 
+void graph_per_task_free(void *p)
+{
+    big_free(p);
+}
+
+/* `v`, an array of `*room` elements of `size` bytes (or NULL), moved into
+ * one with room for at least `need`, and twice as many as before. */
 static void *grow(void *v, gsize *room, gsize need, gsize size)
 {
+    gsize old = *room;
     *room = MAX(2 * *room, need);
-    return v ? g_realloc_n(v, *room, size) : big_alloc(*room * size);
+    void *bigger = big_alloc(*room * size);
+    if (v)
+        memcpy(bigger, v, old * size);
+    big_free(v);
+    return bigger;
 }
 
 /* `v`, an array of `*room` elements of `size` bytes, with room for `need`:
@@ -175,16 +220,16 @@ void graph_free(Graph *g)
 {
     if (!g)
         return;
-    g_free(g->tasks);
-    g_free(g->names);
-    g_free(g->edges);
-    g_free(g->slots);
-    g_free(g->mem);
-    g_free(g->mem_task);
-    g_free(g->succ);
+    big_free(g->tasks);
+    big_free(g->names);
+    big_free(g->edges);
+    big_free(g->slots);
+    big_free(g->mem);
+    big_free(g->mem_task);
+    big_free(g->succ);
     g_free(g->last);
     for (guint i = 0; i < g->groups->len; i++)
-        g_free(g_array_index(g->groups, Group, i).colls);
+        big_free(g_array_index(g->groups, Group, i).colls);
     g_array_free(g->groups, TRUE);
     g_array_free(g->gpus_in, TRUE);
     g_array_free(g->members, TRUE);
@@ -197,7 +242,7 @@ void graph_free(Graph *g)
     g_free(g->rank_groups);
     g_free(g->joined);
     g_free(g->stream_rows.offset);
-    g_free(g->stream_rows.values);
+    big_free(g->stream_rows.values);
     g_free(g);
 }
 
@@ -408,15 +453,15 @@ static void seal_rows(Graph *g)
     g->succ = big_alloc(sizeof(TaskId) * g->n_edges);
     for (gsize i = g->n_edges; i-- > 0;)
         g->succ[--g->tasks[g->edges[i].key].first_succ] = g->edges[i].value;
-    g_clear_pointer(&g->edges, g_free);
+    g_clear_pointer(&g->edges, big_free);
     MemOp *sorted = g->mem_sorted ? g->mem : big_alloc(sizeof(MemOp) * g->n_mem);
     for (gsize i = g->n_mem; i-- > 0;)
         sorted[--g->tasks[g->mem_task[i]].first_mem] = g->mem[i];
     if (sorted != g->mem) {
-        g_free(g->mem);
+        big_free(g->mem);
         g->mem = sorted;
     }
-    g_clear_pointer(&g->mem_task, g_free);
+    g_clear_pointer(&g->mem_task, big_free);
 }
 
 gboolean graph_seal(Graph *g, GError **error)
@@ -435,7 +480,7 @@ gboolean graph_seal(Graph *g, GError **error)
     g->tasks[g->n_tasks] = (Task){.kind = TASK_MARKER}; /* the sentinel */
     seal_rows(g);
     g->stream_rows = build_rows(g->slots, g->n_slots, (gsize)g->ranks * g->streams);
-    g_clear_pointer(&g->slots, g_free);
+    g_clear_pointer(&g->slots, big_free);
     g->sealed = TRUE;
     return TRUE;
 }

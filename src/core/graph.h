@@ -147,9 +147,10 @@ typedef struct {
 GraphArrays graph_arrays(const Graph *g);
 
 /* An uninitialised array of `size` bytes per task, for per-task state
- * (the replay's), freed with g_free; like the graph's own arrays, a big
- * one asks for huge pages (graph.c). */
+ * (the replay's), freed with graph_per_task_free; like the graph's own
+ * arrays, a big one is mapped on its own, on huge pages (graph.c). */
 void *graph_per_task(const Graph *g, gsize size);
+void graph_per_task_free(void *p);
 
 /* Successors of `id`: *n entries. */
 const TaskId *graph_succ(const Graph *g, TaskId id, int *n);

@@ -136,11 +136,14 @@ static int32_t plan_of(Run *run, const Task *t)
     return cache->plan[i] = net_plan(run->net, (CollOp)t->op, gpus, n, t->bytes);
 }
 
-static void start(Run *run, TaskId id, double now)
+/* Starts task `id` at `now`, when `pred`, its critical predecessor (or
+ * TASK_NONE), ended. */
+static void start(Run *run, TaskId id, double now, TaskId pred)
 {
     const Task *t = &run->a.task[id];
     __builtin_prefetch(t + 2); /* the rank's next tasks, by the time this one ends */
     run->r->start_s[id] = now;
+    run->r->critical[id] = pred;
     apply_mem(run, id, FALSE);
     if (t->kind == TASK_COLLECTIVE) {
         int32_t plan = ((ReplayNet *)run->r)->plan[id] = plan_of(run, t);
@@ -168,9 +171,8 @@ static void end(Run *run, TaskId id, double now)
         run->running[t->owner].task = TASK_NONE;
     for (uint32_t i = t->first_succ; i < run->a.task[id + 1].first_succ; i++) {
         TaskId next = run->a.succ[i];
-        r->critical[next] = id;
-        if (--run->waiting[next] == 0)
-            start(run, next, now);
+        if (--run->waiting[next] == 0) /* the last dependency to end: the critical one */
+            start(run, next, now, id);
     }
 }
 
@@ -234,13 +236,11 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
         for (int i = 0; i < GROUP_PLANS; i++)
             run.group_plans[group].plan[i] = -1;
     }
-    for (gsize id = 0; id < n; id++) {
+    for (gsize id = 0; id < n; id++)
         run.waiting[id] = run.a.task[id].npred;
-        r->critical[id] = TASK_NONE;
-    }
     for (gsize id = 0; id < n; id++)
         if (run.waiting[id] == 0)
-            start(&run, (TaskId)id, 0.0);
+            start(&run, (TaskId)id, 0.0, TASK_NONE);
 
     gsize ended = 0;
     Event ev;
@@ -271,7 +271,7 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
         report_stuck(&run, ended, error);
     }
     evq_free(run.q);
-    g_free(run.waiting);
+    graph_per_task_free(run.waiting);
     g_free(run.version);
     g_free(run.in_use);
     g_free(run.communicating);
@@ -289,11 +289,11 @@ void replay_free(Replay *r)
     if (!r)
         return;
     net_free(((ReplayNet *)r)->net);
-    g_free(r->start_s);
-    g_free(r->end_s);
-    g_free(r->critical);
-    g_free(r->algorithm);
-    g_free(((ReplayNet *)r)->plan);
+    graph_per_task_free(r->start_s);
+    graph_per_task_free(r->end_s);
+    graph_per_task_free(r->critical);
+    graph_per_task_free(r->algorithm);
+    graph_per_task_free(((ReplayNet *)r)->plan);
     g_free(r->peak_bytes);
     g_free(r->peak_split);
     g_free((ReplayNet *)r);

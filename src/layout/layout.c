@@ -84,17 +84,46 @@ int layout_group_of(const Layout *l, GroupKind kind, int rank)
     return index;
 }
 
-/* Fills every group of `kind`: each rank, in increasing order, joins its
- * group, so members come in increasing rank order. */
-static void fill_groups(Layout *l, GroupKind kind)
+/* Fills the groups of every kind along the coordinates (GROUP_TP ..
+ * GROUP_DP_CP) in one pass over the ranks. The coordinates advance like an
+ * odometer, the order's fastest dimension first, and with them each
+ * kind's slot for the rank: its group (layout_group_of's number: the
+ * coordinates outside the kind, the lower dimension fastest) times the
+ * group's size, plus its place in the group (the coordinates inside the
+ * kind, the order's fastest first: increasing rank order). A coordinate
+ * one step up moves the slot by its weight; one wrapping to 0, by 1 - its
+ * size times it. */
+static void fill_groups(Layout *l, RankOrder order)
 {
-    int *filled = g_new0(int, l->ranks / l->size[kind]);
-    l->members[kind] = g_new(int, l->ranks);
-    for (int r = 0; r < l->ranks; r++) {
-        int g = layout_group_of(l, kind, r);
-        l->members[kind][(gsize)g * l->size[kind] + filled[g]++] = r;
+    int weight[GROUP_EP][GROUP_DIMS], slot[GROUP_EP] = {0}, coord[GROUP_DIMS] = {0};
+    for (int kind = 0; kind < GROUP_EP; kind++) {
+        for (int k = 0, group = l->size[kind]; k < GROUP_DIMS; k++) {
+            if (kind_dims[kind] >> k & 1)
+                continue;
+            weight[kind][k] = group;
+            group *= l->size[k];
+        }
+        for (int i = 0, place = 1; i < GROUP_DIMS; i++) {
+            GroupKind k = orders[order][i];
+            if (!(kind_dims[kind] >> k & 1))
+                continue;
+            weight[kind][k] = place;
+            place *= l->size[k];
+        }
+        l->members[kind] = g_new(int, l->ranks);
     }
-    g_free(filled);
+    for (int r = 0; r < l->ranks; r++) {
+        for (int kind = 0; kind < GROUP_EP; kind++)
+            l->members[kind][slot[kind]] = r;
+        for (int i = 0; i < GROUP_DIMS; i++) { /* the next rank's coordinates */
+            int k = orders[order][i], step = ++coord[k] < l->size[k] ? 1 : 1 - l->size[k];
+            coord[k] %= l->size[k];
+            for (int kind = 0; kind < GROUP_EP; kind++)
+                slot[kind] += step * weight[kind][k];
+            if (step == 1)
+                break;
+        }
+    }
 }
 
 /* Cuts every dp x cp group, D members in rank order, into the groups of
@@ -137,8 +166,7 @@ Layout *layout_new(const PlanSpec *plan, const ClusterSpec *cluster)
     }
     l->ranks = stride;
     g_assert(l->ranks > 0 && l->ranks <= cluster_spec_gpus(cluster));
-    for (int k = 0; k < GROUP_EP; k++)
-        fill_groups(l, (GroupKind)k);
+    fill_groups(l, plan->rank_order);
     carve_expert_groups(l, plan->ep);
     return l;
 }

@@ -189,16 +189,16 @@ static void link_table(const Replay *r, double step_s, Metrics *out)
         double bytes = replay_link_bytes(r, l);
         if (bytes <= 0)
             continue;
-        LinkStat st = {.link_class = topology_class(t, l),
-                       .bytes = bytes,
-                       .utilization = bytes / (topology_capacity(t, l) * step_s)};
-        LinkStat *best = &out->busiest[st.link_class];
+        LinkClass link_class = topology_class(t, l);
+        double utilization = bytes / (topology_capacity(t, l) * step_s);
+        LinkStat *best = &out->busiest[link_class];
         int hot = out->n_hottest;
-        while (hot > 0 && beats(st.utilization, out->hottest[hot - 1].utilization))
+        while (hot > 0 && beats(utilization, out->hottest[hot - 1].utilization))
             hot--;
-        gboolean is_best = !best->name[0] || beats(st.utilization, best->utilization);
+        gboolean is_best = !best->name[0] || beats(utilization, best->utilization);
         if (!is_best && hot >= METRICS_HOT_LINKS)
-            continue;
+            continue; /* the common case: before building the row */
+        LinkStat st = {.link_class = link_class, .bytes = bytes, .utilization = utilization};
         g_autofree char *name = topology_link_name(t, l);
         g_strlcpy(st.name, name, sizeof st.name);
         for (int tag = 0; tag < TAG_KINDS; tag++)
@@ -220,6 +220,8 @@ static void link_table(const Replay *r, double step_s, Metrics *out)
 static double host_bytes(const Layout *layout, const ModelSpec *model, const ClusterSpec *cluster,
                          const PlanSpec *plan)
 {
+    if (plan->offload == OFFLOAD_NONE)
+        return 0;
     g_autofree double *stage_bytes = g_new(double, plan->pp);
     for (int s = 0; s < plan->pp; s++)
         stage_bytes[s] = offload_host_bytes(model, plan, s);

@@ -11,20 +11,16 @@
 
 CollPlan *algo_plan_new(void)
 {
-    CollPlan *plan = g_new0(CollPlan, 1);
-    plan->transfers = g_array_new(FALSE, FALSE, sizeof(Transfer));
-    plan->payload = g_array_new(FALSE, FALSE, sizeof(double));
-    plan->efficiency = g_array_new(FALSE, FALSE, sizeof(double));
-    return plan;
+    return g_new0(CollPlan, 1);
 }
 
 void algo_plan_free(CollPlan *plan)
 {
     if (!plan)
         return;
-    g_array_free(plan->transfers, TRUE);
-    g_array_free(plan->payload, TRUE);
-    g_array_free(plan->efficiency, TRUE);
+    g_free(plan->transfers);
+    g_free(plan->payload);
+    g_free(plan->efficiency);
     g_free(plan);
 }
 
@@ -122,10 +118,15 @@ void algo_ranks_free(CollRanks *r)
  * chosen). */
 static void add_at(CollPlan *plan, int src, int dst, double payload, double efficiency)
 {
-    Transfer tr = {src, dst, 0};
-    g_array_append_val(plan->transfers, tr);
-    g_array_append_val(plan->payload, payload);
-    g_array_append_val(plan->efficiency, efficiency);
+    if (plan->n_transfers == plan->room) {
+        plan->room = MAX(2 * plan->room, 64);
+        plan->transfers = g_renew(Transfer, plan->transfers, plan->room);
+        plan->payload = g_renew(double, plan->payload, plan->room);
+        plan->efficiency = g_renew(double, plan->efficiency, plan->room);
+    }
+    plan->transfers[plan->n_transfers] = (Transfer){src, dst, 0};
+    plan->payload[plan->n_transfers] = payload;
+    plan->efficiency[plan->n_transfers++] = efficiency;
     plan->phase[plan->n_phases - 1].count++;
 }
 
@@ -150,7 +151,7 @@ static void open_phase(CollPlan *plan, const Topology *t, double intra, double i
 {
     g_assert(plan->n_phases < ALGO_MAX_PHASES);
     CollPhase *ph = &plan->phase[plan->n_phases++];
-    *ph = (CollPhase){.first = (int)plan->transfers->len};
+    *ph = (CollPhase){.first = plan->n_transfers};
     for (int p = 0; p < PROTOCOLS; p++)
         ph->latency_by[p] = intra * topology_alpha(t, FALSE, (CollProtocol)p) +
                             inter * topology_alpha(t, TRUE, (CollProtocol)p);
@@ -170,6 +171,7 @@ static void rings(CollPlan *plan, const Topology *t, const Spread *s, int n, int
                   double bytes)
 {
     g_autofree int *ring = g_new(int, n);
+    double efficiency[2] = {topology_efficiency(t, FALSE), topology_efficiency(t, TRUE)};
     for (int c = 0; c < channels; c++) {
         int len = 0;
         for (int r = 0; r < s->nodes; r++) {
@@ -182,8 +184,11 @@ static void rings(CollPlan *plan, const Topology *t, const Spread *s, int n, int
             for (int k = 0; k < count; k++)
                 ring[len++] = s->by_node[s->first[r] + (start + k) % count];
         }
-        for (int i = 0; i < n; i++)
-            add(plan, t, ring[i], ring[(i + 1) % n], bytes / channels);
+        /* a node's last member sends to the next node, the others inside it */
+        for (int r = 0, i = 0; r < s->nodes; r++)
+            for (int end = i + s->count[r]; i < end; i++)
+                add_at(plan, ring[i], ring[(i + 1) % n], bytes / channels,
+                       efficiency[i + 1 == end && s->nodes > 1]);
     }
 }
 
@@ -391,9 +396,7 @@ static gboolean applies(CollAlgorithm a, const CollRanks *r, CollOp op)
  * the cluster's base latency. */
 static void fill(CollPlan *plan, CollAlgorithm a, const CollRanks *r, CollOp op, double bytes)
 {
-    g_array_set_size(plan->transfers, 0);
-    g_array_set_size(plan->payload, 0);
-    g_array_set_size(plan->efficiency, 0);
+    plan->n_transfers = 0;
     plan->n_phases = 0;
     plan->algorithm = a;
     algo_table[a].plan(plan, r, op, bytes);
@@ -407,9 +410,8 @@ static void set_protocol(CollPlan *plan, CollProtocol p)
     plan->protocol = p;
     for (int i = 0; i < plan->n_phases; i++)
         plan->phase[i].latency_s = plan->phase[i].latency_by[p];
-    for (guint i = 0; i < plan->transfers->len; i++)
-        g_array_index(plan->transfers, Transfer, i).bytes =
-            algo_transfer_bytes(plan, i, protocol_share[p]);
+    for (int i = 0; i < plan->n_transfers; i++)
+        plan->transfers[i].bytes = algo_transfer_bytes(plan, i, protocol_share[p]);
 }
 
 double algo_choose(CollPlan *plan, const CollRanks *r, CollOp op, CollAlgorithm forced,

@@ -68,10 +68,11 @@ typedef struct {
     CollProtocol protocol;   /* and its protocol */
     int n_phases;
     CollPhase phase[ALGO_MAX_PHASES];
-    GArray *transfers;  /* Transfer, all phases' */
-    GArray *payload;    /* double, per transfer: the collective's bytes it carries */
-    GArray *efficiency; /* double, per transfer: the fraction of its links' capacity
-                         * it reaches with Simple */
+    int n_transfers, room; /* transfers, and room for them in the arrays below */
+    Transfer *transfers;   /* all phases' */
+    double *payload;       /* per transfer: the collective's bytes it carries */
+    double *efficiency;    /* per transfer: the fraction of its links' capacity it
+                            * reaches with Simple */
 } CollPlan;
 
 CollPlan *algo_plan_new(void);
@@ -112,10 +113,9 @@ double algo_protocol_share(CollProtocol p);
 /* The link time of transfer `i` of `plan` with a protocol whose share
  * (algo_protocol_share) is `share`: its payload over its efficiency times
  * that share; Transfer.bytes with the plan's protocol. */
-static inline double algo_transfer_bytes(const CollPlan *plan, guint i, double share)
+static inline double algo_transfer_bytes(const CollPlan *plan, int i, double share)
 {
-    return g_array_index(plan->payload, double, i) /
-           (g_array_index(plan->efficiency, double, i) * share);
+    return plan->payload[i] / (plan->efficiency[i] * share);
 }
 
 /* The cost of a plan with each protocol of the mask `protocols` (1 <<

@@ -13,14 +13,15 @@
  * cached (each transfer's path), and so are the bytes each member sends;
  * then its transfers are dropped.
  * With a symmetry (symmetry.h) the share's links are the link classes (the
- * orbits of the links under the shifts, found by union-find) and the flows
- * of a phase are merged by orbit: transfers with one canonical form are one
- * flow, weighted on each class by the number of the orbit's transfers that
- * cross any one link of it, images x count x links-of-the-class-on-the-path
- * / links-in-the-class. A cached plan whose group some shift maps onto
- * itself must be mapped onto itself by that shift too (a tree rooted at one
- * member is not; checked in time linear in its transfers): otherwise the
- * symmetry is broken and the replay says so (net_broken). */
+ * orbits of the links under the shifts, symmetry_link_classes) and the
+ * flows of a phase are merged by orbit: transfers with one canonical form
+ * are one flow, weighted on each class by the number of the orbit's
+ * transfers that cross any one link of it, images x count x
+ * links-of-the-class-on-the-path / links-in-the-class. A cached plan whose
+ * group some shift maps onto itself must be mapped onto itself by that
+ * shift too (a tree rooted at one member is not; checked in time linear in
+ * its transfers): otherwise the symmetry is broken and the replay says so
+ * (net_broken). */
 #include "net/net.h"
 
 #include <math.h>
@@ -33,6 +34,7 @@
 enum { EV_LATENCY, EV_FLOW, EV_ALONE }; /* event kinds, in aux's top bits */
 #define KIND_SHIFT   30
 #define VERSION_MASK ((1u << KIND_SHIFT) - 1)
+#define LOAD_COLUMNS (PROTOCOLS - 1) /* alone_s's loads: LL's come from Simple's */
 
 typedef struct {
     const int *members;
@@ -78,6 +80,7 @@ struct Net {
     int *link_class;     /* with sym: per link, its class */
     double *class_size;  /* with sym: links per class */
     unsigned broken;     /* generators some plan was not symmetric under */
+    gboolean slowed;     /* some link runs below its class's capacity (link_scale) */
     Share *share;
     gboolean contention;
     CollAlgorithm forced; /* AUTO: choose per collective */
@@ -88,17 +91,25 @@ struct Net {
     int n_activities, activities_room, n_free;
     int32_t *done; /* tokens of the collectives ended at `now`, for net_step */
     int n_done, done_room;
-    GPtrArray *plans;    /* PlanEntry, by plan index */
-    GHashTable *plan_of; /* PlanKey -> its plan index + 1 */
-    double (*load)[PROTOCOLS]; /* per link: scratch of alone_s, valid when stamped */
-    uint32_t *stamp, epoch;    /* per link: the phase of alone_s that last loaded it */
-    double *sent;              /* per GPU: scratch of net_plan, zero between uses */
-    int32_t *out;              /* per GPU: scratch of phase_invariant, -1 between uses */
+    GPtrArray *plans;             /* PlanEntry, by plan index */
+    GHashTable *plan_of;          /* PlanKey -> its plan index + 1 */
+    double (*load)[LOAD_COLUMNS]; /* per link: scratch of alone_s, valid when stamped */
+    uint32_t *stamp, epoch;       /* per link: the phase of alone_s that last loaded it */
+    double *sent;                 /* per GPU: scratch of net_plan, zero between uses */
+    int32_t *out;                 /* per GPU: scratch of phase_invariant, -1 between uses */
 };
+
+/* A double's bits folded, inline: the tally hashes every transfer. */
+static inline guint bits_hash(double x)
+{
+    guint64 bits;
+    memcpy(&bits, &x, sizeof bits);
+    return (guint)(bits ^ bits >> 32);
+}
 
 static guint transfer_hash(const Transfer *t)
 {
-    return ((guint)t->src * 2654435761u) ^ ((guint)t->dst * 40503u) ^ g_double_hash(&t->bytes);
+    return ((guint)t->src * 2654435761u) ^ ((guint)t->dst * 40503u) ^ bits_hash(t->bytes);
 }
 
 static guint key_hash(gconstpointer p)
@@ -106,7 +117,7 @@ static guint key_hash(gconstpointer p)
     const PlanKey *k = p;
     guint h = g_direct_hash(k->members) ^ (guint)k->n * 2654435761u;
     h = h * 31 + (guint)k->op * 7 + (guint)k->forced;
-    return h * 31 + g_double_hash(&k->bytes);
+    return h * 31 + bits_hash(k->bytes);
 }
 
 static gboolean key_equal(gconstpointer a, gconstpointer b)
@@ -126,48 +137,19 @@ static void entry_free(gpointer p)
 
 /* ---- link classes ------------------------------------------------------------ */
 
-typedef struct {
-    const Symmetry *sym;
-    int generator;
-} ShiftCtx;
-
-static int shift_gpu(void *ctx, int gpu)
-{
-    const ShiftCtx *c = ctx;
-    return symmetry_shift(c->sym, c->generator, gpu);
-}
-
-static int find(int *parent, int x)
-{
-    while (parent[x] != x)
-        x = parent[x] = parent[parent[x]];
-    return x;
-}
-
-/* The orbits of the links under the symmetry's generators, numbered in
- * order of their lowest link; returns how many. */
-static int link_classes(Net *net)
+/* The orbits of the links under the symmetry (symmetry_link_classes), the
+ * links in each, and in `capacity` each one's (a class's links all have
+ * its capacity); returns how many. */
+static int link_classes(Net *net, double **capacity)
 {
     int links = topology_links(net->topo);
-    g_autofree int *parent = g_new(int, links);
-    for (int l = 0; l < links; l++)
-        parent[l] = l;
-    for (int i = 0; i < symmetry_generators(net->sym); i++) {
-        ShiftCtx ctx = {net->sym, i};
-        for (int l = 0; l < links; l++) {
-            int a = find(parent, l),
-                b = find(parent, topology_link_image(net->topo, l, shift_gpu, &ctx));
-            if (a != b)
-                parent[MAX(a, b)] = MIN(a, b);
-        }
-    }
     net->link_class = g_new(int, links);
-    int classes = 0;
-    for (int l = 0; l < links; l++) /* a root is its orbit's lowest link */
-        net->link_class[l] = find(parent, l) == l ? classes++ : net->link_class[find(parent, l)];
+    int classes = symmetry_link_classes(net->sym, net->topo, net->link_class);
     net->class_size = g_new0(double, classes);
+    *capacity = g_new(double, classes);
     for (int l = 0; l < links; l++)
-        net->class_size[net->link_class[l]]++;
+        if (net->class_size[net->link_class[l]]++ == 0)
+            (*capacity)[net->link_class[l]] = topology_capacity(net->topo, l);
     return classes;
 }
 
@@ -180,12 +162,19 @@ Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgo
     net->sym = sym && symmetry_orbit(sym) > 1 ? sym : NULL;
     g_assert(!(net->sym && link_scale)); /* a slowed link has no images */
     for (int l = 0; link_scale && l < topology_links(net->topo); l++)
-        if (link_scale[l] != 1)
+        if (link_scale[l] != 1) {
             topology_scale_link(net->topo, l, link_scale[l]);
-    int links = topology_links(net->topo), units = net->sym ? link_classes(net) : links;
-    g_autofree double *capacity = g_new(double, MAX(units, 1));
-    for (int l = 0; l < links; l++) /* a class's links all have its capacity */
-        capacity[net->sym ? net->link_class[l] : l] = topology_capacity(net->topo, l);
+            net->slowed = TRUE;
+        }
+    g_autofree double *capacity = NULL;
+    int units = topology_links(net->topo);
+    if (net->sym) {
+        units = link_classes(net, &capacity);
+    } else {
+        capacity = g_new(double, units);
+        for (int l = 0; l < units; l++)
+            capacity[l] = topology_capacity(net->topo, l);
+    }
     net->share = share_new(capacity, units, tags);
     net->contention = contention;
     net->forced = algorithm != ALGORITHM_AUTO ? algorithm : cluster->algorithm;
@@ -230,20 +219,24 @@ void net_free(Net *net)
  * link's load only grows, so its largest value over the pass is its last
  * one, and the links of a class share a capacity, so the most loaded link
  * of each class is kept and divided once; a link's load counts from zero
- * in a phase that has not stamped it.
+ * in a phase that has not stamped it. LL's share of a link is exactly half
+ * of Simple's, so its bytes, loads and times are exactly twice Simple's
+ * (doubling a double is exact): with both, LL's come from Simple's.
  * For rings, trees and their phases every flow on that link moves the
  * same bytes, so this is the time the flows take sharing it fairly:
  * exactly the alpha-beta formulas. */
 static void alone_s(const CollPlan *plan, unsigned protocols, double cost[PROTOCOLS], void *ctx)
 {
     Net *net = ctx;
-    int used[PROTOCOLS], n_used = 0;
-    double share[PROTOCOLS];
+    gboolean ll_of_simple = (protocols >> PROTOCOL_LL & 1) && (protocols >> PROTOCOL_SIMPLE & 1);
+    int used[PROTOCOLS], n_used = 0; /* the protocols with loads of their own, and */
+    double share[PROTOCOLS];         /* each one's share */
     for (int p = 0; p < PROTOCOLS; p++) {
-        share[p] = algo_protocol_share((CollProtocol)p);
         cost[p] = 0;
-        if (protocols >> p & 1)
+        if (protocols >> p & 1 && !(p == PROTOCOL_LL && ll_of_simple)) {
+            share[n_used] = algo_protocol_share((CollProtocol)p);
             used[n_used++] = p;
+        }
     }
     for (int ph_i = 0; ph_i < plan->n_phases; ph_i++) {
         const CollPhase *ph = &plan->phase[ph_i];
@@ -251,12 +244,12 @@ static void alone_s(const CollPlan *plan, unsigned protocols, double cost[PROTOC
             memset(net->stamp, 0, sizeof(uint32_t) * (gsize)topology_links(net->topo));
             net->epoch = 1;
         }
-        double most[LINK_CLASSES][PROTOCOLS] = {{0}};
+        double most[LINK_CLASSES][LOAD_COLUMNS] = {{0}};
         for (int i = ph->first; i < ph->first + ph->count; i++) {
-            const Transfer *tr = &g_array_index(plan->transfers, Transfer, i);
-            double bytes[PROTOCOLS];
+            const Transfer *tr = &plan->transfers[i];
+            double bytes[LOAD_COLUMNS];
             for (int u = 0; u < n_used; u++)
-                bytes[u] = algo_transfer_bytes(plan, (guint)i, share[used[u]]);
+                bytes[u] = algo_transfer_bytes(plan, i, share[u]);
             int path[TOPOLOGY_MAX_PATH], n;
             topology_path(net->topo, tr->src, tr->dst, path, &n);
             for (int k = 0; k < n; k++) {
@@ -265,7 +258,7 @@ static void alone_s(const CollPlan *plan, unsigned protocols, double cost[PROTOC
                     net->stamp[path[k]] = net->epoch;
                     memset(load, 0, sizeof net->load[0]);
                 }
-                double slowdown = topology_slowdown(net->topo, path[k]);
+                double slowdown = net->slowed ? topology_slowdown(net->topo, path[k]) : 1;
                 for (int u = 0; u < n_used; u++) {
                     load[u] += bytes[u] * slowdown;
                     top[u] = MAX(top[u], load[u]);
@@ -277,6 +270,8 @@ static void alone_s(const CollPlan *plan, unsigned protocols, double cost[PROTOC
             for (int c = 0; c < LINK_CLASSES; c++)
                 slowest = MAX(slowest, most[c][u] / topology_class_capacity(net->topo, c));
             cost[used[u]] += ph->latency_by[used[u]] + slowest;
+            if (used[u] == PROTOCOL_SIMPLE && ll_of_simple)
+                cost[PROTOCOL_LL] += ph->latency_by[PROTOCOL_LL] + 2 * slowest;
         }
     }
 }
@@ -347,47 +342,56 @@ typedef struct {
 } OutLists;
 
 /* The transfers out of GPU `src`, their destinations shifted by generator
- * `i` (none for i < 0), sorted into lists->list[which]. Returns how many. */
-static int transfers_out(const Net *net, OutLists *lists, int src, int i, int which)
+ * `g` (NULL: none), sorted into lists->list[which]. Returns how many. */
+static int transfers_out(const Net *net, OutLists *lists, int src, const SymmetryGenerator *g,
+                         int which)
 {
     int n = 0;
     for (int32_t k = net->out[src]; k >= 0; k = lists->next[k]) {
-        const Transfer *tr = &g_array_index(lists->plan->transfers, Transfer, lists->ph->first + k);
+        const Transfer *tr = &lists->plan->transfers[lists->ph->first + k];
         if (n == lists->room) {
             lists->room *= 2;
             for (int w = 0; w < 2; w++)
                 lists->list[w] = g_renew(Transfer, lists->list[w], lists->room);
         }
         lists->list[which][n++] =
-            (Transfer){0, i < 0 ? tr->dst : symmetry_shift(net->sym, i, tr->dst), tr->bytes};
+            (Transfer){0, g ? symmetry_shift_by(g, tr->dst, 1) : tr->dst, tr->bytes};
     }
     sort_transfers(lists->list[which], n);
     return n;
 }
 
-/* Whether generator `i`, which maps the plan's group `members` onto
+/* Whether generator `g`, which maps the plan's group `members` onto
  * itself, maps phase `ph` of `plan` onto itself: whether for every member
  * the transfers out of it, shifted, are (as a multiset) those out of its
- * image. Linear in the transfers: they are listed per GPU, not sorted. */
-static gboolean phase_invariant(Net *net, const CollPlan *plan, const CollPhase *ph, int i,
-                                const int *members, int n)
+ * image. Linear in the transfers: they are listed per GPU, not sorted, and
+ * a member and its image with one transfer each are compared in place. */
+static gboolean phase_invariant(Net *net, const CollPlan *plan, const CollPhase *ph,
+                                const SymmetryGenerator *g, const int *members, int n)
 {
     OutLists lists = {plan, ph, g_new(int32_t, MAX(ph->count, 1)),
                       {g_new(Transfer, 16), g_new(Transfer, 16)}, 16};
     for (int k = ph->count - 1; k >= 0; k--) {
-        int src = g_array_index(plan->transfers, Transfer, ph->first + k).src;
+        int src = plan->transfers[ph->first + k].src;
         lists.next[k] = net->out[src];
         net->out[src] = k;
     }
     gboolean same = TRUE;
     for (int m = 0; m < n && same; m++) {
-        int count = transfers_out(net, &lists, members[m], i, 0);
-        same = transfers_out(net, &lists, symmetry_shift(net->sym, i, members[m]), -1, 1) ==
-                   count &&
+        int image = symmetry_shift_by(g, members[m], 1);
+        int32_t a = net->out[members[m]], b = net->out[image];
+        if (a >= 0 && b >= 0 && lists.next[a] < 0 && lists.next[b] < 0) { /* one each */
+            const Transfer *x = &plan->transfers[ph->first + a],
+                           *y = &plan->transfers[ph->first + b];
+            same = symmetry_shift_by(g, x->dst, 1) == y->dst && x->bytes == y->bytes;
+            continue;
+        }
+        int count = transfers_out(net, &lists, members[m], g, 0);
+        same = transfers_out(net, &lists, image, NULL, 1) == count &&
                memcmp(lists.list[0], lists.list[1], sizeof(Transfer) * (gsize)count) == 0;
     }
     for (int k = 0; k < ph->count; k++)
-        net->out[g_array_index(plan->transfers, Transfer, ph->first + k).src] = -1;
+        net->out[plan->transfers[ph->first + k].src] = -1;
     g_free(lists.next);
     g_free(lists.list[0]);
     g_free(lists.list[1]);
@@ -457,26 +461,28 @@ static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *
     e->flows = g_array_new(FALSE, FALSE, sizeof(PlanFlow));
     double images = 1;
     unsigned invariant = 0;
+    int n_gen = 0;
+    const SymmetryGenerator *gen = net->sym ? symmetry_generator_list(net->sym, &n_gen) : NULL;
     if (net->sym && !symmetry_group_images(net->sym, members, n, &images, &invariant))
         net->broken |= ~0u;
     for (int p = 0; p < plan->n_phases; p++) {
         const CollPhase *ph = &plan->phase[p];
         e->first_flow[p] = (int)e->flows->len;
-        for (int i = 0; net->sym && i < symmetry_generators(net->sym); i++)
-            if (invariant & 1u << i && !phase_invariant(net, plan, ph, i, members, n))
+        for (int i = 0; i < n_gen; i++)
+            if (invariant & 1u << i && !phase_invariant(net, plan, ph, &gen[i], members, n))
                 net->broken |= 1u << i;
         if (!net->sym) {
             for (int k = 0; k < ph->count; k++) {
-                PlanFlow f = flow_of(net, &g_array_index(plan->transfers, Transfer, ph->first + k));
+                PlanFlow f = flow_of(net, &plan->transfers[ph->first + k]);
                 g_array_append_val(e->flows, f);
             }
             continue;
         }
         Tally tally = tally_new();
         for (int k = 0; k < ph->count; k++) {
-            const Transfer *tr = &g_array_index(plan->transfers, Transfer, ph->first + k);
+            const Transfer *tr = &plan->transfers[ph->first + k];
             Transfer c = {0, 0, tr->bytes};
-            symmetry_canon(net->sym, tr->src, tr->dst, &c.src, &c.dst);
+            symmetry_canon_by(gen, n_gen, tr->src, tr->dst, &c.src, &c.dst);
             tally_add(&tally, &c);
         }
         for (guint k = 0; k < tally.canon->len; k++) {
@@ -493,18 +499,15 @@ static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *
  * summed in plan order. */
 static void count_sent(Net *net, PlanEntry *e, const CollPlan *plan, const int *members, int n)
 {
-    const GArray *transfers = plan->transfers;
-    for (guint i = 0; i < transfers->len; i++) {
-        const Transfer *tr = &g_array_index(transfers, Transfer, i);
-        net->sent[tr->src] += g_array_index(plan->payload, double, i); /* not link time */
-    }
+    for (int i = 0; i < plan->n_transfers; i++)
+        net->sent[plan->transfers[i].src] += plan->payload[i]; /* not link time */
     e->members = members;
     e->n = n;
     e->sent = g_new(double, n);
     for (int i = 0; i < n; i++)
         e->sent[i] = net->sent[members[i]];
-    for (guint i = 0; i < transfers->len; i++)
-        net->sent[g_array_index(transfers, Transfer, i).src] = 0;
+    for (int i = 0; i < plan->n_transfers; i++)
+        net->sent[plan->transfers[i].src] = 0;
 }
 
 int net_plan(Net *net, CollOp op, const int *members, int n, double bytes)

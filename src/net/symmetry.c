@@ -4,41 +4,21 @@
  * maps the cluster onto itself when one node map, one local-index map and
  * one NIC map explain the image of every GPU, and every node is whole (a
  * partly used node breaks every symmetry). Steps are tried from 1 upward
- * among the divisors of the dimension's size. */
+ * among the divisors of the dimension's size. The link classes follow
+ * from the GPUs' orbits (symmetry.h, symmetry_link_classes). */
 #include "net/symmetry.h"
 
 #include <string.h>
 
-typedef struct {
-    GroupKind dim;
-    int step, size; /* shift by `step` modulo `size` */
-    int stride;     /* of the dimension's coordinate in a rank's number */
-} Generator;
-
 struct Symmetry {
     const Layout *layout;
-    Generator gen[GROUP_DIMS];
+    SymmetryGenerator gen[GROUP_DIMS];
     int n_gen;
     int orbit;
     int *simulated, n_simulated;
     int *local; /* per rank */
     char name[16];
 };
-
-/* A generator's coordinate of a rank. */
-static int coord(const Generator *g, int rank)
-{
-    return rank / g->stride % g->size;
-}
-
-/* Rank `rank` shifted by `amount` steps of generator g: its coordinate
- * along g's dimension moves, modulo the size, and nothing else. */
-static int shift_by(const Generator *g, int rank, int amount)
-{
-    int x = coord(g, rank);
-    int moved = ((x + amount * g->step) % g->size + g->size) % g->size;
-    return rank + (moved - x) * g->stride;
-}
 
 /* Whether shifting `dim` by `step` maps the cluster onto itself. */
 static gboolean maps_cluster(const Layout *l, const Topology *t, GroupKind dim, int step)
@@ -53,9 +33,9 @@ static gboolean maps_cluster(const Layout *l, const Topology *t, GroupKind dim, 
     memset(node_map, -1, sizeof(int) * (gsize)nodes);
     memset(local_map, -1, sizeof(int) * (gsize)per_node);
     memset(nic_map, -1, sizeof(int) * (gsize)nics);
-    Generator g = {dim, step, layout_size(l, dim), layout_stride(l, dim)};
+    SymmetryGenerator g = {dim, step, layout_size(l, dim), layout_stride(l, dim)};
     for (int gpu = 0; gpu < gpus; gpu++) {
-        int image = shift_by(&g, gpu, 1);
+        int image = symmetry_shift_by(&g, gpu, 1);
         int pairs[3][2] = {{gpu / per_node, image / per_node},
                            {gpu % per_node, image % per_node},
                            {topology_nic(t, gpu), topology_nic(t, image)}};
@@ -87,7 +67,8 @@ Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
         for (int step = 1; step < size; step++) {
             if (size % step != 0 || !maps_cluster(layout, t, dim, step))
                 continue;
-            sym->gen[sym->n_gen++] = (Generator){dim, step, size, layout_stride(layout, dim)};
+            sym->gen[sym->n_gen++] =
+                (SymmetryGenerator){dim, step, size, layout_stride(layout, dim)};
             sym->orbit *= size / step;
             g_string_append_printf(name, "%s%s", name->len ? " x " : "", names[dim]);
             break;
@@ -101,7 +82,7 @@ Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
     for (int r = 0; r < ranks; r++) {
         gboolean first = TRUE;
         for (int i = 0; i < sym->n_gen; i++)
-            first = first && coord(&sym->gen[i], r) < sym->gen[i].step;
+            first = first && symmetry_coord(&sym->gen[i], r) < sym->gen[i].step;
         sym->local[r] = first ? sym->n_simulated : -1;
         if (first)
             sym->simulated[sym->n_simulated++] = r;
@@ -152,7 +133,7 @@ GroupKind symmetry_generator_dim(const Symmetry *sym, int i)
 
 int symmetry_shift(const Symmetry *sym, int i, int rank)
 {
-    return shift_by(&sym->gen[i], rank, 1);
+    return symmetry_shift_by(&sym->gen[i], rank, 1);
 }
 
 gboolean symmetry_group_images(const Symmetry *sym, const int *members, int n, double *images,
@@ -160,24 +141,27 @@ gboolean symmetry_group_images(const Symmetry *sym, const int *members, int n, d
 {
     *images = 1;
     *invariant = 0;
-    g_autoptr(GHashTable) in = NULL; /* the members, when a shift must map them onto themselves */
+    g_autofree guint8 *in = NULL; /* a bit per rank: the members, when a shift must map them
+                                   * onto themselves */
     for (int i = 0; i < sym->n_gen; i++) {
-        const Generator *g = &sym->gen[i];
+        const SymmetryGenerator *g = &sym->gen[i];
         gboolean shared = TRUE;
         for (int m = 1; m < n && shared; m++)
-            shared = coord(g, members[m]) == coord(g, members[0]);
+            shared = symmetry_coord(g, members[m]) == symmetry_coord(g, members[0]);
         if (shared) { /* every shift moves the whole group: size / step images */
             *images *= g->size / g->step;
             continue;
         }
         if (!in) {
-            in = g_hash_table_new(g_direct_hash, g_direct_equal);
+            in = g_new0(guint8, layout_ranks(sym->layout) / 8 + 1);
             for (int m = 0; m < n; m++)
-                g_hash_table_add(in, GINT_TO_POINTER(members[m] + 1));
+                in[members[m] / 8] |= (guint8)(1u << members[m] % 8);
         }
-        for (int m = 0; m < n; m++) /* distinct members onto members: onto itself */
-            if (!g_hash_table_contains(in, GINT_TO_POINTER(shift_by(g, members[m], 1) + 1)))
+        for (int m = 0; m < n; m++) { /* distinct members onto members: onto itself */
+            int image = symmetry_shift_by(g, members[m], 1);
+            if (!(in[image / 8] >> image % 8 & 1))
                 return FALSE;
+        }
         *invariant |= 1u << i;
     }
     return TRUE;
@@ -185,12 +169,58 @@ gboolean symmetry_group_images(const Symmetry *sym, const int *members, int n, d
 
 void symmetry_canon(const Symmetry *sym, int src, int dst, int *csrc, int *cdst)
 {
-    *csrc = src;
-    *cdst = dst;
-    for (int i = 0; i < sym->n_gen; i++) {
-        const Generator *g = &sym->gen[i];
-        int back = coord(g, *csrc) / g->step; /* steps from the simulated rank */
-        *csrc = shift_by(g, *csrc, -back);
-        *cdst = shift_by(g, *cdst, -back);
+    symmetry_canon_by(sym->gen, sym->n_gen, src, dst, csrc, cdst);
+}
+
+const SymmetryGenerator *symmetry_generator_list(const Symmetry *sym, int *n)
+{
+    *n = sym->n_gen;
+    return sym->gen;
+}
+
+/* The simulated rank of `rank`'s orbit. */
+static int representative(const Symmetry *sym, int rank)
+{
+    int simulated, same;
+    symmetry_canon_by(sym->gen, sym->n_gen, rank, rank, &simulated, &same);
+    return simulated;
+}
+
+int symmetry_link_classes(const Symmetry *sym, const Topology *t, int *link_class)
+{
+    int gpus = topology_gpus(t), n = sym->n_simulated, rails = topology_nics(t);
+    int per_node = topology_gpus_per_node(t);
+    g_assert(gpus == layout_ranks(sym->layout));
+    /* per simulated rank: its NIC's class among the NIC classes, and the
+     * lowest rail its orbit's GPUs use */
+    g_autofree int *nic_class = g_new(int, n), *rail_low = g_new(int, n);
+    int nic_classes = 0;
+    for (int j = 0; j < n; j++) {
+        nic_class[j] = j > 0 && topology_gpu_link(t, sym->simulated[j], LINK_NIC, 0) ==
+                                    topology_gpu_link(t, sym->simulated[j - 1], LINK_NIC, 0)
+                           ? nic_classes - 1
+                           : nic_classes++;
+        rail_low[j] = rails;
     }
+    for (int gpu = 0; gpu < gpus; gpu++) { /* NVLink ports and NICs */
+        int j = sym->local[representative(sym, gpu)];
+        rail_low[j] = MIN(rail_low[j], topology_nic(t, gpu));
+        for (int dir = 0; dir < 2; dir++) {
+            link_class[topology_gpu_link(t, gpu, LINK_NVLINK, dir)] = 2 * j + dir;
+            link_class[topology_gpu_link(t, gpu, LINK_NIC, dir)] = 2 * (n + nic_class[j]) + dir;
+        }
+    }
+    g_autofree int *rail_class = g_new0(int, rails); /* first marked, then numbered */
+    for (int j = 0; j < n; j++)
+        rail_class[rail_low[j]] = 1;
+    int rail_classes = 0;
+    for (int r = 0; r < rails; r++)
+        rail_class[r] = rail_class[r] ? rail_classes++ : -1;
+    for (int gpu = 0; gpu < per_node; gpu++) { /* node 0's GPUs use every rail */
+        int first =
+            2 * (n + nic_classes + rail_class[rail_low[sym->local[representative(sym, gpu)]]]);
+        for (int dir = 0; dir < 2; dir++)
+            link_class[topology_gpu_link(t, gpu, LINK_SPINE, dir)] = first + dir;
+    }
+    return 2 * (n + nic_classes + rail_classes);
 }

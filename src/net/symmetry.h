@@ -58,6 +58,46 @@ int symmetry_generators(const Symmetry *sym);
 GroupKind symmetry_generator_dim(const Symmetry *sym, int i);
 int symmetry_shift(const Symmetry *sym, int i, int rank);
 
+/* A generator as the shifts below apply it: the coordinate of dimension
+ * `dim`, `stride` apart in a rank's number, moves by `step` modulo `size`.
+ * The network shifts every transfer of a plan, so these are inline. */
+typedef struct {
+    GroupKind dim;
+    int step, size, stride;
+} SymmetryGenerator;
+
+/* The generators, *n of them, in symmetry_shift's numbering. */
+const SymmetryGenerator *symmetry_generator_list(const Symmetry *sym, int *n);
+
+/* A rank's coordinate along g's dimension. */
+static inline int symmetry_coord(const SymmetryGenerator *g, int rank)
+{
+    return rank / g->stride % g->size;
+}
+
+/* Rank `rank` shifted by `amount` steps of g, |amount x step| < size: its
+ * coordinate along g's dimension moves, modulo the size, and nothing
+ * else. */
+static inline int symmetry_shift_by(const SymmetryGenerator *g, int rank, int amount)
+{
+    int x = symmetry_coord(g, rank), moved = x + amount * g->step;
+    moved += moved < 0 ? g->size : moved >= g->size ? -g->size : 0;
+    return rank + (moved - x) * g->stride;
+}
+
+/* symmetry_canon by the `n` generators `gen` (symmetry_generator_list). */
+static inline void symmetry_canon_by(const SymmetryGenerator *gen, int n, int src, int dst,
+                                     int *csrc, int *cdst)
+{
+    for (int i = 0; i < n; i++) {
+        int back = symmetry_coord(&gen[i], src) / gen[i].step; /* steps from the simulated rank, */
+        src -= back * gen[i].step * gen[i].stride;             /* back x step <= its coordinate */
+        dst = symmetry_shift_by(&gen[i], dst, -back);
+    }
+    *csrc = src;
+    *cdst = dst;
+}
+
 /* The number of distinct groups the shifts map the group `members` onto,
  * and in `invariant` a bit per generator that maps it onto itself. Each
  * generator must either move the whole group (its members share the
@@ -69,5 +109,18 @@ gboolean symmetry_group_images(const Symmetry *sym, const int *members, int n, d
 /* The canonical form of a transfer from `src` to `dst` under the shifts:
  * the shift that takes `src` to its simulated rank, applied to both. */
 void symmetry_canon(const Symmetry *sym, int src, int dst, int *csrc, int *cdst);
+
+/* The orbits of the links of `t`, the topology of the layout's GPUs,
+ * under the shifts: link_class[link] (room for every link) is its orbit's
+ * number, orbits numbered in order of their lowest link; returns how many.
+ * Found without following the links' images, from three facts: a shift
+ * maps the link a GPU sends or receives through onto the link of the same
+ * kind of the GPU's image (it maps the cluster onto itself); a GPU's
+ * orbit's lowest rank is its simulated rank; and the number of a GPU's
+ * NVLink port or NIC link never decreases as the GPU's grows. So the orbit
+ * of GPU g's port or NIC link is that of the links of g's orbit, whose
+ * lowest is the simulated rank's; and the orbit of g's rail is the rails
+ * g's orbit uses, whose lowest it is numbered by. Linear in the GPUs. */
+int symmetry_link_classes(const Symmetry *sym, const Topology *t, int *link_class);
 
 #endif

@@ -196,6 +196,12 @@ int topology_nic(const Topology *t, int gpu)
     return gpu % t->gpus_per_node * t->nics / t->gpus_per_node;
 }
 
+/* The link out (dir 0) or in (1) of NIC `nic` of node `node`. */
+static int nic_link(const Topology *t, int node, int nic, int dir)
+{
+    return t->nic_base + 2 * (node * t->nics + nic) + dir;
+}
+
 /* The first GPU of a node (its local index) that sends through NIC `nic`. */
 static int first_local(const Topology *t, int nic)
 {
@@ -211,13 +217,27 @@ int topology_link_image(const Topology *t, int link, int (*map)(void *ctx, int g
     case LINK_NIC: { /* the image of the NIC's first GPU has the image NIC */
         int nic = (link - t->nic_base) / 2;
         int image = map(ctx, nic / t->nics * t->gpus_per_node + first_local(t, nic % t->nics));
-        return t->nic_base + 2 * (topology_node(t, image) * t->nics + topology_nic(t, image)) + dir;
+        return nic_link(t, topology_node(t, image), topology_nic(t, image), dir);
     }
     default:
         break;
     }
     int image = map(ctx, first_local(t, (link - t->spine_base) / 2)); /* via node 0's NIC */
     return t->spine_base + 2 * topology_nic(t, image) + dir;
+}
+
+int topology_gpu_link(const Topology *t, int gpu, LinkClass c, int dir)
+{
+    g_assert(gpu >= 0 && gpu < t->gpus && (dir == 0 || dir == 1));
+    switch (c) {
+    case LINK_NVLINK:
+        return t->nvlink_base + 2 * gpu + dir;
+    case LINK_NIC:
+        return nic_link(t, topology_node(t, gpu), topology_nic(t, gpu), dir);
+    default:
+        break;
+    }
+    return t->spine_base + 2 * topology_nic(t, gpu) + dir;
 }
 
 void topology_path(const Topology *t, int src, int dst, int links[TOPOLOGY_MAX_PATH], int *n)
@@ -233,10 +253,10 @@ void topology_path(const Topology *t, int src, int dst, int links[TOPOLOGY_MAX_P
         return;
     }
     int na = topology_nic(t, src), nb = topology_nic(t, dst);
-    links[(*n)++] = t->nic_base + 2 * (a * t->nics + na);
+    links[(*n)++] = nic_link(t, a, na, 0);
     if (na != nb) {
         links[(*n)++] = t->spine_base + 2 * na;
         links[(*n)++] = t->spine_base + 2 * nb + 1;
     }
-    links[(*n)++] = t->nic_base + 2 * (b * t->nics + nb) + 1;
+    links[(*n)++] = nic_link(t, b, nb, 1);
 }

@@ -50,6 +50,11 @@ char *topology_link_name(const Topology *t, int link);
 /* "nvlink", "nic", "spine". */
 const char *topology_class_name(LinkClass c);
 
+/* The link of class `c` that GPU `gpu` sends through (`dir` 0) or
+ * receives through (1): its NVLink port's or its NIC's; for LINK_SPINE,
+ * its rail's spine link up (0) or down (1). */
+int topology_gpu_link(const Topology *t, int gpu, LinkClass c, int dir);
+
 /* The links from GPU `src` to GPU `dst` (global GPU numbers): *n of them,
  * 0 when they are the same GPU. */
 void topology_path(const Topology *t, int src, int dst, int links[TOPOLOGY_MAX_PATH], int *n);
@@ -82,7 +87,9 @@ int topology_nic(const Topology *t, int gpu);
 /* The image of `link` under a permutation `map` of the GPUs that maps the
  * cluster onto itself (whole nodes onto whole nodes, and the GPUs that
  * share a NIC onto GPUs that share one): the link that joins the images of
- * what `link` joins, in the same direction. */
+ * what `link` joins, in the same direction. The link classes follow from
+ * the orbits of the GPUs instead (symmetry_link_classes); tests check
+ * them against the orbits these images make. */
 int topology_link_image(const Topology *t, int link, int (*map)(void *ctx, int gpu), void *ctx);
 
 #endif
