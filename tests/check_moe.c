@@ -170,6 +170,70 @@ START_TEST(one_expert_is_dense)
 }
 END_TEST
 
+/* ZeRO with experts (zero.h; Megatron-Core's distributed optimizer, which
+ * keeps a separate one for the expert parameters over the
+ * expert-data-parallel group). A GPU holds D dense parameters, replicated
+ * over d = dp = 4 ranks, and X = L x E / ep routed experts' parameters,
+ * replicated over d_e = d / ep. Per parameter 2 bytes of bf16 parameters,
+ * 4 of fp32 gradients (Megatron-LM's main gradients) and 12 of Adam states
+ * (Rajbhandari et al. 2020, section 3); a state that stage z shards takes
+ * D / d + X / d_e parameters' worth, else D + X:
+ *   - stage 1 shards the optimizer states, 2 also the gradients, 3 also the
+ *     parameters;
+ *   - a ring reduce-scatter or all-gather of S bytes over n ranks sends
+ *     (n - 1)/n S (section 7.1; net/collective.c), the dense part over d,
+ *     the experts' over d_e (nothing when d_e = 1), each its own call,
+ *     all of them under TAG_ZERO;
+ *   - gradients: stage 1 reduce-scatters once per step, from stage 2 once
+ *     per micro-batch (m): 4 D (d - 1)/d + 4 X (d_e - 1)/d_e each time;
+ *   - parameters: stages 1 and 2 all-gather 2 D (d - 1)/d + 2 X (d_e -
+ *     1)/d_e after the optimizer; stage 3 gathers each segment before its
+ *     forward and its backward, 2 m times the parameters the compute uses,
+ *     the dense ones with the tied head's word embedding, D + V h;
+ *   - no data-parallel all-reduce remains.
+ * With ep = 1, d_e = d: a dense model's ZeRO over all D + X. */
+START_TEST(zero_with_experts)
+{
+    const int m = 2, d = 4;
+    for (int ep = 1; ep <= 4; ep *= 2) {
+        for (int stage = 1; stage <= 3; stage++) {
+            ModelSpec *model = moe_model();
+            double x = L * tf_layer_expert_params(model, 1, ep);
+            double dense = tf_params(model) - L * tf_layer_expert_params(model, 1, 1);
+            double de = (double)d / ep;
+            Run run = run_new(model, test_cluster(1, 4, 300e9, 25e9));
+            run.plan->ep = ep;
+            run.plan->zero_stage = stage;
+            run.plan->global_batch_size = d * m;
+            run.plan->collective_algorithm = ALGORITHM_RING;
+            run_simulate(&run);
+            const Metrics *mx = &run.rep.metrics;
+            double whole = dense + x, shard = dense / d + x / de;
+            ck_assert_rel(mx->peak_split[MEM_PARAMS], 2 * (stage >= 3 ? shard : whole), 1e-12);
+            ck_assert_rel(mx->peak_split[MEM_GRADS], 4 * (stage >= 2 ? shard : whole), 1e-12);
+            ck_assert_rel(mx->peak_split[MEM_OPTIMIZER], 12 * shard, 1e-12);
+            /* (n - 1)/n of the dense and of the experts' parameters */
+            double ring_dense = (d - 1.0) / d * dense, ring_x = (de - 1) / de * x;
+            const CommStat *rs = &mx->comm[TAG_ZERO][COLL_REDUCE_SCATTER];
+            ck_assert_rel(rs->bytes, (stage >= 2 ? m : 1) * 4 * (ring_dense + ring_x), 1e-12);
+            const CommStat *ag = &mx->comm[TAG_ZERO][COLL_ALL_GATHER];
+            int apart = ep > 1 && de > 1; /* an experts' call per gather */
+            if (stage < 3) {
+                ck_assert_int_eq(ag->count, 1 + apart);
+                ck_assert_rel(ag->bytes, 2 * (ring_dense + ring_x), 1e-12);
+            } else {
+                double words = (double)V * H;
+                ck_assert_int_eq(ag->count, 2 * m * (L + 2 + apart * L));
+                ck_assert_rel(ag->bytes, 2 * m * 2 * ((d - 1.0) / d * (dense + words) + ring_x),
+                              1e-12);
+            }
+            ck_assert_int_eq(mx->comm[TAG_DP][COLL_ALL_REDUCE].count, 0);
+            run_free(&run);
+        }
+    }
+}
+END_TEST
+
 /* Every other layer a MoE layer (moe_layer_frequency 2: layers 0, 2, ...):
  * half the layers route tokens, so half the all-to-alls of the model whose
  * every layer does, m x L / 2 x 4. */
@@ -220,6 +284,7 @@ Suite *suite_moe(void)
     tcase_add_test(tc, deepseek_v2_lite_parameters);
     tcase_add_test(tc, all_to_all_bytes);
     tcase_add_test(tc, expert_gradients_over_edp);
+    tcase_add_test(tc, zero_with_experts);
     tcase_add_test(tc, model_flops_from_active_experts);
     tcase_add_test(tc, one_expert_is_dense);
     tcase_add_test(tc, every_other_layer_routes);

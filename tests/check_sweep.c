@@ -365,6 +365,40 @@ static PlanSpec *plan_of(const Fixture *f, gint64 combo, int gpus)
     return plan;
 }
 
+/* Replays `plan`, combination c, and checks its bounds: the step-time
+ * bound at most the replayed step, the states bound at most the memory
+ * bound at most the replayed peak, and the states bound the ledger's model
+ * states and reserve of the most loaded stage, to rounding. Returns the
+ * step bound over the replayed step, and sets *memory to the memory bound
+ * over the replayed peak. */
+static double check_bounds(const Fixture *f, const PlanSpec *plan, gint64 c, double *memory)
+{
+    Report rep;
+    GError *error = NULL;
+    ck_assert_msg(sim_run(f->model, f->cluster, plan, &rep, &error), "%s", error->message);
+    double bound = estimate_step_lower_bound_s(f->model, f->cluster, plan);
+    double peak = estimate_peak_lower_bound_bytes(f->model, f->cluster, plan);
+    double states = estimate_states_bytes(f->model, f->cluster, plan);
+    ck_assert_msg(bound > 0 && bound <= rep.metrics.step_time_s,
+                  "combination %" G_GINT64_FORMAT ": bound %.17g s > step %.17g s", c, bound,
+                  rep.metrics.step_time_s);
+    ck_assert_msg(states > 0 && states <= peak && peak <= rep.metrics.peak_bytes,
+                  "combination %" G_GINT64_FORMAT ": states %.17g, memory bound %.17g, peak "
+                  "%.17g bytes",
+                  c, states, peak, rep.metrics.peak_bytes);
+    double held = 0; /* the ledger's: constant all step, so as at each stage's peak */
+    for (int s = 0; s < rep.metrics.n_stages; s++) {
+        const double *split = rep.metrics.stages[s].peak_split;
+        held = MAX(held, split[MEM_PARAMS] + split[MEM_GRADS] + split[MEM_OPTIMIZER] +
+                             split[MEM_RESERVE]);
+    }
+    ck_assert_rel(states, held, 1e-12);
+    *memory = peak / rep.metrics.peak_bytes;
+    double ratio = bound / rep.metrics.step_time_s;
+    report_clear(&rep);
+    return ratio;
+}
+
 /* Admissibility, checked exhaustively: on every valid plan of the wide grid
  * on 8 GPUs (2,112 of them) the step-time bound is at most the replayed
  * step time, and the memory bounds at most the replayed peak; the states
@@ -382,30 +416,10 @@ START_TEST(bounds_hold_on_every_plan)
         g_autoptr(PlanSpec) plan = plan_of(&f, c, 8);
         if (!plan)
             continue;
-        Report rep;
-        GError *error = NULL;
-        ck_assert_msg(sim_run(f.model, f.cluster, plan, &rep, &error), "%s", error->message);
-        double bound = estimate_step_lower_bound_s(f.model, f.cluster, plan);
-        double memory = estimate_peak_lower_bound_bytes(f.model, f.cluster, plan);
-        double states = estimate_states_bytes(f.model, f.cluster, plan);
-        ck_assert_msg(bound > 0 && bound <= rep.metrics.step_time_s,
-                      "combination %" G_GINT64_FORMAT ": bound %.17g s > step %.17g s", c, bound,
-                      rep.metrics.step_time_s);
-        ck_assert_msg(states > 0 && states <= memory && memory <= rep.metrics.peak_bytes,
-                      "combination %" G_GINT64_FORMAT ": states %.17g, memory bound %.17g, peak "
-                      "%.17g bytes",
-                      c, states, memory, rep.metrics.peak_bytes);
-        double held = 0; /* the ledger's: constant all step, so as at each stage's peak */
-        for (int s = 0; s < rep.metrics.n_stages; s++) {
-            const double *split = rep.metrics.stages[s].peak_split;
-            held = MAX(held, split[MEM_PARAMS] + split[MEM_GRADS] + split[MEM_OPTIMIZER] +
-                                 split[MEM_RESERVE]);
-        }
-        ck_assert_rel(states, held, 1e-12);
-        tightest = MAX(tightest, bound / rep.metrics.step_time_s);
-        fullest = MAX(fullest, memory / rep.metrics.peak_bytes);
-        loosest = MIN(loosest, bound / rep.metrics.step_time_s);
-        report_clear(&rep);
+        double memory, ratio = check_bounds(&f, plan, c, &memory);
+        tightest = MAX(tightest, ratio);
+        fullest = MAX(fullest, memory);
+        loosest = MIN(loosest, ratio);
         valid++;
     }
     ck_assert_int_gt(valid, 1000);
@@ -419,6 +433,40 @@ START_TEST(bounds_hold_on_every_plan)
     ck_assert_rel(estimate_step_lower_bound_s(f.model, f.cluster, plan), rep.metrics.step_time_s,
                   2e-6);
     report_clear(&rep);
+    fixture_free(&f);
+}
+END_TEST
+
+/* Mixtures of experts under ZeRO: tiny-gpt with 8 experts of which 2
+ * per token in every layer, ep 1, 2, 4 and 8 with each ZeRO stage, on 1
+ * and 2 stages, fp32 and bf16 gradients, with and without recomputation:
+ * every valid plan's bounds hold, and its states bound is the ledger's
+ * model states, dense states split over dp x cp and the experts' over
+ * dp x cp / ep alike (zero.h). */
+#define MOE_GRID                                                                                   \
+    "{\"pp\": [1, 2], \"ep\": [1, 2, 4, 8], \"zero_stage\": [0, 1, 2, 3],"                         \
+    " \"grad_accum_dtype\": [\"fp32\", \"bf16\"], \"recompute\": [\"none\", \"full\"]}"
+
+START_TEST(bounds_hold_with_experts_and_zero)
+{
+    Fixture f = shipped_new(MOE_GRID);
+    f.model->experts = 8;
+    f.model->experts_per_token = 2;
+    f.model->moe_ffn_hidden_size = 512;
+    f.model->moe_layer_frequency = 1;
+    int valid = 0, sharded = 0;
+    for (gint64 c = 0; c < plan_grid_size(f.grid); c++) {
+        g_autoptr(PlanSpec) plan = plan_of(&f, c, 8);
+        if (!plan)
+            continue;
+        double memory;
+        check_bounds(&f, plan, c, &memory);
+        valid++;
+        sharded += plan->ep > 1 && plan->zero_stage > 0;
+    }
+    /* pp 1: dp 8, every ep; pp 2: dp 4, ep 8 too many */
+    ck_assert_int_eq(valid, 4 * 4 * 2 * 2 + 3 * 4 * 2 * 2);
+    ck_assert_int_eq(sharded, 3 * 3 * 2 * 2 + 2 * 3 * 2 * 2);
     fixture_free(&f);
 }
 END_TEST
@@ -541,6 +589,7 @@ Suite *suite_sweep(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("bounds");
     tcase_add_test(tc, bounds_hold_on_every_plan);
+    tcase_add_test(tc, bounds_hold_with_experts_and_zero);
     tcase_add_test(tc, pruning_ranks_the_exhaustive_best);
     tcase_add_test(tc, memory_precheck_only_drops_plans_that_cannot_fit);
     suite_add_tcase(s, tc);

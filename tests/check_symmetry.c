@@ -3,8 +3,8 @@
  *
  * Random valid plans on random clusters (1 to 64 nodes of 1 to 8 GPUs, 1
  * to 8 NICs a node, an oversubscribed spine or not, interference or not),
- * dense or mixtures of experts with their expert parallelism, capacity,
- * imbalance and dispatcher,
+ * dense or mixtures of experts with their expert parallelism (under every
+ * ZeRO stage too), capacity, imbalance and dispatcher,
  * with every schedule, ZeRO stage, recomputation, rank order and forced
  * algorithm, contention on and off, are replayed twice: reduced (one rank
  * per orbit of the tp and dp shifts that map the cluster onto itself) and
@@ -163,7 +163,7 @@ static cJSON *report(const ModelSpec *m, const ClusterSpec *c, PlanSpec *plan, g
 START_TEST(reduced_replay_reports_what_the_full_one_does)
 {
     GRand *rng = g_rand_new_with_seed(20261130);
-    int tried = 0, compared = 0, reduced = 0;
+    int tried = 0, compared = 0, reduced = 0, zero_ep = 0;
     while (compared < PLANS) {
         ck_assert_msg(++tried < 20 * PLANS, "too few valid plans: %d of %d", compared, tried);
         ModelSpec *m = test_gpt(PICK(rng, 4, 8), 256, 8, 512, 128);
@@ -188,6 +188,7 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
                           c->nics_per_node, why);
             ck_assert_int_eq(all, plan_spec_gpus(plan));
             reduced += simulated < all;
+            zero_ep += plan->ep > 1 && plan->zero_stage > 0;
             compared++;
             cJSON_Delete(fast);
             cJSON_Delete(full);
@@ -199,6 +200,10 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
     }
     /* most plans fill their nodes and have a symmetry to use */
     ck_assert_msg(reduced >= PLANS / 3, "only %d of %d plans were reduced", reduced, PLANS);
+    /* ZeRO's states and collectives split between the data-parallel and
+     * the expert-data-parallel groups (zero.c) */
+    ck_assert_msg(zero_ep >= PLANS / 20, "only %d of %d plans had ZeRO with ep > 1", zero_ep,
+                  PLANS);
     g_rand_free(rng);
 }
 END_TEST

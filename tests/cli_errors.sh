@@ -524,8 +524,11 @@ expect_fail "--ep not dividing the experts" "--ep" "16" "a divisor of the expert
     simulate --model "$moe" --cluster "$a100" --nodes 2 --ep 16
 expect_fail "--ep on a dense model" "--ep" "2" "1 for a model without experts" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --ep 2
-expect_fail "--ep with ZeRO" "--zero-stage" "1" "0 with ep > 1" -- \
-    simulate --model "$moe" --cluster "$a100" --nodes 1 --ep 2 --zero-stage 1
+# ZeRO shards the experts' states over the expert-data-parallel group
+# (zero.c), but not the host's shards of ZeRO-Offload
+expect_fail "--ep with ZeRO and offload optimizer" "--offload" "got optimizer" \
+    "none or activations with ep > 1 and ZeRO" -- \
+    simulate --model "$moe" --cluster "$a100" --nodes 1 --ep 2 --zero-stage 1 --offload optimizer
 
 # ---- context parallelism (context_parallel.c, plan.c) --------------------
 expect_fail "--cp not dividing the GPUs" "--cp" "3" "tp x cp x pp = 1 x 3 x 1 = 3 divides" -- \

@@ -17,15 +17,17 @@
  * Without ZeRO gradients accumulate locally and only the last micro-batch
  * reduces them, by all-reduce. With ZeRO the reduction is a reduce-scatter
  * (each rank keeps the shard its optimizer owns), and from stage 2, whose
- * gradients are sharded, every micro-batch reduces its own. The optimizer
- * step waits for the last reduction (emit.c). */
+ * gradients are sharded, every micro-batch reduces its own. With ep > 1
+ * the routed experts' gradients reduce the same way over the
+ * expert-data-parallel group instead (names "... expert ...", same tag).
+ * The optimizer step waits for the last reduction (emit.c). */
 #include "strategy/strategy.h"
 #include "strategy/zero.h"
 
 typedef struct {
     double pending;  /* parameters whose gradients wait for a bucket */
     double experts;  /* of them, routed experts' of ep > 1, reduced over the
-                      * expert-data-parallel group (expert_parallel.c) */
+                      * expert-data-parallel group (Segment.expert_params) */
     TaskId producer; /* the task that produced the last of them */
     int buckets;     /* launched so far */
 } DpState;
@@ -38,19 +40,22 @@ static gboolean active(const PlanSpec *plan)
 
 static void reduce(Emit *e, DpState *st)
 {
+    /* [zero][experts]: each reduction's name */
+    static const char *const names[2][2] = {
+        {"dp all_reduce bucket %d", "dp expert all_reduce bucket %d"},
+        {"zero reduce_scatter bucket %d", "zero expert reduce_scatter bucket %d"}};
     gboolean zero = emit_plan(e)->zero_stage > 0;
-    TaskName name = {.fmt = zero ? "zero reduce_scatter bucket %d" : "dp all_reduce bucket %d",
-                     .a = st->buckets++};
+    CollOp op = zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
+    TaskTag tag = zero ? TAG_ZERO : TAG_DP;
+    TaskName name = {.fmt = names[zero][0], .a = st->buckets++};
     double bytes_per_param = zero_bytes_per_param(emit_plan(e), MEM_GRADS);
-    TaskId t =
-        emit_collective(e, GROUP_DP_CP, STREAM_COMM, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE,
-                        bytes_per_param * (st->pending - st->experts), zero ? TAG_ZERO : TAG_DP,
-                        name);
+    TaskId t = emit_collective(e, GROUP_DP_CP, STREAM_COMM, op,
+                               bytes_per_param * (st->pending - st->experts), tag, name);
     emit_wait(e, st->producer, t);
-    if (st->experts > 0) { /* no ZeRO with ep > 1 (expert_parallel.c) */
-        name.fmt = "dp expert all_reduce bucket %d";
-        t = emit_collective(e, GROUP_EDP, STREAM_COMM, COLL_ALL_REDUCE,
-                            bytes_per_param * st->experts, TAG_DP, name);
+    if (st->experts > 0) {
+        name.fmt = names[zero][1];
+        t = emit_collective(e, GROUP_EDP, STREAM_COMM, op, bytes_per_param * st->experts, tag,
+                            name);
         emit_wait(e, st->producer, t);
     }
     st->pending = 0;
@@ -66,7 +71,7 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
         return; /* accumulated locally */
     st->producer = last;
     st->pending += seg->params;
-    st->experts += plan->ep > 1 ? seg->expert_params : 0;
+    st->experts += seg->expert_params;
     gboolean unit_ends = emit_segment_next(e, u, seg) == NULL;
     if (unit_ends || (plan->overlap_grad_reduce && st->pending >= plan->ddp_bucket_size))
         reduce(e, st);

@@ -45,7 +45,7 @@ struct Emit {
     /* the rank being emitted, and its rank in the graph */
     int rank, local, stage;
     double params;               /* held by the rank */
-    int shards[MEM_KINDS];       /* ways each kind of model state is split */
+    double experts;              /* of them, on the expert-data-parallel group */
     double kept[TF_BLOCK_KINDS];      /* activations a layer block's forward keeps */
     double recreated[TF_BLOCK_KINDS]; /* and a replay re-creates (emit_keep_activations) */
     TaskId *gates;               /* what the next compute-stream task waits for */
@@ -143,6 +143,11 @@ double emit_params(const Emit *e)
     return e->params;
 }
 
+double emit_expert_params(const Emit *e)
+{
+    return e->experts;
+}
+
 int emit_model_chunk(const Emit *e, const Unit *u)
 {
     return u->chunk * e->plan->pp + e->stage;
@@ -153,12 +158,6 @@ const Segment *emit_segment_next(const Emit *e, const Unit *u, const Segment *se
     int g = emit_model_chunk(e, u);
     ptrdiff_t i = (seg - e->segments) + (u->forward ? 1 : -1);
     return i >= e->chunk_first[g] && i < e->chunk_first[g + 1] ? &e->segments[i] : NULL;
-}
-
-void emit_shard_state(Emit *e, MemKind kind, int ways)
-{
-    g_assert((kind == MEM_PARAMS || kind == MEM_GRADS || kind == MEM_OPTIMIZER) && ways >= 1);
-    e->shards[kind] = ways;
 }
 
 void emit_keep_activations(Emit *e, Block block, double kept, double recreated)
@@ -379,7 +378,7 @@ static void lay_out_chunks(Emit *e)
             double layer = tf_layer_params_at(m, layer_index, tp, plan->ep);
             e->segments[n++] =
                 (Segment){SEGMENT_LAYER, layer_index, layer, layer,
-                          tf_layer_expert_params_at(m, layer_index, tp, plan->ep)};
+                          zero_layer_expert_params(m, plan, layer_index)};
         }
         if (g == chunks - 1)
             e->segments[n++] = (Segment){SEGMENT_HEAD, -1, head, tf_head_params(m, tp) + words, 0};
@@ -502,14 +501,15 @@ static void emit_rank_step(Emit *e, GArray *units)
             layout_group(e->layout, (GroupKind)k, e->group_index[k], &e->group_size[k]);
     }
     e->params = 0;
+    e->experts = 0;
     e->computes = 0;
     for (int c = 0; c < e->plan->virtual_stages; c++) {
         int g = c * e->plan->pp + e->stage;
-        for (int i = e->chunk_first[g]; i < e->chunk_first[g + 1]; i++)
+        for (int i = e->chunk_first[g]; i < e->chunk_first[g + 1]; i++) {
             e->params += e->segments[i].params;
+            e->experts += e->segments[i].expert_params;
+        }
     }
-    for (int k = 0; k < MEM_KINDS; k++)
-        e->shards[k] = 1;
     for (int b = 0; b < TF_BLOCK_KINDS; b++)
         emit_keep_activations(e, (Block)b, e->block[b].kept_bytes, 0);
     for (int i = 0; e->active[i]; i++) {
@@ -520,8 +520,8 @@ static void emit_rank_step(Emit *e, GArray *units)
     TaskId begin = graph_marker(e->graph, e->local, STREAM_COMPUTE, TAG_MARKER,
                                 (TaskName){.fmt = "step begin"});
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
-        emit_mem(e, begin, (MemKind)k,
-                 zero_bytes_per_param(e->plan, (MemKind)k) * e->params / e->shards[k], FALSE);
+        emit_mem(e, begin, (MemKind)k, zero_state_bytes(e->plan, (MemKind)k, e->params, e->experts),
+                 FALSE);
     emit_mem(e, begin, MEM_RESERVE, emit_gpu(e)->reserve_bytes, FALSE);
 
     g_array_set_size(units, 0);
@@ -537,7 +537,8 @@ static void emit_rank_step(Emit *e, GArray *units)
         if (e->active[i]->step_end)
             e->active[i]->step_end(e, e->state[i]);
 
-    TaskId opt = emit_compute(e, zero_optimizer_s(emit_gpu(e), e->plan, e->params), 0,
+    double shard = zero_shard_params(e->plan, MEM_OPTIMIZER, e->params, e->experts);
+    TaskId opt = emit_compute(e, zero_optimizer_s(emit_gpu(e), e->plan, shard), 0,
                               TAG_OPTIMIZER, (TaskName){.fmt = "optimizer"});
     emit_wait(e, emit_last(e, STREAM_COMM), opt);
     EACH_STRATEGY(e, after_optimizer, opt);

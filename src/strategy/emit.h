@@ -129,9 +129,11 @@ typedef struct {
     double params; /* parameters this rank holds for it */
     double uses;   /* parameters its compute needs whole: `params`, and for
                     * the head of a tied model also the word embedding */
-    double expert_params; /* of `params`, a MoE layer's routed experts', which
-                           * differ across the expert-parallel group: their
-                           * gradients reduce over the expert-data-parallel one */
+    double expert_params; /* of `params`, a MoE layer's routed experts' with
+                           * ep > 1, which differ across the expert-parallel
+                           * group: their gradients reduce, and ZeRO shards
+                           * their states, over the expert-data-parallel one
+                           * (zero_layer_expert_params); 0 otherwise */
 } Segment;
 
 /* One compute task of a segment, as the piece hooks see it. */
@@ -167,18 +169,14 @@ int emit_stage(const Emit *e);
  * (0 .. pp x virtual_stages - 1): chunk u->chunk x pp + stage. */
 int emit_model_chunk(const Emit *e, const Unit *u);
 
-/* Parameters the rank holds, all segments together. */
+/* Parameters the rank holds, all segments together; and of them those on
+ * the expert-data-parallel group (Segment.expert_params). */
 double emit_params(const Emit *e);
+double emit_expert_params(const Emit *e);
 
 /* The segment after `seg` in unit `u`'s walk (backward walks in reverse),
  * or NULL when `seg` is the last. */
 const Segment *emit_segment_next(const Emit *e, const Unit *u, const Segment *seg);
-
-/* Splits one kind of model state (MEM_PARAMS, MEM_GRADS or MEM_OPTIMIZER)
- * `ways` ways, in a strategy's step_begin (ZeRO does). Unsplit, a rank
- * keeps zero_bytes_per_param of each per held parameter (zero.h), and its
- * optimizer steps params / ways[MEM_OPTIMIZER] parameters. */
-void emit_shard_state(Emit *e, MemKind kind, int ways);
 
 /* Sets what the forward of layer block `block` keeps for its backward,
  * `kept` bytes of activations, and what work before that backward (a

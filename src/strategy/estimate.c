@@ -38,20 +38,34 @@ int estimate_chunk_first_layer(const PlanSpec *plan, int g)
     return first;
 }
 
-double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage)
+/* The parameters a rank of stage `stage` holds, and of them those on the
+ * expert-data-parallel group (zero_layer_expert_params), each summed
+ * segment by segment in model order as emit.c sums them. */
+typedef struct {
+    double params, experts;
+} StageParams;
+
+static StageParams stage_params(const ModelSpec *model, const PlanSpec *plan, int stage)
 {
     int chunks = plan->layers_per_stage.n;
-    double params = 0;
+    StageParams p = {0, 0};
     for (int c = 0; c < plan->virtual_stages; c++) {
         int g = c * plan->pp + stage, first = estimate_chunk_first_layer(plan, g);
         if (g == 0)
-            params += estimate_segment_params(model, plan, SEGMENT_EMBEDDING, -1);
-        for (int i = 0; i < plan->layers_per_stage.v[g]; i++)
-            params += estimate_segment_params(model, plan, SEGMENT_LAYER, first + i);
+            p.params += estimate_segment_params(model, plan, SEGMENT_EMBEDDING, -1);
+        for (int i = 0; i < plan->layers_per_stage.v[g]; i++) {
+            p.params += estimate_segment_params(model, plan, SEGMENT_LAYER, first + i);
+            p.experts += zero_layer_expert_params(model, plan, first + i);
+        }
         if (g == chunks - 1)
-            params += estimate_segment_params(model, plan, SEGMENT_HEAD, -1);
+            p.params += estimate_segment_params(model, plan, SEGMENT_HEAD, -1);
     }
-    return params;
+    return p;
+}
+
+double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage)
+{
+    return stage_params(model, plan, stage).params;
 }
 
 /* What a rank of stage s holds all step from "step begin": its model
@@ -60,8 +74,8 @@ double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int s
 static double held_bytes(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                          int s)
 {
-    return zero_states_bytes(plan, estimate_stage_params(model, plan, s)) +
-           cluster->gpu.reserve_bytes;
+    StageParams p = stage_params(model, plan, s);
+    return zero_states_bytes(plan, p.params, p.experts) + cluster->gpu.reserve_bytes;
 }
 
 double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,
@@ -182,7 +196,8 @@ double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec
 /* The optimizer step of a rank of stage s. */
 static double optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan, int s)
 {
-    return zero_optimizer_s(gpu, plan, estimate_stage_params(model, plan, s));
+    StageParams p = stage_params(model, plan, s);
+    return zero_optimizer_s(gpu, plan, zero_shard_params(plan, MEM_OPTIMIZER, p.params, p.experts));
 }
 
 double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,

@@ -9,8 +9,9 @@
  * the combine's gradient before and the dispatch's after (Megatron-Core's
  * token dispatchers). The router's GEMM, inside the block's compute, runs
  * before the dispatch in truth: the sum on the stream is the same. The
- * routed experts' gradients reduce over the expert-data-parallel group
- * (data_parallel.c). docs/model.md, "Mixture of experts". */
+ * routed experts' gradients reduce, and ZeRO shards their states, over the
+ * expert-data-parallel group (data_parallel.c, zero.c). docs/model.md,
+ * "Mixture of experts". */
 #include "strategy/strategy.h"
 
 static gboolean active(const PlanSpec *plan)
@@ -28,10 +29,10 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **err
     if (tf_moe(model) && model->experts % ep != 0)
         return plan_field_fail(error, plan, PLAN_EP, "a divisor of the experts, %d",
                                model->experts);
-    if (ep > 1 && plan->zero_stage > 0)
-        return plan_field_fail(error, plan, PLAN_ZERO_STAGE,
-                               "0 with ep > 1 (ZeRO over the expert-data-parallel group is not "
-                               "modelled)");
+    if (ep > 1 && plan->zero_stage > 0 && plan->offload == OFFLOAD_OPTIMIZER)
+        return plan_field_fail(error, plan, PLAN_OFFLOAD,
+                               "none or activations with ep > 1 and ZeRO (the host's shards of "
+                               "the experts' optimizer states are not modelled)");
     return TRUE;
 }
 

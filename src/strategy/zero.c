@@ -3,8 +3,13 @@
  * Model states are sharded over the data-parallel group of d ranks, with
  * its context-parallel ranks d x c (Megatron-Core's distributed optimizer):
  * stage 1 the optimizer states, stage 2 also the gradients, stage 3 also
- * the parameters (emit_shard_state). The gradient reduce-scatter is data
- * parallelism's (data_parallel.c). Here:
+ * the parameters; with ep > 1 the routed experts' states over the
+ * expert-data-parallel group instead, d x c / ep ranks (Megatron-Core
+ * builds a separate distributed optimizer for the expert parameters over
+ * that group). emit.c allocates them by zero_state_bytes. The gradient
+ * reduce-scatter is data parallelism's (data_parallel.c). Here, each
+ * all-gather split the same way, experts over the expert-data-parallel
+ * group (names "zero expert ..."), the rest over the data-parallel one:
  *   - stages 1 and 2: after the optimizer step, an all-gather of the
  *     updated bf16 parameters, so every rank has them all again;
  *   - stage 3: before each segment's forward and backward, an all-gather
@@ -36,36 +41,71 @@ double zero_bytes_per_param(const PlanSpec *plan, MemKind kind)
     }
 }
 
-void zero_state_shards(const PlanSpec *plan, int shards[MEM_KINDS])
+/* The ways each kind is split over d ranks that hold the same parameters. */
+static void shards_over(const PlanSpec *plan, int d, int shards[MEM_KINDS])
 {
     for (int k = 0; k < MEM_KINDS; k++)
         shards[k] = 1;
     if (plan->zero_stage >= 1)
-        shards[MEM_OPTIMIZER] = plan->dp * plan->cp;
+        shards[MEM_OPTIMIZER] = d;
     if (plan->zero_stage >= 2)
-        shards[MEM_GRADS] = plan->dp * plan->cp;
+        shards[MEM_GRADS] = d;
     if (plan->zero_stage >= 3)
-        shards[MEM_PARAMS] = plan->dp * plan->cp;
+        shards[MEM_PARAMS] = d;
 }
 
-double zero_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double params)
+void zero_state_shards(const PlanSpec *plan, int shards[MEM_KINDS])
+{
+    shards_over(plan, plan->dp * plan->cp, shards);
+}
+
+void zero_expert_state_shards(const PlanSpec *plan, int shards[MEM_KINDS])
+{
+    shards_over(plan, plan->dp * plan->cp / plan->ep, shards);
+}
+
+double zero_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, int layer)
+{
+    return plan->ep > 1 ? tf_layer_expert_params_at(model, layer, plan->tp, plan->ep) : 0;
+}
+
+/* `scale` x the shard of `kind`: zero_shard_params, each part scaled
+ * before it is divided, as emit.c has always rounded a state's bytes. */
+static double scaled_shard(const PlanSpec *plan, MemKind kind, double scale, double params,
+                           double experts)
+{
+    int dense[MEM_KINDS], expert[MEM_KINDS];
+    zero_state_shards(plan, dense);
+    zero_expert_state_shards(plan, expert);
+    if (dense[kind] == expert[kind])
+        return scale * params / dense[kind];
+    return scale * (params - experts) / dense[kind] + scale * experts / expert[kind];
+}
+
+double zero_shard_params(const PlanSpec *plan, MemKind kind, double params, double experts)
+{
+    return scaled_shard(plan, kind, 1, params, experts);
+}
+
+double zero_state_bytes(const PlanSpec *plan, MemKind kind, double params, double experts)
+{
+    return scaled_shard(plan, kind, zero_bytes_per_param(plan, kind), params, experts);
+}
+
+double zero_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double shard)
 {
     if (plan->offload == OFFLOAD_OPTIMIZER)
         return 0;
-    int shards[MEM_KINDS];
-    zero_state_shards(plan, shards);
     OpList ops;
-    tf_optimizer_ops(params / shards[MEM_OPTIMIZER], &ops);
+    tf_optimizer_ops(shard, &ops);
     return tf_ops_s(gpu, &ops);
 }
 
-double zero_states_bytes(const PlanSpec *plan, double params)
+double zero_states_bytes(const PlanSpec *plan, double params, double experts)
 {
-    int shards[MEM_KINDS];
-    zero_state_shards(plan, shards);
     double bytes = 0;
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
-        bytes += zero_bytes_per_param(plan, (MemKind)k) * params / shards[k];
+        bytes += zero_state_bytes(plan, (MemKind)k, params, experts);
     return bytes;
 }
 
@@ -82,34 +122,57 @@ static gboolean active(const PlanSpec *plan)
 
 static int piece_tasks(const PlanSpec *plan)
 {
-    return plan->zero_stage == 3; /* a gather per segment */
+    /* per segment, a gather, and with ep > 1 one of the experts */
+    return plan->zero_stage == 3 ? 1 + (plan->ep > 1) : 0;
 }
 
 static void step_begin(Emit *e, void *state)
 {
     ZeroState *st = state;
+    (void)e;
     st->ahead_task = TASK_NONE;
     st->prev_end = TASK_NONE;
-    int shards[MEM_KINDS];
-    zero_state_shards(emit_plan(e), shards);
-    for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
-        emit_shard_state(e, (MemKind)k, shards[k]);
 }
 
+/* All-gathers of `params` parameters' bf16 values, after `after`, named
+ * names[0] and names[1] with `name`'s numbers: `experts` of them over the
+ * expert-data-parallel group, the rest over the data-parallel one. Sets
+ * *first, unless NULL, to the first gather; returns the last, which the
+ * communication stream ends last (TASK_NONE for a group of one). */
+static TaskId gather_params(Emit *e, double params, double experts, TaskId after,
+                            const char *const names[2], TaskName name, TaskId *first)
+{
+    double per = zero_bytes_per_param(emit_plan(e), MEM_PARAMS);
+    name.fmt = names[0];
+    TaskId t = emit_collective(e, GROUP_DP_CP, STREAM_COMM, COLL_ALL_GATHER,
+                               per * (params - experts), TAG_ZERO, name);
+    emit_wait(e, after, t);
+    if (first)
+        *first = t;
+    if (experts == 0)
+        return t;
+    name.fmt = names[1];
+    TaskId x =
+        emit_collective(e, GROUP_EDP, STREAM_COMM, COLL_ALL_GATHER, per * experts, TAG_ZERO, name);
+    emit_wait(e, after, x);
+    return x != TASK_NONE ? x : t;
+}
+
+/* Segment `seg`'s gathers for unit `u`, after `after`: the bf16 parameters
+ * its compute needs whole, a buffer from the first gather's start. The
+ * task its compute waits for. */
 static TaskId gather(Emit *e, const Unit *u, const Segment *seg, TaskId after)
 {
-    static const char *const names[] = {
-        [SEGMENT_EMBEDDING] = "zero all_gather mb%d embedding",
-        [SEGMENT_LAYER] = "zero all_gather mb%d L%d",
-        [SEGMENT_HEAD] = "zero all_gather mb%d head",
+    static const char *const names[][2] = {
+        [SEGMENT_EMBEDDING] = {"zero all_gather mb%d embedding", NULL},
+        [SEGMENT_LAYER] = {"zero all_gather mb%d L%d", "zero expert all_gather mb%d L%d"},
+        [SEGMENT_HEAD] = {"zero all_gather mb%d head", NULL},
     };
-    /* the bf16 parameters the segment computes with, whole */
-    double bytes = zero_bytes_per_param(emit_plan(e), MEM_PARAMS) * seg->uses;
-    TaskId t =
-        emit_collective(e, GROUP_DP_CP, STREAM_COMM, COLL_ALL_GATHER, bytes, TAG_ZERO,
-                        (TaskName){.fmt = names[seg->kind], .a = u->micro_batch, .b = seg->layer});
-    emit_wait(e, after, t);
-    emit_mem(e, t, MEM_BUFFERS, bytes, FALSE);
+    TaskId first;
+    TaskId t = gather_params(e, seg->uses, seg->expert_params, after, names[seg->kind],
+                             (TaskName){.a = u->micro_batch, .b = seg->layer}, &first);
+    emit_mem(e, first, MEM_BUFFERS, zero_bytes_per_param(emit_plan(e), MEM_PARAMS) * seg->uses,
+             FALSE);
     return t;
 }
 
@@ -139,13 +202,11 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
 
 static void after_optimizer(Emit *e, void *state, TaskId optimizer)
 {
+    static const char *const names[2] = {"zero all_gather params", "zero expert all_gather params"};
     (void)state;
     if (emit_plan(e)->zero_stage >= 3)
         return; /* parameters stay sharded */
-    TaskId t = emit_collective(e, GROUP_DP_CP, STREAM_COMM, COLL_ALL_GATHER,
-                               zero_bytes_per_param(emit_plan(e), MEM_PARAMS) * emit_params(e),
-                               TAG_ZERO, (TaskName){.fmt = "zero all_gather params"});
-    emit_wait(e, optimizer, t);
+    gather_params(e, emit_params(e), emit_expert_params(e), optimizer, names, (TaskName){0}, NULL);
 }
 
 const Strategy strategy_zero = {

@@ -22,21 +22,46 @@
  * bf16 (Rajbhandari et al. 2020, section 3). */
 double zero_bytes_per_param(const PlanSpec *plan, MemKind kind);
 
-/* The ways each kind is split (1 for what is not): ZeRO stage 1 the
- * optimizer states over dp, stage 2 also the gradients, stage 3 also the
- * parameters. */
+/* The ways each kind of the dense parameters' states is split (1 for what
+ * is not) over the d = dp x cp ranks that hold the same dense parameters:
+ * ZeRO stage 1 the optimizer states, stage 2 also the gradients, stage 3
+ * also the parameters. */
 void zero_state_shards(const PlanSpec *plan, int shards[MEM_KINDS]);
 
-/* The GPU's optimizer step of a rank holding `params` parameters: one
- * mixed-precision Adam step over its shard (tf_optimizer_ops), or none
- * when the plan offloads the optimizer to the host (offload.h). */
-double zero_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double params);
+/* The same for the routed experts' states, split over the
+ * expert-data-parallel group, d_e = dp x cp / ep ranks (Megatron-Core's
+ * separate optimizer for expert parameters); d_e = d with ep = 1. */
+void zero_expert_state_shards(const PlanSpec *plan, int shards[MEM_KINDS]);
 
-/* Model-state bytes of a rank holding `params` parameters: each kind's
- * bytes split its ways, summed kind by kind in MemKind order, as the
- * engine's memory ledger sums emit.c's allocations. With d = dp: stage 0
- * 18 (16) Psi, stage 1 6 (4) Psi + 12 Psi / d, stage 2 2 Psi + 16 (14)
- * Psi / d, stage 3 18 (16) Psi / d, fp32 (bf16) gradients. */
-double zero_states_bytes(const PlanSpec *plan, double params);
+/* Of layer `layer`'s parameters a rank holds, those whose states and
+ * gradients live on the expert-data-parallel group: its routed experts'
+ * with ep > 1 (tf_layer_expert_params_at), else none (that group is then
+ * the data-parallel one, and they go with the rest). Segment.expert_params
+ * (emit.h). */
+double zero_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, int layer);
+
+/* Parameters of a rank's shard of state `kind` (MEM_PARAMS, MEM_GRADS or
+ * MEM_OPTIMIZER), of a rank holding `params` parameters, `experts` of them
+ * split as zero_expert_state_shards says and the rest as
+ * zero_state_shards: (params - experts) / d_k + experts / d_e,k, or
+ * params / d_k when the two split kind alike. */
+double zero_shard_params(const PlanSpec *plan, MemKind kind, double params, double experts);
+
+/* Bytes of state `kind` on such a rank: zero_bytes_per_param x its shard,
+ * rounded as emit.c's allocation is. */
+double zero_state_bytes(const PlanSpec *plan, MemKind kind, double params, double experts);
+
+/* The GPU's optimizer step over a shard of `shard` parameters (its
+ * zero_shard_params of MEM_OPTIMIZER): one mixed-precision Adam step
+ * (tf_optimizer_ops), or none when the plan offloads the optimizer to the
+ * host (offload.h). */
+double zero_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double shard);
+
+/* Model-state bytes of such a rank: zero_state_bytes summed kind by kind in
+ * MemKind order, as the engine's memory ledger sums emit.c's allocations.
+ * With d = dp x cp and no experts apart: stage 0 18 (16) Psi, stage 1
+ * 6 (4) Psi + 12 Psi / d, stage 2 2 Psi + 16 (14) Psi / d, stage 3 18 (16)
+ * Psi / d, fp32 (bf16) gradients; the experts' part of Psi over d_e. */
+double zero_states_bytes(const PlanSpec *plan, double params, double experts);
 
 #endif
