@@ -225,7 +225,9 @@ static gboolean set_from_json(PlanSpec *plan, PlanField f, const cJSON *item, GE
     const PlanFieldInfo *d = &plan_fields[f];
     const char *origin = plan_field_origin(plan, f);
     if (d->kind == FIELD_LIST) { /* linear in the list's length */
-        int n = cJSON_IsArray(item) ? cJSON_GetArraySize(item) : 0, i = 0;
+        if (!cJSON_IsArray(item)) /* an object has children too */
+            return reject(f, origin, got, error);
+        int n = cJSON_GetArraySize(item), i = 0;
         g_autofree double *values = g_new(double, MAX(n, 1));
         const cJSON *v;
         cJSON_ArrayForEach(v, item) values[i++] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
