@@ -57,8 +57,4 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Calibration, calib_free)
  * bytes as cost/transformer.c counts a GEMM's. */
 Op calib_gemm_op(const CalibGemmRow *row);
 
-/* A cluster file (docs/inputs.md, "Cluster") that cluster_spec_load reads
- * back into the same values, to 10 significant digits. */
-char *calib_cluster_json(const ClusterSpec *c);
-
 #endif

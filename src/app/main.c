@@ -859,7 +859,7 @@ static gboolean calibrate(void *args, GError **error)
     }
     g_autoptr(Calibration) c =
         calib_run(base, (CalibNccl *const *)nccl->pdata, (int)nccl->len, gemm);
-    g_autofree char *json = calib_cluster_json(c->cluster);
+    g_autofree char *json = cluster_spec_json(c->cluster);
     if (!text_write_atomic(a->output, json, strlen(json), error))
         return FALSE;
     fputs(c->report, strcmp(a->output, "-") == 0 ? stderr : stdout);

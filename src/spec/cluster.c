@@ -11,6 +11,7 @@
 #include "spec/json.h"
 #include "spec/spec.h"
 #include "base/error.h"
+#include "base/jsonw.h"
 
 #define MAX_GPUS CLUSTER_MAX_GPUS
 
@@ -267,6 +268,104 @@ void cluster_spec_free(ClusterSpec *cluster)
     g_free(cluster->gpu.name);
     g_free(cluster->path);
     g_free(cluster);
+}
+
+ClusterSpec *cluster_spec_copy(const ClusterSpec *c)
+{
+    ClusterSpec *copy = g_memdup2(c, sizeof *c);
+    copy->name = g_strdup(c->name);
+    copy->gpu.name = g_strdup(c->gpu.name);
+    copy->path = g_strdup(c->path);
+    return copy;
+}
+
+/* An efficiency as the file gives it: 0 (built in code) counts as 1. */
+static double efficiency(double e)
+{
+    return e > 0 ? e : 1;
+}
+
+/* A link class's keys that both classes have. */
+static void link_keys(JsonWriter *w, const LinkSpec *l, unsigned protocols)
+{
+    jsonw_number(jsonw_key(w, "bandwidth_GBps"), l->bandwidth_Bps / 1e9);
+    jsonw_number(jsonw_key(w, "latency_us"), l->latency_s * 1e6);
+    jsonw_number(jsonw_key(w, "efficiency"), efficiency(l->efficiency));
+    if (protocols >> PROTOCOL_LL & 1)
+        jsonw_number(jsonw_key(w, "ll_latency_us"), l->ll_latency_s * 1e6);
+    if (protocols >> PROTOCOL_LL128 & 1)
+        jsonw_number(jsonw_key(w, "ll128_latency_us"), l->ll128_latency_s * 1e6);
+}
+
+char *cluster_spec_json(const ClusterSpec *c)
+{
+    GString *out = g_string_new(NULL);
+    JsonWriter w;
+    jsonw_init(&w, out);
+    jsonw_begin_object(&w, 2);
+    jsonw_string(jsonw_key(&w, "name"), c->name);
+    jsonw_int(jsonw_key(&w, "nodes"), c->nodes);
+    jsonw_int(jsonw_key(&w, "gpus_per_node"), c->gpus_per_node);
+    if (c->algorithm != ALGORITHM_AUTO)
+        jsonw_string(jsonw_key(&w, "collective_algorithm"), collective_algorithm_name(c->algorithm));
+    if (c->host_memory_bytes > 0)
+        jsonw_number(jsonw_key(&w, "host_memory_GiB"), c->host_memory_bytes / 1073741824.0);
+    if (c->cpu_adam_params_s > 0)
+        jsonw_number(jsonw_key(&w, "cpu_adam_params_per_s"), c->cpu_adam_params_s);
+    if (c->storage_Bps > 0 || c->preprocess_samples_s > 0) {
+        jsonw_begin_object(jsonw_key(&w, "storage"), JSONW_INLINE);
+        if (c->storage_Bps > 0)
+            jsonw_number(jsonw_key(&w, "read_bandwidth_GBps"), c->storage_Bps / 1e9);
+        if (c->preprocess_samples_s > 0)
+            jsonw_number(jsonw_key(&w, "preprocess_samples_per_s"), c->preprocess_samples_s);
+        jsonw_end(&w);
+    }
+    const GpuSpec *g = &c->gpu;
+    jsonw_begin_object(jsonw_key(&w, "gpu"), 4);
+    jsonw_string(jsonw_key(&w, "name"), g->name);
+    jsonw_number(jsonw_key(&w, "peak_tflops"), g->peak_flops / 1e12);
+    if (g->peak_fp8_flops > 0)
+        jsonw_number(jsonw_key(&w, "peak_fp8_tflops"), g->peak_fp8_flops / 1e12);
+    if (g->pcie_Bps > 0)
+        jsonw_number(jsonw_key(&w, "pcie_GBps"), g->pcie_Bps / 1e9);
+    jsonw_number(jsonw_key(&w, "memory_GiB"), g->memory_bytes / 1073741824.0);
+    jsonw_number(jsonw_key(&w, "runtime_reserve_GiB"), g->reserve_bytes / 1073741824.0);
+    jsonw_number(jsonw_key(&w, "memory_bandwidth_GBps"), g->memory_Bps / 1e9);
+    jsonw_number(jsonw_key(&w, "compute_efficiency"), g->compute_efficiency);
+    jsonw_number(jsonw_key(&w, "memory_efficiency"), g->memory_efficiency);
+    jsonw_number(jsonw_key(&w, "kernel_launch_us"), g->launch_s * 1e6);
+    jsonw_number(jsonw_key(&w, "comm_compute_interference"), g->comm_interference);
+    if (g->sm_count > 0)
+        jsonw_int(jsonw_key(&w, "sm_count"), g->sm_count);
+    if (g->gemm_points > 0) {
+        jsonw_begin_list(jsonw_key(&w, "gemm_efficiency"), JSONW_INLINE);
+        for (int i = 0; i < g->gemm_points; i++) {
+            jsonw_begin_list(&w, JSONW_INLINE);
+            jsonw_number(&w, g->gemm_flop_per_byte[i]);
+            jsonw_number(&w, g->gemm_efficiency[i]);
+            jsonw_end(&w);
+        }
+        jsonw_end(&w);
+    }
+    jsonw_end(&w);
+    jsonw_begin_object(jsonw_key(&w, "intra_node"), 4);
+    link_keys(&w, &c->intra, c->protocols);
+    jsonw_number(jsonw_key(&w, "base_latency_us"), c->base_latency_s * 1e6);
+    if (c->nvls) {
+        jsonw_bool(jsonw_key(&w, "nvls"), TRUE);
+        jsonw_number(jsonw_key(&w, "nvls_efficiency"), efficiency(c->nvls_efficiency));
+        jsonw_number(jsonw_key(&w, "nvls_latency_us"), c->nvls_latency_s * 1e6);
+    }
+    jsonw_end(&w);
+    jsonw_begin_object(jsonw_key(&w, "inter_node"), 4);
+    link_keys(&w, &c->inter, c->protocols);
+    jsonw_number(jsonw_key(&w, "tree_efficiency"), efficiency(c->tree_efficiency));
+    jsonw_int(jsonw_key(&w, "nics_per_node"), c->nics_per_node);
+    jsonw_number(jsonw_key(&w, "oversubscription"), c->oversubscription);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    g_string_append_c(out, '\n');
+    return g_string_free(out, FALSE);
 }
 
 int cluster_spec_gpus(const ClusterSpec *cluster)

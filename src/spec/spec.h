@@ -142,6 +142,13 @@ typedef struct {
 /* Reads a cluster file; `nodes_override` > 0 replaces its "nodes". */
 ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **error);
 void cluster_spec_free(ClusterSpec *cluster);
+
+/* A copy of `c`, its strings too. */
+ClusterSpec *cluster_spec_copy(const ClusterSpec *c);
+
+/* A cluster file (docs/inputs.md, "Cluster") that cluster_spec_load reads
+ * back into the same values, to 10 significant digits. */
+char *cluster_spec_json(const ClusterSpec *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ClusterSpec, cluster_spec_free)
 
 /* GPUs in the cluster. */
