@@ -167,11 +167,6 @@ gboolean symmetry_group_images(const Symmetry *sym, const int *members, int n, d
     return TRUE;
 }
 
-void symmetry_canon(const Symmetry *sym, int src, int dst, int *csrc, int *cdst)
-{
-    symmetry_canon_by(sym->gen, sym->n_gen, src, dst, csrc, cdst);
-}
-
 const SymmetryGenerator *symmetry_generator_list(const Symmetry *sym, int *n)
 {
     *n = sym->n_gen;

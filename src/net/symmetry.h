@@ -85,7 +85,9 @@ static inline int symmetry_shift_by(const SymmetryGenerator *g, int rank, int am
     return rank + (moved - x) * g->stride;
 }
 
-/* symmetry_canon by the `n` generators `gen` (symmetry_generator_list). */
+/* The canonical form of a transfer from `src` to `dst` under the `n`
+ * shifts `gen` (symmetry_generator_list): the shift that takes `src` to its
+ * simulated rank, applied to both. */
 static inline void symmetry_canon_by(const SymmetryGenerator *gen, int n, int src, int dst,
                                      int *csrc, int *cdst)
 {
@@ -105,10 +107,6 @@ static inline void symmetry_canon_by(const SymmetryGenerator *gen, int n, int sr
  * neither breaks the symmetry: FALSE. */
 gboolean symmetry_group_images(const Symmetry *sym, const int *members, int n, double *images,
                                unsigned *invariant);
-
-/* The canonical form of a transfer from `src` to `dst` under the shifts:
- * the shift that takes `src` to its simulated rank, applied to both. */
-void symmetry_canon(const Symmetry *sym, int src, int dst, int *csrc, int *cdst);
 
 /* The orbits of the links of `t`, the topology of the layout's GPUs,
  * under the shifts: link_class[link] (room for every link) is its orbit's

@@ -381,8 +381,6 @@ static void render_stages_json(JsonWriter *w, const Metrics *m)
     jsonw_end(w);
 }
 
-/* The fields, consecutive ones of a section as one object, then the
- * tables. */
 /* The changes that make the plan fit, when they were looked for. */
 static void render_advice_json(JsonWriter *w, const Report *rep)
 {
@@ -419,6 +417,8 @@ static void render_diagnosis_json(JsonWriter *w, const Diagnosis *d)
     jsonw_end(w);
 }
 
+/* The fields, consecutive ones of a section as one object, then the
+ * tables. */
 static void render_json(GString *out, const Fields *fs, const Report *rep)
 {
     const Metrics *m = &rep->metrics;
