@@ -27,8 +27,8 @@ START_TEST(flash_flops_by_hand)
 {
     double s = 1024, b = 2, h = 2048, a = 16, t = 2;
     ModelSpec *m = test_gpt(4, (int)h, (int)a, 1000, (int)s);
-    Shard flash = {(int)b, (int)t, FALSE, ATTENTION_FLASH};
-    Shard standard = {(int)b, (int)t, FALSE, ATTENTION_STANDARD};
+    Shard flash = {.micro_batch = (int)b, .tp = (int)t, .attention = ATTENTION_FLASH};
+    Shard standard = {.micro_batch = (int)b, .tp = (int)t, .attention = ATTENTION_STANDARD};
     OpList f, st, rest;
     tf_block_ops(m, BLOCK_ATTENTION, flash, &f);
     tf_block_ops(m, BLOCK_ATTENTION, standard, &st);
@@ -82,7 +82,7 @@ START_TEST(flash_kernels_run_at_their_own_efficiency)
     ModelSpec *m = test_gpt(2, (int)h, (int)a, 1000, (int)s);
     GpuSpec gpu = {
         .peak_flops = peak, .memory_Bps = 1e18, .compute_efficiency = 0.75, .memory_efficiency = 1};
-    Shard sh = {(int)b, (int)t, FALSE, ATTENTION_FLASH};
+    Shard sh = {.micro_batch = (int)b, .tp = (int)t, .attention = ATTENTION_FLASH};
     OpList ops, kernel = {.n = 0}, rest;
     tf_block_ops(m, BLOCK_ATTENTION, sh, &ops);
     for (int i = 0; i < ops.n; i++)
@@ -119,7 +119,7 @@ START_TEST(selective_under_flash_is_none)
     ck_assert_double_eq(got[1].hardware_flops, got[0].hardware_flops);
     ck_assert_double_eq(got[1].recompute_s, 0);
     ModelSpec *m = test_gpt(L, H, A, V, S);
-    Shard sh = {1, 2, TRUE, ATTENTION_FLASH};
+    Shard sh = {.micro_batch = 1, .tp = 2, .sequence_parallel = TRUE, .attention = ATTENTION_FLASH};
     for (int blk = 0; blk < TF_BLOCKS; blk++) {
         OpList none, selective;
         tf_block_replay_ops(m, (Block)blk, sh, RECOMPUTE_NONE, &none);

@@ -203,7 +203,7 @@ END_TEST
  * cross-entropy moves 38 bytes a logit (docs/model.md). */
 START_TEST(memory_bound_kernels)
 {
-    ModelSpec m = {(char *)"llama", 2, 1024, 16, 16, 2816, 32000, 512, MLP_SWIGLU, FALSE};
+    ModelSpec m = test_llama(2, 1024, 16, 16, 2816, 32000, 512);
     Shard sh = {.micro_batch = 2, .tp = 2};
     OpList ops;
     tf_block_ops(&m, BLOCK_ATTENTION, sh, &ops);

@@ -41,7 +41,7 @@ END_TEST
 /* Llama 2 7B: 6,738,415,616 parameters (the count Hugging Face reports). */
 START_TEST(llama_parameters)
 {
-    ModelSpec m = {(char *)"llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096, MLP_SWIGLU, FALSE};
+    ModelSpec m = test_llama(32, 4096, 32, 32, 11008, 32000, 4096);
     ck_assert_double_eq(tf_params(&m), 6738415616.0);
 }
 END_TEST
@@ -70,9 +70,12 @@ START_TEST(activations_match_korthikanti_table)
     double s = 2048, b = 4, h = 4096, a = 32, t = 8;
     ModelSpec *m = test_gpt(8, (int)h, (int)a, 50000, (int)s);
     /* the table's attention keeps the s x s scores: standard attention */
-    Shard none = {(int)b, 1, FALSE, ATTENTION_STANDARD},
-          tp = {(int)b, (int)t, FALSE, ATTENTION_STANDARD},
-          sp = {(int)b, (int)t, TRUE, ATTENTION_STANDARD};
+    Shard none = {.micro_batch = (int)b, .tp = 1, .attention = ATTENTION_STANDARD},
+          tp = {.micro_batch = (int)b, .tp = (int)t, .attention = ATTENTION_STANDARD},
+          sp = {.micro_batch = (int)b,
+                .tp = (int)t,
+                .sequence_parallel = TRUE,
+                .attention = ATTENTION_STANDARD};
     double sbh = s * b * h;
     ck_assert_rel(layer_bytes(m, none, RECOMPUTE_NONE), sbh * (34 + 5 * a * s / h), 1e-15);
     ck_assert_rel(layer_bytes(m, tp, RECOMPUTE_NONE), sbh * (10 + 24 / t + 5 * a * s / (h * t)),
@@ -94,8 +97,12 @@ START_TEST(flash_layer_activations_by_hand)
 {
     double s = 2048, b = 4, h = 4096, a = 32, t = 8;
     ModelSpec *m = test_gpt(8, (int)h, (int)a, 50000, (int)s);
-    Shard none = {(int)b, 1, FALSE, ATTENTION_FLASH}, tp = {(int)b, (int)t, FALSE, ATTENTION_FLASH},
-          sp = {(int)b, (int)t, TRUE, ATTENTION_FLASH};
+    Shard none = {.micro_batch = (int)b, .tp = 1, .attention = ATTENTION_FLASH},
+          tp = {.micro_batch = (int)b, .tp = (int)t, .attention = ATTENTION_FLASH},
+          sp = {.micro_batch = (int)b,
+                .tp = (int)t,
+                .sequence_parallel = TRUE,
+                .attention = ATTENTION_FLASH};
     double sbh = s * b * h, lse = 4 * a * s * b;
     ck_assert_rel(layer_bytes(m, none, RECOMPUTE_NONE), 34 * sbh + lse, 1e-15);
     ck_assert_rel(layer_bytes(m, tp, RECOMPUTE_NONE), sbh * (10 + 24 / t) + lse / t, 1e-15);
@@ -125,9 +132,8 @@ END_TEST
 START_TEST(flash_gqa_swiglu_activations_by_hand)
 {
     double s = 4096, b = 1, h = 4096, a = 32, kv = 8, f = 14336, t = 4, hkv = kv * h / a;
-    ModelSpec m = {(char *)"gqa", 2,      (int)h, (int)a,     (int)kv,
-                   (int)f,        128256, (int)s, MLP_SWIGLU, FALSE};
-    Shard sh = {(int)b, (int)t, FALSE, ATTENTION_FLASH};
+    ModelSpec m = test_llama(2, (int)h, (int)a, (int)kv, (int)f, 128256, (int)s);
+    Shard sh = {.micro_batch = (int)b, .tp = (int)t, .attention = ATTENTION_FLASH};
     double sbh = s * b * h;
     ck_assert_rel(tf_block_activation_bytes(&m, BLOCK_ATTENTION, sh, RECOMPUTE_NONE),
                   5 * sbh + 2 * sbh / t + 4 * s * b * hkv / t + 2 * sbh / t + 4 * a * s * b / t,
@@ -145,10 +151,9 @@ START_TEST(layer_gemm_flops)
 {
     double s = 1024, b = 2, h = 1024, f = 2816, kv = 4, a = 16;
     double hkv = kv * h / a;
-    ModelSpec m = {(char *)"gqa", 2,    (int)h, (int)a,     (int)kv,
-                   (int)f,        1000, (int)s, MLP_SWIGLU, FALSE};
+    ModelSpec m = test_llama(2, (int)h, (int)a, (int)kv, (int)f, 1000, (int)s);
     for (int att = 0; att < 2; att++) { /* the same FLOPs with either attention */
-        Shard sh = {(int)b, 1, FALSE, (Attention)att};
+        Shard sh = {.micro_batch = (int)b, .tp = 1, .attention = (Attention)att};
         OpList ops;
         tf_block_ops(&m, BLOCK_ATTENTION, sh, &ops);
         ck_assert_rel(tf_ops_flops(&ops, TRUE),

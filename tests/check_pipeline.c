@@ -45,7 +45,8 @@ static double forward_s(const Run *run, int layers)
     OpList ops;
     double t = 0;
     for (int b = 0; b < TF_BLOCKS; b++) {
-        tf_block_ops(run->model, (Block)b, (Shard){1, 1, FALSE, ATTENTION_STANDARD}, &ops);
+        tf_block_ops(run->model, (Block)b,
+                     (Shard){.micro_batch = 1, .tp = 1, .attention = ATTENTION_STANDARD}, &ops);
         t += tf_ops_s(&run->cluster->gpu, &ops);
     }
     return layers * t;
@@ -112,7 +113,8 @@ static void split_s(const Run *run, int layers, double *tf, double *tb, double *
     *tf = forward_s(run, layers);
     *tw = 0;
     for (int b = 0; b < TF_BLOCKS; b++) {
-        tf_block_ops(run->model, (Block)b, (Shard){1, 1, FALSE, ATTENTION_STANDARD}, &ops);
+        tf_block_ops(run->model, (Block)b,
+                     (Shard){.micro_batch = 1, .tp = 1, .attention = ATTENTION_STANDARD}, &ops);
         for (int i = 0; i < ops.n; i++) {
             OpList one = {.ops = {ops.ops[i]}, .n = 1};
             *tw += ops.ops[i].batch > 0 ? layers * tf_ops_s(&run->cluster->gpu, &one) : 0;
@@ -195,7 +197,7 @@ enum { MH = 256, MA = 8, MV = 1024 }; /* a small model: memory only */
  * embedding's on the first stage and the head's on the last. */
 static double stage_bytes(const Run *run, int s, int p, int layers)
 {
-    Shard sh = {1, 1, FALSE, ATTENTION_STANDARD};
+    Shard sh = {.micro_batch = 1, .tp = 1, .attention = ATTENTION_STANDARD};
     double layer = tf_block_activation_bytes(run->model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE) +
                    tf_block_activation_bytes(run->model, BLOCK_MLP, sh, RECOMPUTE_NONE);
     return layers * layer + (s == 0 ? tf_embedding_activation_bytes(run->model, sh) : 0) +
@@ -229,8 +231,8 @@ END_TEST
 START_TEST(zero_bubble_in_flight)
 {
     const int p = 4;
-    static const int cases[][2] = {{SCHEDULE_ZBH1, 2}, {SCHEDULE_ZBH1, 6},
-                                   {SCHEDULE_ZBH2, 7}, {SCHEDULE_ZBH2, 10}};
+    static const int cases[][2] = {
+        {SCHEDULE_ZBH1, 2}, {SCHEDULE_ZBH1, 6}, {SCHEDULE_ZBH2, 7}, {SCHEDULE_ZBH2, 10}};
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         int m = cases[i][1];
         Run run = pipeline(p, m, 1, (Schedule)cases[i][0], 2, MH, MA, MV);
@@ -255,7 +257,7 @@ START_TEST(interleaved_first_stage_memory)
 {
     const int p = 4, v = 2, m = 8, k = 2, L = p * v * k;
     Run run = pipeline(p, m, v, SCHEDULE_INTERLEAVED, k, MH, MA, MV);
-    Shard sh = {1, 1, FALSE, ATTENTION_STANDARD};
+    Shard sh = {.micro_batch = 1, .tp = 1, .attention = ATTENTION_STANDARD};
     double layer = tf_block_activation_bytes(run.model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE) +
                    tf_block_activation_bytes(run.model, BLOCK_MLP, sh, RECOMPUTE_NONE);
     double expected = (1 + (p - 1.0) / (p * v)) * L * layer +

@@ -21,8 +21,8 @@ static void run_case(Run *c, int dp, gboolean one_node, int micro_batch, int glo
     c->plan->micro_batch_size = micro_batch;
     c->plan->global_batch_size = global_batch;
     c->plan->overlap_grad_reduce = overlap;
-    c->plan->ddp_bucket_size = 500000; /* about two thirds of a layer: several buckets */
-    c->plan->attention = ATTENTION_STANDARD; /* t_b = 2 t_f and Korthikanti's activations */
+    c->plan->ddp_bucket_size = 500000;           /* about two thirds of a layer: several buckets */
+    c->plan->attention = ATTENTION_STANDARD;     /* t_b = 2 t_f and Korthikanti's activations */
     c->plan->grad_accum_dtype = GRAD_ACCUM_BF16; /* 2-byte gradients: 16 Psi, 2 Psi reduced */
     run_simulate(c);
 }
@@ -31,7 +31,7 @@ static void run_case(Run *c, int dp, gboolean one_node, int micro_batch, int glo
  * blocks, head; each the sum of its operations' roofline times. */
 static double forward_s(const ModelSpec *m, const GpuSpec *gpu, int b)
 {
-    Shard sh = {b, 1, FALSE, ATTENTION_STANDARD};
+    Shard sh = {.micro_batch = b, .tp = 1, .attention = ATTENTION_STANDARD};
     OpList ops;
     tf_embedding_ops(m, sh, &ops);
     double t = tf_ops_s(gpu, &ops);

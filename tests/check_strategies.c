@@ -280,7 +280,8 @@ START_TEST(tp_sum_hides_under_the_weight_gradient)
     ModelSpec *probe = test_gpt(1, H, A, V, S);
     ClusterSpec *probe_c = test_cluster(1, 2, 300e9, 25e9);
     OpList ops;
-    tf_block_ops(probe, BLOCK_ATTENTION, (Shard){B, 2, FALSE, ATTENTION_FLASH}, &ops);
+    tf_block_ops(probe, BLOCK_ATTENTION,
+                 (Shard){.micro_batch = B, .tp = 2, .attention = ATTENTION_FLASH}, &ops);
     g_assert(strcmp(ops.ops[1].name, "qkv") == 0);
     OpList qkv = {.ops = {ops.ops[1]}, .n = 1};
     double m = 0.5 * tf_ops_s(&probe_c->gpu, &qkv), S_bytes = 2.0 * B * S * H;
@@ -314,8 +315,8 @@ START_TEST(tp_overlap_lies_between_free_and_waiting)
 {
     double step[3]; /* waiting, overlapped, free */
     for (int k = 0; k < 3; k++) {
-        Run run = run_new(test_gpt(2, H, A, V, S),
-                          test_cluster(1, T, k == 2 ? 300e15 : 300e9, 25e9));
+        Run run =
+            run_new(test_gpt(2, H, A, V, S), test_cluster(1, T, k == 2 ? 300e15 : 300e9, 25e9));
         run.cluster->gpu.comm_interference = _i ? 0.3 : 0;
         run.plan->tp = T;
         run.plan->sequence_parallel = TRUE;

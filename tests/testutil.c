@@ -45,6 +45,19 @@ ModelSpec *test_shipped_model(const char *folder, const char *file)
     return m;
 }
 
+ModelSpec test_llama(int layers, int hidden, int heads, int kv_heads, int ffn, int vocab, int seq)
+{
+    return (ModelSpec){.name = (char *)"test-llama",
+                       .layers = layers,
+                       .hidden_size = hidden,
+                       .attention_heads = heads,
+                       .kv_heads = kv_heads,
+                       .ffn_hidden_size = ffn,
+                       .vocab_size = vocab,
+                       .seq_length = seq,
+                       .mlp = MLP_SWIGLU};
+}
+
 ModelSpec *test_gpt(int layers, int hidden, int heads, int vocab, int seq)
 {
     ModelSpec *m = g_new0(ModelSpec, 1);

@@ -33,6 +33,10 @@ ClusterSpec *test_shipped_cluster(const char *file, int nodes);
  * the test on error. */
 ModelSpec *test_shipped_model(const char *folder, const char *file);
 
+/* A Llama-style model (SwiGLU, untied embeddings) by value; its name is
+ * a literal, not to be freed. */
+ModelSpec test_llama(int layers, int hidden, int heads, int kv_heads, int ffn, int vocab, int seq);
+
 /* A GPT-style model (GeLU, f = 4h, tied embeddings), built in code. */
 ModelSpec *test_gpt(int layers, int hidden, int heads, int vocab, int seq);
 
