@@ -91,19 +91,63 @@ typedef struct {
     gsize pad;    /* keeps the array 16-byte aligned */
 } BigHead;
 
+/* Mappings freed lately, kept for the next replay's arrays: the system
+ * clears every page it hands out (a tenth of a big replay's time), and a
+ * benchmark's or a sweep's replays ask for arrays of the sizes the one
+ * before freed. At most SPARE_MAPS of them; a request that none of them
+ * fits gives them all back first, so that they never pile up beside new
+ * ones. Shared by a sweep's threads, under a lock. */
+#define SPARE_MAPS 32
+static struct {
+    GMutex lock;
+    char *data[SPARE_MAPS]; /* the arrays' first bytes, as big_alloc returned them */
+    int n;
+} spare;
+
+/* The smallest spare mapping of `rounded` bytes to twice that, or NULL
+ * (and then none is left). */
+static void *reuse(gsize rounded)
+{
+    void *found = NULL;
+    g_mutex_lock(&spare.lock);
+    int best = -1;
+    gsize best_size = 2 * rounded + 1;
+    for (int i = 0; i < spare.n; i++) {
+        gsize mapped = ((BigHead *)spare.data[i])[-1].mapped - SMALL_PAGE;
+        if (mapped >= rounded && mapped < best_size) {
+            best = i;
+            best_size = mapped;
+        }
+    }
+    if (best >= 0) {
+        found = spare.data[best];
+        spare.data[best] = spare.data[--spare.n];
+    }
+    while (!found && spare.n > 0) {
+        char *p = spare.data[--spare.n];
+        munmap(p - SMALL_PAGE, ((BigHead *)p)[-1].mapped);
+    }
+    g_mutex_unlock(&spare.lock);
+    return found;
+}
+
 /* `bytes` of uninitialised memory, freed with big_free. Touching a fresh
  * 4 KiB page costs a fault of microseconds, and a replay touches tens to
  * hundreds of MiB: an array of a quarter of a huge page or more is mapped
  * on its own, aligned to huge pages, and the system asked to back it with
  * them (Linux's transparent huge pages; elsewhere, or when refused, plain
- * pages). Being its own mapping, it goes back to the system when freed,
- * instead of staying in the C library's heap, where runs of different
- * sizes one after another (a sweep's, a benchmark's) would pile up. */
+ * pages). Being its own mapping, it goes back to the system when freed
+ * (after a stay among the spares), instead of staying in the C library's
+ * heap, where runs of different sizes one after another (a sweep's, a
+ * benchmark's) would pile up. */
 static void *big_alloc(gsize bytes)
 {
 #ifdef MAP_ANONYMOUS
     if (bytes >= HUGE_PAGE / 4) {
         gsize rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+        void *again = reuse(rounded);
+        if (again)
+            return again;
         gsize span = rounded + HUGE_PAGE; /* room to align, with the header's page */
         char *map = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (map == MAP_FAILED)
@@ -131,10 +175,17 @@ static void big_free(void *p)
     if (!p)
         return;
     BigHead *h = (BigHead *)p - 1;
-    if (h->mapped)
-        munmap((char *)p - SMALL_PAGE, h->mapped);
-    else
+    if (!h->mapped) {
         g_free(h);
+        return;
+    }
+    g_mutex_lock(&spare.lock);
+    gboolean kept = spare.n < SPARE_MAPS;
+    if (kept)
+        spare.data[spare.n++] = p;
+    g_mutex_unlock(&spare.lock);
+    if (!kept)
+        munmap((char *)p - SMALL_PAGE, h->mapped);
 }
 
 void *graph_per_task(const Graph *g, gsize size)

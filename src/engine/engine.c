@@ -136,12 +136,25 @@ static int32_t plan_of(Run *run, const Task *t)
     return cache->plan[i] = net_plan(run->net, (CollOp)t->op, gpus, n, t->bytes);
 }
 
+/* The address `n` elements after `p`, for a prefetch only: in integers,
+ * since it may lie past the array's end. */
+#define ahead(p, n) ((const void *)((uintptr_t)(p) + (n) * sizeof *(p)))
+
 /* Starts task `id` at `now`, when `pred`, its critical predecessor (or
  * TASK_NONE), ended. */
 static void start(Run *run, TaskId id, double now, TaskId pred)
 {
     const Task *t = &run->a.task[id];
-    __builtin_prefetch(t + 2); /* the rank's next tasks, by the time this one ends */
+    /* what the tasks a little later in each array need: a replay moves
+     * through them at about the pace of its clock (each rank's tasks in
+     * the order they were added), and reading them cold is otherwise most
+     * of a task's time */
+    __builtin_prefetch(ahead(t, 6));
+    __builtin_prefetch(ahead(&run->a.succ[t->first_succ], 32));
+    __builtin_prefetch(ahead(&run->r->start_s[id], 16), 1);
+    __builtin_prefetch(ahead(&run->r->end_s[id], 16), 1);
+    __builtin_prefetch(ahead(&run->r->critical[id], 32), 1);
+    __builtin_prefetch(ahead(&run->waiting[id], 32), 1);
     run->r->start_s[id] = now;
     run->r->critical[id] = pred;
     apply_mem(run, id, FALSE);

@@ -78,6 +78,7 @@ enum { KIND_EMBEDDING, KIND_HEAD, KIND_BLOCK, KINDS = KIND_BLOCK + TF_BLOCK_KIND
 
 typedef struct {
     PieceSpans kind[KINDS];
+    double layer_bytes; /* b (s/c) h in bf16, what the group's collectives move whole */
 } TpState;
 
 /* The column-parallel GEMMs (Megatron-LM's ColumnParallelLinear) and the
@@ -182,12 +183,15 @@ static void step_begin(Emit *e, void *state)
         tf_block_ops(m, (Block)b, sh, &ops);
         st->kind[KIND_BLOCK + b] = cut(gpu, &ops);
     }
+    /* communicated in bf16 whatever the GEMMs' dtype */
+    st->layer_bytes = dtype_bytes(DTYPE_BF16) * tf_tokens(m, sh) * m->hidden_size;
 }
 
 /* A piece's compute being emitted: the work not yet in a task, and the
  * tasks so far. */
 typedef struct {
     Emit *e;
+    const TpState *st;
     const PieceRef *p;
     TaskTag tag;
     TaskName name;
@@ -218,8 +222,8 @@ static void flush(Parts *q)
 }
 
 /* A collective over the tp group of `share` of b s h bf16 values (s/c
- * tokens of each sequence with context parallelism), on the tp
- * stream, after the pending work (which it needs) is done. */
+ * tokens of each sequence with context parallelism: TpState.layer_bytes),
+ * on the tp stream, after the pending work (which it needs) is done. */
 static TaskId collective(Parts *q, CollOp op, double share)
 {
     static const char *const names[COLL_N_OPS] = {
@@ -227,16 +231,13 @@ static TaskId collective(Parts *q, CollOp op, double share)
         [COLL_ALL_GATHER] = "tp all_gather mb%d L%d",
         [COLL_REDUCE_SCATTER] = "tp reduce_scatter mb%d L%d",
     };
-    const ModelSpec *m = emit_model(q->e);
-    /* b (s/c) h, communicated in bf16 whatever the GEMMs' dtype */
-    double bytes =
-        share * dtype_bytes(DTYPE_BF16) * tf_tokens(m, emit_shard(q->e)) * m->hidden_size;
+    double bytes = share * q->st->layer_bytes;
     if (emit_plan(q->e)->tp == 1)
         return TASK_NONE; /* a group of one: nothing to wait for */
     flush(q);
-    TaskId c = emit_collective(q->e, GROUP_TP, STREAM_TP, op, bytes, TAG_TP,
-                               (TaskName){.fmt = names[op], .a = q->p->micro_batch,
-                                          .b = q->p->segment->layer});
+    TaskId c = emit_collective(
+        q->e, GROUP_TP, STREAM_TP, op, bytes, TAG_TP,
+        (TaskName){.fmt = names[op], .a = q->p->micro_batch, .b = q->p->segment->layer});
     emit_wait(q->e, q->last, c);
     return c;
 }
@@ -309,7 +310,7 @@ static void backward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overla
     const Span *row = &k->span[SPAN_ROW];
     double row_times = whole ? 2 : k->row_gemm ? 1 : 0;
     if (row->ops && sp && overlap && k->row_gemm) {
-        gather_into(q, row, 1, TRUE); /* the input gradient */
+        gather_into(q, row, 1, TRUE);  /* the input gradient */
         add(q, row, row_times - 1, 1); /* the weight gradient */
     } else if (row->ops && sp) {
         gather_into(q, row, row_times, FALSE);
@@ -352,7 +353,8 @@ static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag
     int kind = p->segment->kind == SEGMENT_EMBEDDING ? KIND_EMBEDDING
                : p->segment->kind == SEGMENT_HEAD    ? KIND_HEAD
                                                      : KIND_BLOCK + p->block;
-    Parts q = {.e = e, .p = p, .tag = tag, .name = name, .first = TASK_NONE, .last = TASK_NONE};
+    Parts q = {
+        .e = e, .st = st, .p = p, .tag = tag, .name = name, .first = TASK_NONE, .last = TASK_NONE};
     if (p->phase == PHASE_BACKWARD || p->phase == PHASE_INPUT_GRAD)
         backward(&q, &st->kind[kind], plan->sequence_parallel, plan->tp_comm_overlap,
                  p->phase == PHASE_BACKWARD);
