@@ -163,6 +163,8 @@ int share_start_weighted(Share *s, double now, const int *path, const double *we
     int32_t id;
     if (s->free_ids.n > 0) {
         id = s->free_ids.v[--s->free_ids.n];
+        if (s->free_ids.n > 0) /* the next flow to start, most often at once */
+            __builtin_prefetch(&s->flows[s->free_ids.v[s->free_ids.n - 1]], 1);
     } else {
         if (s->n_flows == s->flows_room) {
             s->flows_room = MAX(2 * s->flows_room, 16);
@@ -248,6 +250,8 @@ static void find_component(Share *s)
     for (gsize i = 0; i < s->comp_links.n; i++) { /* the list grows as we go */
         const LinkFlows *lf = &s->on_link[s->comp_links.v[i]];
         for (int j = 0; j < lf->n; j++) {
+            if (j + 4 < lf->n)
+                __builtin_prefetch(&s->flows[lf->id[j + 4]]);
             Flow *f = &s->flows[lf->id[j]];
             if (f->stamp == s->stamp)
                 continue;
@@ -348,6 +352,8 @@ void share_update(Share *s, double now,
         return;
     find_component(s);
     for (gsize i = 0; i < s->comp_flows.n; i++) {
+        if (i + 4 < s->comp_flows.n)
+            __builtin_prefetch(&s->flows[s->comp_flows.v[i + 4]], 1);
         Flow *f = &s->flows[s->comp_flows.v[i]];
         settle(s, f, now, FALSE);
         f->old_rate = f->rate;
