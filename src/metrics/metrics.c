@@ -101,8 +101,10 @@ static void split_rank(const Graph *g, const Replay *r, int rank, const Window *
     s->end_s = prev_end;
 }
 
-/* From the first forward's start to the last backward's end, any rank. */
-static Window forward_backward_window(const Graph *g, const Replay *r)
+/* From the first forward's start to the last backward's end, any rank;
+ * and in *flops the FLOPs of every task, each simulated rank's `orbit`
+ * times (it stands for its orbit), in one pass over the tasks. */
+static Window forward_backward_window(const Graph *g, const Replay *r, int orbit, double *flops)
 {
     Window ph = {INFINITY, 0};
     const Task *task = graph_arrays(g).task;
@@ -112,17 +114,18 @@ static Window forward_backward_window(const Graph *g, const Replay *r)
             ph.start_s = MIN(ph.start_s, r->start_s[id]);
         if (t->tag == TAG_BACKWARD)
             ph.end_s = MAX(ph.end_s, r->end_s[id]);
+        *flops += t->flops * orbit;
     }
     return ph;
 }
 
 /* Counts, bytes and times of the collectives `rank` joins on its streams
- * (a send/recv is the sender's), and the exposed parts from its split. */
-static void comm_table(const Graph *g, const Replay *r, int rank, const RankSplit *split,
+ * `first` to `end` - 1 (a send/recv is the sender's). */
+static void count_comm(const Graph *g, const Replay *r, int rank, int first, int end,
                        CommStat table[TAG_KINDS][COLL_N_OPS])
 {
     memset(table, 0, sizeof(CommStat) * TAG_KINDS * COLL_N_OPS);
-    for (int stream = 0; stream < graph_streams(g); stream++) {
+    for (int stream = first; stream < end; stream++) {
         int n;
         const TaskId *tasks = graph_stream(g, rank, stream, &n);
         for (int i = 0; i < n; i++) {
@@ -136,6 +139,14 @@ static void comm_table(const Graph *g, const Replay *r, int rank, const RankSpli
             c->algorithms |= 1u << r->algorithm[tasks[i]];
         }
     }
+}
+
+/* The collectives of all of `rank`'s streams, and the exposed parts from
+ * its split. */
+static void comm_table(const Graph *g, const Replay *r, int rank, const RankSplit *split,
+                       CommStat table[TAG_KINDS][COLL_N_OPS])
+{
+    count_comm(g, r, rank, 0, graph_streams(g), table);
     for (int tag = 0; tag < TAG_KINDS; tag++)
         for (int op = 0; op < COLL_N_OPS; op++)
             table[tag][op].exposed_s = split->exposed[tag][op];
@@ -166,8 +177,8 @@ static void stage_table(const Graph *g, const Replay *r, const Layout *layout, c
         StageStat *st = &out->stages[s];
         int rank = symmetry_local(sym, layout_rank(layout, (Coord){.pp = s}));
         const RankSplit *split = &splits[rank];
-        CommStat table[TAG_KINDS][COLL_N_OPS];
-        comm_table(g, r, rank, split, table);
+        CommStat table[TAG_KINDS][COLL_N_OPS]; /* sends: on the p2p stream alone */
+        count_comm(g, r, rank, STREAM_P2P, STREAM_P2P + 1, table);
         for (int c = 0; c < plan->virtual_stages; c++)
             st->layers += plan->layers_per_stage.v[c * plan->pp + s];
         st->embedding = s == 0;
@@ -246,7 +257,7 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     out->events = r->events;
     out->step_time_s = r->makespan_s;
 
-    Window ph = forward_backward_window(g, r);
+    Window ph = forward_backward_window(g, r, orbit, &out->hardware_flops);
     double phase_s = ph.end_s - ph.start_s, bubble_sum = 0, latest_end = -1;
     int critical_local = 0;
     g_autofree RankSplit *splits = g_new(RankSplit, ranks); /* the stages reuse them */
@@ -271,9 +282,6 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     if (out->step_time_s > 0)
         link_table(r, out->step_time_s, out);
 
-    const Task *task = graph_arrays(g).task;
-    for (gsize id = 0; id < r->tasks; id++) /* a simulated rank's for its orbit */
-        out->hardware_flops += task[id].flops * orbit;
     double sequences = plan->global_batch_size;
     out->model_flops = tf_model_flops(model, sequences);
     double peak = (double)ranks * orbit * cluster->gpu.peak_flops;
