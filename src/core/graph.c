@@ -94,41 +94,69 @@ typedef struct {
 /* Mappings freed lately, kept for the next replay's arrays: the system
  * clears every page it hands out (a tenth of a big replay's time), and a
  * benchmark's or a sweep's replays ask for arrays of the sizes the one
- * before freed. At most SPARE_MAPS of them; a request that none of them
- * fits gives them all back first, so that they never pile up beside new
- * ones. Shared by a sweep's threads, under a lock. */
-#define SPARE_MAPS 32
+ * before freed. At most SPARE_MAPS of them and SPARE_BYTES in all (the
+ * biggest go back to the system first), so that they never pile up.
+ * Shared by a sweep's threads, under a lock. */
+#define SPARE_MAPS  32
+#define SPARE_BYTES ((gsize)512 << 20)
 static struct {
     GMutex lock;
     char *data[SPARE_MAPS]; /* the arrays' first bytes, as big_alloc returned them */
     int n;
+    gsize bytes; /* mapped by them */
 } spare;
 
-/* The smallest spare mapping of `rounded` bytes to twice that, or NULL
- * (and then none is left). */
+/* The bytes mapped for spare i. */
+static gsize spare_size(int i)
+{
+    return ((BigHead *)spare.data[i])[-1].mapped;
+}
+
+/* Takes spare i out of the list; returns its array. */
+static char *spare_take(int i)
+{
+    char *p = spare.data[i];
+    spare.bytes -= spare_size(i);
+    spare.data[i] = spare.data[--spare.n];
+    return p;
+}
+
+/* The smallest spare mapping for an array of `rounded` bytes, if one
+ * holds it in at most twice that; else NULL. */
 static void *reuse(gsize rounded)
 {
     void *found = NULL;
     g_mutex_lock(&spare.lock);
     int best = -1;
-    gsize best_size = 2 * rounded + 1;
     for (int i = 0; i < spare.n; i++) {
-        gsize mapped = ((BigHead *)spare.data[i])[-1].mapped - SMALL_PAGE;
-        if (mapped >= rounded && mapped < best_size) {
+        gsize size = spare_size(i) - SMALL_PAGE;
+        if (size >= rounded && size <= 2 * rounded &&
+            (best < 0 || size < spare_size(best) - SMALL_PAGE))
             best = i;
-            best_size = mapped;
-        }
     }
-    if (best >= 0) {
-        found = spare.data[best];
-        spare.data[best] = spare.data[--spare.n];
-    }
-    while (!found && spare.n > 0) {
-        char *p = spare.data[--spare.n];
-        munmap(p - SMALL_PAGE, ((BigHead *)p)[-1].mapped);
-    }
+    if (best >= 0)
+        found = spare_take(best);
     g_mutex_unlock(&spare.lock);
     return found;
+}
+
+/* Keeps big_alloc's array `p` among the spares, giving the biggest back
+ * to the system while there are too many. */
+static void spare_keep(char *p)
+{
+    g_mutex_lock(&spare.lock);
+    spare.data[spare.n++] = p; /* there is room: the list is never full between calls */
+    spare.bytes += spare_size(spare.n - 1);
+    while (spare.n == SPARE_MAPS || spare.bytes > SPARE_BYTES) {
+        int biggest = 0;
+        for (int i = 1; i < spare.n; i++)
+            if (spare_size(i) > spare_size(biggest))
+                biggest = i;
+        gsize size = spare_size(biggest);
+        char *q = spare_take(biggest);
+        munmap(q - SMALL_PAGE, size);
+    }
+    g_mutex_unlock(&spare.lock);
 }
 
 /* `bytes` of uninitialised memory, freed with big_free. Touching a fresh
@@ -179,13 +207,7 @@ static void big_free(void *p)
         g_free(h);
         return;
     }
-    g_mutex_lock(&spare.lock);
-    gboolean kept = spare.n < SPARE_MAPS;
-    if (kept)
-        spare.data[spare.n++] = p;
-    g_mutex_unlock(&spare.lock);
-    if (!kept)
-        munmap((char *)p - SMALL_PAGE, h->mapped);
+    spare_keep(p);
 }
 
 void *graph_per_task(const Graph *g, gsize size)
