@@ -29,16 +29,14 @@
 
 #include "core/evq.h"
 
-/* The members an update reads of every flow it meets come first, in 64
- * bytes, so that meeting a flow costs one or two cache lines. */
+/* A flow. The members an update reads of every flow it meets come first,
+ * so that meeting a flow costs one or two cache lines; what the solver
+ * reads each time it meets the flow again, from another of its links, is
+ * apart (FlowSolve), so that those meetings stay in the caches. */
 typedef struct {
     int32_t path[SHARE_MAX_PATH];
     int n;
-    unsigned stamp; /* the last component search that met it */
-    gboolean fixed; /* solver scratch */
     uint32_t version;
-    double rate;      /* < 0 until the first update */
-    double old_rate;  /* the rate before an update, to tell a change */
     double remaining; /* bytes still to move, as of `since` */
     double weight[SHARE_MAX_PATH];
     double since;
@@ -46,6 +44,15 @@ typedef struct {
     int32_t token;
     int32_t slot[SHARE_MAX_PATH]; /* its index in each link's flow list */
 } Flow;
+
+/* A flow's rate, and the solver's marks on it (share.c's flows[id] and
+ * solve[id] are one flow). */
+typedef struct {
+    double rate;     /* < 0 until the first update */
+    double old_rate; /* the rate before an update, to tell a change */
+    unsigned stamp;  /* the last component search that met it */
+    uint32_t fixed;  /* solver scratch */
+} FlowSolve;
 
 /* The flows crossing a link, and their weights on it (same order). */
 typedef struct {
@@ -67,6 +74,7 @@ struct Share {
     double *carried;    /* per link: bytes */
     double *carried_by; /* per link x tag */
     Flow *flows;        /* the pool */
+    FlowSolve *solve;   /* per flow of the pool */
     gsize n_flows, flows_room;
     Ids free_ids; /* pool slots to reuse */
     Ids touched;  /* links touched since the last update */
@@ -125,6 +133,7 @@ void share_free(Share *s)
     g_free(s->carried);
     g_free(s->carried_by);
     g_free(s->flows);
+    g_free(s->solve);
     g_free(s->free_ids.v);
     g_free(s->touched.v);
     g_free(s->instant.v);
@@ -169,19 +178,16 @@ int share_start_weighted(Share *s, double now, const int *path, const double *we
         if (s->n_flows == s->flows_room) {
             s->flows_room = MAX(2 * s->flows_room, 16);
             s->flows = g_renew(Flow, s->flows, s->flows_room);
+            s->solve = g_renew(FlowSolve, s->solve, s->flows_room);
         }
         id = (int32_t)s->n_flows++;
         s->flows[id].version = 0;
     }
     Flow *f = &s->flows[id];
     uint32_t version = f->version;
-    *f = (Flow){.n = n,
-                .remaining = bytes,
-                .since = now,
-                .rate = -1,
-                .version = version,
-                .token = token,
-                .tag = tag};
+    *f = (Flow){
+        .n = n, .remaining = bytes, .since = now, .version = version, .token = token, .tag = tag};
+    s->solve[id] = (FlowSolve){.rate = -1};
     for (int i = 0; i < n; i++) {
         g_assert(path[i] >= 0 && path[i] < s->n_links);
         f->path[i] = path[i];
@@ -195,11 +201,13 @@ int share_start_weighted(Share *s, double now, const int *path, const double *we
     return id;
 }
 
-/* Moves the flow's bytes up to `now` onto its links' counters. */
-static void settle(Share *s, Flow *f, double now, gboolean ending)
+/* Moves flow id's bytes up to `now` onto its links' counters. */
+static void settle(Share *s, int32_t id, double now, gboolean ending)
 {
-    double moved = ending ? f->remaining : MIN(f->remaining, f->rate * (now - f->since));
-    if (f->rate < 0 || !isfinite(moved))
+    Flow *f = &s->flows[id];
+    double rate = s->solve[id].rate;
+    double moved = ending ? f->remaining : MIN(f->remaining, rate * (now - f->since));
+    if (rate < 0 || !isfinite(moved))
         moved = ending ? f->remaining : 0;
     for (int i = 0; moved > 0 && i < f->n; i++) {
         s->carried[f->path[i]] += f->weight[i] * moved;
@@ -212,7 +220,7 @@ static void settle(Share *s, Flow *f, double now, gboolean ending)
 void share_end(Share *s, double now, int id)
 {
     Flow *f = &s->flows[id];
-    settle(s, f, now, TRUE);
+    settle(s, id, now, TRUE);
     for (int i = 0; i < f->n; i++) {
         LinkFlows *lf = &s->on_link[f->path[i]];
         int32_t last = lf->id[--lf->n]; /* swap-remove */
@@ -252,10 +260,11 @@ static void find_component(Share *s)
         for (int j = 0; j < lf->n; j++) {
             if (j + 4 < lf->n)
                 __builtin_prefetch(&s->flows[lf->id[j + 4]]);
-            Flow *f = &s->flows[lf->id[j]];
-            if (f->stamp == s->stamp)
+            FlowSolve *mark = &s->solve[lf->id[j]];
+            if (mark->stamp == s->stamp)
                 continue;
-            f->stamp = s->stamp;
+            mark->stamp = s->stamp;
+            const Flow *f = &s->flows[lf->id[j]];
             push_id(&s->comp_flows, lf->id[j]);
             for (int k = 0; k < f->n; k++)
                 meet_link(s, f->path[k]);
@@ -293,18 +302,19 @@ static void queue_link(Share *s, int32_t l)
 static void fill(Share *s)
 {
     for (gsize i = 0; i < s->comp_flows.n; i++) {
-        Flow *f = &s->flows[s->comp_flows.v[i]];
-        f->fixed = alone(s, f);
-        for (int k = 0; f->fixed && k < f->n; k++) {
+        const Flow *f = &s->flows[s->comp_flows.v[i]];
+        FlowSolve *x = &s->solve[s->comp_flows.v[i]];
+        x->fixed = alone(s, f);
+        for (int k = 0; x->fixed && k < f->n; k++) {
             double share = s->capacity[f->path[k]] / f->weight[k];
-            f->rate = k == 0 ? share : MIN(f->rate, share);
+            x->rate = k == 0 ? share : MIN(x->rate, share);
         }
     }
     evq_clear(s->heap);
     for (gsize i = 0; i < s->comp_links.n; i++) {
         int32_t l = s->comp_links.v[i];
         const LinkFlows *lf = &s->on_link[l];
-        if (lf->n == 1 && s->flows[lf->id[0]].fixed)
+        if (lf->n == 1 && s->solve[lf->id[0]].fixed)
             continue; /* a lone flow's */
         s->left[l] = s->capacity[l];
         s->unfixed[l] = 0;
@@ -323,11 +333,12 @@ static void fill(Share *s)
         double share = top.time_s;
         const LinkFlows *lf = &s->on_link[bottleneck];
         for (int j = 0; j < lf->n; j++) {
-            Flow *f = &s->flows[lf->id[j]];
-            if (f->fixed)
+            FlowSolve *x = &s->solve[lf->id[j]];
+            if (x->fixed)
                 continue;
-            f->fixed = TRUE;
-            f->rate = share;
+            x->fixed = TRUE;
+            x->rate = share;
+            const Flow *f = &s->flows[lf->id[j]];
             for (int k = 0; k < f->n; k++) {
                 int32_t l = f->path[k];
                 s->left[l] = MAX(0.0, s->left[l] - f->weight[k] * share);
@@ -343,9 +354,8 @@ void share_update(Share *s, double now,
                   void (*changed)(void *ctx, int id, double end_s, uint32_t version), void *ctx)
 {
     for (gsize i = 0; i < s->instant.n; i++) {
-        Flow *f = &s->flows[s->instant.v[i]];
-        f->rate = INFINITY;
-        changed(ctx, s->instant.v[i], now, f->version);
+        s->solve[s->instant.v[i]].rate = INFINITY;
+        changed(ctx, s->instant.v[i], now, s->flows[s->instant.v[i]].version);
     }
     s->instant.n = 0;
     if (s->touched.n == 0)
@@ -354,18 +364,19 @@ void share_update(Share *s, double now,
     for (gsize i = 0; i < s->comp_flows.n; i++) {
         if (i + 4 < s->comp_flows.n)
             __builtin_prefetch(&s->flows[s->comp_flows.v[i + 4]], 1);
-        Flow *f = &s->flows[s->comp_flows.v[i]];
-        settle(s, f, now, FALSE);
-        f->old_rate = f->rate;
+        int32_t id = s->comp_flows.v[i];
+        settle(s, id, now, FALSE);
+        s->solve[id].old_rate = s->solve[id].rate;
     }
     fill(s);
     for (gsize i = 0; i < s->comp_flows.n; i++) {
         int32_t id = s->comp_flows.v[i];
-        Flow *f = &s->flows[id];
-        if (f->rate == f->old_rate)
+        const FlowSolve *x = &s->solve[id];
+        if (x->rate == x->old_rate)
             continue; /* the same rate: the same end */
+        Flow *f = &s->flows[id];
         f->version++;
-        changed(ctx, id, now + f->remaining / f->rate, f->version);
+        changed(ctx, id, now + f->remaining / x->rate, f->version);
     }
 }
 
@@ -381,7 +392,7 @@ int32_t share_token(const Share *s, int id)
 
 double share_rate(const Share *s, int id)
 {
-    return s->flows[id].rate;
+    return s->solve[id].rate;
 }
 
 double share_link_bytes(const Share *s, int l)
