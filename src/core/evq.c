@@ -50,9 +50,14 @@ void evq_free(EventQueue *q)
 
 /* Whether `a` pops before `b`; without branches, which the heap's
  * comparisons, near coin tosses, would mispredict. */
+static int key_before(double time_s, uint64_t seq, const Event *b)
+{
+    return (time_s < b->time_s) | ((time_s == b->time_s) & (seq < b->seq));
+}
+
 static int before(const Event *a, const Event *b)
 {
-    return (a->time_s < b->time_s) | ((a->time_s == b->time_s) & (a->seq < b->seq));
+    return key_before(a->time_s, a->seq, b);
 }
 
 static Event *run_at(const EventQueue *q, gsize i)
@@ -74,25 +79,28 @@ static G_GNUC_NO_INLINE void run_grow(EventQueue *q)
     q->room *= 2;
 }
 
-/* Appends `ev` to the run. */
-static void run_append(EventQueue *q, const Event *ev)
+/* The slot after the run's last event, taken. The pushes below write an
+ * event's fields into its slot: an event built on the stack and copied
+ * would be read back before its stores are done, a stall each push. */
+static Event *run_append(EventQueue *q)
 {
     if (q->length == q->room)
         run_grow(q);
-    *run_at(q, q->length++) = *ev;
+    return run_at(q, q->length++);
 }
 
-/* Puts `ev` before the run's first event. */
-static void run_prepend(EventQueue *q, const Event *ev)
+/* The slot before the run's first event, taken. */
+static Event *run_prepend(EventQueue *q)
 {
     if (q->length == q->room)
         run_grow(q);
     q->head = (q->head - 1) & (q->room - 1);
     q->length++;
-    q->run[q->head] = *ev;
+    return &q->run[q->head];
 }
 
-static G_GNUC_NO_INLINE void heap_push(EventQueue *q, const Event *ev)
+static G_GNUC_NO_INLINE void heap_push(EventQueue *q, double time_s, uint64_t seq, int32_t payload,
+                                       uint32_t aux)
 {
     if (q->size == q->capacity) {
         q->capacity *= 2;
@@ -101,12 +109,12 @@ static G_GNUC_NO_INLINE void heap_push(EventQueue *q, const Event *ev)
     gsize i = q->size++;
     while (i > 0) {
         gsize parent = (i - 1) / 2;
-        if (!before(ev, &q->heap[parent]))
+        if (!key_before(time_s, seq, &q->heap[parent]))
             break;
         q->heap[i] = q->heap[parent];
         i = parent;
     }
-    q->heap[i] = *ev;
+    q->heap[i] = (Event){time_s, seq, payload, aux};
 }
 
 static G_GNUC_NO_INLINE void heap_pop(EventQueue *q)
@@ -129,13 +137,20 @@ static G_GNUC_NO_INLINE void heap_pop(EventQueue *q)
 
 void evq_push(EventQueue *q, double time_s, int32_t payload, uint32_t aux)
 {
-    Event ev = {time_s, q->next_seq++, payload, aux};
+    uint64_t seq = q->next_seq++;
+    Event *slot;
     if (q->length == 0 || time_s >= run_at(q, q->length - 1)->time_s)
-        run_append(q, &ev); /* after the run's last: its seq is larger */
+        slot = run_append(q); /* after the run's last: its seq is larger */
     else if (time_s < q->run[q->head].time_s)
-        run_prepend(q, &ev); /* strictly earlier than the run's first */
-    else
-        heap_push(q, &ev);
+        slot = run_prepend(q); /* strictly earlier than the run's first */
+    else {
+        heap_push(q, time_s, seq, payload, aux);
+        return;
+    }
+    slot->time_s = time_s;
+    slot->seq = seq;
+    slot->payload = payload;
+    slot->aux = aux;
 }
 
 /* The earliest event, or NULL. */

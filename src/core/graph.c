@@ -59,6 +59,7 @@ struct Graph {
     gsize n_tasks, tasks_room;
     Task *tasks;     /* and, once sealed, a sentinel (graph_arrays) */
     TaskName *names; /* per task */
+    int32_t *npred;  /* per task: edges into it */
     gsize n_edges, edges_room;
     Pair *edges;  /* before -> after, until sealed */
     TaskId *succ; /* sealed: the edges' ends, by task */
@@ -245,6 +246,8 @@ static inline void tasks_room_for(Graph *g, gsize need)
 {
     gsize room = g->tasks_room;
     g->tasks = room_for(g->tasks, &room, need, sizeof(Task));
+    room = g->tasks_room;
+    g->npred = room_for(g->npred, &room, need, sizeof(int32_t));
     g->names = room_for(g->names, &g->tasks_room, need, sizeof(TaskName));
 }
 
@@ -295,6 +298,7 @@ void graph_free(Graph *g)
         return;
     big_free(g->tasks);
     big_free(g->names);
+    big_free(g->npred);
     big_free(g->edges);
     big_free(g->slots);
     big_free(g->mem);
@@ -368,7 +372,7 @@ static inline void add_edge(Graph *g, TaskId before, TaskId after)
     g->edges = room_for(g->edges, &g->edges_room, g->n_edges + 1, sizeof(Pair));
     g->edges[g->n_edges++] = (Pair){before, after};
     g->tasks[before].first_succ++; /* counts them until sealed */
-    g->tasks[after].npred++;
+    g->npred[after]++;
 }
 
 void graph_dep(Graph *g, TaskId before, TaskId after)
@@ -398,6 +402,7 @@ static inline TaskId add_task(Graph *g, TaskKind kind, int owner, int tag, TaskN
     tasks_room_for(g, g->n_tasks + 1);
     g->tasks[g->n_tasks] = (Task){.owner = owner, .kind = (uint8_t)kind, .tag = (uint8_t)tag};
     g->names[g->n_tasks] = name;
+    g->npred[g->n_tasks] = 0;
     return (TaskId)g->n_tasks++;
 }
 
@@ -586,7 +591,13 @@ char *graph_name(const Graph *g, TaskId id)
 GraphArrays graph_arrays(const Graph *g)
 {
     g_assert(g->sealed);
-    return (GraphArrays){g->tasks, g->succ, g->mem};
+    return (GraphArrays){g->tasks, g->succ, g->mem, g->npred};
+}
+
+int graph_npred(const Graph *g, TaskId id)
+{
+    g_assert(id >= 0 && (gsize)id < g->n_tasks);
+    return g->npred[id];
 }
 
 const TaskId *graph_succ(const Graph *g, TaskId id, int *n)

@@ -50,7 +50,6 @@ typedef struct {
     };
     double flops;        /* compute: FLOPs executed, for utilisation (else 0) */
     int32_t owner;       /* compute and marker: the rank; collective: the group */
-    int32_t npred;       /* dependencies, stream order included */
     uint32_t first_succ; /* where its successors start (graph_arrays), once sealed */
     uint32_t first_mem;  /* where its memory operations start, once sealed */
     uint8_t kind;        /* TaskKind */
@@ -132,8 +131,8 @@ const Task *graph_task(const Graph *g, TaskId id);
 /* The task's name, formatted: a newly allocated string (g_free). */
 char *graph_name(const Graph *g, TaskId id);
 
-/* The sealed graph's tasks, successors and memory operations as flat
- * arrays, for loops over every task (the engine's); they live as long as
+/* The sealed graph's tasks, successors, memory operations and
+ * dependency counts as flat arrays, for loops over every task (the engine's); they live as long as
  * the graph. The successors of task `id` are succ[task[id].first_succ ..
  * task[id + 1].first_succ), its memory operations mem[task[id].first_mem
  * .. task[id + 1].first_mem), as graph_succ and graph_mem_ops give them:
@@ -142,6 +141,7 @@ typedef struct {
     const Task *task;
     const TaskId *succ;
     const MemOp *mem;
+    const int32_t *npred; /* per task: its dependencies, stream order included */
 } GraphArrays;
 
 GraphArrays graph_arrays(const Graph *g);
@@ -151,6 +151,9 @@ GraphArrays graph_arrays(const Graph *g);
  * arrays, a big one is mapped on its own, on huge pages (graph.c). */
 void *graph_per_task(const Graph *g, gsize size);
 void graph_per_task_free(void *p);
+
+/* The number of dependencies of `id`, stream order included. */
+int graph_npred(const Graph *g, TaskId id);
 
 /* Successors of `id`: *n entries. */
 const TaskId *graph_succ(const Graph *g, TaskId id, int *n);

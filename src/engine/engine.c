@@ -13,9 +13,10 @@
  * Interference: each rank counts the collectives it is in; a compute task
  * on its first stream (the GPU's; one on another stream, a data loader's
  * read, is not GPU work and runs at full speed) progresses at rate
- * 1 - interference while its rank's count is positive, else 1. When the count crosses zero the running task's progress is
- * settled and its end re-queued under a new version (an event whose
- * version is stale is skipped). Without interference nothing is counted. */
+ * 1 - interference while its rank's count is positive, else 1. When the
+ * count crosses zero the running task's progress is settled and its end
+ * re-queued under a new version (an event whose version is stale is
+ * skipped). Without interference nothing is counted. */
 #include "engine/engine.h"
 
 #include <math.h>
@@ -249,8 +250,7 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
         for (int i = 0; i < GROUP_PLANS; i++)
             run.group_plans[group].plan[i] = -1;
     }
-    for (gsize id = 0; id < n; id++)
-        run.waiting[id] = run.a.task[id].npred;
+    memcpy(run.waiting, run.a.npred, sizeof(int32_t) * n);
     for (gsize id = 0; id < n; id++)
         if (run.waiting[id] == 0)
             start(&run, (TaskId)id, 0.0, TASK_NONE);
