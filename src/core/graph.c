@@ -523,19 +523,22 @@ static void report_unjoined(Graph *g, const Group *grp, int k, GError **error)
 static void seal_rows(Graph *g)
 {
     g_assert(g->n_edges <= G_MAXUINT32 && g->n_mem <= G_MAXUINT32);
-    uint32_t succ_end = 0, mem_end = 0;
+    uint32_t succ_end = 0, mem_start = 0;
     for (gsize i = 0; i <= g->n_tasks; i++) {
         succ_end = g->tasks[i].first_succ += succ_end;
-        mem_end = g->tasks[i].first_mem += mem_end;
+        uint32_t count = g->tasks[i].first_mem;
+        /* in task order already: each row starts where the ones before end */
+        g->tasks[i].first_mem = mem_start + (g->mem_sorted ? 0 : count);
+        mem_start += count;
     }
     g->succ = big_alloc(sizeof(TaskId) * g->n_edges);
     for (gsize i = g->n_edges; i-- > 0;)
         g->succ[--g->tasks[g->edges[i].key].first_succ] = g->edges[i].value;
     g_clear_pointer(&g->edges, big_free);
-    MemOp *sorted = g->mem_sorted ? g->mem : big_alloc(sizeof(MemOp) * g->n_mem);
-    for (gsize i = g->n_mem; i-- > 0;)
-        sorted[--g->tasks[g->mem_task[i]].first_mem] = g->mem[i];
-    if (sorted != g->mem) {
+    if (!g->mem_sorted) {
+        MemOp *sorted = big_alloc(sizeof(MemOp) * g->n_mem);
+        for (gsize i = g->n_mem; i-- > 0;)
+            sorted[--g->tasks[g->mem_task[i]].first_mem] = g->mem[i];
         big_free(g->mem);
         g->mem = sorted;
     }
