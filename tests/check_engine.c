@@ -31,11 +31,11 @@ START_TEST(stream_order_and_dependencies)
     ck_assert(graph_seal(g, NULL));
     Replay *r = replay_on_two_ranks(g, NULL);
     ck_assert_ptr_nonnull(r);
-    ck_assert_double_eq(r->start_s[b], 1.0); /* a ends at 1 */
-    ck_assert_double_eq(r->end_s[b], 1.5);   /* runs beside c */
-    ck_assert_double_eq(r->end_s[c], 3.0);   /* 1 + 2 */
+    ck_assert_double_eq(r->task[b].start_s, 1.0); /* a ends at 1 */
+    ck_assert_double_eq(r->task[b].end_s, 1.5);   /* runs beside c */
+    ck_assert_double_eq(r->task[c].end_s, 3.0);   /* 1 + 2 */
     ck_assert_double_eq(r->makespan_s, 3.0);
-    ck_assert_int_eq(r->critical[c], a);
+    ck_assert_int_eq(r->task[c].critical, a);
     ck_assert_uint_eq(r->events, 3); /* one per task */
     replay_free(r);
     graph_free(g);
@@ -58,10 +58,10 @@ START_TEST(collective_waits_for_every_member)
     ck_assert_ptr_nonnull(r);
     /* starts when the slow member arrives, at 3; ring all-reduce of 1 GB over
      * 2 ranks: 2 (n - 1) / n x S / beta = 1e9 / 100e9 = 0.01 s */
-    ck_assert_double_eq(r->start_s[ar0], 3.0);
-    ck_assert_rel(r->end_s[ar0], 3.01, 1e-15);
-    ck_assert_int_eq(r->critical[ar0], slow);
-    ck_assert_rel(r->end_s[after], 4.01, 1e-15);
+    ck_assert_double_eq(r->task[ar0].start_s, 3.0);
+    ck_assert_rel(r->task[ar0].end_s, 3.01, 1e-15);
+    ck_assert_int_eq(r->task[ar0].critical, slow);
+    ck_assert_rel(r->task[after].end_s, 4.01, 1e-15);
     replay_free(r);
     graph_free(g);
 }

@@ -408,7 +408,8 @@ START_TEST(dp_and_pipeline_share_a_nic)
 {
     TaskId ar, send;
     Replay *r = dp_and_pp(TRUE, &ar, &send);
-    double ar_s = r->end_s[ar] - r->start_s[ar], send_s = r->end_s[send] - r->start_s[send];
+    double ar_s = r->task[ar].end_s - r->task[ar].start_s,
+           send_s = r->task[send].end_s - r->task[send].start_s;
     ck_assert(ar_s > S / IB * (1 + 1e-9));
     ck_assert(send_s > S / 2 / IB * (1 + 1e-9));
     ck_assert_rel(r->makespan_s, 1.5 * S / IB, 1e-12);
@@ -422,8 +423,8 @@ START_TEST(dp_and_pipeline_share_a_nic)
     replay_free(r);
 
     r = dp_and_pp(FALSE, &ar, &send);
-    ck_assert_rel(r->end_s[ar], S / IB, 1e-12);
-    ck_assert_rel(r->end_s[send], S / 2 / IB, 1e-12);
+    ck_assert_rel(r->task[ar].end_s, S / IB, 1e-12);
+    ck_assert_rel(r->task[send].end_s, S / 2 / IB, 1e-12);
     replay_free(r);
 }
 END_TEST
@@ -448,7 +449,7 @@ START_TEST(communication_slows_compute)
                      .tags = 1,
                      .interference = 0.5};
     Replay *r = engine_run(g, &net, NULL);
-    ck_assert_rel(r->end_s[work], 1.25, 1e-12);
+    ck_assert_rel(r->task[work].end_s, 1.25, 1e-12);
     replay_free(r);
     graph_free(g);
     cluster_spec_free(c);

@@ -59,7 +59,6 @@ typedef struct {
     GroupPlans *group_plans; /* per group */
     double interference;
     EventQueue *q;
-    int32_t *waiting;   /* per task: dependencies not yet ended */
     uint32_t *version;  /* per task: of its queued end (NULL without interference) */
     double *in_use;     /* per rank x category */
     int *communicating; /* per rank: collectives running that it is in */
@@ -152,12 +151,9 @@ static void start(Run *run, TaskId id, double now, TaskId pred)
      * of a task's time */
     __builtin_prefetch(ahead(t, 6));
     __builtin_prefetch(ahead(&run->a.succ[t->first_succ], 32));
-    __builtin_prefetch(ahead(&run->r->start_s[id], 16), 1);
-    __builtin_prefetch(ahead(&run->r->end_s[id], 16), 1);
-    __builtin_prefetch(ahead(&run->r->critical[id], 32), 1);
-    __builtin_prefetch(ahead(&run->waiting[id], 32), 1);
-    run->r->start_s[id] = now;
-    run->r->critical[id] = pred;
+    __builtin_prefetch(ahead(&run->r->task[id], 8), 1);
+    run->r->task[id].start_s = now;
+    run->r->task[id].critical = pred;
     apply_mem(run, id, FALSE);
     if (t->kind == TASK_COLLECTIVE) {
         int32_t plan = ((ReplayNet *)run->r)->plan[id] = plan_of(run, t);
@@ -176,7 +172,7 @@ static void end(Run *run, TaskId id, double now)
 {
     Replay *r = run->r;
     const Task *t = &run->a.task[id];
-    r->end_s[id] = now;
+    r->task[id].end_s = now;
     r->makespan_s = MAX(r->makespan_s, now);
     apply_mem(run, id, TRUE);
     if (t->kind == TASK_COLLECTIVE)
@@ -185,7 +181,7 @@ static void end(Run *run, TaskId id, double now)
         run->running[t->owner].task = TASK_NONE;
     for (uint32_t i = t->first_succ; i < run->a.task[id + 1].first_succ; i++) {
         TaskId next = run->a.succ[i];
-        if (--run->waiting[next] == 0) /* the last dependency to end: the critical one */
+        if (--run->r->task[next].waiting == 0) /* the last dependency to end: the critical one */
             start(run, next, now, id);
     }
 }
@@ -195,13 +191,13 @@ static void report_stuck(const Run *run, gsize ended, GError **error)
     GString *s = g_string_new(NULL);
     int shown = 0;
     for (gsize id = 0; id < run->r->tasks && shown < 5; id++) {
-        if (run->waiting[id] <= 0)
+        if (run->r->task[id].waiting <= 0)
             continue;
         const Task *t = graph_task(run->g, (TaskId)id);
         g_autofree char *name = graph_name(run->g, (TaskId)id);
         g_string_append_printf(s, "%s\"%s\" (task %zu, %s %d, waits on %d)", shown ? "; " : "",
                                name, id, t->kind == TASK_COLLECTIVE ? "group" : "rank", t->owner,
-                               run->waiting[id]);
+                               run->r->task[id].waiting);
         shown++;
     }
     g_set_error(error, PS_ERROR, PS_ERROR_STUCK,
@@ -221,10 +217,8 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     Replay *r = &rn->replay;
     r->tasks = n;
     r->ranks = ranks;
-    r->start_s = graph_per_task(g, sizeof(double)); /* every task starts and ends, or the
-                                                     * replay fails */
-    r->end_s = graph_per_task(g, sizeof(double));
-    r->critical = graph_per_task(g, sizeof(TaskId));
+    /* every task starts and ends, or the replay fails */
+    r->task = graph_per_task(g, sizeof(ReplayTask));
     r->algorithm = memset(graph_per_task(g, sizeof(uint8_t)), 0, MAX(n, 1));
     rn->plan = graph_per_task(g, sizeof(int32_t));
     r->peak_bytes = g_new0(double, ranks);
@@ -236,7 +230,6 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
                .interference = interference,
                /* an end queued per stream running a task, at most */
                .q = evq_new((gsize)ranks * graph_streams(g)),
-               .waiting = graph_per_task(g, sizeof(int32_t)),
                /* without interference an end never moves */
                .version = interference > 0 ? g_new0(uint32_t, MAX(n, 1)) : NULL,
                .in_use = g_new0(double, (gsize)ranks *GRAPH_MEM_CATEGORIES),
@@ -250,9 +243,10 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
         for (int i = 0; i < GROUP_PLANS; i++)
             run.group_plans[group].plan[i] = -1;
     }
-    memcpy(run.waiting, run.a.npred, sizeof(int32_t) * n);
     for (gsize id = 0; id < n; id++)
-        if (run.waiting[id] == 0)
+        r->task[id].waiting = run.a.npred[id];
+    for (gsize id = 0; id < n; id++)
+        if (r->task[id].waiting == 0)
             start(&run, (TaskId)id, 0.0, TASK_NONE);
 
     gsize ended = 0;
@@ -284,7 +278,6 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
         report_stuck(&run, ended, error);
     }
     evq_free(run.q);
-    graph_per_task_free(run.waiting);
     g_free(run.version);
     g_free(run.in_use);
     g_free(run.communicating);
@@ -302,9 +295,7 @@ void replay_free(Replay *r)
     if (!r)
         return;
     net_free(((ReplayNet *)r)->net);
-    graph_per_task_free(r->start_s);
-    graph_per_task_free(r->end_s);
-    graph_per_task_free(r->critical);
+    graph_per_task_free(r->task);
     graph_per_task_free(r->algorithm);
     graph_per_task_free(((ReplayNet *)r)->plan);
     g_free(r->peak_bytes);

@@ -46,12 +46,19 @@ typedef struct {
                                * fails with PS_ERROR_ASYMMETRIC */
 } EngineNet;
 
+/* What a replay found of one task; together, since the replay writes them
+ * at about the same time. */
+typedef struct {
+    double start_s, end_s;
+    TaskId critical; /* the dependency that ended last (TASK_NONE if none) */
+    int32_t waiting; /* the replay's count of its dependencies not yet ended:
+                      * 0 once it has started */
+} ReplayTask;
+
 typedef struct {
     gsize tasks;
     int ranks;
-    double *start_s;    /* per task */
-    double *end_s;      /* per task */
-    TaskId *critical;   /* per task: the dependency that ended last (TASK_NONE if none) */
+    ReplayTask *task;   /* per task */
     uint8_t *algorithm; /* per task: a collective's CollAlgorithm */
     double makespan_s;  /* when the last task ends */
     guint64 events;     /* events processed: task ends and network instants */

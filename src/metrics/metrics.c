@@ -62,11 +62,11 @@ static void charge_chain(const Graph *g, const Replay *r, int rank, TaskId why, 
             return;
         if (t->kind != TASK_COLLECTIVE && t->owner != rank)
             return;
-        double start = MAX(a, r->start_s[why]), end = MIN(b, r->end_s[why]);
+        double start = MAX(a, r->task[why].start_s), end = MIN(b, r->task[why].end_s);
         if (t->kind == TASK_COLLECTIVE && end > start)
             charge(s, t, start, end, ph);
-        b = MIN(b, r->start_s[why]);
-        why = r->critical[why];
+        b = MIN(b, r->task[why].start_s);
+        why = r->task[why].critical;
     }
 }
 
@@ -80,8 +80,8 @@ static void split_rank(const Graph *g, const Replay *r, int rank, const Window *
     for (int i = 0; i < n; i++) {
         TaskId id = tasks[i];
         const Task *t = &task[id];
-        double start = r->start_s[id], end = r->end_s[id];
-        TaskId why = r->critical[id];
+        double start = r->task[id].start_s, end = r->task[id].end_s;
+        TaskId why = r->task[id].critical;
         const Task *cause = why != TASK_NONE ? &task[why] : NULL;
         gboolean transfer = cause && cause->kind == TASK_COLLECTIVE && cause->op == COLL_SEND_RECV;
         if (start > prev_end && t->kind == TASK_COLLECTIVE && !transfer)
@@ -111,9 +111,9 @@ static Window forward_backward_window(const Graph *g, const Replay *r, int orbit
     for (gsize id = 0; id < r->tasks; id++) {
         const Task *t = &task[id];
         if (t->tag == TAG_FORWARD)
-            ph.start_s = MIN(ph.start_s, r->start_s[id]);
+            ph.start_s = MIN(ph.start_s, r->task[id].start_s);
         if (t->tag == TAG_BACKWARD)
-            ph.end_s = MAX(ph.end_s, r->end_s[id]);
+            ph.end_s = MAX(ph.end_s, r->task[id].end_s);
         *flops += t->flops * orbit;
     }
     return ph;
@@ -135,7 +135,7 @@ static void count_comm(const Graph *g, const Replay *r, int rank, int first, int
             CommStat *c = &table[t->tag][t->op];
             c->count++;
             c->bytes += replay_sent_bytes(r, g, tasks[i], rank);
-            c->time_s += r->end_s[tasks[i]] - r->start_s[tasks[i]];
+            c->time_s += r->task[tasks[i]].end_s - r->task[tasks[i]].start_s;
             c->algorithms |= 1u << r->algorithm[tasks[i]];
         }
     }

@@ -58,8 +58,8 @@ static void rank_events(JsonWriter *w, const Graph *g, const Replay *r, int rank
                 continue;
             /* start and end rounded alike (to ns), so that slices that
              * touch do not overlap once printed */
-            double start_us = round(r->start_s[tasks[i]] * 1e9) / 1e3;
-            double end_us = round(r->end_s[tasks[i]] * 1e9) / 1e3;
+            double start_us = round(r->task[tasks[i]].start_s * 1e9) / 1e3;
+            double end_us = round(r->task[tasks[i]].end_s * 1e9) / 1e3;
             gboolean coll = t->kind == TASK_COLLECTIVE;
             g_autofree char *task_name = graph_name(g, tasks[i]);
             jsonw_begin_object(w, JSONW_INLINE);
@@ -91,7 +91,7 @@ static void memory_events(JsonWriter *w, const Graph *g, const Replay *r, int ra
             for (int k = 0; k < nops; k++) {
                 if (ops[k].rank != rank)
                     continue;
-                double t = ops[k].at_end ? r->end_s[tasks[i]] : r->start_s[tasks[i]];
+                double t = ops[k].at_end ? r->task[tasks[i]].end_s : r->task[tasks[i]].start_s;
                 MemPoint p = {t, ops[k].bytes, (int)points->len};
                 g_array_append_val(points, p);
             }
