@@ -238,6 +238,15 @@ void share_end(Share *s, double now, int id)
     push_id(&s->free_ids, id);
 }
 
+/* Whether flow `f` is alone on every link of its path. */
+static gboolean alone(const Share *s, const Flow *f)
+{
+    for (int k = 0; k < f->n; k++)
+        if (s->on_link[f->path[k]].n != 1)
+            return FALSE;
+    return TRUE;
+}
+
 /* Adds link `l` to the component unless the search met it already. */
 static void meet_link(Share *s, int32_t l)
 {
@@ -247,8 +256,28 @@ static void meet_link(Share *s, int32_t l)
     }
 }
 
-/* The links and flows connected to the touched links. */
-static void find_component(Share *s)
+/* Flow `id`, met by the component search at `now`: its bytes so far
+ * settled at its old rate, kept to tell a change; and, alone on its links,
+ * its new rate, its slowest link's capacity, which is what the filling
+ * would give it (fill leaves it be). The flow is read once, here. */
+static void meet_flow(Share *s, int32_t id, double now)
+{
+    const Flow *f = &s->flows[id];
+    FlowSolve *x = &s->solve[id];
+    push_id(&s->comp_flows, id);
+    settle(s, id, now, FALSE);
+    x->old_rate = x->rate;
+    x->fixed = alone(s, f);
+    for (int k = 0; x->fixed && k < f->n; k++) {
+        double share = s->capacity[f->path[k]] / f->weight[k];
+        x->rate = k == 0 ? share : MIN(x->rate, share);
+    }
+    for (int k = 0; k < f->n; k++)
+        meet_link(s, f->path[k]);
+}
+
+/* The links and flows connected to the touched links (meet_flow). */
+static void find_component(Share *s, double now)
 {
     s->stamp++;
     s->comp_links.n = 0;
@@ -264,22 +293,10 @@ static void find_component(Share *s)
             if (mark->stamp == s->stamp)
                 continue;
             mark->stamp = s->stamp;
-            const Flow *f = &s->flows[lf->id[j]];
-            push_id(&s->comp_flows, lf->id[j]);
-            for (int k = 0; k < f->n; k++)
-                meet_link(s, f->path[k]);
+            meet_flow(s, lf->id[j], now);
         }
     }
     s->touched.n = 0;
-}
-
-/* Whether flow `f` is alone on every link of its path. */
-static gboolean alone(const Share *s, const Flow *f)
-{
-    for (int k = 0; k < f->n; k++)
-        if (s->on_link[f->path[k]].n != 1)
-            return FALSE;
-    return TRUE;
 }
 
 /* Queues link `l` at its fair share, unless it was last queued at that
@@ -293,23 +310,13 @@ static void queue_link(Share *s, int32_t l)
     evq_push(s->heap, share, l, 0);
 }
 
-/* Progressive filling over the component; sets each flow's rate. A flow
- * alone on its links gets its slowest link's capacity, which is what the
- * filling would give it, without the heap. The other links wait in a
- * min-heap by their fair share (capacity left over unfixed flows); fixing
+/* Progressive filling over the component; sets the rate of each flow not
+ * fixed yet (meet_flow fixed those alone on their links). The links wait
+ * in a min-heap by their fair share (capacity left over unfixed flows); fixing
  * flows only raises the shares of the other links they cross, so a link's
  * stale entries are skipped and its current one queued again. */
 static void fill(Share *s)
 {
-    for (gsize i = 0; i < s->comp_flows.n; i++) {
-        const Flow *f = &s->flows[s->comp_flows.v[i]];
-        FlowSolve *x = &s->solve[s->comp_flows.v[i]];
-        x->fixed = alone(s, f);
-        for (int k = 0; x->fixed && k < f->n; k++) {
-            double share = s->capacity[f->path[k]] / f->weight[k];
-            x->rate = k == 0 ? share : MIN(x->rate, share);
-        }
-    }
     evq_clear(s->heap);
     for (gsize i = 0; i < s->comp_links.n; i++) {
         int32_t l = s->comp_links.v[i];
@@ -360,16 +367,11 @@ void share_update(Share *s, double now,
     s->instant.n = 0;
     if (s->touched.n == 0)
         return;
-    find_component(s);
+    find_component(s, now);
+    fill(s);
     for (gsize i = 0; i < s->comp_flows.n; i++) {
         if (i + 4 < s->comp_flows.n)
             __builtin_prefetch(&s->flows[s->comp_flows.v[i + 4]], 1);
-        int32_t id = s->comp_flows.v[i];
-        settle(s, id, now, FALSE);
-        s->solve[id].old_rate = s->solve[id].rate;
-    }
-    fill(s);
-    for (gsize i = 0; i < s->comp_flows.n; i++) {
         int32_t id = s->comp_flows.v[i];
         const FlowSolve *x = &s->solve[id];
         if (x->rate == x->old_rate)
