@@ -243,10 +243,8 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
         for (int i = 0; i < GROUP_PLANS; i++)
             run.group_plans[group].plan[i] = -1;
     }
-    for (gsize id = 0; id < n; id++)
-        r->task[id].waiting = run.a.npred[id];
-    for (gsize id = 0; id < n; id++)
-        if (r->task[id].waiting == 0)
+    for (gsize id = 0; id < n; id++) /* starting a task reads no other's count */
+        if ((r->task[id].waiting = run.a.npred[id]) == 0)
             start(&run, (TaskId)id, 0.0, TASK_NONE);
 
     gsize ended = 0;
