@@ -11,14 +11,12 @@
  * last rows, and frees what it no longer needs. Invariants: a task's npred
  * equals the number of edges into it; a sealed collective has been joined
  * exactly once by every member of its group. */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise (huge pages), before any include */
-
 #include "core/graph.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "base/bigmem.h"
 #include "base/error.h"
 
 typedef struct {
@@ -83,142 +81,14 @@ struct Graph {
     gboolean sealed;
 };
 
-#define HUGE_PAGE ((gsize)2 << 20)
-#define SMALL_PAGE ((gsize)4096)
-
-/* What big_free needs to know of an array, just before its first byte. */
-typedef struct {
-    gsize mapped; /* bytes mapped from the page holding this header on; 0: from g_malloc */
-    gsize pad;    /* keeps the array 16-byte aligned */
-} BigHead;
-
-/* Mappings freed lately, kept for the next replay's arrays: the system
- * clears every page it hands out (a tenth of a big replay's time), and a
- * benchmark's or a sweep's replays ask for arrays of the sizes the one
- * before freed. At most SPARE_MAPS of them and SPARE_BYTES in all (the
- * biggest go back to the system first), so that they never pile up.
- * Shared by a sweep's threads, under a lock. */
-#define SPARE_MAPS  32
-#define SPARE_BYTES ((gsize)512 << 20)
-static struct {
-    GMutex lock;
-    char *data[SPARE_MAPS]; /* the arrays' first bytes, as big_alloc returned them */
-    int n;
-    gsize bytes; /* mapped by them */
-} spare;
-
-/* The bytes mapped for spare i. */
-static gsize spare_size(int i)
-{
-    return ((BigHead *)spare.data[i])[-1].mapped;
-}
-
-/* Takes spare i out of the list; returns its array. */
-static char *spare_take(int i)
-{
-    char *p = spare.data[i];
-    spare.bytes -= spare_size(i);
-    spare.data[i] = spare.data[--spare.n];
-    return p;
-}
-
-/* The smallest spare mapping for an array of `rounded` bytes, if one
- * holds it in at most twice that; else NULL. */
-static void *reuse(gsize rounded)
-{
-    void *found = NULL;
-    g_mutex_lock(&spare.lock);
-    int best = -1;
-    for (int i = 0; i < spare.n; i++) {
-        gsize size = spare_size(i) - SMALL_PAGE;
-        if (size >= rounded && size <= 2 * rounded &&
-            (best < 0 || size < spare_size(best) - SMALL_PAGE))
-            best = i;
-    }
-    if (best >= 0)
-        found = spare_take(best);
-    g_mutex_unlock(&spare.lock);
-    return found;
-}
-
-/* Keeps big_alloc's array `p` among the spares, giving the biggest back
- * to the system while there are too many. */
-static void spare_keep(char *p)
-{
-    g_mutex_lock(&spare.lock);
-    spare.data[spare.n++] = p; /* there is room: the list is never full between calls */
-    spare.bytes += spare_size(spare.n - 1);
-    while (spare.n == SPARE_MAPS || spare.bytes > SPARE_BYTES) {
-        int biggest = 0;
-        for (int i = 1; i < spare.n; i++)
-            if (spare_size(i) > spare_size(biggest))
-                biggest = i;
-        gsize size = spare_size(biggest);
-        char *q = spare_take(biggest);
-        munmap(q - SMALL_PAGE, size);
-    }
-    g_mutex_unlock(&spare.lock);
-}
-
-/* `bytes` of uninitialised memory, freed with big_free. Touching a fresh
- * 4 KiB page costs a fault of microseconds, and a replay touches tens to
- * hundreds of MiB: an array of a quarter of a huge page or more is mapped
- * on its own, aligned to huge pages, and the system asked to back it with
- * them (Linux's transparent huge pages; elsewhere, or when refused, plain
- * pages). Being its own mapping, it goes back to the system when freed
- * (after a stay among the spares), instead of staying in the C library's
- * heap, where runs of different sizes one after another (a sweep's, a
- * benchmark's) would pile up. */
-static void *big_alloc(gsize bytes)
-{
-#ifdef MAP_ANONYMOUS
-    if (bytes >= HUGE_PAGE / 4) {
-        gsize rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-        void *again = reuse(rounded);
-        if (again)
-            return again;
-        gsize span = rounded + HUGE_PAGE; /* room to align, with the header's page */
-        char *map = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (map == MAP_FAILED)
-            g_error("out of memory: %zu bytes", span);
-        char *data = (char *)(((guintptr)map + SMALL_PAGE + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
-        char *head = data - SMALL_PAGE;
-        if (head > map) /* keep the header's page, the array and nothing else */
-            munmap(map, (gsize)(head - map));
-        if (map + span > data + rounded)
-            munmap(data + rounded, (gsize)(map + span - (data + rounded)));
-#ifdef MADV_HUGEPAGE
-        madvise(data, rounded, MADV_HUGEPAGE);
-#endif
-        ((BigHead *)data)[-1] = (BigHead){.mapped = SMALL_PAGE + rounded};
-        return data;
-    }
-#endif
-    BigHead *h = g_malloc(sizeof(BigHead) + MAX(bytes, 1));
-    *h = (BigHead){0};
-    return h + 1;
-}
-
-static void big_free(void *p)
-{
-    if (!p)
-        return;
-    BigHead *h = (BigHead *)p - 1;
-    if (!h->mapped) {
-        g_free(h);
-        return;
-    }
-    spare_keep(p);
-}
-
 void *graph_per_task(const Graph *g, gsize size)
 {
-    return big_alloc(MAX(g->n_tasks, 1) * size);
+    return bigmem_alloc(MAX(g->n_tasks, 1) * size);
 }
 
 void graph_per_task_free(void *p)
 {
-    big_free(p);
+    bigmem_free(p);
 }
 
 /* `v`, an array of `*room` elements of `size` bytes (or NULL), moved into
@@ -227,11 +97,7 @@ static void *grow(void *v, gsize *room, gsize need, gsize size)
 {
     gsize old = *room;
     *room = MAX(2 * *room, need);
-    void *bigger = big_alloc(*room * size);
-    if (v)
-        memcpy(bigger, v, old * size);
-    big_free(v);
-    return bigger;
+    return bigmem_grow(v, old * size, *room * size);
 }
 
 /* `v`, an array of `*room` elements of `size` bytes, with room for `need`:
@@ -296,17 +162,17 @@ void graph_free(Graph *g)
 {
     if (!g)
         return;
-    big_free(g->tasks);
-    big_free(g->names);
-    big_free(g->npred);
-    big_free(g->edges);
-    big_free(g->slots);
-    big_free(g->mem);
-    big_free(g->mem_task);
-    big_free(g->succ);
+    bigmem_free(g->tasks);
+    bigmem_free(g->names);
+    bigmem_free(g->npred);
+    bigmem_free(g->edges);
+    bigmem_free(g->slots);
+    bigmem_free(g->mem);
+    bigmem_free(g->mem_task);
+    bigmem_free(g->succ);
     g_free(g->last);
     for (guint i = 0; i < g->groups->len; i++)
-        big_free(g_array_index(g->groups, Group, i).colls);
+        bigmem_free(g_array_index(g->groups, Group, i).colls);
     g_array_free(g->groups, TRUE);
     g_array_free(g->gpus_in, TRUE);
     g_array_free(g->members, TRUE);
@@ -319,7 +185,7 @@ void graph_free(Graph *g)
     g_free(g->rank_groups);
     g_free(g->joined);
     g_free(g->stream_rows.offset);
-    big_free(g->stream_rows.values);
+    bigmem_free(g->stream_rows.values);
     g_free(g);
 }
 
@@ -481,7 +347,7 @@ void graph_mem(Graph *g, TaskId task, int rank, int category, double bytes, gboo
 static Rows build_rows(const Pair *pairs, gsize n, gsize rows)
 {
     g_assert(n <= G_MAXUINT32);
-    Rows r = {g_new0(uint32_t, rows + 1), big_alloc(sizeof(int32_t) * n)};
+    Rows r = {g_new0(uint32_t, rows + 1), bigmem_alloc(sizeof(int32_t) * n)};
     for (gsize i = 0; i < n; i++)
         r.offset[pairs[i].key]++;
     for (gsize i = 0; i < rows; i++)
@@ -531,18 +397,18 @@ static void seal_rows(Graph *g)
         g->tasks[i].first_mem = mem_start + (g->mem_sorted ? 0 : count);
         mem_start += count;
     }
-    g->succ = big_alloc(sizeof(TaskId) * g->n_edges);
+    g->succ = bigmem_alloc(sizeof(TaskId) * g->n_edges);
     for (gsize i = g->n_edges; i-- > 0;)
         g->succ[--g->tasks[g->edges[i].key].first_succ] = g->edges[i].value;
-    g_clear_pointer(&g->edges, big_free);
+    g_clear_pointer(&g->edges, bigmem_free);
     if (!g->mem_sorted) {
-        MemOp *sorted = big_alloc(sizeof(MemOp) * g->n_mem);
+        MemOp *sorted = bigmem_alloc(sizeof(MemOp) * g->n_mem);
         for (gsize i = g->n_mem; i-- > 0;)
             sorted[--g->tasks[g->mem_task[i]].first_mem] = g->mem[i];
-        big_free(g->mem);
+        bigmem_free(g->mem);
         g->mem = sorted;
     }
-    g_clear_pointer(&g->mem_task, big_free);
+    g_clear_pointer(&g->mem_task, bigmem_free);
 }
 
 gboolean graph_seal(Graph *g, GError **error)
@@ -561,7 +427,7 @@ gboolean graph_seal(Graph *g, GError **error)
     g->tasks[g->n_tasks] = (Task){.kind = TASK_MARKER}; /* the sentinel */
     seal_rows(g);
     g->stream_rows = build_rows(g->slots, g->n_slots, (gsize)g->ranks * g->streams);
-    g_clear_pointer(&g->slots, big_free);
+    g_clear_pointer(&g->slots, bigmem_free);
     g->sealed = TRUE;
     return TRUE;
 }

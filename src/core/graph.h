@@ -148,7 +148,7 @@ GraphArrays graph_arrays(const Graph *g);
 
 /* An uninitialised array of `size` bytes per task, for per-task state
  * (the replay's), freed with graph_per_task_free; like the graph's own
- * arrays, a big one is mapped on its own, on huge pages (graph.c). */
+ * arrays, it comes from base/bigmem.h. */
 void *graph_per_task(const Graph *g, gsize size);
 void graph_per_task_free(void *p);
 

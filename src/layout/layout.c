@@ -5,6 +5,8 @@
  * coordinates outside the kind, numbered lower dimension fastest. */
 #include "layout/layout.h"
 
+#include "base/bigmem.h"
+
 struct Layout {
     int size[GROUP_KINDS];    /* members per group of each kind */
     int stride[GROUP_DIMS];   /* rank = sum of coordinate x stride */
@@ -110,7 +112,7 @@ static void fill_groups(Layout *l, RankOrder order)
             weight[kind][k] = place;
             place *= l->size[k];
         }
-        l->members[kind] = g_new(int, l->ranks);
+        l->members[kind] = bigmem_alloc(sizeof(int) * (gsize)l->ranks);
     }
     for (int r = 0; r < l->ranks; r++) {
         for (int kind = 0; kind < GROUP_EP; kind++)
@@ -135,8 +137,8 @@ static void carve_expert_groups(Layout *l, int ep)
     l->size[GROUP_EP] = ep;
     l->size[GROUP_EDP] = d / ep;
     for (int k = GROUP_EP; k <= GROUP_EDP; k++) {
-        l->members[k] = g_new(int, l->ranks);
-        l->group_index[k] = g_new(int, l->ranks);
+        l->members[k] = bigmem_alloc(sizeof(int) * (gsize)l->ranks);
+        l->group_index[k] = bigmem_alloc(sizeof(int) * (gsize)l->ranks);
     }
     for (int g = 0; g < l->ranks / d; g++) {
         const int *dp_cp = l->members[GROUP_DP_CP] + (gsize)g * d;
@@ -176,8 +178,8 @@ void layout_free(Layout *l)
     if (!l)
         return;
     for (int k = 0; k < GROUP_KINDS; k++) {
-        g_free(l->members[k]);
-        g_free(l->group_index[k]);
+        bigmem_free(l->members[k]);
+        bigmem_free(l->group_index[k]);
     }
     g_free(l);
 }

@@ -9,6 +9,8 @@
 
 #include <math.h>
 
+#include "base/bigmem.h"
+
 CollPlan *algo_plan_new(void)
 {
     return g_new0(CollPlan, 1);
@@ -18,9 +20,9 @@ void algo_plan_free(CollPlan *plan)
 {
     if (!plan)
         return;
-    g_free(plan->transfers);
-    g_free(plan->payload);
-    g_free(plan->efficiency);
+    bigmem_free(plan->transfers);
+    bigmem_free(plan->payload);
+    bigmem_free(plan->efficiency);
     g_free(plan);
 }
 
@@ -118,11 +120,15 @@ void algo_ranks_free(CollRanks *r)
  * chosen). */
 static void add_at(CollPlan *plan, int src, int dst, double payload, double efficiency)
 {
-    if (plan->n_transfers == plan->room) {
+    if (plan->n_transfers == plan->room) { /* a plan over a million GPUs: bigmem.h */
+        gsize old = (gsize)plan->room;
         plan->room = MAX(2 * plan->room, 64);
-        plan->transfers = g_renew(Transfer, plan->transfers, plan->room);
-        plan->payload = g_renew(double, plan->payload, plan->room);
-        plan->efficiency = g_renew(double, plan->efficiency, plan->room);
+        gsize room = (gsize)plan->room;
+        plan->transfers =
+            bigmem_grow(plan->transfers, sizeof(Transfer) * old, sizeof(Transfer) * room);
+        plan->payload = bigmem_grow(plan->payload, sizeof(double) * old, sizeof(double) * room);
+        plan->efficiency =
+            bigmem_grow(plan->efficiency, sizeof(double) * old, sizeof(double) * room);
     }
     plan->transfers[plan->n_transfers] = (Transfer){src, dst, 0};
     plan->payload[plan->n_transfers] = payload;

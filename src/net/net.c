@@ -26,6 +26,7 @@
 
 #include <math.h>
 
+#include "base/bigmem.h"
 #include "core/evq.h"
 #include "core/share.h"
 
@@ -181,11 +182,12 @@ Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgo
     net->events = evq_new(64);
     net->plans = g_ptr_array_new_with_free_func(entry_free);
     net->plan_of = g_hash_table_new_full(key_hash, key_equal, g_free, NULL);
-    net->load = g_malloc(sizeof *net->load * (gsize)topology_links(net->topo));
-    net->stamp = g_new0(uint32_t, topology_links(net->topo));
-    net->sent = g_new0(double, topology_gpus(net->topo));
-    net->out = g_new(int32_t, topology_gpus(net->topo));
-    memset(net->out, -1, sizeof(int32_t) * (gsize)topology_gpus(net->topo));
+    /* per link or GPU: over a million GPUs, big (bigmem.h) */
+    gsize links = (gsize)topology_links(net->topo), gpu_count = (gsize)topology_gpus(net->topo);
+    net->load = bigmem_alloc(sizeof *net->load * links);
+    net->stamp = bigmem_alloc0(sizeof(uint32_t) * links);
+    net->sent = bigmem_alloc0(sizeof(double) * gpu_count);
+    net->out = memset(bigmem_alloc(sizeof(int32_t) * gpu_count), -1, sizeof(int32_t) * gpu_count);
     return net;
 }
 
@@ -201,10 +203,10 @@ void net_free(Net *net)
     g_free(net->done);
     g_hash_table_destroy(net->plan_of);
     g_ptr_array_free(net->plans, TRUE);
-    g_free(net->load);
-    g_free(net->stamp);
-    g_free(net->sent);
-    g_free(net->out);
+    bigmem_free(net->load);
+    bigmem_free(net->stamp);
+    bigmem_free(net->sent);
+    bigmem_free(net->out);
     g_free(net->link_class);
     g_free(net->class_size);
     g_free(net);

@@ -1,0 +1,151 @@
+/* bigmem.c: big arrays, each mapped on its own, and kept for reuse.
+ *
+ * Touching a fresh 4 KiB page costs a fault of microseconds, and a replay
+ * touches tens to hundreds of MiB: an array of a quarter of a huge page or
+ * more is mapped on its own, aligned to huge pages, and the system asked to
+ * back it with them (Linux's transparent huge pages; elsewhere, or when
+ * refused, plain pages). Being its own mapping, it goes back to the system
+ * when freed (after a stay among the spares), instead of staying in the C
+ * library's heap, where runs of different sizes one after another (a
+ * sweep's, a benchmark's) would pile up. A smaller array comes from the C
+ * library, behind the same header. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise (huge pages), before any include */
+
+#include "base/bigmem.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+#define HUGE_PAGE  ((gsize)2 << 20)
+#define SMALL_PAGE ((gsize)4096)
+
+/* What bigmem_free needs to know of an array, just before its first byte. */
+typedef struct {
+    gsize mapped; /* bytes mapped from the page holding this header on; 0: from g_malloc */
+    gsize pad;    /* keeps the array 16-byte aligned */
+} BigHead;
+
+/* Mappings freed lately, kept for the next replay's arrays: the system
+ * clears every page it hands out (a tenth of a big replay's time), and a
+ * benchmark's or a sweep's replays ask for arrays of the sizes the one
+ * before freed. At most SPARE_MAPS of them and SPARE_BYTES in all (the
+ * biggest go back to the system first), so that they never pile up.
+ * Shared by a sweep's threads, under a lock. */
+#define SPARE_MAPS  32
+#define SPARE_BYTES ((gsize)512 << 20)
+static struct {
+    GMutex lock;
+    char *data[SPARE_MAPS]; /* the arrays' first bytes, as bigmem_alloc returned them */
+    int n;
+    gsize bytes; /* mapped by them */
+} spare;
+
+/* The bytes mapped for spare i. */
+static gsize spare_size(int i)
+{
+    return ((BigHead *)spare.data[i])[-1].mapped;
+}
+
+/* Takes spare i out of the list; returns its array. */
+static char *spare_take(int i)
+{
+    char *p = spare.data[i];
+    spare.bytes -= spare_size(i);
+    spare.data[i] = spare.data[--spare.n];
+    return p;
+}
+
+/* The smallest spare mapping for an array of `rounded` bytes, if one
+ * holds it in at most twice that; else NULL. */
+static void *reuse(gsize rounded)
+{
+    void *found = NULL;
+    g_mutex_lock(&spare.lock);
+    int best = -1;
+    for (int i = 0; i < spare.n; i++) {
+        gsize size = spare_size(i) - SMALL_PAGE;
+        if (size >= rounded && size <= 2 * rounded &&
+            (best < 0 || size < spare_size(best) - SMALL_PAGE))
+            best = i;
+    }
+    if (best >= 0)
+        found = spare_take(best);
+    g_mutex_unlock(&spare.lock);
+    return found;
+}
+
+/* Keeps bigmem_alloc's array `p` among the spares, giving the biggest back
+ * to the system while there are too many. */
+static void spare_keep(char *p)
+{
+    g_mutex_lock(&spare.lock);
+    spare.data[spare.n++] = p; /* there is room: the list is never full between calls */
+    spare.bytes += spare_size(spare.n - 1);
+    while (spare.n == SPARE_MAPS || spare.bytes > SPARE_BYTES) {
+        int biggest = 0;
+        for (int i = 1; i < spare.n; i++)
+            if (spare_size(i) > spare_size(biggest))
+                biggest = i;
+        gsize size = spare_size(biggest);
+        char *q = spare_take(biggest);
+        munmap(q - SMALL_PAGE, size);
+    }
+    g_mutex_unlock(&spare.lock);
+}
+
+void *bigmem_alloc(gsize bytes)
+{
+#ifdef MAP_ANONYMOUS
+    if (bytes >= HUGE_PAGE / 4) {
+        gsize rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+        void *again = reuse(rounded);
+        if (again)
+            return again;
+        gsize span = rounded + HUGE_PAGE; /* room to align, with the header's page */
+        char *map = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (map == MAP_FAILED)
+            g_error("out of memory: %zu bytes", span);
+        char *data = (char *)(((guintptr)map + SMALL_PAGE + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
+        char *head = data - SMALL_PAGE;
+        if (head > map) /* keep the header's page, the array and nothing else */
+            munmap(map, (gsize)(head - map));
+        if (map + span > data + rounded)
+            munmap(data + rounded, (gsize)(map + span - (data + rounded)));
+#ifdef MADV_HUGEPAGE
+        madvise(data, rounded, MADV_HUGEPAGE);
+#endif
+        ((BigHead *)data)[-1] = (BigHead){.mapped = SMALL_PAGE + rounded};
+        return data;
+    }
+#endif
+    BigHead *h = g_malloc(sizeof(BigHead) + MAX(bytes, 1));
+    *h = (BigHead){0};
+    return h + 1;
+}
+
+void bigmem_free(void *p)
+{
+    if (!p)
+        return;
+    BigHead *h = (BigHead *)p - 1;
+    if (!h->mapped) {
+        g_free(h);
+        return;
+    }
+    spare_keep(p);
+}
+
+void *bigmem_alloc0(gsize bytes)
+{
+    return memset(bigmem_alloc(bytes), 0, MAX(bytes, 1));
+}
+
+void *bigmem_grow(void *p, gsize old_bytes, gsize new_bytes)
+{
+    g_assert(new_bytes >= old_bytes);
+    void *bigger = bigmem_alloc(new_bytes);
+    if (p)
+        memcpy(bigger, p, old_bytes);
+    bigmem_free(p);
+    return bigger;
+}
