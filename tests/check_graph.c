@@ -74,8 +74,8 @@ START_TEST(tasks_streams_and_dependencies)
 
     static const int npred[] = {0, 2, 0, 2, 1}; /* a b c d e */
     for (TaskId id = 0; id < 5; id++)
-        ck_assert_msg(graph_npred(g, id) == npred[id], "task %d: npred %d, expected %d", id,
-                      graph_npred(g, id), npred[id]);
+        ck_assert_msg(graph_arrays(g).npred[id] == npred[id], "task %d: npred %d, expected %d", id,
+                      graph_arrays(g).npred[id], npred[id]);
     int n;
     const TaskId *row = graph_succ(g, a, &n);
     ck_assert(row_is(row, n, (TaskId[]){b, d0}, 2));
@@ -144,10 +144,10 @@ START_TEST(collectives_match_in_program_order)
     /* stream order: on rank 0, 0 -> 1 -> 2 -> 3; on rank 2, 0 -> 1 -> 2
      * again (each joiner adds its own stream edge); rank 1 adds none. So
      * task 1 has two predecessors (task 0, twice), 3 has one (2). */
-    ck_assert_int_eq(graph_npred(g, 0), 0);
-    ck_assert_int_eq(graph_npred(g, 1), 2);
-    ck_assert_int_eq(graph_npred(g, 2), 2);
-    ck_assert_int_eq(graph_npred(g, 3), 1);
+    ck_assert_int_eq(graph_arrays(g).npred[0], 0);
+    ck_assert_int_eq(graph_arrays(g).npred[1], 2);
+    ck_assert_int_eq(graph_arrays(g).npred[2], 2);
+    ck_assert_int_eq(graph_arrays(g).npred[3], 1);
     row = graph_succ(g, 0, &n);
     ck_assert(row_is(row, n, (TaskId[]){1, 1}, 2));
     graph_free(g);
@@ -176,7 +176,7 @@ START_TEST(off_stream_member_runs_nothing)
     row = graph_stream(g, 0, 0, &n);
     ck_assert(row_is(row, n, (TaskId[]){send}, 1));
     ck_assert_int_eq(graph_task(g, send)->stream, 0);
-    ck_assert_int_eq(graph_npred(g, work), 1);
+    ck_assert_int_eq(graph_arrays(g).npred[work], 1);
     graph_free(g);
 }
 END_TEST
@@ -329,7 +329,7 @@ START_TEST(compressed_rows_hold_every_edge)
             k++;
         }
         ck_assert_int_eq(k, n);
-        ck_assert_int_eq(graph_npred(g, t), indeg);
+        ck_assert_int_eq(graph_arrays(g).npred[t], indeg);
         total += n;
     }
     ck_assert_int_eq(total, (int)from->len);

@@ -59,17 +59,17 @@ static char *spare_take(int i)
  * holds it in at most twice that; else NULL. */
 static void *reuse(gsize rounded)
 {
-    void *found = NULL;
     g_mutex_lock(&spare.lock);
     int best = -1;
+    gsize best_size = 2 * rounded + 1;
     for (int i = 0; i < spare.n; i++) {
-        gsize size = spare_size(i) - SMALL_PAGE;
-        if (size >= rounded && size <= 2 * rounded &&
-            (best < 0 || size < spare_size(best) - SMALL_PAGE))
+        gsize size = spare_size(i) - SMALL_PAGE; /* the array's, past its header's page */
+        if (size >= rounded && size < best_size) {
             best = i;
+            best_size = size;
+        }
     }
-    if (best >= 0)
-        found = spare_take(best);
+    void *found = best >= 0 ? spare_take(best) : NULL;
     g_mutex_unlock(&spare.lock);
     return found;
 }

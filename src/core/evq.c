@@ -48,8 +48,9 @@ void evq_free(EventQueue *q)
     g_free(q);
 }
 
-/* Whether `a` pops before `b`; without branches, which the heap's
- * comparisons, near coin tosses, would mispredict. */
+/* Whether an event of key (time_s, seq) pops before `b`; without
+ * branches, which the heap's comparisons, near coin tosses, would
+ * mispredict. */
 static int key_before(double time_s, uint64_t seq, const Event *b)
 {
     return (time_s < b->time_s) | ((time_s == b->time_s) & (seq < b->seq));
@@ -147,10 +148,7 @@ void evq_push(EventQueue *q, double time_s, int32_t payload, uint32_t aux)
         heap_push(q, time_s, seq, payload, aux);
         return;
     }
-    slot->time_s = time_s;
-    slot->seq = seq;
-    slot->payload = payload;
-    slot->aux = aux;
+    *slot = (Event){time_s, seq, payload, aux};
 }
 
 /* The earliest event, or NULL. */

@@ -463,12 +463,6 @@ GraphArrays graph_arrays(const Graph *g)
     return (GraphArrays){g->tasks, g->succ, g->mem, g->npred};
 }
 
-int graph_npred(const Graph *g, TaskId id)
-{
-    g_assert(id >= 0 && (gsize)id < g->n_tasks);
-    return g->npred[id];
-}
-
 const TaskId *graph_succ(const Graph *g, TaskId id, int *n)
 {
     g_assert(g->sealed);

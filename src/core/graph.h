@@ -132,8 +132,8 @@ const Task *graph_task(const Graph *g, TaskId id);
 char *graph_name(const Graph *g, TaskId id);
 
 /* The sealed graph's tasks, successors, memory operations and
- * dependency counts as flat arrays, for loops over every task (the engine's); they live as long as
- * the graph. The successors of task `id` are succ[task[id].first_succ ..
+ * dependency counts as flat arrays, for loops over every task (the
+ * engine's); they live as long as the graph. The successors of task `id` are succ[task[id].first_succ ..
  * task[id + 1].first_succ), its memory operations mem[task[id].first_mem
  * .. task[id + 1].first_mem), as graph_succ and graph_mem_ops give them:
  * task[graph_tasks] is there, a sentinel that only ends the last rows. */
@@ -151,9 +151,6 @@ GraphArrays graph_arrays(const Graph *g);
  * arrays, it comes from base/bigmem.h. */
 void *graph_per_task(const Graph *g, gsize size);
 void graph_per_task_free(void *p);
-
-/* The number of dependencies of `id`, stream order included. */
-int graph_npred(const Graph *g, TaskId id);
 
 /* Successors of `id`: *n entries. */
 const TaskId *graph_succ(const Graph *g, TaskId id, int *n);

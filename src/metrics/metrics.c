@@ -104,7 +104,7 @@ static void split_rank(const Graph *g, const Replay *r, int rank, const Window *
 /* From the first forward's start to the last backward's end, any rank;
  * and in *flops the FLOPs of every task, each simulated rank's `orbit`
  * times (it stands for its orbit), in one pass over the tasks. */
-static Window forward_backward_window(const Graph *g, const Replay *r, int orbit, double *flops)
+static Window window_and_flops(const Graph *g, const Replay *r, int orbit, double *flops)
 {
     Window ph = {INFINITY, 0};
     const Task *task = graph_arrays(g).task;
@@ -257,7 +257,7 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     out->events = r->events;
     out->step_time_s = r->makespan_s;
 
-    Window ph = forward_backward_window(g, r, orbit, &out->hardware_flops);
+    Window ph = window_and_flops(g, r, orbit, &out->hardware_flops);
     double phase_s = ph.end_s - ph.start_s, bubble_sum = 0, latest_end = -1;
     int critical_local = 0;
     g_autofree RankSplit *splits = g_new(RankSplit, ranks); /* the stages reuse them */
