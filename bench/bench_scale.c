@@ -15,8 +15,8 @@
  *   - the tiny GPT on 2^20 A100s (131,072 nodes): dp 2^20, the
  *     hierarchical all-reduce (NCCL's tree, which auto picks at that size,
  *     plays different roles on different ranks and so is replayed in full).
- * Prints the median wall seconds, the process's peak RSS so far (after the
- * first step's reduced runs, that step's own), the simulated ranks and
+ * Prints the median wall seconds, the peak RSS of the step's reduced runs
+ * (on Linux; elsewhere the process's so far), the simulated ranks and
  * events, and the full replay's figures. Figures, not pass/fail:
  * `make bench`.
  *
@@ -86,6 +86,7 @@ static void bench(const Case *k, int repeats, int full_gpus)
     }
     g_autofree double *wall = g_new(double, repeats);
     Report rep;
+    bench_reset_peak_rss(); /* not the steps' before */
     for (int i = 0; i < repeats; i++) {
         wall[i] = run_once(m, c, plan, &rep, &error);
         if (wall[i] < 0) {

@@ -55,6 +55,13 @@ static char *spare_take(int i)
     return p;
 }
 
+/* Unmaps spare i, taking it out of the list. */
+static void give_back(int i)
+{
+    gsize size = spare_size(i);
+    munmap(spare_take(i) - SMALL_PAGE, size);
+}
+
 /* The smallest spare mapping for an array of `rounded` bytes, if one
  * holds it in at most twice that; else NULL. */
 static void *reuse(gsize rounded)
@@ -86,10 +93,16 @@ static void spare_keep(char *p)
         for (int i = 1; i < spare.n; i++)
             if (spare_size(i) > spare_size(biggest))
                 biggest = i;
-        gsize size = spare_size(biggest);
-        char *q = spare_take(biggest);
-        munmap(q - SMALL_PAGE, size);
+        give_back(biggest);
     }
+    g_mutex_unlock(&spare.lock);
+}
+
+void bigmem_release(void)
+{
+    g_mutex_lock(&spare.lock);
+    while (spare.n > 0)
+        give_back(0);
     g_mutex_unlock(&spare.lock);
 }
 

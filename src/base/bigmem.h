@@ -19,4 +19,8 @@ void *bigmem_grow(void *p, gsize old_bytes, gsize new_bytes);
 
 void bigmem_free(void *p);
 
+/* Gives the freed arrays kept for reuse back to the system (a benchmark
+ * measuring the memory of one run after another's). */
+void bigmem_release(void);
+
 #endif
