@@ -3,10 +3,15 @@
  * they are exact: zero link latency, zero kernel launch cost, and the
  * gradient reduction not overlapped with backward. */
 #include <math.h>
+#include <string.h>
 
 #include "cost/transformer.h"
+#include "layout/layout.h"
 #include "net/collective.h"
+#include "net/symmetry.h"
+#include "net/topology.h"
 #include "app/simulate.h"
+#include "strategy/emit.h"
 #include "testutil.h"
 
 enum { L = 4, H = 256, A = 8, V = 1024, S = 128 };
@@ -155,6 +160,43 @@ START_TEST(same_input_same_result)
 }
 END_TEST
 
+/* The cap on a step's size (emit_step's max_tasks). 2 ranks, 4
+ * micro-batches each, L = 4 layers, one stage: the step has at least
+ * 2 x 2 x 4 x 4 = 64 tasks (a forward and a backward per layer,
+ * micro-batch and rank). Built under a cap of exactly its size; refused
+ * while building under one task less, and before building under 63. */
+START_TEST(a_step_over_the_cap_is_refused)
+{
+    Run c = run_new(test_gpt(L, H, A, V, S), test_cluster(1, 2, 300e9, 25e9));
+    c.plan->micro_batch_size = 1;
+    c.plan->global_batch_size = 8;
+    test_resolve(c.plan, c.model, c.cluster);
+    g_autoptr(Layout) layout = layout_new(c.plan, c.cluster);
+    Topology *topo = topology_new(c.cluster, 1);
+    g_autoptr(Symmetry) sym = symmetry_new(layout, topo, 0); /* every rank */
+    GError *error = NULL;
+    Graph *g = emit_step(c.model, c.cluster, c.plan, layout, sym, NULL, EMIT_MAX_TASKS, &error);
+    ck_assert_ptr_nonnull(g);
+    gsize n = graph_tasks(g);
+    ck_assert_uint_gt(n, 64);
+    graph_free(g);
+    g = emit_step(c.model, c.cluster, c.plan, layout, sym, NULL, n, &error);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_uint_eq(graph_tasks(g), n);
+    graph_free(g);
+    ck_assert_ptr_null(emit_step(c.model, c.cluster, c.plan, layout, sym, NULL, n - 1, &error));
+    g_autofree char *more = g_strdup_printf("at most %zu tasks, got more (2 ranks", n - 1);
+    ck_assert_msg(strstr(error->message, more), "%s", error->message);
+    g_clear_error(&error);
+    ck_assert_ptr_null(emit_step(c.model, c.cluster, c.plan, layout, sym, NULL, 63, &error));
+    ck_assert_msg(strstr(error->message, "at most 63 tasks, got at least 64 (2 ranks"), "%s",
+                  error->message);
+    g_clear_error(&error);
+    topology_free(topo);
+    run_free(&c);
+}
+END_TEST
+
 Suite *suite_simulate(void)
 {
     Suite *s = suite_create("simulate");
@@ -165,6 +207,7 @@ Suite *suite_simulate(void)
     tcase_add_test(tc, memory_peak_is_model_states_plus_one_micro_batch);
     tcase_add_test(tc, mfu_uses_korthikanti_flops);
     tcase_add_test(tc, same_input_same_result);
+    tcase_add_test(tc, a_step_over_the_cap_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }

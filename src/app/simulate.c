@@ -26,7 +26,7 @@ static Replay *replay(const ModelSpec *model, const ClusterSpec *cluster, const 
                       const Layout *layout, const Symmetry *sym, const EmitSlowdown *slow,
                       const double *link_scale, Graph **graph, unsigned *broken, GError **error)
 {
-    *graph = emit_step(model, cluster, plan, layout, sym, slow, error);
+    *graph = emit_step(model, cluster, plan, layout, sym, slow, EMIT_MAX_TASKS, error);
     if (!*graph)
         return NULL;
     EngineNet net = {.cluster = cluster,

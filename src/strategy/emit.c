@@ -61,6 +61,7 @@ struct Emit {
     int computer;             /* the active strategy that emits pieces' compute, or -1 */
     const EmitSlowdown *slow; /* what-ifs, or NULL */
     guint64 computes;         /* the rank's compute tasks so far */
+    gsize max_tasks;          /* the cap on the graph's size */
 };
 
 /* Calls hook H of every active strategy with the arguments that follow. */
@@ -492,6 +493,12 @@ static void emit_unit(Emit *e, const Unit *u)
 
 /* ---- the step -------------------------------------------------------------- */
 
+/* Whether the graph has passed the cap on its size: emission stops. */
+static gboolean over_cap(const Emit *e)
+{
+    return graph_tasks(e->graph) > e->max_tasks;
+}
+
 static void emit_rank_step(Emit *e, GArray *units)
 {
     e->stage = layout_coord(e->layout, e->rank).pp;
@@ -531,8 +538,11 @@ static void emit_rank_step(Emit *e, GArray *units)
             break;
         }
     }
-    for (guint i = 0; i < units->len; i++)
+    for (guint i = 0; i < units->len; i++) {
         emit_unit(e, &g_array_index(units, Unit, i));
+        if (over_cap(e))
+            return; /* the graph is dropped unsealed: stop here */
+    }
     for (int i = 0; e->active[i]; i++)
         if (e->active[i]->step_end)
             e->active[i]->step_end(e, e->state[i]);
@@ -548,10 +558,12 @@ static void emit_rank_step(Emit *e, GArray *units)
     emit_wait(e, emit_last(e, STREAM_P2P), end);
 }
 
-/* The most tasks the step can have: every rank runs every micro-batch's
- * forward and backward through every piece of its stage, and the active
- * strategies add up to a few tasks per piece (their piece_tasks). */
-static double estimate_tasks(const Emit *e, int ranks)
+/* The most tasks the step can have, for reserving room: every rank runs
+ * every micro-batch's forward and backward through every piece of its
+ * stage, and the active strategies add up to a few tasks per piece (their
+ * piece_tasks, counting a collective once per rank, where the graph has
+ * one per group). */
+static double most_tasks(const Emit *e, int ranks)
 {
     const PlanSpec *p = e->plan;
     double per_piece = 1;
@@ -562,18 +574,22 @@ static double estimate_tasks(const Emit *e, int ranks)
     return ranks * (2.0 * e->micro_batches * pieces * per_piece + 4);
 }
 
-/* Refuses a step of `tasks` tasks, too big to hold in memory (about 150
- * bytes per task), before building it. */
-static gboolean check_size(const Emit *e, int ranks, double tasks, GError **error)
+/* The fewest tasks the step can have: every rank runs a forward and a
+ * backward of each layer of its stage per micro-batch (every stage has as
+ * many of the ranks). */
+static double fewest_tasks(const Emit *e, int ranks)
 {
-    if (tasks <= EMIT_MAX_TASKS)
-        return TRUE;
+    return 2.0 * ranks * e->micro_batches * e->model->layers / e->plan->pp;
+}
+
+/* The error for a step of more tasks than the cap; `got` says how many. */
+static void refuse_size(const Emit *e, int ranks, const char *got, GError **error)
+{
     g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                "%s: expected a step of at most %.0f tasks, got %.3g (%d ranks x %d micro-batches "
+                "%s: expected a step of at most %.0f tasks, got %s (%d ranks x %d micro-batches "
                 "x %d layers / %d stages): lower global_batch_size, the GPU count or the layers",
-                plan_field_origin(e->plan, PLAN_GLOBAL_BATCH_SIZE), (double)EMIT_MAX_TASKS, tasks,
+                plan_field_origin(e->plan, PLAN_GLOBAL_BATCH_SIZE), (double)e->max_tasks, got,
                 ranks, e->micro_batches, e->model->layers, e->plan->pp);
-    return FALSE;
 }
 
 /* The tables of graph groups, all unused. */
@@ -594,14 +610,15 @@ static void init_groups(Emit *e, int ranks)
 
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                  const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
-                 GError **error)
+                 gsize max_tasks, GError **error)
 {
     Emit e = {.model = model,
               .cluster = cluster,
               .plan = plan,
               .layout = layout,
               .symmetry = symmetry,
-              .slow = slow};
+              .slow = slow,
+              .max_tasks = max_tasks};
     e.micro_batches = plan_spec_micro_batches(plan);
     int ranks = layout_ranks(layout), n_active = 0, simulated;
     const int *ranks_of = symmetry_simulated(symmetry, &simulated);
@@ -614,9 +631,12 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
             e.computer = n_active;
         e.active[n_active++] = strategy_registry[i];
     }
-    double tasks = estimate_tasks(&e, simulated);
-    if (!check_size(&e, simulated, tasks, error))
+    double fewest = fewest_tasks(&e, simulated);
+    if (fewest > e.max_tasks) { /* refused before anything is built */
+        g_autofree char *got = g_strdup_printf("at least %.3g", fewest);
+        refuse_size(&e, simulated, got, error);
         return NULL;
+    }
     for (int i = 0; i < n_active; i++)
         e.state[i] = g_malloc0(MAX(e.active[i]->state_size, 1));
     /* the loader's stream only when it reads, the CP stream only with cp >
@@ -629,7 +649,8 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
                                                            : STREAM_LOADER);
     /* a stream edge per task, fewer other dependencies; at most a memory
      * operation per task */
-    graph_reserve(graph, (gsize)tasks, 2 * (gsize)tasks, (gsize)tasks);
+    gsize tasks = (gsize)MIN(most_tasks(&e, simulated), e.max_tasks);
+    graph_reserve(graph, tasks, 2 * tasks, tasks);
     graph_place(graph, ranks_of, ranks);
     e.graph = graph;
     init_groups(&e, ranks);
@@ -637,7 +658,7 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
     lay_out_chunks(&e);
 
     GArray *units = g_array_new(FALSE, FALSE, sizeof(Unit));
-    for (e.local = 0; e.local < simulated; e.local++) {
+    for (e.local = 0; e.local < simulated && !over_cap(&e); e.local++) {
         e.rank = ranks_of[e.local];
         emit_rank_step(&e, units);
     }
@@ -652,6 +673,10 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
     for (int d = 0; d < DIRECTIONS; d++)
         g_free(e.pair_id[d]);
     g_free(e.ends_id);
+    if (over_cap(&e)) {
+        refuse_size(&e, simulated, "more", error);
+        return NULL;
+    }
     if (!graph_seal(graph, error))
         return NULL;
     return g_steal_pointer(&graph);

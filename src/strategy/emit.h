@@ -238,7 +238,8 @@ void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 
 /* ---- driving the emitter (app/) --------------------------------------- */
 
-/* The most tasks a step may have; a bigger one is refused as bad input. */
+/* The most tasks a step may have, the cap plansim gives emit_step (about
+ * 5.5 GB of graph and replay); a bigger step is refused as bad input. */
 #define EMIT_MAX_TASKS 50000000
 
 /* What-ifs on compute (app/whatif.h). Every compute task of rank r takes
@@ -258,10 +259,11 @@ typedef struct {
  * compute slowed by `slow` (NULL: not at all; a slowed rank stands for
  * itself alone, so only without a symmetry). The plan must be resolved and
  * supported (strategy_check). Fails (PS_ERROR_INPUT) for a step of more
- * than EMIT_MAX_TASKS tasks. */
+ * than `max_tasks` tasks: before building anything when a lower bound of
+ * its size is already more, else as soon as the graph passes the cap. */
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                  const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
-                 GError **error);
+                 gsize max_tasks, GError **error);
 
 /* "params", "grads", ... for reports. */
 const char *emit_mem_name(MemKind kind);
