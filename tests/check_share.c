@@ -135,6 +135,46 @@ START_TEST(links_never_carry_more_than_capacity)
 }
 END_TEST
 
+/* k copies of a flow (the same path, bytes and start: NCCL's channels of
+ * one ring step, as net.c merges them) and one flow of weight k are the
+ * same to their links. Links 0 (100 B/s) and 1 (300 B/s); 3 copies of
+ * 600 bytes over both, and a flow of 600 bytes over link 1: link 0 is
+ * the bottleneck of the copies, 100 / 3 B/s each (link 1's fair share is
+ * 300 / 4), and the other flow takes link 1's 200 left, ending at 3 s;
+ * the copies end at 600 / (100 / 3) = 18 s. Link 0 carries 1,800 bytes,
+ * link 1 2,400. */
+START_TEST(copies_of_a_flow_are_one_flow_of_their_weight)
+{
+    double cap[2] = {100, 300};
+    int both[2] = {0, 1}, one[1] = {1};
+    double three[2] = {3, 3};
+    for (int merged = 0; merged < 2; merged++) {
+        Share *s = share_new(cap, 2, 1);
+        Ends e = {0};
+        int copy = merged ? share_start_weighted(s, 0, both, three, 2, 600, 0, 0)
+                          : share_start(s, 0, both, 2, 600, 0, 0);
+        for (int k = 1; k < 3 && !merged; k++)
+            share_start(s, 0, both, 2, 600, 0, 0);
+        int other = share_start(s, 0, one, 1, 600, 0, 0);
+        share_update(s, 0, record, &e);
+        ck_assert_double_eq_tol(share_rate(s, copy), 100.0 / 3, 1e-12);
+        for (int id = 1; id < 3 && !merged; id++)
+            ck_assert_double_eq(share_rate(s, id), share_rate(s, copy));
+        ck_assert_double_eq(share_rate(s, other), 200);
+        ck_assert_double_eq(e.end[other], 3);
+        share_end(s, 3, other);
+        share_update(s, 3, record, &e);
+        ck_assert_double_eq_tol(e.end[copy], 18, 1e-12);
+        for (int id = 0; id < (merged ? 1 : 3); id++) /* copies are ids 0 .. 2 */
+            share_end(s, e.end[copy], id);
+        share_update(s, e.end[copy], record, &e);
+        ck_assert_double_eq_tol(share_link_bytes(s, 0), 1800, 1e-9);
+        ck_assert_double_eq_tol(share_link_bytes(s, 1), 2400, 1e-9);
+        share_free(s);
+    }
+}
+END_TEST
+
 Suite *suite_share(void)
 {
     Suite *s = suite_create("share");
@@ -144,6 +184,7 @@ Suite *suite_share(void)
     tcase_add_test(tc, spare_capacity_goes_to_the_less_bottlenecked_flow);
     tcase_add_test(tc, unconnected_flows_are_left_alone);
     tcase_add_test(tc, links_never_carry_more_than_capacity);
+    tcase_add_test(tc, copies_of_a_flow_are_one_flow_of_their_weight);
     suite_add_tcase(s, tc);
     return s;
 }

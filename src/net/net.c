@@ -288,11 +288,18 @@ static PlanFlow flow_of(const Net *net, const Transfer *tr)
     return f;
 }
 
-/* A transfer's orbit as one flow over link classes: `count` transfers of
- * the plan with its canonical form, in each of `images` groups. */
+/* `count` transfers of a phase as one flow: with a symmetry, the plan's
+ * transfers with canonical form `canon`, in each of `images` groups, over
+ * link classes; without, copies of transfer `canon` (NCCL's channels
+ * repeat a ring's), over its links. */
 static PlanFlow orbit_flow(const Net *net, const Transfer *canon, double count, double images)
 {
     PlanFlow links = flow_of(net, canon), f = {.bytes = canon->bytes};
+    if (!net->sym) {
+        for (int k = 0; k < links.n; k++)
+            links.weight[k] = count;
+        return links;
+    }
     for (int k = 0; k < links.n; k++) {
         int c = net->link_class[links.path[k]], at = 0;
         while (at < f.n && f.path[at] != c)
@@ -456,8 +463,12 @@ static void tally_add(Tally *t, const Transfer *tr)
     }
 }
 
-/* The flows of a plan's phases: per transfer, or with a symmetry one per
- * orbit (canonical forms counted, kept in order of first appearance). */
+/* The flows of a plan's phases: one per transfer, copies of it merged,
+ * or with a symmetry one per orbit (canonical forms counted, kept in
+ * order of first appearance). A flow standing for k identical ones (the
+ * same path, bytes and start) weighs k on each of its links: max-min
+ * fair rates are unique, so identical flows get equal ones, which the
+ * weighted flow gets. */
 static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *members, int n)
 {
     e->flows = g_array_new(FALSE, FALSE, sizeof(PlanFlow));
@@ -473,18 +484,12 @@ static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *
         for (int i = 0; i < n_gen; i++)
             if (invariant & 1u << i && !phase_invariant(net, plan, ph, &gen[i], members, n))
                 net->broken |= 1u << i;
-        if (!net->sym) {
-            for (int k = 0; k < ph->count; k++) {
-                PlanFlow f = flow_of(net, &plan->transfers[ph->first + k]);
-                g_array_append_val(e->flows, f);
-            }
-            continue;
-        }
         Tally tally = tally_new();
         for (int k = 0; k < ph->count; k++) {
             const Transfer *tr = &plan->transfers[ph->first + k];
-            Transfer c = {0, 0, tr->bytes};
-            symmetry_canon_by(gen, n_gen, tr->src, tr->dst, &c.src, &c.dst);
+            Transfer c = *tr;
+            if (net->sym)
+                symmetry_canon_by(gen, n_gen, tr->src, tr->dst, &c.src, &c.dst);
             tally_add(&tally, &c);
         }
         for (guint k = 0; k < tally.canon->len; k++) {
