@@ -22,8 +22,8 @@ typedef struct {
      * field may need it: sequence parallelism needs tp > 1). */
     gboolean (*check)(const PlanSpec *plan, const ModelSpec *model, GError **error);
     /* The most tasks the strategy adds per piece of a step (its
-     * collectives, replays, gathers), for the emitter's estimate of the
-     * step's size before building it; NULL: none. */
+     * collectives, replays, gathers), for the room the emitter reserves
+     * before building the step; NULL: none. */
     int (*piece_tasks)(const PlanSpec *plan);
     gsize state_size;
     /* Before anything of the rank's step: say what its forward pieces
