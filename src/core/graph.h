@@ -131,12 +131,13 @@ const Task *graph_task(const Graph *g, TaskId id);
 /* The task's name, formatted: a newly allocated string (g_free). */
 char *graph_name(const Graph *g, TaskId id);
 
-/* The sealed graph's tasks, successors, memory operations and
- * dependency counts as flat arrays, for loops over every task (the
- * engine's); they live as long as the graph. The successors of task `id` are succ[task[id].first_succ ..
- * task[id + 1].first_succ), its memory operations mem[task[id].first_mem
- * .. task[id + 1].first_mem), as graph_succ and graph_mem_ops give them:
- * task[graph_tasks] is there, a sentinel that only ends the last rows. */
+/* The sealed graph's tasks, successors, memory operations and dependency
+ * counts as flat arrays, for loops over every task (the engine's); they
+ * live as long as the graph. The successors of task `id` are
+ * succ[task[id].first_succ .. task[id + 1].first_succ), its memory
+ * operations mem[task[id].first_mem .. task[id + 1].first_mem), as
+ * graph_succ and graph_mem_ops give them: task[graph_tasks] is there, a
+ * sentinel that only ends the last rows. */
 typedef struct {
     const Task *task;
     const TaskId *succ;
