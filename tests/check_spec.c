@@ -89,13 +89,13 @@ static const BadCase bad[] = {
      "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
      "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, \"compute_efficiency\": "
      "1.5}, " GOOD_LINKS "}",
-     {"$.gpu.compute_efficiency", "<= 1", "got 1.5"}},
+     {"$.gpu.compute_efficiency", "from 0.01 to 1", "got 1.5"}},
     /* the runtime reserve: at most the memory */
     {CLUSTER,
      "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
      "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, \"runtime_reserve_GiB\": "
      "90}, " GOOD_LINKS "}",
-     {"$.gpu.runtime_reserve_GiB", "<= 80", "got 90"}},
+     {"$.gpu.runtime_reserve_GiB", "from 0 to 80", "got 90"}},
     {CLUSTER,
      "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
      "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, \"tflops\": 3}, " GOOD_LINKS "}",
@@ -119,12 +119,12 @@ static const BadCase bad[] = {
      "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " GOOD_GPU
      ", \"intra_node\": {\"bandwidth_GBps\": 300}, \"inter_node\": {\"bandwidth_GBps\": "
      "25, \"oversubscription\": 0.5}}",
-     {"$.inter_node.oversubscription", "a number >= 1", "got 0.5"}},
+     {"$.inter_node.oversubscription", "a number from 1 to 1e+06", "got 0.5"}},
     {CLUSTER,
      "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
      "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, "
      "\"comm_compute_interference\": 1}, " GOOD_LINKS "}",
-     {"$.gpu.comm_compute_interference", "<= 0.95", "got 1"}},
+     {"$.gpu.comm_compute_interference", "from 0 to 0.95", "got 1"}},
     {PLAN, "{\"tp\": 2, \"pp\": 2, \"tp\": 2}", {"$.tp: key given twice"}},
     {PLAN, "{\"collective_algorithm\": \"tree2\"}", {"$.collective_algorithm", "got \"tree2\""}},
     {PLAN, "{\"link_contention\": 0}", {"$.link_contention", "true or false"}},

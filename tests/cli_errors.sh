@@ -463,11 +463,11 @@ w="simulate --model $tiny --cluster $a100 --nodes 1"
 # shellcheck disable=SC2086
 {
     expect_fail "--slow-gpu without a factor" "--slow-gpu" '"3"' "RANK:FACTOR" -- $w --slow-gpu 3
-    expect_fail "--slow-gpu factor below 1" "--slow-gpu" '"3:0.5"' "[1, 1000]" -- $w --slow-gpu 3:0.5
+    expect_fail "--slow-gpu factor below 1" "--slow-gpu" '"3:0.5"' "from 1 to 1000" -- $w --slow-gpu 3:0.5
     expect_fail "--slow-gpu rank not a number" "--slow-gpu" '"x:2"' "RANK" -- $w --slow-gpu x:2
     expect_fail "--slow-gpu rank beyond the plan" "--slow-gpu" '"8:2"' "below the plan's 8 GPUs" \
         -- $w --slow-gpu 8:2
-    expect_fail "--slow-link factor 0" "--slow-link" '"node 0 nic 0:0"' "(0, 1]" -- \
+    expect_fail "--slow-link factor 0" "--slow-link" '"node 0 nic 0:0"' "from 1e-06 to 1" -- \
         $w --slow-link "node 0 nic 0:0"
     expect_fail "--slow-link unknown link" "--slow-link" '"node 3 nic 0"' "node 0 nic 0 out" -- \
         $w --slow-link "node 3 nic 0:0.5"

@@ -142,9 +142,8 @@ static gboolean same_file(const char *a, const char *b)
 static gboolean parse_number(const char *flag, const char *text, double lo, double hi,
                              gboolean integral, double fallback, double *out, GError **error)
 {
-    char *end = NULL;
-    *out = text ? g_ascii_strtod(text, &end) : fallback;
-    if (text && (!text[0] || *end || !(*out >= lo && *out <= hi) ||
+    *out = fallback;
+    if (text && (!text_parse_number(text, out) || !(*out >= lo && *out <= hi) ||
                  (integral && *out != (double)(long long)*out))) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected %s from %.15g to %.15g, got \"%s\"",
                     flag, integral ? "an integer" : "a number", lo, hi, text);
@@ -165,11 +164,10 @@ static gboolean parse_bytes(const char *flag, const char *text, double lo, doubl
     const char *suffix = len > 1 ? strchr(suffixes, g_ascii_tolower(text[len - 1])) : NULL;
     g_autofree char *number = suffix ? g_strndup(text, len - 1) : g_strdup(text);
     double unit = suffix ? (double)(1 << 10 * (int)(suffix - suffixes + 1)) : 1, value = 0;
-    char *end = NULL;
-    if (number)
-        value = g_ascii_strtod(number, &end) * unit;
+    gboolean parsed = number && text_parse_number(number, &value);
+    value *= unit;
     *out = text ? value : fallback;
-    if (text && (!number[0] || *end || !(value >= lo && value <= hi))) {
+    if (text && (!parsed || !(value >= lo && value <= hi))) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "%s: expected a size from %.15g to %.15g bytes, a number with an optional "
                     "K, M or G (2^10, 2^20, 2^30), got \"%s\"",
@@ -195,10 +193,65 @@ static gboolean parse_choice(const char *flag, const char *text, const char *con
     return TRUE;
 }
 
+/* A file a command writes: its flag, and the path given (NULL: none). */
+typedef struct {
+    const char *flag, *path;
+} Output;
+
+/* Whether `path` names a file plansim replaces when it writes it: not
+ * standard output ("-") nor an existing device or pipe (/dev/null). */
+static gboolean replaceable(const char *path)
+{
+    GStatBuf st;
+    return path && strcmp(path, "-") != 0 && (g_stat(path, &st) != 0 || S_ISREG(st.st_mode));
+}
+
+/* Whether two paths name one file: the same file if both exist, else the
+ * same path once made absolute. */
+static gboolean same_target(const char *a, const char *b)
+{
+    GStatBuf x, y;
+    gboolean ex = g_stat(a, &x) == 0, ey = g_stat(b, &y) == 0;
+    if (ex || ey)
+        return ex && ey && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+    g_autofree char *ca = g_canonicalize_filename(a, NULL), *cb = g_canonicalize_filename(b, NULL);
+    return strcmp(ca, cb) == 0;
+}
+
+/* Refuses outputs (n of them) that would overwrite one of the `inputs`
+ * (NULL-terminated, NULLs skipped up to `n_inputs`) or each other: the
+ * input would be lost, or one output silently replace another. */
+static gboolean check_outputs(const Output *outs, int n, const char *const *inputs, int n_inputs,
+                              GError **error)
+{
+    for (int i = 0; i < n; i++) {
+        if (!replaceable(outs[i].path))
+            continue;
+        for (int j = 0; j < n_inputs; j++)
+            if (inputs[j] && same_target(outs[i].path, inputs[j])) {
+                g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                            "%s: expected a file that is not an input, got \"%s\", which is "
+                            "\"%s\" read as input",
+                            outs[i].flag, outs[i].path, inputs[j]);
+                return FALSE;
+            }
+        for (int j = 0; j < i; j++)
+            if (replaceable(outs[j].path) && same_target(outs[i].path, outs[j].path)) {
+                g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                            "%s: expected a file other than %s's, got \"%s\"", outs[i].flag,
+                            outs[j].flag, outs[i].path);
+                return FALSE;
+            }
+    }
+    return TRUE;
+}
+
 /* ---- the inputs simulate and sweep share -------------------------------- */
 
 typedef struct {
     char *model, *cluster, *plan, *nodes, *seq_length;
+    Output outputs[2];  /* what the command writes, checked against the inputs */
+    const char *grid;   /* another input (sweep's --grid), or NULL */
     char *flag_text[PLAN_N_FIELDS];       /* the plan flags given, as text */
     const char *flag_name[PLAN_N_FIELDS]; /* the flag that gave each, "--no-x" included */
     char **slow_gpu, **slow_link, *jitter, *seed; /* what-ifs (app/whatif.h) */
@@ -279,7 +332,7 @@ static void inputs_entries(Inputs *in, GOptionContext *ctx)
          "GPU RANK computes FACTOR (>= 1) times slower; repeatable", "RANK:FACTOR"},
         {"slow-link", 0, 0, G_OPTION_ARG_STRING_ARRAY, &in->slow_link,
          "LINK, named as the report names links (\"node 0 nic 2 out\"; no direction: both), at "
-         "FACTOR (0 < FACTOR <= 1) of its bandwidth; repeatable",
+         "FACTOR (1e-6 <= FACTOR <= 1) of its bandwidth; repeatable",
          "LINK:FACTOR"},
         {"jitter", 0, 0, G_OPTION_ARG_STRING, &in->jitter,
          "log-normal noise of mean 1 on every compute task, sigma SIGMA", "SIGMA"},
@@ -338,6 +391,10 @@ static gboolean inputs_load(const Inputs *in, const char *default_plan, ModelSpe
     if (!in->plan && default_plan && same_file(model_path, default_model) &&
         same_file(cluster_path, default_cluster))
         plan_path = shipped_path(default_plan);
+    const char *inputs[] = {model_path, cluster_path, plan_path, in->grid};
+    if (!check_outputs(in->outputs, G_N_ELEMENTS(in->outputs), inputs, G_N_ELEMENTS(inputs),
+                       error))
+        return FALSE;
     if (!parse_number("--nodes", in->nodes, 1, CLUSTER_MAX_GPUS, TRUE, 0, &nodes, error) ||
         !(*model = model_spec_load_noting(model_path, &max_positions, error)) ||
         (in->seq_length &&
@@ -478,6 +535,8 @@ static gboolean simulate(void *args, GError **error)
     g_autoptr(PlanSpec) plan = plan_spec_new();
     g_autoptr(ModelSpec) model = NULL;
     g_autoptr(ClusterSpec) cluster = NULL;
+    a->in.outputs[0] = (Output){"-o", a->output};
+    a->in.outputs[1] = (Output){"--trace", a->trace};
     if (!parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
         !inputs_load(&a->in, DEFAULT_PLAN, &model, &cluster, plan, error))
         return FALSE;
@@ -505,14 +564,18 @@ static gboolean simulate(void *args, GError **error)
     diagnosis_compute(&rep.diagnosis, &rep.metrics, model, cluster, plan);
     ReportAdvice advice[ADVICE_MAX];
     rep.advised = !rep.metrics.fits && !a->no_advice;
-    rep.n_advice = rep.advised ? advice_find(model, cluster, plan, advice) : 0;
+    rep.n_advice = rep.advised ? advice_find(model, cluster, plan, advice, &rep.advice_partial) : 0;
     rep.advice = advice;
     g_autofree char *report = report_render(&rep, format, TRUE);
     g_autofree char *prose = a->explain ? report_explain(&rep) : NULL;
     g_autofree char *text = g_strjoin("\n", report, prose, NULL);
     advice_clear(advice, rep.n_advice);
     report_clear(&rep);
-    return text_write_atomic(a->output ? a->output : "-", text, strlen(text), error);
+    if (text_write_atomic(a->output ? a->output : "-", text, strlen(text), error))
+        return TRUE;
+    if (replaceable(a->trace)) /* all or nothing: the trace the run wrote goes too */
+        g_unlink(a->trace);
+    return FALSE;
 }
 
 static int cmd_simulate(int argc, char **argv)
@@ -551,9 +614,11 @@ static gboolean parse_shard(const char *text, int *k, int *n, GError **error)
     *k = *n = 1;
     if (!text)
         return TRUE;
-    char *slash = strchr(text, '/'), *end1 = NULL, *end2 = NULL;
-    long a = slash ? strtol(text, &end1, 10) : 0, b = slash ? strtol(slash + 1, &end2, 10) : 0;
-    if (!slash || end1 != slash || !slash[1] || *end2 || a < 1 || b < a || b > 1000000) {
+    const char *slash = strchr(text, '/');
+    g_autofree char *first = slash ? g_strndup(text, (gsize)(slash - text)) : NULL;
+    guint64 a = 0, b = 0;
+    if (!slash || !g_ascii_string_to_unsigned(first, 10, 1, 1000000, &a, NULL) ||
+        !g_ascii_string_to_unsigned(slash + 1, 10, 1, 1000000, &b, NULL) || b < a) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "--shard: expected K/N with 1 <= K <= N, "
                     "got \"%s\"",
@@ -645,6 +710,8 @@ static gboolean sweep(void *args, GError **error)
     g_autoptr(WhatIf) whatif = NULL;
     double gpus, threads, top;
     int shard, shards;
+    a->in.outputs[0] = (Output){"-o", a->output};
+    a->in.grid = a->grid;
     if (!inputs_load(&a->in, NULL, &model, &cluster, base, error) ||
         !(whatif = inputs_whatif(&a->in, error)) ||
         !parse_number("--gpus", a->gpus, 1, CLUSTER_MAX_GPUS, TRUE, 0, &gpus, error) ||
@@ -660,6 +727,8 @@ static gboolean sweep(void *args, GError **error)
                     cluster_spec_gpus(cluster), a->gpus);
         return FALSE;
     }
+    if (!whatif_check(whatif, cluster, gpus ? (int)gpus : cluster_spec_gpus(cluster), error))
+        return FALSE;
     grid = plan_grid_default(model, cluster);
     pin_fields(grid, base, NULL);
     if (a->grid && !plan_grid_load(grid, a->grid, error))
@@ -846,10 +915,21 @@ static gboolean calibrate(void *args, GError **error)
         return FALSE;
     }
     g_autofree char *cluster_path = input_path(&shipped_clusters, a->cluster, DEFAULT_CLUSTER, error);
-    g_autoptr(ClusterSpec) base = cluster_path ? cluster_spec_load(cluster_path, 0, error) : NULL;
+    if (!cluster_path)
+        return FALSE;
+    g_autoptr(GPtrArray) inputs = g_ptr_array_new();
+    g_ptr_array_add(inputs, cluster_path);
+    g_ptr_array_add(inputs, a->gemm);
+    for (char **path = a->nccl; path && *path; path++)
+        g_ptr_array_add(inputs, *path);
+    Output out = {"-o", a->output};
+    if (!check_outputs(&out, 1, (const char *const *)inputs->pdata, (int)inputs->len, error))
+        return FALSE;
+    g_autoptr(ClusterSpec) base = cluster_spec_load(cluster_path, 0, error);
     g_autoptr(GPtrArray) nccl = g_ptr_array_new_with_free_func((GDestroyNotify)calib_nccl_free);
     g_autoptr(CalibGemm) gemm = NULL;
-    if (!base || (a->gemm && !(gemm = calib_gemm_load(a->gemm, error))))
+    if (!base || (a->gemm && (!(gemm = calib_gemm_load(a->gemm, error)) ||
+                              !calib_gemm_check(&base->gpu, gemm, error))))
         return FALSE;
     for (char **path = a->nccl; path && *path; path++) {
         CalibNccl *data = calib_nccl_load(*path, error);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/text.h"
 
 WhatIf *whatif_new(void)
 {
@@ -36,25 +37,23 @@ static gboolean refuse(GError **error, const char *flag, const char *text, const
     return FALSE;
 }
 
-/* A number in [lo, hi] (lo itself excluded when `open_lo`) from `text`. */
-static gboolean number(const char *text, double lo, double hi, gboolean open_lo, double *out)
+/* A number in [lo, hi] from `text`. */
+static gboolean number(const char *text, double lo, double hi, double *out)
 {
-    char *end = NULL;
-    *out = g_ascii_strtod(text, &end);
-    return text[0] && end && !*end && *out <= hi && (open_lo ? *out > lo : *out >= lo);
+    return text_parse_number(text, out) && *out >= lo && *out <= hi;
 }
 
 /* "WHAT:FACTOR" split at its last colon, FACTOR as number() takes it. */
 static gboolean split(const char *flag, const char *text, const char *what, double lo, double hi,
-                      gboolean open_lo, char **head, double *factor, GError **error)
+                      char **head, double *factor, GError **error)
 {
     const char *colon = strrchr(text, ':');
-    if (colon && colon > text && number(colon + 1, lo, hi, open_lo, factor)) {
+    if (colon && colon > text && number(colon + 1, lo, hi, factor)) {
         *head = g_strndup(text, (gsize)(colon - text));
         return TRUE;
     }
-    g_autofree char *expected = g_strdup_printf("%s:FACTOR with FACTOR a number in %s%g, %g]", what,
-                                                open_lo ? "(" : "[", lo, hi);
+    g_autofree char *expected =
+        g_strdup_printf("%s:FACTOR with FACTOR a number from %g to %g", what, lo, hi);
     return refuse(error, flag, text, expected);
 }
 
@@ -63,7 +62,7 @@ static gboolean add_gpu(WhatIf *w, const char *text, GError **error)
     g_autofree char *rank = NULL;
     WhatIfGpu g;
     guint64 r;
-    if (!split("--slow-gpu", text, "RANK", 1, 1000, FALSE, &rank, &g.factor, error))
+    if (!split("--slow-gpu", text, "RANK", 1, WHATIF_MAX_GPU_FACTOR, &rank, &g.factor, error))
         return FALSE;
     if (!g_ascii_string_to_unsigned(rank, 10, 0, G_MAXINT, &r, NULL))
         return refuse(error, "--slow-gpu", text,
@@ -76,7 +75,7 @@ static gboolean add_gpu(WhatIf *w, const char *text, GError **error)
 static gboolean add_link(WhatIf *w, const char *text, GError **error)
 {
     WhatIfLink l;
-    if (!split("--slow-link", text, "LINK", 0, 1, TRUE, &l.link, &l.factor, error))
+    if (!split("--slow-link", text, "LINK", WHATIF_MIN_LINK_FACTOR, 1, &l.link, &l.factor, error))
         return FALSE;
     g_array_append_val(w->links, l);
     return TRUE;
@@ -109,7 +108,7 @@ gboolean whatif_parse(WhatIf *w, char **slow_gpus, char **slow_links, const char
     for (char **t = slow_links; t && *t; t++)
         if (!add_link(w, *t, error))
             return FALSE;
-    if (jitter && !number(jitter, 0, 4, FALSE, &w->jitter))
+    if (jitter && !number(jitter, 0, 4, &w->jitter))
         return refuse(error, "--jitter", jitter, "a number from 0 to 4");
     if (seed && !jitter)
         return refuse(error, "--seed", seed, "--jitter SIGMA with it");
@@ -172,4 +171,17 @@ gboolean whatif_link_scales(const WhatIf *w, const Topology *t, double **out, GE
     }
     *out = g_steal_pointer(&scale);
     return TRUE;
+}
+
+gboolean whatif_check(const WhatIf *w, const ClusterSpec *cluster, int gpus, GError **error)
+{
+    g_autofree double *factor = NULL, *scale = NULL;
+    if (!whatif_gpu_factors(w, gpus, &factor, error))
+        return FALSE;
+    if (!w || w->links->len == 0)
+        return TRUE;
+    Topology *t = topology_new(cluster, (gpus + cluster->gpus_per_node - 1) / cluster->gpus_per_node);
+    gboolean ok = whatif_link_scales(w, t, &scale, error);
+    topology_free(t);
+    return ok;
 }

@@ -14,6 +14,7 @@
 #include <glib.h>
 
 #include "net/topology.h"
+#include "spec/spec.h"
 
 typedef struct {
     GArray *gpus;  /* WhatIfGpu, in the order given */
@@ -23,14 +24,20 @@ typedef struct {
     char *text; /* a summary for reports: "slow gpu 3 x2, jitter 0.1 seed 7" */
 } WhatIf;
 
+/* The factors' ranges: a GPU up to 1000 times slower, a link down to a
+ * millionth of its bandwidth (with the smallest bandwidth and efficiency a
+ * cluster file takes, 10 bytes/s: times stay finite). */
+#define WHATIF_MAX_GPU_FACTOR  1000
+#define WHATIF_MIN_LINK_FACTOR 1e-6
+
 typedef struct {
     int rank;
-    double factor; /* >= 1 */
+    double factor; /* in [1, WHATIF_MAX_GPU_FACTOR] */
 } WhatIfGpu;
 
 typedef struct {
     char *link;    /* as given, "node 0 nic 2 out" */
-    double factor; /* in (0, 1] */
+    double factor; /* in [WHATIF_MIN_LINK_FACTOR, 1] */
 } WhatIfLink;
 
 WhatIf *whatif_new(void);
@@ -38,8 +45,8 @@ void whatif_free(WhatIf *w);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhatIf, whatif_free)
 
 /* Adds the what-ifs of the flags' texts, each NULL or NULL-terminated:
- * --slow-gpu "RANK:FACTOR" (FACTOR in [1, 1000]), --slow-link
- * "LINK:FACTOR" (FACTOR in (0, 1]), --jitter SIGMA (in [0, 4]; NULL: 0)
+ * --slow-gpu "RANK:FACTOR" (FACTOR in [1, WHATIF_MAX_GPU_FACTOR]),
+ * --slow-link "LINK:FACTOR" (FACTOR in [WHATIF_MIN_LINK_FACTOR, 1]), --jitter SIGMA (in [0, 4]; NULL: 0)
  * and --seed S (an integer; NULL: 1; only with --jitter). Fails
  * (PS_ERROR_INPUT) naming the flag and the value. The rank and the link
  * are checked against a plan by whatif_gpu_factors and whatif_link_scales. */
@@ -58,5 +65,10 @@ gboolean whatif_gpu_factors(const WhatIf *w, int gpus, double **out, GError **er
  * allocated in *out, NULL when no link is slowed; fails (PS_ERROR_INPUT)
  * for a name that is no link of `t`. */
 gboolean whatif_link_scales(const WhatIf *w, const Topology *t, double **out, GError **error);
+
+/* Checks the ranks and links of `w` against `gpus` GPUs of `cluster`, as
+ * the two functions above would for any plan on them (a sweep's plans all
+ * run on the same GPUs): fails (PS_ERROR_INPUT) naming the flag. */
+gboolean whatif_check(const WhatIf *w, const ClusterSpec *cluster, int gpus, GError **error);
 
 #endif

@@ -1,11 +1,14 @@
 /* text.c: nearest-word suggestion (Levenshtein distance), capped reads of
  * input files and atomic writes. */
+#define _DEFAULT_SOURCE /* realpath */
 #include "base/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,6 +54,37 @@ const char *text_nearest(const char *word, const char *const *candidates)
         }
     }
     return best;
+}
+
+/* The length of the run of decimal digits at `s`. */
+static gsize digits(const char *s)
+{
+    return strspn(s, "0123456789");
+}
+
+gboolean text_parse_number(const char *text, double *out)
+{
+    const char *c = text + (text[0] == '-');
+    gsize whole = digits(c);
+    c += whole;
+    gsize fraction = *c == '.' ? digits(c + 1) : 0;
+    c += *c == '.' ? 1 + fraction : 0;
+    if (whole + fraction == 0)
+        return FALSE;
+    if (*c == 'e' || *c == 'E') {
+        c += 1 + (c[1] == '+' || c[1] == '-');
+        gsize exponent = digits(c);
+        if (!exponent)
+            return FALSE;
+        c += exponent;
+    }
+    if (*c)
+        return FALSE;
+    double v = g_ascii_strtod(text, NULL);
+    if (!isfinite(v))
+        return FALSE;
+    *out = v;
+    return TRUE;
 }
 
 /* The input limit: PLANSIM_MAX_INPUT_BYTES, or the default. */
@@ -201,12 +235,25 @@ gboolean text_write_atomic(const char *path, const char *data, gsize len, GError
     /* a device or a pipe (/dev/null, /dev/stdout) is written as it is: a
      * rename would replace it */
     GStatBuf st;
-    if (g_stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    gboolean exists = g_stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode))
         return write_device(path, data, len, error);
-    /* a temporary file beside `path`, renamed over it once complete; GLib
-     * removes it on failure */
+    /* a symbolic link is written through: its target is replaced, the
+     * link stays; one to nothing is refused */
+    g_autofree char *target = NULL;
+    if (g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+        if (!exists || !(target = realpath(path, NULL))) {
+            g_set_error(error, PS_ERROR, PS_ERROR_IO,
+                        "%s: cannot write: a symbolic link to a file that does not exist", path);
+            return FALSE;
+        }
+        path = target;
+    }
+    /* a temporary file beside `path`, renamed over it once complete (GLib
+     * removes it on failure), with the mode of the file it replaces */
     GError *local = NULL;
-    if (!g_file_set_contents_full(path, data, (gssize)len, G_FILE_SET_CONTENTS_CONSISTENT, 0644,
+    int mode = exists ? (int)(st.st_mode & 07777) : 0644;
+    if (!g_file_set_contents_full(path, data, (gssize)len, G_FILE_SET_CONTENTS_CONSISTENT, mode,
                                   &local)) {
         g_set_error(error, PS_ERROR, PS_ERROR_IO, "%s: cannot write: %s", path, local->message);
         g_error_free(local);

@@ -12,6 +12,15 @@
  * `candidates` is NULL-terminated; the result points into it. */
 const char *text_nearest(const char *word, const char *const *candidates);
 
+/* Parses the whole of `text` as a decimal number, the one syntax plansim
+ * reads numbers in, from flags and from text files alike: an optional
+ * minus sign, digits with an optional fraction (or a fraction alone,
+ * ".5"), and an optional exponent ("e-3", "E+6"), as JSON writes numbers.
+ * No spaces, no plus sign, no hexadecimal, no "inf" or "nan". FALSE, *out
+ * untouched, for anything else or for a value too large for a double
+ * (1e999). */
+gboolean text_parse_number(const char *text, double *out);
+
 /* The most bytes an input file may hold, 64 MiB, unless the environment
  * variable PLANSIM_MAX_INPUT_BYTES (a positive integer) says otherwise. */
 #define TEXT_MAX_INPUT_BYTES_DEFAULT ((gsize)64 << 20)
@@ -27,8 +36,11 @@ const char *text_nearest(const char *word, const char *const *candidates);
 gboolean text_read_input(const char *path, char **text, gsize *len, GError **error);
 
 /* Writes `len` bytes to `path` whole or not at all: a temporary file in the
- * same folder, then rename(2). "-" means standard output; an existing
- * device or pipe (/dev/null) is written directly. */
+ * same folder, then rename(2), keeping the mode of the file it replaces
+ * (0644, less the umask, for a new one). "-" means standard output; an
+ * existing device or pipe (/dev/null) is written directly; a symbolic link
+ * is written through (its target replaced, the link kept), and one to a
+ * missing file is refused (PS_ERROR_IO). */
 gboolean text_write_atomic(const char *path, const char *data, gsize len, GError **error);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/text.h"
 
 void training_compute(Training *out, double tokens, double gpu_hour_price, double tokens_per_step,
                       double step_time_s, int gpus)
@@ -37,21 +38,21 @@ gboolean training_parse_count(const char *flag, const char *text, double *out, G
         char suffix;
         double scale;
     } suffixes[] = {{'K', 1e3}, {'M', 1e6}, {'B', 1e9}, {'G', 1e9}, {'T', 1e12}};
-    char *end = NULL;
-    double value = g_ascii_strtod(text, &end);
-    for (gsize i = 0; end != text && i < G_N_ELEMENTS(suffixes); i++)
-        if (*end == suffixes[i].suffix) {
-            value *= suffixes[i].scale;
-            end++;
-            break;
+    gsize len = strlen(text);
+    double scale = 1, value = 0;
+    for (gsize i = 0; len > 1 && i < G_N_ELEMENTS(suffixes); i++)
+        if (text[len - 1] == suffixes[i].suffix) {
+            scale = suffixes[i].scale;
+            len--;
         }
-    if (end == text || *end || !(value > 0 && isfinite(value))) {
+    g_autofree char *number = g_strndup(text, len);
+    if (!text_parse_number(number, &value) || !(value * scale > 0 && isfinite(value * scale))) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "%s: expected a positive number, optionally with a suffix K, M, B, G or T "
                     "(2T = 2e12), got \"%s\"",
                     flag, text);
         return FALSE;
     }
-    *out = value;
+    *out = value * scale;
     return TRUE;
 }

@@ -79,6 +79,15 @@ static gboolean read_gemm_curve(const JsonDoc *doc, const cJSON *o, GpuSpec *gpu
     return TRUE;
 }
 
+/* The smallest values the numbers of a cluster file take, so that no time
+ * computed from them overflows: 1 GFLOP/s, 1 MB/s, 1 MiB, 1 %, one
+ * parameter or sample a second. */
+#define MIN_TFLOPS     1e-3
+#define MIN_GBPS       1e-3
+#define MIN_GIB        1e-3
+#define MIN_EFFICIENCY 0.01
+#define MIN_RATE       1
+
 static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
 {
     const cJSON *o = json_object(doc, doc->root, "$", "gpu", error);
@@ -86,20 +95,20 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
     long long sms;
     if (!o || !json_check_keys(doc, o, "$.gpu", gpu_keys, error) ||
         !json_string(doc, o, "$.gpu", "name", FALSE, "gpu", &gpu->name, error) ||
-        !json_number(doc, o, "$.gpu", "peak_tflops", TRUE, FALSE, 1e9, 0, &tflops, error) ||
-        !json_number(doc, o, "$.gpu", "peak_fp8_tflops", FALSE, FALSE, 1e9, 0, &fp8_tflops,
+        !json_number(doc, o, "$.gpu", "peak_tflops", TRUE, MIN_TFLOPS, 1e9, 0, &tflops, error) ||
+        !json_number(doc, o, "$.gpu", "peak_fp8_tflops", FALSE, MIN_TFLOPS, 1e9, 0, &fp8_tflops,
                      error) ||
-        !json_number(doc, o, "$.gpu", "pcie_GBps", FALSE, FALSE, 1e12, 0, &pcie_gbps, error) ||
-        !json_number(doc, o, "$.gpu", "memory_GiB", TRUE, FALSE, 1e9, 0, &gib, error) ||
-        !json_number(doc, o, "$.gpu", "runtime_reserve_GiB", FALSE, TRUE, gib, 0, &reserve_gib,
+        !json_number(doc, o, "$.gpu", "pcie_GBps", FALSE, MIN_GBPS, 1e12, 0, &pcie_gbps, error) ||
+        !json_number(doc, o, "$.gpu", "memory_GiB", TRUE, MIN_GIB, 1e9, 0, &gib, error) ||
+        !json_number(doc, o, "$.gpu", "runtime_reserve_GiB", FALSE, 0, gib, 0, &reserve_gib,
                      error) ||
-        !json_number(doc, o, "$.gpu", "memory_bandwidth_GBps", TRUE, FALSE, 1e9, 0, &gbps, error) ||
-        !json_number(doc, o, "$.gpu", "compute_efficiency", FALSE, FALSE, 1, 1,
+        !json_number(doc, o, "$.gpu", "memory_bandwidth_GBps", TRUE, MIN_GBPS, 1e9, 0, &gbps, error) ||
+        !json_number(doc, o, "$.gpu", "compute_efficiency", FALSE, MIN_EFFICIENCY, 1, 1,
                      &gpu->compute_efficiency, error) ||
-        !json_number(doc, o, "$.gpu", "memory_efficiency", FALSE, FALSE, 1, 1,
+        !json_number(doc, o, "$.gpu", "memory_efficiency", FALSE, MIN_EFFICIENCY, 1, 1,
                      &gpu->memory_efficiency, error) ||
-        !json_number(doc, o, "$.gpu", "kernel_launch_us", FALSE, TRUE, 1e9, 0, &launch_us, error) ||
-        !json_number(doc, o, "$.gpu", "comm_compute_interference", FALSE, TRUE, 0.95, 0,
+        !json_number(doc, o, "$.gpu", "kernel_launch_us", FALSE, 0, 1e9, 0, &launch_us, error) ||
+        !json_number(doc, o, "$.gpu", "comm_compute_interference", FALSE, 0, 0.95, 0,
                      &gpu->comm_interference, error) ||
         !json_int(doc, o, "$.gpu", "sm_count", FALSE, 1, 100000, 0, &sms, error) ||
         !read_gemm_curve(doc, o, gpu, error))
@@ -123,12 +132,12 @@ static gboolean read_link(const JsonDoc *doc, const char *key, const char *const
     double gbps, us, ll_us, ll128_us;
     *obj = json_object(doc, doc->root, "$", key, error);
     if (!*obj || !json_check_keys(doc, *obj, where, keys, error) ||
-        !json_number(doc, *obj, where, "bandwidth_GBps", TRUE, FALSE, 1e12, 0, &gbps, error) ||
-        !json_number(doc, *obj, where, "latency_us", FALSE, TRUE, 1e9, 0, &us, error) ||
-        !json_number(doc, *obj, where, "efficiency", FALSE, FALSE, 1, 1, &link->efficiency,
+        !json_number(doc, *obj, where, "bandwidth_GBps", TRUE, MIN_GBPS, 1e12, 0, &gbps, error) ||
+        !json_number(doc, *obj, where, "latency_us", FALSE, 0, 1e9, 0, &us, error) ||
+        !json_number(doc, *obj, where, "efficiency", FALSE, MIN_EFFICIENCY, 1, 1, &link->efficiency,
                      error) ||
-        !json_number(doc, *obj, where, "ll_latency_us", FALSE, TRUE, 1e9, 0, &ll_us, error) ||
-        !json_number(doc, *obj, where, "ll128_latency_us", FALSE, TRUE, 1e9, 0, &ll128_us, error))
+        !json_number(doc, *obj, where, "ll_latency_us", FALSE, 0, 1e9, 0, &ll_us, error) ||
+        !json_number(doc, *obj, where, "ll128_latency_us", FALSE, 0, 1e9, 0, &ll128_us, error))
         return FALSE;
     link->bandwidth_Bps = gbps * 1e9;
     link->latency_s = us * 1e-6;
@@ -159,14 +168,14 @@ static gboolean read_collectives(const JsonDoc *doc, const cJSON *intra, const c
     }
     c->protocols = intra_given & inter_given;
     double base_us, nvls_us;
-    if (!json_number(doc, intra, "$.intra_node", "base_latency_us", FALSE, TRUE, 1e9, 0, &base_us,
+    if (!json_number(doc, intra, "$.intra_node", "base_latency_us", FALSE, 0, 1e9, 0, &base_us,
                      error) ||
         !json_bool(doc, intra, "$.intra_node", "nvls", FALSE, FALSE, &c->nvls, error) ||
-        !json_number(doc, intra, "$.intra_node", "nvls_efficiency", FALSE, FALSE, 1,
+        !json_number(doc, intra, "$.intra_node", "nvls_efficiency", FALSE, MIN_EFFICIENCY, 1,
                      c->intra.efficiency, &c->nvls_efficiency, error) ||
-        !json_number(doc, intra, "$.intra_node", "nvls_latency_us", FALSE, TRUE, 1e9, 0, &nvls_us,
+        !json_number(doc, intra, "$.intra_node", "nvls_latency_us", FALSE, 0, 1e9, 0, &nvls_us,
                      error) ||
-        !json_number(doc, inter, "$.inter_node", "tree_efficiency", FALSE, FALSE, 1, 1,
+        !json_number(doc, inter, "$.inter_node", "tree_efficiency", FALSE, MIN_EFFICIENCY, 1, 1,
                      &c->tree_efficiency, error))
         return FALSE;
     c->base_latency_s = base_us * 1e-6;
@@ -202,9 +211,9 @@ static gboolean read_storage(const JsonDoc *doc, ClusterSpec *c, GError **error)
         return TRUE;
     if (!(o = json_object(doc, doc->root, "$", "storage", error)) ||
         !json_check_keys(doc, o, "$.storage", storage_keys, error) ||
-        !json_number(doc, o, "$.storage", "read_bandwidth_GBps", FALSE, FALSE, 1e9, 0, &gbps,
+        !json_number(doc, o, "$.storage", "read_bandwidth_GBps", FALSE, MIN_GBPS, 1e9, 0, &gbps,
                      error) ||
-        !json_number(doc, o, "$.storage", "preprocess_samples_per_s", FALSE, FALSE, 1e12, 0,
+        !json_number(doc, o, "$.storage", "preprocess_samples_per_s", FALSE, MIN_RATE, 1e12, 0,
                      &c->preprocess_samples_s, error))
         return FALSE;
     c->storage_Bps = gbps * 1e9;
@@ -231,21 +240,16 @@ ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **er
         !read_collectives(doc, intra, inter, intra_given, inter_given, c, error) ||
         !json_int(doc, inter, "$.inter_node", "nics_per_node", FALSE, 1, MAX_GPUS, per_node, &nics,
                   error) ||
-        !json_number(doc, inter, "$.inter_node", "oversubscription", FALSE, FALSE, 1e6, 1,
+        !json_number(doc, inter, "$.inter_node", "oversubscription", FALSE, 1, 1e6, 1,
                      &c->oversubscription, error) ||
         !read_algorithm(doc, &c->algorithm, error) || !read_storage(doc, c, error) ||
-        !json_number(doc, doc->root, "$", "host_memory_GiB", FALSE, FALSE, 1e9, 0, &host_gib,
+        !json_number(doc, doc->root, "$", "host_memory_GiB", FALSE, MIN_GIB, 1e9, 0, &host_gib,
                      error) ||
-        !json_number(doc, doc->root, "$", "cpu_adam_params_per_s", FALSE, FALSE, 1e18, 0,
+        !json_number(doc, doc->root, "$", "cpu_adam_params_per_s", FALSE, MIN_RATE, 1e18, 0,
                      &c->cpu_adam_params_s, error))
         return NULL;
     c->host_memory_bytes = host_gib * 1073741824.0;
     c->path = g_strdup(path);
-    if (c->oversubscription < 1) {
-        json_fail(error, doc, "$.inter_node", "oversubscription",
-                  cJSON_GetObjectItemCaseSensitive(inter, "oversubscription"), "a number >= 1");
-        return NULL;
-    }
     if (nodes_override > 0)
         nodes = nodes_override;
     if (nodes * per_node > MAX_GPUS) {

@@ -22,6 +22,8 @@ char *json_value_text(const cJSON *item)
 {
     if (!item)
         return g_strdup("nothing");
+    if (cJSON_IsNumber(item) && !isfinite(item->valuedouble)) /* cJSON would print null */
+        return g_strdup("a number beyond the range of a double (1.8e308)");
     char *printed = cJSON_PrintUnformatted(item);
     if (!printed)
         return g_strdup("?");
@@ -61,6 +63,23 @@ static void line_column(const char *text, gsize offset, int *line, int *column)
             (*column)++;
         }
     }
+}
+
+/* How deeply arrays and objects nest at byte `offset` of `text`. */
+static int depth_at(const char *text, gsize offset)
+{
+    int depth = 0;
+    gboolean in_string = FALSE;
+    for (gsize i = 0; i < offset && text[i]; i++) {
+        char c = text[i];
+        if (in_string && c == '\\' && text[i + 1])
+            i++;
+        else if (c == '"')
+            in_string = !in_string;
+        else if (!in_string)
+            depth += (c == '[' || c == '{') - (c == ']' || c == '}');
+    }
+    return depth;
 }
 
 /* Checks every value under `item`, whose path is `path`: no object gives a
@@ -122,8 +141,14 @@ JsonDoc *json_doc_load(const char *path, GError **error)
         int line, column;
         gsize at = end ? (gsize)(end - text) : len;
         line_column(text, at, &line, &column);
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: line %d, column %d: malformed JSON", path,
-                    line, column);
+        if (depth_at(text, at) >= CJSON_NESTING_LIMIT)
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                        "%s: line %d, column %d: expected arrays and objects nested at most %d "
+                        "deep, got deeper",
+                        path, line, column, CJSON_NESTING_LIMIT);
+        else
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: line %d, column %d: malformed JSON",
+                        path, line, column);
         return NULL;
     }
     g_autoptr(JsonDoc) doc = g_new0(JsonDoc, 1);
@@ -193,12 +218,12 @@ static gboolean lookup(const JsonDoc *doc, const cJSON *obj, const char *where, 
     return TRUE;
 }
 
-/* A number in [lo, hi] (lo excluded when `lo_open`), whole when
- * `integral`; absent: fallback, or an error if required. */
+/* A number in [lo, hi], whole when `integral`; absent: fallback, or an
+ * error if required. */
 static gboolean read_number(const JsonDoc *doc, const cJSON *obj, const char *where,
                             const char *key, gboolean required, const char *expected, double lo,
-                            gboolean lo_open, double hi, gboolean integral, double fallback,
-                            double *out, GError **error)
+                            double hi, gboolean integral, double fallback, double *out,
+                            GError **error)
 {
     const cJSON *item;
     if (!lookup(doc, obj, where, key, required, expected, &item, error))
@@ -208,7 +233,7 @@ static gboolean read_number(const JsonDoc *doc, const cJSON *obj, const char *wh
         return TRUE;
     }
     double v = cJSON_IsNumber(item) ? item->valuedouble : NAN;
-    if (!((lo_open ? v > lo : v >= lo) && v <= hi) || (integral && v != floor(v))) {
+    if (!(v >= lo && v <= hi) || (integral && v != floor(v))) {
         json_fail(error, doc, where, key, item, "%s", expected);
         return FALSE;
     }
@@ -225,21 +250,20 @@ gboolean json_int(const JsonDoc *doc, const cJSON *obj, const char *where, const
                                     ? g_strdup_printf("an integer >= %lld", min)
                                     : g_strdup_printf("an integer from %lld to %lld", min, max);
     double v;
-    if (!read_number(doc, obj, where, key, required, expected, (double)min, FALSE, (double)max,
-                     TRUE, (double)fallback, &v, error))
+    if (!read_number(doc, obj, where, key, required, expected, (double)min, (double)max, TRUE,
+                     (double)fallback, &v, error))
         return FALSE;
     *out = (long long)v;
     return TRUE;
 }
 
 gboolean json_number(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,
-                     gboolean required, gboolean zero_ok, double max, double fallback, double *out,
+                     gboolean required, double min, double max, double fallback, double *out,
                      GError **error)
 {
-    g_autofree char *expected =
-        g_strdup_printf("a number %s 0 and <= %g", zero_ok ? ">=" : ">", max);
-    return read_number(doc, obj, where, key, required, expected, 0, !zero_ok, max, FALSE, fallback,
-                       out, error);
+    g_autofree char *expected = g_strdup_printf("a number from %g to %g", min, max);
+    return read_number(doc, obj, where, key, required, expected, min, max, FALSE, fallback, out,
+                       error);
 }
 
 gboolean json_bool(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,

@@ -38,9 +38,12 @@ gboolean json_int(const JsonDoc *doc, const cJSON *obj, const char *where, const
                   gboolean required, long long min, long long max, long long fallback,
                   long long *out, GError **error);
 
-/* A number > 0 (or >= 0 when `zero_ok`) and <= max; absent: as json_int. */
+/* A number in [min, max]; absent: as json_int. Every number a spec reads
+ * has a range with finite, non-zero ends where zero would mean nothing
+ * (a bandwidth, an efficiency), so that no time computed from them
+ * overflows. */
 gboolean json_number(const JsonDoc *doc, const cJSON *obj, const char *where, const char *key,
-                     gboolean required, gboolean zero_ok, double max, double fallback, double *out,
+                     gboolean required, double min, double max, double fallback, double *out,
                      GError **error);
 
 /* A boolean; absent: fallback, or an error if required. */

@@ -10,6 +10,7 @@
 #include "spec/json.h"
 #include "spec/spec.h"
 #include "base/error.h"
+#include "base/text.h"
 
 static const char *const model_keys[] = {
     "name",       "layers",     "hidden_size", "attention_heads", "kv_heads", "ffn_hidden_size",
@@ -226,10 +227,28 @@ static gboolean check_shape(const JsonDoc *doc, const ModelSpec *m, gboolean hf,
                   "a divisor of %s = %d", k->heads, m->attention_heads);
         return FALSE;
     }
-    if (m->experts > 1 && m->experts_per_token > m->experts) {
+    if (m->experts >= 1 && m->experts_per_token > m->experts) {
         json_fail(error, doc, "$", k->top_k, cJSON_GetObjectItemCaseSensitive(root, k->top_k),
                   "at most the experts, %d", m->experts);
         return FALSE;
+    }
+    if (m->first_dense_layers > m->layers) {
+        json_fail(error, doc, "$", k->first_dense,
+                  cJSON_GetObjectItemCaseSensitive(root, k->first_dense), "at most %s, %d",
+                  k->layers, m->layers);
+        return FALSE;
+    }
+    /* a dense plansim model with a mixture of experts' key is a mistake
+     * (Hugging Face configs of dense models may carry them unused) */
+    const char *moe_keys[] = {k->top_k, k->shared, k->expert_ffn, k->frequency, k->first_dense};
+    for (gsize i = 0; !hf && m->experts <= 1 && i < G_N_ELEMENTS(moe_keys); i++) {
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, moe_keys[i]);
+        if (item) {
+            json_fail(error, doc, "$", moe_keys[i], item,
+                      "no %s in a dense model (experts %d): give experts > 1 or remove it",
+                      moe_keys[i], m->experts);
+            return FALSE;
+        }
     }
     g_autofree char *where = g_strconcat(doc->path, ": $", NULL);
     return check_products(m, where, error);
@@ -258,9 +277,8 @@ ModelSpec *model_spec_load_noting(const char *path, gboolean *from_max_positions
 gboolean model_spec_set_seq_length(ModelSpec *model, const char *text, const char *origin,
                                    GError **error)
 {
-    char *end = NULL;
-    double tokens = text[0] ? g_ascii_strtod(text, &end) : 0;
-    if (*end || !(tokens >= 1 && tokens <= G_MAXINT) || tokens != (double)(long long)tokens) {
+    double tokens = 0;
+    if (!text_parse_number(text, &tokens) || !(tokens >= 1 && tokens <= G_MAXINT) || tokens != (double)(long long)tokens) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "%s: expected a positive integer (tokens per sequence), got \"%s\"", origin,
                     text);

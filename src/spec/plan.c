@@ -14,6 +14,7 @@
 #include "spec/json.h"
 #include "spec/spec.h"
 #include "base/error.h"
+#include "base/text.h"
 
 #define PLAN_FIELD(ID, member, kind, ctype, flag, lo, hi, choices, alias, fallback, axis, values,  \
                    help)                                                                           \
@@ -145,9 +146,9 @@ static gboolean in_range(const PlanFieldInfo *d, double number)
 /* A number written as text, the whole of it; NaN when it is not one. */
 static double number_of(const char *text)
 {
-    char *end = NULL;
-    double number = text[0] ? g_ascii_strtod(text, &end) : NAN;
-    return end && *end ? NAN : number;
+    double number = NAN;
+    text_parse_number(text, &number);
+    return number;
 }
 
 static const char *const booleans[] = {"false", "true", NULL};
