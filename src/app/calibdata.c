@@ -52,9 +52,7 @@ static void fail_at(GError **error, const char *path, int line, const char *got,
 /* A whole token as a finite number. */
 static gboolean number(const char *token, double *out)
 {
-    char *end = NULL;
-    *out = g_ascii_strtod(token, &end);
-    return token[0] && !*end && isfinite(*out);
+    return text_parse_number(token, out);
 }
 
 /* A whole token of decimal digits, at most `max`. */
@@ -107,10 +105,11 @@ typedef struct {
 static gboolean rank_line(NcclReader *r, char **t, const char *line, int ln, GError **error)
 {
     double rank;
-    int on = 2;
+    int on = 1; /* t[0] is "Rank": look for "on" after the rank */
     while (t[on] && strcmp(t[on], "on") != 0)
         on++;
-    if (!t[1] || !count(t[1], 1 << 20, &rank) || rank != r->data->ranks || !t[on] || !t[on + 1]) {
+    if (on < 2 || !count(t[1], 1 << 20, &rank) || rank != r->data->ranks || !t[on] ||
+        !t[on + 1]) {
         g_autofree char *expected = g_strdup_printf(
             "rank line %d, \"#  Rank %d Group G Pid P on HOST device D ...\"", r->data->ranks,
             r->data->ranks);
@@ -272,10 +271,11 @@ static gboolean gemm_row(CalibGemm *d, const char *line, int ln, GError **error)
     for (char **x = f; *x; x++)
         g_strstrip(*x);
     CalibGemmRow row = {.line = ln};
+    int dtype = -1;
     if (g_strv_length(f) != 5 || !count(f[0], 1e9, &row.m) || !(row.m > 0) ||
         !count(f[1], 1e9, &row.n) || !(row.n > 0) || !count(f[2], 1e9, &row.k) ||
-        !(row.k > 0) || names_find(dtype_names, f[3]) < 0 || !number(f[4], &row.time_s) ||
-        !(row.time_s > 0)) {
+        !(row.k > 0) || (dtype = names_find(dtype_names, f[3])) < 0 ||
+        !number(f[4], &row.time_s) || !(row.time_s > 0)) {
         g_autofree char *dtypes = names_list(dtype_names, FALSE);
         g_autofree char *expected = g_strdup_printf(
             "a row m,n,k,dtype,seconds: m, n, k integers from 1 to 1e9, dtype %s, seconds a "
@@ -284,6 +284,7 @@ static gboolean gemm_row(CalibGemm *d, const char *line, int ln, GError **error)
         fail_at(error, d->path, ln, line, expected);
         return FALSE;
     }
+    row.dtype = (Dtype)dtype;
     g_array_append_val(d->rows, row);
     return TRUE;
 }

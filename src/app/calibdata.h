@@ -49,6 +49,7 @@ typedef struct {
     double m, n, k;
     double time_s;
     int line;
+    Dtype dtype; /* of its inputs */
 } CalibGemmRow;
 
 typedef struct {

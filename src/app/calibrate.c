@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "app/collbench.h"
+#include "base/error.h"
 #include "cost/roofline.h"
 
 /* ---- small dense linear algebra ------------------------------------------- */
@@ -121,6 +122,8 @@ typedef struct {
     const ClusterSpec *base;
     CalibNccl *const *files;
     int n_files, n_points;
+    int *point_file, *point_index; /* each point's file and index in it */
+    int threads;                   /* that replay points at once */
     int np, idx[N_PARAMS];   /* the parameters this cluster has */
     double theta[N_PARAMS];  /* their logarithms */
     gboolean moved[N_PARAMS]; /* set from theta; else the base's value */
@@ -160,21 +163,45 @@ static void apply(Fit *fit, const double *theta)
     }
 }
 
+/* One thread's share of the points of residuals(): every `stride`-th
+ * from `first`. */
+typedef struct {
+    const Fit *fit;
+    double *r;
+    int first, stride;
+} Share;
+
+static gpointer residuals_share(gpointer data)
+{
+    const Share *s = data;
+    for (int i = s->first; i < s->fit->n_points; i += s->stride) {
+        const CalibNccl *file = s->fit->files[s->fit->point_file[i]];
+        const CalibPoint *p = &g_array_index(file->points, CalibPoint, s->fit->point_index[i]);
+        s->r[i] = log(model_s(&s->fit->work, file, p->bytes, NULL) / p->time_s);
+    }
+    return NULL;
+}
+
 /* log(fitted / measured) of every point at `theta`; returns the sum of
- * their squares. */
+ * their squares. The points' replays are independent: they run on the
+ * machine's cores, each residual into its own slot, so that the sum is
+ * the same whatever the threads. */
 static double residuals(Fit *fit, const double *theta, double *r)
 {
     apply(fit, theta);
-    double cost = 0;
-    int i = 0;
-    for (int f = 0; f < fit->n_files; f++) {
-        const GArray *points = fit->files[f]->points;
-        for (guint k = 0; k < points->len; k++, i++) {
-            const CalibPoint *p = &g_array_index(points, CalibPoint, k);
-            r[i] = log(model_s(&fit->work, fit->files[f], p->bytes, NULL) / p->time_s);
-            cost += r[i] * r[i];
-        }
+    int threads = MIN(fit->threads, fit->n_points);
+    Share shares[CALIB_MAX_THREADS];
+    GThread *running[CALIB_MAX_THREADS];
+    for (int t = 0; t < threads; t++) {
+        shares[t] = (Share){fit, r, t, threads};
+        running[t] = t ? g_thread_new("calibrate", residuals_share, &shares[t]) : NULL;
     }
+    residuals_share(&shares[0]);
+    for (int t = 1; t < threads; t++)
+        g_thread_join(running[t]);
+    double cost = 0;
+    for (int i = 0; i < fit->n_points; i++)
+        cost += r[i] * r[i];
     return cost;
 }
 
@@ -276,14 +303,16 @@ static void fit_collectives(Fit *fit)
 
 Op calib_gemm_op(const CalibGemmRow *row)
 {
+    double e = dtype_bytes(row->dtype);
     return (Op){.name = "gemm",
                 .flops = 2 * row->m * row->n * row->k,
-                .bytes = 2 * (row->m * row->k + row->k * row->n + row->m * row->n),
+                .bytes = e * (row->m * row->k + row->k * row->n) + 2 * row->m * row->n,
                 .gemm = 1,
                 .m = row->m,
                 .n = row->n,
                 .k = row->k,
-                .batch = 1};
+                .batch = 1,
+                .dtype = row->dtype};
 }
 
 /* `gpu` with the curve `e` at its points `x`. */
@@ -324,6 +353,37 @@ static int knots(const GpuSpec *gpu, double lo, double hi, double *x, double *e0
         e0[j] = gpu->compute_efficiency;
     }
     return n;
+}
+
+gboolean calib_gemm_check(const GpuSpec *gpu, const CalibGemm *g, GError **error)
+{
+    for (guint i = 0; i < g->rows->len; i++) {
+        const CalibGemmRow *row = &g_array_index(g->rows, CalibGemmRow, i);
+        g_autofree char *where = g_strdup_printf("%s:%d", g->path, row->line);
+        const char *dtype = dtype_names[row->dtype];
+        if (roofline_peak(gpu, row->dtype) <= 0) {
+            ps_error_value(error, where, dtype,
+                           "a dtype the GPU %s has a peak for (gpu.peak_%s_tflops)", gpu->name,
+                           dtype);
+            return FALSE;
+        }
+        double e = implied(gpu, row);
+        if (e == 0 || (e >= CALIB_MIN_GEMM_EFFICIENCY && e <= 1))
+            continue;
+        /* the times that imply the extreme efficiencies */
+        static const double one = 1;
+        GpuSpec unit = with_curve(gpu, &one, &one, 1);
+        Op op = calib_gemm_op(row);
+        double fastest = gemm_compute_s(&unit, &op) + gpu->launch_s;
+        double slowest = gemm_compute_s(&unit, &op) / CALIB_MIN_GEMM_EFFICIENCY + gpu->launch_s;
+        g_autofree char *got = g_strdup_printf("%.6g s", row->time_s);
+        ps_error_value(error, where, got,
+                       "a time in seconds from %.3g to %.3g s for this %s GEMM (%.0f %% to %.0f %% "
+                       "of %s's peak; a time in microseconds is 1e6 times too large)",
+                       fastest, slowest, dtype, 100.0, 100 * CALIB_MIN_GEMM_EFFICIENCY, gpu->name);
+        return FALSE;
+    }
+    return TRUE;
 }
 
 /* Fits gpu's curve to the rows; appends the curve's points to `out`. */
@@ -372,8 +432,11 @@ static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out)
                 a[j * k + l] += weight * w[j] * w[l];
         }
     }
-    gboolean solved = solve(a, b, k);
-    g_assert(solved); /* the ridge keeps it positive definite */
+    if (!solve(a, b, k)) { /* the ridge keeps it positive definite, but in exact arithmetic */
+        g_string_append_printf(out, "# %s: the fit is numerically singular: the GEMM curve is kept\n",
+                               g->path);
+        return;
+    }
     g_string_append_printf(out, "# gpu.gemm_efficiency point   base  fitted  rows\n");
     for (int j = 0; j < k; j++) {
         b[j] = CLAMP(b[j], 0.01, 1);
@@ -458,6 +521,16 @@ Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nc
     fit.base = &normalised;
     for (int f = 0; f < n_nccl; f++)
         fit.n_points += (int)nccl[f]->points->len;
+    g_autofree int *point_file = g_new(int, MAX(fit.n_points, 1));
+    g_autofree int *point_index = g_new(int, MAX(fit.n_points, 1));
+    for (int f = 0, i = 0; f < n_nccl; f++)
+        for (guint k = 0; k < nccl[f]->points->len; k++, i++) {
+            point_file[i] = f;
+            point_index[i] = (int)k;
+        }
+    fit.point_file = point_file;
+    fit.point_index = point_index;
+    fit.threads = CLAMP((int)g_get_num_processors(), 1, CALIB_MAX_THREADS);
     GString *out = g_string_new(NULL);
     g_string_append_printf(out, "# plansim calibrate: %s\n", base->name);
     if (fit.n_points > 0) {

@@ -35,8 +35,10 @@
 #include "cost/roofline.h"
 #include "spec/spec.h"
 
-#define CALIB_MIN_SENSITIVITY 0.05
-#define CALIB_RIDGE           1e-6
+#define CALIB_MIN_SENSITIVITY     0.05
+#define CALIB_RIDGE               1e-6
+#define CALIB_MIN_GEMM_EFFICIENCY 0.01 /* the curve's lowest point */
+#define CALIB_MAX_THREADS         64   /* replaying points at once, at most the cores */
 
 /* The base cluster with the fitted values (names copied), and the fit's
  * report: each parameter's base and fitted value and its sensitivity, each
@@ -48,13 +50,20 @@ typedef struct {
     char *report;
 } Calibration;
 
+/* Checks the GEMM rows against the base GPU before calib_run: each row's
+ * dtype has a peak on it, and each compute-bound row implies an efficiency
+ * from CALIB_MIN_GEMM_EFFICIENCY to 1 (a time in microseconds, or one
+ * faster than the peak, does not). Fails (PS_ERROR_INPUT) naming the row
+ * and the times it may take. */
+gboolean calib_gemm_check(const GpuSpec *gpu, const CalibGemm *g, GError **error);
+
 Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nccl,
                        const CalibGemm *gemm);
 void calib_free(Calibration *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Calibration, calib_free)
 
-/* A row's operation: an (m x k) by (k x n) bf16 product, its FLOPs and
- * bytes as cost/transformer.c counts a GEMM's. */
+/* A row's operation: an (m x k) by (k x n) product of its dtype into a
+ * bf16 output, its FLOPs and bytes as cost/transformer.c counts a GEMM's. */
 Op calib_gemm_op(const CalibGemmRow *row);
 
 #endif

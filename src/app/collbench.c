@@ -1,7 +1,10 @@
-/* collbench.c: one collective, replayed alone at every size. */
+/* collbench.c: one collective, replayed alone at every size, one GPU per
+ * orbit of the cluster's symmetry. */
 #include "app/collbench.h"
 
 #include "engine/engine.h"
+#include "layout/layout.h"
+#include "net/symmetry.h"
 #include "base/error.h"
 
 /* busbw / algbw for `op` over n ranks (nccl-tests' PERFORMANCE.md). */
@@ -18,32 +21,84 @@ static double bus_factor(CollOp op, int n)
     }
 }
 
-/* The time of one collective of `bytes` over GPUs 0 .. n-1, by the engine. */
-static double replay_one(const ClusterSpec *cluster, CollOp op, int n, double bytes,
-                         CollAlgorithm algorithm, CollAlgorithm *used)
+/* The layout of n GPUs as the plan tp x dp, tp the GPUs of a node (or n,
+ * when fewer): the shifts of its tp and dp coordinates that map the
+ * cluster onto itself map the collective over all n onto itself. */
+static Layout *layout_of(const ClusterSpec *cluster, int n)
 {
-    Graph *g = graph_new(n, 1);
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    plan->tp = n % cluster->gpus_per_node == 0 ? cluster->gpus_per_node : n;
+    plan->dp = n / plan->tp;
+    plan->pp = plan->cp = plan->ep = 1;
+    return layout_new(plan, cluster);
+}
+
+/* The time of one collective over GPUs 0 .. n-1, replaying the GPUs of
+ * `sym`; FALSE when a transfer broke the symmetry (*broken says which
+ * generators). */
+static gboolean replay_sym(const ClusterSpec *cluster, const Symmetry *sym, CollOp op, int n,
+                           double bytes, CollAlgorithm algorithm, CollRow *row, unsigned *broken)
+{
+    int simulated;
+    const int *gpus = symmetry_simulated(sym, &simulated);
+    Graph *g = graph_new(simulated, 1);
+    graph_place(g, gpus, n);
     g_autofree int *members = g_new(int, n);
     for (int r = 0; r < n; r++)
         members[r] = r;
     int group = graph_add_group(g, members, n);
-    for (int r = 0; r < n; r++)
+    for (int r = 0; r < simulated; r++)
         graph_collective(g, group, r, 0, op, bytes, 0, (TaskName){.fmt = "collective"});
     gboolean sealed = graph_seal(g, NULL);
     g_assert(sealed);
-    EngineNet net = {.cluster = cluster, .gpus = n, .algorithm = algorithm, .contention = TRUE,
-                     .tags = 1};
+    EngineNet net = {.cluster = cluster,
+                     .gpus = n,
+                     .symmetry = sym,
+                     .algorithm = algorithm,
+                     .contention = TRUE,
+                     .tags = 1,
+                     .broken = broken};
     Replay *r = engine_run(g, &net, NULL);
-    g_assert(r);
-    double t = r->makespan_s;
-    *used = (CollAlgorithm)r->algorithm[0];
+    if (r) {
+        row->time_s = r->makespan_s;
+        row->algorithm = (CollAlgorithm)r->algorithm[0];
+    }
     replay_free(r);
     graph_free(g);
-    return t;
+    return r != NULL;
+}
+
+/* The time of one collective of `bytes` over GPUs 0 .. n-1, by the engine:
+ * reduced by the symmetry of `dims` (0: every GPU replayed), and again
+ * without the shifts a transfer broke, as simulate does. */
+static void replay_one(const ClusterSpec *cluster, CollOp op, int n, double bytes,
+                       CollAlgorithm algorithm, unsigned dims, CollRow *row)
+{
+    g_autoptr(Layout) layout = layout_of(cluster, n);
+    Topology *topo = topology_new(cluster, (n + cluster->gpus_per_node - 1) / cluster->gpus_per_node);
+    for (;;) {
+        unsigned broken = 0;
+        g_autoptr(Symmetry) sym = symmetry_new(layout, topo, dims);
+        if (replay_sym(cluster, sym, op, n, bytes, algorithm, row, &broken))
+            break;
+        g_assert(dims != 0); /* only a reduced replay can meet an asymmetry */
+        for (int i = 0; i < symmetry_generators(sym); i++)
+            if (broken & 1u << i)
+                dims &= ~(1u << symmetry_generator_dim(sym, i));
+    }
+    topology_free(topo);
 }
 
 GArray *collbench_run(const ClusterSpec *cluster, CollOp op, int ranks, double min_bytes,
                       double max_bytes, CollAlgorithm algorithm, GError **error)
+{
+    return collbench_run_with(cluster, op, ranks, min_bytes, max_bytes, algorithm,
+                              1u << GROUP_TP | 1u << GROUP_DP, error);
+}
+
+GArray *collbench_run_with(const ClusterSpec *cluster, CollOp op, int ranks, double min_bytes,
+                           double max_bytes, CollAlgorithm algorithm, unsigned dims,
+                           GError **error)
 {
     int gpus = cluster_spec_gpus(cluster);
     if (ranks < 2 || ranks > gpus || (op == COLL_SEND_RECV && ranks != 2)) {
@@ -64,7 +119,7 @@ GArray *collbench_run(const ClusterSpec *cluster, CollOp op, int ranks, double m
     GArray *rows = g_array_new(FALSE, FALSE, sizeof(CollRow));
     for (double bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
         CollRow row = {.bytes = bytes};
-        row.time_s = replay_one(cluster, op, ranks, bytes, algorithm, &row.algorithm);
+        replay_one(cluster, op, ranks, bytes, algorithm, dims, &row);
         row.algbw_Bps = row.time_s > 0 ? bytes / row.time_s : 0;
         row.busbw_Bps = row.algbw_Bps * bus_factor(op, ranks);
         g_array_append_val(rows, row);

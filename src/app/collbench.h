@@ -5,7 +5,12 @@
  * one collective replayed by the engine, and reports what nccl-tests
  * would: time, algbw = S / time and busbw = algbw x 2(n - 1)/n for
  * all-reduce, x (n - 1)/n for all-gather, reduce-scatter and all-to-all,
- * x 1 for send/recv. Users hold the model against their own runs. */
+ * x 1 for send/recv. Users hold the model against their own runs.
+ *
+ * The GPUs are laid out as tp x dp, tp those of a node, and replayed one
+ * per orbit of the shifts of tp and dp that map the cluster onto itself
+ * (net/symmetry.h), which gives the same times as replaying every GPU
+ * (check_calibrate holds the two together). */
 #ifndef PLANSIM_APP_COLLBENCH_H
 #define PLANSIM_APP_COLLBENCH_H
 
@@ -19,5 +24,11 @@
  * (ranks, sizes, send/recv over other than 2 ranks). */
 GArray *collbench_run(const ClusterSpec *cluster, CollOp op, int ranks, double min_bytes,
                       double max_bytes, CollAlgorithm algorithm, GError **error);
+
+/* The same, reduced by the shifts of `dims` only (1 << GROUP_TP, 1 <<
+ * GROUP_DP; 0: every GPU replayed, the oracle the tests compare with). */
+GArray *collbench_run_with(const ClusterSpec *cluster, CollOp op, int ranks, double min_bytes,
+                           double max_bytes, CollAlgorithm algorithm, unsigned dims,
+                           GError **error);
 
 #endif

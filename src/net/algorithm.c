@@ -11,19 +11,67 @@
 
 #include "base/bigmem.h"
 
+/* Freed plans, kept for the thread's next algo_plan_new with their arrays
+ * already grown: a collective over thousands of GPUs otherwise grows them
+ * from nothing, copying and faulting in fresh pages, at every plan (half
+ * of a calibration's time). At most SPARE_PLANS a thread. */
+#define SPARE_PLANS 4
+
+typedef struct {
+    CollPlan *plan[SPARE_PLANS];
+    int n;
+} Spares;
+
+static void plan_destroy(CollPlan *plan)
+{
+    bigmem_free(plan->transfers);
+    bigmem_free(plan->payload);
+    bigmem_free(plan->efficiency);
+    g_free(plan);
+}
+
+static void spares_free(gpointer data)
+{
+    Spares *s = data;
+    for (int i = 0; i < s->n; i++)
+        plan_destroy(s->plan[i]);
+    g_free(s);
+}
+
+static GPrivate spares_key = G_PRIVATE_INIT(spares_free);
+
+static Spares *spares(void)
+{
+    Spares *s = g_private_get(&spares_key);
+    if (!s) {
+        s = g_new0(Spares, 1);
+        g_private_set(&spares_key, s);
+    }
+    return s;
+}
+
 CollPlan *algo_plan_new(void)
 {
-    return g_new0(CollPlan, 1);
+    Spares *s = spares();
+    if (s->n == 0)
+        return g_new0(CollPlan, 1);
+    CollPlan *plan = s->plan[--s->n];
+    *plan = (CollPlan){.room = plan->room,
+                       .transfers = plan->transfers,
+                       .payload = plan->payload,
+                       .efficiency = plan->efficiency};
+    return plan;
 }
 
 void algo_plan_free(CollPlan *plan)
 {
     if (!plan)
         return;
-    bigmem_free(plan->transfers);
-    bigmem_free(plan->payload);
-    bigmem_free(plan->efficiency);
-    g_free(plan);
+    Spares *s = spares();
+    if (s->n == SPARE_PLANS)
+        plan_destroy(plan);
+    else
+        s->plan[s->n++] = plan;
 }
 
 /* ---- protocols ------------------------------------------------------------ */
