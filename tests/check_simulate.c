@@ -175,20 +175,20 @@ START_TEST(a_step_over_the_cap_is_refused)
     Topology *topo = topology_new(c.cluster, 1);
     g_autoptr(Symmetry) sym = symmetry_new(layout, topo, 0); /* every rank */
     GError *error = NULL;
-    Graph *g = emit_step(c.model, c.cluster, c.plan, layout, sym, NULL, EMIT_MAX_TASKS, &error);
+    Graph *g = emit_step(c.model, c.cluster, c.plan, layout, sym, NULL, EMIT_MAX_TASKS, 0, &error);
     ck_assert_ptr_nonnull(g);
     gsize n = graph_tasks(g);
     ck_assert_uint_gt(n, 64);
     graph_free(g);
-    g = emit_step(c.model, c.cluster, c.plan, layout, sym, NULL, n, &error);
+    g = emit_step(c.model, c.cluster, c.plan, layout, sym, NULL, n, 0, &error);
     ck_assert_ptr_nonnull(g);
     ck_assert_uint_eq(graph_tasks(g), n);
     graph_free(g);
-    ck_assert_ptr_null(emit_step(c.model, c.cluster, c.plan, layout, sym, NULL, n - 1, &error));
+    ck_assert_ptr_null(emit_step(c.model, c.cluster, c.plan, layout, sym, NULL, n - 1, 0, &error));
     g_autofree char *more = g_strdup_printf("at most %zu tasks, got more (2 ranks", n - 1);
     ck_assert_msg(strstr(error->message, more), "%s", error->message);
     g_clear_error(&error);
-    ck_assert_ptr_null(emit_step(c.model, c.cluster, c.plan, layout, sym, NULL, 63, &error));
+    ck_assert_ptr_null(emit_step(c.model, c.cluster, c.plan, layout, sym, NULL, 63, 0, &error));
     ck_assert_msg(strstr(error->message, "at most 63 tasks, got at least 64 (2 ranks"), "%s",
                   error->message);
     g_clear_error(&error);

@@ -360,6 +360,8 @@ START_TEST(tp_must_divide_heads_and_ffn)
     m->kv_heads = 3;
     PlanSpec *plan = plan_spec_new();
     GError *error = NULL;
+    plan->dp = 1; /* resolved as far as strategy_check reads: one micro-batch */
+    plan->global_batch_size = 1;
     plan->tp = 4;
     ck_assert(!strategy_check(plan, m, &error));
     ck_assert_str_eq(error->message, "tp: expected a divisor of attention_heads = 6, got 4");

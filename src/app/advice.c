@@ -98,14 +98,17 @@ static char *change_text(const PlanSpec *plan, const PlanSpec *changed)
     return g_string_free(s, FALSE);
 }
 
-/* Adds the candidate of `change` (n of them) if it is valid and may fit. */
+/* Adds the candidate of `change` (n of them) if it is valid and may fit;
+ * sets *partial when its step is too big for the budget. */
 static void consider(GArray *out, const ModelSpec *model, const ClusterSpec *cluster,
-                     const PlanSpec *plan, const Change *change, int n)
+                     const PlanSpec *plan, const Change *change, int n, gboolean *partial)
 {
     PlanSpec *p = changed_plan(model, cluster, plan, change, n);
     if (!p)
         return;
-    if (estimate_peak_lower_bound_bytes(model, cluster, p) > cluster->gpu.memory_bytes) {
+    gboolean small = emit_check_size(model, p, p->pp, 0, ADVICE_BUDGET_EVENTS, NULL);
+    *partial |= !small;
+    if (!small || estimate_peak_lower_bound_bytes(model, cluster, p) > cluster->gpu.memory_bytes) {
         plan_spec_free(p);
         return;
     }
@@ -122,10 +125,12 @@ static int by_bound(gconstpointer a, gconstpointer b)
 }
 
 /* Replays the candidates in order of their bounds until the best
- * ADVICE_MAX that fit are known; returns how many fit, in `out` fastest
- * first (ties: the earlier candidate). */
+ * ADVICE_MAX that fit are known, within `budget` events (spent as they
+ * are; *partial set when one is left out for it); returns how many fit, in `out` fastest first (ties: the earlier
+ * candidate). */
 static int replay_best(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                       GArray *cands, ReportAdvice out[ADVICE_MAX])
+                       GArray *cands, double *budget, gboolean *partial,
+                       ReportAdvice out[ADVICE_MAX])
 {
     g_array_sort(cands, by_bound);
     int n = 0, order[ADVICE_MAX];
@@ -134,8 +139,15 @@ static int replay_best(const ModelSpec *model, const ClusterSpec *cluster, const
         if (n == ADVICE_MAX && c->bound_s > out[n - 1].step_time_s)
             break; /* neither it nor any after it can beat the slowest kept */
         Report rep;
-        if (!sim_run(model, cluster, c->plan, &rep, NULL))
+        /* each task is at least one event: a step of more tasks than the
+         * budget has left is refused, before it is built when known */
+        GError *error = NULL;
+        if (*budget < 1 || !sim_run_within(model, cluster, c->plan, (gsize)*budget, &rep, &error)) {
+            *partial = TRUE; /* the only error left: too big for what the budget has left */
+            g_clear_error(&error);
             continue;
+        }
+        *budget -= (double)rep.metrics.events;
         double step = rep.metrics.step_time_s, peak = rep.metrics.peak_bytes;
         gboolean fits = c->fits = rep.metrics.fits;
         report_clear(&rep);
@@ -190,13 +202,15 @@ static int merge(ReportAdvice a[ADVICE_MAX], int na, ReportAdvice b[ADVICE_MAX],
 }
 
 int advice_find(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                ReportAdvice out[ADVICE_MAX])
+                ReportAdvice out[ADVICE_MAX], gboolean *partial)
 {
+    *partial = FALSE;
     g_autoptr(GArray) changes = single_changes(plan);
     GArray *singles = g_array_new(FALSE, FALSE, sizeof(Candidate));
     for (guint i = 0; i < changes->len; i++)
-        consider(singles, model, cluster, plan, &g_array_index(changes, Change, i), 1);
-    int n = replay_best(model, cluster, plan, singles, out);
+        consider(singles, model, cluster, plan, &g_array_index(changes, Change, i), 1, partial);
+    double budget = ADVICE_BUDGET_EVENTS;
+    int n = replay_best(model, cluster, plan, singles, &budget, partial, out);
     if (n < ADVICE_MAX) { /* every single change was replayed: pairs of the others */
         GArray *pairs = g_array_new(FALSE, FALSE, sizeof(Candidate));
         for (guint i = 0; i < changes->len; i++)
@@ -205,10 +219,10 @@ int advice_find(const ModelSpec *model, const ClusterSpec *cluster, const PlanSp
                                   g_array_index(changes, Change, j)};
                 if (pair[0].row != pair[1].row && !fits_alone(singles, pair[0]) &&
                     !fits_alone(singles, pair[1]))
-                    consider(pairs, model, cluster, plan, pair, 2);
+                    consider(pairs, model, cluster, plan, pair, 2, partial);
             }
         ReportAdvice more[ADVICE_MAX];
-        n = merge(out, n, more, replay_best(model, cluster, plan, pairs, more));
+        n = merge(out, n, more, replay_best(model, cluster, plan, pairs, &budget, partial, more));
         candidates_free(pairs);
     }
     candidates_free(singles);

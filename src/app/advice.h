@@ -14,22 +14,30 @@
  * ADVICE_MAX of them fit and no bound left is below the slowest of those.
  * So the result is exactly the ADVICE_MAX fastest candidates that fit, by
  * replayed step time (ties: single changes, then table order), each
- * verified by its replay. */
+ * verified by its replay, among those replayed within a budget: the
+ * replays of one advice together process at most ADVICE_BUDGET_EVENTS
+ * events, and a candidate whose step has more tasks than the budget has
+ * left is refused unbuilt when its size is known in advance (emit.h), so
+ * that advice on any plan takes at most about a second and a few hundred
+ * MB (docs/benchmarks.md); a candidate left out for its size can still
+ * be simulated on its own. */
 #ifndef PLANSIM_APP_ADVICE_H
 #define PLANSIM_APP_ADVICE_H
 
 #include "output/report.h"
 #include "spec/spec.h"
 
-#define ADVICE_MAX 5
+#define ADVICE_MAX           5
+#define ADVICE_BUDGET_EVENTS 2000000
 
 /* The changes to `plan` (resolved) that make it fit, fastest first, into
- * `out`; returns how many (0 .. ADVICE_MAX). Each change is the flags that
+ * `out`; returns how many (0 .. ADVICE_MAX); *partial says whether a
+ * candidate was left out for the budget. Each change is the flags that
  * give it on top of the plan's own ("--tp 2 --recompute selective"): those
  * of the fields it changes, dp only where the plan set it. advice_clear
  * frees them. */
 int advice_find(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                ReportAdvice out[ADVICE_MAX]);
+                ReportAdvice out[ADVICE_MAX], gboolean *partial);
 void advice_clear(ReportAdvice *advice, int n);
 
 #endif

@@ -19,16 +19,39 @@ gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
     return sim_run_traced(model, cluster, plan, NULL, FALSE, out, error);
 }
 
-/* Emits and replays the step with the ranks `sym` simulates, compute
- * slowed by `slow` and links by `link_scale` (NULL: none); NULL on error,
- * *broken set when the symmetry did not hold. */
-static Replay *replay(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                      const Layout *layout, const Symmetry *sym, const EmitSlowdown *slow,
-                      const double *link_scale, Graph **graph, unsigned *broken, GError **error)
+
+/* The shifts of tp, cp and dp that a replay may use (symmetry.h). */
+#define ALL_SHIFTS (1u << GROUP_TP | 1u << GROUP_CP | 1u << GROUP_DP)
+
+/* The previous build of a step, which sizes the next one (emit_tasks_under). */
+typedef struct {
+    Graph *graph;
+    Symmetry *sym;
+} Build;
+
+static void build_clear(Build *b)
 {
-    *graph = emit_step(model, cluster, plan, layout, sym, slow, EMIT_MAX_TASKS, error);
-    if (!*graph)
-        return NULL;
+    g_clear_pointer(&b->graph, graph_free);
+    g_clear_pointer(&b->sym, symmetry_free);
+}
+
+/* Emits the step with the ranks `sym` simulates, compute slowed by `slow`
+ * (NULL: none), refused before it is built when `before` (graph NULL:
+ * none) shows it over the cap. */
+static Graph *build(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                    const Layout *layout, const Symmetry *sym, const EmitSlowdown *slow,
+                    const Build *before, gsize max_tasks, GError **error)
+{
+    double known = before->graph ? emit_tasks_under(before->graph, before->sym, sym) : 0;
+    return emit_step(model, cluster, plan, layout, sym, slow, max_tasks, known, error);
+}
+
+/* Replays `graph`, built for `sym`, links slowed by `link_scale` (NULL:
+ * none); NULL on error, *broken set when the symmetry did not hold. */
+static Replay *replay(const ClusterSpec *cluster, const PlanSpec *plan, const Layout *layout,
+                      const Symmetry *sym, const double *link_scale, const Graph *graph,
+                      unsigned *broken, GError **error)
+{
     EngineNet net = {.cluster = cluster,
                      .gpus = layout_ranks(layout),
                      .symmetry = sym,
@@ -38,14 +61,14 @@ static Replay *replay(const ModelSpec *model, const ClusterSpec *cluster, const 
                      .interference = cluster->gpu.comm_interference,
                      .link_scale = link_scale,
                      .broken = broken};
-    return engine_run(*graph, &net, error);
+    return engine_run(graph, &net, error);
 }
 
 /* One simulation, under the what-ifs `w` (NULL: none): every rank replayed
  * when some are set, since a slowed rank or link has no images. */
 static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                    const WhatIf *w, const char *trace_path, gboolean stages_only, Report *out,
-                    GError **error)
+                    const WhatIf *w, const char *trace_path, gboolean stages_only,
+                    gsize max_tasks, Report *out, GError **error)
 {
     gint64 started = g_get_monotonic_time();
     if (!strategy_check(plan, model, error))
@@ -64,18 +87,26 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
     EmitSlowdown slow = {gpu_factor, what_if ? w->jitter : 0, what_if ? w->seed : 0};
     /* every shift of tp, cp and dp that maps the cluster onto itself, unless the
      * plan, a trace of every GPU or a what-if asks for all of them */
-    unsigned dims = plan->full_fidelity || what_if || (trace_path && !stages_only)
-                        ? 0
-                        : 1u << GROUP_TP | 1u << GROUP_CP | 1u << GROUP_DP;
+    unsigned dims = plan->full_fidelity || what_if || (trace_path && !stages_only) ? 0 : ALL_SHIFTS;
     Symmetry *sym = NULL;
     Graph *graph = NULL;
     Replay *rep = NULL;
     GError *failure = NULL;
-    for (;;) {
+    /* a step replayed with fewer shifts is first built with all of them:
+     * that build sizes it, so that a step over the cap is refused before
+     * it is built */
+    Build before = {NULL, NULL};
+    if (dims != ALL_SHIFTS) {
+        before.sym = symmetry_new(layout, topo, ALL_SHIFTS);
+        before.graph = build(model, cluster, plan, layout, before.sym, NULL, &before, max_tasks,
+                             &failure);
+    }
+    while (!failure) {
         unsigned broken = 0;
         sym = symmetry_new(layout, topo, dims);
-        rep = replay(model, cluster, plan, layout, sym, what_if ? &slow : NULL, link_scale, &graph,
-                     &broken, &failure);
+        graph = build(model, cluster, plan, layout, sym, what_if ? &slow : NULL, &before, max_tasks,
+                      &failure);
+        rep = graph ? replay(cluster, plan, layout, sym, link_scale, graph, &broken, &failure) : NULL;
         if (rep || !g_error_matches(failure, PS_ERROR, PS_ERROR_ASYMMETRIC))
             break;
         /* replay again without the shifts a collective broke */
@@ -83,9 +114,10 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
         for (int i = 0; i < symmetry_generators(sym); i++)
             if (broken & 1u << i)
                 dims &= ~(1u << symmetry_generator_dim(sym, i));
-        symmetry_free(sym);
-        graph_free(graph);
+        build_clear(&before);
+        before = (Build){g_steal_pointer(&graph), g_steal_pointer(&sym)};
     }
+    build_clear(&before);
     topology_free(topo);
     if (failure)
         g_propagate_error(error, failure);
@@ -120,7 +152,7 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
 gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                         const char *trace_path, gboolean stages_only, Report *out, GError **error)
 {
-    return run(model, cluster, plan, NULL, trace_path, stages_only, out, error);
+    return run(model, cluster, plan, NULL, trace_path, stages_only, EMIT_MAX_TASKS, out, error);
 }
 
 gboolean sim_run_whatif(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
@@ -128,11 +160,11 @@ gboolean sim_run_whatif(const ModelSpec *model, const ClusterSpec *cluster, cons
                         Report *out, GError **error)
 {
     if (!whatif_active(whatif))
-        return run(model, cluster, plan, NULL, trace_path, stages_only, out, error);
+        return run(model, cluster, plan, NULL, trace_path, stages_only, EMIT_MAX_TASKS, out, error);
     Report clean;
-    if (!run(model, cluster, plan, NULL, NULL, FALSE, &clean, error))
+    if (!run(model, cluster, plan, NULL, NULL, FALSE, EMIT_MAX_TASKS, &clean, error))
         return FALSE;
-    gboolean ok = run(model, cluster, plan, whatif, trace_path, stages_only, out, error);
+    gboolean ok = run(model, cluster, plan, whatif, trace_path, stages_only, EMIT_MAX_TASKS, out, error);
     if (ok) {
         out->whatif = whatif->text;
         out->clean_step_time_s = clean.metrics.step_time_s;
@@ -140,4 +172,10 @@ gboolean sim_run_whatif(const ModelSpec *model, const ClusterSpec *cluster, cons
     }
     report_clear(&clean);
     return ok;
+}
+
+gboolean sim_run_within(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                        gsize max_tasks, Report *out, GError **error)
+{
+    return run(model, cluster, plan, NULL, NULL, FALSE, max_tasks, out, error);
 }

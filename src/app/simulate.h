@@ -15,6 +15,12 @@
 gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                  Report *out, GError **error);
 
+/* sim_run for a step of at most `max_tasks` tasks (emit_step's cap; sim_run
+ * gives EMIT_MAX_TASKS): a bigger one fails (PS_ERROR_INPUT), before it is
+ * built when its size is known in advance. */
+gboolean sim_run_within(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                        gsize max_tasks, Report *out, GError **error);
+
 /* sim_run, and writes the replay as a Chrome trace to `trace_path`
  * (trace.h; every rank, or each stage's first when `stages_only`). */
 gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,

@@ -55,6 +55,7 @@ typedef struct {
 struct Graph {
     int ranks, streams;
     gsize n_tasks, tasks_room;
+    gsize n_collectives; /* of the tasks */
     Task *tasks;     /* and, once sealed, a sentinel (graph_arrays) */
     TaskName *names; /* per task */
     int32_t *npred;  /* per task: edges into it */
@@ -306,6 +307,7 @@ TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, do
     int *k = &g_array_index(g->next, int, grp->first_member + m->index);
     if (*k == (int)grp->n_colls) {
         TaskId id = add_task(g, TASK_COLLECTIVE, group, tag, name);
+        g->n_collectives++;
         g->tasks[id].bytes = bytes;
         g->tasks[id].stream = NO_STREAM_YET;
         g->tasks[id].op = (uint8_t)op;
@@ -440,6 +442,11 @@ int graph_streams(const Graph *g)
 {
     return g->streams;
 }
+gsize graph_rank_tasks(const Graph *g)
+{
+    return g->n_tasks - g->n_collectives;
+}
+
 gsize graph_tasks(const Graph *g)
 {
     return g->n_tasks;

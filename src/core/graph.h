@@ -126,6 +126,9 @@ gboolean graph_seal(Graph *g, GError **error);
 int graph_ranks(const Graph *g);
 int graph_streams(const Graph *g);
 gsize graph_tasks(const Graph *g);
+/* The tasks of one rank each (compute and markers: all but collectives);
+ * also before the graph is sealed. */
+gsize graph_rank_tasks(const Graph *g);
 const Task *graph_task(const Graph *g, TaskId id);
 
 /* The task's name, formatted: a newly allocated string (g_free). */

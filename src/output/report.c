@@ -396,6 +396,7 @@ static void render_advice_json(JsonWriter *w, const Report *rep)
         jsonw_end(w);
     }
     jsonw_end(w);
+    jsonw_bool(jsonw_key(w, "advice_partial"), rep->advice_partial);
 }
 
 /* The checklist as a JSON list, one object per check, when diagnosed. */
@@ -478,13 +479,18 @@ static void render_fit_text(GString *out, const Report *rep)
     g_string_append_printf(out, "DOES NOT FIT: peak %.2f GiB of %.2f GiB on rank %d\n",
                            m->peak_bytes / GiB, m->capacity_bytes / GiB, m->peak_rank);
     if (rep->advised && rep->n_advice == 0)
-        g_string_append(out, "to fit: no change of one or two plan fields fits on these GPUs "
-                             "(more GPUs: --nodes)\n");
+        g_string_append_printf(out,
+                               "to fit: no change of one or two plan fields%s fits on these GPUs "
+                               "(more GPUs: --nodes)\n",
+                               rep->advice_partial ? " tried" : "");
     if (rep->n_advice > 0)
         g_string_append(out, "to fit, try:\n");
     for (int i = 0; i < rep->n_advice; i++)
         g_string_append_printf(out, "  %-46s step %.4g s, peak %.2f GiB\n", rep->advice[i].change,
                                rep->advice[i].step_time_s, rep->advice[i].peak_bytes / GiB);
+    if (rep->advice_partial)
+        g_string_append(out, "to fit: changes whose step is too big to replay within the advice's "
+                             "budget were not tried (simulate them)\n");
 }
 
 /* The training totals' line, with --tokens. */

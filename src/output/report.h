@@ -66,6 +66,8 @@ typedef struct {
     gboolean advised;
     const ReportAdvice *advice;
     int n_advice;
+    gboolean advice_partial; /* changes too big to replay within the advice's budget
+                              * were left out */
 } Report;
 
 typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV } ReportFormat;

@@ -574,22 +574,29 @@ static double most_tasks(const Emit *e, int ranks)
     return ranks * (2.0 * e->micro_batches * pieces * per_piece + 4);
 }
 
-/* The fewest tasks the step can have: every rank runs a forward and a
- * backward of each layer of its stage per micro-batch (every stage has as
- * many of the ranks). */
-static double fewest_tasks(const Emit *e, int ranks)
-{
-    return 2.0 * ranks * e->micro_batches * e->model->layers / e->plan->pp;
-}
-
 /* The error for a step of more tasks than the cap; `got` says how many. */
-static void refuse_size(const Emit *e, int ranks, const char *got, GError **error)
+static void refuse_size(const ModelSpec *model, const PlanSpec *plan, int ranks, gsize max_tasks,
+                        const char *got, GError **error)
 {
     g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                 "%s: expected a step of at most %.0f tasks, got %s (%d ranks x %d micro-batches "
                 "x %d layers / %d stages): lower global_batch_size, the GPU count or the layers",
-                plan_field_origin(e->plan, PLAN_GLOBAL_BATCH_SIZE), (double)e->max_tasks, got,
-                ranks, e->micro_batches, e->model->layers, e->plan->pp);
+                plan_field_origin(plan, PLAN_GLOBAL_BATCH_SIZE), (double)max_tasks, got, ranks,
+                plan_spec_micro_batches(plan), model->layers, plan->pp);
+}
+
+gboolean emit_check_size(const ModelSpec *model, const PlanSpec *plan, int ranks,
+                         double known_tasks, gsize max_tasks, GError **error)
+{
+    /* every rank runs a forward and a backward of each layer of its stage
+     * per micro-batch (every stage has as many of the ranks) */
+    double fewest = 2.0 * ranks * plan_spec_micro_batches(plan) * model->layers / plan->pp;
+    fewest = MAX(fewest, known_tasks);
+    if (fewest <= max_tasks)
+        return TRUE;
+    g_autofree char *got = g_strdup_printf("at least %.3g", fewest);
+    refuse_size(model, plan, ranks, max_tasks, got, error);
+    return FALSE;
 }
 
 /* The tables of graph groups, all unused. */
@@ -610,7 +617,7 @@ static void init_groups(Emit *e, int ranks)
 
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                  const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
-                 gsize max_tasks, GError **error)
+                 gsize max_tasks, double known_tasks, GError **error)
 {
     Emit e = {.model = model,
               .cluster = cluster,
@@ -631,12 +638,8 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
             e.computer = n_active;
         e.active[n_active++] = strategy_registry[i];
     }
-    double fewest = fewest_tasks(&e, simulated);
-    if (fewest > e.max_tasks) { /* refused before anything is built */
-        g_autofree char *got = g_strdup_printf("at least %.3g", fewest);
-        refuse_size(&e, simulated, got, error);
-        return NULL;
-    }
+    if (!emit_check_size(model, plan, simulated, known_tasks, max_tasks, error))
+        return NULL; /* refused before anything is built */
     for (int i = 0; i < n_active; i++)
         e.state[i] = g_malloc0(MAX(e.active[i]->state_size, 1));
     /* the loader's stream only when it reads, the CP stream only with cp >
@@ -674,10 +677,39 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
         g_free(e.pair_id[d]);
     g_free(e.ends_id);
     if (over_cap(&e)) {
-        refuse_size(&e, simulated, "more", error);
+        refuse_size(model, plan, simulated, max_tasks, "more", error);
         return NULL;
     }
     if (!graph_seal(graph, error))
         return NULL;
     return g_steal_pointer(&graph);
+}
+
+/* The images of group `group` of `g` under sym's shifts; `fallback` when
+ * the group breaks them. */
+static double group_images(const Graph *g, int group, const Symmetry *sym, double fallback)
+{
+    int n;
+    const int *gpus = graph_group_gpus(g, group, &n);
+    double images;
+    unsigned invariant;
+    return symmetry_group_images(sym, gpus, n, &images, &invariant) ? images : fallback;
+}
+
+double emit_tasks_under(const Graph *built, const Symmetry *built_sym, const Symmetry *sym)
+{
+    double tasks =
+        (double)graph_rank_tasks(built) * symmetry_orbit(built_sym) / symmetry_orbit(sym);
+    int groups = graph_groups(built);
+    g_autofree double *collectives = g_new0(double, MAX(groups, 1));
+    for (gsize id = 0; id < graph_tasks(built); id++) {
+        const Task *t = graph_task(built, (TaskId)id);
+        if (t->kind == TASK_COLLECTIVE)
+            collectives[t->owner]++;
+    }
+    for (int k = 0; k < groups; k++)
+        if (collectives[k] > 0) /* a group that breaks built_sym adds nothing */
+            tasks += collectives[k] * group_images(built, k, built_sym, 0) /
+                     group_images(built, k, sym, symmetry_orbit(sym));
+    return tasks;
 }

@@ -260,10 +260,34 @@ typedef struct {
  * itself alone, so only without a symmetry). The plan must be resolved and
  * supported (strategy_check). Fails (PS_ERROR_INPUT) for a step of more
  * than `max_tasks` tasks: before building anything when a lower bound of
- * its size is already more, else as soon as the graph passes the cap. */
+ * its size is already more (its own, or `known_tasks` when that is more:
+ * a bound the caller knows, 0 for none; emit_tasks_under), else as soon
+ * as the graph passes the cap. */
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                  const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
-                 gsize max_tasks, GError **error);
+                 gsize max_tasks, double known_tasks, GError **error);
+
+/* Refuses (PS_ERROR_INPUT, FALSE) a step of `plan` whose ranks simulated
+ * (`ranks`; at least plan->pp, one per stage) cannot fit in `max_tasks`
+ * tasks: each runs a forward and a backward of each layer of its stage per
+ * micro-batch, and the step has at least `known_tasks` (0: none known).
+ * O(1), before anything is built (emit_step's own check). */
+gboolean emit_check_size(const ModelSpec *model, const PlanSpec *plan, int ranks,
+                         double known_tasks, gsize max_tasks, GError **error);
+
+/* A lower bound of the tasks of the step built under `sym`, from `built`,
+ * the same step built under `built_sym`, whose shifts include sym's (its
+ * orbits are unions of sym's); for emit_step's known_tasks. Every rank of
+ * an orbit runs the same program, so:
+ *   - each simulated rank's own tasks (graph_rank_tasks) stand for its
+ *     orbit's, and the ranks of a built_sym orbit are orbit(built_sym) /
+ *     orbit(sym) simulated ranks under sym;
+ *   - a group's collectives stand for those of each of its images under
+ *     built_sym's shifts; sym's shifts map those images onto one another
+ *     images(built_sym) / images(sym) orbits of groups, and each such
+ *     orbit has a group with a simulated rank, built with its
+ *     collectives. */
+double emit_tasks_under(const Graph *built, const Symmetry *built_sym, const Symmetry *sym);
 
 /* "params", "grads", ... for reports. */
 const char *emit_mem_name(MemKind kind);

@@ -15,7 +15,9 @@ gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **e
         if (s->check && !s->check(plan, model, error))
             return FALSE;
     }
-    return TRUE;
+    /* a step too big to build is refused here, where every use of a plan
+     * looks first, before the estimates walk its micro-batches */
+    return emit_check_size(model, plan, plan->pp, 0, EMIT_MAX_TASKS, error);
 }
 
 void strategy_normalize(PlanSpec *plan)

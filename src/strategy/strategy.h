@@ -67,8 +67,9 @@ typedef struct {
 /* The registered strategies, NULL-terminated. */
 extern const Strategy *const strategy_registry[];
 
-/* Fails (PS_ERROR_INPUT) when a strategy's check of the plan against the
- * model fails, in registry order. */
+/* Fails (PS_ERROR_INPUT) when a strategy's check of the plan (resolved)
+ * against the model fails, in registry order, or when the step is too big
+ * to build (emit_check_size under EMIT_MAX_TASKS). */
 gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **error);
 
 /* Rewrites `plan` into its normal form: each strategy's fields that change
