@@ -12,6 +12,7 @@
 
 #include "app/calibrate.h"
 #include "app/collbench.h"
+#include "layout/layout.h"
 #include "cost/roofline.h"
 #include "testutil.h"
 
@@ -113,7 +114,7 @@ static CalibGemm *exact_gemm(const GpuSpec *gpu)
     *g = (CalibGemm){g_strdup("exact"), g_array_new(FALSE, FALSE, sizeof(CalibGemmRow))};
     for (gsize a = 0; a < G_N_ELEMENTS(sides); a++)
         for (gsize b = 0; b < G_N_ELEMENTS(sides); b++) {
-            CalibGemmRow row = {sides[a], sides[b], 2048, 0, 0};
+            CalibGemmRow row = {.m = sides[a], .n = sides[b], .k = 2048};
             Op op = calib_gemm_op(&row);
             row.time_s = roofline_s(gpu, &op);
             g_array_append_val(g->rows, row);
@@ -291,6 +292,11 @@ START_TEST(nccl_errors_name_the_line)
          "#  Rank  2 Group  0 Pid  1 on b device  0\n" HEADER "  8  2  float  sum  -1  9.5  0  0  0\n",
          ":3: expected the same number of ranks on every host, 2 as on a, got \"1 on b\""},
         {"#  size  count  type  redop  root  algbw\n", ":1: expected a header line with the columns"},
+        /* a rank line cut short: the search for "on" read past the tokens
+         * (a heap overrun that AddressSanitizer reports without the fix) */
+        {"#Rank", ":1: expected rank line 0"},
+        {"#  Rank  0  on\n", ":1: expected rank line 0"},
+        {"#  Rank  on  a\n", ":1: expected rank line 0"},
         {HEADER "  8  2  float  sum  -1  9.5  0  0  0\n", ": expected nccl-tests output"},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -345,6 +351,81 @@ START_TEST(reads_gemm_rows)
 }
 END_TEST
 
+/* A bf16 GEMM of 512^3 on the A100 profile (312 TFLOP/s, 108 SMs):
+ * 2 x 512^3 = 2.68e8 FLOPs in 16 tiles of 128 x 128, one wave of 108
+ * tiles of 2 x 128 x 128 x 512 FLOPs = 1.81e9 FLOPs, 5.81 us at the peak
+ * plus the launch; at 1 % of it, 100 times the compute. Rows outside are
+ * refused naming the line; an fp8 row too, the A100 having no FP8 peak. */
+START_TEST(gemm_rows_checked_against_the_gpu)
+{
+    g_autoptr(ClusterSpec) a100 = test_shipped_cluster("dgx-a100-80gb.json", 0);
+    double wave_s = 108 * 2 * 128.0 * 128 * 512 / 312e12;
+    static const struct {
+        const char *row, *message;
+    } cases[] = {
+        {"512,512,512,bf16,1000\n", ":1: expected a time in seconds from"},  /* microseconds? */
+        {"512,512,512,bf16,1e-9\n", ":1: expected a time in seconds from"},  /* beyond the peak */
+        {"512,512,512,fp8,1e-4\n", ":1: expected a dtype the GPU"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *path = write_file("g.csv", cases[i].row);
+        GError *error = NULL;
+        g_autoptr(CalibGemm) g = calib_gemm_load(path, &error);
+        ck_assert_ptr_nonnull(g);
+        ck_assert(!calib_gemm_check(&a100->gpu, g, &error));
+        g_autofree char *expected = g_strconcat(path, cases[i].message, NULL);
+        ck_assert_msg(error && g_str_has_prefix(error->message, expected), "case %zu: %s", i,
+                      error ? error->message : "no error");
+        g_clear_error(&error);
+    }
+    /* the ends of the range pass: at the peak (plus launch) and at 1 % of it */
+    for (int end = 0; end < 2; end++) {
+        double t = (end ? wave_s / CALIB_MIN_GEMM_EFFICIENCY : wave_s) + a100->gpu.launch_s;
+        g_autofree char *row = g_strdup_printf("512,512,512,bf16,%.17g\n", t * (end ? 0.999 : 1.001));
+        g_autofree char *path = write_file("g.csv", row);
+        g_autoptr(CalibGemm) g = calib_gemm_load(path, NULL);
+        GError *error = NULL;
+        ck_assert_msg(calib_gemm_check(&a100->gpu, g, &error), "%s", error ? error->message : "");
+    }
+}
+END_TEST
+
+/* collbench's replay one GPU per orbit gives the same times (within 1e-9,
+ * the order of sums) and algorithms as replaying every GPU: all-reduce, all-gather, reduce-scatter and
+ * all-to-all over one node, several nodes, and a part of a node, on the
+ * A100 and H100 profiles (rings, trees, NVLS and the direct algorithm). */
+START_TEST(collbench_symmetry_is_exact)
+{
+    static const char *const clusters[] = {"dgx-a100-80gb.json", "dgx-h100.json"};
+    static const CollOp ops[] = {COLL_ALL_REDUCE, COLL_ALL_GATHER, COLL_REDUCE_SCATTER,
+                                 COLL_ALL_TO_ALL};
+    static const int ranks[] = {4, 8, 16, 64};
+    for (gsize c = 0; c < G_N_ELEMENTS(clusters); c++) {
+        g_autoptr(ClusterSpec) cl = test_shipped_cluster(clusters[c], 8);
+        for (gsize o = 0; o < G_N_ELEMENTS(ops); o++)
+            for (gsize r = 0; r < G_N_ELEMENTS(ranks); r++) {
+                GArray *sym = collbench_run_with(cl, ops[o], ranks[r], 1024, 1 << 28,
+                                                 ALGORITHM_AUTO, 1u << GROUP_TP | 1u << GROUP_DP,
+                                                 NULL);
+                GArray *all = collbench_run_with(cl, ops[o], ranks[r], 1024, 1 << 28,
+                                                 ALGORITHM_AUTO, 0, NULL);
+                ck_assert_uint_eq(sym->len, all->len);
+                for (guint i = 0; i < sym->len; i++) {
+                    CollRow a = g_array_index(sym, CollRow, i), b = g_array_index(all, CollRow, i);
+                    /* within 1e-9, as check_symmetry holds simulate's replays */
+                    ck_assert_msg(fabs(a.time_s - b.time_s) <= 1e-9 * b.time_s &&
+                                      a.algorithm == b.algorithm,
+                                  "%s %s over %d at %.0f B: %.17g (%d) reduced, %.17g (%d) full",
+                                  clusters[c], collective_name(ops[o]), ranks[r], a.bytes,
+                                  a.time_s, a.algorithm, b.time_s, b.algorithm);
+                }
+                g_array_free(sym, TRUE);
+                g_array_free(all, TRUE);
+            }
+    }
+}
+END_TEST
+
 Suite *suite_calibrate(void)
 {
     Suite *s = suite_create("calibrate");
@@ -353,12 +434,14 @@ Suite *suite_calibrate(void)
     tcase_add_test(tc, round_trip_a100);
     tcase_add_test(tc, curve_from_none);
     tcase_add_test(tc, cluster_file_round_trip);
+    tcase_add_test(tc, collbench_symmetry_is_exact);
     suite_add_tcase(s, tc);
     TCase *rd = tcase_create("readers");
     tcase_add_checked_fixture(rd, folder_new, folder_free);
     tcase_add_test(rd, reads_nccl_tests);
     tcase_add_test(rd, nccl_errors_name_the_line);
     tcase_add_test(rd, reads_gemm_rows);
+    tcase_add_test(rd, gemm_rows_checked_against_the_gpu);
     suite_add_tcase(s, rd);
     return s;
 }

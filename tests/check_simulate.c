@@ -12,6 +12,7 @@
 #include "net/topology.h"
 #include "app/simulate.h"
 #include "strategy/emit.h"
+#include "strategy/strategy.h"
 #include "testutil.h"
 
 enum { L = 4, H = 256, A = 8, V = 1024, S = 128 };
@@ -197,6 +198,64 @@ START_TEST(a_step_over_the_cap_is_refused)
 }
 END_TEST
 
+/* emit_tasks_under sizes a step from its build under a bigger symmetry:
+ * tp 2 x dp 4 on four 2-GPU nodes, built one rank per orbit of the tp and
+ * dp shifts (1 rank), then for every rank. Each rank runs the same own
+ * tasks (8 of them stand for the orbit's 8), and each collective of the
+ * reduced build stands for its group's images: a tp group's 4 images (the
+ * dp shift moves it) are 4 groups of the full build, the dp group's 2
+ * images 2. So the bound is the full build's size exactly here, and any
+ * cap under it refuses the step before it is built ("at least"). */
+START_TEST(a_step_is_sized_by_its_reduced_build)
+{
+    Run c = run_new(test_gpt(L, H, A, V, S), test_cluster(4, 2, 300e9, 25e9));
+    c.plan->tp = 2;
+    c.plan->micro_batch_size = 1;
+    c.plan->global_batch_size = 8;
+    test_resolve(c.plan, c.model, c.cluster);
+    g_autoptr(Layout) layout = layout_new(c.plan, c.cluster);
+    Topology *topo = topology_new(c.cluster, 4);
+    g_autoptr(Symmetry) shifts = symmetry_new(layout, topo, 1u << GROUP_TP | 1u << GROUP_DP);
+    g_autoptr(Symmetry) none = symmetry_new(layout, topo, 0);
+    ck_assert_int_eq(symmetry_orbit(shifts), 8);
+    g_autoptr(Graph) reduced =
+        emit_step(c.model, c.cluster, c.plan, layout, shifts, NULL, EMIT_MAX_TASKS, 0, NULL);
+    g_autoptr(Graph) full =
+        emit_step(c.model, c.cluster, c.plan, layout, none, NULL, EMIT_MAX_TASKS, 0, NULL);
+    ck_assert_uint_eq(graph_rank_tasks(full), 8 * graph_rank_tasks(reduced));
+    double bound = emit_tasks_under(reduced, shifts, none);
+    ck_assert_double_eq(bound, (double)graph_tasks(full));
+    GError *error = NULL;
+    gsize under = graph_tasks(full) - 1;
+    ck_assert_ptr_null(
+        emit_step(c.model, c.cluster, c.plan, layout, none, NULL, under, bound, &error));
+    g_autofree char *refused = g_strdup_printf("at most %zu tasks, got at least", under);
+    ck_assert_msg(strstr(error->message, refused), "%s", error->message);
+    g_clear_error(&error);
+    topology_free(topo);
+    run_free(&c);
+}
+END_TEST
+
+/* strategy_check refuses a plan whose step cannot fit the cap whatever
+ * the ranks simulated: 2^31 - 1 micro-batches of one sequence through L = 4
+ * layers is at least 2 x 4 x (2^31 - 1) tasks, before any estimate walks
+ * the micro-batches. */
+START_TEST(too_many_micro_batches_are_invalid)
+{
+    Run c = run_new(test_gpt(L, H, A, V, S), test_cluster(1, 1, 300e9, 25e9));
+    c.plan->micro_batch_size = 1;
+    c.plan->global_batch_size = G_MAXINT;
+    test_resolve(c.plan, c.model, c.cluster);
+    GError *error = NULL;
+    ck_assert(!strategy_check(c.plan, c.model, &error));
+    ck_assert_msg(strstr(error->message, "expected a step of at most 50000000 tasks, got at least"),
+                  "%s", error->message);
+    g_clear_error(&error);
+    run_free(&c);
+}
+END_TEST
+
 Suite *suite_simulate(void)
 {
     Suite *s = suite_create("simulate");
@@ -208,6 +267,8 @@ Suite *suite_simulate(void)
     tcase_add_test(tc, mfu_uses_korthikanti_flops);
     tcase_add_test(tc, same_input_same_result);
     tcase_add_test(tc, a_step_over_the_cap_is_refused);
+    tcase_add_test(tc, a_step_is_sized_by_its_reduced_build);
+    tcase_add_test(tc, too_many_micro_batches_are_invalid);
     suite_add_tcase(s, tc);
     return s;
 }

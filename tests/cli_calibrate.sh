@@ -75,6 +75,30 @@ sed '3s/bf16/fp64/' "$data/gemm.csv" >"$tmp/gemm.csv"
 bad "a GEMM row of an unknown dtype" "$tmp/gemm.csv:3: expected a row m,n,k,dtype,seconds" \
     --gemm "$tmp/gemm.csv"
 bad "a missing file" "$tmp/none.txt" --nccl-tests "$tmp/none.txt"
+
+# hostile files (issue 19): a rank line cut short read past its tokens
+printf '#Rank' >"$tmp/x_all_reduce.txt"
+bad "a bare '#Rank'" "$tmp/x_all_reduce.txt:1: expected rank line 0" \
+    --nccl-tests "$tmp/x_all_reduce.txt"
+printf '512,512,512,bf16,1000\n' >"$tmp/slow.csv"
+bad "a GEMM time in microseconds" "$tmp/slow.csv:1: expected a time in seconds from" \
+    --gemm "$tmp/slow.csv"
+printf '512,512,512,fp8,1e-4\n' >"$tmp/fp8.csv"
+bad "an fp8 GEMM on a GPU without FP8" "$tmp/fp8.csv:1: expected a dtype the GPU" \
+    --gemm "$tmp/fp8.csv"
+printf '512,512,512,bf16,0x1p-16\n' >"$tmp/hex.csv"
+bad "GEMM seconds in hexadecimal" "$tmp/hex.csv:1: expected a row m,n,k,dtype,seconds" \
+    --gemm "$tmp/hex.csv"
+cp "$data/gemm.csv" "$tmp/in.csv"
+"$PLANSIM" calibrate --cluster "$data/start.json" --gemm "$tmp/in.csv" -o "$tmp/in.csv" \
+    >"$tmp/stdout" 2>"$tmp/stderr"
+status=$?
+problem=
+[ "$status" -eq 2 ] || problem="exit status $status, expected 2"
+grep -F -q -e "plansim: -o: expected a file that is not an input" "$tmp/stderr" ||
+    problem="$problem; stderr: $(one_line "$tmp/stderr")"
+cmp -s "$data/gemm.csv" "$tmp/in.csv" || problem="$problem; the input was overwritten"
+check "-o naming the --gemm input is refused" "$problem"
 bad "no measurements" "calibrate: expected -o FILE and at least one of"
 
 finish

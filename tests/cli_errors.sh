@@ -578,4 +578,64 @@ expect_fail "--offload-layers of every layer" "--offload-layers" \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 2 --offload activations \
     --offload-layers 2
 
+# ---- hostile inputs (issue 19): each once crashed, hung or was accepted --
+
+expect_fail "--seq-length empty" "--seq-length" 'got ""' -- simulate --seq-length ""
+expect_fail "--slow-link at 1e-305 of its bandwidth" "--slow-link" "from 1e-06 to 1" -- \
+    simulate --model llama2-7b --cluster dgx-h100 --nodes 2 --global-batch-size 64 \
+    --slow-link "node 0 nic 0:1e-305"
+c=$tmp/bw-tiny.json
+derive "$a100" "$c" 's/"bandwidth_GBps": 25/"bandwidth_GBps": 1e-310/' &&
+    expect_fail "inter_node bandwidth 1e-310" "$c" '$.inter_node.bandwidth_GBps' \
+        "a number from 0.001 to" "got 9.99999999999997e-311" -- simulate --model "$tiny" --cluster "$c" --nodes 2
+c=$tmp/eff-tiny.json
+derive "$a100" "$c" '/"inter_node"/,/}/s/"efficiency": [0-9.]*/"efficiency": 1e-300/' &&
+    expect_fail "inter_node efficiency 1e-300" "$c" '$.inter_node.efficiency' \
+        "a number from 0.01 to 1" -- simulate --model "$tiny" --cluster "$c" --nodes 2
+c=$tmp/adam-tiny.json
+derive "$a100" "$c" 's/"cpu_adam_params_per_s": 4e9/"cpu_adam_params_per_s": 1e-300/' &&
+    expect_fail "cpu_adam_params_per_s 1e-300" "$c" '$.cpu_adam_params_per_s' \
+        "a number from 1 to" -- simulate --model "$tiny" --cluster "$c" --nodes 1 \
+        --offload optimizer
+expect_fail "sweep --slow-gpu past its GPUs" "--slow-gpu" "below the plan's 8 GPUs" -- \
+    sweep --model "$tiny" --cluster "$a100" --nodes 1 --global-batch-size 8 --slow-gpu 8:2
+expect_fail "sweep --slow-link on a node it lacks" "--slow-link" "of the plan's 1 node" -- \
+    sweep --model "$tiny" --cluster "$a100" --nodes 1 --global-batch-size 8 \
+    --slow-link "node 5 nic 0:0.5"
+m=$tmp/top2-of-1.json
+derive "$tiny" "$m" 's/"layers": 4,/"layers": 4, "experts": 1, "experts_per_token": 2,/' &&
+    expect_fail "experts 1, experts_per_token 2" "$m" '$.experts_per_token' \
+        "at most the experts, 1" -- simulate --model "$m" --cluster "$a100" --nodes 1
+m=$tmp/dense-moe-ffn.json
+derive "$tiny" "$m" 's/"layers": 4,/"layers": 4, "experts": 0, "moe_ffn_hidden_size": 2147483647,/' &&
+    expect_fail "moe_ffn_hidden_size in a dense model" "$m" '$.moe_ffn_hidden_size' \
+        "no moe_ffn_hidden_size in a dense model" -- \
+        simulate --model "$m" --cluster "$a100" --nodes 1
+m=$tmp/dense-first.json
+derive "$tiny" "$m" 's/"layers": 4,/"layers": 4, "experts": 8, "first_dense_layers": 1000,/' &&
+    expect_fail "first_dense_layers past the layers" "$m" '$.first_dense_layers' \
+        "at most layers, 4" -- simulate --model "$m" --cluster "$a100" --nodes 1
+m=$tmp/experts-inf.json
+derive "$tiny" "$m" 's/"layers": 4,/"layers": 4, "experts": 1e999,/' &&
+    expect_fail "experts 1e999" "$m" '$.experts' "beyond the range of a double" -- \
+        simulate --model "$m" --cluster "$a100" --nodes 1
+awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; print "" }' >"$tmp/deep.json"
+expect_fail "arrays nested 100,000 deep" "$tmp/deep.json" "nested at most 1000 deep" -- \
+    simulate --model "$tmp/deep.json"
+awk 'BEGIN { printf "{\"pp\": 2, \"layers_per_stage\": [1"; for (i = 1; i < 1000000; i++)
+    printf ", 1"; print "]}" }' >"$tmp/long-split.json"
+expect_fail "a layer split of 10^6 stages" '$.layers_per_stage' "(1999999 bytes)" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --plan "$tmp/long-split.json"
+for v in 0x8 " 8" 8x; do
+    expect_fail "--ep \"$v\"" "--ep" "got \"$v\"" -- $w --ep "$v"
+done
+expect_fail "--tokens 0x10" "--tokens" 'got "0x10"' -- $w --tokens 0x10
+expect_fail "--tokens inf" "--tokens" 'got "inf"' -- $w --tokens inf
+expect_fail "a step of 10^6 GPUs over the task cap, refused unbuilt" "--global-batch-size" \
+    "expected a step of at most 50000000 tasks, got at least" -- \
+    simulate --model llama2-7b --nodes 131072 --tp 8 --global-batch-size 131072
+expect_fail "2^31 - 1 micro-batches" "--global-batch-size" "got at least" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 8 --global-batch-size 2147483647 \
+    --micro-batch-size 1
+
 finish

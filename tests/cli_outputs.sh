@@ -409,4 +409,90 @@ cmp -s "$tmp/sw1.csv" "$tmp/sw2.csv" || problem="-j 1 and -j 2 differ"
 [ -z "$problem" ] && problem=$(lacks "$tmp/sw1.csv" ",jitter 0.2 seed 3,")
 check "sweep under --jitter: the same rows at any thread count" "$problem"
 
+# ---- the user's files (issue 19) ----------------------------------------
+
+small="simulate --model $tiny --cluster $a100 --nodes 1"
+# an existing file keeps its mode through the atomic replace
+: >"$tmp/mode.txt"
+chmod 600 "$tmp/mode.txt"
+# shellcheck disable=SC2086
+problem=$(run_to mode $small -o "$tmp/mode.txt")
+mode=$(stat -c %a "$tmp/mode.txt")
+[ "$mode" = 600 ] || problem="$problem; mode $mode, expected 600"
+[ -s "$tmp/mode.txt" ] || problem="$problem; nothing written"
+check "-o onto a mode-600 file keeps 600" "$problem"
+# a symbolic link is written through: the link stays, its target changes
+: >"$tmp/target.txt"
+ln -s target.txt "$tmp/link.txt"
+# shellcheck disable=SC2086
+problem=$(run_to link $small -o "$tmp/link.txt")
+[ -L "$tmp/link.txt" ] || problem="$problem; the link was replaced"
+[ -s "$tmp/target.txt" ] || problem="$problem; its target is empty"
+check "-o onto a symbolic link writes its target" "$problem"
+ln -s missing.txt "$tmp/dangling.txt"
+# shellcheck disable=SC2086
+"$PLANSIM" $small -o "$tmp/dangling.txt" >/dev/null 2>"$tmp/dangling.err"
+status=$?
+problem=
+[ "$status" -eq 1 ] || problem="exit status $status, expected 1"
+[ -e "$tmp/missing.txt" ] && problem="$problem; the missing target was created"
+grep -F -q "a symbolic link to a file that does not exist" "$tmp/dangling.err" ||
+    problem="$problem; stderr: $(one_line "$tmp/dangling.err")"
+check "-o onto a dangling symbolic link is refused" "$problem"
+# -o and --trace may not name one file, nor -o an input
+refused() { # refused NAME PATTERN ARG...: plansim ARG... exits 2 with PATTERN, writing nothing
+    name=$1
+    pattern=$2
+    shift 2
+    ls -A "$tmp/w" >"$tmp/before" 2>/dev/null
+    "$PLANSIM" "$@" >"$tmp/refused.out" 2>"$tmp/refused.err"
+    status=$?
+    problem=
+    [ "$status" -eq 2 ] || problem="exit status $status, expected 2"
+    grep -F -q -e "$pattern" "$tmp/refused.err" || problem="$problem; stderr lacks '$pattern'"
+    [ -s "$tmp/refused.out" ] && problem="$problem; stdout is not empty"
+    ls -A "$tmp/w" >"$tmp/after" 2>/dev/null
+    cmp -s "$tmp/before" "$tmp/after" || problem="$problem; files appeared in $tmp/w"
+    [ -z "$problem" ] || problem="$problem; stderr: $(one_line "$tmp/refused.err")"
+    check "$name" "$problem"
+}
+mkdir "$tmp/w"
+# shellcheck disable=SC2086
+refused "-o and --trace naming one file" "--trace: expected a file other than -o's" \
+    $small -o "$tmp/w/x.json" --trace "$tmp/w/x.json"
+cp "$tiny" "$tmp/w/model.json"
+refused "-o naming the --model input" "-o: expected a file that is not an input" \
+    simulate --model "$tmp/w/model.json" --cluster "$a100" --nodes 1 -o "$tmp/w/model.json"
+cmp -s "$tiny" "$tmp/w/model.json" || check "-o naming the --model input leaves it" "overwritten"
+# a run whose -o fails takes back the trace it wrote
+# shellcheck disable=SC2086
+"$PLANSIM" $small --trace "$tmp/w/trace.json" -o "$tmp/w/no/such/folder/r.txt" \
+    >/dev/null 2>"$tmp/fail.err"
+status=$?
+problem=
+[ "$status" -eq 1 ] || problem="exit status $status, expected 1"
+[ -e "$tmp/w/trace.json" ] && problem="$problem; the trace was left behind"
+check "-o failing after --trace removes the trace" "$problem"
+
+# the extremes a cluster file and the what-ifs accept give finite reports:
+# every rate at its floor (docs/inputs.md), every latency at 1e9 us, a NIC
+# at a millionth of that: GPT-3's step takes 2.5e10 s, and nothing
+# prints nan or inf
+sed -e 's/"bandwidth_GBps": [0-9.e]*/"bandwidth_GBps": 0.001/g' \
+    -e 's/"efficiency": [0-9.]*/"efficiency": 0.01/g' \
+    -e 's/"peak_tflops": [0-9.]*/"peak_tflops": 0.001/' \
+    -e 's/"memory_bandwidth_GBps": [0-9.]*/"memory_bandwidth_GBps": 0.001/' \
+    -e 's/"kernel_launch_us": [0-9.]*/"kernel_launch_us": 1e9/' \
+    -e 's/"latency_us": [0-9.]*/"latency_us": 1e9/g' "$a100" >"$tmp/floor.json"
+problem=
+for format in text json csv; do
+    problem="$problem$(run_to "floor-$format" simulate --model "$top_srcdir/models/gpt3-175b.json" \
+        --cluster "$tmp/floor.json" --nodes 8 --tp 8 --pp 8 --global-batch-size 8 \
+        --slow-link "node 0 nic 0:1e-6" --format "$format")"
+    if grep -i -q -E "nan|inf" "$tmp/floor-$format.out"; then
+        problem="$problem; $format: $(grep -i -o -E ".{20}(nan|inf).{0,20}" "$tmp/floor-$format.out" | head -n 1)"
+    fi
+done
+check "rates at their floors: finite reports" "$problem"
+
 finish

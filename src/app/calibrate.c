@@ -367,20 +367,24 @@ gboolean calib_gemm_check(const GpuSpec *gpu, const CalibGemm *g, GError **error
                            dtype);
             return FALSE;
         }
-        double e = implied(gpu, row);
-        if (e == 0 || (e >= CALIB_MIN_GEMM_EFFICIENCY && e <= 1))
-            continue;
-        /* the times that imply the extreme efficiencies */
+        /* the fastest time: the peak and the bandwidth at efficiency 1;
+         * the slowest a compute-bound row may take: CALIB_MIN_GEMM_EFFICIENCY */
         static const double one = 1;
         GpuSpec unit = with_curve(gpu, &one, &one, 1);
+        unit.memory_efficiency = 1;
         Op op = calib_gemm_op(row);
-        double fastest = gemm_compute_s(&unit, &op) + gpu->launch_s;
+        double fastest = roofline_s(&unit, &op);
         double slowest = gemm_compute_s(&unit, &op) / CALIB_MIN_GEMM_EFFICIENCY + gpu->launch_s;
+        double e = implied(gpu, row);
+        if (row->time_s >= fastest && (e == 0 || e >= CALIB_MIN_GEMM_EFFICIENCY))
+            continue;
         g_autofree char *got = g_strdup_printf("%.6g s", row->time_s);
         ps_error_value(error, where, got,
-                       "a time in seconds from %.3g to %.3g s for this %s GEMM (%.0f %% to %.0f %% "
-                       "of %s's peak; a time in microseconds is 1e6 times too large)",
-                       fastest, slowest, dtype, 100.0, 100 * CALIB_MIN_GEMM_EFFICIENCY, gpu->name);
+                       "a time in seconds from %.3g to %.3g s for this %s GEMM (from %s's peak "
+                       "and bandwidth to %.0f %% of its peak; a time in microseconds is 1e6 "
+                       "times too large)",
+                       fastest, MAX(slowest, fastest), dtype, gpu->name,
+                       100 * CALIB_MIN_GEMM_EFFICIENCY);
         return FALSE;
     }
     return TRUE;

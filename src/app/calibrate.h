@@ -51,10 +51,11 @@ typedef struct {
 } Calibration;
 
 /* Checks the GEMM rows against the base GPU before calib_run: each row's
- * dtype has a peak on it, and each compute-bound row implies an efficiency
- * from CALIB_MIN_GEMM_EFFICIENCY to 1 (a time in microseconds, or one
- * faster than the peak, does not). Fails (PS_ERROR_INPUT) naming the row
- * and the times it may take. */
+ * dtype has a peak on it, no row is faster than the GPU's peak and memory
+ * bandwidth at efficiency 1 allow (its roofline time, launch included),
+ * and each compute-bound row implies an efficiency of at least
+ * CALIB_MIN_GEMM_EFFICIENCY (a time in microseconds does not). Fails
+ * (PS_ERROR_INPUT) naming the row and the times it may take. */
 gboolean calib_gemm_check(const GpuSpec *gpu, const CalibGemm *g, GError **error);
 
 Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nccl,

@@ -26,6 +26,18 @@ static void ps_error_private_clear(PsErrorPrivate *priv)
 
 G_DEFINE_EXTENDED_ERROR(PsError, ps_error)
 
+/* `got` cut after PS_ERROR_VALUE_MAX bytes, at a character's start, with
+ * how long it was. */
+static char *cut_value(const char *got)
+{
+    gsize len = strlen(got), cut = PS_ERROR_VALUE_MAX;
+    if (len <= PS_ERROR_VALUE_MAX)
+        return g_strdup(got);
+    while (cut > 0 && ((guchar)got[cut] & 0xC0) == 0x80)
+        cut--;
+    return g_strdup_printf("%.*s... (%" G_GSIZE_FORMAT " bytes)", (int)cut, got, len);
+}
+
 void ps_error_value(GError **error, const char *where, const char *got, const char *fmt, ...)
 {
     va_list ap;
@@ -34,7 +46,8 @@ void ps_error_value(GError **error, const char *where, const char *got, const ch
     va_end(ap);
     if (!error)
         return;
-    g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected %s, got %s", where, expected, got);
+    g_autofree char *value = cut_value(got);
+    g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected %s, got %s", where, expected, value);
     ps_error_get_private(*error)->reason = g_strdup_printf("%s: expected %s", where, expected);
 }
 

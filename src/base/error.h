@@ -28,9 +28,13 @@ GQuark ps_error_quark(void);
  * a value quoted from the input cannot break the one-line rule. */
 char *ps_error_escape(const char *message);
 
+/* The longest value an error quotes whole, in bytes. */
+#define PS_ERROR_VALUE_MAX 120
+
 /* Sets a PS_ERROR_INPUT error about one value: "WHERE: expected EXPECTED,
- * got GOT", remembering "WHERE: expected EXPECTED" as its reason, so that a
- * sweep can count like errors together. */
+ * got GOT", GOT cut after PS_ERROR_VALUE_MAX bytes ("...  (N bytes)"),
+ * remembering "WHERE: expected EXPECTED" as its reason, so that a sweep can
+ * count like errors together. */
 void ps_error_value(GError **error, const char *where, const char *got, const char *fmt, ...)
     G_GNUC_PRINTF(4, 5);
 

@@ -197,7 +197,7 @@ static gboolean read_algorithm(const JsonDoc *doc, CollAlgorithm *out, GError **
     g_autofree char *choices = names_list(collective_algorithm_choices, TRUE);
     g_autofree char *expected = g_strdup_printf("one of %s", choices);
     json_fail(error, doc, "$", "collective_algorithm",
-              cJSON_GetObjectItemCaseSensitive(doc->root, "collective_algorithm"), expected);
+              cJSON_GetObjectItemCaseSensitive(doc->root, "collective_algorithm"), "%s", expected);
     return FALSE;
 }
 

@@ -1,0 +1,184 @@
+/* fuzz_inputs.c: a libFuzzer harness over every parser of a user's file or
+ * flag.
+ *
+ * `make fuzz` builds it once per target, FUZZ_TARGET naming the parser:
+ *   model    model_spec_load, a plansim model file (or any model file)
+ *   hf       model_spec_load on inputs holding "num_hidden_layers", the key
+ *            that makes a Hugging Face config.json
+ *   cluster  cluster_spec_load
+ *   plan     plan_spec_load, then plan_spec_resolve and strategy_check
+ *            against a small dense model and cluster
+ *   planmoe  the same against a small mixture of experts, so that ep and
+ *            the expert fields are resolved too
+ *   grid     plan_grid_load, then plan_grid_size
+ *   nccl     calib_nccl_load, nccl-tests output (the file's name says
+ *            all_reduce, as a user's would)
+ *   gemm     calib_gemm_load, then calib_gemm_check and, for rows that
+ *            pass, calib_run's GEMM fit against a small GPU
+ *   whatif   whatif_parse on the input's lines, each a flag's value by its
+ *            first character: g --slow-gpu, l --slow-link, j --jitter,
+ *            s --seed (the rest of the line); then whatif_check on the small
+ *            cluster
+ * A file's input is written to a memfd and handed to the real loader by
+ * its /proc/self/fd path (through a symbolic link with the file name the
+ * nccl reader needs), as a file named on the command line would be; all
+ * the parser returns is freed, so that a leak is a finding as much as a
+ * crash or a sanitizer report is. */
+#define _GNU_SOURCE /* memfd_create, memmem */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "app/calibrate.h"
+#include "app/whatif.h"
+#include "spec/spec.h"
+#include "strategy/strategy.h"
+#include "base/error.h"
+
+#ifndef FUZZ_TARGET
+#error "FUZZ_TARGET must name the parser: model, hf, cluster, plan, planmoe, grid, nccl, gemm or whatif"
+#endif
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int input_fd = -1;
+static char input_path[64];
+static char *nccl_path;      /* a link named x_all_reduce.txt to input_path */
+static ModelSpec *model;     /* the plan targets' */
+static ClusterSpec *cluster; /* the plan, gemm and whatif targets' */
+
+/* tiny-gpt on two 8-GPU nodes: a plan small enough to resolve quickly */
+static const char model_json[] =
+    "{\"name\": \"tiny-gpt\", \"layers\": 4, \"hidden_size\": 256, \"attention_heads\": 8,"
+    " \"kv_heads\": 8, \"ffn_hidden_size\": 1024, \"vocab_size\": 1024, \"seq_length\": 128}";
+/* the same with 8 experts of which each token takes 2, after a dense layer */
+static const char moe_json[] =
+    "{\"name\": \"tiny-moe\", \"layers\": 4, \"hidden_size\": 256, \"attention_heads\": 8,"
+    " \"kv_heads\": 8, \"ffn_hidden_size\": 1024, \"vocab_size\": 1024, \"seq_length\": 128,"
+    " \"experts\": 8, \"experts_per_token\": 2, \"moe_ffn_hidden_size\": 512,"
+    " \"first_dense_layers\": 1}";
+static const char cluster_json[] =
+    "{\"name\": \"small\", \"nodes\": 2, \"gpus_per_node\": 8,"
+    " \"gpu\": {\"peak_tflops\": 312, \"peak_fp8_tflops\": 624, \"memory_GiB\": 80,"
+    " \"memory_bandwidth_GBps\": 2039, \"sm_count\": 108},"
+    " \"intra_node\": {\"bandwidth_GBps\": 300}, \"inter_node\": {\"bandwidth_GBps\": 25}}";
+
+static gboolean is(const char *target)
+{
+    return strcmp(FUZZ_TARGET, target) == 0;
+}
+
+/* Makes the memfd hold exactly `size` bytes of `data`. */
+static void set_input(const void *data, size_t size)
+{
+    if (ftruncate(input_fd, 0) != 0 || (size && pwrite(input_fd, data, size, 0) != (ssize_t)size))
+        abort();
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    input_fd = memfd_create("plansim-fuzz-input", 0);
+    if (input_fd < 0)
+        abort();
+    g_snprintf(input_path, sizeof input_path, "/proc/self/fd/%d", input_fd);
+    if (is("plan") || is("planmoe")) {
+        const char *json = is("plan") ? model_json : moe_json;
+        set_input(json, strlen(json));
+        if (!(model = model_spec_load(input_path, NULL)))
+            abort();
+    }
+    if (is("plan") || is("planmoe") || is("gemm") || is("whatif")) {
+        set_input(cluster_json, strlen(cluster_json));
+        if (!(cluster = cluster_spec_load(input_path, 0, NULL)))
+            abort();
+    }
+    if (is("nccl")) {
+        char *dir = g_dir_make_tmp("plansim-fuzz-XXXXXX", NULL);
+        nccl_path = dir ? g_build_filename(dir, "x_all_reduce.txt", NULL) : NULL;
+        if (!nccl_path || symlink(input_path, nccl_path) != 0)
+            abort();
+        g_free(dir);
+    }
+    return 0;
+}
+
+static void fuzz_plan(const char *path, GError **error)
+{
+    PlanSpec *plan = plan_spec_new();
+    if (plan_spec_load(plan, path, error) && plan_spec_resolve(plan, model, cluster, error))
+        strategy_check(plan, model, error);
+    plan_spec_free(plan);
+}
+
+static void fuzz_gemm(const char *path, GError **error)
+{
+    CalibGemm *gemm = calib_gemm_load(path, error);
+    if (gemm && calib_gemm_check(&cluster->gpu, gemm, error))
+        calib_free(calib_run(cluster, NULL, 0, gemm));
+    calib_gemm_free(gemm);
+}
+
+static void fuzz_whatif(const uint8_t *data, size_t size, GError **error)
+{
+    g_autofree char *text = g_strndup((const char *)data, size);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    GPtrArray *gpus = g_ptr_array_new(), *links = g_ptr_array_new();
+    const char *jitter = NULL, *seed = NULL;
+    for (char **l = lines; *l; l++) {
+        if (**l == 'g')
+            g_ptr_array_add(gpus, *l + 1);
+        else if (**l == 'l')
+            g_ptr_array_add(links, *l + 1);
+        else if (**l == 'j')
+            jitter = *l + 1;
+        else if (**l == 's')
+            seed = *l + 1;
+    }
+    g_ptr_array_add(gpus, NULL);
+    g_ptr_array_add(links, NULL);
+    WhatIf *w = whatif_new();
+    if (whatif_parse(w, (char **)gpus->pdata, (char **)links->pdata, jitter, seed, error))
+        whatif_check(w, cluster, cluster_spec_gpus(cluster), error);
+    whatif_free(w);
+    g_ptr_array_free(gpus, TRUE);
+    g_ptr_array_free(links, TRUE);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const char hf_key[] = "num_hidden_layers";
+    GError *error = NULL;
+    if (is("hf") && !memmem(data, size, hf_key, sizeof hf_key - 1))
+        return -1; /* not a Hugging Face config: keep it out of the corpus */
+    set_input(data, size);
+    if (is("model") || is("hf")) {
+        model_spec_free(model_spec_load(input_path, &error));
+    } else if (is("cluster")) {
+        cluster_spec_free(cluster_spec_load(input_path, 0, &error));
+    } else if (is("plan") || is("planmoe")) {
+        fuzz_plan(input_path, &error);
+    } else if (is("grid")) {
+        PlanGrid *grid = plan_grid_new();
+        if (plan_grid_load(grid, input_path, &error))
+            (void)plan_grid_size(grid);
+        plan_grid_free(grid);
+    } else if (is("nccl")) {
+        calib_nccl_free(calib_nccl_load(nccl_path, &error));
+    } else if (is("gemm")) {
+        fuzz_gemm(input_path, &error);
+    } else if (is("whatif")) {
+        fuzz_whatif(data, size, &error);
+    } else {
+        abort();
+    }
+    /* bad input is an input error with a message, never anything else */
+    if (error && (!g_error_matches(error, PS_ERROR, PS_ERROR_INPUT) || !error->message[0]))
+        abort();
+    g_clear_error(&error);
+    return 0;
+}
