@@ -31,19 +31,31 @@
 /* What one case does once; FALSE when it failed unexpectedly. */
 typedef gboolean (*CaseFn)(const void *arg, char *note, gsize note_size);
 
+/* Llama 2 7B on `nodes` A100 nodes, tp 8, a global batch of `batch` in
+ * micro-batches of `micro_batch`, resolved; FALSE when it does not load. */
+static gboolean llama2_7b(int nodes, int batch, int micro_batch, ModelSpec **m, ClusterSpec **c,
+                          PlanSpec **plan)
+{
+    g_autofree char *mp = bench_shipped("models", "llama2-7b.json");
+    g_autofree char *cp = bench_shipped("topologies", "dgx-a100-80gb.json");
+    *m = model_spec_load(mp, NULL);
+    *c = cluster_spec_load(cp, nodes, NULL);
+    *plan = plan_spec_new();
+    (*plan)->tp = 8;
+    (*plan)->global_batch_size = batch;
+    (*plan)->micro_batch_size = micro_batch;
+    return *m && *c && plan_spec_resolve(*plan, *m, *c, NULL);
+}
+
 /* The advice on Llama 2 7B, one node, tp 8, a micro-batch of *arg. */
 static gboolean advise(const void *arg, char *note, gsize note_size)
 {
     int batch = *(const int *)arg;
-    g_autofree char *mp = bench_shipped("models", "llama2-7b.json");
-    g_autofree char *cp = bench_shipped("topologies", "dgx-a100-80gb.json");
-    g_autoptr(ModelSpec) m = model_spec_load(mp, NULL);
-    g_autoptr(ClusterSpec) c = cluster_spec_load(cp, 1, NULL);
-    g_autoptr(PlanSpec) plan = plan_spec_new();
-    plan->tp = 8;
-    plan->micro_batch_size = plan->global_batch_size = batch;
+    g_autoptr(ModelSpec) m = NULL;
+    g_autoptr(ClusterSpec) c = NULL;
+    g_autoptr(PlanSpec) plan = NULL;
     Report rep;
-    if (!m || !c || !plan_spec_resolve(plan, m, c, NULL) || !sim_run(m, c, plan, &rep, NULL))
+    if (!llama2_7b(1, batch, batch, &m, &c, &plan) || !sim_run(m, c, plan, &rep, NULL))
         return FALSE;
     ReportAdvice advice[ADVICE_MAX];
     gboolean partial;
@@ -59,16 +71,12 @@ static gboolean advise(const void *arg, char *note, gsize note_size)
 static gboolean over_cap(const void *arg, char *note, gsize note_size)
 {
     (void)arg;
-    g_autofree char *mp = bench_shipped("models", "llama2-7b.json");
-    g_autofree char *cp = bench_shipped("topologies", "dgx-a100-80gb.json");
-    g_autoptr(ModelSpec) m = model_spec_load(mp, NULL);
-    g_autoptr(ClusterSpec) c = cluster_spec_load(cp, 131072, NULL);
-    g_autoptr(PlanSpec) plan = plan_spec_new();
-    plan->tp = 8;
-    plan->global_batch_size = 131072;
+    g_autoptr(ModelSpec) m = NULL;
+    g_autoptr(ClusterSpec) c = NULL;
+    g_autoptr(PlanSpec) plan = NULL;
     Report rep;
     GError *error = NULL;
-    if (!m || !c || !plan_spec_resolve(plan, m, c, NULL))
+    if (!llama2_7b(131072, 131072, 1, &m, &c, &plan))
         return FALSE;
     if (sim_run(m, c, plan, &rep, &error)) {
         report_clear(&rep);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "app/simulate.h"
+#include "base/error.h"
 #include "strategy/estimate.h"
 #include "strategy/strategy.h"
 
@@ -140,10 +141,14 @@ static int replay_best(const ModelSpec *model, const ClusterSpec *cluster, const
             break; /* neither it nor any after it can beat the slowest kept */
         Report rep;
         /* each task is at least one event: a step of more tasks than the
-         * budget has left is refused, before it is built when known */
+         * budget has left is refused (the only error left), before it is
+         * built when its size is known, else after building what is left,
+         * which spends it */
         GError *error = NULL;
         if (*budget < 1 || !sim_run_within(model, cluster, c->plan, (gsize)*budget, &rep, &error)) {
-            *partial = TRUE; /* the only error left: too big for what the budget has left */
+            if (g_error_matches(error, PS_ERROR, PS_ERROR_OVER_CAP))
+                *budget = 0;
+            *partial = TRUE;
             g_clear_error(&error);
             continue;
         }

@@ -15,8 +15,11 @@ typedef enum {
     PS_ERROR_STUCK,      /* the task graph cannot finish (a bug or a bad plan) */
     PS_ERROR_IO,         /* a file could not be written */
     PS_ERROR_INTERRUPTED, /* the user stopped it (Ctrl-C) */
-    PS_ERROR_ASYMMETRIC   /* a symmetry-reduced replay met an asymmetry: replay
+    PS_ERROR_ASYMMETRIC,  /* a symmetry-reduced replay met an asymmetry: replay
                            * without it (never reaches the user) */
+    PS_ERROR_OVER_CAP     /* bad input as PS_ERROR_INPUT: a step refused for its
+                           * size after part of it was built (work was spent;
+                           * refused before, it is PS_ERROR_INPUT) */
 } PsErrorCode;
 
 GQuark ps_error_quark(void);

@@ -574,11 +574,13 @@ static double most_tasks(const Emit *e, int ranks)
     return ranks * (2.0 * e->micro_batches * pieces * per_piece + 4);
 }
 
-/* The error for a step of more tasks than the cap; `got` says how many. */
+/* The error for a step of more tasks than the cap; `got` says how many,
+ * `code` whether it was refused before it was built (PS_ERROR_INPUT) or
+ * after (PS_ERROR_OVER_CAP). */
 static void refuse_size(const ModelSpec *model, const PlanSpec *plan, int ranks, gsize max_tasks,
-                        const char *got, GError **error)
+                        const char *got, PsErrorCode code, GError **error)
 {
-    g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+    g_set_error(error, PS_ERROR, code,
                 "%s: expected a step of at most %.0f tasks, got %s (%d ranks x %d micro-batches "
                 "x %d layers / %d stages): lower global_batch_size, the GPU count or the layers",
                 plan_field_origin(plan, PLAN_GLOBAL_BATCH_SIZE), (double)max_tasks, got, ranks,
@@ -595,7 +597,7 @@ gboolean emit_check_size(const ModelSpec *model, const PlanSpec *plan, int ranks
     if (fewest <= max_tasks)
         return TRUE;
     g_autofree char *got = g_strdup_printf("at least %.3g", fewest);
-    refuse_size(model, plan, ranks, max_tasks, got, error);
+    refuse_size(model, plan, ranks, max_tasks, got, PS_ERROR_INPUT, error);
     return FALSE;
 }
 
@@ -677,7 +679,7 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
         g_free(e.pair_id[d]);
     g_free(e.ends_id);
     if (over_cap(&e)) {
-        refuse_size(model, plan, simulated, max_tasks, "more", error);
+        refuse_size(model, plan, simulated, max_tasks, "more", PS_ERROR_OVER_CAP, error);
         return NULL;
     }
     if (!graph_seal(graph, error))

@@ -262,7 +262,8 @@ typedef struct {
  * than `max_tasks` tasks: before building anything when a lower bound of
  * its size is already more (its own, or `known_tasks` when that is more:
  * a bound the caller knows, 0 for none; emit_tasks_under), else as soon
- * as the graph passes the cap. */
+ * as the graph passes the cap (then PS_ERROR_OVER_CAP: the same error,
+ * after work). */
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                  const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
                  gsize max_tasks, double known_tasks, GError **error);
