@@ -80,6 +80,11 @@ bad "a missing file" "$tmp/none.txt" --nccl-tests "$tmp/none.txt"
 printf '#Rank' >"$tmp/x_all_reduce.txt"
 bad "a bare '#Rank'" "$tmp/x_all_reduce.txt:1: expected rank line 0" \
     --nccl-tests "$tmp/x_all_reduce.txt"
+awk 'BEGIN { for (r = 0; r <= 16384; r++)
+    printf "#  Rank %d Group 0 Pid 1 on h%d device %d [0] H100\n", r, r / 8, r % 8 }' \
+    >"$tmp/huge_all_reduce.txt"
+bad "16,385 ranks" "$tmp/huge_all_reduce.txt:16385: expected at most 16384 ranks" \
+    --nccl-tests "$tmp/huge_all_reduce.txt"
 printf '512,512,512,bf16,1000\n' >"$tmp/slow.csv"
 bad "a GEMM time in microseconds" "$tmp/slow.csv:1: expected a time in seconds from" \
     --gemm "$tmp/slow.csv"

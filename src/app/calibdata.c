@@ -105,10 +105,15 @@ typedef struct {
 static gboolean rank_line(NcclReader *r, char **t, const char *line, int ln, GError **error)
 {
     double rank;
+    if (r->data->ranks == CALIB_MAX_RANKS) {
+        g_autofree char *expected = g_strdup_printf("at most %d ranks", CALIB_MAX_RANKS);
+        fail_at(error, r->path, ln, line, expected);
+        return FALSE;
+    }
     int on = 1; /* t[0] is "Rank": look for "on" after the rank */
     while (t[on] && strcmp(t[on], "on") != 0)
         on++;
-    if (on < 2 || !count(t[1], 1 << 20, &rank) || rank != r->data->ranks || !t[on] ||
+    if (on < 2 || !count(t[1], CALIB_MAX_RANKS, &rank) || rank != r->data->ranks || !t[on] ||
         !t[on + 1]) {
         g_autofree char *expected = g_strdup_printf(
             "rank line %d, \"#  Rank %d Group G Pid P on HOST device D ...\"", r->data->ranks,

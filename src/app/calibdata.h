@@ -15,6 +15,10 @@
  * product of one dtype of dtype_names, after an optional header line
  * "m,n,k,dtype,seconds".
  *
+ * A file may hold at most CALIB_MAX_RANKS ranks: each point of a fit is
+ * replayed on the file's shape, dozens of times (calibrate.h), and 16,384
+ * ranks take minutes on two cores (docs/benchmarks.md).
+ *
  * Bad input fails with one PS_ERROR_INPUT line "FILE:LINE: expected WHAT,
  * got VALUE" ("FILE: ..." for what no line holds, such as a file with no
  * rows). */
@@ -24,6 +28,8 @@
 #include <glib.h>
 
 #include "base/names.h"
+
+#define CALIB_MAX_RANKS 16384
 
 /* One measured size of a collective. */
 typedef struct {
