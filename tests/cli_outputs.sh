@@ -476,23 +476,34 @@ check "-o failing after --trace removes the trace" "$problem"
 
 # the extremes a cluster file and the what-ifs accept give finite reports:
 # every rate at its floor (docs/inputs.md), every latency at 1e9 us, a NIC
-# at a millionth of that: GPT-3's step takes 2.5e10 s, and nothing
-# prints nan or inf
+# at a millionth of that (GPT-3's step takes 2.5e10 s); and every rate at
+# 1e9, latencies and launches 0 (6.8 ms): nothing prints nan or inf
 sed -e 's/"bandwidth_GBps": [0-9.e]*/"bandwidth_GBps": 0.001/g' \
     -e 's/"efficiency": [0-9.]*/"efficiency": 0.01/g' \
     -e 's/"peak_tflops": [0-9.]*/"peak_tflops": 0.001/' \
     -e 's/"memory_bandwidth_GBps": [0-9.]*/"memory_bandwidth_GBps": 0.001/' \
     -e 's/"kernel_launch_us": [0-9.]*/"kernel_launch_us": 1e9/' \
     -e 's/"latency_us": [0-9.]*/"latency_us": 1e9/g' "$a100" >"$tmp/floor.json"
+sed -e 's/"bandwidth_GBps": [0-9.e]*/"bandwidth_GBps": 1e9/g' \
+    -e 's/"peak_tflops": [0-9.]*/"peak_tflops": 1e9/' \
+    -e 's/"memory_bandwidth_GBps": [0-9.]*/"memory_bandwidth_GBps": 1e9/' \
+    -e 's/"memory_GiB": [0-9.]*/"memory_GiB": 1e9/' \
+    -e 's/"kernel_launch_us": [0-9.]*/"kernel_launch_us": 0/' \
+    -e 's/"latency_us": [0-9.]*/"latency_us": 0/g' "$a100" >"$tmp/ceiling.json"
 problem=
-for format in text json csv; do
-    problem="$problem$(run_to "floor-$format" simulate --model "$top_srcdir/models/gpt3-175b.json" \
-        --cluster "$tmp/floor.json" --nodes 8 --tp 8 --pp 8 --global-batch-size 8 \
-        --slow-link "node 0 nic 0:1e-6" --format "$format")"
-    if grep -i -q -E "nan|inf" "$tmp/floor-$format.out"; then
-        problem="$problem; $format: $(grep -i -o -E ".{20}(nan|inf).{0,20}" "$tmp/floor-$format.out" | head -n 1)"
-    fi
+for end in floor ceiling; do
+    slow=
+    [ "$end" = floor ] && slow="node 0 nic 0:1e-6"
+    for format in text json csv; do
+        problem="$problem$(run_to "$end-$format" simulate \
+            --model "$top_srcdir/models/gpt3-175b.json" --cluster "$tmp/$end.json" --nodes 8 \
+            --tp 8 --pp 8 --global-batch-size 8 ${slow:+--slow-link "$slow"} --format "$format")"
+        if grep -i -q -E "nan|inf" "$tmp/$end-$format.out"; then
+            problem="$problem; $end $format: $(grep -i -o -E ".{20}(nan|inf).{0,20}" \
+                "$tmp/$end-$format.out" | head -n 1)"
+        fi
+    done
 done
-check "rates at their floors: finite reports" "$problem"
+check "rates at their floors and ceilings: finite reports" "$problem"
 
 finish
