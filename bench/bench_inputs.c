@@ -3,7 +3,9 @@
  *
  *   - fit advice on a plan that cannot fit: Llama 2 7B on one 8-GPU A100
  *     node, tp 8, one micro-batch of 2^20 and of 2^31 - 1 sequences (the
- *     candidates with smaller micro-batches have millions of them);
+ *     candidates with smaller micro-batches have millions of them); and
+ *     GPT-3 175B on 512 A100s with micro-batches of 8, no recomputation
+ *     and no ZeRO (tens of candidates of up to 1.8 M events);
  *   - a step over the task cap: Llama 2 7B on 131,072 nodes, tp 8, global
  *     batch 131,072, refused before it is built;
  *   - calibrate on nccl-tests all_reduce output of 1,024, 2,048 and 4,096
@@ -47,15 +49,12 @@ static gboolean llama2_7b(int nodes, int batch, int micro_batch, ModelSpec **m, 
     return *m && *c && plan_spec_resolve(*plan, *m, *c, NULL);
 }
 
-/* The advice on Llama 2 7B, one node, tp 8, a micro-batch of *arg. */
-static gboolean advise(const void *arg, char *note, gsize note_size)
+/* The advice on `plan`, which does not fit. */
+static gboolean advise_on(const ModelSpec *m, const ClusterSpec *c, const PlanSpec *plan,
+                          char *note, gsize note_size)
 {
-    int batch = *(const int *)arg;
-    g_autoptr(ModelSpec) m = NULL;
-    g_autoptr(ClusterSpec) c = NULL;
-    g_autoptr(PlanSpec) plan = NULL;
     Report rep;
-    if (!llama2_7b(1, batch, batch, &m, &c, &plan) || !sim_run(m, c, plan, &rep, NULL))
+    if (!sim_run(m, c, plan, &rep, NULL))
         return FALSE;
     ReportAdvice advice[ADVICE_MAX];
     gboolean partial;
@@ -65,6 +64,36 @@ static gboolean advise(const void *arg, char *note, gsize note_size)
     advice_clear(advice, n);
     report_clear(&rep);
     return TRUE;
+}
+
+/* The advice on Llama 2 7B, one node, tp 8, a micro-batch of *arg. */
+static gboolean advise(const void *arg, char *note, gsize note_size)
+{
+    int batch = *(const int *)arg;
+    g_autoptr(ModelSpec) m = NULL;
+    g_autoptr(ClusterSpec) c = NULL;
+    g_autoptr(PlanSpec) plan = NULL;
+    return llama2_7b(1, batch, batch, &m, &c, &plan) && advise_on(m, c, plan, note, note_size);
+}
+
+/* The advice on the shipped default (GPT-3 175B on 512 A100s, plans/
+ * seed-512.json) with micro-batches of 8, no recomputation and no ZeRO:
+ * a plan whose candidates the budget does not all cover. */
+static gboolean advise_gpt3(const void *arg, char *note, gsize note_size)
+{
+    (void)arg;
+    g_autofree char *mp = bench_shipped("models", "gpt3-175b.json");
+    g_autofree char *cp = bench_shipped("topologies", "dgx-a100-80gb.json");
+    g_autoptr(ModelSpec) m = model_spec_load(mp, NULL);
+    g_autoptr(ClusterSpec) c = cluster_spec_load(cp, 64, NULL);
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    plan->tp = plan->pp = plan->dp = 8;
+    plan->micro_batch_size = 8;
+    plan->global_batch_size = 512;
+    plan->sequence_parallel = TRUE;
+    plan->recompute = RECOMPUTE_NONE;
+    plan->zero_stage = 0;
+    return m && c && plan_spec_resolve(plan, m, c, NULL) && advise_on(m, c, plan, note, note_size);
 }
 
 /* Llama 2 7B on 131,072 nodes, refused. */
@@ -187,6 +216,7 @@ typedef struct {
 static const Case cases[] = {
     {"advice, micro-batch 2^20", advise, 1 << 20, FALSE},
     {"advice, micro-batch 2^31-1", advise, G_MAXINT, FALSE},
+    {"advice, GPT-3 175B x 512", advise_gpt3, 0, FALSE},
     {"cap, 131,072 nodes", over_cap, 0, FALSE},
     {"calibrate 1,024 ranks", calibrate_nccl, 1024, FALSE},
     {"calibrate 2,048 ranks", calibrate_nccl, 2048, TRUE},
