@@ -46,6 +46,48 @@ START_TEST(llama_parameters)
 }
 END_TEST
 
+/* Hugging Face configs of released checkpoints count their parameters
+ * exactly: the totals of their safetensors files, as the Hub shows them,
+ * each checked by hand from its config (per layer: Q h x a d, K and V
+ * h x kv d, O a d x h, SwiGLU 3 h f, two RMSNorms of h; then the input
+ * and output embeddings V h and the final norm h):
+ *   - Llama 3 8B: 32 x 218,112,000 + 2 x 525,336,576 + 4,096;
+ *   - Qwen2-7B, with a bias on Q, K and V (a d + 2 kv d):
+ *     28 x 233,057,792 + 2 x 544,997,376 + 3,584;
+ *   - Qwen3-8B, head_dim 128 (a d = 4,096 = h) and a Q and a K RMSNorm of
+ *     128: 36 x 192,946,432 + 2 x 622,329,856 + 4,096;
+ *   - Mistral-NeMo-Base-2407, head_dim 128 where h / a is 160:
+ *     40 x 272,640,000 + 2 x 671,088,640 + 5,120;
+ *   - Qwen3-30B-A3B, every layer a MoE of 128 experts of 768 and a router
+ *     h x 128, head_dim 128: 48 x 623,120,640 + 2 x 311,164,928 + 2,048,
+ *     and 48 x (19,140,864 + 8 x 4,718,592) + 622,331,904 = 3,353,032,704
+ *     of them active (8 experts a token; "3.3B activated", its model card). */
+START_TEST(hugging_face_parameters)
+{
+    static const struct {
+        const char *file;
+        double params, active;
+    } cases[] = {
+        {"llama3-8b-hf.json", 8030261248.0, 8030261248.0},
+        {"qwen2-7b-hf.json", 7615616512.0, 7615616512.0},
+        {"qwen3-8b-hf.json", 8190735360.0, 8190735360.0},
+        {"mistral-nemo-base-2407-hf.json", 12247782400.0, 12247782400.0},
+        {"qwen3-30b-a3b-hf.json", 30532122624.0, 3353032704.0},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *path = test_shipped("tests/data", cases[i].file);
+        GError *error = NULL;
+        g_autoptr(ModelSpec) m = model_spec_load(path, &error);
+        ck_assert_msg(m, "%s: %s", cases[i].file, error ? error->message : "");
+        ck_assert_msg(tf_params(m) == cases[i].params, "%s: %.0f parameters, expected %.0f",
+                      cases[i].file, tf_params(m), cases[i].params);
+        ck_assert_msg(tf_active_params(m) == cases[i].active,
+                      "%s: %.0f active parameters, expected %.0f", cases[i].file,
+                      tf_active_params(m), cases[i].active);
+    }
+}
+END_TEST
+
 /* Korthikanti et al. 2022 eq. 7: F = 72 B s l h^2 (1 + s/(6h) + V/(12 l h)). */
 START_TEST(model_flops_match_korthikanti_eq7)
 {
@@ -171,6 +213,7 @@ Suite *suite_model(void)
     tcase_add_test(tc, roofline_takes_the_slower_bound);
     tcase_add_test(tc, gpt_parameters_match_narayanan_eq2);
     tcase_add_test(tc, llama_parameters);
+    tcase_add_test(tc, hugging_face_parameters);
     tcase_add_test(tc, model_flops_match_korthikanti_eq7);
     tcase_add_test(tc, activations_match_korthikanti_table);
     tcase_add_test(tc, flash_layer_activations_by_hand);

@@ -3,8 +3,9 @@
  * Notation as in docs/model.md: s sequence, b micro-batch, h hidden, a heads,
  * f FFN, V vocabulary, t tensor-parallel size, c context-parallel size;
  * s_q = s / c the queries of a sequence on this GPU, n = s_q b tokens, ns the tokens
- * a norm or dropout sees (n / t with sequence parallelism), h_kv = kv_heads
- * x h / a. bf16 tensors take e16 = dtype_bytes(DTYPE_BF16) = 2 bytes per
+ * a norm or dropout sees (n / t with sequence parallelism), d the head
+ * width (head_dim, h / a unless the model gives it), h_q = a x d the
+ * attention's width, h_kv = kv_heads x d. bf16 tensors take e16 = dtype_bytes(DTYPE_BF16) = 2 bytes per
  * element, the inputs of the linear layers' GEMMs eg = dtype_bytes(dtype)
  * (2 in bf16, 1 in fp8), dropout masks 1, the cross-entropy's logits 4
  * (fp32); the byte counts of fused kernels sum these sizes. The memory-bound operations are the
@@ -17,7 +18,7 @@
 typedef struct {
     double n, ns; /* tokens, tokens for norms and dropout */
     double t;     /* tensor-parallel size */
-    double h, hkv, f, v, s, b, a;
+    double h, hq, hkv, f, v, s, b, a; /* hq: the attention's width, a x head_dim */
     double sq; /* queries on this GPU: s / c under context parallelism */
     double hkv_t; /* this GPU's K (or V) width: h_kv / t, or one head's
                    * width when t exceeds the KV heads (Megatron then
@@ -38,8 +39,10 @@ static Dims dims(const ModelSpec *m, Shard sh)
     d.ns = sh.sequence_parallel ? d.n / d.t : d.n;
     d.h = m->hidden_size;
     d.a = m->attention_heads;
-    d.hkv = (double)m->kv_heads * (d.h / d.a);
-    d.hkv_t = m->kv_heads >= sh.tp ? d.hkv / d.t : d.h / d.a;
+    double head = tf_head_dim(m);
+    d.hq = d.a * head;
+    d.hkv = (double)m->kv_heads * head;
+    d.hkv_t = m->kv_heads >= sh.tp ? d.hkv / d.t : head;
     d.f = m->ffn_hidden_size;
     d.v = m->vocab_size;
     d.dtype = sh.dtype;
@@ -98,12 +101,12 @@ static void dropout_residual(OpList *l, double tokens, double h)
 static void attention_core(OpList *out, const Dims *d)
 {
     double scores = d->b * (d->a / d->t) * d->sq * d->s;
-    add(out, "scores", 2 * d->b * d->sq * d->s * d->h / d->t,
-        2 * d->n * (d->h / d->t + d->hkv_t) + 2 * scores, 1);
+    add(out, "scores", 2 * d->b * d->sq * d->s * d->hq / d->t,
+        2 * d->n * (d->hq / d->t + d->hkv_t) + 2 * scores, 1);
     add(out, "softmax", 5 * scores, 4 * scores, 0);
     add(out, "attn_dropout", scores, 5 * scores, 0);
-    add(out, "attn_v", 2 * d->b * d->sq * d->s * d->h / d->t,
-        2 * scores + 2 * d->n * (d->hkv_t + d->h / d->t), 1);
+    add(out, "attn_v", 2 * d->b * d->sq * d->s * d->hq / d->t,
+        2 * scores + 2 * d->n * (d->hkv_t + d->hq / d->t), 1);
 }
 
 /* FlashAttention (Dao 2023, "FlashAttention-2"; docs/model.md,
@@ -129,8 +132,8 @@ static const char FLASH_BACKWARD_REST[] = "flash_attention_bwd_rest";
  * the fp32 logsumexp of each head and token, with no s x s traffic. */
 static void flash_forward(OpList *out, const Dims *d)
 {
-    add(out, FLASH_FORWARD, 4 * d->b * d->sq * d->s * d->h / d->t,
-        2 * d->n * (d->h / d->t + 2 * d->hkv_t) + 2 * d->n * d->h / d->t + 4 * d->n * d->a / d->t,
+    add(out, FLASH_FORWARD, 4 * d->b * d->sq * d->s * d->hq / d->t,
+        2 * d->n * (d->hq / d->t + 2 * d->hkv_t) + 2 * d->n * d->hq / d->t + 4 * d->n * d->a / d->t,
         1);
 }
 
@@ -140,7 +143,7 @@ static void flash_forward(OpList *out, const Dims *d)
  * the whole backward's lower efficiency; see flash_s. */
 static void flash_backward_rest(OpList *out, const Dims *d)
 {
-    add(out, FLASH_BACKWARD_REST, 2 * d->b * d->sq * d->s * d->h / d->t, 0, 1);
+    add(out, FLASH_BACKWARD_REST, 2 * d->b * d->sq * d->s * d->hq / d->t, 0, 1);
 }
 
 /* The time of FlashAttention's operations, or -1 for any other. The
@@ -159,6 +162,11 @@ static double flash_s(const GpuSpec *gpu, const Op *op)
     if (strcmp(op->name, FLASH_BACKWARD_REST) == 0)
         return MAX(0, work * (5 / FLASH_BACKWARD_EFFICIENCY - 4 / FLASH_FORWARD_EFFICIENCY));
     return -1;
+}
+
+double tf_head_dim(const ModelSpec *m)
+{
+    return m->head_dim > 0 ? m->head_dim : (double)m->hidden_size / m->attention_heads;
 }
 
 gboolean tf_moe(const ModelSpec *m)
@@ -274,7 +282,7 @@ double tf_tokens(const ModelSpec *m, Shard sh)
 double tf_q_bytes(const ModelSpec *m, Shard sh)
 {
     Dims d = dims(m, sh);
-    return d.e16 * d.n * d.h / d.t;
+    return d.e16 * d.n * d.hq / d.t;
 }
 
 double tf_kv_bytes(const ModelSpec *m, Shard sh)
@@ -289,16 +297,21 @@ void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
     out->n = 0;
     norm(out, "norm", d.ns, d.h);
     if (block == BLOCK_ATTENTION) {
-        gemm(out, &d, d.dtype, "qkv", d.n, d.h, d.h / d.t + 2 * d.hkv_t);
+        gemm(out, &d, d.dtype, "qkv", d.n, d.h, d.hq / d.t + 2 * d.hkv_t);
+        /* Qwen3: RMSNorm of each head of Q and K (read and write 2 bytes
+         * an element, 5 FLOPs as the other norms) */
+        if (m->qk_norm)
+            norm(out, "qk_norm", d.n, d.hq / d.t + d.hkv_t);
         /* Llama: rotary embedding of Q and K, Transformer Engine's fused
          * kernel (read and write 2 bytes an element, 3 FLOPs) */
         if (!gpt_style(m))
-            add(out, "rope", 3 * d.n * (d.h / d.t + d.hkv_t), 4 * d.n * (d.h / d.t + d.hkv_t), 0);
+            add(out, "rope", 3 * d.n * (d.hq / d.t + d.hkv_t), 4 * d.n * (d.hq / d.t + d.hkv_t),
+                0);
         if (sh.attention == ATTENTION_FLASH)
             flash_forward(out, &d);
         else
             attention_core(out, &d);
-        gemm(out, &d, d.dtype, "out_proj", d.n, d.h / d.t, d.h);
+        gemm(out, &d, d.dtype, "out_proj", d.n, d.hq / d.t, d.h);
     } else if (block == BLOCK_MOE) {
         moe_ops(m, &d, sh, out);
     } else {
@@ -399,16 +412,18 @@ static double latent_attention_params(const ModelSpec *m, double t)
 double tf_layer_params(const ModelSpec *m, int tp)
 {
     Dims d = dims(m, (Shard){.micro_batch = 1, .tp = tp});
-    double qkv = d.h / d.t + 2 * d.hkv_t; /* columns of the QKV weight on this GPU */
+    double qkv = d.hq / d.t + 2 * d.hkv_t; /* columns of the QKV weight on this GPU */
     double attention =
-        m->kv_lora_rank > 0 ? latent_attention_params(m, d.t) : d.h * qkv + d.h * d.h / d.t;
+        m->kv_lora_rank > 0 ? latent_attention_params(m, d.t) : d.h * qkv + d.hq / d.t * d.h;
     double mlp = (gpt_style(m) ? 2 : 3) * d.h * d.f / d.t;
     /* GPT: biases of qkv and fc1 split by column, of the projection and
      * fc2 replicated; two LayerNorms (weight, bias). Llama: two RMSNorm
-     * weights. Norms are replicated. */
+     * weights; Qwen2's bias of qkv (split), Qwen3's RMSNorm of a head's
+     * width for Q and one for K. Norms are replicated. */
     if (gpt_style(m))
         return attention + mlp + qkv + d.h + d.f / d.t + d.h + 4 * d.h;
-    return attention + mlp + 2 * d.h;
+    return attention + mlp + 2 * d.h + (m->qkv_bias ? qkv : 0) +
+           (m->qk_norm ? 2 * tf_head_dim(m) : 0);
 }
 
 /* An expert's weights on one GPU (f_e split over tp): GPT's with fc1's
@@ -504,7 +519,7 @@ double tf_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Reco
     }
     /* Q and K, V (bf16: attention's), projection input (a GEMM's) */
     double sharded =
-        d.e16 * d.n * (d.h / d.t + d.hkv_t) + d.e16 * d.n * d.hkv_t + d.eg * d.n * d.h / d.t;
+        d.e16 * d.n * (d.hq / d.t + d.hkv_t) + d.e16 * d.n * d.hkv_t + d.eg * d.n * d.hq / d.t;
     /* FlashAttention: the fp32 logsumexp of each head and token; else the
      * softmax output (2), its dropout mask (1), dropout output (2) per score */
     double core = sh.attention == ATTENTION_FLASH ? 4 * d.n * d.a / d.t

@@ -90,6 +90,9 @@ void tf_head_ops(const ModelSpec *m, Shard sh, OpList *out);
  * the bf16 parameters (28 bytes per parameter); memory-bound. */
 void tf_optimizer_ops(double params, OpList *out);
 
+/* A head's width: the model's head_dim, else hidden_size / attention_heads. */
+double tf_head_dim(const ModelSpec *m);
+
 /* A mixture of experts (docs/model.md, "Mixture of experts"): whether
  * the model has routed experts, and whether layer `layer` (0-based) is one
  * of its MoE layers: layer >= first_dense_layers and layer %

@@ -13,7 +13,8 @@
 #include "base/text.h"
 
 static const char *const model_keys[] = {
-    "name",       "layers",     "hidden_size", "attention_heads", "kv_heads", "ffn_hidden_size",
+    "name",       "layers",     "hidden_size", "attention_heads", "kv_heads", "head_dim",
+    "qkv_bias",   "qk_norm",    "ffn_hidden_size",
     "vocab_size", "seq_length", "mlp",         "tied_embeddings", "experts",
     "experts_per_token", "shared_experts", "moe_ffn_hidden_size", "moe_layer_frequency",
     "first_dense_layers", NULL,
@@ -110,6 +111,7 @@ static gboolean read_sizes(const JsonDoc *doc, const ModelKeys *k, ModelSpec *m,
         !read_int(doc, k->hidden, TRUE, 0, &m->hidden_size, error) ||
         !read_int(doc, k->heads, TRUE, 0, &m->attention_heads, error) ||
         !read_int(doc, k->kv_heads, FALSE, m->attention_heads, &m->kv_heads, error) ||
+        !read_int_from(doc, "head_dim", 1, 0, &m->head_dim, error) ||
         !read_int(doc, k->vocab, TRUE, 0, &m->vocab_size, error) ||
         !read_int(doc, k->seq, TRUE, 0, &m->seq_length, error))
         return FALSE;
@@ -127,7 +129,9 @@ static gboolean read_plansim(const JsonDoc *doc, ModelSpec *m, GError **error)
         !read_sizes(doc, &plansim_names, m, error) ||
         !json_string(doc, doc->root, "$", "mlp", FALSE, "gelu", &mlp, error) ||
         !json_bool(doc, doc->root, "$", "tied_embeddings", FALSE, FALSE, &m->tied_embeddings,
-                   error))
+                   error) ||
+        !json_bool(doc, doc->root, "$", "qkv_bias", FALSE, FALSE, &m->qkv_bias, error) ||
+        !json_bool(doc, doc->root, "$", "qk_norm", FALSE, FALSE, &m->qk_norm, error))
         return FALSE;
     if (strcmp(mlp, "gelu") == 0) {
         m->mlp = MLP_GELU;
@@ -169,8 +173,9 @@ static char *hf_file_name(const char *path)
  * checked against a list. */
 static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **error)
 {
-    g_autofree char *act = NULL, *name = NULL;
+    g_autofree char *act = NULL, *name = NULL, *type = NULL;
     if (!read_sizes(doc, &hf_names, m, error) || !read_latent_attention(doc, m, error) ||
+        !json_string(doc, doc->root, "$", "model_type", FALSE, "", &type, error) ||
         !json_string(doc, doc->root, "$", "hidden_act", FALSE, "gelu", &act, error) ||
         !json_bool(doc, doc->root, "$", "tie_word_embeddings", FALSE, TRUE, &m->tied_embeddings,
                    error) ||
@@ -186,6 +191,11 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
                   "\"silu\" or a \"gelu\" variant");
         return FALSE;
     }
+    /* Qwen2's attention has a bias on its QKV projection; Qwen3's an
+     * RMSNorm on each head of Q and K (transformers' modeling_qwen2.py,
+     * modeling_qwen3.py and modeling_qwen3_moe.py) */
+    m->qkv_bias = strcmp(type, "qwen2") == 0;
+    m->qk_norm = strcmp(type, "qwen3") == 0 || strcmp(type, "qwen3_moe") == 0;
     if (!name) { /* made printable, as JSON names are checked to be */
         g_autofree char *file_name = hf_file_name(doc->path);
         name = ps_error_escape(file_name);
@@ -217,7 +227,7 @@ static gboolean check_shape(const JsonDoc *doc, const ModelSpec *m, gboolean hf,
 {
     const ModelKeys *k = hf ? &hf_names : &plansim_names;
     const cJSON *root = doc->root;
-    if (m->hidden_size % m->attention_heads != 0) {
+    if (m->head_dim == 0 && m->hidden_size % m->attention_heads != 0) {
         json_fail(error, doc, "$", k->heads, cJSON_GetObjectItemCaseSensitive(root, k->heads),
                   "a divisor of %s = %d", k->hidden, m->hidden_size);
         return FALSE;

@@ -26,6 +26,9 @@ typedef struct {
     int hidden_size;     /* h */
     int attention_heads; /* a */
     int kv_heads;        /* key/value heads (GQA); equals a for MHA */
+    int head_dim;        /* a head's width; 0: hidden_size / attention_heads */
+    gboolean qkv_bias;   /* a SwiGLU model's QKV projection has a bias (Qwen2's) */
+    gboolean qk_norm;    /* an RMSNorm over each head of Q and of K (Qwen3's) */
     int ffn_hidden_size; /* f */
     int vocab_size;      /* V */
     int seq_length;      /* s, tokens per sequence */
