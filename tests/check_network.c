@@ -207,6 +207,35 @@ START_TEST(busbw_inside_a_node)
 }
 END_TEST
 
+/* Blackwell's NVLink 5 (topologies/SOURCES.md): 900 GB/s a direction at
+ * the H100 profile's efficiency of 0.822, 739.8 GB/s. A ring all-reduce of
+ * S = 1 GiB over n GPUs of one NVLink domain takes, alpha-beta (FORMULAS.md
+ * section 2): 2 (n - 1)/n S / 739.8 GB/s, plus 2 (n - 1) messages of 3 us
+ * and the 9 us base latency; its bus bandwidth is 2 (n - 1)/n S over that.
+ * Inside a DGX B200, n = 8: 2.540 ms + 51 us, 726 GB/s. Across 64 GPUs
+ * of one GB200 NVL72 rack, one NVLink domain: 2.858 ms + 387 us, 651.5
+ * GB/s, with no NIC on the way, where 16 GPUs of two DGX B200s cross their
+ * 400 Gb/s NICs (47 GB/s a NIC, as DGX H100's). Within 1 %. */
+static double nvlink_ring_busbw(int n)
+{
+    double data = 2.0 * (n - 1) / n * GiB, bw = 900e9 * 0.822;
+    return data / (data / bw + 2.0 * (n - 1) * 3e-6 + 9e-6);
+}
+
+START_TEST(busbw_in_an_nvlink_domain)
+{
+    ClusterSpec *b200 = shipped("dgx-b200"), *nvl72 = shipped("gb200-nvl72");
+    ck_assert_rel(at(b200, COLL_ALL_REDUCE, 8, GiB, ALGORITHM_RING).busbw_Bps,
+                  nvlink_ring_busbw(8), 0.01);
+    ck_assert_rel(at(nvl72, COLL_ALL_REDUCE, 64, GiB, ALGORITHM_RING).busbw_Bps,
+                  nvlink_ring_busbw(64), 0.01);
+    CollRow r = at(b200, COLL_ALL_REDUCE, 16, GiB, ALGORITHM_RING);
+    ck_assert_rel(r.busbw_Bps / b200->nics_per_node, 47 * GB, 0.05);
+    cluster_spec_free(b200);
+    cluster_spec_free(nvl72);
+}
+END_TEST
+
 /* Across nodes, per NIC, 1 GiB: HDR 200 Gb/s 24 GB/s (nccl#412), 192 GB/s
  * for 8 NICs a node over several DGX A100s (nccl#812); NDR 400 Gb/s about
  * 47 GB/s (46-49 in nccl-tests#290 and #267); within 5 %. On 2 nodes the
@@ -501,6 +530,7 @@ Suite *suite_network(void)
     TCase *nccl = tcase_create("nccl-tests");
     tcase_add_test(nccl, busbw_inside_a_node);
     tcase_add_test(nccl, busbw_across_nodes);
+    tcase_add_test(nccl, busbw_in_an_nvlink_domain);
     tcase_add_test(nccl, busbw_grows_with_size);
     tcase_add_test(nccl, protocol_by_size);
     tcase_add_test(nccl, time_alone_is_the_loads_exactly);

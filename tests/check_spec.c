@@ -200,7 +200,8 @@ START_TEST(shipped_files_load)
         ck_assert_int_eq(plan->tp * plan->pp * plan->dp, i ? 4096 : 512);
         plan_spec_free(plan);
     }
-    static const char *const clusters[] = {"dgx-a100-80gb", "dgx-h100", "dgx-h200"};
+    static const char *const clusters[] = {"dgx-a100-80gb", "dgx-h100", "dgx-h200", "dgx-b200",
+                                           "gb200-nvl72"};
     for (gsize i = 0; i < G_N_ELEMENTS(clusters); i++) {
         g_autofree char *file = g_strconcat(clusters[i], ".json", NULL);
         ClusterSpec *c = test_shipped_cluster(file, 3);

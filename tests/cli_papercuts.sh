@@ -159,7 +159,7 @@ problem=$problem$(run long simulate --model models/llama2-70b.json \
 problem=$problem$(differs "$tmp/short.out" "$tmp/long.out")
 check "--model llama2-70b and --cluster dgx-h100 are the shipped files" "$problem"
 fails_with "an unknown short name lists the shipped ones and suggests the nearest" \
-    'plansim: --cluster: expected a file or a shipped cluster'"'"'s name (dgx-a100-80gb, dgx-h100, dgx-h200), got "dgx-h10" (did you mean "dgx-h100"?)' \
+    'plansim: --cluster: expected a file or a shipped cluster'"'"'s name (dgx-a100-80gb, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72), got "dgx-h10" (did you mean "dgx-h100"?)' \
     simulate --cluster dgx-h10
 
 # ---- one rule for the default plan and batch; the plan is printed ----------------
