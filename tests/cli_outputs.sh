@@ -506,4 +506,17 @@ for end in floor ceiling; do
 done
 check "rates at their floors and ceilings: finite reports" "$problem"
 
+# fit advice on a plan with one micro-batch of 2^31 - 1 or 2^20 sequences
+# (issue 19: it allocated 16 GiB, or ran 55 s): candidates with more
+# micro-batches than a step can hold are left out unbuilt, and the report
+# says that changes were left out
+for batch in 2147483647 1048576; do
+    problem=$(run_to huge simulate --model "$top_srcdir/models/llama2-7b.json" --cluster "$a100" \
+        --nodes 1 --tp 8 --global-batch-size $batch --micro-batch-size $batch)
+    [ -z "$problem" ] && problem=$(lacks "$tmp/huge.out" "DOES NOT FIT")
+    check "advice on a micro-batch of $batch sequences ends" "$problem"
+done
+[ -z "$problem" ] && problem=$(lacks "$tmp/huge.out" "were not tried")
+check "advice says what its budget left out" "$problem"
+
 finish
