@@ -123,6 +123,40 @@ START_TEST(all_to_all_bytes)
 }
 END_TEST
 
+/* HFU counts the work the kernels do. Dropless routing with the busiest
+ * expert at 150 % of the mean (moe_imbalance_percent) makes every GPU's
+ * expert GEMMs take 1.5 times as long in the replay, as the busiest
+ * does, but across the GPUs only the mean is done: the hardware FLOPs are
+ * the balanced run's. Padded to a capacity of 150 %, every GPU computes
+ * its padded rows: the expert GEMMs' hardware FLOPs grow by half. Model
+ * FLOPs (Megatron's) are the same in all three. */
+START_TEST(hardware_flops_leave_out_the_imbalance)
+{
+    Run even = moe_run(2, 0, 1, 1);
+    Run skew = run_new(moe_model(), test_cluster(1, 4, 300e9, 25e9));
+    skew.plan->ep = 2;
+    skew.plan->moe_imbalance_percent = 150;
+    skew.plan->micro_batch_size = 1;
+    skew.plan->global_batch_size = 4;
+    skew.plan->collective_algorithm = ALGORITHM_RING;
+    run_simulate(&skew);
+    Run padded = moe_run(2, 150, 1, 1);
+    const Metrics *e = &even.rep.metrics, *s = &skew.rep.metrics, *p = &padded.rep.metrics;
+    ck_assert_double_eq(s->model_flops, e->model_flops);
+    ck_assert_double_eq(p->model_flops, e->model_flops);
+    ck_assert_double_gt(s->step_time_s, e->step_time_s);
+    ck_assert_rel(s->hardware_flops, e->hardware_flops, 1e-12);
+    /* the experts' GEMMs per layer and sequence: forward 2 (s k) h 2 f_e
+     * (SwiGLU's gate and up) + 2 (s k) f_e h (down), 6 (s k) h f_e, x 3
+     * with the backward; L layers, 4 sequences; a half more of them padded */
+    double experts = 3.0 * 6 * S * K * H * FE * L * 4;
+    ck_assert_rel(p->hardware_flops - e->hardware_flops, 0.5 * experts, 1e-9);
+    run_free(&even);
+    run_free(&skew);
+    run_free(&padded);
+}
+END_TEST
+
 START_TEST(expert_gradients_over_edp)
 {
     const int ep = 2, d = 4;
@@ -283,6 +317,7 @@ Suite *suite_moe(void)
     tcase_add_test(tc, mixtral_parameters);
     tcase_add_test(tc, deepseek_v2_lite_parameters);
     tcase_add_test(tc, all_to_all_bytes);
+    tcase_add_test(tc, hardware_flops_leave_out_the_imbalance);
     tcase_add_test(tc, expert_gradients_over_edp);
     tcase_add_test(tc, zero_with_experts);
     tcase_add_test(tc, model_flops_from_active_experts);

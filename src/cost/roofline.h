@@ -27,6 +27,9 @@ typedef struct {
      * initialisers leave them 0. */
     double m, n, k, batch;
     Dtype dtype; /* a matrix multiply's input type; DTYPE_BF16 (0) unless set */
+    double idle; /* the share of `flops` no kernel does (0 unless set): a causal
+                  * FlashAttention's masked half, an imbalanced expert GEMM's rows
+                  * beyond the mean; counted in model FLOPs, not hardware FLOPs */
 } Op;
 
 /* The tile one thread block (CTA) computes: 128 x 128 outputs, one of the

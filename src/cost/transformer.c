@@ -62,6 +62,12 @@ static void add(OpList *l, const char *name, double flops, double bytes, int gem
     l->ops[l->n++] = (Op){.name = name, .flops = flops, .bytes = bytes, .gemm = gemm};
 }
 
+/* The last operation added does not do `idle` of its FLOPs (Op.idle). */
+static void idle_last(OpList *l, double idle)
+{
+    l->ops[l->n - 1].idle = idle;
+}
+
 /* A GEMM of an (m x k) input by a (k x n) weight into an (m x n) bf16
  * output, its inputs of `dtype`; its shape sets its tiles and waves
  * (roofline.h). In fp8 it follows Transformer Engine's cast of its input:
@@ -135,6 +141,7 @@ static void flash_forward(OpList *out, const Dims *d)
     add(out, FLASH_FORWARD, 4 * d->b * d->sq * d->s * d->hq / d->t,
         2 * d->n * (d->hq / d->t + 2 * d->hkv_t) + 2 * d->n * d->hq / d->t + 4 * d->n * d->a / d->t,
         1);
+    idle_last(out, 1 - FLASH_WORK);
 }
 
 /* What the fused backward does beyond twice the forward (which the
@@ -144,6 +151,7 @@ static void flash_forward(OpList *out, const Dims *d)
 static void flash_backward_rest(OpList *out, const Dims *d)
 {
     add(out, FLASH_BACKWARD_REST, 2 * d->b * d->sq * d->s * d->hq / d->t, 0, 1);
+    idle_last(out, 1 - FLASH_WORK);
 }
 
 /* The time of FlashAttention's operations, or -1 for any other. The
@@ -242,9 +250,14 @@ static void moe_ops(const ModelSpec *m, const Dims *d, Shard sh, OpList *out)
         mlp_activation(out, m, "shared_activation", d->n, fs_t);
         gemm(out, d, d->dtype, "shared_down", d->n, fs_t, d->h);
     }
+    /* dropless, the GPU of the most rows sets the pace, and across GPUs
+     * the mean is the work done; padded, every GPU computes its capacity */
+    double imbalance = sh.expert_padded ? 0 : 1 - 1 / (sh.expert_load > 0 ? sh.expert_load : 1);
     grouped_gemm(out, d, "experts_up", local, rows / local, d->h, up * fe_t);
+    idle_last(out, imbalance);
     mlp_activation(out, m, "experts_activation", rows, fe_t);
     grouped_gemm(out, d, "experts_down", local, rows / local, fe_t, d->h);
+    idle_last(out, imbalance);
 }
 
 /* What an MLP of `rows` x f (per GPU) keeps for its backward, as the
@@ -270,8 +283,9 @@ Shard tf_shard(const PlanSpec *plan)
      * busiest sets the pace */
     int load = plan->moe_capacity_percent > 0 ? plan->moe_capacity_percent
                                               : plan->moe_imbalance_percent;
-    return (Shard){plan->micro_batch_size, plan->tp, plan->sequence_parallel, plan->attention,
-                   plan->dtype, plan->ep, load / 100.0, plan->cp};
+    return (Shard){plan->micro_batch_size, plan->tp,    plan->sequence_parallel,
+                   plan->attention,        plan->dtype, plan->ep,
+                   load / 100.0,           plan->cp,    plan->moe_capacity_percent > 0};
 }
 
 double tf_tokens(const ModelSpec *m, Shard sh)
@@ -392,6 +406,15 @@ double tf_ops_flops(const OpList *ops, gboolean gemm_only)
     for (int i = 0; i < ops->n; i++)
         if (ops->ops[i].gemm || !gemm_only)
             f += ops->ops[i].flops;
+    return f;
+}
+
+double tf_ops_hardware_flops(const OpList *ops)
+{
+    double f = 0;
+    for (int i = 0; i < ops->n; i++)
+        if (ops->ops[i].gemm)
+            f += ops->ops[i].flops * (1 - ops->ops[i].idle);
     return f;
 }
 

@@ -42,6 +42,8 @@ typedef struct {
     int cp;                     /* c, the context-parallel size: this GPU holds s/c tokens of
                                  * each sequence and computes 1/c of its attention scores;
                                  * left out (0): 1 */
+    gboolean expert_padded;     /* expert_load is a capacity every GPU computes (padded);
+                                 * else the busiest GPU's, the others doing less */
 } Shard;
 
 /* The plan's Shard: its micro-batch size, tp, sequence parallelism,
@@ -128,6 +130,10 @@ double tf_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how);
 double tf_ops_s(const GpuSpec *gpu, const OpList *ops);
 /* Sum of their FLOPs; only matrix multiplies when `gemm_only`. */
 double tf_ops_flops(const OpList *ops, gboolean gemm_only);
+
+/* The matrix-multiply FLOPs the kernels of `ops` do (hardware FLOPs): each
+ * GEMM's counted FLOPs less its idle share (roofline.h's Op.idle). */
+double tf_ops_hardware_flops(const OpList *ops);
 
 /* Parameters one GPU of a tensor-parallel group of `tp` holds: of one
  * layer (weights and column biases split, norms and row biases

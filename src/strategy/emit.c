@@ -320,7 +320,7 @@ static Cost cost(const GpuSpec *gpu, const OpList *ops, double kept_bytes, const
                  const char *bwd, const char *wgrad)
 {
     return (Cost){.seconds = tf_ops_s(gpu, ops),
-                  .flops = tf_ops_flops(ops, TRUE),
+                  .flops = tf_ops_hardware_flops(ops),
                   .kept_bytes = kept_bytes,
                   .name = {[PHASE_FORWARD] = fwd,
                            [PHASE_BACKWARD] = bwd,

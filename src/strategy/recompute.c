@@ -68,11 +68,11 @@ static void step_begin(Emit *e, void *state)
         ops.n -= rest.n;
         r->replays = ops.n > 0;
         r->seconds = tf_ops_s(gpu, &ops);
-        r->flops = tf_ops_flops(&ops, TRUE);
+        r->flops = tf_ops_hardware_flops(&ops);
         r->bytes = tf_block_replay_bytes(m, (Block)b, sh, rc);
         r->rest_ops = rest.n;
         r->rest_seconds = tf_ops_s(gpu, &rest);
-        r->rest_flops = tf_ops_flops(&rest, TRUE);
+        r->rest_flops = tf_ops_hardware_flops(&rest);
         emit_keep_activations(e, (Block)b, tf_block_activation_bytes(m, (Block)b, sh, rc),
                               r->bytes);
     }

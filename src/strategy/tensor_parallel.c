@@ -144,7 +144,7 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *m, GError **error)
 }
 
 /* Cuts forward operations into spans, costing each operation as the
- * emitter costs a list (tf_ops_s, tf_ops_flops of the GEMMs). */
+ * emitter costs a list (tf_ops_s, tf_ops_hardware_flops). */
 static PieceSpans cut(const GpuSpec *gpu, const OpList *ops)
 {
     PieceSpans p = {0};
@@ -160,7 +160,7 @@ static PieceSpans cut(const GpuSpec *gpu, const OpList *ops)
             at++;
         OpList one = {.ops = {*op}, .n = 1};
         p.span[at].seconds += tf_ops_s(gpu, &one);
-        p.span[at].flops += tf_ops_flops(&one, TRUE);
+        p.span[at].flops += tf_ops_hardware_flops(&one);
         p.span[at].ops++;
     }
     return p;
