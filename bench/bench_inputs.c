@@ -134,14 +134,16 @@ static gboolean calibrate_nccl(const void *arg, char *note, gsize note_size)
     if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
         GString *s = g_string_new("# Collective test starting: all_reduce_perf\n");
         for (int r = 0; r < ranks; r++)
-            g_string_append_printf(s, "#  Rank %4d Group  0 Pid %5d on host%04d device  %d "
-                                      "[0x07] NVIDIA H100 80GB HBM3\n",
+            g_string_append_printf(s,
+                                   "#  Rank %4d Group  0 Pid %5d on host%04d device  %d "
+                                   "[0x07] NVIDIA H100 80GB HBM3\n",
                                    r, 1000 + r, r / 8, r % 8);
         g_string_append(s, "#       size         count      type   redop    root     time   "
                            "algbw   busbw #wrong     time   algbw   busbw #wrong\n");
         for (double bytes = 8; bytes <= 8589934592.0; bytes *= 4)
-            g_string_append_printf(s, "%12.0f %12.0f     float     sum      -1 %8.1f  0  0  0 "
-                                      "%8.1f  0  0  0\n",
+            g_string_append_printf(s,
+                                   "%12.0f %12.0f     float     sum      -1 %8.1f  0  0  0 "
+                                   "%8.1f  0  0  0\n",
                                    bytes, bytes / 4, 30 + bytes / 40e3, 30 + bytes / 40e3);
         gboolean written = g_file_set_contents(path, s->str, (gssize)s->len, NULL);
         g_string_free(s, TRUE);

@@ -38,7 +38,7 @@
 #include "base/error.h"
 
 #ifndef FUZZ_TARGET
-#error "FUZZ_TARGET must name the parser: model, hf, cluster, plan, planmoe, grid, nccl, gemm or whatif"
+#error "FUZZ_TARGET must name the parser (fuzz_inputs.c's header lists them)"
 #endif
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -289,9 +289,11 @@ START_TEST(nccl_errors_name_the_line)
          "#  Rank  5 Group  0 Pid  1 on a device  0 [0x07] A100\n",
          ":2: expected rank line 1"},
         {"#  Rank  0 Group  0 Pid  1 on a device  0\n#  Rank  1 Group  0 Pid  1 on a device  1\n"
-         "#  Rank  2 Group  0 Pid  1 on b device  0\n" HEADER "  8  2  float  sum  -1  9.5  0  0  0\n",
+         "#  Rank  2 Group  0 Pid  1 on b device  0\n" HEADER
+         "  8  2  float  sum  -1  9.5  0  0  0\n",
          ":3: expected the same number of ranks on every host, 2 as on a, got \"1 on b\""},
-        {"#  size  count  type  redop  root  algbw\n", ":1: expected a header line with the columns"},
+        {"#  size  count  type  redop  root  algbw\n",
+         ":1: expected a header line with the columns"},
         /* a rank line cut short: the search for "on" read past the tokens
          * (a heap overrun that AddressSanitizer reports without the fix) */
         {"#Rank", ":1: expected rank line 0"},
@@ -363,8 +365,8 @@ START_TEST(gemm_rows_checked_against_the_gpu)
     static const struct {
         const char *row, *message;
     } cases[] = {
-        {"512,512,512,bf16,1000\n", ":1: expected a time in seconds from"},  /* microseconds? */
-        {"512,512,512,bf16,1e-9\n", ":1: expected a time in seconds from"},  /* beyond the peak */
+        {"512,512,512,bf16,1000\n", ":1: expected a time in seconds from"}, /* microseconds? */
+        {"512,512,512,bf16,1e-9\n", ":1: expected a time in seconds from"}, /* beyond the peak */
         {"512,512,512,fp8,1e-4\n", ":1: expected a dtype the GPU"},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -381,7 +383,8 @@ START_TEST(gemm_rows_checked_against_the_gpu)
     /* the ends of the range pass: at the peak (plus launch) and at 1 % of it */
     for (int end = 0; end < 2; end++) {
         double t = (end ? wave_s / CALIB_MIN_GEMM_EFFICIENCY : wave_s) + a100->gpu.launch_s;
-        g_autofree char *row = g_strdup_printf("512,512,512,bf16,%.17g\n", t * (end ? 0.999 : 1.001));
+        g_autofree char *row =
+            g_strdup_printf("512,512,512,bf16,%.17g\n", t * (end ? 0.999 : 1.001));
         g_autofree char *path = write_file("g.csv", row);
         g_autoptr(CalibGemm) g = calib_gemm_load(path, NULL);
         GError *error = NULL;
@@ -391,9 +394,9 @@ START_TEST(gemm_rows_checked_against_the_gpu)
 END_TEST
 
 /* collbench's replay one GPU per orbit gives the same times (within 1e-9,
- * the order of sums) and algorithms as replaying every GPU: all-reduce, all-gather, reduce-scatter and
- * all-to-all over one node, several nodes, and a part of a node, on the
- * A100 and H100 profiles (rings, trees, NVLS and the direct algorithm). */
+ * the order of sums) and algorithms as replaying every GPU: all-reduce, all-gather, reduce-scatter
+ * and all-to-all over one node, several nodes, and a part of a node, on the A100 and H100 profiles
+ * (rings, trees, NVLS and the direct algorithm). */
 START_TEST(collbench_symmetry_is_exact)
 {
     static const char *const clusters[] = {"dgx-a100-80gb.json", "dgx-h100.json"};
@@ -404,9 +407,9 @@ START_TEST(collbench_symmetry_is_exact)
         g_autoptr(ClusterSpec) cl = test_shipped_cluster(clusters[c], 8);
         for (gsize o = 0; o < G_N_ELEMENTS(ops); o++)
             for (gsize r = 0; r < G_N_ELEMENTS(ranks); r++) {
-                GArray *sym = collbench_run_with(cl, ops[o], ranks[r], 1024, 1 << 28,
-                                                 ALGORITHM_AUTO, 1u << GROUP_TP | 1u << GROUP_DP,
-                                                 NULL);
+                GArray *sym =
+                    collbench_run_with(cl, ops[o], ranks[r], 1024, 1 << 28, ALGORITHM_AUTO,
+                                       1u << GROUP_TP | 1u << GROUP_DP, NULL);
                 GArray *all = collbench_run_with(cl, ops[o], ranks[r], 1024, 1 << 28,
                                                  ALGORITHM_AUTO, 0, NULL);
                 ck_assert_uint_eq(sym->len, all->len);
@@ -416,8 +419,8 @@ START_TEST(collbench_symmetry_is_exact)
                     ck_assert_msg(fabs(a.time_s - b.time_s) <= 1e-9 * b.time_s &&
                                       a.algorithm == b.algorithm,
                                   "%s %s over %d at %.0f B: %.17g (%d) reduced, %.17g (%d) full",
-                                  clusters[c], collective_name(ops[o]), ranks[r], a.bytes,
-                                  a.time_s, a.algorithm, b.time_s, b.algorithm);
+                                  clusters[c], collective_name(ops[o]), ranks[r], a.bytes, a.time_s,
+                                  a.algorithm, b.time_s, b.algorithm);
                 }
                 g_array_free(sym, TRUE);
                 g_array_free(all, TRUE);

@@ -156,8 +156,11 @@ START_TEST(shipped_reserves)
     static const struct {
         const char *file;
         double GiB_;
-    } shipped[] = {{"dgx-a100-80gb.json", 4}, {"dgx-h100.json", 5}, {"dgx-h200.json", 5},
-                   {"dgx-b200.json", 5},      {"gb200-nvl72.json", 5}};
+    } shipped[] = {{"dgx-a100-80gb.json", 4},
+                   {"dgx-h100.json", 5},
+                   {"dgx-h200.json", 5},
+                   {"dgx-b200.json", 5},
+                   {"gb200-nvl72.json", 5}};
     for (gsize i = 0; i < G_N_ELEMENTS(shipped); i++) {
         ClusterSpec *c = test_shipped_cluster(shipped[i].file, 0);
         ck_assert_double_eq(c->gpu.reserve_bytes, shipped[i].GiB_ * GiB);

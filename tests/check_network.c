@@ -225,8 +225,8 @@ static double nvlink_ring_busbw(int n)
 START_TEST(busbw_in_an_nvlink_domain)
 {
     ClusterSpec *b200 = shipped("dgx-b200"), *nvl72 = shipped("gb200-nvl72");
-    ck_assert_rel(at(b200, COLL_ALL_REDUCE, 8, GiB, ALGORITHM_RING).busbw_Bps,
-                  nvlink_ring_busbw(8), 0.01);
+    ck_assert_rel(at(b200, COLL_ALL_REDUCE, 8, GiB, ALGORITHM_RING).busbw_Bps, nvlink_ring_busbw(8),
+                  0.01);
     ck_assert_rel(at(nvl72, COLL_ALL_REDUCE, 64, GiB, ALGORITHM_RING).busbw_Bps,
                   nvlink_ring_busbw(64), 0.01);
     CollRow r = at(b200, COLL_ALL_REDUCE, 16, GiB, ALGORITHM_RING);

@@ -67,8 +67,8 @@ static Graph *emit(Run *run, Topology **topo)
     g_autoptr(Layout) layout = layout_new(run->plan, run->cluster);
     *topo = topology_new(run->cluster, run->cluster->nodes);
     g_autoptr(Symmetry) sym = symmetry_new(layout, *topo, 0);
-    Graph *g = emit_step(run->model, run->cluster, run->plan, layout, sym, NULL, EMIT_MAX_TASKS, 0,
-                         NULL);
+    Graph *g =
+        emit_step(run->model, run->cluster, run->plan, layout, sym, NULL, EMIT_MAX_TASKS, 0, NULL);
     ck_assert_ptr_nonnull(g);
     return g;
 }

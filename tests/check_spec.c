@@ -131,7 +131,8 @@ static const BadCase bad[] = {
     {PLAN, "{\"rank_order\": \"tp-pp\"}", {"$.rank_order", "\"pp-dp-tp\""}},
     {PLAN, "{\"layers_per_stage\": [4, 0]}", {"$.layers_per_stage", "positive integers"}},
     /* an object where the list goes: libFuzzer found it overflowing */
-    {PLAN, "{\"layers_per_stage\": {\"a\": [1, 3], \"b\": 2}}",
+    {PLAN,
+     "{\"layers_per_stage\": {\"a\": [1, 3], \"b\": 2}}",
      {"$.layers_per_stage", "got {\"a\":[1,3],\"b\":2}"}},
     {PLAN, "{\"tp\": 0}", {"$.tp", "an integer from 1 to", "got 0"}},
     {PLAN, "{\"zero_stage\": 7}", {"$.zero_stage", "from 0 to 3 or \"fsdp\"", "got 7"}},

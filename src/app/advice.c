@@ -127,8 +127,8 @@ static int by_bound(gconstpointer a, gconstpointer b)
 
 /* Replays the candidates in order of their bounds until the best
  * ADVICE_MAX that fit are known, within `budget` events (spent as they
- * are; *partial set when one is left out for it); returns how many fit, in `out` fastest first (ties: the earlier
- * candidate). */
+ * are; *partial set when one is left out for it); returns how many fit, in `out` fastest first
+ * (ties: the earlier candidate). */
 static int replay_best(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                        GArray *cands, double *budget, gboolean *partial,
                        ReportAdvice out[ADVICE_MAX])

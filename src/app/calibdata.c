@@ -278,9 +278,9 @@ static gboolean gemm_row(CalibGemm *d, const char *line, int ln, GError **error)
     CalibGemmRow row = {.line = ln};
     int dtype = -1;
     if (g_strv_length(f) != 5 || !count(f[0], 1e9, &row.m) || !(row.m > 0) ||
-        !count(f[1], 1e9, &row.n) || !(row.n > 0) || !count(f[2], 1e9, &row.k) ||
-        !(row.k > 0) || (dtype = names_find(dtype_names, f[3])) < 0 ||
-        !number(f[4], &row.time_s) || !(row.time_s > 0)) {
+        !count(f[1], 1e9, &row.n) || !(row.n > 0) || !count(f[2], 1e9, &row.k) || !(row.k > 0) ||
+        (dtype = names_find(dtype_names, f[3])) < 0 || !number(f[4], &row.time_s) ||
+        !(row.time_s > 0)) {
         g_autofree char *dtypes = names_list(dtype_names, FALSE);
         g_autofree char *expected = g_strdup_printf(
             "a row m,n,k,dtype,seconds: m, n, k integers from 1 to 1e9, dtype %s, seconds a "

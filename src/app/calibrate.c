@@ -437,8 +437,8 @@ static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out)
         }
     }
     if (!solve(a, b, k)) { /* the ridge keeps it positive definite, but in exact arithmetic */
-        g_string_append_printf(out, "# %s: the fit is numerically singular: the GEMM curve is kept\n",
-                               g->path);
+        g_string_append_printf(
+            out, "# %s: the fit is numerically singular: the GEMM curve is kept\n", g->path);
         return;
     }
     g_string_append_printf(out, "# gpu.gemm_efficiency point   base  fitted  rows\n");

@@ -75,7 +75,8 @@ static void replay_one(const ClusterSpec *cluster, CollOp op, int n, double byte
                        CollAlgorithm algorithm, unsigned dims, CollRow *row)
 {
     g_autoptr(Layout) layout = layout_of(cluster, n);
-    Topology *topo = topology_new(cluster, (n + cluster->gpus_per_node - 1) / cluster->gpus_per_node);
+    Topology *topo =
+        topology_new(cluster, (n + cluster->gpus_per_node - 1) / cluster->gpus_per_node);
     for (;;) {
         unsigned broken = 0;
         g_autoptr(Symmetry) sym = symmetry_new(layout, topo, dims);
@@ -97,8 +98,7 @@ GArray *collbench_run(const ClusterSpec *cluster, CollOp op, int ranks, double m
 }
 
 GArray *collbench_run_with(const ClusterSpec *cluster, CollOp op, int ranks, double min_bytes,
-                           double max_bytes, CollAlgorithm algorithm, unsigned dims,
-                           GError **error)
+                           double max_bytes, CollAlgorithm algorithm, unsigned dims, GError **error)
 {
     int gpus = cluster_spec_gpus(cluster);
     if (ranks < 2 || ranks > gpus || (op == COLL_SEND_RECV && ranks != 2)) {

@@ -250,8 +250,8 @@ static gboolean check_outputs(const Output *outs, int n, const char *const *inpu
 
 typedef struct {
     char *model, *cluster, *plan, *nodes, *seq_length;
-    Output outputs[2];  /* what the command writes, checked against the inputs */
-    const char *grid;   /* another input (sweep's --grid), or NULL */
+    Output outputs[2];                    /* what the command writes, checked against the inputs */
+    const char *grid;                     /* another input (sweep's --grid), or NULL */
     char *flag_text[PLAN_N_FIELDS];       /* the plan flags given, as text */
     const char *flag_name[PLAN_N_FIELDS]; /* the flag that gave each, "--no-x" included */
     char **slow_gpu, **slow_link, *jitter, *seed; /* what-ifs (app/whatif.h) */
@@ -392,8 +392,7 @@ static gboolean inputs_load(const Inputs *in, const char *default_plan, ModelSpe
         same_file(cluster_path, default_cluster))
         plan_path = shipped_path(default_plan);
     const char *inputs[] = {model_path, cluster_path, plan_path, in->grid};
-    if (!check_outputs(in->outputs, G_N_ELEMENTS(in->outputs), inputs, G_N_ELEMENTS(inputs),
-                       error))
+    if (!check_outputs(in->outputs, G_N_ELEMENTS(in->outputs), inputs, G_N_ELEMENTS(inputs), error))
         return FALSE;
     if (!parse_number("--nodes", in->nodes, 1, CLUSTER_MAX_GPUS, TRUE, 0, &nodes, error) ||
         !(*model = model_spec_load_noting(model_path, &max_positions, error)) ||

@@ -19,7 +19,6 @@ gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
     return sim_run_traced(model, cluster, plan, NULL, FALSE, out, error);
 }
 
-
 /* The shifts of tp, cp and dp that a replay may use (symmetry.h). */
 #define ALL_SHIFTS (1u << GROUP_TP | 1u << GROUP_CP | 1u << GROUP_DP)
 
@@ -67,8 +66,8 @@ static Replay *replay(const ClusterSpec *cluster, const PlanSpec *plan, const La
 /* One simulation, under the what-ifs `w` (NULL: none): every rank replayed
  * when some are set, since a slowed rank or link has no images. */
 static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                    const WhatIf *w, const char *trace_path, gboolean stages_only,
-                    gsize max_tasks, Report *out, GError **error)
+                    const WhatIf *w, const char *trace_path, gboolean stages_only, gsize max_tasks,
+                    Report *out, GError **error)
 {
     gint64 started = g_get_monotonic_time();
     if (!strategy_check(plan, model, error))
@@ -98,15 +97,16 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
     Build before = {NULL, NULL};
     if (dims != ALL_SHIFTS) {
         before.sym = symmetry_new(layout, topo, ALL_SHIFTS);
-        before.graph = build(model, cluster, plan, layout, before.sym, NULL, &before, max_tasks,
-                             &failure);
+        before.graph =
+            build(model, cluster, plan, layout, before.sym, NULL, &before, max_tasks, &failure);
     }
     while (!failure) {
         unsigned broken = 0;
         sym = symmetry_new(layout, topo, dims);
         graph = build(model, cluster, plan, layout, sym, what_if ? &slow : NULL, &before, max_tasks,
                       &failure);
-        rep = graph ? replay(cluster, plan, layout, sym, link_scale, graph, &broken, &failure) : NULL;
+        rep =
+            graph ? replay(cluster, plan, layout, sym, link_scale, graph, &broken, &failure) : NULL;
         if (rep || !g_error_matches(failure, PS_ERROR, PS_ERROR_ASYMMETRIC))
             break;
         /* replay again without the shifts a collective broke */
@@ -164,7 +164,8 @@ gboolean sim_run_whatif(const ModelSpec *model, const ClusterSpec *cluster, cons
     Report clean;
     if (!run(model, cluster, plan, NULL, NULL, FALSE, EMIT_MAX_TASKS, &clean, error))
         return FALSE;
-    gboolean ok = run(model, cluster, plan, whatif, trace_path, stages_only, EMIT_MAX_TASKS, out, error);
+    gboolean ok =
+        run(model, cluster, plan, whatif, trace_path, stages_only, EMIT_MAX_TASKS, out, error);
     if (ok) {
         out->whatif = whatif->text;
         out->clean_step_time_s = clean.metrics.step_time_s;

@@ -180,7 +180,8 @@ gboolean whatif_check(const WhatIf *w, const ClusterSpec *cluster, int gpus, GEr
         return FALSE;
     if (!w || w->links->len == 0)
         return TRUE;
-    Topology *t = topology_new(cluster, (gpus + cluster->gpus_per_node - 1) / cluster->gpus_per_node);
+    Topology *t =
+        topology_new(cluster, (gpus + cluster->gpus_per_node - 1) / cluster->gpus_per_node);
     gboolean ok = whatif_link_scales(w, t, &scale, error);
     topology_free(t);
     return ok;

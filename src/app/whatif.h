@@ -46,10 +46,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhatIf, whatif_free)
 
 /* Adds the what-ifs of the flags' texts, each NULL or NULL-terminated:
  * --slow-gpu "RANK:FACTOR" (FACTOR in [1, WHATIF_MAX_GPU_FACTOR]),
- * --slow-link "LINK:FACTOR" (FACTOR in [WHATIF_MIN_LINK_FACTOR, 1]), --jitter SIGMA (in [0, 4]; NULL: 0)
- * and --seed S (an integer; NULL: 1; only with --jitter). Fails
- * (PS_ERROR_INPUT) naming the flag and the value. The rank and the link
- * are checked against a plan by whatif_gpu_factors and whatif_link_scales. */
+ * --slow-link "LINK:FACTOR" (FACTOR in [WHATIF_MIN_LINK_FACTOR, 1]), --jitter SIGMA (in [0, 4];
+ * NULL: 0) and --seed S (an integer; NULL: 1; only with --jitter). Fails (PS_ERROR_INPUT) naming
+ * the flag and the value. The rank and the link are checked against a plan by whatif_gpu_factors
+ * and whatif_link_scales. */
 gboolean whatif_parse(WhatIf *w, char **slow_gpus, char **slow_links, const char *jitter,
                       const char *seed, GError **error);
 

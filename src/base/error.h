@@ -11,9 +11,9 @@
 #define PS_ERROR (ps_error_quark())
 
 typedef enum {
-    PS_ERROR_INPUT,      /* a spec, plan or flag is invalid, or a file unreadable */
-    PS_ERROR_STUCK,      /* the task graph cannot finish (a bug or a bad plan) */
-    PS_ERROR_IO,         /* a file could not be written */
+    PS_ERROR_INPUT,       /* a spec, plan or flag is invalid, or a file unreadable */
+    PS_ERROR_STUCK,       /* the task graph cannot finish (a bug or a bad plan) */
+    PS_ERROR_IO,          /* a file could not be written */
     PS_ERROR_INTERRUPTED, /* the user stopped it (Ctrl-C) */
     PS_ERROR_ASYMMETRIC,  /* a symmetry-reduced replay met an asymmetry: replay
                            * without it (never reaches the user) */

@@ -5,12 +5,11 @@
  * s_q = s / c the queries of a sequence on this GPU, n = s_q b tokens, ns the tokens
  * a norm or dropout sees (n / t with sequence parallelism), d the head
  * width (head_dim, h / a unless the model gives it), h_q = a x d the
- * attention's width, h_kv = kv_heads x d. bf16 tensors take e16 = dtype_bytes(DTYPE_BF16) = 2 bytes per
- * element, the inputs of the linear layers' GEMMs eg = dtype_bytes(dtype)
- * (2 in bf16, 1 in fp8), dropout masks 1, the cross-entropy's logits 4
- * (fp32); the byte counts of fused kernels sum these sizes. The memory-bound operations are the
- * kernels Megatron-LM and Transformer Engine run, with their bytes read and
- * written (docs/model.md, "Compute"). */
+ * attention's width, h_kv = kv_heads x d. bf16 tensors take e16 = dtype_bytes(DTYPE_BF16) = 2 bytes
+ * per element, the inputs of the linear layers' GEMMs eg = dtype_bytes(dtype) (2 in bf16, 1 in
+ * fp8), dropout masks 1, the cross-entropy's logits 4 (fp32); the byte counts of fused kernels sum
+ * these sizes. The memory-bound operations are the kernels Megatron-LM and Transformer Engine run,
+ * with their bytes read and written (docs/model.md, "Compute"). */
 #include "cost/transformer.h"
 
 #include <string.h>
@@ -319,8 +318,7 @@ void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
         /* Llama: rotary embedding of Q and K, Transformer Engine's fused
          * kernel (read and write 2 bytes an element, 3 FLOPs) */
         if (!gpt_style(m))
-            add(out, "rope", 3 * d.n * (d.hq / d.t + d.hkv_t), 4 * d.n * (d.hq / d.t + d.hkv_t),
-                0);
+            add(out, "rope", 3 * d.n * (d.hq / d.t + d.hkv_t), 4 * d.n * (d.hq / d.t + d.hkv_t), 0);
         if (sh.attention == ATTENTION_FLASH)
             flash_forward(out, &d);
         else

@@ -102,7 +102,8 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
         !json_number(doc, o, "$.gpu", "memory_GiB", TRUE, MIN_GIB, 1e9, 0, &gib, error) ||
         !json_number(doc, o, "$.gpu", "runtime_reserve_GiB", FALSE, 0, gib, 0, &reserve_gib,
                      error) ||
-        !json_number(doc, o, "$.gpu", "memory_bandwidth_GBps", TRUE, MIN_GBPS, 1e9, 0, &gbps, error) ||
+        !json_number(doc, o, "$.gpu", "memory_bandwidth_GBps", TRUE, MIN_GBPS, 1e9, 0, &gbps,
+                     error) ||
         !json_number(doc, o, "$.gpu", "compute_efficiency", FALSE, MIN_EFFICIENCY, 1, 1,
                      &gpu->compute_efficiency, error) ||
         !json_number(doc, o, "$.gpu", "memory_efficiency", FALSE, MIN_EFFICIENCY, 1, 1,

@@ -13,11 +13,26 @@
 #include "base/text.h"
 
 static const char *const model_keys[] = {
-    "name",       "layers",     "hidden_size", "attention_heads", "kv_heads", "head_dim",
-    "qkv_bias",   "qk_norm",    "ffn_hidden_size",
-    "vocab_size", "seq_length", "mlp",         "tied_embeddings", "experts",
-    "experts_per_token", "shared_experts", "moe_ffn_hidden_size", "moe_layer_frequency",
-    "first_dense_layers", NULL,
+    "name",
+    "layers",
+    "hidden_size",
+    "attention_heads",
+    "kv_heads",
+    "head_dim",
+    "qkv_bias",
+    "qk_norm",
+    "ffn_hidden_size",
+    "vocab_size",
+    "seq_length",
+    "mlp",
+    "tied_embeddings",
+    "experts",
+    "experts_per_token",
+    "shared_experts",
+    "moe_ffn_hidden_size",
+    "moe_layer_frequency",
+    "first_dense_layers",
+    NULL,
 };
 
 /* The key names of the two formats, in the order of ModelSpec's fields. */
@@ -288,7 +303,8 @@ gboolean model_spec_set_seq_length(ModelSpec *model, const char *text, const cha
                                    GError **error)
 {
     double tokens = 0;
-    if (!text_parse_number(text, &tokens) || !(tokens >= 1 && tokens <= G_MAXINT) || tokens != (double)(long long)tokens) {
+    if (!text_parse_number(text, &tokens) || !(tokens >= 1 && tokens <= G_MAXINT) ||
+        tokens != (double)(long long)tokens) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "%s: expected a positive integer (tokens per sequence), got \"%s\"", origin,
                     text);
