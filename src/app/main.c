@@ -210,16 +210,14 @@ static gboolean replaceable(const char *path)
  * same path once made absolute. */
 static gboolean same_target(const char *a, const char *b)
 {
-    GStatBuf x, y;
-    gboolean ex = g_stat(a, &x) == 0, ey = g_stat(b, &y) == 0;
-    if (ex || ey)
-        return ex && ey && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+    if (g_file_test(a, G_FILE_TEST_EXISTS) || g_file_test(b, G_FILE_TEST_EXISTS))
+        return same_file(a, b);
     g_autofree char *ca = g_canonicalize_filename(a, NULL), *cb = g_canonicalize_filename(b, NULL);
     return strcmp(ca, cb) == 0;
 }
 
 /* Refuses outputs (n of them) that would overwrite one of the `inputs`
- * (NULL-terminated, NULLs skipped up to `n_inputs`) or each other: the
+ * (`n_inputs` of them, NULLs skipped) or each other: the
  * input would be lost, or one output silently replace another. */
 static gboolean check_outputs(const Output *outs, int n, const char *const *inputs, int n_inputs,
                               GError **error)
