@@ -15,6 +15,9 @@
  *            all_reduce, as a user's would)
  *   gemm     calib_gemm_load, then calib_gemm_check and, for rows that
  *            pass, calib_run's GEMM fit against a small GPU
+ *   runs     calib_runs_load, measured runs (every model cell names the
+ *            small dense model), then calib_runs_check against the small
+ *            cluster for one parameter
  *   whatif   whatif_parse on the input's lines, each a flag's value by its
  *            first character: g --slow-gpu, l --slow-link, j --jitter,
  *            s --seed (the rest of the line); then whatif_check on the small
@@ -32,6 +35,7 @@
 #include <unistd.h>
 
 #include "app/calibrate.h"
+#include "app/calibruns.h"
 #include "app/whatif.h"
 #include "spec/spec.h"
 #include "strategy/strategy.h"
@@ -47,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static int input_fd = -1;
 static char input_path[64];
 static char *nccl_path;      /* a link named x_all_reduce.txt to input_path */
+static char *model_path;     /* the runs target's model file */
 static ModelSpec *model;     /* the plan targets' */
 static ClusterSpec *cluster; /* the plan, gemm and whatif targets' */
 
@@ -92,7 +97,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         if (!(model = model_spec_load(input_path, NULL)))
             abort();
     }
-    if (is("plan") || is("planmoe") || is("gemm") || is("whatif")) {
+    if (is("runs")) {
+        char *dir = g_dir_make_tmp("plansim-fuzz-XXXXXX", NULL);
+        model_path = dir ? g_build_filename(dir, "model.json", NULL) : NULL;
+        if (!model_path || !g_file_set_contents(model_path, model_json, -1, NULL))
+            abort();
+        g_free(dir);
+    }
+    if (is("plan") || is("planmoe") || is("gemm") || is("whatif") || is("runs")) {
         set_input(cluster_json, strlen(cluster_json));
         if (!(cluster = cluster_spec_load(input_path, 0, NULL)))
             abort();
@@ -121,6 +133,22 @@ static void fuzz_gemm(const char *path, GError **error)
     if (gemm && calib_gemm_check(&cluster->gpu, gemm, error))
         calib_free(calib_run(cluster, NULL, 0, gemm));
     calib_gemm_free(gemm);
+}
+
+/* Every run's model: the small dense one. */
+static char *runs_model(const char *cell, GError **error)
+{
+    (void)cell;
+    (void)error;
+    return g_strdup(model_path);
+}
+
+static void fuzz_runs(const char *path, GError **error)
+{
+    CalibRuns *runs = calib_runs_load(path, runs_model, error);
+    if (runs)
+        calib_runs_check(cluster, runs, 1, error);
+    calib_runs_free(runs);
 }
 
 static void fuzz_whatif(const uint8_t *data, size_t size, GError **error)
@@ -173,6 +201,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_gemm(input_path, &error);
     } else if (is("whatif")) {
         fuzz_whatif(data, size, &error);
+    } else if (is("runs")) {
+        fuzz_runs(input_path, &error);
     } else {
         abort();
     }

@@ -23,6 +23,7 @@ seed planmoe "$src"/plans/*.json
 seed grid "$src"/plots/*-grid.json
 seed nccl "$src"/tests/data/calibrate/*.txt
 seed gemm "$src"/tests/data/calibrate/*.csv
+seed runs "$src"/topologies/runs/*.csv
 # shapes the shipped files lack
 printf '{"pp": 2, "layers_per_stage": [1, 3], "schedule": "gpipe"}\n' >"$out/plan/layers.json"
 printf '{"pp": 2, "virtual_stages": 2, "schedule": "interleaved", "zero_stage": "fsdp"}\n' \
@@ -32,6 +33,8 @@ printf '{"tp": 2, "ep": 4, "moe_dispatcher": "all_to_all", "global_batch_size": 
 printf '{"pp": 2, "ep": 2, "schedule": "zb-h1", "global_batch_size": 32}\n' >"$out/planmoe/zb.json"
 printf 'm,n,k,dtype,seconds\n4096,4096,4096,bf16,0.0006\n4096,4096,4096,fp8,0.0003\n' \
     >"$out/gemm/fp8.csv"
+printf 'name,model,gpus,tp,pp,layers_per_stage,schedule,step_s\nx,m,8,2,2,1 3,gpipe,1.5\n' \
+    >"$out/runs/small.csv"
 printf '{"tp": [1, 2], "schedule": ["1f1b", "gpipe"], "sequence_parallel": [true, false]}\n' \
     >"$out/grid/words.json"
 # the what-ifs: a flag's value a line, by its first letter (fuzz_inputs.c)

@@ -67,7 +67,7 @@ static double step_s(const Row *row, Recompute recompute, gboolean sp)
 }
 
 /* Table 5, end-to-end iteration time: the mean |error| over the 8 figures
- * at most 5 %, and each at most 10 % (issue 11). */
+ * at most 4 %, and each at most 8 % (issue 20). */
 START_TEST(table5_iteration_times)
 {
     double sum = 0, worst = 0;
@@ -84,7 +84,7 @@ START_TEST(table5_iteration_times)
         worst = MAX(worst, MAX(fabs(e_full), fabs(e_present)));
         n += 2;
     }
-    ck_assert_msg(sum / n <= 0.05 && worst <= 0.10, "mean |error| %.1f %%, max %.1f %%:%s",
+    ck_assert_msg(sum / n <= 0.04 && worst <= 0.08, "mean |error| %.1f %%, max %.1f %%:%s",
                   100 * sum / n, 100 * worst, all->str);
     g_string_free(all, TRUE);
 }

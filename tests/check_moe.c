@@ -253,6 +253,20 @@ START_TEST(zero_with_experts)
             const CommStat *ag = &mx->comm[TAG_ZERO][COLL_ALL_GATHER];
             int apart = ep > 1 && de > 1; /* an experts' call per gather */
             if (stage < 3) {
+                /* overlapped with the next forward (the default): a gather
+                 * per segment (embedding, layers, head), each layer's
+                 * experts apart; else one after the optimizer */
+                ck_assert_int_eq(ag->count, L + 2 + apart * L);
+                ck_assert_rel(ag->bytes, 2 * (ring_dense + ring_x), 1e-12);
+                run_free(&run);
+                run = run_new(moe_model(), test_cluster(1, 4, 300e9, 25e9));
+                run.plan->ep = ep;
+                run.plan->zero_stage = stage;
+                run.plan->global_batch_size = d * m;
+                run.plan->collective_algorithm = ALGORITHM_RING;
+                run.plan->overlap_param_gather = FALSE;
+                run_simulate(&run);
+                ag = &run.rep.metrics.comm[TAG_ZERO][COLL_ALL_GATHER];
                 ck_assert_int_eq(ag->count, 1 + apart);
                 ck_assert_rel(ag->bytes, 2 * (ring_dense + ring_x), 1e-12);
             } else {

@@ -106,4 +106,36 @@ cmp -s "$data/gemm.csv" "$tmp/in.csv" || problem="$problem; the input was overwr
 check "-o naming the --gemm input is refused" "$problem"
 bad "no measurements" "calibrate: expected -o FILE and at least one of"
 
+# ---- measured runs (--runs) ----------------------------------------------------
+
+model=$top_srcdir/topologies/runs/mcore-gpt-1.7b.json
+printf 'name,model,gpus,tp,micro_batch_size,global_batch_size,step_s\n' >"$tmp/runs.csv"
+printf 'a,%s,8,1,1,16,0.5\nb,%s,8,2,1,16,0.4\n' "$model" "$model" >>"$tmp/runs.csv"
+mkdir "$tmp/runfit"
+"$PLANSIM" calibrate --runs "$tmp/runs.csv" --fit gemm_sustained \
+    -o "$tmp/runfit/cluster.json" >"$tmp/report" 2>"$tmp/stderr"
+status=$?
+problem=
+[ "$status" -eq 0 ] || problem="exit status $status: $(one_line "$tmp/stderr")"
+[ -s "$tmp/runfit/cluster.json" ] || problem="$problem; no cluster written"
+grep -q '^gemm_sustained ' "$tmp/report" || problem="$problem; the report lacks the parameter"
+grep -q 'leave-one-out: mean' "$tmp/report" || problem="$problem; the report lacks leave-one-out"
+check "calibrate --runs writes a cluster and prints its residuals" "$problem"
+
+bad "more parameters than runs" "$tmp/runs.csv: expected at least as many runs as parameters" \
+    --runs "$tmp/runs.csv" --fit gemm_sustained,kernel_launch_us,memory_efficiency
+bad "an unknown parameter" "--fit: expected at most 5 of" --runs "$tmp/runs.csv" --fit peak_tflops
+bad "--runs with --gemm" "calibrate: expected --runs alone" --runs "$tmp/runs.csv" \
+    --gemm "$data/gemm.csv"
+sed '1s/step_s/seconds/' "$tmp/runs.csv" >"$tmp/runs-col.csv"
+bad "an unknown column" "$tmp/runs-col.csv:1: expected a column name" --runs "$tmp/runs-col.csv"
+sed '2s/,0.5$/,/' "$tmp/runs.csv" >"$tmp/runs-none.csv"
+bad "a run with no measure" "$tmp/runs-none.csv:2: expected a row that fills one of" \
+    --runs "$tmp/runs-none.csv"
+sed '3s/,2,1,16,/,3,1,16,/' "$tmp/runs.csv" >"$tmp/runs-tp.csv"
+bad "a run whose plan is invalid" "$tmp/runs-tp.csv:3: " --runs "$tmp/runs-tp.csv"
+sed '2s/,8,1,/,12,1,/' "$tmp/runs.csv" >"$tmp/runs-gpus.csv"
+bad "GPUs that are no whole nodes" "$tmp/runs-gpus.csv:2: expected fewer GPUs than a node's" \
+    --runs "$tmp/runs-gpus.csv"
+
 finish

@@ -323,3 +323,214 @@ void calib_gemm_free(CalibGemm *data)
     g_array_free(data->rows, TRUE);
     g_free(data);
 }
+
+/* ---- measured runs ------------------------------------------------------------ */
+
+const char *const run_measure_names[] = {"step_s", "tokens_per_s_per_gpu", "tflops_per_gpu",
+                                         NULL};
+
+/* What each column of the header is. */
+typedef enum { COL_NAME, COL_MODEL, COL_GPUS, COL_SEQ_LENGTH, COL_MEASURE, COL_FIELD } ColKind;
+
+typedef struct {
+    ColKind kind;
+    int which; /* COL_MEASURE: a RunMeasure; COL_FIELD: a PlanField */
+} Column;
+
+static const char *const fixed_columns[] = {"name", "model", "gpus", "seq_length", NULL};
+
+typedef struct {
+    const char *path;
+    char *folder;
+    CalibModelPath resolve;
+    Column *cols;
+    int n_cols;
+    CalibRuns *data;
+} RunsReader;
+
+/* The header: every column known, none twice, `model` and `gpus` and at
+ * least one measure among them. */
+static gboolean runs_header(RunsReader *r, const char *line, int ln, GError **error)
+{
+    g_auto(GStrv) f = g_strsplit(line, ",", -1);
+    r->n_cols = (int)g_strv_length(f);
+    r->cols = g_new(Column, r->n_cols);
+    guint seen = 0;
+    for (int i = 0; i < r->n_cols; i++) {
+        const char *key = g_strstrip(f[i]);
+        int k, dup = 0;
+        if ((k = names_find(fixed_columns, key)) >= 0)
+            r->cols[i] = (Column){(ColKind)k, 0};
+        else if ((k = names_find(run_measure_names, key)) >= 0)
+            r->cols[i] = (Column){COL_MEASURE, k};
+        else if ((k = names_find(plan_field_names(), key)) >= 0)
+            r->cols[i] = (Column){COL_FIELD, k};
+        else {
+            g_autofree char *fields = g_strjoinv(", ", (char **)plan_field_names());
+            g_autofree char *expected = g_strdup_printf(
+                "a column name, model, gpus, seq_length, step_s, tokens_per_s_per_gpu, "
+                "tflops_per_gpu or a plan field (%s)",
+                fields);
+            fail_at(error, r->path, ln, key, expected);
+            return FALSE;
+        }
+        for (int j = 0; j < i; j++)
+            dup |= r->cols[j].kind == r->cols[i].kind && r->cols[j].which == r->cols[i].which;
+        if (dup) {
+            fail_at(error, r->path, ln, key, "each column once");
+            return FALSE;
+        }
+        seen |= 1u << r->cols[i].kind;
+    }
+    if (!(seen >> COL_MODEL & 1) || !(seen >> COL_GPUS & 1) || !(seen >> COL_MEASURE & 1)) {
+        fail_at(error, r->path, ln, line,
+                "a header with the columns model, gpus and one of step_s, tokens_per_s_per_gpu "
+                "and tflops_per_gpu");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static void run_clear(CalibRun *run)
+{
+    g_free(run->name);
+    model_spec_free(run->model);
+    plan_spec_free(run->plan);
+}
+
+/* The model cell's file: relative to the CSV's folder, else `resolve`'s. */
+static char *model_path(const RunsReader *r, const char *cell, GError **error)
+{
+    g_autofree char *near =
+        g_path_is_absolute(cell) ? g_strdup(cell) : g_build_filename(r->folder, cell, NULL);
+    if (cell[0] && g_file_test(near, G_FILE_TEST_IS_REGULAR))
+        return g_steal_pointer(&near);
+    return r->resolve(cell, error);
+}
+
+/* One cell of a row into `run`; `where` is "FILE:LINE". */
+static gboolean run_cell(const RunsReader *r, const Column *col, const char *cell,
+                         const char *where, CalibRun *run, char **seq_length, GError **error)
+{
+    double v;
+    switch (col->kind) {
+    case COL_NAME:
+        run->name = g_strdup(cell);
+        return TRUE;
+    case COL_MODEL: {
+        g_autofree char *path = model_path(r, cell, error);
+        if (!path || !(run->model = model_spec_load(path, error))) {
+            g_prefix_error(error, "%s: ", where);
+            return FALSE;
+        }
+        return TRUE;
+    }
+    case COL_GPUS:
+        if (!count(cell, CLUSTER_MAX_GPUS, &v) || v < 1) {
+            g_autofree char *expected =
+                g_strdup_printf("gpus, an integer from 1 to %d", CLUSTER_MAX_GPUS);
+            fail_at(error, r->path, run->line, cell, expected);
+            return FALSE;
+        }
+        run->gpus = (int)v;
+        return TRUE;
+    case COL_SEQ_LENGTH:
+        *seq_length = g_strdup(cell);
+        return TRUE;
+    case COL_MEASURE:
+        if (run->measure != RUN_MEASURES || !number(cell, &v) || !(v > 0)) {
+            g_autofree char *expected = g_strdup_printf(
+                "%s, a number > 0, in the one measure column the row fills",
+                run_measure_names[col->which]);
+            fail_at(error, r->path, run->line, cell, expected);
+            return FALSE;
+        }
+        run->measure = (RunMeasure)col->which;
+        run->value = v;
+        return TRUE;
+    default: {
+        g_autofree char *origin =
+            g_strdup_printf("%s, column %s", where, plan_fields[col->which].name);
+        g_autofree char *text = g_strdup(cell);
+        g_strdelimit(text, " ", ','); /* a list's values, space-separated */
+        return plan_spec_set(run->plan, (PlanField)col->which, text, origin, error);
+    }
+    }
+}
+
+static gboolean runs_row(RunsReader *r, const char *line, int ln, GError **error)
+{
+    g_auto(GStrv) f = g_strsplit(line, ",", -1);
+    if ((int)g_strv_length(f) != r->n_cols) {
+        g_autofree char *expected = g_strdup_printf("a row of %d cells, as the header", r->n_cols);
+        fail_at(error, r->path, ln, line, expected);
+        return FALSE;
+    }
+    if (r->data->runs->len == CALIB_MAX_RUNS) {
+        g_autofree char *expected = g_strdup_printf("at most %d runs", CALIB_MAX_RUNS);
+        fail_at(error, r->path, ln, line, expected);
+        return FALSE;
+    }
+    g_autofree char *where = g_strdup_printf("%s:%d", r->path, ln);
+    g_autofree char *seq_length = NULL;
+    CalibRun run = {.line = ln, .plan = plan_spec_new(), .measure = RUN_MEASURES};
+    gboolean ok = TRUE;
+    for (int i = 0; ok && i < r->n_cols; i++) {
+        const char *cell = g_strstrip(f[i]);
+        if (cell[0] || r->cols[i].kind == COL_MODEL || r->cols[i].kind == COL_GPUS)
+            ok = run_cell(r, &r->cols[i], cell, where, &run, &seq_length, error);
+    }
+    if (ok && run.measure == RUN_MEASURES) {
+        fail_at(error, r->path, ln, line,
+                "a row that fills one of step_s, tokens_per_s_per_gpu and tflops_per_gpu");
+        ok = FALSE;
+    }
+    if (ok && seq_length) {
+        g_autofree char *origin = g_strdup_printf("%s, column seq_length", where);
+        ok = model_spec_set_seq_length(run.model, seq_length, origin, error);
+    }
+    if (!ok) {
+        run_clear(&run);
+        return FALSE;
+    }
+    if (!run.name)
+        run.name = g_steal_pointer(&where);
+    g_array_append_val(r->data->runs, run);
+    return TRUE;
+}
+
+CalibRuns *calib_runs_load(const char *path, CalibModelPath resolve, GError **error)
+{
+    g_auto(GStrv) lines = read_lines(path, error);
+    if (!lines)
+        return NULL;
+    g_autoptr(CalibRuns) d = g_new0(CalibRuns, 1);
+    d->path = g_strdup(path);
+    d->runs = g_array_new(FALSE, FALSE, sizeof(CalibRun));
+    RunsReader r = {path, g_path_get_dirname(path), resolve, NULL, 0, d};
+    gboolean ok = TRUE;
+    for (int i = 0; ok && lines[i]; i++) {
+        if (!lines[i][0] || lines[i][0] == '#')
+            continue;
+        ok = r.cols ? runs_row(&r, lines[i], i + 1, error)
+                    : runs_header(&r, lines[i], i + 1, error);
+    }
+    g_free(r.folder);
+    g_free(r.cols);
+    if (ok && d->runs->len == 0) {
+        ps_error_value(error, path, "no rows", "a header line and rows of measured runs");
+        ok = FALSE;
+    }
+    return ok ? g_steal_pointer(&d) : NULL;
+}
+
+void calib_runs_free(CalibRuns *data)
+{
+    if (!data)
+        return;
+    for (guint i = 0; i < data->runs->len; i++)
+        run_clear(&g_array_index(data->runs, CalibRun, i));
+    g_array_free(data->runs, TRUE);
+    g_free(data->path);
+    g_free(data);
+}

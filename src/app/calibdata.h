@@ -15,6 +15,16 @@
  * product of one dtype of dtype_names, after an optional header line
  * "m,n,k,dtype,seconds".
  *
+ * Measured runs (calibrate --runs): CSV, after '#' comment lines and blank
+ * ones a header line naming the columns, then one row per run. Columns:
+ * `model` (a model file, relative to the CSV's folder, or a shipped
+ * model's name), `gpus`, optionally `name` and `seq_length`, any plan
+ * field by its JSON key (`tp`, `micro_batch_size`, `schedule`, ...; a cell
+ * left empty keeps the field's default), and the measurement: each row
+ * fills exactly one of `step_s` (seconds per step), `tokens_per_s_per_gpu`
+ * and `tflops_per_gpu` (model TFLOP/s per GPU, as plansim's MFU counts
+ * model FLOPs). At most CALIB_MAX_RUNS rows.
+ *
  * A file may hold at most CALIB_MAX_RANKS ranks: each point of a fit is
  * replayed on the file's shape, dozens of times (calibrate.h), and 16,384
  * ranks take minutes on two cores (docs/benchmarks.md).
@@ -28,8 +38,10 @@
 #include <glib.h>
 
 #include "base/names.h"
+#include "spec/spec.h"
 
 #define CALIB_MAX_RANKS 16384
+#define CALIB_MAX_RUNS  1000
 
 /* One measured size of a collective. */
 typedef struct {
@@ -66,5 +78,35 @@ typedef struct {
 CalibGemm *calib_gemm_load(const char *path, GError **error);
 void calib_gemm_free(CalibGemm *data);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CalibGemm, calib_gemm_free)
+
+/* ---- measured runs ---- */
+
+/* What a run's measurement is, by its column. */
+typedef enum { RUN_STEP_S, RUN_TOKENS_PER_S_PER_GPU, RUN_TFLOPS_PER_GPU, RUN_MEASURES } RunMeasure;
+extern const char *const run_measure_names[]; /* the columns: "step_s", ... */
+
+typedef struct {
+    int line;
+    char *name;       /* the `name` cell, else "FILE:LINE" */
+    ModelSpec *model; /* with the row's seq_length */
+    PlanSpec *plan;   /* the row's fields over the defaults, unresolved */
+    int gpus;
+    RunMeasure measure;
+    double value; /* > 0, in the measure's unit */
+} CalibRun;
+
+typedef struct {
+    char *path;
+    GArray *runs; /* CalibRun, in file order */
+} CalibRuns;
+
+/* The path of a row's model cell: a file relative to the CSV's folder when
+ * one is there, else what `resolve` (a shipped model's name) makes of it;
+ * NULL with `error` set when neither has it. */
+typedef char *(*CalibModelPath)(const char *cell, GError **error);
+
+CalibRuns *calib_runs_load(const char *path, CalibModelPath resolve, GError **error);
+void calib_runs_free(CalibRuns *data);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CalibRuns, calib_runs_free)
 
 #endif

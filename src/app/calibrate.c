@@ -13,9 +13,7 @@
 
 /* ---- small dense linear algebra ------------------------------------------- */
 
-/* Solves the n x n system a x = b (a row-major, both overwritten; x in b)
- * by Gaussian elimination with partial pivoting. FALSE when singular. */
-static gboolean solve(double *a, double *b, int n)
+gboolean calib_solve(double *a, double *b, int n)
 {
     for (int c = 0; c < n; c++) {
         int p = c;
@@ -246,7 +244,7 @@ static gboolean lm_step(const Fit *fit, const double *J, const double *r, const 
         }
     for (int x = 0; x < nf; x++)
         a[x * nf + x] += lambda * MAX(a[x * nf + x], 1e-12);
-    if (!solve(a, g, nf))
+    if (!calib_solve(a, g, nf))
         return FALSE;
     memcpy(out, theta, np * sizeof *out);
     for (int x = 0; x < nf; x++) {
@@ -315,10 +313,19 @@ Op calib_gemm_op(const CalibGemmRow *row)
                 .dtype = row->dtype};
 }
 
-/* `gpu` with the curve `e` at its points `x`. */
-static GpuSpec with_curve(const GpuSpec *gpu, const double *x, const double *e, int points)
+/* `gpu` as a microbenchmark runs it, one GEMM at a time: no sustained
+ * share (the curve is the microbenchmarks'). */
+static GpuSpec microbenchmark(const GpuSpec *gpu)
 {
     GpuSpec g = *gpu;
+    g.gemm_sustained = 1;
+    return g;
+}
+
+/* `gpu` as a microbenchmark runs it, with the curve `e` at its points `x`. */
+static GpuSpec with_curve(const GpuSpec *gpu, const double *x, const double *e, int points)
+{
+    GpuSpec g = microbenchmark(gpu);
     g.gemm_points = points;
     memcpy(g.gemm_flop_per_byte, x, points * sizeof *x);
     memcpy(g.gemm_efficiency, e, points * sizeof *e);
@@ -436,7 +443,7 @@ static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out)
                 a[j * k + l] += weight * w[j] * w[l];
         }
     }
-    if (!solve(a, b, k)) { /* the ridge keeps it positive definite, but in exact arithmetic */
+    if (!calib_solve(a, b, k)) { /* the ridge keeps it positive definite, but in exact arithmetic */
         g_string_append_printf(
             out, "# %s: the fit is numerically singular: the GEMM curve is kept\n", g->path);
         return;
@@ -494,7 +501,8 @@ static void gemm_residuals(GString *out, const GpuSpec *gpu, const CalibGemm *g)
     for (int i = 0; i < n; i++) {
         const CalibGemmRow *row = &g_array_index(g->rows, CalibGemmRow, i);
         Op op = calib_gemm_op(row);
-        double t = roofline_s(gpu, &op);
+        GpuSpec alone = microbenchmark(gpu);
+        double t = roofline_s(&alone, &op);
         err[i] = t / row->time_s - 1;
         g_string_append_printf(rows, "%8.0f%8.0f%8.0f  %12.2f  %12.2f  %8.2f%s\n", row->m, row->n,
                                row->k, row->time_s * 1e6, t * 1e6, 100 * err[i],

@@ -63,6 +63,10 @@ Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nc
 void calib_free(Calibration *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Calibration, calib_free)
 
+/* Solves the n x n system a x = b (a row-major, both overwritten; x in b)
+ * by Gaussian elimination with partial pivoting. FALSE when singular. */
+gboolean calib_solve(double *a, double *b, int n);
+
 /* A row's operation: an (m x k) by (k x n) product of its dtype into a
  * bf16 output, its FLOPs and bytes as cost/transformer.c counts a GEMM's. */
 Op calib_gemm_op(const CalibGemmRow *row);

@@ -22,6 +22,7 @@
 #include "output/report.h"
 #include "app/advice.h"
 #include "app/calibrate.h"
+#include "app/calibruns.h"
 #include "app/collbench.h"
 #include "app/simulate.h"
 #include "app/sweep.h"
@@ -897,18 +898,53 @@ static int cmd_collective(int argc, char **argv)
 /* ---- calibrate -------------------------------------------------------------- */
 
 typedef struct {
-    char *cluster, *gemm, *output;
+    char *cluster, *gemm, *output, *runs, *fit;
     char **nccl;
 } CalibrateArgs;
+
+/* A run's model cell that is no file next to the runs: a shipped model. */
+static char *run_model_path(const char *cell, GError **error)
+{
+    return input_path(&shipped_models, cell, NULL, error);
+}
+
+/* calibrate --runs: the GPU's parameters fitted to measured runs. */
+static gboolean calibrate_runs(CalibrateArgs *a, const char *cluster_path, GError **error)
+{
+    int params[CALIB_RUNS_MAX_PARAMS], n_params;
+    if (!calib_runs_params_parse(a->fit ? a->fit : CALIB_RUNS_DEFAULT_FIT, "--fit", params,
+                                 &n_params, error))
+        return FALSE;
+    g_autoptr(ClusterSpec) base = cluster_spec_load(cluster_path, 0, error);
+    g_autoptr(CalibRuns) runs = base ? calib_runs_load(a->runs, run_model_path, error) : NULL;
+    if (!runs || !calib_runs_check(base, runs, n_params, error))
+        return FALSE;
+    g_autoptr(RunsFit) fit = calib_runs_fit(base, runs, params, n_params, TRUE);
+    g_autofree char *json = cluster_spec_json(fit->cluster);
+    if (!text_write_atomic(a->output, json, strlen(json), error))
+        return FALSE;
+    fputs(fit->report, strcmp(a->output, "-") == 0 ? stderr : stdout);
+    return TRUE;
+}
 
 static gboolean calibrate(void *args, GError **error)
 {
     CalibrateArgs *a = args;
-    if (!a->output || (!a->nccl && !a->gemm)) {
+    if (!a->output || (!a->nccl && !a->gemm && !a->runs)) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "calibrate: expected -o FILE and at least one of --nccl-tests FILE and "
-                    "--gemm FILE, got %s",
+                    "calibrate: expected -o FILE and at least one of --nccl-tests FILE, "
+                    "--gemm FILE and --runs FILE, got %s",
                     a->output ? "no measurements" : "no -o");
+        return FALSE;
+    }
+    if (a->runs && (a->nccl || a->gemm)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "calibrate: expected --runs alone or --nccl-tests and --gemm, got both "
+                    "(fit the microbenchmarks first, then --runs with their cluster)");
+        return FALSE;
+    }
+    if (a->fit && !a->runs) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "calibrate: expected --fit with --runs");
         return FALSE;
     }
     g_autofree char *cluster_path = input_path(&shipped_clusters, a->cluster, DEFAULT_CLUSTER, error);
@@ -916,12 +952,14 @@ static gboolean calibrate(void *args, GError **error)
         return FALSE;
     g_autoptr(GPtrArray) inputs = g_ptr_array_new();
     g_ptr_array_add(inputs, cluster_path);
-    g_ptr_array_add(inputs, a->gemm);
+    g_ptr_array_add(inputs, a->gemm ? a->gemm : a->runs);
     for (char **path = a->nccl; path && *path; path++)
         g_ptr_array_add(inputs, *path);
     Output out = {"-o", a->output};
     if (!check_outputs(&out, 1, (const char *const *)inputs->pdata, (int)inputs->len, error))
         return FALSE;
+    if (a->runs)
+        return calibrate_runs(a, cluster_path, error);
     g_autoptr(ClusterSpec) base = cluster_spec_load(cluster_path, 0, error);
     g_autoptr(GPtrArray) nccl = g_ptr_array_new_with_free_func((GDestroyNotify)calib_nccl_free);
     g_autoptr(CalibGemm) gemm = NULL;
@@ -953,6 +991,12 @@ static int cmd_calibrate(int argc, char **argv)
          "nccl-tests output (all_reduce_perf, ...); repeat for more files", "FILE"},
         {"gemm", 0, 0, G_OPTION_ARG_FILENAME, &a.gemm, "GEMM timings, CSV m,n,k,dtype,seconds",
          "FILE"},
+        {"runs", 0, 0, G_OPTION_ARG_FILENAME, &a.runs,
+         "measured runs, CSV: model, gpus, plan fields, and step_s, tokens_per_s_per_gpu or "
+         "tflops_per_gpu",
+         "FILE"},
+        {"fit", 0, 0, G_OPTION_ARG_STRING, &a.fit,
+         "with --runs, the GPU parameters to fit (default: " CALIB_RUNS_DEFAULT_FIT ")", "LIST"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
          "write the fitted cluster to FILE (whole or not at all)", "FILE"},
         {NULL},

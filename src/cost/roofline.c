@@ -6,7 +6,8 @@
 
 #include <glib.h>
 
-double gemm_efficiency_at(const GpuSpec *gpu, double flop_per_byte)
+/* The GPU's curve (or compute_efficiency) at `flop_per_byte`. */
+static double curve_at(const GpuSpec *gpu, double flop_per_byte)
 {
     int n = gpu->gemm_points;
     const double *x = gpu->gemm_flop_per_byte, *e = gpu->gemm_efficiency;
@@ -20,6 +21,11 @@ double gemm_efficiency_at(const GpuSpec *gpu, double flop_per_byte)
             return e[i] + f * (e[i + 1] - e[i]);
         }
     return e[n - 1];
+}
+
+double gemm_efficiency_at(const GpuSpec *gpu, double flop_per_byte)
+{
+    return gpu_gemm_sustained(gpu) * curve_at(gpu, flop_per_byte);
 }
 
 static gboolean has_waves(const GpuSpec *gpu, const Op *op)

@@ -51,7 +51,8 @@ double roofline_peak(const GpuSpec *gpu, Dtype dtype);
 /* The fraction of the peak a matrix multiply of `flop_per_byte`
  * arithmetic intensity reaches on full waves: the GPU's gemm_efficiency
  * curve, interpolated linearly in log(flop_per_byte) between its points
- * and flat beyond its ends; compute_efficiency when the GPU has no curve. */
+ * and flat beyond its ends (compute_efficiency when the GPU has no
+ * curve), times its gemm_sustained share. */
 double gemm_efficiency_at(const GpuSpec *gpu, double flop_per_byte);
 
 /* Waves of tiles of a matrix multiply: ceil(tiles / sm_count); 0 when the

@@ -123,11 +123,10 @@ static void attention_core(OpList *out, const Dims *d)
  * A100's in the forward and at most 63 % in the backward (Dao, abstract and
  * section 1), FlashAttention-3 75 % of an H100's in the forward (Shah et
  * al. 2024); we take 60 % and 50 %, causal training shapes being below the
- * best case. The backward does 2.5 times the forward's FLOPs: its five
+ * best case (GPU_ATTENTION_*_EFFICIENCY, the defaults of a GPU that gives
+ * none: attention_forward_efficiency and attention_backward_efficiency). The backward does 2.5 times the forward's FLOPs: its five
  * matrix multiplies against two, S = QK^T recomputed (Dao, section 4.1). */
-#define FLASH_WORK                0.5  /* of the counted FLOPs, the part the kernels do */
-#define FLASH_FORWARD_EFFICIENCY  0.60 /* of the peak, on that work */
-#define FLASH_BACKWARD_EFFICIENCY 0.50
+#define FLASH_WORK 0.5 /* of the counted FLOPs, the part the kernels do */
 
 static const char FLASH_FORWARD[] = "flash_attention";
 static const char FLASH_BACKWARD_REST[] = "flash_attention_bwd_rest";
@@ -162,12 +161,12 @@ static void flash_backward_rest(OpList *out, const Dims *d)
 static double flash_s(const GpuSpec *gpu, const Op *op)
 {
     double work = op->flops * FLASH_WORK / gpu->peak_flops;
+    double forward = gpu_attention_efficiency(gpu, TRUE);
     if (strcmp(op->name, FLASH_FORWARD) == 0)
-        return MAX(work / FLASH_FORWARD_EFFICIENCY,
-                   op->bytes / (gpu->memory_Bps * gpu->memory_efficiency)) +
+        return MAX(work / forward, op->bytes / (gpu->memory_Bps * gpu->memory_efficiency)) +
                gpu->launch_s;
     if (strcmp(op->name, FLASH_BACKWARD_REST) == 0)
-        return MAX(0, work * (5 / FLASH_BACKWARD_EFFICIENCY - 4 / FLASH_FORWARD_EFFICIENCY));
+        return MAX(0, work * (5 / gpu_attention_efficiency(gpu, FALSE) - 4 / forward));
     return -1;
 }
 
@@ -385,6 +384,11 @@ void tf_head_ops(const ModelSpec *m, Shard sh, OpList *out)
 void tf_optimizer_ops(double params, OpList *out)
 {
     out->n = 0;
+    /* the gradients' norm for clipping, before the step: Megatron-LM's
+     * multi-tensor L2 norm reads each fp32 gradient once (2 FLOPs); the
+     * rescale by the clipping factor runs only when the norm is over the
+     * threshold, and is not counted */
+    add(out, "grad_norm", 2 * params, 4 * params, 0);
     add(out, "adam", 12 * params, 28 * params, 0);
 }
 

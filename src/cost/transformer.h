@@ -87,9 +87,11 @@ void tf_block_replay_ops(const ModelSpec *m, Block block, Shard sh, Recompute rc
 void tf_embedding_ops(const ModelSpec *m, Shard sh, OpList *out);
 /* Forward operations of the head: final norm, logits, loss. */
 void tf_head_ops(const ModelSpec *m, Shard sh, OpList *out);
-/* One mixed-precision Adam step over `params` parameters: reads the bf16
- * gradient and fp32 master, momentum and variance, writes them back with
- * the bf16 parameters (28 bytes per parameter); memory-bound. */
+/* One mixed-precision Adam step over `params` parameters, memory-bound:
+ * the gradients' L2 norm for clipping (reads 4 bytes per parameter), then
+ * Adam, which reads the bf16 gradient and fp32 master, momentum and
+ * variance, and writes them back with the bf16 parameters (28 bytes per
+ * parameter). */
 void tf_optimizer_ops(double params, OpList *out);
 
 /* A head's width: the model's head_dim, else hidden_size / attention_heads. */

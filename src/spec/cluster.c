@@ -32,6 +32,9 @@ static const char *const gpu_keys[] = {
     "memory_efficiency",
     "kernel_launch_us",
     "comm_compute_interference",
+    "gemm_sustained",
+    "attention_forward_efficiency",
+    "attention_backward_efficiency",
     "sm_count",
     "gemm_efficiency",
     NULL,
@@ -111,6 +114,14 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
         !json_number(doc, o, "$.gpu", "kernel_launch_us", FALSE, 0, 1e9, 0, &launch_us, error) ||
         !json_number(doc, o, "$.gpu", "comm_compute_interference", FALSE, 0, 0.95, 0,
                      &gpu->comm_interference, error) ||
+        !json_number(doc, o, "$.gpu", "gemm_sustained", FALSE, MIN_EFFICIENCY, 1, 1,
+                     &gpu->gemm_sustained, error) ||
+        !json_number(doc, o, "$.gpu", "attention_forward_efficiency", FALSE, MIN_EFFICIENCY, 1,
+                     GPU_ATTENTION_FORWARD_EFFICIENCY, &gpu->attention_forward_efficiency,
+                     error) ||
+        !json_number(doc, o, "$.gpu", "attention_backward_efficiency", FALSE, MIN_EFFICIENCY, 1,
+                     GPU_ATTENTION_BACKWARD_EFFICIENCY, &gpu->attention_backward_efficiency,
+                     error) ||
         !json_int(doc, o, "$.gpu", "sm_count", FALSE, 1, 100000, 0, &sms, error) ||
         !read_gemm_curve(doc, o, gpu, error))
         return FALSE;
@@ -123,6 +134,17 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
     gpu->memory_Bps = gbps * 1e9;
     gpu->launch_s = launch_us * 1e-6;
     return TRUE;
+}
+
+double gpu_attention_efficiency(const GpuSpec *gpu, gboolean forward)
+{
+    double e = forward ? gpu->attention_forward_efficiency : gpu->attention_backward_efficiency;
+    return e > 0 ? e : forward ? GPU_ATTENTION_FORWARD_EFFICIENCY : GPU_ATTENTION_BACKWARD_EFFICIENCY;
+}
+
+double gpu_gemm_sustained(const GpuSpec *gpu)
+{
+    return gpu->gemm_sustained > 0 ? gpu->gemm_sustained : 1;
 }
 
 /* A link class; *given gets a bit per protocol whose latency it gives. */
@@ -340,6 +362,10 @@ char *cluster_spec_json(const ClusterSpec *c)
     jsonw_number(jsonw_key(&w, "memory_efficiency"), g->memory_efficiency);
     jsonw_number(jsonw_key(&w, "kernel_launch_us"), g->launch_s * 1e6);
     jsonw_number(jsonw_key(&w, "comm_compute_interference"), g->comm_interference);
+    jsonw_number(jsonw_key(&w, "gemm_sustained"), gpu_gemm_sustained(g));
+    jsonw_number(jsonw_key(&w, "attention_forward_efficiency"), gpu_attention_efficiency(g, TRUE));
+    jsonw_number(jsonw_key(&w, "attention_backward_efficiency"),
+                 gpu_attention_efficiency(g, FALSE));
     if (g->sm_count > 0)
         jsonw_int(jsonw_key(&w, "sm_count"), g->sm_count);
     if (g->gemm_points > 0) {

@@ -106,11 +106,27 @@ typedef struct {
     double launch_s;           /* fixed cost per kernel */
     double comm_interference;  /* compute slows by this fraction while the GPU
                                 * runs communication kernels, [0, 0.95] */
+    double gemm_sustained;     /* the share of the GEMM curve's efficiency that GEMMs run
+                                * back to back in a training step keep (sustained clock at
+                                * the power limit), (0, 1]; 0: 1 */
+    double attention_forward_efficiency;  /* FlashAttention's forward and backward on the */
+    double attention_backward_efficiency; /* work they do, fractions of the peak, (0, 1];
+                                           * 0: transformer.h's defaults */
     int sm_count;              /* streaming multiprocessors; 0: unknown, no waves */
     int gemm_points;           /* points of the GEMM efficiency curve; 0: none */
     double gemm_flop_per_byte[GPU_GEMM_POINTS]; /* arithmetic intensities, increasing */
     double gemm_efficiency[GPU_GEMM_POINTS];    /* fraction of peak at each, (0, 1] */
 } GpuSpec;
+
+/* FlashAttention's efficiencies when a GPU gives none: FlashAttention-2's
+ * on A100 (docs/model.md, "FlashAttention"; cost/transformer.c). */
+#define GPU_ATTENTION_FORWARD_EFFICIENCY  0.60
+#define GPU_ATTENTION_BACKWARD_EFFICIENCY 0.50
+
+/* The GPU's attention efficiency (forward or backward) and GEMM sustained
+ * share, their defaults for 0. */
+double gpu_attention_efficiency(const GpuSpec *gpu, gboolean forward);
+double gpu_gemm_sustained(const GpuSpec *gpu);
 
 typedef struct {
     char *name;

@@ -10,8 +10,14 @@
  * reduce-scatter is data parallelism's (data_parallel.c). Here, each
  * all-gather split the same way, experts over the expert-data-parallel
  * group (names "zero expert ..."), the rest over the data-parallel one:
- *   - stages 1 and 2: after the optimizer step, an all-gather of the
- *     updated bf16 parameters, so every rank has them all again;
+ *   - stages 1 and 2: an all-gather of the updated bf16 parameters, so
+ *     every rank has them all again. With overlap_param_gather (Megatron-
+ *     LM's --overlap-param-gather) each segment's is issued when the
+ *     optimizer step ends and waited for by its first forward of the next
+ *     step; the replay is of a step in the steady state, so it issues them
+ *     at its start, on the communication stream in the order the forward
+ *     uses them, and gates each segment's first forward on its own.
+ *     Without it, one all-gather of them all after the optimizer step;
  *   - stage 3: before each segment's forward and backward, an all-gather
  *     of its parameters on the communication stream, the segment's compute
  *     waiting for it. The gather of the next segment is issued one segment
@@ -120,10 +126,25 @@ static gboolean active(const PlanSpec *plan)
     return plan->zero_stage > 0;
 }
 
+/* Stages 1 and 2 with overlap_param_gather: whether the parameters are
+ * gathered segment by segment at the step's start. */
+static gboolean gathers_ahead(const PlanSpec *plan)
+{
+    return plan->zero_stage >= 1 && plan->zero_stage <= 2 && plan->overlap_param_gather;
+}
+
 static int piece_tasks(const PlanSpec *plan)
 {
     /* per segment, a gather, and with ep > 1 one of the experts */
-    return plan->zero_stage == 3 ? 1 + (plan->ep > 1) : 0;
+    return plan->zero_stage == 3 || gathers_ahead(plan) ? 1 + (plan->ep > 1) : 0;
+}
+
+/* The gathers' timing matters only where there are gathers of the
+ * updated parameters: stages 1 and 2 over more than one rank. */
+static void normalize(PlanSpec *plan)
+{
+    if (plan->zero_stage == 0 || plan->zero_stage == 3 || plan->dp * plan->cp == 1)
+        plan->overlap_param_gather = TRUE;
 }
 
 static void step_begin(Emit *e, void *state)
@@ -178,7 +199,15 @@ static TaskId gather(Emit *e, const Unit *u, const Segment *seg, TaskId after)
 
 static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *seg)
 {
+    static const char *const ahead[][2] = {
+        [SEGMENT_EMBEDDING] = {"zero all_gather embedding", NULL},
+        [SEGMENT_LAYER] = {"zero all_gather L%d", "zero expert all_gather L%d"},
+        [SEGMENT_HEAD] = {"zero all_gather head", NULL},
+    };
     ZeroState *st = state;
+    if (gathers_ahead(emit_plan(e)) && u->forward && u->micro_batch == 0)
+        emit_gate(e, gather_params(e, seg->params, seg->expert_params, TASK_NONE, ahead[seg->kind],
+                                   (TaskName){.a = seg->layer}, NULL));
     if (emit_plan(e)->zero_stage < 3)
         return;
     TaskId mine = st->ahead == seg ? st->ahead_task : gather(e, u, seg, TASK_NONE);
@@ -204,8 +233,8 @@ static void after_optimizer(Emit *e, void *state, TaskId optimizer)
 {
     static const char *const names[2] = {"zero all_gather params", "zero expert all_gather params"};
     (void)state;
-    if (emit_plan(e)->zero_stage >= 3)
-        return; /* parameters stay sharded */
+    if (emit_plan(e)->zero_stage >= 3 || gathers_ahead(emit_plan(e)))
+        return; /* parameters stay sharded, or were gathered ahead */
     gather_params(e, emit_params(e), emit_expert_params(e), optimizer, names, (TaskName){0}, NULL);
 }
 
@@ -218,4 +247,5 @@ const Strategy strategy_zero = {
     .segment_begin = segment_begin,
     .segment_end = segment_end,
     .after_optimizer = after_optimizer,
+    .normalize = normalize,
 };

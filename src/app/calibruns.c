@@ -1,0 +1,388 @@
+/* calibruns.c: a GPU profile's few free parameters fitted to measured
+ * runs, with each run's leave-one-out error (calibruns.h). */
+#include "app/calibruns.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "app/calibrate.h"
+#include "app/simulate.h"
+#include "base/error.h"
+#include "base/names.h"
+#include "cost/transformer.h"
+#include "strategy/strategy.h"
+
+/* The parameters, by their keys in a cluster file's "gpu": where GpuSpec
+ * keeps them, their range, the Jacobian's step (down for an efficiency,
+ * so that it stays at most 1) and the unit of the file (1e-6: the file's
+ * microseconds for GpuSpec's seconds). */
+typedef struct {
+    gsize offset;
+    double lo, hi, step, unit;
+} ParamInfo;
+
+static const ParamInfo param_info[] = {
+    {offsetof(GpuSpec, gemm_sustained), 0.2, 1, -0.01, 1},
+    {offsetof(GpuSpec, attention_forward_efficiency), 0.05, 1, -0.01, 1},
+    {offsetof(GpuSpec, attention_backward_efficiency), 0.05, 1, -0.01, 1},
+    {offsetof(GpuSpec, comm_interference), 0, 0.95, 0.01, 1},
+    {offsetof(GpuSpec, launch_s), 0, 1e-4, 5e-7, 1e-6},
+    {offsetof(GpuSpec, memory_efficiency), 0.2, 1, -0.01, 1},
+};
+const char *const calib_run_params[] = {"gemm_sustained",
+                                        "attention_forward_efficiency",
+                                        "attention_backward_efficiency",
+                                        "comm_compute_interference",
+                                        "kernel_launch_us",
+                                        "memory_efficiency",
+                                        NULL};
+G_STATIC_ASSERT(G_N_ELEMENTS(param_info) + 1 == G_N_ELEMENTS(calib_run_params));
+
+#define RUNS_MAX_ITERATIONS 20
+#define RUNS_MIN_GAIN       1e-4 /* relative fall of the cost that goes on */
+#define RUNS_MAX_TRIES      6    /* dampings tried per step */
+
+static double *slot(GpuSpec *gpu, int p)
+{
+    return (double *)((char *)gpu + param_info[p].offset);
+}
+
+gboolean calib_runs_params_parse(const char *list, const char *origin, int *params, int *n,
+                                 GError **error)
+{
+    g_auto(GStrv) names = g_strsplit(list, ",", -1);
+    *n = 0;
+    for (char **name = names; *name; name++) {
+        int p = names_find(calib_run_params, g_strstrip(*name));
+        gboolean twice = FALSE;
+        for (int i = 0; i < *n; i++)
+            twice |= params[i] == p;
+        if (p < 0 || twice || *n == CALIB_RUNS_MAX_PARAMS) {
+            g_autofree char *known = names_list(calib_run_params, FALSE);
+            ps_error_value(error, origin, *name, "at most %d of %s, comma-separated, each once",
+                           CALIB_RUNS_MAX_PARAMS, known);
+            return FALSE;
+        }
+        params[(*n)++] = p;
+    }
+    return TRUE;
+}
+
+/* The base cut to the run's GPUs (names borrowed). */
+static ClusterSpec shaped(const ClusterSpec *base, const CalibRun *run)
+{
+    ClusterSpec c = *base;
+    if (run->gpus < base->gpus_per_node) {
+        c.nodes = 1;
+        c.gpus_per_node = run->gpus;
+    } else {
+        c.nodes = run->gpus / base->gpus_per_node;
+    }
+    return c;
+}
+
+/* The run's plan resolved on its cluster, or NULL with `error` naming it. */
+static PlanSpec *resolved(const ClusterSpec *base, const CalibRuns *runs, const CalibRun *run,
+                          GError **error)
+{
+    g_autofree char *where = g_strdup_printf("%s:%d", runs->path, run->line);
+    if (run->gpus >= base->gpus_per_node && run->gpus % base->gpus_per_node) {
+        g_autofree char *got = g_strdup_printf("%d GPUs", run->gpus);
+        ps_error_value(error, where, got, "fewer GPUs than a node's %d, or a multiple of it",
+                       base->gpus_per_node);
+        return NULL;
+    }
+    ClusterSpec c = shaped(base, run);
+    g_autoptr(PlanSpec) plan = plan_spec_copy(run->plan);
+    if (!plan_spec_resolve(plan, run->model, &c, error) ||
+        !strategy_check(plan, run->model, error)) {
+        g_prefix_error(error, "%s: ", where);
+        return NULL;
+    }
+    return g_steal_pointer(&plan);
+}
+
+gboolean calib_runs_check(const ClusterSpec *base, const CalibRuns *runs, int n_params,
+                          GError **error)
+{
+    int n = (int)runs->runs->len;
+    if (n < n_params) {
+        g_autofree char *got = g_strdup_printf("%d run%s", n, n == 1 ? "" : "s");
+        ps_error_value(error, runs->path, got,
+                       "at least as many runs as parameters to fit (%d; --fit names fewer)",
+                       n_params);
+        return FALSE;
+    }
+    for (int i = 0; i < n; i++) {
+        g_autoptr(PlanSpec) plan =
+            resolved(base, runs, &g_array_index(runs->runs, CalibRun, i), error);
+        if (!plan)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+typedef struct {
+    const ClusterSpec *base;
+    const CalibRun *runs;
+    PlanSpec **plans; /* resolved */
+    int n;
+    const int *params;
+    int np;
+    double measured[CALIB_MAX_RUNS]; /* log of each run's measured throughput */
+    int threads;
+} Fit;
+
+/* The base's value of parameter p, its default for 0 where 0 means one. */
+static double base_value(const GpuSpec *gpu, int p)
+{
+    double v = *(const double *)((const char *)gpu + param_info[p].offset);
+    switch (p) {
+    case 0:
+        return gpu_gemm_sustained(gpu);
+    case 1:
+    case 2:
+        return gpu_attention_efficiency(gpu, p == 1);
+    default:
+        return v;
+    }
+}
+
+/* log of the throughput plansim predicts for run i under `theta`. */
+static double predict(const Fit *fit, int i, const double *theta)
+{
+    const CalibRun *run = &fit->runs[i];
+    ClusterSpec c = shaped(fit->base, run);
+    for (int j = 0; j < fit->np; j++)
+        *slot(&c.gpu, fit->params[j]) = theta[j];
+    Report rep;
+    g_autoptr(GError) error = NULL;
+    gboolean ok = sim_run(run->model, &c, fit->plans[i], &rep, &error);
+    g_assert(ok); /* checked: calib_runs_check */
+    const Metrics *m = &rep.metrics;
+    double step = m->step_time_s, rate;
+    switch (run->measure) {
+    case RUN_STEP_S:
+        rate = 1 / step;
+        break;
+    case RUN_TOKENS_PER_S_PER_GPU:
+        rate = m->tokens_per_s / rep.gpus;
+        break;
+    default:
+        rate = m->model_flops / step / rep.gpus / 1e12;
+        break;
+    }
+    report_clear(&rep);
+    return log(rate);
+}
+
+typedef struct {
+    const Fit *fit;
+    const double *theta;
+    double *out;
+    int first, stride;
+} Share;
+
+static gpointer predict_share(gpointer data)
+{
+    const Share *s = data;
+    for (int i = s->first; i < s->fit->n; i += s->stride)
+        s->out[i] = predict(s->fit, i, s->theta);
+    return NULL;
+}
+
+/* log(predicted / measured) of every run at `theta` into r; returns the
+ * sum of their squares over the runs `weight` counts (0 or 1 each). Runs
+ * replay on the machine's cores, each into its own slot, so the sum is
+ * the same whatever the threads. */
+static double residuals(const Fit *fit, const double *theta, const double *weight, double *r)
+{
+    int threads = MAX(1, MIN(fit->threads, fit->n));
+    Share shares[CALIB_MAX_THREADS];
+    GThread *running[CALIB_MAX_THREADS];
+    for (int t = 0; t < threads; t++) {
+        shares[t] = (Share){fit, theta, r, t, threads};
+        running[t] = t ? g_thread_new("calibrate", predict_share, &shares[t]) : NULL;
+    }
+    predict_share(&shares[0]);
+    for (int t = 1; t < threads; t++)
+        g_thread_join(running[t]);
+    double cost = 0;
+    for (int i = 0; i < fit->n; i++) {
+        r[i] -= fit->measured[i];
+        cost += weight[i] * r[i] * r[i];
+    }
+    return cost;
+}
+
+/* Levenberg-Marquardt from `theta` (updated) over the runs `weight`
+ * counts; `r` gets the residuals of every run at the result. */
+static void minimise(const Fit *fit, double *theta, const double *weight, double *r)
+{
+    int n = fit->n, np = fit->np;
+    g_autofree double *J = g_new(double, (gsize)n *np), *rj = g_new(double, n);
+    g_autofree double *rt = g_new(double, n);
+    double trial[CALIB_RUNS_MAX_PARAMS], lambda = 1e-3;
+    double cost = residuals(fit, theta, weight, r);
+    for (int it = 0; it < RUNS_MAX_ITERATIONS && cost > 0; it++) {
+        for (int j = 0; j < np; j++) { /* the Jacobian, stepping inside the range */
+            const ParamInfo *info = &param_info[fit->params[j]];
+            double step = theta[j] + info->step >= info->lo && theta[j] + info->step <= info->hi
+                              ? info->step
+                              : -info->step;
+            memcpy(trial, theta, np * sizeof *trial);
+            trial[j] += step;
+            residuals(fit, trial, weight, rj);
+            for (int i = 0; i < n; i++)
+                J[i * np + j] = (rj[i] - r[i]) / step;
+        }
+        double trial_cost = INFINITY;
+        for (int tries = 0; tries < RUNS_MAX_TRIES && !(trial_cost < cost); tries++) {
+            double a[CALIB_RUNS_MAX_PARAMS * CALIB_RUNS_MAX_PARAMS] = {0};
+            double g[CALIB_RUNS_MAX_PARAMS] = {0};
+            for (int i = 0; i < n; i++)
+                for (int x = 0; x < np; x++) {
+                    g[x] -= weight[i] * J[i * np + x] * r[i];
+                    for (int y = 0; y < np; y++)
+                        a[x * np + y] += weight[i] * J[i * np + x] * J[i * np + y];
+                }
+            for (int x = 0; x < np; x++)
+                a[x * np + x] += lambda * MAX(a[x * np + x], 1e-12);
+            if (calib_solve(a, g, np)) {
+                for (int x = 0; x < np; x++) {
+                    const ParamInfo *info = &param_info[fit->params[x]];
+                    trial[x] = CLAMP(theta[x] + g[x], info->lo, info->hi);
+                }
+                trial_cost = residuals(fit, trial, weight, rt);
+            }
+            lambda *= trial_cost < cost ? 1.0 / 3 : 4;
+        }
+        if (!(trial_cost < cost))
+            break;
+        lambda = MAX(lambda, 1e-9);
+        double gain = (cost - trial_cost) / cost;
+        cost = trial_cost;
+        memcpy(theta, trial, np * sizeof *theta);
+        memcpy(r, rt, n * sizeof *r);
+        if (gain < RUNS_MIN_GAIN)
+            break;
+    }
+}
+
+static double measured_rate(const CalibRun *run)
+{
+    return run->measure == RUN_STEP_S ? 1 / run->value : run->value;
+}
+
+static void summarise(const double *err, int n, double *mean, double *max)
+{
+    *mean = *max = 0;
+    for (int i = 0; i < n; i++) {
+        *mean += fabs(err[i]) / n;
+        *max = MAX(*max, fabs(err[i]));
+    }
+}
+
+RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const int *params,
+                        int n_params, gboolean leave_one_out)
+{
+    int n = (int)runs->runs->len;
+    g_assert(n >= n_params && n_params <= CALIB_RUNS_MAX_PARAMS);
+    Fit *fit = g_new0(Fit, 1);
+    *fit = (Fit){.base = base,
+                 .runs = (const CalibRun *)runs->runs->data,
+                 .n = n,
+                 .params = params,
+                 .np = n_params};
+    fit->plans = g_new(PlanSpec *, n);
+    for (int i = 0; i < n; i++) {
+        fit->plans[i] = resolved(base, runs, &fit->runs[i], NULL);
+        g_assert(fit->plans[i]); /* checked: calib_runs_check */
+        fit->measured[i] = log(measured_rate(&fit->runs[i]));
+    }
+    fit->threads = CLAMP((int)g_get_num_processors(), 1, CALIB_MAX_THREADS);
+
+    double theta[CALIB_RUNS_MAX_PARAMS], base_theta[CALIB_RUNS_MAX_PARAMS];
+    for (int j = 0; j < n_params; j++)
+        theta[j] = base_theta[j] = base_value(&base->gpu, params[j]);
+    g_autofree double *weight = g_new(double, n), *r = g_new(double, n);
+    for (int i = 0; i < n; i++)
+        weight[i] = 1;
+    if (n_params > 0)
+        minimise(fit, theta, weight, r);
+    else
+        residuals(fit, theta, weight, r);
+
+    RunsFit *out = g_new0(RunsFit, 1);
+    out->n = n;
+    out->error = g_new(double, n);
+    for (int i = 0; i < n; i++)
+        out->error[i] = expm1(r[i]);
+    summarise(out->error, n, &out->mean_error, &out->max_error);
+    if (leave_one_out && n_params > 0) {
+        out->loo = g_new(double, n);
+        g_autofree double *rl = g_new(double, n);
+        for (int i = 0; i < n; i++) {
+            double t[CALIB_RUNS_MAX_PARAMS];
+            memcpy(t, theta, sizeof t);
+            weight[i] = 0;
+            minimise(fit, t, weight, rl);
+            weight[i] = 1;
+            out->loo[i] = expm1(rl[i]);
+        }
+        summarise(out->loo, n, &out->loo_mean, &out->loo_max);
+    }
+
+    ClusterSpec fitted = *base;
+    for (int j = 0; j < n_params; j++)
+        *slot(&fitted.gpu, params[j]) = theta[j];
+    out->cluster = cluster_spec_copy(&fitted);
+
+    GString *rep = g_string_new(NULL);
+    g_string_append_printf(rep, "# plansim calibrate --runs %s: %d runs, base %s\n", runs->path, n,
+                           base->name);
+    g_string_append(rep, "# parameter                          base      fitted\n");
+    for (int j = 0; j < n_params; j++) {
+        double unit = param_info[params[j]].unit;
+        g_string_append_printf(rep, "%-30s  %10.4f  %10.4f\n", calib_run_params[params[j]],
+                               base_theta[j] / unit, theta[j] / unit);
+    }
+    g_string_append_printf(rep, "# runs: mean |error| %.2f %%, max %.2f %%", 100 * out->mean_error,
+                           100 * out->max_error);
+    if (out->loo)
+        g_string_append_printf(rep, "; leave-one-out: mean %.2f %%, max %.2f %%",
+                               100 * out->loo_mean, 100 * out->loo_max);
+    g_string_append(rep, " (+: plansim too fast)\n");
+    g_string_append_printf(rep, "# %-28s %-20s %12s %12s %9s%s\n", "run", "measure", "measured",
+                           "predicted", "error(%)", out->loo ? "   loo(%)" : "");
+    for (int i = 0; i < n; i++) {
+        const CalibRun *run = &fit->runs[i];
+        double predicted = measured_rate(run) * (1 + out->error[i]);
+        if (run->measure == RUN_STEP_S)
+            predicted = 1 / predicted;
+        g_string_append_printf(rep, "%-30s %-20s %12.5g %12.5g %+9.2f", run->name,
+                               run_measure_names[run->measure], run->value, predicted,
+                               100 * out->error[i]);
+        if (out->loo)
+            g_string_append_printf(rep, " %+8.2f", 100 * out->loo[i]);
+        g_string_append_c(rep, '\n');
+    }
+    out->report = g_string_free(rep, FALSE);
+    for (int i = 0; i < n; i++)
+        plan_spec_free(fit->plans[i]);
+    g_free(fit->plans);
+    g_free(fit);
+    return out;
+}
+
+void calib_runs_fit_free(RunsFit *fit)
+{
+    if (!fit)
+        return;
+    cluster_spec_free(fit->cluster);
+    g_free(fit->report);
+    g_free(fit->error);
+    g_free(fit->loo);
+    g_free(fit);
+}

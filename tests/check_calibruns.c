@@ -1,0 +1,191 @@
+/* check_calibruns.c: plansim calibrate --runs, and the H100 profile it
+ * fitted against the published H100 runs it was fitted to.
+ *
+ * topologies/runs/h100.csv holds them (sources in topologies/SOURCES.md):
+ * Megatron-Core r0.8.0's BF16 weak-scaling table (rows "mcore ...", model
+ * TFLOP/s per GPU) and NeMo 24.07's FP8 performance summary (rows "nemo
+ * ...", tokens/s per GPU). The targets are issue 20's: each table's mean
+ * |error| at most 5 %, its largest at most 10 %, and the leave-one-out
+ * error over both at most 7 % on average. */
+#include <math.h>
+#include <string.h>
+
+#include "app/calibruns.h"
+#include "base/error.h"
+#include "testutil.h"
+
+static char *no_shipped(const char *cell, GError **error)
+{
+    g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: not a file next to the runs", cell);
+    return NULL;
+}
+
+static CalibRuns *runs_load(const char *path)
+{
+    GError *error = NULL;
+    CalibRuns *runs = calib_runs_load(path, no_shipped, &error);
+    ck_assert_msg(runs, "%s", error ? error->message : "");
+    return runs;
+}
+
+static RunsFit *fit_named(const ClusterSpec *base, const CalibRuns *runs, const char *names,
+                          gboolean loo)
+{
+    int params[CALIB_RUNS_MAX_PARAMS], n;
+    GError *error = NULL;
+    ck_assert(calib_runs_params_parse(names, "--fit", params, &n, &error));
+    ck_assert_msg(calib_runs_check(base, runs, n, &error), "%s", error ? error->message : "");
+    return calib_runs_fit(base, runs, params, n, loo);
+}
+
+/* Mean and largest |error| of the runs whose name starts with `prefix`. */
+static void table_errors(const CalibRuns *runs, const double *err, const char *prefix, double *mean,
+                         double *max, int *n)
+{
+    *mean = *max = 0;
+    *n = 0;
+    for (guint i = 0; i < runs->runs->len; i++) {
+        if (!g_str_has_prefix(g_array_index(runs->runs, CalibRun, i).name, prefix))
+            continue;
+        *mean += fabs(err[i]);
+        *max = MAX(*max, fabs(err[i]));
+        (*n)++;
+    }
+    *mean /= MAX(*n, 1);
+}
+
+/* The shipped dgx-h100 profile, as it is (no parameter freed), against
+ * each table. */
+START_TEST(shipped_h100_meets_the_targets)
+{
+    g_autofree char *csv = test_shipped("topologies/runs", "h100.csv");
+    g_autoptr(CalibRuns) runs = runs_load(csv);
+    g_autoptr(ClusterSpec) h100 = test_shipped_cluster("dgx-h100.json", 0);
+    g_autoptr(RunsFit) fit = fit_named(h100, runs, "", TRUE);
+    ck_assert_ptr_null(fit->loo); /* nothing fitted, nothing left out */
+    static const char *const tables[] = {"mcore ", "nemo "};
+    static const int rows[] = {9, 10};
+    for (int t = 0; t < 2; t++) {
+        double mean, max;
+        int n;
+        table_errors(runs, fit->error, tables[t], &mean, &max, &n);
+        ck_assert_int_eq(n, rows[t]);
+        ck_assert_msg(mean <= 0.05 && max <= 0.10, "%s: mean |error| %.2f %%, max %.2f %%\n%s",
+                      tables[t], 100 * mean, 100 * max, fit->report);
+    }
+}
+END_TEST
+
+/* The shipped profile is the fit: from the microbenchmarks' profile
+ * (topologies/runs/dgx-h100-base.json, gemm_sustained 1) the default fit
+ * over both tables lands on the shipped gemm_sustained, and leaving each
+ * run out in turn predicts it within 7 % on average. */
+START_TEST(fit_reproduces_the_shipped_h100)
+{
+    g_autofree char *csv = test_shipped("topologies/runs", "h100.csv");
+    g_autofree char *base_path = test_shipped("topologies/runs", "dgx-h100-base.json");
+    g_autoptr(CalibRuns) runs = runs_load(csv);
+    GError *error = NULL;
+    g_autoptr(ClusterSpec) base = cluster_spec_load(base_path, 0, &error);
+    g_autoptr(ClusterSpec) shipped = test_shipped_cluster("dgx-h100.json", 0);
+    ck_assert(base);
+    ck_assert_double_eq(gpu_gemm_sustained(&base->gpu), 1);
+    g_autoptr(RunsFit) fit = fit_named(base, runs, CALIB_RUNS_DEFAULT_FIT, TRUE);
+    /* the shipped file rounds the fit to 4 digits */
+    ck_assert_msg(fabs(fit->cluster->gpu.gemm_sustained - shipped->gpu.gemm_sustained) < 5e-4,
+                  "fitted %.5f, shipped %.4f", fit->cluster->gpu.gemm_sustained,
+                  shipped->gpu.gemm_sustained);
+    ck_assert_msg(fit->loo_mean <= 0.07, "leave-one-out mean %.2f %%", 100 * fit->loo_mean);
+    /* everything else is the base's */
+    GpuSpec a = base->gpu, b = fit->cluster->gpu;
+    a.gemm_sustained = b.gemm_sustained = 0;
+    a.name = b.name = NULL;
+    ck_assert(memcmp(&a, &b, sizeof a) == 0);
+}
+END_TEST
+
+/* Synthetic runs: measurements made by plansim itself under known values
+ * of two parameters are fitted back to them, within 2 %. */
+START_TEST(fit_recovers_known_parameters)
+{
+    g_autofree char *base_path = test_shipped("topologies/runs", "dgx-h100-base.json");
+    GError *error = NULL;
+    g_autoptr(ClusterSpec) base = cluster_spec_load(base_path, 0, &error);
+    ck_assert(base);
+    g_autoptr(ClusterSpec) known = cluster_spec_copy(base);
+    known->gpu.gemm_sustained = 0.7;
+    known->gpu.comm_interference = 0.2;
+    /* four runs that lean on the two differently: tp 1 (no tp traffic), tp
+     * 2, 4 and 8 (traffic beside the GEMMs), 8 GPUs to 96 */
+    static const char *const models[] = {"mcore-gpt-1.7b.json", "mcore-gpt-7.1b.json",
+                                         "mcore-gpt-16b.json", "mcore-gpt-32b.json"};
+    static const char *const plans[] = {
+        "8,1,1,1,16,bf16,false,false",
+        "16,2,1,2,32,bf16,true,true",
+        "32,4,1,2,32,bf16,true,true",
+        "96,8,1,1,24,bf16,true,true",
+    };
+    static const char header[] = "model,gpus,tp,pp,micro_batch_size,global_batch_size,dtype,"
+                                 "sequence_parallel,tp_comm_overlap,step_s\n";
+    GString *csv = g_string_new(header);
+    for (gsize i = 0; i < G_N_ELEMENTS(plans); i++) {
+        g_autofree char *model = test_shipped("topologies/runs", models[i]);
+        g_string_append_printf(csv, "%s,%s,1\n", model, plans[i]);
+    }
+    /* the measurements: each run's step time under the known values
+     * (the error against a step of 1 s is 1 / step - 1) */
+    g_autofree char *probe_path = test_write_tmp(csv->str);
+    g_autoptr(CalibRuns) probe = runs_load(probe_path);
+    g_autoptr(RunsFit) truth = fit_named(known, probe, "", FALSE);
+    g_string_assign(csv, header);
+    for (gsize i = 0; i < G_N_ELEMENTS(plans); i++) {
+        g_autofree char *model = test_shipped("topologies/runs", models[i]);
+        g_string_append_printf(csv, "%s,%s,%.9g\n", model, plans[i], 1 / (1 + truth->error[i]));
+    }
+    g_autofree char *runs_path = test_write_tmp(csv->str);
+    g_autoptr(CalibRuns) runs = runs_load(runs_path);
+    g_autoptr(RunsFit) fit =
+        fit_named(base, runs, "gemm_sustained,comm_compute_interference", FALSE);
+    ck_assert_msg(fabs(fit->cluster->gpu.gemm_sustained / 0.7 - 1) <= 0.02 &&
+                      fabs(fit->cluster->gpu.comm_interference / 0.2 - 1) <= 0.02,
+                  "recovered gemm_sustained %.4f (0.7), comm_compute_interference %.4f (0.2)",
+                  fit->cluster->gpu.gemm_sustained, fit->cluster->gpu.comm_interference);
+    ck_assert(fit->max_error < 1e-3);
+    g_string_free(csv, TRUE);
+    test_remove(g_steal_pointer(&probe_path));
+    test_remove(g_steal_pointer(&runs_path));
+}
+END_TEST
+
+/* More parameters than runs are refused, naming the file. */
+START_TEST(more_parameters_than_runs_refused)
+{
+    g_autofree char *model = test_shipped("topologies/runs", "mcore-gpt-1.7b.json");
+    g_autofree char *csv = g_strdup_printf("model,gpus,tokens_per_s_per_gpu\n%s,8,1000\n", model);
+    g_autofree char *path = test_write_tmp(csv);
+    g_autoptr(CalibRuns) runs = runs_load(path);
+    g_autoptr(ClusterSpec) h100 = test_shipped_cluster("dgx-h100.json", 0);
+    int params[CALIB_RUNS_MAX_PARAMS], n;
+    GError *error = NULL;
+    ck_assert(
+        calib_runs_params_parse("gemm_sustained,kernel_launch_us", "--fit", params, &n, &error));
+    ck_assert(!calib_runs_check(h100, runs, n, &error));
+    ck_assert_msg(strstr(error->message, "at least as many runs as parameters"), "%s",
+                  error->message);
+    g_error_free(error);
+    test_remove(g_steal_pointer(&path));
+}
+END_TEST
+
+Suite *suite_calibruns(void)
+{
+    Suite *s = suite_create("calibruns");
+    TCase *tc = tcase_create("H100");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, shipped_h100_meets_the_targets);
+    tcase_add_test(tc, fit_reproduces_the_shipped_h100);
+    tcase_add_test(tc, fit_recovers_known_parameters);
+    tcase_add_test(tc, more_parameters_than_runs_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}
