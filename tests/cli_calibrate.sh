@@ -113,7 +113,7 @@ printf 'name,model,gpus,tp,micro_batch_size,global_batch_size,step_s\n' >"$tmp/r
 printf 'a,%s,8,1,1,16,0.5\nb,%s,8,2,1,16,0.4\n' "$model" "$model" >>"$tmp/runs.csv"
 mkdir "$tmp/runfit"
 "$PLANSIM" calibrate --runs "$tmp/runs.csv" --fit gemm_sustained \
-    -o "$tmp/runfit/cluster.json" >"$tmp/report" 2>"$tmp/stderr"
+    --cluster "$top_srcdir/topologies/dgx-h100.json" -o "$tmp/runfit/cluster.json" >"$tmp/report" 2>"$tmp/stderr"
 status=$?
 problem=
 [ "$status" -eq 0 ] || problem="exit status $status: $(one_line "$tmp/stderr")"
