@@ -411,6 +411,73 @@ START_TEST(format_names)
 }
 END_TEST
 
+/* simulate --breakdown against the replay: on the critical rank, the
+ * kernel classes per micro-batch times the micro-batches, plus the
+ * optimizer step, are the replay's compute time, the recomputation row its
+ * recomputation (no interference, so each task lasts its cost); the JSON
+ * rows sum to the step. Plans: one stage and two, interleaved, every
+ * recomputation, standard and FlashAttention, context parallelism, fp8. */
+START_TEST(breakdown_adds_up_to_the_replay)
+{
+    static const struct {
+        int tp, pp, vp, cp;
+        Recompute rc;
+        Attention attention;
+        Dtype dtype;
+    } plans[] = {
+        {1, 1, 1, 1, RECOMPUTE_NONE, ATTENTION_FLASH, DTYPE_BF16},
+        {2, 2, 1, 1, RECOMPUTE_SELECTIVE, ATTENTION_STANDARD, DTYPE_BF16},
+        {2, 2, 2, 1, RECOMPUTE_FULL, ATTENTION_FLASH, DTYPE_BF16},
+        {1, 2, 1, 2, RECOMPUTE_NONE, ATTENTION_FLASH, DTYPE_BF16},
+        {2, 1, 1, 1, RECOMPUTE_FULL, ATTENTION_STANDARD, DTYPE_FP8},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(plans); i++) {
+        ModelSpec llama = test_llama(8, 1024, 16, 4, 2816, 32000, 2048);
+        ModelSpec *model = g_memdup2(&llama, sizeof llama);
+        model->name = g_strdup(llama.name);
+        Run run = run_new(model, test_shipped_cluster("dgx-h100.json", 1));
+        run.plan->tp = plans[i].tp;
+        run.plan->pp = plans[i].pp;
+        run.plan->cp = plans[i].cp;
+        run.plan->virtual_stages = plans[i].vp;
+        run.plan->schedule = plans[i].vp > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+        run.plan->recompute = plans[i].rc;
+        run.plan->attention = plans[i].attention;
+        run.plan->dtype = plans[i].dtype;
+        run.plan->global_batch_size = 16;
+        run_simulate(&run);
+        const Metrics *m = &run.rep.metrics;
+        Breakdown b;
+        breakdown_compute(run.model, &run.cluster->gpu, run.plan, m->critical_stage, &b);
+        double mb = run.rep.micro_batches;
+        ck_assert_msg(fabs((mb * breakdown_micro_batch_s(&b) + b.optimizer_s) / m->compute_s - 1) <
+                          1e-9,
+                      "plan %zu: %.9g s of kernels, the replay computes %.9g s", i,
+                      mb * breakdown_micro_batch_s(&b) + b.optimizer_s, m->compute_s);
+        ck_assert_double_eq_tol(mb * b.recompute_s, m->recompute_s, 1e-9 * m->compute_s);
+        ck_assert(b.launch_s > 0 && b.kernels[BREAKDOWN_GEMM] > 0);
+        g_autofree char *json = report_breakdown_render(&run.rep, &b, FORMAT_JSON);
+        cJSON *doc = cJSON_Parse(json);
+        ck_assert(doc);
+        double sum = 0, step = 0;
+        const cJSON *row;
+        cJSON_ArrayForEach(row, cJSON_GetObjectItem(doc, "rows"))
+        {
+            const char *name = cJSON_GetObjectItem(row, "row")->valuestring;
+            double s = cJSON_GetObjectItem(row, "s_per_step")->valuedouble;
+            if (strcmp(name, "step") == 0)
+                step = s;
+            else if (!g_str_has_prefix(name, "of_which_"))
+                sum += s;
+        }
+        ck_assert_double_eq_tol(step, m->step_time_s, 1e-9 * step);
+        ck_assert_double_eq_tol(sum, step, 1e-8 * step);
+        cJSON_Delete(doc);
+        run_free(&run);
+    }
+}
+END_TEST
+
 Suite *suite_report(void)
 {
     Suite *s = suite_create("report");
@@ -419,6 +486,7 @@ Suite *suite_report(void)
     tcase_add_test(tc, csv_header_matches_its_row);
     tcase_add_test(tc, hand_made_report_prints_exactly);
     tcase_add_test(tc, format_names);
+    tcase_add_test(tc, breakdown_adds_up_to_the_replay);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -490,6 +490,8 @@ t="simulate --model $tiny --cluster $a100 --nodes 1"
         $t --tokens 1T --gpu-hour-price -2
     expect_fail "--explain with --format json" "--explain" "--format text" "json" -- \
         $t --explain --format json
+    expect_fail "--explain with --breakdown" "--explain" "the report" "--breakdown" -- \
+        $t --explain --breakdown
     expect_fail "--bytes-per-sample negative" "--bytes-per-sample" '"-1"' -- \
         $t --bytes-per-sample -1
     expect_fail "sweep --rank-by unknown" "--rank-by" '"price"' "tokens_per_s, time" -- \

@@ -523,7 +523,7 @@ typedef struct {
     char *format, *output, *trace, *trace_ranks;
     gboolean no_advice;
     TrainingArgs training;
-    gboolean explain;
+    gboolean explain, breakdown;
 } SimulateArgs;
 
 static gboolean simulate(void *args, GError **error)
@@ -550,6 +550,11 @@ static gboolean simulate(void *args, GError **error)
     double tokens, price;
     if (!parse_training(&a->training, &tokens, &price, error))
         return FALSE;
+    if (a->explain && a->breakdown) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--explain: expected the report, got --breakdown (which replaces it)");
+        return FALSE;
+    }
     if (a->explain && format != FORMAT_TEXT) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "--explain: expected --format text (JSON has the \"diagnosis\"), got %s",
@@ -564,7 +569,11 @@ static gboolean simulate(void *args, GError **error)
     rep.advised = !rep.metrics.fits && !a->no_advice;
     rep.n_advice = rep.advised ? advice_find(model, cluster, plan, advice, &rep.advice_partial) : 0;
     rep.advice = advice;
-    g_autofree char *report = report_render(&rep, format, TRUE);
+    Breakdown b;
+    if (a->breakdown)
+        breakdown_compute(model, &cluster->gpu, plan, rep.metrics.critical_stage, &b);
+    g_autofree char *report = a->breakdown ? report_breakdown_render(&rep, &b, format)
+                                           : report_render(&rep, format, TRUE);
     g_autofree char *prose = a->explain ? report_explain(&rep) : NULL;
     g_autofree char *text = g_strjoin("\n", report, prose, NULL);
     advice_clear(advice, rep.n_advice);
@@ -590,6 +599,10 @@ static int cmd_simulate(int argc, char **argv)
         {"no-advice", 0, 0, G_OPTION_ARG_NONE, &a.no_advice,
          "a plan that does not fit: skip looking for the changes that make it fit", NULL},
         TRAINING_ENTRIES(a.training),
+        {"breakdown", 0, 0, G_OPTION_ARG_NONE, &a.breakdown,
+         "instead of the report, where the critical rank's step goes by kernel class "
+         "(GEMM, attention, memory-bound, optimizer, exposed communication per group)",
+         NULL},
         {"explain", 0, 0, G_OPTION_ARG_NONE, &a.explain,
          "after the report, walk the diagnosis checklist in prose", NULL},
         {NULL},

@@ -392,14 +392,33 @@ void tf_optimizer_ops(double params, OpList *out)
     add(out, "adam", 12 * params, 28 * params, 0);
 }
 
+double tf_op_s(const GpuSpec *gpu, const Op *op)
+{
+    double flash = flash_s(gpu, op);
+    return flash >= 0 ? flash : roofline_s(gpu, op);
+}
+
 double tf_ops_s(const GpuSpec *gpu, const OpList *ops)
 {
     double s = 0;
-    for (int i = 0; i < ops->n; i++) {
-        double flash = flash_s(gpu, &ops->ops[i]);
-        s += flash >= 0 ? flash : roofline_s(gpu, &ops->ops[i]);
-    }
+    for (int i = 0; i < ops->n; i++)
+        s += tf_op_s(gpu, &ops->ops[i]);
     return s;
+}
+
+KernelClass tf_op_class(const Op *op)
+{
+    static const char *const attention[] = {FLASH_FORWARD, FLASH_BACKWARD_REST, "scores",
+                                            "softmax", "attn_dropout", "attn_v", NULL};
+    for (const char *const *a = attention; *a; a++)
+        if (strcmp(op->name, *a) == 0)
+            return KERNEL_ATTENTION;
+    return op->gemm ? KERNEL_GEMM : KERNEL_MEMORY;
+}
+
+gboolean tf_op_launches(const Op *op)
+{
+    return strcmp(op->name, FLASH_BACKWARD_REST) != 0;
 }
 
 double tf_ops_flops(const OpList *ops, gboolean gemm_only)

@@ -128,8 +128,21 @@ double tf_layer_expert_params_at(const ModelSpec *m, int layer, int tp, int ep);
  * sends). An all-gather: the gathered buffer, the ep GPUs' n tokens. */
 double tf_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how);
 
-/* Sum of the operations' roofline times. */
+/* One operation's time (FlashAttention's by its own efficiencies, the
+ * rest by roofline_s), and the sum of the operations'. */
+double tf_op_s(const GpuSpec *gpu, const Op *op);
 double tf_ops_s(const GpuSpec *gpu, const OpList *ops);
+
+/* The kernel classes a profiler's table groups an operation into
+ * (simulate --breakdown): the attention core (FlashAttention's kernels, or
+ * standard attention's scores, softmax, dropout and score x V), the other
+ * matrix multiplies, and the memory-bound rest (norms, activations,
+ * rotary, dropout and residual, embedding, loss, casts, permutations). */
+typedef enum { KERNEL_GEMM, KERNEL_ATTENTION, KERNEL_MEMORY, KERNEL_CLASSES } KernelClass;
+KernelClass tf_op_class(const Op *op);
+/* Whether the operation is a kernel of its own, with its launch cost: all
+ * but FlashAttention's backward rest, part of its backward kernel. */
+gboolean tf_op_launches(const Op *op);
 /* Sum of their FLOPs; only matrix multiplies when `gemm_only`. */
 double tf_ops_flops(const OpList *ops, gboolean gemm_only);
 

@@ -273,6 +273,7 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     }
     const RankSplit *critical = &splits[critical_local];
     out->critical_rank = graph_gpu(g, critical_local);
+    out->critical_stage = layout_coord(layout, out->critical_rank).pp;
     out->bubble_fraction = bubble_sum / ranks; /* every orbit is as large */
     out->compute_s = critical->compute_s;
     out->recompute_s = critical->recompute_s;

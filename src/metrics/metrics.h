@@ -100,6 +100,7 @@ typedef struct {
     int simulated_ranks; /* ranks replayed: all, or one per symmetric orbit */
     char symmetry[16];   /* "tp x dp", "tp", "dp" or "none" */
     int critical_rank;
+    int critical_stage; /* its pipeline stage */
 } Metrics;
 
 /* Reads the metrics off a replay `r` of `g`, built for `plan` laid out as

@@ -735,3 +735,115 @@ char *report_collective_render(const GArray *rows, CollOp op, int ranks, const c
     }
     return g_string_free(out, FALSE);
 }
+
+/* ---- the breakdown (simulate --breakdown) ---------------------------------- */
+
+/* One row of the breakdown: a kernel class (kernels and time per
+ * micro-batch; -1 where a row has none), or a per-step item. */
+typedef struct {
+    char name[32];
+    double kernels, per_micro_batch_s, per_step_s;
+} BreakdownRow;
+
+static BreakdownRow breakdown_row(const char *name, double kernels, double per_micro_batch_s,
+                                  double per_step_s)
+{
+    BreakdownRow r = {.kernels = kernels,
+                      .per_micro_batch_s = per_micro_batch_s,
+                      .per_step_s = per_step_s};
+    g_strlcpy(r.name, name, sizeof r.name);
+    return r;
+}
+
+#define BREAKDOWN_ROWS (BREAKDOWN_CLASSES + 3 + TAG_KINDS + 2)
+
+static int breakdown_rows(const Report *rep, const Breakdown *b, BreakdownRow *rows)
+{
+    const Metrics *m = &rep->metrics;
+    int n = 0, mb = rep->micro_batches;
+    double accounted = 0;
+    for (int c = 0; c < BREAKDOWN_CLASSES; c++) {
+        rows[n++] =
+            breakdown_row(breakdown_class_names[c], b->kernels[c], b->seconds[c], mb * b->seconds[c]);
+        accounted += mb * b->seconds[c];
+    }
+    rows[n++] = breakdown_row("of_which_recomputation", -1, b->recompute_s, mb * b->recompute_s);
+    rows[n++] = breakdown_row("of_which_kernel_launch", -1, b->launch_s, mb * b->launch_s);
+    rows[n++] = breakdown_row("optimizer", -1, -1, b->optimizer_s);
+    accounted += b->optimizer_s;
+    for (int t = 0; t < TAG_KINDS; t++) {
+        double exposed = 0;
+        for (int op = 0; op < COLL_N_OPS; op++)
+            exposed += m->comm[t][op].exposed_s;
+        if (exposed <= 0)
+            continue;
+        g_autofree char *name = g_strconcat("exposed_", emit_comm_name((TaskTag)t), NULL);
+        rows[n++] = breakdown_row(name, -1, -1, exposed);
+        accounted += exposed;
+    }
+    rows[n++] = breakdown_row("other", -1, -1, m->step_time_s - accounted);
+    rows[n++] = breakdown_row("step", -1, -1, m->step_time_s);
+    return n;
+}
+
+char *report_breakdown_render(const Report *rep, const Breakdown *b, ReportFormat format)
+{
+    BreakdownRow rows[BREAKDOWN_ROWS];
+    int n = breakdown_rows(rep, b, rows);
+    double step = rep->metrics.step_time_s;
+    GString *out = g_string_new(NULL);
+    if (format == FORMAT_JSON) {
+        JsonWriter w;
+        jsonw_init(&w, out);
+        jsonw_begin_object(&w, 2);
+        jsonw_int(jsonw_key(&w, "critical_rank"), rep->metrics.critical_rank);
+        jsonw_int(jsonw_key(&w, "stage"), b->stage);
+        jsonw_int(jsonw_key(&w, "micro_batches"), rep->micro_batches);
+        jsonw_begin_list(jsonw_key(&w, "rows"), 4);
+        for (int i = 0; i < n; i++) {
+            jsonw_begin_object(&w, JSONW_INLINE);
+            jsonw_string(jsonw_key(&w, "row"), rows[i].name);
+            if (rows[i].kernels >= 0)
+                jsonw_int(jsonw_key(&w, "kernels_per_micro_batch"), rows[i].kernels);
+            if (rows[i].per_micro_batch_s >= 0)
+                jsonw_number(jsonw_key(&w, "ms_per_micro_batch"), 1e3 * rows[i].per_micro_batch_s);
+            jsonw_number(jsonw_key(&w, "s_per_step"), rows[i].per_step_s);
+            jsonw_number(jsonw_key(&w, "share"), step > 0 ? rows[i].per_step_s / step : 0);
+            jsonw_end(&w);
+        }
+        jsonw_end(&w);
+        jsonw_end(&w);
+        g_string_append_c(out, '\n');
+        return g_string_free(out, FALSE);
+    }
+    if (format == FORMAT_TEXT)
+        g_string_append_printf(out,
+                               "# plansim breakdown: rank %d (stage %d, the critical rank), "
+                               "%d micro-batches a step\n"
+                               "# %-24s %10s %14s %12s %8s\n",
+                               rep->metrics.critical_rank, b->stage, rep->micro_batches, "row",
+                               "kernels/mb", "ms/micro-batch", "s/step", "share");
+    else
+        g_string_append(out, "row,kernels_per_micro_batch,ms_per_micro_batch,s_per_step,share\n");
+    for (int i = 0; i < n; i++) {
+        const BreakdownRow *r = &rows[i];
+        double share = step > 0 ? 100 * r->per_step_s / step : 0;
+        if (format == FORMAT_TEXT) {
+            g_autofree char *k = r->kernels >= 0 ? g_strdup_printf("%.0f", r->kernels) : g_strdup("");
+            g_autofree char *mb = r->per_micro_batch_s >= 0
+                                      ? g_strdup_printf("%.4g", 1e3 * r->per_micro_batch_s)
+                                      : g_strdup("");
+            g_string_append_printf(out, "  %-24s %10s %14s %12.4g %7.1f%%\n", r->name, k, mb,
+                                   r->per_step_s, share);
+        } else {
+            g_string_append_printf(out, "%s,", r->name);
+            if (r->kernels >= 0)
+                g_string_append_printf(out, "%.0f", r->kernels);
+            g_string_append_c(out, ',');
+            if (r->per_micro_batch_s >= 0)
+                g_string_append_printf(out, "%.10g", 1e3 * r->per_micro_batch_s);
+            g_string_append_printf(out, ",%.10g,%.10g\n", r->per_step_s, share / 100);
+        }
+    }
+    return g_string_free(out, FALSE);
+}

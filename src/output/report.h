@@ -11,6 +11,7 @@
 
 #include <glib.h>
 
+#include "metrics/breakdown.h"
 #include "metrics/diagnosis.h"
 #include "metrics/metrics.h"
 #include "metrics/training.h"
@@ -85,6 +86,15 @@ typedef struct {
  * heading naming the op, the ranks and the cluster. */
 char *report_collective_render(const GArray *rows, CollOp op, int ranks, const char *cluster,
                                ReportFormat format);
+
+/* Where the critical rank's step goes (simulate --breakdown; docs/report.md,
+ * "Breakdown"): per kernel class (breakdown.h) its kernels and time per
+ * micro-batch and per step, the recomputation and launch costs among them,
+ * the optimizer step, each communication group's exposed time on that
+ * rank, the rest of the step ("other": bubble, waits, and compute slowed
+ * by interference), and the step. `b` is breakdown_compute's for the
+ * critical rank's stage. */
+char *report_breakdown_render(const Report *rep, const Breakdown *b, ReportFormat format);
 
 /* Frees what the report's metrics and diagnosis own. */
 void report_clear(Report *rep);

@@ -193,8 +193,8 @@ double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec
     return most * (1 - MEMORY_SLACK);
 }
 
-/* The optimizer step of a rank of stage s. */
-static double optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan, int s)
+double estimate_optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan,
+                            int s)
 {
     StageParams p = stage_params(model, plan, s);
     return zero_optimizer_s(gpu, plan, zero_shard_params(plan, MEM_OPTIMIZER, p.params, p.experts));
@@ -208,7 +208,7 @@ double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
     piece_costs(model, gpu, plan, &c);
     int m = plan_spec_micro_batches(plan);
     double fill = 0, drain = 0; /* F(s), B(s): chunks 0 .. s - 1, one micro-batch */
-    double opt0 = optimizer_s(model, gpu, plan, 0), most = 0;
+    double opt0 = estimate_optimizer_s(model, gpu, plan, 0), most = 0;
     gboolean split = schedule_splits_backward(plan); /* no drain: see estimate.h */
     for (int s = 0; s < plan->pp; s++) {
         double busy = 0;
@@ -216,7 +216,7 @@ double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
             ChunkCost cc = chunk_cost(&c, plan, k * plan->pp + s);
             busy += m * (cc.forward_s + cc.backward_s);
         }
-        double opt = s == 0 ? opt0 : optimizer_s(model, gpu, plan, s);
+        double opt = s == 0 ? opt0 : estimate_optimizer_s(model, gpu, plan, s);
         most = MAX(most, fill + busy + MAX(opt, drain + opt0));
         ChunkCost here = chunk_cost(&c, plan, s); /* chunk s, for the stages after */
         fill += here.forward_s;

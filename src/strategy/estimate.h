@@ -83,6 +83,11 @@ double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk,
  * plan must be resolved. */
 double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage);
 
+/* The optimizer step of a rank of stage s: the shard of its parameters
+ * its ZeRO stage has it update (zero_optimizer_s). Resolved plans. */
+double estimate_optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan,
+                            int s);
+
 /* Model-state bytes (parameters, gradients, optimizer states after ZeRO
  * sharding, zero.h) and the GPU's runtime reserve of the most loaded rank,
  * as emit.c allocates them at "step begin": a lower bound of its memory

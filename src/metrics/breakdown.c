@@ -1,0 +1,83 @@
+/* breakdown.c: one micro-batch's compute on a pipeline stage, by kernel
+ * class (breakdown.h). */
+#include "metrics/breakdown.h"
+
+#include "strategy/estimate.h"
+
+const char *const breakdown_class_names[] = {"gemm", "attention_forward", "attention_backward",
+                                             "memory_bound", NULL};
+
+/* Adds `times` runs of each operation of `ops`, attention to `attention`
+ * (its forward or backward row); `recompute` says the time is a replay's. */
+static void add_ops(Breakdown *out, const GpuSpec *gpu, const OpList *ops, double times,
+                    BreakdownClass attention, gboolean recompute)
+{
+    static const BreakdownClass rows[KERNEL_CLASSES] = {
+        [KERNEL_GEMM] = BREAKDOWN_GEMM, [KERNEL_MEMORY] = BREAKDOWN_MEMORY};
+    for (int i = 0; i < ops->n; i++) {
+        const Op *op = &ops->ops[i];
+        KernelClass k = tf_op_class(op);
+        BreakdownClass row = k == KERNEL_ATTENTION ? attention : rows[k];
+        double s = times * tf_op_s(gpu, op);
+        out->seconds[row] += s;
+        if (recompute)
+            out->recompute_s += s;
+        if (tf_op_launches(op)) {
+            out->kernels[row] += times;
+            out->launch_s += times * gpu->launch_s;
+        }
+    }
+}
+
+/* The forward of `ops` and its backward (twice each operation). */
+static void add_forward_backward(Breakdown *out, const GpuSpec *gpu, const OpList *ops)
+{
+    add_ops(out, gpu, ops, 1, BREAKDOWN_ATTENTION_FORWARD, FALSE);
+    add_ops(out, gpu, ops, 2, BREAKDOWN_ATTENTION_BACKWARD, FALSE);
+}
+
+void breakdown_compute(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan, int stage,
+                       Breakdown *out)
+{
+    *out = (Breakdown){.stage = stage};
+    Shard sh = tf_shard(plan);
+    int chunks = plan->layers_per_stage.n;
+    OpList ops, none;
+    for (int k = 0; k < plan->virtual_stages; k++) {
+        int g = k * plan->pp + stage;
+        if (g == 0) {
+            tf_embedding_ops(model, sh, &ops);
+            add_forward_backward(out, gpu, &ops);
+        }
+        int first = estimate_chunk_first_layer(plan, g);
+        for (int layer = first; layer < first + plan->layers_per_stage.v[g]; layer++)
+            for (int i = 0; i < TF_BLOCKS; i++) {
+                Block block = tf_layer_block(model, layer, i);
+                tf_block_ops(model, block, sh, &ops);
+                add_forward_backward(out, gpu, &ops);
+                /* the replay (recomputation), then FlashAttention's rest */
+                tf_block_replay_ops(model, block, sh, plan->recompute, &ops);
+                tf_block_replay_ops(model, block, sh, RECOMPUTE_NONE, &none);
+                OpList replay = ops, rest = ops;
+                replay.n = ops.n - none.n;
+                for (int j = 0; j < none.n; j++)
+                    rest.ops[j] = ops.ops[replay.n + j];
+                rest.n = none.n;
+                add_ops(out, gpu, &replay, 1, BREAKDOWN_ATTENTION_BACKWARD, TRUE);
+                add_ops(out, gpu, &rest, 1, BREAKDOWN_ATTENTION_BACKWARD, FALSE);
+            }
+        if (g == chunks - 1) {
+            tf_head_ops(model, sh, &ops);
+            add_forward_backward(out, gpu, &ops);
+        }
+    }
+    out->optimizer_s = estimate_optimizer_s(model, gpu, plan, stage);
+}
+
+double breakdown_micro_batch_s(const Breakdown *b)
+{
+    double s = 0;
+    for (int c = 0; c < BREAKDOWN_CLASSES; c++)
+        s += b->seconds[c];
+    return s;
+}
