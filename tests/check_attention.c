@@ -101,6 +101,52 @@ START_TEST(flash_kernels_run_at_their_own_efficiency)
 }
 END_TEST
 
+/* A sliding window of w keys (Mistral 7B v0.1's, w = 4096) over s = 8192
+ * tokens, by hand: each query's scores span w keys, so the counted FLOPs
+ * of the forward kernel are 4 b s w h (model FLOPs too: the attention term
+ * of a layer's forward is 4 b s w h, not 4 b s^2 h); causally, query i
+ * sees min(i + 1, w) keys, s w - w^2/2 in all, so the kernels do
+ * 1 - w / 2s = 3/4 of the counted work (half without a window); and at
+ * s <= w nothing changes. Time: the forward's work at 60 % of the peak. */
+START_TEST(sliding_window_by_hand)
+{
+    double s = 8192, w = 4096, h = 4096, b = 1, peak = 312e12;
+    g_autofree char *path = test_shipped("tests/data", "mistral-7b-v0.1-hf.json");
+    GError *error = NULL;
+    g_autoptr(ModelSpec) m = model_spec_load(path, &error);
+    ck_assert(m);
+    ck_assert_int_eq(m->sliding_window, (int)w);
+    m->seq_length = (int)s;
+    Shard sh = {.micro_batch = (int)b, .tp = 1, .attention = ATTENTION_FLASH};
+    OpList ops;
+    tf_block_ops(m, BLOCK_ATTENTION, sh, &ops);
+    const Op *kernel = NULL;
+    for (int i = 0; i < ops.n; i++)
+        if (strcmp(ops.ops[i].name, "flash_attention") == 0)
+            kernel = &ops.ops[i];
+    ck_assert(kernel);
+    ck_assert_double_eq(kernel->flops, 4 * b * s * w * h);
+    ck_assert_double_eq(kernel->idle, w / (2 * s)); /* the share not done */
+    GpuSpec gpu = {
+        .peak_flops = peak, .memory_Bps = 1e18, .compute_efficiency = 0.75, .memory_efficiency = 1};
+    ck_assert_rel(tf_op_s(&gpu, kernel), 4 * b * s * w * h * 0.75 / (0.60 * peak), 1e-12);
+    /* model FLOPs: the same model without the window, less the attention
+     * scores beyond it (3 x 4 b s (s - w) h a layer) */
+    ModelSpec full = *m;
+    full.sliding_window = 0;
+    ck_assert_rel(tf_model_flops(&full, 1) - tf_model_flops(m, 1),
+                  m->layers * 3 * 4 * b * s * (s - w) * h, 1e-12);
+    /* at most the window long: as without one */
+    m->seq_length = full.seq_length = (int)w;
+    ck_assert_double_eq(tf_model_flops(m, 1), tf_model_flops(&full, 1));
+    /* Qwen2's window is off (use_sliding_window false) */
+    g_autofree char *qwen = test_shipped("tests/data", "qwen2-7b-hf.json");
+    g_autoptr(ModelSpec) q = model_spec_load(qwen, &error);
+    ck_assert(q);
+    ck_assert_int_eq(q->sliding_window, 0);
+}
+END_TEST
+
 /* Selective recomputation under FlashAttention recomputes nothing of
  * attention (nor of the MLP): the same step as without recomputation. */
 START_TEST(selective_under_flash_is_none)
@@ -188,6 +234,7 @@ Suite *suite_attention(void)
     tcase_add_test(tc, flash_hardware_flops_are_the_kernels);
     tcase_add_test(tc, flash_kernels_run_at_their_own_efficiency);
     tcase_add_test(tc, selective_under_flash_is_none);
+    tcase_add_test(tc, sliding_window_by_hand);
     tcase_add_test(tc, attention_field);
     tcase_add_test(tc, llama2_7b_fits_with_flash_attention);
     suite_add_tcase(s, tc);

@@ -19,6 +19,8 @@ typedef struct {
     double t;     /* tensor-parallel size */
     double h, hq, hkv, f, v, s, b, a; /* hq: the attention's width, a x head_dim */
     double sq; /* queries on this GPU: s / c under context parallelism */
+    double keys; /* keys a query's scores span: s, or the sliding window when shorter */
+    double work; /* of the sq x keys scores counted, the causal share the kernels do */
     double hkv_t; /* this GPU's K (or V) width: h_kv / t, or one head's
                    * width when t exceeds the KV heads (Megatron then
                    * replicates KV heads) */
@@ -32,6 +34,11 @@ static Dims dims(const ModelSpec *m, Shard sh)
     Dims d;
     d.s = m->seq_length;
     d.sq = d.s / MAX(sh.cp, 1);
+    /* causal: query i sees min(i + 1, w) keys; of s x w counted, the
+     * kernels do s w - w^2 / 2 (half when the window spans the sequence) */
+    double w = m->sliding_window > 0 ? MIN(d.s, m->sliding_window) : d.s;
+    d.keys = w;
+    d.work = 1 - w / (2 * d.s);
     d.b = sh.micro_batch;
     d.n = d.sq * d.b;
     d.t = sh.tp;
@@ -105,12 +112,12 @@ static void dropout_residual(OpList *l, double tokens, double h)
  * softmax, its dropout, and the product with V, on this GPU's heads. */
 static void attention_core(OpList *out, const Dims *d)
 {
-    double scores = d->b * (d->a / d->t) * d->sq * d->s;
-    add(out, "scores", 2 * d->b * d->sq * d->s * d->hq / d->t,
+    double scores = d->b * (d->a / d->t) * d->sq * d->keys;
+    add(out, "scores", 2 * d->b * d->sq * d->keys * d->hq / d->t,
         2 * d->n * (d->hq / d->t + d->hkv_t) + 2 * scores, 1);
     add(out, "softmax", 5 * scores, 4 * scores, 0);
     add(out, "attn_dropout", scores, 5 * scores, 0);
-    add(out, "attn_v", 2 * d->b * d->sq * d->s * d->hq / d->t,
+    add(out, "attn_v", 2 * d->b * d->sq * d->keys * d->hq / d->t,
         2 * scores + 2 * d->n * (d->hkv_t + d->hq / d->t), 1);
 }
 
@@ -118,7 +125,8 @@ static void attention_core(OpList *out, const Dims *d)
  * "FlashAttention"). Its kernels skip the blocks of the causal mask above
  * the diagonal, so they do about half of the s x s work (Dao, section
  * 3.1.1), while FLOPs are counted over all of it, as Megatron-LM and Dao
- * (section 4.2) count them. On the work they do, they run at their own
+ * (section 4.2) count them (with a sliding window of w keys, over s x w,
+ * of which the kernels do 1 - w / 2s: Dims.work). On the work they do, they run at their own
  * fractions of the GPU's peak: FlashAttention-2 reaches 50 to 73 % of an
  * A100's in the forward and at most 63 % in the backward (Dao, abstract and
  * section 1), FlashAttention-3 75 % of an H100's in the forward (Shah et
@@ -126,7 +134,6 @@ static void attention_core(OpList *out, const Dims *d)
  * best case (GPU_ATTENTION_*_EFFICIENCY, the defaults of a GPU that gives
  * none: attention_forward_efficiency and attention_backward_efficiency). The backward does 2.5 times the forward's FLOPs: its five
  * matrix multiplies against two, S = QK^T recomputed (Dao, section 4.1). */
-#define FLASH_WORK 0.5 /* of the counted FLOPs, the part the kernels do */
 
 static const char FLASH_FORWARD[] = "flash_attention";
 static const char FLASH_BACKWARD_REST[] = "flash_attention_bwd_rest";
@@ -136,10 +143,10 @@ static const char FLASH_BACKWARD_REST[] = "flash_attention_bwd_rest";
  * the fp32 logsumexp of each head and token, with no s x s traffic. */
 static void flash_forward(OpList *out, const Dims *d)
 {
-    add(out, FLASH_FORWARD, 4 * d->b * d->sq * d->s * d->hq / d->t,
+    add(out, FLASH_FORWARD, 4 * d->b * d->sq * d->keys * d->hq / d->t,
         2 * d->n * (d->hq / d->t + 2 * d->hkv_t) + 2 * d->n * d->hq / d->t + 4 * d->n * d->a / d->t,
         1);
-    idle_last(out, 1 - FLASH_WORK);
+    idle_last(out, 1 - d->work);
 }
 
 /* What the fused backward does beyond twice the forward (which the
@@ -148,19 +155,19 @@ static void flash_forward(OpList *out, const Dims *d)
  * the whole backward's lower efficiency; see flash_s. */
 static void flash_backward_rest(OpList *out, const Dims *d)
 {
-    add(out, FLASH_BACKWARD_REST, 2 * d->b * d->sq * d->s * d->hq / d->t, 0, 1);
-    idle_last(out, 1 - FLASH_WORK);
+    add(out, FLASH_BACKWARD_REST, 2 * d->b * d->sq * d->keys * d->hq / d->t, 0, 1);
+    idle_last(out, 1 - d->work);
 }
 
 /* The time of FlashAttention's operations, or -1 for any other. The
  * forward: its work at the forward efficiency (or its HBM traffic,
  * whichever is slower). The backward's rest, with F the forward's counted
- * FLOPs (twice the rest's): the backward kernel, 2.5 F x FLASH_WORK at the
+ * FLOPs (twice the rest's): the backward kernel, 2.5 F x its work share at the
  * backward efficiency, less twice the forward's compute time, which the
  * emitter has charged already (none if the backward were the faster). */
 static double flash_s(const GpuSpec *gpu, const Op *op)
 {
-    double work = op->flops * FLASH_WORK / gpu->peak_flops;
+    double work = op->flops * (1 - op->idle) / gpu->peak_flops;
     double forward = gpu_attention_efficiency(gpu, TRUE);
     if (strcmp(op->name, FLASH_FORWARD) == 0)
         return MAX(work / forward, op->bytes / (gpu->memory_Bps * gpu->memory_efficiency)) +
@@ -462,20 +469,23 @@ double tf_layer_params(const ModelSpec *m, int tp)
     double mlp = (gpt_style(m) ? 2 : 3) * d.h * d.f / d.t;
     /* GPT: biases of qkv and fc1 split by column, of the projection and
      * fc2 replicated; two LayerNorms (weight, bias). Llama: two RMSNorm
-     * weights; Qwen2's bias of qkv (split), Qwen3's RMSNorm of a head's
-     * width for Q and one for K. Norms are replicated. */
+     * weights; Qwen2's bias of qkv (split), Llama's optional biases (qkv's
+     * split, the output projection's replicated; gate's and up's split,
+     * down's replicated), Qwen3's RMSNorm of a head's width for Q and one
+     * for K. Norms are replicated. */
     if (gpt_style(m))
         return attention + mlp + qkv + d.h + d.f / d.t + d.h + 4 * d.h;
-    return attention + mlp + 2 * d.h + (m->qkv_bias ? qkv : 0) +
-           (m->qk_norm ? 2 * tf_head_dim(m) : 0);
+    return attention + mlp + 2 * d.h + (m->qkv_bias ? qkv : 0) + (m->out_bias ? d.h : 0) +
+           (m->mlp_bias ? 2 * d.f / d.t + d.h : 0) + (m->qk_norm ? 2 * tf_head_dim(m) : 0);
 }
 
 /* An expert's weights on one GPU (f_e split over tp): GPT's with fc1's
- * split bias and fc2's replicated one. */
+ * split bias and fc2's replicated one, SwiGLU's with mlp_bias's. */
 static double expert_params(const ModelSpec *m, double t)
 {
     double h = m->hidden_size, fe_t = m->moe_ffn_hidden_size / t;
-    return gpt_style(m) ? 2 * h * fe_t + fe_t + h : 3 * h * fe_t;
+    return gpt_style(m) ? 2 * h * fe_t + fe_t + h
+                        : 3 * h * fe_t + (m->mlp_bias ? 2 * fe_t + h : 0);
 }
 
 double tf_layer_expert_params(const ModelSpec *m, int tp, int ep)
@@ -491,7 +501,7 @@ static double moe_layer_params(const ModelSpec *m, int tp, int held)
     ModelSpec attention_only = *m;
     attention_only.ffn_hidden_size = 0;
     double router = (double)m->hidden_size * m->experts;
-    double fc2_bias = gpt_style(m) ? m->hidden_size : 0;
+    double fc2_bias = gpt_style(m) || m->mlp_bias ? m->hidden_size : 0;
     return tf_layer_params(&attention_only, tp) - fc2_bias + router +
            m->shared_experts * expert_params(m, tp) + held * expert_params(m, tp);
 }
@@ -568,7 +578,7 @@ double tf_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Reco
      * softmax output (2), its dropout mask (1), dropout output (2) per score */
     double core = sh.attention == ATTENTION_FLASH ? 4 * d.n * d.a / d.t
                   : rc == RECOMPUTE_SELECTIVE     ? 0
-                                                  : 5 * d.a * d.sq * d.s * d.b / d.t;
+                                                  : 5 * d.a * d.sq * d.keys * d.b / d.t;
     return replicated + sharded + core;
 }
 

@@ -20,7 +20,10 @@ static const char *const model_keys[] = {
     "kv_heads",
     "head_dim",
     "qkv_bias",
+    "out_bias",
+    "mlp_bias",
     "qk_norm",
+    "sliding_window",
     "ffn_hidden_size",
     "vocab_size",
     "seq_length",
@@ -146,7 +149,10 @@ static gboolean read_plansim(const JsonDoc *doc, ModelSpec *m, GError **error)
         !json_bool(doc, doc->root, "$", "tied_embeddings", FALSE, FALSE, &m->tied_embeddings,
                    error) ||
         !json_bool(doc, doc->root, "$", "qkv_bias", FALSE, FALSE, &m->qkv_bias, error) ||
-        !json_bool(doc, doc->root, "$", "qk_norm", FALSE, FALSE, &m->qk_norm, error))
+        !json_bool(doc, doc->root, "$", "out_bias", FALSE, FALSE, &m->out_bias, error) ||
+        !json_bool(doc, doc->root, "$", "mlp_bias", FALSE, FALSE, &m->mlp_bias, error) ||
+        !json_bool(doc, doc->root, "$", "qk_norm", FALSE, FALSE, &m->qk_norm, error) ||
+        !read_int_from(doc, "sliding_window", 0, 0, &m->sliding_window, error))
         return FALSE;
     if (strcmp(mlp, "gelu") == 0) {
         m->mlp = MLP_GELU;
@@ -189,7 +195,12 @@ static char *hf_file_name(const char *path)
 static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **error)
 {
     g_autofree char *act = NULL, *name = NULL, *type = NULL;
+    gboolean attention_bias, use_window;
     if (!read_sizes(doc, &hf_names, m, error) || !read_latent_attention(doc, m, error) ||
+        !json_bool(doc, doc->root, "$", "attention_bias", FALSE, FALSE, &attention_bias, error) ||
+        !json_bool(doc, doc->root, "$", "mlp_bias", FALSE, FALSE, &m->mlp_bias, error) ||
+        !json_bool(doc, doc->root, "$", "use_sliding_window", FALSE, TRUE, &use_window, error) ||
+        !read_int_from(doc, "sliding_window", 0, 0, &m->sliding_window, error) ||
         !json_string(doc, doc->root, "$", "model_type", FALSE, "", &type, error) ||
         !json_string(doc, doc->root, "$", "hidden_act", FALSE, "gelu", &act, error) ||
         !json_bool(doc, doc->root, "$", "tie_word_embeddings", FALSE, TRUE, &m->tied_embeddings,
@@ -211,6 +222,17 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
      * modeling_qwen3.py and modeling_qwen3_moe.py) */
     m->qkv_bias = strcmp(type, "qwen2") == 0;
     m->qk_norm = strcmp(type, "qwen3") == 0 || strcmp(type, "qwen3_moe") == 0;
+    /* Llama's attention_bias puts a bias on Q, K, V and the output
+     * projection, its mlp_bias on the three MLP projections (transformers'
+     * modeling_llama.py) */
+    m->qkv_bias |= attention_bias;
+    m->out_bias = attention_bias;
+    /* a sliding window over every layer (Mistral 7B v0.1; Qwen2 only with
+     * use_sliding_window); models that mix windowed and full layers
+     * (layer_types, Gemma's sliding_window_pattern) are read as full */
+    if (!use_window || cJSON_HasObjectItem(doc->root, "layer_types") ||
+        cJSON_HasObjectItem(doc->root, "sliding_window_pattern"))
+        m->sliding_window = 0;
     if (!name) { /* made printable, as JSON names are checked to be */
         g_autofree char *file_name = hf_file_name(doc->path);
         name = ps_error_escape(file_name);

@@ -28,6 +28,10 @@ typedef struct {
     int kv_heads;        /* key/value heads (GQA); equals a for MHA */
     int head_dim;        /* a head's width; 0: hidden_size / attention_heads */
     gboolean qkv_bias;   /* a SwiGLU model's QKV projection has a bias (Qwen2's) */
+    gboolean out_bias;   /* a SwiGLU model's attention output projection has a bias */
+    gboolean mlp_bias;   /* a SwiGLU model's MLP projections have biases */
+    int sliding_window;  /* each query attends to at most this many keys, itself and
+                          * those before it (Mistral's); 0: the whole sequence */
     gboolean qk_norm;    /* an RMSNorm over each head of Q and of K (Qwen3's) */
     int ffn_hidden_size; /* f */
     int vocab_size;      /* V */
