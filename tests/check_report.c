@@ -478,6 +478,37 @@ START_TEST(breakdown_adds_up_to_the_replay)
 }
 END_TEST
 
+/* cuda_graphs takes away exactly the kernels' launch cost: on one GPU
+ * (nothing to wait for), the step without graphs is longer by the
+ * kernel_launch_us of every kernel the breakdown counts, each micro-batch's
+ * and the optimizer's two (gradient norm, Adam). */
+START_TEST(cuda_graphs_remove_the_launches)
+{
+    double steps[2];
+    Breakdown b;
+    for (int graphs = 0; graphs < 2; graphs++) {
+        Run run = run_new(test_gpt(4, 512, 8, 1000, 512), test_shipped_cluster("dgx-h100.json", 1));
+        run.cluster->gpus_per_node = 1;
+        run.plan->global_batch_size = 4;
+        run.plan->cuda_graphs = graphs;
+        run_simulate(&run);
+        steps[graphs] = run.rep.metrics.step_time_s;
+        if (!graphs)
+            breakdown_compute(run.model, &run.cluster->gpu, run.plan, 0, &b);
+        double launch = run.cluster->gpu.launch_s;
+        ck_assert(launch > 0);
+        if (graphs) {
+            double kernels = 0;
+            for (int c = 0; c < BREAKDOWN_CLASSES; c++)
+                kernels += b.kernels[c];
+            kernels = kernels * run.rep.micro_batches + 2;
+            ck_assert_rel(steps[0] - steps[1], kernels * launch, 1e-9);
+        }
+        run_free(&run);
+    }
+}
+END_TEST
+
 Suite *suite_report(void)
 {
     Suite *s = suite_create("report");
@@ -487,6 +518,7 @@ Suite *suite_report(void)
     tcase_add_test(tc, hand_made_report_prints_exactly);
     tcase_add_test(tc, format_names);
     tcase_add_test(tc, breakdown_adds_up_to_the_replay);
+    tcase_add_test(tc, cuda_graphs_remove_the_launches);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -570,8 +570,9 @@ static gboolean simulate(void *args, GError **error)
     rep.n_advice = rep.advised ? advice_find(model, cluster, plan, advice, &rep.advice_partial) : 0;
     rep.advice = advice;
     Breakdown b;
+    GpuSpec gpu = gpu_for_plan(&cluster->gpu, plan);
     if (a->breakdown)
-        breakdown_compute(model, &cluster->gpu, plan, rep.metrics.critical_stage, &b);
+        breakdown_compute(model, &gpu, plan, rep.metrics.critical_stage, &b);
     g_autofree char *report = a->breakdown ? report_breakdown_render(&rep, &b, format)
                                            : report_render(&rep, format, TRUE);
     g_autofree char *prose = a->explain ? report_explain(&rep) : NULL;

@@ -147,6 +147,14 @@ double gpu_gemm_sustained(const GpuSpec *gpu)
     return gpu->gemm_sustained > 0 ? gpu->gemm_sustained : 1;
 }
 
+GpuSpec gpu_for_plan(const GpuSpec *gpu, const PlanSpec *plan)
+{
+    GpuSpec g = *gpu;
+    if (plan->cuda_graphs)
+        g.launch_s = 0;
+    return g;
+}
+
 /* A link class; *given gets a bit per protocol whose latency it gives. */
 static gboolean read_link(const JsonDoc *doc, const char *key, const char *const *keys,
                           LinkSpec *link, const cJSON **obj, unsigned *given, GError **error)

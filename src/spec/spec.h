@@ -269,6 +269,11 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
 gboolean cluster_spec_check_plan(const ClusterSpec *cluster, const PlanSpec *plan,
                                  GError **error);
 
+/* The GPU as a plan runs it: with cuda_graphs, without the per-kernel
+ * launch cost (a graph replays its kernels without the host launching
+ * each). Every cost of the plan's kernels reads it. */
+GpuSpec gpu_for_plan(const GpuSpec *gpu, const PlanSpec *plan);
+
 /* Micro-batches per step per pipeline: B / (b * dp). Resolved plans only. */
 int plan_spec_micro_batches(const PlanSpec *plan);
 

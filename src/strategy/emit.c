@@ -30,6 +30,7 @@ typedef struct {
 struct Emit {
     const ModelSpec *model;
     const ClusterSpec *cluster;
+    GpuSpec gpu; /* the cluster's, as the plan runs it (gpu_for_plan) */
     const PlanSpec *plan;
     const Layout *layout;
     const Symmetry *symmetry; /* the ranks emitted, and the GPUs they stand for */
@@ -106,7 +107,7 @@ const PlanSpec *emit_plan(const Emit *e)
 
 const GpuSpec *emit_gpu(const Emit *e)
 {
-    return &e->cluster->gpu;
+    return &e->gpu;
 }
 
 const ClusterSpec *emit_cluster(const Emit *e)
@@ -623,6 +624,7 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
 {
     Emit e = {.model = model,
               .cluster = cluster,
+              .gpu = gpu_for_plan(&cluster->gpu, plan),
               .plan = plan,
               .layout = layout,
               .symmetry = symmetry,

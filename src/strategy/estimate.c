@@ -182,7 +182,8 @@ double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec
                                        const PlanSpec *plan)
 {
     PieceCosts c;
-    piece_costs(model, &cluster->gpu, plan, &c);
+    GpuSpec gpu = gpu_for_plan(&cluster->gpu, plan);
+    piece_costs(model, &gpu, plan, &c);
     GArray *units = g_array_new(FALSE, FALSE, sizeof(Unit));
     double most = 0;
     for (int s = 0; s < plan->pp; s++) {
@@ -203,7 +204,8 @@ double estimate_optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const Pl
 double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
                                    const PlanSpec *plan)
 {
-    const GpuSpec *gpu = &cluster->gpu;
+    GpuSpec plan_gpu = gpu_for_plan(&cluster->gpu, plan);
+    const GpuSpec *gpu = &plan_gpu;
     PieceCosts c;
     piece_costs(model, gpu, plan, &c);
     int m = plan_spec_micro_batches(plan);
