@@ -106,9 +106,14 @@ static CalibNccl *exact_nccl(const ClusterSpec *c, CollOp op, int ranks, int hos
     return d;
 }
 
-/* Square and skinny bf16 GEMMs, timed by `gpu`'s roofline. */
-static CalibGemm *exact_gemm(const GpuSpec *gpu)
+/* Square and skinny bf16 GEMMs, timed by `gpu`'s roofline as a
+ * microbenchmark runs them (no gemm_sustained share: the curve is a
+ * microbenchmark's, and calibrate --gemm fits it so). */
+static CalibGemm *exact_gemm(const GpuSpec *gpu_in)
 {
+    GpuSpec alone = *gpu_in;
+    alone.gemm_sustained = 1;
+    const GpuSpec *gpu = &alone;
     static const double sides[] = {256, 1024, 4096, 16384};
     CalibGemm *g = g_new0(CalibGemm, 1);
     *g = (CalibGemm){g_strdup("exact"), g_array_new(FALSE, FALSE, sizeof(CalibGemmRow))};

@@ -42,7 +42,7 @@
  * biases and norms) is left within the tolerance: 5 %, the issue's. The
  * runtime reserve is a category of its own, not compared. */
 typedef struct {
-    const char *file; /* under tests/data */
+    const char *file; /* under topologies/runs */
     int pp, virtual_stages, global_batch, micro_batch;
     double states_GiB, full_GiB, selective_GiB; /* published */
 } SeleneRow;
@@ -58,7 +58,7 @@ static const SeleneRow selene[] = {
  * selective recomputation or neither, on the shipped A100 profile. */
 static void selene_run(Run *run, const SeleneRow *r, gboolean present_work)
 {
-    *run = run_new(test_shipped_model("tests/data", r->file),
+    *run = run_new(test_shipped_model("topologies/runs", r->file),
                    test_shipped_cluster("dgx-a100-80gb.json", r->pp)); /* tp 8 a node */
     PlanSpec *plan = run->plan;
     plan->tp = 8;
