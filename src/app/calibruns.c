@@ -216,17 +216,29 @@ static double residuals(const Fit *fit, const double *theta, const double *weigh
     return cost;
 }
 
+/* The weighted sum of squares of residuals `r`. */
+static double cost_of(const Fit *fit, const double *weight, const double *r)
+{
+    double cost = 0;
+    for (int i = 0; i < fit->n; i++)
+        cost += weight[i] * r[i] * r[i];
+    return cost;
+}
+
 /* Levenberg-Marquardt from `theta` (updated) over the runs `weight`
- * counts; `r` gets the residuals of every run at the result. */
-static void minimise(const Fit *fit, double *theta, const double *weight, double *r)
+ * counts, `r` holding the residuals of every run at `theta` (and at the
+ * result on return). `J` (n x np) is the Jacobian: computed at every
+ * iteration and left as the last one, or, with `chord`, given and kept
+ * (a refit from a nearby optimum, as leave-one-out's). */
+static void minimise(const Fit *fit, double *theta, const double *weight, double *r, double *J,
+                     gboolean chord)
 {
     int n = fit->n, np = fit->np;
-    g_autofree double *J = g_new(double, (gsize)n *np), *rj = g_new(double, n);
-    g_autofree double *rt = g_new(double, n);
+    g_autofree double *rj = g_new(double, n), *rt = g_new(double, n);
     double trial[CALIB_RUNS_MAX_PARAMS], lambda = 1e-3;
-    double cost = residuals(fit, theta, weight, r);
+    double cost = cost_of(fit, weight, r);
     for (int it = 0; it < RUNS_MAX_ITERATIONS && cost > 0; it++) {
-        for (int j = 0; j < np; j++) { /* the Jacobian, stepping inside the range */
+        for (int j = 0; !chord && j < np; j++) { /* the Jacobian, stepping inside the range */
             const ParamInfo *info = &param_info[fit->params[j]];
             double step = theta[j] + info->step >= info->lo && theta[j] + info->step <= info->hi
                               ? info->step
@@ -309,10 +321,10 @@ RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const in
     g_autofree double *weight = g_new(double, n), *r = g_new(double, n);
     for (int i = 0; i < n; i++)
         weight[i] = 1;
+    g_autofree double *J = g_new(double, (gsize)n * MAX(n_params, 1));
+    residuals(fit, theta, weight, r);
     if (n_params > 0)
-        minimise(fit, theta, weight, r);
-    else
-        residuals(fit, theta, weight, r);
+        minimise(fit, theta, weight, r, J, FALSE);
 
     RunsFit *out = g_new0(RunsFit, 1);
     out->n = n;
@@ -326,8 +338,9 @@ RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const in
         for (int i = 0; i < n; i++) {
             double t[CALIB_RUNS_MAX_PARAMS];
             memcpy(t, theta, sizeof t);
+            memcpy(rl, r, n * sizeof *rl);
             weight[i] = 0;
-            minimise(fit, t, weight, rl);
+            minimise(fit, t, weight, rl, J, TRUE);
             weight[i] = 1;
             out->loo[i] = expm1(rl[i]);
         }

@@ -11,7 +11,7 @@
  * forward-difference Jacobian. Errors are predicted / measured - 1 of the
  * throughput: + means plansim is too fast. The leave-one-out error of a
  * run is its error under the parameters fitted without it (each such fit
- * starts from the fit over all runs). */
+ * starts from the fit over all runs and keeps its Jacobian). */
 #ifndef PLANSIM_APP_CALIBRUNS_H
 #define PLANSIM_APP_CALIBRUNS_H
 
