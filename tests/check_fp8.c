@@ -3,9 +3,11 @@
  * the activations it keeps in fp8, MFU against the bf16 peak, and the
  * refusal of a GPU without FP8. */
 #include <math.h>
+#include <string.h>
 
 #include "cost/roofline.h"
 #include "cost/transformer.h"
+#include "strategy/strategy.h"
 #include "testutil.h"
 
 /* An n x n x n GEMM as transformer.c costs it: inputs of `in` bytes an
@@ -13,8 +15,15 @@
 static Op square(double n, Dtype dtype)
 {
     double in = dtype_bytes(dtype), out = dtype_bytes(DTYPE_BF16);
-    return (Op){.name = "gemm", .flops = 2 * n * n * n, .bytes = 2 * in * n * n + out * n * n,
-                .gemm = 1, .m = n, .n = n, .k = n, .batch = 1, .dtype = dtype};
+    return (Op){.name = "gemm",
+                .flops = 2 * n * n * n,
+                .bytes = 2 * in * n * n + out * n * n,
+                .gemm = 1,
+                .m = n,
+                .n = n,
+                .k = n,
+                .batch = 1,
+                .dtype = dtype};
 }
 
 /* 8192^3 on H100 SXM (topologies/dgx-h100.json): 64 x 64 = 4096 tiles of
@@ -96,6 +105,49 @@ START_TEST(test_mfu_bf16_peak)
 }
 END_TEST
 
+/* fp8_param_gather (Megatron-Core's --fp8-param-gather): the layers'
+ * parameters held and gathered in fp8. On tiny-gpt, ZeRO-1 over d = 4
+ * GPUs, with L the layers' parameters and P the model's: the parameters
+ * take L + 2 (P - L) bytes, and the all-gather of the updated ones sends
+ * (d - 1)/d of that (a ring), against 2 P and (d - 1)/d 2 P without; bf16
+ * GEMMs or no ZeRO are refused. */
+START_TEST(test_fp8_param_gather)
+{
+    const double d = 4;
+    for (int gather = 0; gather < 2; gather++) {
+        Run run = run_new(test_shipped_model("models", "tiny-gpt.json"),
+                          test_shipped_cluster("dgx-h100.json", 1));
+        run.cluster->gpus_per_node = (int)d;
+        run.plan->dtype = DTYPE_FP8;
+        run.plan->zero_stage = 1;
+        run.plan->fp8_param_gather = gather;
+        run.plan->collective_algorithm = ALGORITHM_RING;
+        run.plan->global_batch_size = 8;
+        run_simulate(&run);
+        double P = tf_params(run.model), L = run.model->layers * tf_layer_params(run.model, 1);
+        double held = gather ? L + 2 * (P - L) : 2 * P;
+        const Metrics *mt = &run.rep.metrics;
+        ck_assert_double_eq_tol(mt->peak_split[MEM_PARAMS], held, 1e-9 * held);
+        ck_assert_double_eq_tol(mt->comm[TAG_ZERO][COLL_ALL_GATHER].bytes, (d - 1) / d * held,
+                                1e-9 * held);
+        run_free(&run);
+    }
+    g_autoptr(ClusterSpec) c = test_shipped_cluster("dgx-h100.json", 1);
+    g_autoptr(ModelSpec) m = test_shipped_model("models", "tiny-gpt.json");
+    for (int refused = 0; refused < 2; refused++) {
+        g_autoptr(PlanSpec) plan = plan_spec_new();
+        plan->fp8_param_gather = TRUE;
+        plan->dtype = refused ? DTYPE_BF16 : DTYPE_FP8;
+        plan->zero_stage = refused ? 1 : 0;
+        GError *error = NULL;
+        ck_assert(plan_spec_resolve(plan, m, c, NULL));
+        ck_assert(!strategy_check(plan, m, &error));
+        ck_assert_ptr_nonnull(strstr(error->message, "fp8_param_gather"));
+        g_error_free(error);
+    }
+}
+END_TEST
+
 /* A100 has no FP8: the plan is refused, naming the cluster's key. */
 START_TEST(test_a100_refuses_fp8)
 {
@@ -118,6 +170,7 @@ Suite *suite_fp8(void)
     Suite *s = suite_create("fp8");
     TCase *tc = tcase_create("fp8");
     tcase_add_test(tc, test_square_gemm_halves);
+    tcase_add_test(tc, test_fp8_param_gather);
     tcase_add_test(tc, test_mlp_casts);
     tcase_add_test(tc, test_fp8_activations);
     tcase_add_test(tc, test_mfu_bf16_peak);

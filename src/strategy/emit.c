@@ -46,6 +46,7 @@ struct Emit {
     /* the rank being emitted, and its rank in the graph */
     int rank, local, stage;
     double params;               /* held by the rank */
+    double layers;               /* of them, its transformer layers' */
     double experts;              /* of them, on the expert-data-parallel group */
     double kept[TF_BLOCK_KINDS];      /* activations a layer block's forward keeps */
     double recreated[TF_BLOCK_KINDS]; /* and a replay re-creates (emit_keep_activations) */
@@ -148,6 +149,11 @@ double emit_params(const Emit *e)
 double emit_expert_params(const Emit *e)
 {
     return e->experts;
+}
+
+double emit_layer_params(const Emit *e)
+{
+    return e->layers;
 }
 
 int emit_model_chunk(const Emit *e, const Unit *u)
@@ -509,12 +515,14 @@ static void emit_rank_step(Emit *e, GArray *units)
             layout_group(e->layout, (GroupKind)k, e->group_index[k], &e->group_size[k]);
     }
     e->params = 0;
+    e->layers = 0;
     e->experts = 0;
     e->computes = 0;
     for (int c = 0; c < e->plan->virtual_stages; c++) {
         int g = c * e->plan->pp + e->stage;
         for (int i = e->chunk_first[g]; i < e->chunk_first[g + 1]; i++) {
             e->params += e->segments[i].params;
+            e->layers += e->segments[i].kind == SEGMENT_LAYER ? e->segments[i].params : 0;
             e->experts += e->segments[i].expert_params;
         }
     }
@@ -528,8 +536,8 @@ static void emit_rank_step(Emit *e, GArray *units)
     TaskId begin = graph_marker(e->graph, e->local, STREAM_COMPUTE, TAG_MARKER,
                                 (TaskName){.fmt = "step begin"});
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
-        emit_mem(e, begin, (MemKind)k, zero_state_bytes(e->plan, (MemKind)k, e->params, e->experts),
-                 FALSE);
+        emit_mem(e, begin, (MemKind)k,
+                 zero_state_bytes(e->plan, (MemKind)k, e->params, e->experts, e->layers), FALSE);
     emit_mem(e, begin, MEM_RESERVE, emit_gpu(e)->reserve_bytes, FALSE);
 
     g_array_set_size(units, 0);

@@ -173,6 +173,8 @@ int emit_model_chunk(const Emit *e, const Unit *u);
  * the expert-data-parallel group (Segment.expert_params). */
 double emit_params(const Emit *e);
 double emit_expert_params(const Emit *e);
+/* Of the rank's parameters, its transformer layers' (SEGMENT_LAYER). */
+double emit_layer_params(const Emit *e);
 
 /* The segment after `seg` in unit `u`'s walk (backward walks in reverse),
  * or NULL when `seg` is the last. */

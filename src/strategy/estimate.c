@@ -42,19 +42,21 @@ int estimate_chunk_first_layer(const PlanSpec *plan, int g)
  * expert-data-parallel group (zero_layer_expert_params), each summed
  * segment by segment in model order as emit.c sums them. */
 typedef struct {
-    double params, experts;
+    double params, experts, layers;
 } StageParams;
 
 static StageParams stage_params(const ModelSpec *model, const PlanSpec *plan, int stage)
 {
     int chunks = plan->layers_per_stage.n;
-    StageParams p = {0, 0};
+    StageParams p = {0, 0, 0};
     for (int c = 0; c < plan->virtual_stages; c++) {
         int g = c * plan->pp + stage, first = estimate_chunk_first_layer(plan, g);
         if (g == 0)
             p.params += estimate_segment_params(model, plan, SEGMENT_EMBEDDING, -1);
         for (int i = 0; i < plan->layers_per_stage.v[g]; i++) {
-            p.params += estimate_segment_params(model, plan, SEGMENT_LAYER, first + i);
+            double layer = estimate_segment_params(model, plan, SEGMENT_LAYER, first + i);
+            p.params += layer;
+            p.layers += layer;
             p.experts += zero_layer_expert_params(model, plan, first + i);
         }
         if (g == chunks - 1)
@@ -75,7 +77,7 @@ static double held_bytes(const ModelSpec *model, const ClusterSpec *cluster, con
                          int s)
 {
     StageParams p = stage_params(model, plan, s);
-    return zero_states_bytes(plan, p.params, p.experts) + cluster->gpu.reserve_bytes;
+    return zero_states_bytes(plan, p.params, p.experts, p.layers) + cluster->gpu.reserve_bytes;
 }
 
 double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,

@@ -25,6 +25,10 @@
  *     it runs while this one computes and at most two gathered copies live
  *     at once; each is a buffer from its gather's start to its segment's
  *     end.
+ * With fp8_param_gather (Megatron-Core's --fp8-param-gather, Transformer
+ * Engine's FP8 parameters) the layers' parameters are held and gathered in
+ * fp8, 1 byte each (zero_param_bytes); the embedding and the head stay
+ * bf16.
  * Per step and GPU, in parameter elements: stages 1 and 2 move 2 Psi
  * (reduce-scatter and all-gather), stage 3 3 Psi per micro-batch (two
  * gathers and a reduce-scatter). The model states' bytes per parameter and
@@ -45,6 +49,11 @@ double zero_bytes_per_param(const PlanSpec *plan, MemKind kind)
     default:
         return 0;
     }
+}
+
+double zero_param_bytes(const PlanSpec *plan, SegmentKind kind)
+{
+    return dtype_bytes(plan->fp8_param_gather && kind == SEGMENT_LAYER ? DTYPE_FP8 : DTYPE_BF16);
 }
 
 /* The ways each kind is split over d ranks that hold the same parameters. */
@@ -93,8 +102,13 @@ double zero_shard_params(const PlanSpec *plan, MemKind kind, double params, doub
     return scaled_shard(plan, kind, 1, params, experts);
 }
 
-double zero_state_bytes(const PlanSpec *plan, MemKind kind, double params, double experts)
+double zero_state_bytes(const PlanSpec *plan, MemKind kind, double params, double experts,
+                        double layers)
 {
+    if (kind == MEM_PARAMS && plan->fp8_param_gather) /* the layers apart */
+        return scaled_shard(plan, kind, zero_param_bytes(plan, SEGMENT_EMBEDDING), params - layers,
+                            0) +
+               scaled_shard(plan, kind, zero_param_bytes(plan, SEGMENT_LAYER), layers, experts);
     return scaled_shard(plan, kind, zero_bytes_per_param(plan, kind), params, experts);
 }
 
@@ -107,11 +121,11 @@ double zero_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double shard)
     return tf_ops_s(gpu, &ops);
 }
 
-double zero_states_bytes(const PlanSpec *plan, double params, double experts)
+double zero_states_bytes(const PlanSpec *plan, double params, double experts, double layers)
 {
     double bytes = 0;
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
-        bytes += zero_state_bytes(plan, (MemKind)k, params, experts);
+        bytes += zero_state_bytes(plan, (MemKind)k, params, experts, layers);
     return bytes;
 }
 
@@ -124,6 +138,19 @@ typedef struct {
 static gboolean active(const PlanSpec *plan)
 {
     return plan->zero_stage > 0;
+}
+
+/* fp8_param_gather holds fp8 parameters, and gathers them: it needs FP8
+ * GEMMs and a ZeRO stage (Megatron-Core's distributed optimizer). */
+static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **error)
+{
+    (void)model;
+    if (plan->fp8_param_gather && (plan->dtype != DTYPE_FP8 || plan->zero_stage == 0))
+        return plan_field_fail(error, plan, PLAN_FP8_PARAM_GATHER,
+                               "false unless dtype is fp8 and zero_stage at least 1 (got dtype "
+                               "%s, zero_stage %d)",
+                               dtype_names[plan->dtype], plan->zero_stage);
+    return TRUE;
 }
 
 /* Stages 1 and 2 with overlap_param_gather: whether the parameters are
@@ -155,18 +182,18 @@ static void step_begin(Emit *e, void *state)
     st->prev_end = TASK_NONE;
 }
 
-/* All-gathers of `params` parameters' bf16 values, after `after`, named
+/* All-gathers of `params` parameters' values, after `after`, named
  * names[0] and names[1] with `name`'s numbers: `experts` of them over the
- * expert-data-parallel group, the rest over the data-parallel one. Sets
- * *first, unless NULL, to the first gather; returns the last, which the
- * communication stream ends last (TASK_NONE for a group of one). */
-static TaskId gather_params(Emit *e, double params, double experts, TaskId after,
+ * expert-data-parallel group, the rest over the data-parallel one; `dense`
+ * bytes and `per` bytes a parameter of the experts. Sets *first, unless
+ * NULL, to the first gather; returns the last, which the communication
+ * stream ends last (TASK_NONE for a group of one). */
+static TaskId gather_params(Emit *e, double dense, double experts, double per, TaskId after,
                             const char *const names[2], TaskName name, TaskId *first)
 {
-    double per = zero_bytes_per_param(emit_plan(e), MEM_PARAMS);
     name.fmt = names[0];
-    TaskId t = emit_collective(e, GROUP_DP_CP, STREAM_COMM, COLL_ALL_GATHER,
-                               per * (params - experts), TAG_ZERO, name);
+    TaskId t =
+        emit_collective(e, GROUP_DP_CP, STREAM_COMM, COLL_ALL_GATHER, dense, TAG_ZERO, name);
     emit_wait(e, after, t);
     if (first)
         *first = t;
@@ -179,9 +206,19 @@ static TaskId gather_params(Emit *e, double params, double experts, TaskId after
     return x != TASK_NONE ? x : t;
 }
 
-/* Segment `seg`'s gathers for unit `u`, after `after`: the bf16 parameters
- * its compute needs whole, a buffer from the first gather's start. The
- * task its compute waits for. */
+/* Segment `seg`'s gathers of `params` of its parameters, after `after`:
+ * at zero_param_bytes each, the experts' apart. */
+static TaskId gather_segment(Emit *e, const Segment *seg, double params, TaskId after,
+                             const char *const names[2], TaskName name, TaskId *first)
+{
+    double per = zero_param_bytes(emit_plan(e), seg->kind);
+    return gather_params(e, per * (params - seg->expert_params), seg->expert_params, per, after,
+                         names, name, first);
+}
+
+/* Segment `seg`'s gathers for unit `u`, after `after`: the parameters its
+ * compute needs whole, a buffer from the first gather's start. The task
+ * its compute waits for. */
 static TaskId gather(Emit *e, const Unit *u, const Segment *seg, TaskId after)
 {
     static const char *const names[][2] = {
@@ -190,10 +227,9 @@ static TaskId gather(Emit *e, const Unit *u, const Segment *seg, TaskId after)
         [SEGMENT_HEAD] = {"zero all_gather mb%d head", NULL},
     };
     TaskId first;
-    TaskId t = gather_params(e, seg->uses, seg->expert_params, after, names[seg->kind],
-                             (TaskName){.a = u->micro_batch, .b = seg->layer}, &first);
-    emit_mem(e, first, MEM_BUFFERS, zero_bytes_per_param(emit_plan(e), MEM_PARAMS) * seg->uses,
-             FALSE);
+    TaskId t = gather_segment(e, seg, seg->uses, after, names[seg->kind],
+                              (TaskName){.a = u->micro_batch, .b = seg->layer}, &first);
+    emit_mem(e, first, MEM_BUFFERS, zero_param_bytes(emit_plan(e), seg->kind) * seg->uses, FALSE);
     return t;
 }
 
@@ -206,8 +242,8 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
     };
     ZeroState *st = state;
     if (gathers_ahead(emit_plan(e)) && u->forward && u->micro_batch == 0)
-        emit_gate(e, gather_params(e, seg->params, seg->expert_params, TASK_NONE, ahead[seg->kind],
-                                   (TaskName){.a = seg->layer}, NULL));
+        emit_gate(e, gather_segment(e, seg, seg->params, TASK_NONE, ahead[seg->kind],
+                                    (TaskName){.a = seg->layer}, NULL));
     if (emit_plan(e)->zero_stage < 3)
         return;
     TaskId mine = st->ahead == seg ? st->ahead_task : gather(e, u, seg, TASK_NONE);
@@ -224,7 +260,7 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
     if (emit_plan(e)->zero_stage < 3)
         return;
     if (emit_plan(e)->dp * emit_plan(e)->cp > 1)
-        emit_mem(e, last, MEM_BUFFERS, -zero_bytes_per_param(emit_plan(e), MEM_PARAMS) * seg->uses,
+        emit_mem(e, last, MEM_BUFFERS, -zero_param_bytes(emit_plan(e), seg->kind) * seg->uses,
                  TRUE);
     st->prev_end = last;
 }
@@ -235,12 +271,17 @@ static void after_optimizer(Emit *e, void *state, TaskId optimizer)
     (void)state;
     if (emit_plan(e)->zero_stage >= 3 || gathers_ahead(emit_plan(e)))
         return; /* parameters stay sharded, or were gathered ahead */
-    gather_params(e, emit_params(e), emit_expert_params(e), optimizer, names, (TaskName){0}, NULL);
+    const PlanSpec *plan = emit_plan(e);
+    double layer = zero_param_bytes(plan, SEGMENT_LAYER), other = zero_param_bytes(plan, SEGMENT_HEAD);
+    double experts = emit_expert_params(e), layers = emit_layer_params(e);
+    gather_params(e, layer * (layers - experts) + other * (emit_params(e) - layers), experts, layer,
+                  optimizer, names, (TaskName){0}, NULL);
 }
 
 const Strategy strategy_zero = {
     .name = "zero",
     .active = active,
+    .check = check,
     .piece_tasks = piece_tasks,
     .state_size = sizeof(ZeroState),
     .step_begin = step_begin,

@@ -22,6 +22,11 @@
  * bf16 (Rajbhandari et al. 2020, section 3). */
 double zero_bytes_per_param(const PlanSpec *plan, MemKind kind);
 
+/* Bytes one parameter of a segment of `kind` takes as the rank holds and
+ * all-gathers it: bf16 (2), or with fp8_param_gather a layer's fp8 (1;
+ * the embedding and the head stay bf16). */
+double zero_param_bytes(const PlanSpec *plan, SegmentKind kind);
+
 /* The ways each kind of the dense parameters' states is split (1 for what
  * is not) over the d = dp x cp ranks that hold the same dense parameters:
  * ZeRO stage 1 the optimizer states, stage 2 also the gradients, stage 3
@@ -48,8 +53,11 @@ double zero_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, in
 double zero_shard_params(const PlanSpec *plan, MemKind kind, double params, double experts);
 
 /* Bytes of state `kind` on such a rank: zero_bytes_per_param x its shard,
- * rounded as emit.c's allocation is. */
-double zero_state_bytes(const PlanSpec *plan, MemKind kind, double params, double experts);
+ * rounded as emit.c's allocation is; with fp8_param_gather, of MEM_PARAMS
+ * its `layers` (of the `params`, its transformer layers', the experts
+ * among them) at zero_param_bytes. */
+double zero_state_bytes(const PlanSpec *plan, MemKind kind, double params, double experts,
+                        double layers);
 
 /* The GPU's optimizer step over a shard of `shard` parameters (its
  * zero_shard_params of MEM_OPTIMIZER): one mixed-precision Adam step
@@ -62,6 +70,6 @@ double zero_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double shard);
  * With d = dp x cp and no experts apart: stage 0 18 (16) Psi, stage 1
  * 6 (4) Psi + 12 Psi / d, stage 2 2 Psi + 16 (14) Psi / d, stage 3 18 (16)
  * Psi / d, fp32 (bf16) gradients; the experts' part of Psi over d_e. */
-double zero_states_bytes(const PlanSpec *plan, double params, double experts);
+double zero_states_bytes(const PlanSpec *plan, double params, double experts, double layers);
 
 #endif
