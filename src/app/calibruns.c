@@ -15,20 +15,23 @@
 
 /* The parameters, by their keys in a cluster file's "gpu": where GpuSpec
  * keeps them, their range, the Jacobian's step (down for an efficiency,
- * so that it stays at most 1) and the unit of the file (1e-6: the file's
- * microseconds for GpuSpec's seconds). */
+ * so that it stays at most 1), the unit of the file (1e-6: the file's
+ * microseconds for GpuSpec's seconds) and the value a GpuSpec's 0 stands
+ * for (spec.h; 0: none, 0 is the value). */
 typedef struct {
     gsize offset;
-    double lo, hi, step, unit;
+    double lo, hi, step, unit, zero_means;
 } ParamInfo;
 
 static const ParamInfo param_info[] = {
-    {offsetof(GpuSpec, gemm_sustained), 0.2, 1, -0.01, 1},
-    {offsetof(GpuSpec, attention_forward_efficiency), 0.05, 1, -0.01, 1},
-    {offsetof(GpuSpec, attention_backward_efficiency), 0.05, 1, -0.01, 1},
-    {offsetof(GpuSpec, comm_interference), 0, 0.95, 0.01, 1},
-    {offsetof(GpuSpec, launch_s), 0, 1e-4, 5e-7, 1e-6},
-    {offsetof(GpuSpec, memory_efficiency), 0.2, 1, -0.01, 1},
+    {offsetof(GpuSpec, gemm_sustained), 0.2, 1, -0.01, 1, 1},
+    {offsetof(GpuSpec, attention_forward_efficiency), 0.05, 1, -0.01, 1,
+     GPU_ATTENTION_FORWARD_EFFICIENCY},
+    {offsetof(GpuSpec, attention_backward_efficiency), 0.05, 1, -0.01, 1,
+     GPU_ATTENTION_BACKWARD_EFFICIENCY},
+    {offsetof(GpuSpec, comm_interference), 0, 0.95, 0.01, 1, 0},
+    {offsetof(GpuSpec, launch_s), 0, 1e-4, 5e-7, 1e-6, 0},
+    {offsetof(GpuSpec, memory_efficiency), 0.2, 1, -0.01, 1, 0},
 };
 const char *const calib_run_params[] = {"gemm_sustained",
                                         "attention_forward_efficiency",
@@ -138,15 +141,7 @@ typedef struct {
 static double base_value(const GpuSpec *gpu, int p)
 {
     double v = *(const double *)((const char *)gpu + param_info[p].offset);
-    switch (p) {
-    case 0:
-        return gpu_gemm_sustained(gpu);
-    case 1:
-    case 2:
-        return gpu_attention_efficiency(gpu, p == 1);
-    default:
-        return v;
-    }
+    return v == 0 && param_info[p].zero_means > 0 ? param_info[p].zero_means : v;
 }
 
 /* log of the throughput plansim predicts for run i under `theta`. */
@@ -321,7 +316,7 @@ RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const in
     g_autofree double *weight = g_new(double, n), *r = g_new(double, n);
     for (int i = 0; i < n; i++)
         weight[i] = 1;
-    g_autofree double *J = g_new(double, (gsize)n * MAX(n_params, 1));
+    g_autofree double *J = g_new(double, (gsize)n *MAX(n_params, 1));
     residuals(fit, theta, weight, r);
     if (n_params > 0)
         minimise(fit, theta, weight, r, J, FALSE);
