@@ -45,6 +45,34 @@ gboolean calib_solve(double *a, double *b, int n)
     return TRUE;
 }
 
+typedef struct {
+    void (*one)(const void *ctx, int i);
+    const void *ctx;
+    int n, first, stride;
+} Share;
+
+static gpointer share_run(gpointer data)
+{
+    const Share *s = data;
+    for (int i = s->first; i < s->n; i += s->stride)
+        s->one(s->ctx, i);
+    return NULL;
+}
+
+void calib_each(int n, void (*one)(const void *ctx, int i), const void *ctx)
+{
+    int threads = MAX(1, MIN(MIN((int)g_get_num_processors(), CALIB_MAX_THREADS), n));
+    Share shares[CALIB_MAX_THREADS];
+    GThread *running[CALIB_MAX_THREADS];
+    for (int t = 0; t < threads; t++) {
+        shares[t] = (Share){one, ctx, n, t, threads};
+        running[t] = t ? g_thread_new("calibrate", share_run, &shares[t]) : NULL;
+    }
+    share_run(&shares[0]);
+    for (int t = 1; t < threads; t++)
+        g_thread_join(running[t]);
+}
+
 /* ---- the collective parameters ---------------------------------------------- */
 
 typedef enum { EFFICIENCY, LATENCY } ParamKind;
@@ -121,10 +149,9 @@ typedef struct {
     CalibNccl *const *files;
     int n_files, n_points;
     int *point_file, *point_index; /* each point's file and index in it */
-    int threads;                   /* that replay points at once */
-    int np, idx[N_PARAMS];   /* the parameters this cluster has */
-    double theta[N_PARAMS];  /* their logarithms */
-    gboolean moved[N_PARAMS]; /* set from theta; else the base's value */
+    int np, idx[N_PARAMS];         /* the parameters this cluster has */
+    double theta[N_PARAMS];        /* their logarithms */
+    gboolean moved[N_PARAMS];      /* set from theta; else the base's value */
     double sensitivity[N_PARAMS];
 } Fit;
 
@@ -161,23 +188,18 @@ static void apply(Fit *fit, const double *theta)
     }
 }
 
-/* One thread's share of the points of residuals(): every `stride`-th
- * from `first`. */
+/* Point i's residual, log(fitted / measured), into r[i]. */
 typedef struct {
     const Fit *fit;
     double *r;
-    int first, stride;
-} Share;
+} PointResidual;
 
-static gpointer residuals_share(gpointer data)
+static void point_residual(const void *ctx, int i)
 {
-    const Share *s = data;
-    for (int i = s->first; i < s->fit->n_points; i += s->stride) {
-        const CalibNccl *file = s->fit->files[s->fit->point_file[i]];
-        const CalibPoint *p = &g_array_index(file->points, CalibPoint, s->fit->point_index[i]);
-        s->r[i] = log(model_s(&s->fit->work, file, p->bytes, NULL) / p->time_s);
-    }
-    return NULL;
+    const PointResidual *c = ctx;
+    const CalibNccl *file = c->fit->files[c->fit->point_file[i]];
+    const CalibPoint *p = &g_array_index(file->points, CalibPoint, c->fit->point_index[i]);
+    c->r[i] = log(model_s(&c->fit->work, file, p->bytes, NULL) / p->time_s);
 }
 
 /* log(fitted / measured) of every point at `theta`; returns the sum of
@@ -187,16 +209,7 @@ static gpointer residuals_share(gpointer data)
 static double residuals(Fit *fit, const double *theta, double *r)
 {
     apply(fit, theta);
-    int threads = MIN(fit->threads, fit->n_points);
-    Share shares[CALIB_MAX_THREADS];
-    GThread *running[CALIB_MAX_THREADS];
-    for (int t = 0; t < threads; t++) {
-        shares[t] = (Share){fit, r, t, threads};
-        running[t] = t ? g_thread_new("calibrate", residuals_share, &shares[t]) : NULL;
-    }
-    residuals_share(&shares[0]);
-    for (int t = 1; t < threads; t++)
-        g_thread_join(running[t]);
+    calib_each(fit->n_points, point_residual, &(PointResidual){fit, r});
     double cost = 0;
     for (int i = 0; i < fit->n_points; i++)
         cost += r[i] * r[i];
@@ -234,7 +247,7 @@ static gboolean lm_step(const Fit *fit, const double *J, const double *r, const 
                         double lambda, const double *theta, double *out)
 {
     int n = fit->n_points, np = fit->np;
-    g_autofree double *a = g_new0(double, nf * nf), *g = g_new0(double, nf);
+    g_autofree double *a = g_new0(double, nf *nf), *g = g_new0(double, nf);
     for (int i = 0; i < n; i++)
         for (int x = 0; x < nf; x++) {
             double jx = J[i * np + free[x]];
@@ -261,7 +274,7 @@ static void fit_collectives(Fit *fit)
 {
     int n = fit->n_points, np = fit->np, nf;
     g_autofree double *r = g_new(double, n), *rt = g_new(double, n);
-    g_autofree double *J = g_new(double, (gsize)n * np), *trial = g_new(double, np);
+    g_autofree double *J = g_new(double, (gsize)n *np), *trial = g_new(double, np);
     int free[N_PARAMS];
     double lambda = 1e-3, cost = residuals(fit, fit->theta, r);
     jacobian(fit, fit->theta, r, J);
@@ -474,7 +487,8 @@ static void nccl_residuals(GString *out, const ClusterSpec *c, const CalibNccl *
 {
     int n = (int)f->points->len;
     g_autofree double *err = g_new(double, n);
-    GString *rows = g_string_new("#        size(B)  measured(us)    fitted(us)  error(%)  algorithm\n");
+    GString *rows =
+        g_string_new("#        size(B)  measured(us)    fitted(us)  error(%)  algorithm\n");
     for (int i = 0; i < n; i++) {
         const CalibPoint *p = &g_array_index(f->points, CalibPoint, i);
         CollAlgorithm used;
@@ -484,9 +498,9 @@ static void nccl_residuals(GString *out, const ClusterSpec *c, const CalibNccl *
                                p->time_s * 1e6, t * 1e6, 100 * err[i],
                                collective_algorithm_name(used));
     }
-    g_autofree char *what = g_strdup_printf("%s: %s over %d ranks on %d host%s", f->path,
-                                            collective_name(f->op), f->ranks, f->hosts,
-                                            f->hosts > 1 ? "s" : "");
+    g_autofree char *what =
+        g_strdup_printf("%s: %s over %d ranks on %d host%s", f->path, collective_name(f->op),
+                        f->ranks, f->hosts, f->hosts > 1 ? "s" : "");
     summary(out, what, err, n);
     g_string_append(out, rows->str);
     g_string_free(rows, TRUE);
@@ -542,12 +556,12 @@ Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nc
         }
     fit.point_file = point_file;
     fit.point_index = point_index;
-    fit.threads = CLAMP((int)g_get_num_processors(), 1, CALIB_MAX_THREADS);
     GString *out = g_string_new(NULL);
     g_string_append_printf(out, "# plansim calibrate: %s\n", base->name);
     if (fit.n_points > 0) {
         fit_collectives(&fit);
-        g_string_append(out, "# parameter                           base      fitted  sensitivity\n");
+        g_string_append(out,
+                        "# parameter                           base      fitted  sensitivity\n");
         for (int j = 0; j < fit.np; j++) {
             int p = fit.idx[j];
             double scale = params[p].kind == LATENCY ? 1e6 : 1;

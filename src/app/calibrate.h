@@ -63,6 +63,12 @@ Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nc
 void calib_free(Calibration *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Calibration, calib_free)
 
+/* Calls one(ctx, i) for i = 0 .. n - 1 on the machine's cores (at most
+ * CALIB_MAX_THREADS threads, each every threads-th i), returning when all
+ * are done: a fit's independent replays, each writing its own slot, so
+ * that what they write is the same whatever the threads. */
+void calib_each(int n, void (*one)(const void *ctx, int i), const void *ctx);
+
 /* Solves the n x n system a x = b (a row-major, both overwritten; x in b)
  * by Gaussian elimination with partial pivoting. FALSE when singular. */
 gboolean calib_solve(double *a, double *b, int n);

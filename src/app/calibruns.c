@@ -134,7 +134,6 @@ typedef struct {
     const int *params;
     int np;
     double measured[CALIB_MAX_RUNS]; /* log of each run's measured throughput */
-    int threads;
 } Fit;
 
 /* The base's value of parameter p, its default for 0 where 0 means one. */
@@ -172,19 +171,17 @@ static double predict(const Fit *fit, int i, const double *theta)
     return log(rate);
 }
 
+/* Run i's predicted log throughput under `theta` into out[i]. */
 typedef struct {
     const Fit *fit;
     const double *theta;
     double *out;
-    int first, stride;
-} Share;
+} RunPrediction;
 
-static gpointer predict_share(gpointer data)
+static void run_prediction(const void *ctx, int i)
 {
-    const Share *s = data;
-    for (int i = s->first; i < s->fit->n; i += s->stride)
-        s->out[i] = predict(s->fit, i, s->theta);
-    return NULL;
+    const RunPrediction *c = ctx;
+    c->out[i] = predict(c->fit, i, c->theta);
 }
 
 /* log(predicted / measured) of every run at `theta` into r; returns the
@@ -193,16 +190,7 @@ static gpointer predict_share(gpointer data)
  * the same whatever the threads. */
 static double residuals(const Fit *fit, const double *theta, const double *weight, double *r)
 {
-    int threads = MAX(1, MIN(fit->threads, fit->n));
-    Share shares[CALIB_MAX_THREADS];
-    GThread *running[CALIB_MAX_THREADS];
-    for (int t = 0; t < threads; t++) {
-        shares[t] = (Share){fit, theta, r, t, threads};
-        running[t] = t ? g_thread_new("calibrate", predict_share, &shares[t]) : NULL;
-    }
-    predict_share(&shares[0]);
-    for (int t = 1; t < threads; t++)
-        g_thread_join(running[t]);
+    calib_each(fit->n, run_prediction, &(RunPrediction){fit, theta, r});
     double cost = 0;
     for (int i = 0; i < fit->n; i++) {
         r[i] -= fit->measured[i];
@@ -308,7 +296,6 @@ RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const in
         g_assert(fit->plans[i]); /* checked: calib_runs_check */
         fit->measured[i] = log(measured_rate(&fit->runs[i]));
     }
-    fit->threads = CLAMP((int)g_get_num_processors(), 1, CALIB_MAX_THREADS);
 
     double theta[CALIB_RUNS_MAX_PARAMS], base_theta[CALIB_RUNS_MAX_PARAMS];
     for (int j = 0; j < n_params; j++)
