@@ -344,19 +344,30 @@ void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
     dropout_residual(out, d.ns, d.h);
 }
 
-void tf_block_replay_ops(const ModelSpec *m, Block block, Shard sh, Recompute rc, OpList *out)
+void tf_block_replay_split(const ModelSpec *m, Block block, Shard sh, Recompute rc,
+                           OpList *replay, OpList *rest)
 {
     Dims d = dims(m, sh);
     gboolean flash = sh.attention == ATTENTION_FLASH;
-    out->n = 0;
+    replay->n = rest->n = 0;
     if (rc == RECOMPUTE_FULL)
-        tf_block_ops(m, block, sh, out);
+        tf_block_ops(m, block, sh, replay);
     else if (rc == RECOMPUTE_SELECTIVE && block == BLOCK_ATTENTION && !flash)
-        attention_core(out, &d);
+        attention_core(replay, &d);
     /* FlashAttention has no core left to replay: it recomputes the scores
      * inside its backward, under any rc */
     if (block == BLOCK_ATTENTION && flash)
-        flash_backward_rest(out, &d);
+        flash_backward_rest(rest, &d);
+}
+
+void tf_block_replay_ops(const ModelSpec *m, Block block, Shard sh, Recompute rc, OpList *out)
+{
+    OpList rest;
+    tf_block_replay_split(m, block, sh, rc, out, &rest);
+    for (int i = 0; i < rest.n; i++) {
+        g_assert(out->n < TF_MAX_OPS);
+        out->ops[out->n++] = rest.ops[i];
+    }
 }
 
 void tf_embedding_ops(const ModelSpec *m, Shard sh, OpList *out)

@@ -83,6 +83,11 @@ void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out);
  * "FlashAttention"). That rest comes last: it is the whole list under
  * RECOMPUTE_NONE. */
 void tf_block_replay_ops(const ModelSpec *m, Block block, Shard sh, Recompute rc, OpList *out);
+/* The same list in its two parts: what recomputation replays (`replay`,
+ * empty under RECOMPUTE_NONE) and the rest of FlashAttention's backward
+ * (`rest`, empty but for the attention block with FlashAttention). */
+void tf_block_replay_split(const ModelSpec *m, Block block, Shard sh, Recompute rc,
+                           OpList *replay, OpList *rest);
 /* Forward operations of the token (and position) embedding. */
 void tf_embedding_ops(const ModelSpec *m, Shard sh, OpList *out);
 /* Forward operations of the head: final norm, logits, loss. */

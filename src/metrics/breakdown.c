@@ -42,7 +42,7 @@ void breakdown_compute(const ModelSpec *model, const GpuSpec *gpu, const PlanSpe
     *out = (Breakdown){.stage = stage};
     Shard sh = tf_shard(plan);
     int chunks = plan->layers_per_stage.n;
-    OpList ops, none;
+    OpList ops;
     for (int k = 0; k < plan->virtual_stages; k++) {
         int g = k * plan->pp + stage;
         if (g == 0) {
@@ -56,13 +56,8 @@ void breakdown_compute(const ModelSpec *model, const GpuSpec *gpu, const PlanSpe
                 tf_block_ops(model, block, sh, &ops);
                 add_forward_backward(out, gpu, &ops);
                 /* the replay (recomputation), then FlashAttention's rest */
-                tf_block_replay_ops(model, block, sh, plan->recompute, &ops);
-                tf_block_replay_ops(model, block, sh, RECOMPUTE_NONE, &none);
-                OpList replay = ops, rest = ops;
-                replay.n = ops.n - none.n;
-                for (int j = 0; j < none.n; j++)
-                    rest.ops[j] = ops.ops[replay.n + j];
-                rest.n = none.n;
+                OpList replay, rest;
+                tf_block_replay_split(model, block, sh, plan->recompute, &replay, &rest);
                 add_ops(out, gpu, &replay, 1, BREAKDOWN_ATTENTION_BACKWARD, TRUE);
                 add_ops(out, gpu, &rest, 1, BREAKDOWN_ATTENTION_BACKWARD, FALSE);
             }

@@ -48,8 +48,7 @@ static int piece_tasks(const PlanSpec *plan)
     return 1; /* a replay, and FlashAttention's rest: at most 3 a layer, which has 4 pieces */
 }
 
-/* The replay is tf_block_replay_ops less its last operations, FlashAttention's
- * backward rest, which are the list under RECOMPUTE_NONE. */
+/* The replay and FlashAttention's backward rest: tf_block_replay_split. */
 static void step_begin(Emit *e, void *state)
 {
     RecomputeState *st = state;
@@ -62,10 +61,7 @@ static void step_begin(Emit *e, void *state)
             continue;
         BlockReplay *r = &st->block[b];
         OpList ops, rest;
-        tf_block_replay_ops(m, (Block)b, sh, RECOMPUTE_NONE, &rest);
-        tf_block_replay_ops(m, (Block)b, sh, rc, &ops);
-        g_assert(ops.n >= rest.n);
-        ops.n -= rest.n;
+        tf_block_replay_split(m, (Block)b, sh, rc, &ops, &rest);
         r->replays = ops.n > 0;
         r->seconds = tf_ops_s(gpu, &ops);
         r->flops = tf_ops_hardware_flops(&ops);
