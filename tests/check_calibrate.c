@@ -77,10 +77,10 @@ START_TEST(recovers_known_parameters)
             ck_assert_rel(kept_or_fitted[i][0], kept_or_fitted[i][2], 0.10);
     /* the GEMM curve: 18 rows, the same +-2 % noise, each point on 14 or
      * more of them */
-    ck_assert_int_eq(f->gpu.gemm_points, truth->gpu.gemm_points);
-    for (int j = 0; j < truth->gpu.gemm_points; j++) {
-        ck_assert_double_eq(f->gpu.gemm_flop_per_byte[j], truth->gpu.gemm_flop_per_byte[j]);
-        ck_assert_rel(f->gpu.gemm_efficiency[j], truth->gpu.gemm_efficiency[j], 0.02);
+    ck_assert_int_eq(f->gpu.gemm.n, truth->gpu.gemm.n);
+    for (int j = 0; j < truth->gpu.gemm.n; j++) {
+        ck_assert_double_eq(f->gpu.gemm.x[j], truth->gpu.gemm.x[j]);
+        ck_assert_rel(f->gpu.gemm.y[j], truth->gpu.gemm.y[j], 0.02);
     }
     ck_assert_ptr_nonnull(strstr(c->report, "all_reduce over 16 ranks on 2 hosts: 21 points"));
     for (gsize i = 0; i < G_N_ELEMENTS(files); i++)
@@ -154,9 +154,9 @@ START_TEST(round_trip_a100)
     for (gsize i = 0; i < G_N_ELEMENTS(pairs); i++)
         ck_assert_msg(fabs(pairs[i][0] - pairs[i][1]) <= 1e-3 * pairs[i][1],
                       "parameter %zu: %.9g, expected %.9g", i, pairs[i][0], pairs[i][1]);
-    ck_assert_int_eq(f->gpu.gemm_points, a100->gpu.gemm_points);
-    for (int j = 0; j < a100->gpu.gemm_points; j++)
-        ck_assert_rel(f->gpu.gemm_efficiency[j], a100->gpu.gemm_efficiency[j], 1e-3);
+    ck_assert_int_eq(f->gpu.gemm.n, a100->gpu.gemm.n);
+    for (int j = 0; j < a100->gpu.gemm.n; j++)
+        ck_assert_rel(f->gpu.gemm.y[j], a100->gpu.gemm.y[j], 1e-3);
     for (gsize i = 0; i < G_N_ELEMENTS(nccl); i++)
         calib_nccl_free(nccl[i]);
 }
@@ -169,21 +169,21 @@ START_TEST(curve_from_none)
 {
     g_autoptr(ClusterSpec) c = data_cluster("start.json");
     GpuSpec flat = c->gpu;
-    flat.gemm_points = 1;
-    flat.gemm_flop_per_byte[0] = 1;
-    flat.gemm_efficiency[0] = 0.6;
+    flat.gemm.n = 1;
+    flat.gemm.x[0] = 1;
+    flat.gemm.y[0] = 0.6;
     g_autoptr(CalibGemm) gemm = exact_gemm(&flat);
-    c->gpu.gemm_points = 0;
+    c->gpu.gemm.n = 0;
     g_autoptr(Calibration) fit = calib_run(c, NULL, 0, gemm);
     const GpuSpec *g = &fit->cluster->gpu;
     /* every row compute-bound; intensities m n k / (m k + k n + m n), from
      * 256 x 256 x 2048 (120.47) to 16384 x 16384 x 2048 (1638.4): 13.6
      * times, so floor(log2 13.6) + 1 = 4 points from the one to the other */
-    ck_assert_int_eq(g->gemm_points, 4);
-    ck_assert_rel(g->gemm_flop_per_byte[0], 134217728.0 / 1114112, 1e-12);
-    ck_assert_rel(g->gemm_flop_per_byte[3], 1638.4, 1e-12);
-    for (int j = 0; j < g->gemm_points; j++)
-        ck_assert_rel(g->gemm_efficiency[j], 0.6, 1e-4);
+    ck_assert_int_eq(g->gemm.n, 4);
+    ck_assert_rel(g->gemm.x[0], 134217728.0 / 1114112, 1e-12);
+    ck_assert_rel(g->gemm.x[3], 1638.4, 1e-12);
+    for (int j = 0; j < g->gemm.n; j++)
+        ck_assert_rel(g->gemm.y[j], 0.6, 1e-4);
 }
 END_TEST
 

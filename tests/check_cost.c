@@ -91,11 +91,11 @@ START_TEST(efficiency_curve_by_hand)
 {
     GpuSpec gpu = four_sms();
     ck_assert_double_eq(gemm_efficiency_at(&gpu, 300), 0.5);
-    gpu.gemm_points = 3;
+    gpu.gemm.n = 3;
     double x[] = {100, 800, 1600}, e[] = {0.4, 0.88, 0.8};
     for (int i = 0; i < 3; i++) {
-        gpu.gemm_flop_per_byte[i] = x[i];
-        gpu.gemm_efficiency[i] = e[i];
+        gpu.gemm.x[i] = x[i];
+        gpu.gemm.y[i] = e[i];
     }
     ck_assert_double_eq(gemm_efficiency_at(&gpu, 10), 0.4);
     ck_assert_double_eq(gemm_efficiency_at(&gpu, 100), 0.4);
@@ -162,7 +162,7 @@ START_TEST(small_and_skinny_gemms_are_slower)
         alone.gemm_sustained = 1;
         const GpuSpec *gpu = &alone;
         ck_assert_int_gt(gpu->sm_count, 0);
-        ck_assert_int_gt(gpu->gemm_points, 1);
+        ck_assert_int_gt(gpu->gemm.n, 1);
         double peak = gpu->peak_flops;
         double square = rate(gpu, 1, 8192, 8192, 8192);
         double small = rate(gpu, 1, 512, 512, 512);
@@ -179,24 +179,29 @@ START_TEST(small_and_skinny_gemms_are_slower)
 }
 END_TEST
 
-/* A cluster file's curve: pairs with increasing intensities and
- * efficiencies in (0, 1]; anything else names the key. */
+/* A cluster file's curves: pairs with increasing x and y in (0, 1] (the
+ * GEMM efficiencies) or (0, 4] (the attention's head-dimension factors);
+ * anything else names the key. */
 START_TEST(curve_is_validated)
 {
-    const char *bad[] = {"[]", "[[100, 0.5], [100, 0.6]]", "[[100, 1.5]]", "[[0, 0.5]]",
-                         "[[100]]", "[100, 0.5]", "[[100, 0.5, 1]]", "{}"};
-    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+    const char *bad[] = {
+        "[]",         "[[100, 0.5], [100, 0.6]]", "[[100, 1.5]]", "[[0, 0.5]]", "[[100]]",
+        "[100, 0.5]", "[[100, 0.5, 1]]",          "{}",           "[[64, 0]]",  "[[64, 5]]"};
+    for (gsize i = 0; i < 2 * G_N_ELEMENTS(bad); i++) {
+        const char *key = i % 2 ? "attention_head_dim_factor" : "gemm_efficiency";
+        if (i % 2 && strcmp(bad[i / 2], "[[100, 1.5]]") == 0)
+            continue; /* a factor may exceed 1 */
         g_autofree char *text = g_strdup_printf(
             "{\"name\": \"c\", \"nodes\": 1, \"gpus_per_node\": 8, \"gpu\": {\"peak_tflops\": "
             "312, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2039, \"sm_count\": 108, "
-            "\"gemm_efficiency\": %s}, \"intra_node\": {\"bandwidth_GBps\": 300}, "
+            "\"%s\": %s}, \"intra_node\": {\"bandwidth_GBps\": 300}, "
             "\"inter_node\": {\"bandwidth_GBps\": 25}}",
-            bad[i]);
+            key, bad[i / 2]);
         char *path = test_write_tmp(text);
         GError *error = NULL;
         ClusterSpec *c = cluster_spec_load(path, 0, &error);
-        ck_assert_msg(!c, "accepted %s", bad[i]);
-        ck_assert_msg(strstr(error->message, "$.gpu.gemm_efficiency"), "%s", error->message);
+        ck_assert_msg(!c, "accepted %s: %s", key, bad[i / 2]);
+        ck_assert_msg(strstr(error->message, key), "%s", error->message);
         g_clear_error(&error);
         test_remove(path);
     }
@@ -227,6 +232,40 @@ START_TEST(memory_bound_kernels)
 }
 END_TEST
 
+/* The time of a block's FlashAttention forward on `gpu`. */
+static double flash_forward_s(const GpuSpec *gpu, const ModelSpec *m)
+{
+    OpList ops;
+    tf_block_ops(m, BLOCK_ATTENTION, (Shard){.micro_batch = 1, .tp = 1}, &ops);
+    for (int i = 0; i < ops.n; i++)
+        if (strcmp(ops.ops[i].name, "flash_attention") == 0)
+            return tf_op_s(gpu, &ops.ops[i]);
+    ck_abort_msg("no flash_attention");
+    return 0;
+}
+
+/* attention_head_dim_factor scales both attention efficiencies at the
+ * kernel's head dimension, linear in log(head_dim) between points (as the
+ * GEMM curve): 16 and 8 heads of a 1,024-wide layer (head_dim 64 and 128)
+ * count the same FLOPs, so with factors 0.7 at 64 and 1 at 128 the first
+ * takes 1 / 0.7 of the second's time; 11.3 heads' worth (head_dim
+ * sqrt(64 x 128), halfway in log) would take 1 / 0.85. No curve: 1. */
+START_TEST(attention_by_head_dim)
+{
+    GpuSpec gpu = four_sms();
+    ModelSpec narrow = test_llama(2, 1024, 16, 16, 2816, 32000, 512);
+    ModelSpec wide = test_llama(2, 1024, 8, 8, 2816, 32000, 512);
+    double plain = flash_forward_s(&gpu, &narrow);
+    ck_assert_double_eq_tol(plain, flash_forward_s(&gpu, &wide), 1e-15);
+    gpu.attention_head_dim = (Curve){.n = 2, .x = {64, 128}, .y = {0.7, 1}};
+    ck_assert_double_eq_tol(flash_forward_s(&gpu, &wide), plain, 1e-15);
+    ck_assert_double_eq_tol(flash_forward_s(&gpu, &narrow), plain / 0.7, 1e-15);
+    ck_assert_double_eq_tol(curve_at(&gpu.attention_head_dim, sqrt(64 * 128), 1), 0.85, 1e-12);
+    ck_assert_double_eq(curve_at(&gpu.attention_head_dim, 32, 1), 0.7);
+    ck_assert_double_eq(curve_at(&gpu.attention_head_dim, 512, 1), 1);
+}
+END_TEST
+
 Suite *suite_cost(void)
 {
     Suite *s = suite_create("cost");
@@ -239,6 +278,7 @@ Suite *suite_cost(void)
     tcase_add_test(tc, small_and_skinny_gemms_are_slower);
     tcase_add_test(tc, curve_is_validated);
     tcase_add_test(tc, memory_bound_kernels);
+    tcase_add_test(tc, attention_by_head_dim);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -339,9 +339,9 @@ static GpuSpec microbenchmark(const GpuSpec *gpu)
 static GpuSpec with_curve(const GpuSpec *gpu, const double *x, const double *e, int points)
 {
     GpuSpec g = microbenchmark(gpu);
-    g.gemm_points = points;
-    memcpy(g.gemm_flop_per_byte, x, points * sizeof *x);
-    memcpy(g.gemm_efficiency, e, points * sizeof *e);
+    g.gemm.n = points;
+    memcpy(g.gemm.x, x, points * sizeof *x);
+    memcpy(g.gemm.y, e, points * sizeof *e);
     return g;
 }
 
@@ -359,15 +359,15 @@ static double implied(const GpuSpec *gpu, const CalibGemmRow *row)
 }
 
 /* The curve's points: the base's, or one per factor of 2 over the rows'
- * intensities (`lo` to `hi`), at most GPU_GEMM_POINTS. */
+ * intensities (`lo` to `hi`), at most CURVE_POINTS. */
 static int knots(const GpuSpec *gpu, double lo, double hi, double *x, double *e0)
 {
-    if (gpu->gemm_points > 0) {
-        memcpy(x, gpu->gemm_flop_per_byte, gpu->gemm_points * sizeof *x);
-        memcpy(e0, gpu->gemm_efficiency, gpu->gemm_points * sizeof *e0);
-        return gpu->gemm_points;
+    if (gpu->gemm.n > 0) {
+        memcpy(x, gpu->gemm.x, gpu->gemm.n * sizeof *x);
+        memcpy(e0, gpu->gemm.y, gpu->gemm.n * sizeof *e0);
+        return gpu->gemm.n;
     }
-    int n = (int)CLAMP(floor(log2(hi / lo)) + 1, 1, GPU_GEMM_POINTS);
+    int n = (int)CLAMP(floor(log2(hi / lo)) + 1, 1, CURVE_POINTS);
     for (int j = 0; j < n; j++) {
         x[j] = n == 1 ? sqrt(lo * hi) : lo * pow(hi / lo, (double)j / (n - 1));
         e0[j] = gpu->compute_efficiency;
@@ -432,9 +432,9 @@ static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out)
                                g->path);
         return;
     }
-    double x[GPU_GEMM_POINTS], e0[GPU_GEMM_POINTS], a[GPU_GEMM_POINTS * GPU_GEMM_POINTS] = {0};
-    double b[GPU_GEMM_POINTS], w[GPU_GEMM_POINTS];
-    int k = knots(gpu, lo, hi, x, e0), support[GPU_GEMM_POINTS] = {0};
+    double x[CURVE_POINTS], e0[CURVE_POINTS], a[CURVE_POINTS * CURVE_POINTS] = {0};
+    double b[CURVE_POINTS], w[CURVE_POINTS];
+    int k = knots(gpu, lo, hi, x, e0), support[CURVE_POINTS] = {0};
     for (int j = 0; j < k; j++) {
         a[j * k + j] = CALIB_RIDGE;
         b[j] = CALIB_RIDGE * e0[j];
@@ -443,7 +443,7 @@ static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out)
         if (e[i] <= 0)
             continue;
         for (int j = 0; j < k; j++) { /* the curve's weight of point j at xi[i] */
-            double unit[GPU_GEMM_POINTS] = {0};
+            double unit[CURVE_POINTS] = {0};
             unit[j] = 1;
             GpuSpec basis = with_curve(gpu, x, unit, k);
             w[j] = gemm_efficiency_at(&basis, xi[i]);

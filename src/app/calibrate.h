@@ -19,7 +19,7 @@
  * GEMMs: the efficiencies of the gemm_efficiency curve at its points (the
  * base's intensities, or when it has none, points spread evenly in
  * log(intensity) over the data, one per factor of 2, at most
- * GPU_GEMM_POINTS), by linear least squares on the efficiency each row
+ * CURVE_POINTS), by linear least squares on the efficiency each row
  * implies (its compute time at efficiency 1 over its measured time less
  * the kernel launch), each row weighted by the inverse square of that
  * efficiency (relative errors), with a ridge of CALIB_RIDGE towards the

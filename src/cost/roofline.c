@@ -6,26 +6,9 @@
 
 #include <glib.h>
 
-/* The GPU's curve (or compute_efficiency) at `flop_per_byte`. */
-static double curve_at(const GpuSpec *gpu, double flop_per_byte)
-{
-    int n = gpu->gemm_points;
-    const double *x = gpu->gemm_flop_per_byte, *e = gpu->gemm_efficiency;
-    if (n == 0)
-        return gpu->compute_efficiency;
-    if (!(flop_per_byte > x[0])) /* also NaN */
-        return e[0];
-    for (int i = 0; i + 1 < n; i++)
-        if (flop_per_byte < x[i + 1]) {
-            double f = log(flop_per_byte / x[i]) / log(x[i + 1] / x[i]);
-            return e[i] + f * (e[i + 1] - e[i]);
-        }
-    return e[n - 1];
-}
-
 double gemm_efficiency_at(const GpuSpec *gpu, double flop_per_byte)
 {
-    return gpu_gemm_sustained(gpu) * curve_at(gpu, flop_per_byte);
+    return gpu_gemm_sustained(gpu) * curve_at(&gpu->gemm, flop_per_byte, gpu->compute_efficiency);
 }
 
 static gboolean has_waves(const GpuSpec *gpu, const Op *op)

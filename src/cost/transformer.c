@@ -15,12 +15,13 @@
 #include <string.h>
 
 typedef struct {
-    double n, ns; /* tokens, tokens for norms and dropout */
-    double t;     /* tensor-parallel size */
+    double n, ns;                     /* tokens, tokens for norms and dropout */
+    double t;                         /* tensor-parallel size */
     double h, hq, hkv, f, v, s, b, a; /* hq: the attention's width, a x head_dim */
-    double sq; /* queries on this GPU: s / c under context parallelism */
-    double keys; /* keys a query's scores span: s, or the sliding window when shorter */
-    double work; /* of the sq x keys scores counted, the causal share the kernels do */
+    double head;                      /* head_dim */
+    double sq;                        /* queries on this GPU: s / c under context parallelism */
+    double keys;  /* keys a query's scores span: s, or the sliding window when shorter */
+    double work;  /* of the sq x keys scores counted, the causal share the kernels do */
     double hkv_t; /* this GPU's K (or V) width: h_kv / t, or one head's
                    * width when t exceeds the KV heads (Megatron then
                    * replicates KV heads) */
@@ -45,10 +46,10 @@ static Dims dims(const ModelSpec *m, Shard sh)
     d.ns = sh.sequence_parallel ? d.n / d.t : d.n;
     d.h = m->hidden_size;
     d.a = m->attention_heads;
-    double head = tf_head_dim(m);
-    d.hq = d.a * head;
-    d.hkv = (double)m->kv_heads * head;
-    d.hkv_t = m->kv_heads >= sh.tp ? d.hkv / d.t : head;
+    d.head = tf_head_dim(m);
+    d.hq = d.a * d.head;
+    d.hkv = (double)m->kv_heads * d.head;
+    d.hkv_t = m->kv_heads >= sh.tp ? d.hkv / d.t : d.head;
     d.f = m->ffn_hidden_size;
     d.v = m->vocab_size;
     d.dtype = sh.dtype;
@@ -132,11 +133,21 @@ static void attention_core(OpList *out, const Dims *d)
  * section 1), FlashAttention-3 75 % of an H100's in the forward (Shah et
  * al. 2024); we take 60 % and 50 %, causal training shapes being below the
  * best case (GPU_ATTENTION_*_EFFICIENCY, the defaults of a GPU that gives
- * none: attention_forward_efficiency and attention_backward_efficiency). The backward does 2.5 times the forward's FLOPs: its five
- * matrix multiplies against two, S = QK^T recomputed (Dao, section 4.1). */
+ * none: attention_forward_efficiency and attention_backward_efficiency). The backward does 2.5
+ * times the forward's FLOPs: its five matrix multiplies against two, S = QK^T recomputed (Dao,
+ * section 4.1). */
 
 static const char FLASH_FORWARD[] = "flash_attention";
 static const char FLASH_BACKWARD_REST[] = "flash_attention_bwd_rest";
+
+/* The last operation added is a FlashAttention kernel: it does the
+ * causal share of its FLOPs, and its products contract over the head
+ * dimension (Op.k), which sets its efficiency (flash_s). */
+static void flash_last(OpList *l, const Dims *d)
+{
+    idle_last(l, 1 - d->work);
+    l->ops[l->n - 1].k = d->head;
+}
 
 /* FlashAttention's forward, one kernel: QK^T and score x V FLOPs as the
  * standard core's; it reads Q, K and V once and writes the output and
@@ -146,7 +157,7 @@ static void flash_forward(OpList *out, const Dims *d)
     add(out, FLASH_FORWARD, 4 * d->b * d->sq * d->keys * d->hq / d->t,
         2 * d->n * (d->hq / d->t + 2 * d->hkv_t) + 2 * d->n * d->hq / d->t + 4 * d->n * d->a / d->t,
         1);
-    idle_last(out, 1 - d->work);
+    flash_last(out, d);
 }
 
 /* What the fused backward does beyond twice the forward (which the
@@ -156,7 +167,7 @@ static void flash_forward(OpList *out, const Dims *d)
 static void flash_backward_rest(OpList *out, const Dims *d)
 {
     add(out, FLASH_BACKWARD_REST, 2 * d->b * d->sq * d->keys * d->hq / d->t, 0, 1);
-    idle_last(out, 1 - d->work);
+    flash_last(out, d);
 }
 
 /* The time of FlashAttention's operations, or -1 for any other. The
@@ -164,10 +175,15 @@ static void flash_backward_rest(OpList *out, const Dims *d)
  * whichever is slower). The backward's rest, with F the forward's counted
  * FLOPs (twice the rest's): the backward kernel, 2.5 F x its work share at the
  * backward efficiency, less twice the forward's compute time, which the
- * emitter has charged already (none if the backward were the faster). */
+ * emitter has charged already (none if the backward were the faster).
+ * Both efficiencies are the GPU's at its head dimension: times its
+ * attention_head_dim_factor at the kernel's (docs/model.md,
+ * "FlashAttention"). */
 static double flash_s(const GpuSpec *gpu, const Op *op)
 {
     double work = op->flops * (1 - op->idle) / gpu->peak_flops;
+    double head = curve_at(&gpu->attention_head_dim, op->k, 1);
+    work /= head;
     double forward = gpu_attention_efficiency(gpu, TRUE);
     if (strcmp(op->name, FLASH_FORWARD) == 0)
         return MAX(work / forward, op->bytes / (gpu->memory_Bps * gpu->memory_efficiency)) +
@@ -286,8 +302,8 @@ Shard tf_shard(const PlanSpec *plan)
 {
     /* padded to capacity, every expert gets its capacity; dropless, the
      * busiest sets the pace */
-    int load = plan->moe_capacity_percent > 0 ? plan->moe_capacity_percent
-                                              : plan->moe_imbalance_percent;
+    int load =
+        plan->moe_capacity_percent > 0 ? plan->moe_capacity_percent : plan->moe_imbalance_percent;
     return (Shard){plan->micro_batch_size, plan->tp,    plan->sequence_parallel,
                    plan->attention,        plan->dtype, plan->ep,
                    load / 100.0,           plan->cp,    plan->moe_capacity_percent > 0};
@@ -344,8 +360,8 @@ void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
     dropout_residual(out, d.ns, d.h);
 }
 
-void tf_block_replay_split(const ModelSpec *m, Block block, Shard sh, Recompute rc,
-                           OpList *replay, OpList *rest)
+void tf_block_replay_split(const ModelSpec *m, Block block, Shard sh, Recompute rc, OpList *replay,
+                           OpList *rest)
 {
     Dims d = dims(m, sh);
     gboolean flash = sh.attention == ATTENTION_FLASH;
@@ -426,8 +442,8 @@ double tf_ops_s(const GpuSpec *gpu, const OpList *ops)
 
 KernelClass tf_op_class(const Op *op)
 {
-    static const char *const attention[] = {FLASH_FORWARD, FLASH_BACKWARD_REST, "scores",
-                                            "softmax", "attn_dropout", "attn_v", NULL};
+    static const char *const attention[] = {
+        FLASH_FORWARD, FLASH_BACKWARD_REST, "scores", "softmax", "attn_dropout", "attn_v", NULL};
     for (const char *const *a = attention; *a; a++)
         if (strcmp(op->name, *a) == 0)
             return KERNEL_ATTENTION;
@@ -495,8 +511,7 @@ double tf_layer_params(const ModelSpec *m, int tp)
 static double expert_params(const ModelSpec *m, double t)
 {
     double h = m->hidden_size, fe_t = m->moe_ffn_hidden_size / t;
-    return gpt_style(m) ? 2 * h * fe_t + fe_t + h
-                        : 3 * h * fe_t + (m->mlp_bias ? 2 * fe_t + h : 0);
+    return gpt_style(m) ? 2 * h * fe_t + fe_t + h : 3 * h * fe_t + (m->mlp_bias ? 2 * fe_t + h : 0);
 }
 
 double tf_layer_expert_params(const ModelSpec *m, int tp, int ep)

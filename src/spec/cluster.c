@@ -15,10 +15,17 @@
 
 #define MAX_GPUS CLUSTER_MAX_GPUS
 
-static const char *const cluster_keys[] = {
-    "name",       "nodes",      "gpus_per_node",        "gpu",
-    "intra_node", "inter_node", "collective_algorithm", "storage",
-    "host_memory_GiB", "cpu_adam_params_per_s", NULL};
+static const char *const cluster_keys[] = {"name",
+                                           "nodes",
+                                           "gpus_per_node",
+                                           "gpu",
+                                           "intra_node",
+                                           "inter_node",
+                                           "collective_algorithm",
+                                           "storage",
+                                           "host_memory_GiB",
+                                           "cpu_adam_params_per_s",
+                                           NULL};
 static const char *const storage_keys[] = {"read_bandwidth_GBps", "preprocess_samples_per_s", NULL};
 static const char *const gpu_keys[] = {
     "name",
@@ -37,6 +44,7 @@ static const char *const gpu_keys[] = {
     "attention_backward_efficiency",
     "sm_count",
     "gemm_efficiency",
+    "attention_head_dim_factor",
     NULL,
 };
 static const char *const intra_keys[] = {
@@ -49,37 +57,51 @@ static const char *const inter_keys[] = {"bandwidth_GBps", "latency_us",       "
  * CollProtocol. */
 static const char *const protocol_latency_keys[] = {"ll_latency_us", "ll128_latency_us"};
 
-/* The optional "gemm_efficiency": 1 to GPU_GEMM_POINTS pairs
- * [flop_per_byte, efficiency], flop_per_byte > 0 and increasing,
- * efficiency in (0, 1]. */
-static gboolean read_gemm_curve(const JsonDoc *doc, const cJSON *o, GpuSpec *gpu, GError **error)
+/* An optional curve `key`: 1 to CURVE_POINTS pairs [x, y], x > 0 and
+ * increasing, y in (0, ymax]; `what` names them in the error. */
+static gboolean read_curve(const JsonDoc *doc, const cJSON *o, const char *key, double ymax,
+                           const char *what, Curve *c, GError **error)
 {
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(o, "gemm_efficiency"), *pair;
-    const char *expected = "a list of 1 to %d [flop_per_byte, efficiency] pairs, flop_per_byte > "
-                           "0 and increasing, efficiency > 0 and <= 1";
-    gpu->gemm_points = 0;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(o, key), *pair;
+    g_autofree char *expected = g_strdup_printf(
+        "a list of 1 to %d %s pairs, the first > 0 and increasing, the second > 0 and <= %g",
+        CURVE_POINTS, what, ymax);
+    c->n = 0;
     if (!list)
         return TRUE;
     int n = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : 0;
-    if (n < 1 || n > GPU_GEMM_POINTS) {
-        json_fail(error, doc, "$.gpu", "gemm_efficiency", list, expected, GPU_GEMM_POINTS);
+    if (n < 1 || n > CURVE_POINTS) {
+        json_fail(error, doc, "$.gpu", key, list, "%s", expected);
         return FALSE;
     }
     cJSON_ArrayForEach(pair, list)
     {
-        const cJSON *x = cJSON_GetArrayItem(pair, 0), *e = cJSON_GetArrayItem(pair, 1);
-        int i = gpu->gemm_points;
+        const cJSON *x = cJSON_GetArrayItem(pair, 0), *y = cJSON_GetArrayItem(pair, 1);
         if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !cJSON_IsNumber(x) ||
-            !cJSON_IsNumber(e) || !(x->valuedouble > (i ? gpu->gemm_flop_per_byte[i - 1] : 0)) ||
-            !isfinite(x->valuedouble) || !(e->valuedouble > 0 && e->valuedouble <= 1)) {
-            json_fail(error, doc, "$.gpu", "gemm_efficiency", pair, expected, GPU_GEMM_POINTS);
+            !cJSON_IsNumber(y) || !(x->valuedouble > (c->n ? c->x[c->n - 1] : 0)) ||
+            !isfinite(x->valuedouble) || !(y->valuedouble > 0 && y->valuedouble <= ymax)) {
+            json_fail(error, doc, "$.gpu", key, pair, "%s", expected);
             return FALSE;
         }
-        gpu->gemm_flop_per_byte[i] = x->valuedouble;
-        gpu->gemm_efficiency[i] = e->valuedouble;
-        gpu->gemm_points++;
+        c->x[c->n] = x->valuedouble;
+        c->y[c->n] = y->valuedouble;
+        c->n++;
     }
     return TRUE;
+}
+
+double curve_at(const Curve *c, double x, double none)
+{
+    if (c->n == 0)
+        return none;
+    if (!(x > c->x[0])) /* also NaN */
+        return c->y[0];
+    for (int i = 0; i + 1 < c->n; i++)
+        if (x < c->x[i + 1]) {
+            double f = log(x / c->x[i]) / log(c->x[i + 1] / c->x[i]);
+            return c->y[i] + f * (c->y[i + 1] - c->y[i]);
+        }
+    return c->y[c->n - 1];
 }
 
 /* The smallest values the numbers of a cluster file take, so that no time
@@ -117,13 +139,15 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
         !json_number(doc, o, "$.gpu", "gemm_sustained", FALSE, MIN_EFFICIENCY, 1, 1,
                      &gpu->gemm_sustained, error) ||
         !json_number(doc, o, "$.gpu", "attention_forward_efficiency", FALSE, MIN_EFFICIENCY, 1,
-                     GPU_ATTENTION_FORWARD_EFFICIENCY, &gpu->attention_forward_efficiency,
-                     error) ||
+                     GPU_ATTENTION_FORWARD_EFFICIENCY, &gpu->attention_forward_efficiency, error) ||
         !json_number(doc, o, "$.gpu", "attention_backward_efficiency", FALSE, MIN_EFFICIENCY, 1,
                      GPU_ATTENTION_BACKWARD_EFFICIENCY, &gpu->attention_backward_efficiency,
                      error) ||
         !json_int(doc, o, "$.gpu", "sm_count", FALSE, 1, 100000, 0, &sms, error) ||
-        !read_gemm_curve(doc, o, gpu, error))
+        !read_curve(doc, o, "gemm_efficiency", 1, "[flop_per_byte, efficiency]", &gpu->gemm,
+                    error) ||
+        !read_curve(doc, o, "attention_head_dim_factor", 4, "[head_dim, factor]",
+                    &gpu->attention_head_dim, error))
         return FALSE;
     gpu->sm_count = (int)sms;
     gpu->peak_flops = tflops * 1e12;
@@ -139,7 +163,9 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
 double gpu_attention_efficiency(const GpuSpec *gpu, gboolean forward)
 {
     double e = forward ? gpu->attention_forward_efficiency : gpu->attention_backward_efficiency;
-    return e > 0 ? e : forward ? GPU_ATTENTION_FORWARD_EFFICIENCY : GPU_ATTENTION_BACKWARD_EFFICIENCY;
+    return e > 0     ? e
+           : forward ? GPU_ATTENTION_FORWARD_EFFICIENCY
+                     : GPU_ATTENTION_BACKWARD_EFFICIENCY;
 }
 
 double gpu_gemm_sustained(const GpuSpec *gpu)
@@ -321,6 +347,21 @@ static double efficiency(double e)
 }
 
 /* A link class's keys that both classes have. */
+/* A curve as its key's list of pairs; nothing for one without points. */
+static void write_curve(JsonWriter *w, const char *key, const Curve *c)
+{
+    if (c->n == 0)
+        return;
+    jsonw_begin_list(jsonw_key(w, key), JSONW_INLINE);
+    for (int i = 0; i < c->n; i++) {
+        jsonw_begin_list(w, JSONW_INLINE);
+        jsonw_number(w, c->x[i]);
+        jsonw_number(w, c->y[i]);
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+}
+
 static void link_keys(JsonWriter *w, const LinkSpec *l, unsigned protocols)
 {
     jsonw_number(jsonw_key(w, "bandwidth_GBps"), l->bandwidth_Bps / 1e9);
@@ -342,7 +383,8 @@ char *cluster_spec_json(const ClusterSpec *c)
     jsonw_int(jsonw_key(&w, "nodes"), c->nodes);
     jsonw_int(jsonw_key(&w, "gpus_per_node"), c->gpus_per_node);
     if (c->algorithm != ALGORITHM_AUTO)
-        jsonw_string(jsonw_key(&w, "collective_algorithm"), collective_algorithm_name(c->algorithm));
+        jsonw_string(jsonw_key(&w, "collective_algorithm"),
+                     collective_algorithm_name(c->algorithm));
     if (c->host_memory_bytes > 0)
         jsonw_number(jsonw_key(&w, "host_memory_GiB"), c->host_memory_bytes / 1073741824.0);
     if (c->cpu_adam_params_s > 0)
@@ -376,16 +418,8 @@ char *cluster_spec_json(const ClusterSpec *c)
                  gpu_attention_efficiency(g, FALSE));
     if (g->sm_count > 0)
         jsonw_int(jsonw_key(&w, "sm_count"), g->sm_count);
-    if (g->gemm_points > 0) {
-        jsonw_begin_list(jsonw_key(&w, "gemm_efficiency"), JSONW_INLINE);
-        for (int i = 0; i < g->gemm_points; i++) {
-            jsonw_begin_list(&w, JSONW_INLINE);
-            jsonw_number(&w, g->gemm_flop_per_byte[i]);
-            jsonw_number(&w, g->gemm_efficiency[i]);
-            jsonw_end(&w);
-        }
-        jsonw_end(&w);
-    }
+    write_curve(&w, "gemm_efficiency", &g->gemm);
+    write_curve(&w, "attention_head_dim_factor", &g->attention_head_dim);
     jsonw_end(&w);
     jsonw_begin_object(jsonw_key(&w, "intra_node"), 4);
     link_keys(&w, &c->intra, c->protocols);

@@ -93,7 +93,15 @@ typedef struct {
     double ll128_latency_s; /* per message with LL128 (likewise) */
 } LinkSpec;
 
-#define GPU_GEMM_POINTS 16 /* most points of a GEMM efficiency curve */
+#define CURVE_POINTS 16 /* most points of a GPU's curve */
+
+/* A curve of a GPU's, y against x: linear in log(x) between its points,
+ * flat beyond them (curve_at). */
+typedef struct {
+    int n;                  /* points; 0: none */
+    double x[CURVE_POINTS]; /* increasing, > 0 */
+    double y[CURVE_POINTS];
+} Curve;
 
 typedef struct {
     char *name;
@@ -116,10 +124,12 @@ typedef struct {
     double attention_forward_efficiency;  /* FlashAttention's forward and backward on the */
     double attention_backward_efficiency; /* work they do, fractions of the peak, (0, 1];
                                            * 0: transformer.h's defaults */
-    int sm_count;              /* streaming multiprocessors; 0: unknown, no waves */
-    int gemm_points;           /* points of the GEMM efficiency curve; 0: none */
-    double gemm_flop_per_byte[GPU_GEMM_POINTS]; /* arithmetic intensities, increasing */
-    double gemm_efficiency[GPU_GEMM_POINTS];    /* fraction of peak at each, (0, 1] */
+    int sm_count;                         /* streaming multiprocessors; 0: unknown, no waves */
+    Curve gemm;                           /* a GEMM's fraction of peak, (0, 1], against its
+                                           * arithmetic intensity (FLOP per byte) */
+    Curve attention_head_dim;             /* the attention efficiencies' factor against the head
+                                           * dimension (1 at the dimension they were measured at);
+                                           * none: 1 */
 } GpuSpec;
 
 /* FlashAttention's efficiencies when a GPU gives none: FlashAttention-2's
@@ -130,6 +140,8 @@ typedef struct {
 /* The GPU's attention efficiency (forward or backward) and GEMM sustained
  * share, their defaults for 0. */
 double gpu_attention_efficiency(const GpuSpec *gpu, gboolean forward);
+/* A curve's y at x, `none` for a curve without points. */
+double curve_at(const Curve *c, double x, double none);
 double gpu_gemm_sustained(const GpuSpec *gpu);
 
 typedef struct {
@@ -154,9 +166,9 @@ typedef struct {
     double storage_Bps;          /* read bandwidth from storage, bytes/s */
     double preprocess_samples_s; /* CPU preprocessing, samples/s */
     /* The host, per node, for offload (offload.h); 0: not given. */
-    double host_memory_bytes;  /* CPU memory */
-    double cpu_adam_params_s;  /* parameters the node's CPUs step with Adam per second */
-    char *path;                /* the file it was read from, for errors; NULL if built */
+    double host_memory_bytes; /* CPU memory */
+    double cpu_adam_params_s; /* parameters the node's CPUs step with Adam per second */
+    char *path;               /* the file it was read from, for errors; NULL if built */
 } ClusterSpec;
 
 /* The most GPUs a cluster may hold. */
@@ -266,8 +278,7 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
  * host_memory_GiB, offload optimizer also cpu_adam_params_per_s. The
  * message names the cluster file, the key and the plan field's origin
  * (cluster.c; plan_spec_resolve calls it). */
-gboolean cluster_spec_check_plan(const ClusterSpec *cluster, const PlanSpec *plan,
-                                 GError **error);
+gboolean cluster_spec_check_plan(const ClusterSpec *cluster, const PlanSpec *plan, GError **error);
 
 /* The GPU as a plan runs it: with cuda_graphs, without the per-kernel
  * launch cost (a graph replays its kernels without the host launching
