@@ -31,15 +31,15 @@ static Op square(double n, Dtype dtype)
  * intensities, 2 n^3 / (6 n^2) = 2731 FLOP/B in bf16 and 2 n^3 / (4 n^2)
  * = 4096 in fp8, are both past the curve's last point (951, 0.83), so
  * both run at 0.83 of their peak: 989 and 1979 TFLOPS (H100 datasheet,
- * dense), times the profile's gemm_sustained, 0.644, in both. fp8 takes
+ * dense), times the profile's gemm_sustained, 0.645, in both. fp8 takes
  * 989 / 1979 = 0.4997 of bf16's time: it halves. */
 START_TEST(test_square_gemm_halves)
 {
     g_autoptr(ClusterSpec) c = test_shipped_cluster("dgx-h100.json", 1);
     double n = 8192, wave = 132 * 2 * 128.0 * 128 * n;
     Op bf16 = square(n, DTYPE_BF16), fp8 = square(n, DTYPE_FP8);
-    ck_assert_rel(gemm_compute_s(&c->gpu, &bf16), 32 * wave / (989e12 * 0.83 * 0.644), 1e-12);
-    ck_assert_rel(gemm_compute_s(&c->gpu, &fp8), 32 * wave / (1979e12 * 0.83 * 0.644), 1e-12);
+    ck_assert_rel(gemm_compute_s(&c->gpu, &bf16), 32 * wave / (989e12 * 0.83 * 0.645), 1e-12);
+    ck_assert_rel(gemm_compute_s(&c->gpu, &fp8), 32 * wave / (1979e12 * 0.83 * 0.645), 1e-12);
     ck_assert_rel(gemm_compute_s(&c->gpu, &fp8) / gemm_compute_s(&c->gpu, &bf16), 989.0 / 1979,
                   1e-12);
 }
@@ -148,6 +148,36 @@ START_TEST(test_fp8_param_gather)
 }
 END_TEST
 
+/* Transformer Engine's amax reductions (fp8.c): per micro-batch, at the end
+ * of its forward 3 fp32 amaxes per fp8 GEMM (input, weight, output) and at
+ * the end of its backward 2 (the gradients), over the d = 4 data-parallel
+ * ranks, one all-reduce each: a ring sends 2 (d - 1) / d of it. With 2
+ * pipeline stages a rank holds half of tiny-gpt's layers, each with 4 fp8
+ * GEMMs (qkv, out_proj, mlp_up, mlp_down). Under
+ * zb-h1 the backward splits, and only B (which passes the gradients on)
+ * reduces; in bf16, nothing. */
+START_TEST(test_amax_reductions)
+{
+    const double d = 4;
+    for (int i = 0; i < 3; i++) {
+        Run run = run_new(test_shipped_model("models", "tiny-gpt.json"),
+                          test_shipped_cluster("dgx-h100.json", 1));
+        run.plan->pp = 2;
+        run.plan->dtype = i < 2 ? DTYPE_FP8 : DTYPE_BF16;
+        run.plan->schedule = i == 1 ? SCHEDULE_ZBH1 : SCHEDULE_1F1B;
+        run.plan->collective_algorithm = ALGORITHM_RING;
+        run.plan->global_batch_size = 8;
+        run_simulate(&run);
+        double mb = 8 / d, gemms = 4.0 * run.model->layers / 2;
+        const CommStat *x = &run.rep.metrics.comm[TAG_AMAX][COLL_ALL_REDUCE];
+        ck_assert_int_eq(x->count, i < 2 ? 2 * mb : 0);
+        ck_assert_double_eq_tol(x->bytes, i < 2 ? 2 * (d - 1) / d * mb * gemms * (3 + 2) * 4 : 0,
+                                1e-9);
+        run_free(&run);
+    }
+}
+END_TEST
+
 /* A100 has no FP8: the plan is refused, naming the cluster's key. */
 START_TEST(test_a100_refuses_fp8)
 {
@@ -171,6 +201,7 @@ Suite *suite_fp8(void)
     TCase *tc = tcase_create("fp8");
     tcase_add_test(tc, test_square_gemm_halves);
     tcase_add_test(tc, test_fp8_param_gather);
+    tcase_add_test(tc, test_amax_reductions);
     tcase_add_test(tc, test_mlp_casts);
     tcase_add_test(tc, test_fp8_activations);
     tcase_add_test(tc, test_mfu_bf16_peak);

@@ -262,10 +262,10 @@ START_TEST(csv_header_matches_its_row)
             ck_assert_str_eq(flat, "[2,2]");
         }
     }
-    /* CSV-only: 7 purposes (tp, cp, ep, dp, pp, zero, embedding) x 3 comm columns, 3 link classes,
+    /* CSV-only: 8 purposes (tp, cp, ep, dp, pp, zero, embedding, amax) x 3 comm columns, 3 link classes,
      * status, bound_s, reason, the 8 training_* columns (JSON's "training" object), and
      * without what-ifs the 4 what-if columns (whatif ... clean_critical_rank) */
-    ck_assert_int_eq((int)n - in_json, 7 * 3 + LINK_CLASSES + 3 + 8 + 4);
+    ck_assert_int_eq((int)n - in_json, 8 * 3 + LINK_CLASSES + 3 + 8 + 4);
 
     ck_assert_str_eq(row[column(header, "model")], "test-gpt");
     ck_assert_int_eq(atoi(row[column(header, "tp")]), rep->plan->tp);

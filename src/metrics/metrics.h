@@ -55,7 +55,7 @@ typedef struct {
     LinkClass link_class;
     double bytes;             /* carried over the step */
     double utilization;       /* bytes / (capacity x step time) */
-    double by_tag[TAG_KINDS]; /* bytes per purpose (TAG_TP .. TAG_EMBEDDING) */
+    double by_tag[TAG_KINDS]; /* bytes per purpose (TAG_TP .. TAG_AMAX) */
 } LinkStat;
 
 #define METRICS_HOT_LINKS 5
@@ -80,7 +80,7 @@ typedef struct {
     double compute_s;
     double recompute_s;
     double exposed_comm_s;
-    CommStat comm[TAG_KINDS][COLL_N_OPS]; /* by purpose (TAG_TP .. TAG_EMBEDDING) and op */
+    CommStat comm[TAG_KINDS][COLL_N_OPS]; /* by purpose (TAG_TP .. TAG_AMAX) and op */
     double bubble_fraction;
     StageStat *stages; /* pp entries, owned */
     int n_stages;

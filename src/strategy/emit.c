@@ -92,7 +92,8 @@ const char *emit_comm_name(TaskTag tag)
 {
     static const char *const names[TAG_KINDS] = {
         [TAG_TP] = "tp", [TAG_DP] = "dp", [TAG_PP] = "pp", [TAG_ZERO] = "zero",
-        [TAG_EMBEDDING] = "embedding", [TAG_CP] = "cp", [TAG_EP] = "ep"};
+        [TAG_EMBEDDING] = "embedding", [TAG_CP] = "cp", [TAG_EP] = "ep",
+        [TAG_AMAX] = "amax"};
     return names[tag];
 }
 

@@ -80,6 +80,7 @@ typedef enum {
     TAG_EMBEDDING, /* the tied embedding's gradients, first and last stage */
     TAG_CP,        /* context parallelism's exchanges around attention */
     TAG_EP,        /* expert parallelism's token dispatch and combine */
+    TAG_AMAX,      /* FP8's amax reductions (fp8.c) */
     TAG_KINDS
 } TaskTag;
 
