@@ -108,6 +108,41 @@ START_TEST(ulysses_all_to_all_bytes)
 }
 END_TEST
 
+/* Under the zero-bubble schedules a backward is B then W: the exchanges
+ * around attention belong to B (attention has no weights), so with 2
+ * pipeline stages each rank exchanges, for its L/2 layers, what the two
+ * tests above count for 1F1B, in either algorithm: ring, per micro-batch
+ * and layer, c - 1 exchanges forward and c - 1 backward (of twice the
+ * bytes); Ulysses, 4 all-to-alls. (It used to exchange again in W: 1.5
+ * times the ring's calls.) */
+START_TEST(zero_bubble_exchanges_as_1f1b)
+{
+    const int m = 4, b = 1, c = 2, pp = 2;
+    const Schedule schedules[] = {SCHEDULE_1F1B, SCHEDULE_ZBH1, SCHEDULE_ZBH2};
+    for (gsize i = 0; i < G_N_ELEMENTS(schedules); i++) {
+        for (int ring = 0; ring < 2; ring++) {
+            Run run = run_new(test_gpt(L, H, A, V, S), test_cluster(1, c * pp, 300e9, 25e9));
+            run.plan->cp = c;
+            run.plan->pp = pp;
+            run.plan->schedule = schedules[i];
+            run.plan->cp_algorithm = ring ? CP_RING : CP_ALL_TO_ALL;
+            run.plan->micro_batch_size = b;
+            run.plan->global_batch_size = m * b;
+            run_simulate(&run);
+            const CommStat *x =
+                &run.rep.metrics.comm[TAG_CP][ring ? COLL_RING_EXCHANGE : COLL_ALL_TO_ALL];
+            double q = 2.0 * b * (S / c) * H; /* a rank's Q: Ulysses' buffers */
+            double kv = 2.0 * b * S * H;      /* ring: one of K and V, whole sequence */
+            double per_layer = ring ? 3 * 2.0 * (c - 1) / c * kv
+                                    : (c - 1.0) / c * ((q + 2 * q) + q + q + (q + 2 * q));
+            ck_assert_int_eq(x->count, m * (L / pp) * (ring ? 2 * (c - 1) : 4));
+            ck_assert_rel(x->bytes, m * (L / pp) * per_layer, 1e-12);
+            run_free(&run);
+        }
+    }
+}
+END_TEST
+
 START_TEST(gradients_reduce_over_dp_times_cp)
 {
     Run run = run_new(test_gpt(L, H, A, V, S), test_cluster(1, 4, 300e9, 25e9));
@@ -216,6 +251,7 @@ Suite *suite_context_parallel(void)
     tcase_add_test(tc, activations_divide_by_cp);
     tcase_add_test(tc, ring_bytes_per_layer);
     tcase_add_test(tc, ulysses_all_to_all_bytes);
+    tcase_add_test(tc, zero_bubble_exchanges_as_1f1b);
     tcase_add_test(tc, gradients_reduce_over_dp_times_cp);
     tcase_add_test(tc, cp_one_is_today);
     tcase_add_test(tc, bad_sizes_are_refused);

@@ -30,6 +30,10 @@ typedef struct {
     double idle; /* the share of `flops` no kernel does (0 unless set): a causal
                   * FlashAttention's masked half, an imbalanced expert GEMM's rows
                   * beyond the mean; counted in model FLOPs, not hardware FLOPs */
+    double wgrad; /* of its backward (twice its forward), the weight gradients',
+                   * in forwards: 1 for a GEMM by a weight (dW = X^T dY costs one
+                   * forward), 2 for the embedding lookup (its backward is all
+                   * weight gradient), 0 for the rest (0 unless set) */
 } Op;
 
 /* The tile one thread block (CTA) computes: 128 x 128 outputs, one of the

@@ -95,6 +95,7 @@ static void gemm(OpList *l, const Dims *d, Dtype dtype, const char *name, double
     op->n = n;
     op->batch = 1;
     op->dtype = dtype;
+    op->wgrad = 1;
 }
 
 /* Norm over `tokens` x h: reads and writes bf16. */
@@ -397,6 +398,7 @@ void tf_embedding_ops(const ModelSpec *m, Shard sh, OpList *out)
      * transpose to sequence-first (read and write 4) */
     double bytes = 4 + 2 * (d.t - 1) / d.t + (gpt_style(m) ? 10 : 0) + 4;
     add(out, "embedding", (gpt_style(m) ? 1 : 0) * d.n * d.h, bytes * d.n * d.h, 0);
+    out->ops[out->n - 1].wgrad = 2; /* a scatter-add into the table */
     add(out, "embedding_dropout", d.ns * d.h, 5 * d.ns * d.h, 0);
 }
 
@@ -464,13 +466,31 @@ double tf_ops_flops(const OpList *ops, gboolean gemm_only)
     return f;
 }
 
+static double hardware_flops(const Op *op)
+{
+    return op->gemm ? op->flops * (1 - op->idle) : 0;
+}
+
 double tf_ops_hardware_flops(const OpList *ops)
 {
     double f = 0;
     for (int i = 0; i < ops->n; i++)
-        if (ops->ops[i].gemm)
-            f += ops->ops[i].flops * (1 - ops->ops[i].idle);
+        f += hardware_flops(&ops->ops[i]);
     return f;
+}
+
+OpsWork tf_ops_work(const GpuSpec *gpu, const OpList *ops)
+{
+    OpsWork w = {0};
+    for (int i = 0; i < ops->n; i++) {
+        const Op *op = &ops->ops[i];
+        double s = tf_op_s(gpu, op), f = hardware_flops(op);
+        w.seconds += s;
+        w.flops += f;
+        w.wgrad_seconds += op->wgrad * s;
+        w.wgrad_flops += op->wgrad * f;
+    }
+    return w;
 }
 
 /* DeepSeek-V2's latent attention's weights on one GPU (arXiv 2405.04434,

@@ -155,6 +155,15 @@ double tf_ops_flops(const OpList *ops, gboolean gemm_only);
  * GEMM's counted FLOPs less its idle share (roofline.h's Op.idle). */
 double tf_ops_hardware_flops(const OpList *ops);
 
+/* What operations take, forward (tf_ops_s, tf_ops_hardware_flops), and of
+ * their backward, twice that, what the weight gradients take: each
+ * operation's Op.wgrad times its forward. */
+typedef struct {
+    double seconds, flops;             /* forward */
+    double wgrad_seconds, wgrad_flops; /* the backward's weight gradients */
+} OpsWork;
+OpsWork tf_ops_work(const GpuSpec *gpu, const OpList *ops);
+
 /* Parameters one GPU of a tensor-parallel group of `tp` holds: of one
  * layer (weights and column biases split, norms and row biases
  * replicated), of the embedding (vocabulary split, learned positions

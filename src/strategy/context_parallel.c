@@ -16,7 +16,8 @@
  *     one before; the exchanges run on the CP stream beside the block's
  *     compute, and the next piece waits for the last. Backward sends K and
  *     V again with their gradients dK and dV: c - 1 exchanges of twice the
- *     bytes. The overlap is taken at the block's granularity: the block is
+ *     bytes. Both belong to the input gradients (B under a zero-bubble
+ *     schedule): attention has no weights, so a W exchanges nothing. The overlap is taken at the block's granularity: the block is
  *     one task (or tensor parallelism's parts), not c steps;
  *   - all_to_all (DeepSpeed-Ulysses, Jacobs et al. 2023, arXiv 2309.14509,
  *     section 3.1): an all-to-all of Q, K and V before attention turns the
@@ -94,7 +95,7 @@ static void piece_begin(Emit *e, void *state, const PieceRef *p)
         return;
     const ModelSpec *m = emit_model(e);
     Shard sh = emit_shard(e);
-    gboolean backward = p->phase == PHASE_BACKWARD;
+    gboolean backward = emit_piece_backward(p);
     if (emit_plan(e)->cp_algorithm == CP_ALL_TO_ALL) {
         /* forward: Q, K and V; backward: the output's gradient */
         all_to_all(e, p, backward ? tf_q_bytes(m, sh) : tf_q_bytes(m, sh) + tf_kv_bytes(m, sh));
@@ -122,8 +123,8 @@ static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
     if (emit_plan(e)->cp_algorithm == CP_ALL_TO_ALL)
         /* forward: the output; backward: the gradients of Q, K and V */
         all_to_all(e, p,
-                   p->phase == PHASE_BACKWARD ? tf_q_bytes(m, sh) + tf_kv_bytes(m, sh)
-                                              : tf_q_bytes(m, sh));
+                   emit_piece_backward(p) ? tf_q_bytes(m, sh) + tf_kv_bytes(m, sh)
+                                          : tf_q_bytes(m, sh));
     else
         emit_gate(e, st->exchanged);
 }
@@ -134,6 +135,7 @@ const Strategy strategy_context_parallel = {
     .check = check,
     .piece_tasks = piece_tasks,
     .state_size = sizeof(CpState),
+    .piece_passes = PASS_FORWARD | PASS_INPUT_GRAD, /* attention has no weights */
     .piece_begin = piece_begin,
     .piece_end = piece_end,
 };

@@ -16,13 +16,14 @@
 #include <math.h>
 #include <string.h>
 
+#include "strategy/schedule.h"
 #include "strategy/strategy.h"
 #include "strategy/zero.h"
 #include "base/error.h"
 
 /* What one piece costs and keeps, and the names of its tasks. */
 typedef struct {
-    double seconds, flops;    /* forward; backward is twice */
+    OpsWork work;             /* forward, and the backward's weight gradients */
     double kept_bytes;        /* activations forward keeps for backward, all of them */
     const char *name[PHASES]; /* each phase's: formats of the micro-batch and the layer */
 } Cost;
@@ -327,8 +328,7 @@ void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 static Cost cost(const GpuSpec *gpu, const OpList *ops, double kept_bytes, const char *fwd,
                  const char *bwd, const char *wgrad)
 {
-    return (Cost){.seconds = tf_ops_s(gpu, ops),
-                  .flops = tf_ops_hardware_flops(ops),
+    return (Cost){.work = tf_ops_work(gpu, ops),
                   .kept_bytes = kept_bytes,
                   .name = {[PHASE_FORWARD] = fwd,
                            [PHASE_BACKWARD] = bwd,
@@ -411,6 +411,12 @@ static const Cost *cost_of(const Emit *e, const Segment *seg, Block block)
 
 /* ---- units ----------------------------------------------------------------- */
 
+/* Whether strategy `s`'s piece hooks take part in a piece of `passes`. */
+static gboolean takes_part(const Strategy *s, unsigned passes)
+{
+    return s->piece_passes == 0 || (s->piece_passes & passes) != 0;
+}
+
 /* A piece's compute between the strategies' piece hooks, with its
  * activations: allocated when it starts, or (`at_end`) freed when it ends.
  * One task, or the parts a strategy's piece_compute emits for a whole
@@ -418,7 +424,10 @@ static const Cost *cost_of(const Emit *e, const Segment *seg, Block block)
 static TaskId piece_task(Emit *e, const PieceRef *p, double seconds, double flops, TaskTag tag,
                          TaskName name, double activation_bytes, gboolean at_end)
 {
-    EACH_STRATEGY(e, piece_begin, p);
+    unsigned passes = schedule_passes(p->phase);
+    for (int i = 0; e->active[i]; i++)
+        if (e->active[i]->piece_begin && takes_part(e->active[i], passes))
+            e->active[i]->piece_begin(e, e->state[i], p);
     TaskId first, last;
     if (e->computer >= 0 && !p->partial)
         last = e->active[e->computer]->piece_compute(e, e->state[e->computer], p, tag, name,
@@ -426,7 +435,9 @@ static TaskId piece_task(Emit *e, const PieceRef *p, double seconds, double flop
     else
         first = last = emit_compute(e, seconds, flops, tag, name);
     emit_mem(e, at_end ? last : first, MEM_ACTIVATIONS, activation_bytes, at_end);
-    EACH_STRATEGY(e, piece_end, p, last);
+    for (int i = 0; e->active[i]; i++)
+        if (e->active[i]->piece_end && takes_part(e->active[i], passes))
+            e->active[i]->piece_end(e, e->state[i], p, last);
     return last;
 }
 
@@ -434,6 +445,11 @@ TaskId emit_piece(Emit *e, const PieceRef *p, double seconds, double flops, Task
                   TaskName name, double activation_bytes)
 {
     return piece_task(e, p, seconds, flops, tag, name, activation_bytes, FALSE);
+}
+
+gboolean emit_piece_backward(const PieceRef *p)
+{
+    return (schedule_passes(p->phase) & PASS_INPUT_GRAD) != 0;
 }
 
 gboolean emit_unit_passes_gradients(const Unit *u)
@@ -450,8 +466,7 @@ gboolean emit_unit_ends_backward(const Unit *u)
  * frees them with what was re-created since (a split backward at the end
  * of its W: the weight gradients need the layer inputs and the output
  * gradients, and this ledger keeps the block's activations whole until
- * then). A B or a W is the work a strategy's piece_compute splits off a
- * whole backward (tensor_parallel.c). */
+ * then). Its work is its phase's (schedule_work). */
 static TaskId walk_piece(Emit *e, const Unit *u, const Segment *seg, Block block)
 {
     static const Phase backward_phase[] = {[BACKWARD_WHOLE] = PHASE_BACKWARD,
@@ -464,11 +479,11 @@ static TaskId walk_piece(Emit *e, const Unit *u, const Segment *seg, Block block
     Phase phase = u->forward ? PHASE_FORWARD : backward_phase[u->part];
     PieceRef p = {seg, block, phase, u->micro_batch, FALSE};
     TaskName name = {.fmt = c->name[phase], .a = u->micro_batch, .b = seg->layer};
+    PassWork w = schedule_work(schedule_passes(phase), &c->work, 1);
     if (u->forward)
-        return piece_task(e, &p, c->seconds, c->flops, TAG_FORWARD, name, kept, FALSE);
-    g_assert(u->part == BACKWARD_WHOLE || e->computer >= 0);
+        return piece_task(e, &p, w.seconds, w.flops, TAG_FORWARD, name, kept, FALSE);
     double freed = emit_unit_ends_backward(u) ? kept + recreated : 0;
-    return piece_task(e, &p, 2 * c->seconds, 2 * c->flops, TAG_BACKWARD, name, -freed, TRUE);
+    return piece_task(e, &p, w.seconds, w.flops, TAG_BACKWARD, name, -freed, TRUE);
 }
 
 static void emit_segment(Emit *e, const Unit *u, const Segment *seg)

@@ -97,6 +97,13 @@ typedef enum {
     PHASES
 } Phase;
 
+/* The passes a phase makes over a piece's operations (schedule_passes):
+ * the forward (a forward, or recomputation's replay of one), the input
+ * gradients (a whole backward, or B) and the weight gradients (a whole
+ * backward, or W). A strategy says in which passes its piece hooks take
+ * part (Strategy.piece_passes). */
+typedef enum { PASS_FORWARD = 1, PASS_INPUT_GRAD = 2, PASS_WEIGHT_GRAD = 4 } Pass;
+
 /* What a backward unit computes: the whole backward (1F1B and the other
  * schedules), or one of its halves (zero-bubble schedules, Qi et al.
  * 2024): B, the input gradients, which the stage before waits for, and W,
@@ -146,6 +153,10 @@ typedef struct {
     gboolean partial; /* the task redoes part of the block only (a partial
                        * replay): the block's collectives are not in it */
 } PieceRef;
+
+/* Whether piece `p` runs backward through its operations: its phase makes
+ * the input gradients (a whole backward, or B). */
+gboolean emit_piece_backward(const PieceRef *p);
 
 typedef struct Emit Emit;
 

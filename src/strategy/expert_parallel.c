@@ -42,12 +42,11 @@ static int piece_tasks(const PlanSpec *plan)
     return 2; /* a dispatch and a combine */
 }
 
-/* Whether piece `p` moves tokens: a whole MoE block, forward, replayed or
- * backward (in a zero-bubble split, its input-gradient half). */
+/* Whether piece `p` moves tokens: a whole MoE block (forward, replayed or
+ * backward: Strategy.piece_passes leaves out a W). */
 static gboolean routes(const PieceRef *p)
 {
-    return p->segment->kind == SEGMENT_LAYER && p->block == BLOCK_MOE && !p->partial &&
-           p->phase != PHASE_WEIGHT_GRAD;
+    return p->segment->kind == SEGMENT_LAYER && p->block == BLOCK_MOE && !p->partial;
 }
 
 /* The exchange before (`before`) or after the block's compute: the
@@ -57,7 +56,7 @@ static gboolean routes(const PieceRef *p)
 static void exchange(Emit *e, const PieceRef *p, gboolean before)
 {
     const PlanSpec *plan = emit_plan(e);
-    gboolean backward = p->phase == PHASE_BACKWARD || p->phase == PHASE_INPUT_GRAD;
+    gboolean backward = emit_piece_backward(p);
     gboolean to_experts = before != backward;
     gboolean all_to_all = plan->moe_dispatcher == MOE_DISPATCHER_ALL_TO_ALL;
     CollOp op = all_to_all ? COLL_ALL_TO_ALL : to_experts ? COLL_ALL_GATHER : COLL_REDUCE_SCATTER;
@@ -92,6 +91,7 @@ const Strategy strategy_expert_parallel = {
     .active = active,
     .check = check,
     .piece_tasks = piece_tasks,
+    .piece_passes = PASS_FORWARD | PASS_INPUT_GRAD, /* the tokens' routes, not the weights' */
     .piece_begin = piece_begin,
     .piece_end = piece_end,
 };

@@ -24,6 +24,36 @@ gboolean schedule_splits_backward(const PlanSpec *plan)
     return pipeline_schedules[plan->schedule]->split_backward;
 }
 
+unsigned schedule_passes(Phase phase)
+{
+    static const unsigned passes[PHASES] = {
+        [PHASE_FORWARD] = PASS_FORWARD,
+        [PHASE_RECOMPUTE] = PASS_FORWARD,
+        [PHASE_BACKWARD] = PASS_INPUT_GRAD | PASS_WEIGHT_GRAD,
+        [PHASE_INPUT_GRAD] = PASS_INPUT_GRAD,
+        [PHASE_WEIGHT_GRAD] = PASS_WEIGHT_GRAD,
+    };
+    return passes[phase];
+}
+
+PassWork schedule_work(unsigned passes, const OpsWork *w, double share)
+{
+    PassWork p = {0};
+    if (passes & PASS_FORWARD) {
+        p.seconds += w->seconds;
+        p.flops += w->flops;
+    }
+    if (passes & PASS_INPUT_GRAD) {
+        p.seconds += 2 * w->seconds - w->wgrad_seconds;
+        p.flops += 2 * w->flops - w->wgrad_flops;
+    }
+    if (passes & PASS_WEIGHT_GRAD) {
+        p.seconds += w->wgrad_seconds;
+        p.flops += w->wgrad_flops;
+    }
+    return (PassWork){share * p.seconds, share * p.flops};
+}
+
 gboolean schedule_check_one_chunk(const PlanSpec *plan, GError **error)
 {
     if (plan->virtual_stages > 1)

@@ -43,6 +43,19 @@ void schedule_add_part(GArray *units, int micro_batch, BackwardPart part);
 /* Whether the plan's schedule splits backward units. */
 gboolean schedule_splits_backward(const PlanSpec *plan);
 
+/* The passes (Pass bits) phase `phase` makes. */
+unsigned schedule_passes(Phase phase);
+
+/* The time and hardware FLOPs of `share` of operations that take `w`
+ * (their forward, and their backward's weight gradients), in `passes`:
+ * the forward once, the input gradients twice the forward less the weight
+ * gradients, the weight gradients theirs. So a whole backward takes twice
+ * the forward, and B and W split it; the one home of that split. */
+typedef struct {
+    double seconds, flops;
+} PassWork;
+PassWork schedule_work(unsigned passes, const OpsWork *w, double share);
+
 /* The check of the zero-bubble schedules: one chunk per stage, pp >= 2,
  * and at least `least` micro-batches per step. */
 gboolean schedule_check_zero_bubble(const PlanSpec *plan, int least, GError **error);

@@ -50,7 +50,12 @@ typedef struct {
      * the last. */
     TaskId (*piece_compute)(Emit *e, void *state, const PieceRef *p, TaskTag tag, TaskName name,
                             TaskId *first);
-    /* Around each piece's compute (`task`: its last task). */
+    /* Around each piece's compute (`task`: its last task), for the pieces
+     * whose phase makes one of `piece_passes` (Pass bits; 0: every piece):
+     * a strategy whose tasks belong to the forward and the input gradients
+     * (a B under a zero-bubble schedule), not to the weight gradients (a
+     * W), says so here, once. */
+    unsigned piece_passes;
     void (*piece_begin)(Emit *e, void *state, const PieceRef *p);
     void (*piece_end)(Emit *e, void *state, const PieceRef *p, TaskId task);
     /* After the last unit, before the optimizer step (which waits for the

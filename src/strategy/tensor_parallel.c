@@ -34,15 +34,11 @@
  * parallelism, 4 reduce-scatters and 6 all-gathers with it; a full
  * recomputation's replay is a forward, with its collectives.
  *
- * The same split serves the zero-bubble schedules (schedule_zbh1.c), whose
- * backward units are either B, the input gradients (every operation's
- * backward but the weight gradients, and the backward's collectives), or
- * W, the weight gradients: once the column-parallel GEMM's forward (after
- * the all-gather of its sharded input again, with sequence parallelism),
- * once the row-parallel GEMM's, and twice the embedding lookup's (its
- * backward, a scatter-add into the table, is all weight gradient). So the
- * module is active for those schedules even at tp = 1, where its groups
- * of one exchange nothing and leave the compute uncut. */
+ * Under a zero-bubble schedule a backward is B, the input gradients, or W,
+ * the weight gradients, each span's share of it as schedule_work has it.
+ * The backward's collectives belong to B, but the all-gather of the column
+ * GEMM's sharded input again (sequence parallelism), which only its weight
+ * gradient needs and W runs. */
 #include "strategy/strategy.h"
 
 #include <string.h>
@@ -63,7 +59,7 @@
 typedef enum { SPAN_PRE, SPAN_COLUMN, SPAN_MIDDLE, SPAN_ROW, SPAN_POST, SPANS } SpanKind;
 
 typedef struct {
-    double seconds, flops; /* forward */
+    OpsWork work; /* forward, and its backward's weight gradients */
     int ops;
 } Span;
 
@@ -97,7 +93,7 @@ static gboolean named(const Op *op, const char *const *names, gsize n)
 
 static gboolean active(const PlanSpec *plan)
 {
-    return plan->tp > 1 || schedule_splits_backward(plan);
+    return plan->tp > 1;
 }
 
 /* Tasks beyond the piece's one: a backward with sequence parallelism has 5
@@ -144,7 +140,7 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *m, GError **error)
 }
 
 /* Cuts forward operations into spans, costing each operation as the
- * emitter costs a list (tf_ops_s, tf_ops_hardware_flops). */
+ * emitter costs a list (tf_ops_work). */
 static PieceSpans cut(const GpuSpec *gpu, const OpList *ops)
 {
     PieceSpans p = {0};
@@ -159,8 +155,11 @@ static PieceSpans cut(const GpuSpec *gpu, const OpList *ops)
         } else if (at == SPAN_COLUMN || at == SPAN_ROW)
             at++;
         OpList one = {.ops = {*op}, .n = 1};
-        p.span[at].seconds += tf_ops_s(gpu, &one);
-        p.span[at].flops += tf_ops_hardware_flops(&one);
+        OpsWork w = tf_ops_work(gpu, &one), *sum = &p.span[at].work;
+        sum->seconds += w.seconds;
+        sum->flops += w.flops;
+        sum->wgrad_seconds += w.wgrad_seconds;
+        sum->wgrad_flops += w.wgrad_flops;
         p.span[at].ops++;
     }
     return p;
@@ -200,12 +199,12 @@ typedef struct {
     TaskId first, last;
 } Parts;
 
-/* `times` the span's forward (2 for its backward, 1 for either GEMM of a
- * GEMM's backward), `share` of it, to the pending work. */
-static void add(Parts *q, const Span *s, double times, double share)
+/* `share` of the span's work in `passes` (Pass bits), to the pending work. */
+static void add(Parts *q, const Span *s, unsigned passes, double share)
 {
-    q->seconds += times * share * s->seconds;
-    q->flops += times * share * s->flops;
+    PassWork w = schedule_work(passes, &s->work, share);
+    q->seconds += w.seconds;
+    q->flops += w.flops;
     q->ops += s->ops;
 }
 
@@ -249,21 +248,21 @@ static CollOp sum_op(const Emit *e)
     return emit_plan(e)->sequence_parallel ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
 }
 
-/* An all-gather the GEMM `s` (`times` its forward) needs, before it: at
+/* An all-gather the GEMM `s` (its work in `passes`) needs, before it: at
  * once, or with overlap as a ring exchange of t - 1 steps beside the GEMM
  * cut in t parts, part 0 on the local shard, part i after step i. */
-static void gather_into(Parts *q, const Span *s, double times, gboolean overlap)
+static void gather_into(Parts *q, const Span *s, unsigned passes, gboolean overlap)
 {
     int t = emit_plan(q->e)->tp;
     if (!overlap) {
         emit_gate(q->e, collective(q, COLL_ALL_GATHER, 1));
-        add(q, s, times, 1);
+        add(q, s, passes, 1);
         return;
     }
     TaskId step = collective(q, COLL_ALL_GATHER, 1.0 / (t - 1));
     for (int i = 0; i < t; i++) {
         TaskId next = i + 1 < t - 1 ? collective(q, COLL_ALL_GATHER, 1.0 / (t - 1)) : TASK_NONE;
-        add(q, s, times, 1.0 / t);
+        add(q, s, passes, 1.0 / t);
         flush(q);
         if (i < t - 1)
             emit_gate(q->e, step);
@@ -279,7 +278,7 @@ static void sum_after(Parts *q, const Span *s, gboolean overlap)
     int k = overlap ? TP_OVERLAP_SPLITS : 1;
     TaskId sum = TASK_NONE;
     for (int i = 0; i < k; i++) {
-        add(q, s, 1, 1.0 / k);
+        add(q, s, PASS_FORWARD, 1.0 / k);
         sum = collective(q, sum_op(q->e), 1.0 / k);
     }
     emit_gate(q->e, sum);
@@ -287,62 +286,53 @@ static void sum_after(Parts *q, const Span *s, gboolean overlap)
 
 static void forward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overlap)
 {
-    add(q, &k->span[SPAN_PRE], 1, 1);
+    add(q, &k->span[SPAN_PRE], PASS_FORWARD, 1);
     if (k->span[SPAN_COLUMN].ops && sp)
-        gather_into(q, &k->span[SPAN_COLUMN], 1, overlap);
+        gather_into(q, &k->span[SPAN_COLUMN], PASS_FORWARD, overlap);
     else
-        add(q, &k->span[SPAN_COLUMN], 1, 1);
-    add(q, &k->span[SPAN_MIDDLE], 1, 1);
+        add(q, &k->span[SPAN_COLUMN], PASS_FORWARD, 1);
+    add(q, &k->span[SPAN_MIDDLE], PASS_FORWARD, 1);
     if (k->span[SPAN_ROW].ops)
         sum_after(q, &k->span[SPAN_ROW], overlap && k->row_gemm);
-    add(q, &k->span[SPAN_POST], 1, 1);
+    add(q, &k->span[SPAN_POST], PASS_FORWARD, 1);
 }
 
-/* Backward runs the spans in reverse, each twice its forward; a GEMM's
- * backward is its input gradient then its weight gradient, each once its
- * forward. A B (`whole` false) leaves out the weight gradients, and the
- * all-gather of the column GEMM's input that only its weight gradient
- * needs; the row span's backward is an input gradient once its forward
- * for a GEMM, nothing for the embedding lookup (all weight gradient). */
-static void backward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overlap, gboolean whole)
+/* Backward, in `passes` (the input gradients, the weight gradients, or
+ * both), runs the spans in reverse. The row span's input gradient needs
+ * the output gradient all-gathered (sequence parallelism; with overlap in
+ * steps beside it); the column span's input gradient is summed over the
+ * group beside its weight gradient, which needs the GEMM's sharded input
+ * all-gathered again (beside the input gradient, or first in a W). */
+static void backward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overlap,
+                     unsigned passes)
 {
-    add(q, &k->span[SPAN_POST], 2, 1);
+    unsigned in = passes & PASS_INPUT_GRAD, w = passes & PASS_WEIGHT_GRAD;
+    add(q, &k->span[SPAN_POST], passes, 1);
     const Span *row = &k->span[SPAN_ROW];
-    double row_times = whole ? 2 : k->row_gemm ? 1 : 0;
-    if (row->ops && sp && overlap && k->row_gemm) {
-        gather_into(q, row, 1, TRUE);  /* the input gradient */
-        add(q, row, row_times - 1, 1); /* the weight gradient */
-    } else if (row->ops && sp) {
-        gather_into(q, row, row_times, FALSE);
+    if (in && row->ops && sp && overlap && k->row_gemm) {
+        gather_into(q, row, in, TRUE);
+        add(q, row, w, 1);
+    } else if (in && row->ops && sp) {
+        gather_into(q, row, passes, FALSE);
     } else {
-        add(q, row, row_times, 1);
+        add(q, row, passes, 1);
     }
-    add(q, &k->span[SPAN_MIDDLE], 2, 1);
+    add(q, &k->span[SPAN_MIDDLE], passes, 1);
     const Span *column = &k->span[SPAN_COLUMN];
-    if (column->ops) {
-        TaskId input = sp && whole ? collective(q, COLL_ALL_GATHER, 1) : TASK_NONE;
-        add(q, column, 1, 1); /* the input gradient, beside the gather */
+    if (column->ops && in) {
+        TaskId input = sp && w ? collective(q, COLL_ALL_GATHER, 1) : TASK_NONE;
+        add(q, column, in, 1); /* beside the gather */
         TaskId sum = collective(q, sum_op(q->e), 1);
         emit_gate(q->e, input);
-        if (whole)
-            add(q, column, 1, 1); /* the weight gradient, beside the sum */
+        add(q, column, w, 1); /* beside the sum */
         flush(q);
         emit_gate(q->e, sum);
+    } else if (column->ops && sp) {
+        gather_into(q, column, w, FALSE);
+    } else {
+        add(q, column, w, 1);
     }
-    add(q, &k->span[SPAN_PRE], 2, 1);
-}
-
-/* A W: the row GEMM's weight gradient (the lookup's whole backward), then
- * the column GEMM's, after the all-gather of its sharded input with
- * sequence parallelism. */
-static void weight_gradients(Parts *q, const PieceSpans *k, gboolean sp)
-{
-    add(q, &k->span[SPAN_ROW], k->row_gemm ? 1 : 2, 1);
-    const Span *column = &k->span[SPAN_COLUMN];
-    if (column->ops && sp)
-        gather_into(q, column, 1, FALSE);
-    else
-        add(q, column, 1, 1);
+    add(q, &k->span[SPAN_PRE], passes, 1);
 }
 
 static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag, TaskName name,
@@ -355,13 +345,11 @@ static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag
                                                      : KIND_BLOCK + p->block;
     Parts q = {
         .e = e, .st = st, .p = p, .tag = tag, .name = name, .first = TASK_NONE, .last = TASK_NONE};
-    if (p->phase == PHASE_BACKWARD || p->phase == PHASE_INPUT_GRAD)
-        backward(&q, &st->kind[kind], plan->sequence_parallel, plan->tp_comm_overlap,
-                 p->phase == PHASE_BACKWARD);
-    else if (p->phase == PHASE_WEIGHT_GRAD)
-        weight_gradients(&q, &st->kind[kind], plan->sequence_parallel);
-    else /* a forward, or full recomputation's replay of one */
+    unsigned passes = schedule_passes(p->phase);
+    if (passes == PASS_FORWARD) /* a forward, or full recomputation's replay of one */
         forward(&q, &st->kind[kind], plan->sequence_parallel, plan->tp_comm_overlap);
+    else
+        backward(&q, &st->kind[kind], plan->sequence_parallel, plan->tp_comm_overlap, passes);
     flush(&q);
     *first = q.first;
     return q.last;
