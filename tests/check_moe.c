@@ -22,7 +22,7 @@
  *     dense layer's plus the MoE layers', and only MoE layers route tokens
  *     (with moe_layer_frequency 2, every other layer). */
 #include "cost/transformer.h"
-#include "strategy/zero.h"
+#include "strategy/states.h"
 #include "testutil.h"
 
 static ModelSpec *hf(const char *file)
@@ -204,7 +204,7 @@ START_TEST(one_expert_is_dense)
 }
 END_TEST
 
-/* ZeRO with experts (zero.h; Megatron-Core's distributed optimizer, which
+/* ZeRO with experts (states.h; Megatron-Core's distributed optimizer, which
  * keeps a separate one for the expert parameters over the
  * expert-data-parallel group). A GPU holds D dense parameters, replicated
  * over d = dp = 4 ranks, and X = L x E / ep routed experts' parameters,

@@ -12,7 +12,7 @@
 #include "net/topology.h"
 #include "strategy/emit.h"
 #include "strategy/estimate.h"
-#include "strategy/zero.h"
+#include "strategy/states.h"
 #include "testutil.h"
 
 /* `model` on one DGX H100, dp ranks (so Psi / dp per rank with ZeRO 1),
@@ -115,12 +115,12 @@ START_TEST(test_cpu_adam_in_step)
     run_simulate(&off);
     const GpuSpec *gpu = &off.cluster->gpu;
     double psi = tf_params(off.model), pcie = gpu->pcie_Bps;
-    double emb = estimate_segment_params(off.model, off.plan, SEGMENT_EMBEDDING, -1);
-    double layer = estimate_segment_params(off.model, off.plan, SEGMENT_LAYER, 0);
+    double emb = states_segment(off.model, off.plan, SEGMENT_EMBEDDING, -1).params;
+    double layer = states_segment(off.model, off.plan, SEGMENT_LAYER, 0).params;
     OpList ops;
     tf_embedding_ops(off.model, tf_shard(off.plan), &ops);
     double emb_backward = 2 * tf_ops_s(gpu, &ops);
-    double gpu_adam = zero_optimizer_s(gpu, none.plan, psi);
+    double gpu_adam = states_optimizer_s(gpu, none.plan, psi);
     double expected = 2 * layer / pcie - emb_backward + 2 * emb / pcie + psi / (4e9 / 8) +
                       2 * psi / pcie - gpu_adam;
     ck_assert_rel(off.rep.metrics.step_time_s - none.rep.metrics.step_time_s, expected, 1e-9);

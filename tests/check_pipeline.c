@@ -345,9 +345,11 @@ START_TEST(rank_order_moves_tp_across_nodes)
 END_TEST
 
 /* A tied word embedding lives on the first and the last stage; they sum
- * its gradients once a step: a ring all-reduce of V h bf16 values over the
- * two, which sends 2 (2 - 1)/2 x 2 V h = 2 V h bytes from each (Megatron-LM's
- * embedding group). An untied model has none. */
+ * its gradients once a step: a ring all-reduce of V h values over the
+ * two, in the type gradients accumulate in (fp32 by default, 4 bytes, as
+ * data parallelism reduces them), which sends 2 (2 - 1)/2 x 4 V h = 4 V h
+ * bytes from each (Megatron-LM's embedding group). An untied model has
+ * none. */
 START_TEST(tied_embedding_gradients_are_summed_over_the_ends)
 {
     for (int tied = 0; tied < 2; tied++) {
@@ -360,7 +362,7 @@ START_TEST(tied_embedding_gradients_are_summed_over_the_ends)
         run_simulate(&run);
         const CommStat *ar = &run.rep.metrics.comm[TAG_EMBEDDING][COLL_ALL_REDUCE];
         ck_assert_int_eq(ar->count, tied);
-        ck_assert_double_eq(ar->bytes, tied * 2.0 * MV * MH);
+        ck_assert_double_eq(ar->bytes, tied * 4.0 * MV * MH);
         run_free(&run);
     }
 }

@@ -442,7 +442,7 @@ END_TEST
  * and 2 stages, fp32 and bf16 gradients, with and without recomputation:
  * every valid plan's bounds hold, and its states bound is the ledger's
  * model states, dense states split over dp x cp and the experts' over
- * dp x cp / ep alike (zero.h). */
+ * dp x cp / ep alike (states.h). */
 #define MOE_GRID                                                                                   \
     "{\"pp\": [1, 2], \"ep\": [1, 2, 4, 8], \"zero_stage\": [0, 1, 2, 3],"                         \
     " \"grad_accum_dtype\": [\"fp32\", \"bf16\"], \"recompute\": [\"none\", \"full\"]}"

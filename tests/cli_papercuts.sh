@@ -231,10 +231,12 @@ fails_with "--nodes 0 gives its limit as an integer" \
 
 # ---- the tied embedding's gradients have their own label ---------------------------
 # gpt3-1.3b ties its embedding; on pp 2 stages 0 and 1 all-reduce its
-# gradients, 2 V h / tp = 2 x 51200 x 2048 bytes, once per step
+# gradients once per step, in the type gradients accumulate in (fp32 by
+# default, as data parallelism reduces them: Megatron-LM sums main_grad):
+# a ring over 2 sends 4 V h / tp = 4 x 51200 x 2048 bytes
 problem=$(run tied simulate --model models/gpt3-1.3b.json --nodes 1 --pp 2 --zero-stage 1 \
     --global-batch-size 8 --format csv)
-[ "$(csv_column "$tmp/tied.out" comm_embedding_bytes)" = 209715200 ] ||
+[ "$(csv_column "$tmp/tied.out" comm_embedding_bytes)" = 419430400 ] ||
     problem="$problem; comm_embedding_bytes $(csv_column "$tmp/tied.out" comm_embedding_bytes)"
 [ "$(csv_column "$tmp/tied.out" comm_dp_bytes)" = 0 ] ||
     problem="$problem; comm_dp_bytes $(csv_column "$tmp/tied.out" comm_dp_bytes) under ZeRO-1"

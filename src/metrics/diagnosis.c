@@ -122,7 +122,7 @@ static void check_bubble(DiagCheck *c, const Step *s)
 
 /* 4. Memory headroom, and what ZeRO would save: at stage 2 the gradients
  * (and from stage 0 the optimizer states) split over dp, at stage 3 the
- * parameters too (zero.h), each kind then (1 - 1/dp) smaller. */
+ * parameters too (states.h), each kind then (1 - 1/dp) smaller. */
 static void check_memory(DiagCheck *c, const Step *s)
 {
     const Metrics *m = s->m;

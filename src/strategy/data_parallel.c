@@ -3,7 +3,7 @@
  * Each rank runs the step's m = B / (b d) micro-batches (in the order
  * pipeline.c gives; on one stage, one after the other, each forward then
  * backward: gradient accumulation). Gradients are reduced over the
- * data-parallel group in the type they accumulate in (zero.h: 4 bytes
+ * data-parallel group in the type they accumulate in (states.h: 4 bytes
  * each in fp32, as Megatron-LM reduces bf16 training's main gradients; 2
  * in bf16), over the data-parallel group with its context-parallel ranks
  * (dp x cp ranks hold the same parameters: Megatron-Core's data-parallel
@@ -22,7 +22,7 @@
  * expert-data-parallel group instead (names "... expert ...", same tag).
  * The optimizer step waits for the last reduction (emit.c). */
 #include "strategy/strategy.h"
-#include "strategy/zero.h"
+#include "strategy/states.h"
 
 typedef struct {
     double pending;  /* parameters whose gradients wait for a bucket */
@@ -48,7 +48,7 @@ static void reduce(Emit *e, DpState *st)
     CollOp op = zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
     TaskTag tag = zero ? TAG_ZERO : TAG_DP;
     TaskName name = {.fmt = names[zero][0], .a = st->buckets++};
-    double bytes_per_param = zero_bytes_per_param(emit_plan(e), MEM_GRADS);
+    double bytes_per_param = states_bytes_per_param(emit_plan(e), MEM_GRADS);
     TaskId t = emit_collective(e, GROUP_DP_CP, STREAM_COMM, op,
                                bytes_per_param * (st->pending - st->experts), tag, name);
     emit_wait(e, st->producer, t);

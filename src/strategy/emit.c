@@ -4,7 +4,7 @@
  * on every rank. The model's chunks and their segments are laid out once
  * too (`segments`, chunk after chunk); a rank walks the chunks of its
  * stage. A rank's program: a "step begin" marker that allocates the model
- * states (zero.h) and the GPU's runtime reserve, the units in schedule
+ * states (states.h) and the GPU's runtime reserve, the units in schedule
  * order, the strategies' step_end, the optimizer step, their
  * after_optimizer, and a "step end" marker that waits for the
  * communication stream. A forward piece allocates the activations it keeps
@@ -18,7 +18,7 @@
 
 #include "strategy/schedule.h"
 #include "strategy/strategy.h"
-#include "strategy/zero.h"
+#include "strategy/states.h"
 #include "base/error.h"
 
 /* What one piece costs and keeps, and the names of its tasks. */
@@ -42,16 +42,16 @@ struct Emit {
     int *ends_id;               /* per rank on the first stage: with the last stage */
     int micro_batches;
     Cost embedding, head, block[TF_BLOCK_KINDS]; /* a kind no layer has: zero */
-    Segment *segments; /* every model chunk's, chunk after chunk */
-    int *chunk_first;  /* per model chunk: its first segment; one more entry */
+    Segment *segments;                           /* every model chunk's, chunk after chunk */
+    int *chunk_first; /* per model chunk: its first segment; one more entry */
     /* the rank being emitted, and its rank in the graph */
     int rank, local, stage;
-    double params;               /* held by the rank */
-    double layers;               /* of them, its transformer layers' */
-    double experts;              /* of them, on the expert-data-parallel group */
+    double params;                    /* held by the rank */
+    double layers;                    /* of them, its transformer layers' */
+    double experts;                   /* of them, on the expert-data-parallel group */
     double kept[TF_BLOCK_KINDS];      /* activations a layer block's forward keeps */
     double recreated[TF_BLOCK_KINDS]; /* and a replay re-creates (emit_keep_activations) */
-    TaskId *gates;               /* what the next compute-stream task waits for */
+    TaskId *gates;                    /* what the next compute-stream task waits for */
     gsize n_gates, gates_room;
 
     /* the rank's layout group of each kind: its index, its ranks, how many */
@@ -84,17 +84,21 @@ const char *emit_mem_name(MemKind kind)
 
 const char *emit_stream_name(Stream stream)
 {
-    static const char *const names[EMIT_STREAMS] = {
-        "compute", "comm", "p2p", "tp", "loader", "cp", "offload"};
+    static const char *const names[EMIT_STREAMS] = {"compute", "comm", "p2p",    "tp",
+                                                    "loader",  "cp",   "offload"};
     return names[stream];
 }
 
 const char *emit_comm_name(TaskTag tag)
 {
-    static const char *const names[TAG_KINDS] = {
-        [TAG_TP] = "tp", [TAG_DP] = "dp", [TAG_PP] = "pp", [TAG_ZERO] = "zero",
-        [TAG_EMBEDDING] = "embedding", [TAG_CP] = "cp", [TAG_EP] = "ep",
-        [TAG_AMAX] = "amax"};
+    static const char *const names[TAG_KINDS] = {[TAG_TP] = "tp",
+                                                 [TAG_DP] = "dp",
+                                                 [TAG_PP] = "pp",
+                                                 [TAG_ZERO] = "zero",
+                                                 [TAG_EMBEDDING] = "embedding",
+                                                 [TAG_CP] = "cp",
+                                                 [TAG_EP] = "ep",
+                                                 [TAG_AMAX] = "amax"};
     return names[tag];
 }
 
@@ -365,32 +369,23 @@ static void compute_costs(Emit *e)
 
 /* Lays out the segments of every model chunk: the first chunk starts with
  * the embedding, the last ends with the head, each holds its share of the
- * layers (the plan's layers_per_stage). With a tied output layer the head
- * computes with the word embedding; on a pipeline its last stage keeps a
- * copy of it, as Megatron-LM does. */
+ * layers (the plan's layers_per_stage), each as states_segment has it. */
 static void lay_out_chunks(Emit *e)
 {
     const ModelSpec *m = e->model;
     const PlanSpec *plan = e->plan;
-    int tp = plan->tp, chunks = plan->layers_per_stage.n;
-    double embedding = tf_embedding_params(m, tp);
-    double words = m->tied_embeddings ? (double)m->vocab_size * m->hidden_size / tp : 0;
-    double head = tf_head_params(m, tp) + (plan->pp > 1 ? words : 0);
+    int chunks = plan->layers_per_stage.n;
     e->segments = g_new(Segment, m->layers + 2);
     e->chunk_first = g_new(int, chunks + 1);
     int n = 0, layer_index = 0;
     for (int g = 0; g < chunks; g++) {
         e->chunk_first[g] = n;
         if (g == 0)
-            e->segments[n++] = (Segment){SEGMENT_EMBEDDING, -1, embedding, embedding, 0};
-        for (int i = 0; i < plan->layers_per_stage.v[g]; i++, layer_index++) {
-            double layer = tf_layer_params_at(m, layer_index, tp, plan->ep);
-            e->segments[n++] =
-                (Segment){SEGMENT_LAYER, layer_index, layer, layer,
-                          zero_layer_expert_params(m, plan, layer_index)};
-        }
+            e->segments[n++] = states_segment(m, plan, SEGMENT_EMBEDDING, -1);
+        for (int i = 0; i < plan->layers_per_stage.v[g]; i++, layer_index++)
+            e->segments[n++] = states_segment(m, plan, SEGMENT_LAYER, layer_index);
         if (g == chunks - 1)
-            e->segments[n++] = (Segment){SEGMENT_HEAD, -1, head, tf_head_params(m, tp) + words, 0};
+            e->segments[n++] = states_segment(m, plan, SEGMENT_HEAD, -1);
     }
     e->chunk_first[chunks] = n;
     g_assert(n == m->layers + 2 && layer_index == m->layers);
@@ -430,8 +425,8 @@ static TaskId piece_task(Emit *e, const PieceRef *p, double seconds, double flop
             e->active[i]->piece_begin(e, e->state[i], p);
     TaskId first, last;
     if (e->computer >= 0 && !p->partial)
-        last = e->active[e->computer]->piece_compute(e, e->state[e->computer], p, tag, name,
-                                                     &first);
+        last =
+            e->active[e->computer]->piece_compute(e, e->state[e->computer], p, tag, name, &first);
     else
         first = last = emit_compute(e, seconds, flops, tag, name);
     emit_mem(e, at_end ? last : first, MEM_ACTIVATIONS, activation_bytes, at_end);
@@ -553,7 +548,7 @@ static void emit_rank_step(Emit *e, GArray *units)
                                 (TaskName){.fmt = "step begin"});
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
         emit_mem(e, begin, (MemKind)k,
-                 zero_state_bytes(e->plan, (MemKind)k, e->params, e->experts, e->layers), FALSE);
+                 states_bytes(e->plan, (MemKind)k, e->params, e->experts, e->layers), FALSE);
     emit_mem(e, begin, MEM_RESERVE, emit_gpu(e)->reserve_bytes, FALSE);
 
     g_array_set_size(units, 0);
@@ -572,9 +567,9 @@ static void emit_rank_step(Emit *e, GArray *units)
         if (e->active[i]->step_end)
             e->active[i]->step_end(e, e->state[i]);
 
-    double shard = zero_shard_params(e->plan, MEM_OPTIMIZER, e->params, e->experts);
-    TaskId opt = emit_compute(e, zero_optimizer_s(emit_gpu(e), e->plan, shard), 0,
-                              TAG_OPTIMIZER, (TaskName){.fmt = "optimizer"});
+    double shard = states_shard_params(e->plan, MEM_OPTIMIZER, e->params, e->experts);
+    TaskId opt = emit_compute(e, states_optimizer_s(emit_gpu(e), e->plan, shard), 0, TAG_OPTIMIZER,
+                              (TaskName){.fmt = "optimizer"});
     emit_wait(e, emit_last(e, STREAM_COMM), opt);
     EACH_STRATEGY(e, after_optimizer, opt);
     TaskId end =
@@ -673,11 +668,10 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
     /* the loader's stream only when it reads, the CP stream only with cp >
      * 1, offload's only with offload: other graphs, and their traces, stay
      * as they were */
-    g_autoptr(Graph) graph =
-        graph_new(simulated, plan->offload != OFFLOAD_NONE ? EMIT_STREAMS
-                             : plan->cp > 1                ? STREAM_OFFLOAD
-                             : plan->bytes_per_sample > 0  ? STREAM_CP
-                                                           : STREAM_LOADER);
+    g_autoptr(Graph) graph = graph_new(simulated, plan->offload != OFFLOAD_NONE ? EMIT_STREAMS
+                                                  : plan->cp > 1                ? STREAM_OFFLOAD
+                                                  : plan->bytes_per_sample > 0  ? STREAM_CP
+                                                                                : STREAM_LOADER);
     /* a stream edge per task, fewer other dependencies; at most a memory
      * operation per task */
     gsize tasks = (gsize)MIN(most_tasks(&e, simulated), e.max_tasks);

@@ -50,7 +50,7 @@ typedef enum {
  * previous one (gradients); stages wrap around for interleaving. */
 typedef enum { TOWARD_NEXT, TOWARD_PREV, DIRECTIONS } Direction;
 
-/* Memory by kind: model states (zero.h), activations, communication
+/* Memory by kind: model states (states.h), activations, communication
  * buffers, and the GPU's runtime reserve (CUDA context, NCCL's buffers,
  * allocator fragmentation: GpuSpec.reserve_bytes, held all step). */
 typedef enum {
@@ -141,7 +141,7 @@ typedef struct {
                            * ep > 1, which differ across the expert-parallel
                            * group: their gradients reduce, and ZeRO shards
                            * their states, over the expert-data-parallel one
-                           * (zero_layer_expert_params); 0 otherwise */
+                           * (states_layer_expert_params); 0 otherwise */
 } Segment;
 
 /* One compute task of a segment, as the piece hooks see it. */

@@ -8,27 +8,11 @@
 #include "strategy/estimate.h"
 
 #include "strategy/schedule.h"
-#include "strategy/zero.h"
+#include "strategy/states.h"
 
 /* Slack for the rounding of long sums (estimate.h). */
 #define TIME_SLACK   1e-6
 #define MEMORY_SLACK 1e-9
-
-double estimate_segment_params(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind,
-                               int layer)
-{
-    int tp = plan->tp;
-    switch (kind) {
-    case SEGMENT_EMBEDDING:
-        return tf_embedding_params(model, tp);
-    case SEGMENT_LAYER:
-        return tf_layer_params_at(model, layer, tp, plan->ep);
-    case SEGMENT_HEAD:
-        break;
-    }
-    double words = model->tied_embeddings ? (double)model->vocab_size * model->hidden_size / tp : 0;
-    return tf_head_params(model, tp) + (plan->pp > 1 ? words : 0);
-}
 
 int estimate_chunk_first_layer(const PlanSpec *plan, int g)
 {
@@ -39,8 +23,8 @@ int estimate_chunk_first_layer(const PlanSpec *plan, int g)
 }
 
 /* The parameters a rank of stage `stage` holds, and of them those on the
- * expert-data-parallel group (zero_layer_expert_params), each summed
- * segment by segment in model order as emit.c sums them. */
+ * expert-data-parallel group and its layers', each summed segment by
+ * segment (states_segment) in model order as emit.c sums them. */
 typedef struct {
     double params, experts, layers;
 } StageParams;
@@ -52,15 +36,15 @@ static StageParams stage_params(const ModelSpec *model, const PlanSpec *plan, in
     for (int c = 0; c < plan->virtual_stages; c++) {
         int g = c * plan->pp + stage, first = estimate_chunk_first_layer(plan, g);
         if (g == 0)
-            p.params += estimate_segment_params(model, plan, SEGMENT_EMBEDDING, -1);
+            p.params += states_segment(model, plan, SEGMENT_EMBEDDING, -1).params;
         for (int i = 0; i < plan->layers_per_stage.v[g]; i++) {
-            double layer = estimate_segment_params(model, plan, SEGMENT_LAYER, first + i);
-            p.params += layer;
-            p.layers += layer;
-            p.experts += zero_layer_expert_params(model, plan, first + i);
+            Segment layer = states_segment(model, plan, SEGMENT_LAYER, first + i);
+            p.params += layer.params;
+            p.layers += layer.params;
+            p.experts += layer.expert_params;
         }
         if (g == chunks - 1)
-            p.params += estimate_segment_params(model, plan, SEGMENT_HEAD, -1);
+            p.params += states_segment(model, plan, SEGMENT_HEAD, -1).params;
     }
     return p;
 }
@@ -77,7 +61,7 @@ static double held_bytes(const ModelSpec *model, const ClusterSpec *cluster, con
                          int s)
 {
     StageParams p = stage_params(model, plan, s);
-    return zero_states_bytes(plan, p.params, p.experts, p.layers) + cluster->gpu.reserve_bytes;
+    return states_total_bytes(plan, p.params, p.experts, p.layers) + cluster->gpu.reserve_bytes;
 }
 
 double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,
@@ -149,8 +133,7 @@ static ChunkCost chunk_cost(const PieceCosts *c, const PlanSpec *plan, int g)
     }
     double forward = (first ? c->embedding_s : 0) + blocks_s + (last ? c->head_s : 0);
     return (ChunkCost){forward, 2 * forward + replays_s,
-                       (first ? c->embedding_kept : 0) + blocks_kept +
-                           (last ? c->head_kept : 0)};
+                       (first ? c->embedding_kept : 0) + blocks_kept + (last ? c->head_kept : 0)};
 }
 
 double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk, GArray *units)
@@ -161,7 +144,7 @@ double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk,
     double held = 0, most = 0;
     for (guint i = 0; i < units->len; i++) {
         const Unit *u = &g_array_index(units, Unit, i);
-        held += u->forward                    ? per_chunk[u->chunk]
+        held += u->forward                   ? per_chunk[u->chunk]
                 : emit_unit_ends_backward(u) ? -per_chunk[u->chunk]
                                              : 0;
         most = MAX(most, held);
@@ -196,11 +179,11 @@ double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec
     return most * (1 - MEMORY_SLACK);
 }
 
-double estimate_optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan,
-                            int s)
+double estimate_optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan, int s)
 {
     StageParams p = stage_params(model, plan, s);
-    return zero_optimizer_s(gpu, plan, zero_shard_params(plan, MEM_OPTIMIZER, p.params, p.experts));
+    return states_optimizer_s(gpu, plan,
+                              states_shard_params(plan, MEM_OPTIMIZER, p.params, p.experts));
 }
 
 double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,

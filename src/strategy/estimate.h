@@ -4,7 +4,7 @@
  * come from the emitter's own cost functions (cost/transformer.h: the
  * forward of each piece, backward twice it, recomputation's replays, the
  * optimizer step over the rank's shard) and its own model-state rules
- * (zero.h's, which emit.c allocates by, and the functions below), so they are
+ * (states.h's, which emit.c allocates by, and the functions below), so they are
  * bounds of the replay of the very graph emit_step builds.
  *
  * Why estimate_step_lower_bound_s is admissible (<= the replayed step
@@ -60,14 +60,6 @@
 #include "strategy/emit.h"
 #include "spec/spec.h"
 
-/* Parameters one rank holds for a segment of `kind`: the embedding's,
- * layer `layer`'s (a dense or a MoE layer's: tf_layer_params_at), or the
- * head's (with a tied output layer on a pipeline, the head also holds a
- * copy of the word embedding, as Megatron-LM does); `layer` is read for
- * SEGMENT_LAYER only. */
-double estimate_segment_params(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind,
-                               int layer);
-
 /* The model's first layer in model chunk `g` (0 .. pp x virtual_stages - 1,
  * the plan's layers_per_stage). */
 int estimate_chunk_first_layer(const PlanSpec *plan, int g);
@@ -84,12 +76,12 @@ double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk,
 double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage);
 
 /* The optimizer step of a rank of stage s: the shard of its parameters
- * its ZeRO stage has it update (zero_optimizer_s). Resolved plans. */
+ * its ZeRO stage has it update (states_optimizer_s). Resolved plans. */
 double estimate_optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan,
                             int s);
 
 /* Model-state bytes (parameters, gradients, optimizer states after ZeRO
- * sharding, zero.h) and the GPU's runtime reserve of the most loaded rank,
+ * sharding, states.h) and the GPU's runtime reserve of the most loaded rank,
  * as emit.c allocates them at "step begin": a lower bound of its memory
  * peak. Resolved plans. */
 double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,

@@ -5,19 +5,19 @@
 
 #include "strategy/estimate.h"
 #include "strategy/strategy.h"
-#include "strategy/zero.h"
+#include "strategy/states.h"
 
 /* The parameters of the optimizer shard of a rank holding `params`. */
 static double shard_params(const PlanSpec *plan, double params)
 {
     int shards[MEM_KINDS];
-    zero_state_shards(plan, shards);
+    states_shards(plan, shards);
     return params / shards[MEM_OPTIMIZER];
 }
 
-double offload_pcie_bytes_per_param(void)
+double offload_pcie_bytes_per_param(const PlanSpec *plan)
 {
-    return dtype_bytes(DTYPE_BF16);
+    return states_tensor_bytes(plan, TENSOR_PARAM);
 }
 
 /* How many layers of model chunk g, from its first, offload their
@@ -62,7 +62,7 @@ double offload_host_bytes(const ModelSpec *model, const PlanSpec *plan, int stag
 {
     switch (plan->offload) {
     case OFFLOAD_OPTIMIZER:
-        return (ZERO_OPTIMIZER_BYTES + offload_pcie_bytes_per_param()) *
+        return (STATES_OPTIMIZER_BYTES + offload_pcie_bytes_per_param(plan)) *
                shard_params(plan, estimate_stage_params(model, plan, stage));
     case OFFLOAD_ACTIVATIONS:
         return host_activation_bytes(model, plan, stage);
@@ -133,7 +133,7 @@ static TaskId offload_task(Emit *e, double seconds, TaskId after, TaskName name)
 /* A PCIe transfer of the bf16 shard of `params` parameters, after `after`. */
 static TaskId transfer(Emit *e, double params, TaskId after, const char *name)
 {
-    double bytes = offload_pcie_bytes_per_param() * shard_params(emit_plan(e), params);
+    double bytes = offload_pcie_bytes_per_param(emit_plan(e)) * shard_params(emit_plan(e), params);
     return offload_task(e, bytes / emit_gpu(e)->pcie_Bps, after, (TaskName){.fmt = name});
 }
 
@@ -145,9 +145,8 @@ static TaskId copy_activations(Emit *e, int layer, int mb, gboolean down, TaskId
     double bytes = offload_layer_bytes(emit_model(e), emit_plan(e), layer);
     if (bytes == 0)
         return TASK_NONE;
-    TaskName name = {.fmt = down ? "offload act down mb%d L%d" : "offload act up mb%d L%d",
-                     .a = mb,
-                     .b = layer};
+    TaskName name = {
+        .fmt = down ? "offload act down mb%d L%d" : "offload act up mb%d L%d", .a = mb, .b = layer};
     TaskId t = offload_task(e, bytes / emit_gpu(e)->pcie_Bps, after, name);
     emit_mem(e, t, MEM_ACTIVATIONS, down ? -bytes : bytes, down);
     return t;
@@ -195,8 +194,8 @@ static void step_end(Emit *e, void *state)
     if (emit_plan(e)->offload != OFFLOAD_OPTIMIZER)
         return;
     double adam_s = offload_cpu_adam_s(emit_cluster(e), emit_plan(e), emit_params(e));
-    TaskId adam = offload_task(e, adam_s, emit_last(e, STREAM_COMM),
-                               (TaskName){.fmt = "offload cpu adam"});
+    TaskId adam =
+        offload_task(e, adam_s, emit_last(e, STREAM_COMM), (TaskName){.fmt = "offload cpu adam"});
     emit_gate(e, transfer(e, emit_params(e), adam, "offload params up"));
 }
 

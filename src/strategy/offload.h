@@ -4,7 +4,7 @@
  * offload "optimizer" is ZeRO-Offload (Ren et al. 2021, arXiv 2101.06840).
  * The fp32 optimizer states (master weights, momentum, variance) of a
  * rank's shard and its Adam step move to the host. Per step and rank, of
- * Psi_r parameters in its optimizer shard (the ZeRO stage's, zero.h):
+ * Psi_r parameters in its optimizer shard (the ZeRO stage's, states.h):
  *   - down: the bf16 gradients of the shard, 2 Psi_r bytes over PCIe, each
  *     segment's as soon as the last micro-batch's backward has produced
  *     them and the reductions launched by then have ended (overlapped with
@@ -44,13 +44,13 @@
 #include "strategy/emit.h"
 
 /* Bytes per parameter of the optimizer shard that cross PCIe each way
- * per step: bf16 gradients down, bf16 parameters up (ZeRO-Offload's fp16,
- * section 4.1). */
-double offload_pcie_bytes_per_param(void);
+ * per step: gradients down, parameters up, each in the parameters' type
+ * (TENSOR_PARAM: bf16; ZeRO-Offload's fp16, section 4.1). */
+double offload_pcie_bytes_per_param(const PlanSpec *plan);
 
 /* Host bytes a rank of pipeline stage `stage` keeps with `plan`: with
  * offload optimizer, per parameter of its optimizer shard, the 12 bytes of
- * fp32 states (ZERO_OPTIMIZER_BYTES) and the 2 of the bf16 gradients that
+ * fp32 states (STATES_OPTIMIZER_BYTES) and the 2 of the bf16 gradients that
  * came down; with offload activations the most offloaded bytes of the
  * micro-batches it holds, in its schedule's order of units, each forward
  * adding its chunk's offloaded layers' A_l until its backward ends

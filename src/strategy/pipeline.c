@@ -14,6 +14,7 @@
  * word embedding, held by the first and the last stage, has its gradients
  * summed over the two at the end of the step. */
 #include "strategy/schedule.h"
+#include "strategy/states.h"
 #include "strategy/strategy.h"
 
 static gboolean active(const PlanSpec *plan)
@@ -46,7 +47,8 @@ static double transfer_bytes(const Emit *e)
 {
     const ModelSpec *m = emit_model(e);
     const PlanSpec *plan = emit_plan(e);
-    return dtype_bytes(DTYPE_BF16) * tf_tokens(m, emit_shard(e)) * m->hidden_size / plan->tp;
+    return states_tensor_bytes(plan, TENSOR_ACTIVATION) * tf_tokens(m, emit_shard(e)) *
+           m->hidden_size / plan->tp;
 }
 
 /* The transfer into model chunk g's unit of micro-batch mb: activations
@@ -93,7 +95,8 @@ static void step_end(Emit *e, void *state)
     int s = emit_stage(e);
     if (!m->tied_embeddings || plan->pp == 1 || (s != 0 && s != plan->pp - 1))
         return;
-    double bytes = dtype_bytes(DTYPE_BF16) * m->vocab_size * m->hidden_size / plan->tp;
+    double bytes =
+        states_tensor_bytes(plan, TENSOR_GRAD) * m->vocab_size * m->hidden_size / plan->tp;
     TaskId t = emit_ends_collective(e, STREAM_COMM, COLL_ALL_REDUCE, bytes, TAG_EMBEDDING,
                                     (TaskName){.fmt = "embedding all_reduce"});
     emit_wait(e, emit_last(e, STREAM_COMPUTE), t);

@@ -27,7 +27,7 @@ typedef struct {
     int (*piece_tasks)(const PlanSpec *plan);
     gsize state_size;
     /* Before anything of the rank's step: say what its forward pieces
-     * keep (emit_keep_activations). Model states are zero.h's. */
+     * keep (emit_keep_activations). Model states are states.h's. */
     void (*step_begin)(Emit *e, void *state);
     /* The order of the rank's units (appends Unit to `units`). The first
      * active strategy that has this hook decides the order. */

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "strategy/schedule.h"
+#include "strategy/states.h"
 
 #include "base/error.h"
 
@@ -182,8 +183,8 @@ static void step_begin(Emit *e, void *state)
         tf_block_ops(m, (Block)b, sh, &ops);
         st->kind[KIND_BLOCK + b] = cut(gpu, &ops);
     }
-    /* communicated in bf16 whatever the GEMMs' dtype */
-    st->layer_bytes = dtype_bytes(DTYPE_BF16) * tf_tokens(m, sh) * m->hidden_size;
+    st->layer_bytes =
+        states_tensor_bytes(emit_plan(e), TENSOR_ACTIVATION) * tf_tokens(m, sh) * m->hidden_size;
 }
 
 /* A piece's compute being emitted: the work not yet in a task, and the
@@ -303,8 +304,7 @@ static void forward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overlap
  * steps beside it); the column span's input gradient is summed over the
  * group beside its weight gradient, which needs the GEMM's sharded input
  * all-gathered again (beside the input gradient, or first in a W). */
-static void backward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overlap,
-                     unsigned passes)
+static void backward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overlap, unsigned passes)
 {
     unsigned in = passes & PASS_INPUT_GRAD, w = passes & PASS_WEIGHT_GRAD;
     add(q, &k->span[SPAN_POST], passes, 1);

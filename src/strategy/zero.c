@@ -6,7 +6,7 @@
  * the parameters; with ep > 1 the routed experts' states over the
  * expert-data-parallel group instead, d x c / ep ranks (Megatron-Core
  * builds a separate distributed optimizer for the expert parameters over
- * that group). emit.c allocates them by zero_state_bytes. The gradient
+ * that group). emit.c allocates them by states_bytes (states.h). The gradient
  * reduce-scatter is data parallelism's (data_parallel.c). Here, each
  * all-gather split the same way, experts over the expert-data-parallel
  * group (names "zero expert ..."), the rest over the data-parallel one:
@@ -27,107 +27,14 @@
  *     end.
  * With fp8_param_gather (Megatron-Core's --fp8-param-gather, Transformer
  * Engine's FP8 parameters) the layers' parameters are held and gathered in
- * fp8, 1 byte each (zero_param_bytes); the embedding and the head stay
+ * fp8, 1 byte each (states_param_bytes); the embedding and the head stay
  * bf16.
  * Per step and GPU, in parameter elements: stages 1 and 2 move 2 Psi
  * (reduce-scatter and all-gather), stage 3 3 Psi per micro-batch (two
  * gathers and a reduce-scatter). The model states' bytes per parameter and
- * their split are zero.h's, here whether or not the plan uses ZeRO. */
-#include "strategy/zero.h"
-
+ * their split are states.h's, whether or not the plan uses ZeRO. */
+#include "strategy/states.h"
 #include "strategy/strategy.h"
-
-double zero_bytes_per_param(const PlanSpec *plan, MemKind kind)
-{
-    switch (kind) {
-    case MEM_PARAMS:
-        return dtype_bytes(DTYPE_BF16);
-    case MEM_GRADS:
-        return plan->grad_accum_dtype == GRAD_ACCUM_FP32 ? 4 : dtype_bytes(DTYPE_BF16);
-    case MEM_OPTIMIZER:
-        return plan->offload == OFFLOAD_OPTIMIZER ? 0 : ZERO_OPTIMIZER_BYTES;
-    default:
-        return 0;
-    }
-}
-
-double zero_param_bytes(const PlanSpec *plan, SegmentKind kind)
-{
-    return dtype_bytes(plan->fp8_param_gather && kind == SEGMENT_LAYER ? DTYPE_FP8 : DTYPE_BF16);
-}
-
-/* The ways each kind is split over d ranks that hold the same parameters. */
-static void shards_over(const PlanSpec *plan, int d, int shards[MEM_KINDS])
-{
-    for (int k = 0; k < MEM_KINDS; k++)
-        shards[k] = 1;
-    if (plan->zero_stage >= 1)
-        shards[MEM_OPTIMIZER] = d;
-    if (plan->zero_stage >= 2)
-        shards[MEM_GRADS] = d;
-    if (plan->zero_stage >= 3)
-        shards[MEM_PARAMS] = d;
-}
-
-void zero_state_shards(const PlanSpec *plan, int shards[MEM_KINDS])
-{
-    shards_over(plan, plan->dp * plan->cp, shards);
-}
-
-void zero_expert_state_shards(const PlanSpec *plan, int shards[MEM_KINDS])
-{
-    shards_over(plan, plan->dp * plan->cp / plan->ep, shards);
-}
-
-double zero_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, int layer)
-{
-    return plan->ep > 1 ? tf_layer_expert_params_at(model, layer, plan->tp, plan->ep) : 0;
-}
-
-/* `scale` x the shard of `kind`: zero_shard_params, each part scaled
- * before it is divided, as emit.c has always rounded a state's bytes. */
-static double scaled_shard(const PlanSpec *plan, MemKind kind, double scale, double params,
-                           double experts)
-{
-    int dense[MEM_KINDS], expert[MEM_KINDS];
-    zero_state_shards(plan, dense);
-    zero_expert_state_shards(plan, expert);
-    if (dense[kind] == expert[kind])
-        return scale * params / dense[kind];
-    return scale * (params - experts) / dense[kind] + scale * experts / expert[kind];
-}
-
-double zero_shard_params(const PlanSpec *plan, MemKind kind, double params, double experts)
-{
-    return scaled_shard(plan, kind, 1, params, experts);
-}
-
-double zero_state_bytes(const PlanSpec *plan, MemKind kind, double params, double experts,
-                        double layers)
-{
-    if (kind == MEM_PARAMS && plan->fp8_param_gather) /* the layers apart */
-        return scaled_shard(plan, kind, zero_param_bytes(plan, SEGMENT_EMBEDDING), params - layers,
-                            0) +
-               scaled_shard(plan, kind, zero_param_bytes(plan, SEGMENT_LAYER), layers, experts);
-    return scaled_shard(plan, kind, zero_bytes_per_param(plan, kind), params, experts);
-}
-
-double zero_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double shard)
-{
-    if (plan->offload == OFFLOAD_OPTIMIZER)
-        return 0;
-    OpList ops;
-    tf_optimizer_ops(shard, &ops);
-    return tf_ops_s(gpu, &ops);
-}
-
-double zero_states_bytes(const PlanSpec *plan, double params, double experts, double layers)
-{
-    double bytes = 0;
-    for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
-        bytes += zero_state_bytes(plan, (MemKind)k, params, experts, layers);
-    return bytes;
-}
 
 typedef struct {
     const Segment *ahead; /* the segment gathered ahead, or NULL */
@@ -192,8 +99,7 @@ static TaskId gather_params(Emit *e, double dense, double experts, double per, T
                             const char *const names[2], TaskName name, TaskId *first)
 {
     name.fmt = names[0];
-    TaskId t =
-        emit_collective(e, GROUP_DP_CP, STREAM_COMM, COLL_ALL_GATHER, dense, TAG_ZERO, name);
+    TaskId t = emit_collective(e, GROUP_DP_CP, STREAM_COMM, COLL_ALL_GATHER, dense, TAG_ZERO, name);
     emit_wait(e, after, t);
     if (first)
         *first = t;
@@ -207,11 +113,11 @@ static TaskId gather_params(Emit *e, double dense, double experts, double per, T
 }
 
 /* Segment `seg`'s gathers of `params` of its parameters, after `after`:
- * at zero_param_bytes each, the experts' apart. */
+ * at states_param_bytes each, the experts' apart. */
 static TaskId gather_segment(Emit *e, const Segment *seg, double params, TaskId after,
                              const char *const names[2], TaskName name, TaskId *first)
 {
-    double per = zero_param_bytes(emit_plan(e), seg->kind);
+    double per = states_param_bytes(emit_plan(e), seg->kind);
     return gather_params(e, per * (params - seg->expert_params), seg->expert_params, per, after,
                          names, name, first);
 }
@@ -229,7 +135,7 @@ static TaskId gather(Emit *e, const Unit *u, const Segment *seg, TaskId after)
     TaskId first;
     TaskId t = gather_segment(e, seg, seg->uses, after, names[seg->kind],
                               (TaskName){.a = u->micro_batch, .b = seg->layer}, &first);
-    emit_mem(e, first, MEM_BUFFERS, zero_param_bytes(emit_plan(e), seg->kind) * seg->uses, FALSE);
+    emit_mem(e, first, MEM_BUFFERS, states_param_bytes(emit_plan(e), seg->kind) * seg->uses, FALSE);
     return t;
 }
 
@@ -260,7 +166,7 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
     if (emit_plan(e)->zero_stage < 3)
         return;
     if (emit_plan(e)->dp * emit_plan(e)->cp > 1)
-        emit_mem(e, last, MEM_BUFFERS, -zero_param_bytes(emit_plan(e), seg->kind) * seg->uses,
+        emit_mem(e, last, MEM_BUFFERS, -states_param_bytes(emit_plan(e), seg->kind) * seg->uses,
                  TRUE);
     st->prev_end = last;
 }
@@ -272,7 +178,8 @@ static void after_optimizer(Emit *e, void *state, TaskId optimizer)
     if (emit_plan(e)->zero_stage >= 3 || gathers_ahead(emit_plan(e)))
         return; /* parameters stay sharded, or were gathered ahead */
     const PlanSpec *plan = emit_plan(e);
-    double layer = zero_param_bytes(plan, SEGMENT_LAYER), other = zero_param_bytes(plan, SEGMENT_HEAD);
+    double layer = states_param_bytes(plan, SEGMENT_LAYER),
+           other = states_param_bytes(plan, SEGMENT_HEAD);
     double experts = emit_expert_params(e), layers = emit_layer_params(e);
     gather_params(e, layer * (layers - experts) + other * (emit_params(e) - layers), experts, layer,
                   optimizer, names, (TaskName){0}, NULL);

@@ -1,0 +1,132 @@
+/* states.c: the model states (states.h): segments' parameters, bytes per
+ * parameter and element, and their ZeRO split. */
+#include "strategy/states.h"
+
+/* fp32 gradients' bytes an element */
+#define FP32_BYTES 4
+
+double states_tensor_bytes(const PlanSpec *plan, Tensor t)
+{
+    switch (t) {
+    case TENSOR_LAYER_PARAM:
+        return dtype_bytes(plan->fp8_param_gather ? DTYPE_FP8 : DTYPE_BF16);
+    case TENSOR_GRAD:
+        return plan->grad_accum_dtype == GRAD_ACCUM_FP32 ? FP32_BYTES : dtype_bytes(DTYPE_BF16);
+    case TENSOR_ACTIVATION:
+    case TENSOR_PARAM:
+        break;
+    }
+    return dtype_bytes(DTYPE_BF16);
+}
+
+Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind, int layer)
+{
+    int tp = plan->tp;
+    double words = model->tied_embeddings ? (double)model->vocab_size * model->hidden_size / tp : 0;
+    switch (kind) {
+    case SEGMENT_EMBEDDING: {
+        double p = tf_embedding_params(model, tp);
+        return (Segment){kind, -1, p, p, 0};
+    }
+    case SEGMENT_LAYER: {
+        double p = tf_layer_params_at(model, layer, tp, plan->ep);
+        return (Segment){kind, layer, p, p, states_layer_expert_params(model, plan, layer)};
+    }
+    case SEGMENT_HEAD:
+        break;
+    }
+    double head = tf_head_params(model, tp);
+    return (Segment){kind, -1, head + (plan->pp > 1 ? words : 0), head + words, 0};
+}
+
+double states_bytes_per_param(const PlanSpec *plan, MemKind kind)
+{
+    switch (kind) {
+    case MEM_PARAMS:
+        return states_tensor_bytes(plan, TENSOR_PARAM);
+    case MEM_GRADS:
+        return states_tensor_bytes(plan, TENSOR_GRAD);
+    case MEM_OPTIMIZER:
+        return plan->offload == OFFLOAD_OPTIMIZER ? 0 : STATES_OPTIMIZER_BYTES;
+    default:
+        return 0;
+    }
+}
+
+double states_param_bytes(const PlanSpec *plan, SegmentKind kind)
+{
+    return states_tensor_bytes(plan, kind == SEGMENT_LAYER ? TENSOR_LAYER_PARAM : TENSOR_PARAM);
+}
+
+/* The ways each kind is split over d ranks that hold the same parameters. */
+static void shards_over(const PlanSpec *plan, int d, int shards[MEM_KINDS])
+{
+    for (int k = 0; k < MEM_KINDS; k++)
+        shards[k] = 1;
+    if (plan->zero_stage >= 1)
+        shards[MEM_OPTIMIZER] = d;
+    if (plan->zero_stage >= 2)
+        shards[MEM_GRADS] = d;
+    if (plan->zero_stage >= 3)
+        shards[MEM_PARAMS] = d;
+}
+
+void states_shards(const PlanSpec *plan, int shards[MEM_KINDS])
+{
+    shards_over(plan, plan->dp * plan->cp, shards);
+}
+
+void states_expert_shards(const PlanSpec *plan, int shards[MEM_KINDS])
+{
+    shards_over(plan, plan->dp * plan->cp / plan->ep, shards);
+}
+
+double states_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, int layer)
+{
+    return plan->ep > 1 ? tf_layer_expert_params_at(model, layer, plan->tp, plan->ep) : 0;
+}
+
+/* `scale` x the shard of `kind`: states_shard_params, each part scaled
+ * before it is divided, as emit.c has always rounded a state's bytes. */
+static double scaled_shard(const PlanSpec *plan, MemKind kind, double scale, double params,
+                           double experts)
+{
+    int dense[MEM_KINDS], expert[MEM_KINDS];
+    states_shards(plan, dense);
+    states_expert_shards(plan, expert);
+    if (dense[kind] == expert[kind])
+        return scale * params / dense[kind];
+    return scale * (params - experts) / dense[kind] + scale * experts / expert[kind];
+}
+
+double states_shard_params(const PlanSpec *plan, MemKind kind, double params, double experts)
+{
+    return scaled_shard(plan, kind, 1, params, experts);
+}
+
+double states_bytes(const PlanSpec *plan, MemKind kind, double params, double experts,
+                    double layers)
+{
+    if (kind == MEM_PARAMS && plan->fp8_param_gather) /* the layers apart */
+        return scaled_shard(plan, kind, states_param_bytes(plan, SEGMENT_EMBEDDING),
+                            params - layers, 0) +
+               scaled_shard(plan, kind, states_param_bytes(plan, SEGMENT_LAYER), layers, experts);
+    return scaled_shard(plan, kind, states_bytes_per_param(plan, kind), params, experts);
+}
+
+double states_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double shard)
+{
+    if (plan->offload == OFFLOAD_OPTIMIZER)
+        return 0;
+    OpList ops;
+    tf_optimizer_ops(shard, &ops);
+    return tf_ops_s(gpu, &ops);
+}
+
+double states_total_bytes(const PlanSpec *plan, double params, double experts, double layers)
+{
+    double bytes = 0;
+    for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
+        bytes += states_bytes(plan, (MemKind)k, params, experts, layers);
+    return bytes;
+}

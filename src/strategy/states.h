@@ -1,0 +1,96 @@
+/* states.h: the model states, one table for every user: the parameters
+ * each segment of the model holds on a rank, the bytes of each kind of
+ * state per parameter (the plan's rule for its tensors' types), and the
+ * ways the plan's ZeRO stage splits each kind (zero.c gathers and
+ * reduces them; docs/model.md, "Memory").
+ *
+ * emit.c lays out the segments and allocates the states at "step begin"
+ * by these, estimate.c bounds the memory peak with them, offload.c sizes
+ * the host's optimizer shard, data_parallel.c reduces the gradients in
+ * their element type. */
+#ifndef PLANSIM_STRATEGY_STATES_H
+#define PLANSIM_STRATEGY_STATES_H
+
+#include "strategy/emit.h"
+
+/* The tensors of a plan by element type: what a stage sends its
+ * neighbour, what tensor, context and expert parallelism move, the
+ * activations (bf16 whatever the GEMMs' dtype: Transformer Engine
+ * communicates in bf16); a parameter as held and all-gathered (bf16, or
+ * a layer's fp8 with fp8_param_gather); a gradient as accumulated and
+ * reduced (grad_accum_dtype: fp32 or bf16). */
+typedef enum { TENSOR_ACTIVATION, TENSOR_PARAM, TENSOR_LAYER_PARAM, TENSOR_GRAD } Tensor;
+
+/* Bytes of one element of tensor `t` under `plan`: the one rule. */
+double states_tensor_bytes(const PlanSpec *plan, Tensor t);
+
+/* Segment `kind` (`layer` for SEGMENT_LAYER, else -1) as a rank holds it
+ * (Segment, emit.h): its tensor-parallel share of the parameters; the
+ * head of a tied model on a pipeline also holds its copy of the word
+ * embedding, and computes with it in any case (Megatron-LM). */
+Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind, int layer);
+
+/* Adam's fp32 master weights, momentum and variance, bytes per parameter
+ * (Rajbhandari et al. 2020, section 3: K = 12). */
+#define STATES_OPTIMIZER_BYTES 12.0
+
+/* Bytes one parameter's state of `kind` takes on the GPU, unsplit: bf16
+ * parameters (2); gradients in the plan's grad_accum_dtype (fp32 4, bf16
+ * 2); Adam's fp32 master weights, momentum and variance (12; 0 when the
+ * plan offloads the optimizer, whose states then live in host memory,
+ * offload.h); 0 for the other kinds.
+ * So 18 bytes per parameter with fp32 gradients (Megatron-LM), 16 with
+ * bf16 (Rajbhandari et al. 2020, section 3). */
+double states_bytes_per_param(const PlanSpec *plan, MemKind kind);
+
+/* Bytes one parameter of a segment of `kind` takes as the rank holds and
+ * all-gathers it: TENSOR_LAYER_PARAM's for a layer, TENSOR_PARAM's for the
+ * embedding and the head. */
+double states_param_bytes(const PlanSpec *plan, SegmentKind kind);
+
+/* The ways each kind of the dense parameters' states is split (1 for what
+ * is not) over the d = dp x cp ranks that hold the same dense parameters:
+ * ZeRO stage 1 the optimizer states, stage 2 also the gradients, stage 3
+ * also the parameters. */
+void states_shards(const PlanSpec *plan, int shards[MEM_KINDS]);
+
+/* The same for the routed experts' states, split over the
+ * expert-data-parallel group, d_e = dp x cp / ep ranks (Megatron-Core's
+ * separate optimizer for expert parameters); d_e = d with ep = 1. */
+void states_expert_shards(const PlanSpec *plan, int shards[MEM_KINDS]);
+
+/* Of layer `layer`'s parameters a rank holds, those whose states and
+ * gradients live on the expert-data-parallel group: its routed experts'
+ * with ep > 1 (tf_layer_expert_params_at), else none (that group is then
+ * the data-parallel one, and they go with the rest). Segment.expert_params
+ * (emit.h). */
+double states_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, int layer);
+
+/* Parameters of a rank's shard of state `kind` (MEM_PARAMS, MEM_GRADS or
+ * MEM_OPTIMIZER), of a rank holding `params` parameters, `experts` of them
+ * split as states_expert_shards says and the rest as
+ * states_shards: (params - experts) / d_k + experts / d_e,k, or
+ * params / d_k when the two split kind alike. */
+double states_shard_params(const PlanSpec *plan, MemKind kind, double params, double experts);
+
+/* Bytes of state `kind` on such a rank: states_bytes_per_param x its shard,
+ * rounded as emit.c's allocation is; with fp8_param_gather, of MEM_PARAMS
+ * its `layers` (of the `params`, its transformer layers', the experts
+ * among them) at states_param_bytes. */
+double states_bytes(const PlanSpec *plan, MemKind kind, double params, double experts,
+                    double layers);
+
+/* The GPU's optimizer step over a shard of `shard` parameters (its
+ * states_shard_params of MEM_OPTIMIZER): one mixed-precision Adam step
+ * (tf_optimizer_ops), or none when the plan offloads the optimizer to the
+ * host (offload.h). */
+double states_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double shard);
+
+/* Model-state bytes of such a rank: states_bytes summed kind by kind in
+ * MemKind order, as the engine's memory ledger sums emit.c's allocations.
+ * With d = dp x cp and no experts apart: stage 0 18 (16) Psi, stage 1
+ * 6 (4) Psi + 12 Psi / d, stage 2 2 Psi + 16 (14) Psi / d, stage 3 18 (16)
+ * Psi / d, fp32 (bf16) gradients; the experts' part of Psi over d_e. */
+double states_total_bytes(const PlanSpec *plan, double params, double experts, double layers);
+
+#endif
