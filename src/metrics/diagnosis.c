@@ -33,15 +33,6 @@ static void check_compute(DiagCheck *c, const Step *s)
         good ? "" : "; the checks below say where the rest goes");
 }
 
-/* What to try when a group's communication is the most exposed. */
-static const char *const comm_advice[TAG_KINDS] = {
-    [TAG_TP] = "keep tp within a node, or overlap it (--tp-comm-overlap)",
-    [TAG_DP] = "overlap the gradient reduction (--overlap-grad-reduce), or fewer data-parallel "
-               "ranks",
-    [TAG_PP] = "fewer pipeline stages, or stages on faster links",
-    [TAG_ZERO] = "a lower ZeRO stage if memory allows (ZeRO-3 gathers every layer's parameters)",
-};
-
 /* 2. Communication per group, exposed and in all. */
 static void check_communication(DiagCheck *c, const Step *s)
 {
@@ -73,14 +64,13 @@ static void check_communication(DiagCheck *c, const Step *s)
         c->verdict = g_strdup("none");
     } else if (c->value >= c->threshold) {
         const char *group = emit_comm_name((TaskTag)worst);
+        const char *advice = emit_comm_advice((TaskTag)worst);
         c->verdict = g_strdup_printf("bound by %s communication", group);
-        g_string_append_printf(text, "; the largest exposed is %s%s%s", group,
-                               comm_advice[worst] ? ": " : "",
-                               comm_advice[worst] ? comm_advice[worst] : "");
+        g_string_append_printf(text, "; the largest exposed is %s%s%s", group, advice ? ": " : "",
+                               advice ? advice : "");
     } else {
         c->verdict = g_strdup("mostly hidden");
-        g_string_append_printf(text, "; the largest exposed is %s",
-                               emit_comm_name((TaskTag)worst));
+        g_string_append_printf(text, "; the largest exposed is %s", emit_comm_name((TaskTag)worst));
     }
     c->text = g_string_free(text, FALSE);
 }
@@ -135,12 +125,12 @@ static void check_memory(DiagCheck *c, const Step *s)
     double excess = m->peak_bytes - m->capacity_bytes;
     c->value = m->capacity_bytes > 0 ? m->peak_bytes / m->capacity_bytes : 0;
     if (!m->fits)
-        c->verdict = g_strdup(zero2 >= excess                ? "does not fit: ZeRO-2 needed"
-                              : zero3 >= excess              ? "does not fit: ZeRO-3 needed"
-                              : p->recompute != RECOMPUTE_FULL &&
-                                      m->peak_split[MEM_ACTIVATIONS] >= excess
-                                  ? "does not fit: recomputation may be enough"
-                                  : "does not fit: more tp, pp or GPUs");
+        c->verdict =
+            g_strdup(zero2 >= excess   ? "does not fit: ZeRO-2 needed"
+                     : zero3 >= excess ? "does not fit: ZeRO-3 needed"
+                     : p->recompute != RECOMPUTE_FULL && m->peak_split[MEM_ACTIVATIONS] >= excess
+                         ? "does not fit: recomputation may be enough"
+                         : "does not fit: more tp, pp or GPUs");
     else
         c->verdict = g_strdup(c->value >= c->threshold ? "tight" : "fits");
     c->text = g_strdup_printf(
@@ -148,10 +138,9 @@ static void check_memory(DiagCheck *c, const Step *s)
         "model states %.2f GiB (ZeRO %d); from here ZeRO-2 would save about %.2f GiB, ZeRO-3 "
         "%.2f GiB%s",
         m->peak_bytes / GiB, m->capacity_bytes / GiB, 100 * c->value,
-        m->fits ? "headroom" : "over by", fabs(excess) / GiB,
-        m->peak_split[MEM_ACTIVATIONS] / GiB, recompute_names[p->recompute],
-        (m->peak_split[MEM_PARAMS] + m->peak_split[MEM_GRADS] + m->peak_split[MEM_OPTIMIZER]) /
-            GiB,
+        m->fits ? "headroom" : "over by", fabs(excess) / GiB, m->peak_split[MEM_ACTIVATIONS] / GiB,
+        recompute_names[p->recompute],
+        (m->peak_split[MEM_PARAMS] + m->peak_split[MEM_GRADS] + m->peak_split[MEM_OPTIMIZER]) / GiB,
         p->zero_stage, zero2 / GiB, zero3 / GiB,
         m->fits ? "; neither recomputation nor ZeRO-2/3 is needed to fit"
         : p->recompute != RECOMPUTE_FULL
@@ -199,12 +188,13 @@ static const struct {
 } checklist[DIAG_ITEMS] = {
     [DIAG_COMPUTE] = {"compute", "How close is the step to the ideal 6ND / (GPUs x peak)?", 0.45,
                       check_compute},
-    [DIAG_COMMUNICATION] = {"communication", "How much communication is exposed, per group?",
-                            0.10, check_communication},
+    [DIAG_COMMUNICATION] = {"communication", "How much communication is exposed, per group?", 0.10,
+                            check_communication},
     [DIAG_BUBBLE] = {"bubble", "How large is the pipeline bubble, for how many micro-batches?",
                      0.10, check_bubble},
-    [DIAG_MEMORY] = {"memory", "How much memory headroom is left; are recomputation or "
-                               "ZeRO-2/3 needed?",
+    [DIAG_MEMORY] = {"memory",
+                     "How much memory headroom is left; are recomputation or "
+                     "ZeRO-2/3 needed?",
                      0.90, check_memory},
     [DIAG_DATA] = {"data", "Is data loading (storage reads, preprocessing) the bottleneck?", 1.0,
                    check_data},

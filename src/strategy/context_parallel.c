@@ -135,6 +135,7 @@ const Strategy strategy_context_parallel = {
     .check = check,
     .piece_tasks = piece_tasks,
     .state_size = sizeof(CpState),
+    .streams = 1u << STREAM_CP,
     .piece_passes = PASS_FORWARD | PASS_INPUT_GRAD, /* attention has no weights */
     .piece_begin = piece_begin,
     .piece_end = piece_end,

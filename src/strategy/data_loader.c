@@ -65,6 +65,7 @@ const Strategy strategy_data_loader = {
     .name = "data_loader",
     .active = active,
     .state_size = sizeof(LoaderState),
+    .streams = 1u << STREAM_LOADER,
     .step_begin = step_begin,
     .unit_begin = unit_begin,
 };

@@ -84,22 +84,52 @@ const char *emit_mem_name(MemKind kind)
 
 const char *emit_stream_name(Stream stream)
 {
-    static const char *const names[EMIT_STREAMS] = {"compute", "comm", "p2p",    "tp",
-                                                    "loader",  "cp",   "offload"};
+    static const char *const names[EMIT_STREAMS] = {
+#define STREAM(ID, name, always) name,
+#include "strategy/streams.def"
+#undef STREAM
+    };
     return names[stream];
 }
 
 const char *emit_comm_name(TaskTag tag)
 {
-    static const char *const names[TAG_KINDS] = {[TAG_TP] = "tp",
-                                                 [TAG_DP] = "dp",
-                                                 [TAG_PP] = "pp",
-                                                 [TAG_ZERO] = "zero",
-                                                 [TAG_EMBEDDING] = "embedding",
-                                                 [TAG_CP] = "cp",
-                                                 [TAG_EP] = "ep",
-                                                 [TAG_AMAX] = "amax"};
+    static const char *const names[TAG_KINDS] = {
+#define TAG(ID, purpose, advice) purpose,
+#include "strategy/tags.def"
+#undef TAG
+    };
     return names[tag];
+}
+
+const char *emit_comm_advice(TaskTag tag)
+{
+    static const char *const advice[TAG_KINDS] = {
+#define TAG(ID, purpose, text) text,
+#include "strategy/tags.def"
+#undef TAG
+    };
+    return advice[tag];
+}
+
+/* The streams of a graph of the active strategies: every graph's
+ * (streams.def's `always`), and up to the highest any of them uses. */
+static int graph_stream_count(const Emit *e)
+{
+    static const gboolean always[EMIT_STREAMS] = {
+#define STREAM(ID, name, every) every,
+#include "strategy/streams.def"
+#undef STREAM
+    };
+    int n = 0;
+    for (int s = 0; s < EMIT_STREAMS; s++) {
+        gboolean used = always[s];
+        for (int i = 0; e->active[i] && !used; i++)
+            used = (e->active[i]->streams >> s) & 1;
+        if (used)
+            n = s + 1;
+    }
+    return n;
 }
 
 const ModelSpec *emit_model(const Emit *e)
@@ -665,13 +695,7 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
         return NULL; /* refused before anything is built */
     for (int i = 0; i < n_active; i++)
         e.state[i] = g_malloc0(MAX(e.active[i]->state_size, 1));
-    /* the loader's stream only when it reads, the CP stream only with cp >
-     * 1, offload's only with offload: other graphs, and their traces, stay
-     * as they were */
-    g_autoptr(Graph) graph = graph_new(simulated, plan->offload != OFFLOAD_NONE ? EMIT_STREAMS
-                                                  : plan->cp > 1                ? STREAM_OFFLOAD
-                                                  : plan->bytes_per_sample > 0  ? STREAM_CP
-                                                                                : STREAM_LOADER);
+    g_autoptr(Graph) graph = graph_new(simulated, graph_stream_count(&e));
     /* a stream edge per task, fewer other dependencies; at most a memory
      * operation per task */
     gsize tasks = (gsize)MIN(most_tasks(&e, simulated), e.max_tasks);

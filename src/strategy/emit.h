@@ -28,21 +28,11 @@
 #include "cost/transformer.h"
 #include "spec/spec.h"
 
-/* A rank's streams: compute, data-parallel and ZeRO communication,
- * pipeline sends, tensor-parallel communication (whose collectives the
- * compute waits for, or overlaps: tensor_parallel.c), and the data
- * loader's reads (data_loader.h), a stream the graph has only when the
- * plan models data loading (bytes_per_sample > 0), and ring attention's KV
- * exchanges (context_parallel.c), only with cp > 1 (and then the loader's
- * stream too, empty if the plan does not load). */
+/* A rank's streams (streams.def). */
 typedef enum {
-    STREAM_COMPUTE,
-    STREAM_COMM,
-    STREAM_P2P,
-    STREAM_TP,
-    STREAM_LOADER,
-    STREAM_CP,
-    STREAM_OFFLOAD, /* offload.h: PCIe transfers and the host's Adam step */
+#define STREAM(ID, name, always) STREAM_##ID,
+#include "strategy/streams.def"
+#undef STREAM
     EMIT_STREAMS
 } Stream;
 
@@ -64,23 +54,11 @@ typedef enum {
 } MemKind;
 
 /* What a task is, for the metrics: compute phases, then the purpose of a
- * collective. */
+ * collective (tags.def). */
 typedef enum {
-    TAG_FORWARD,
-    TAG_BACKWARD,
-    TAG_RECOMPUTE,
-    TAG_OPTIMIZER,
-    TAG_MARKER,
-    TAG_LOAD,    /* a data loader's read of a micro-batch */
-    TAG_OFFLOAD, /* a PCIe transfer or the host's Adam step (offload.h) */
-    TAG_TP,
-    TAG_DP,
-    TAG_PP,
-    TAG_ZERO,
-    TAG_EMBEDDING, /* the tied embedding's gradients, first and last stage */
-    TAG_CP,        /* context parallelism's exchanges around attention */
-    TAG_EP,        /* expert parallelism's token dispatch and combine */
-    TAG_AMAX,      /* FP8's amax reductions (fp8.c) */
+#define TAG(ID, purpose, advice) TAG_##ID,
+#include "strategy/tags.def"
+#undef TAG
     TAG_KINDS
 } TaskTag;
 
@@ -307,11 +285,13 @@ double emit_tasks_under(const Graph *built, const Symmetry *built_sym, const Sym
 /* "params", "grads", ... for reports. */
 const char *emit_mem_name(MemKind kind);
 
-/* "compute", "comm", "p2p", "tp", "loader", "cp". */
+/* A stream's name (streams.def): "compute", "comm", "p2p", ... */
 const char *emit_stream_name(Stream stream);
 
-/* "tp", "dp", "pp", "zero", "embedding", "cp", "ep" for the collectives' tags;
- * NULL for the others. */
+/* A collective's purpose (tags.def): "tp", "dp", ...; NULL for the tags
+ * of other tasks. And what to try when its communication is the most
+ * exposed, or NULL. */
 const char *emit_comm_name(TaskTag tag);
+const char *emit_comm_advice(TaskTag tag);
 
 #endif

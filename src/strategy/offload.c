@@ -205,6 +205,7 @@ const Strategy strategy_offload = {
     .check = check,
     .piece_tasks = piece_tasks,
     .state_size = sizeof(OffloadState),
+    .streams = 1u << STREAM_OFFLOAD,
     .step_begin = step_begin,
     .segment_begin = segment_begin,
     .segment_end = segment_end,

@@ -26,6 +26,9 @@ typedef struct {
      * before building the step; NULL: none. */
     int (*piece_tasks)(const PlanSpec *plan);
     gsize state_size;
+    /* The streams it uses that not every graph has (bits 1 << Stream of
+     * streams.def's rows): a graph has the streams up to the highest one. */
+    unsigned streams;
     /* Before anything of the rank's step: say what its forward pieces
      * keep (emit_keep_activations). Model states are states.h's. */
     void (*step_begin)(Emit *e, void *state);
