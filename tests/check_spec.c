@@ -286,7 +286,7 @@ START_TEST(flags_and_resolution)
     ck_assert(plan_spec_set(big, PLAN_DP, "9", "--dp", NULL));
     ck_assert(!plan_spec_resolve(big, m, c, &error));
     /* 9 GPUs at 4 a node: 3 nodes */
-    ck_assert_str_eq(error->message, "--dp: expected tp x pp x dp = 1 x 1 x 9 = 9 at most the "
+    ck_assert_str_eq(error->message, "--dp: expected tp 1 x pp 1 x dp 9 = 9 at most the "
                                      "cluster's 8 GPUs (try --nodes 3: 12 GPUs), got 9");
     g_clear_error(&error);
     plan_spec_free(big);

@@ -266,7 +266,10 @@ expect_fail "--rank-order unknown" "--rank-order" "\"dp-tp-pp\"" -- \
 
 # tiny-gpt has 8 heads, 8 KV heads and an FFN of 1024
 expect_fail "--tp 3 does not divide the heads" "--tp" "attention_heads = 8" "got 3" -- \
-    simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 3
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 3 --dp 2
+expect_fail "--tp 3 leaves dp to derive from 8 GPUs" "--tp" \
+    "tp x pp divides the cluster's 8 GPUs" "got 3" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 3 --pp 1
 
 expect_fail "--sequence-parallel with tp 1" "--sequence-parallel" "tp = 1" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --sequence-parallel
@@ -533,9 +536,9 @@ expect_fail "--ep with ZeRO and offload optimizer" "--offload" "got optimizer" \
     simulate --model "$moe" --cluster "$a100" --nodes 1 --ep 2 --zero-stage 1 --offload optimizer
 
 # ---- context parallelism (context_parallel.c, plan.c) --------------------
-expect_fail "--cp not dividing the GPUs" "--cp" "3" "tp x cp x pp = 1 x 3 x 1 = 3 divides" -- \
+expect_fail "--cp not dividing the GPUs" "--cp" "3" "tp x cp x pp divides the cluster's 8 GPUs" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --cp 3
-expect_fail "--cp with tp over the GPUs" "--cp" "4" "tp x cp x pp = 4 x 4 x 1 = 16" -- \
+expect_fail "--cp with tp over the GPUs" "--cp" "4" "tp 4 x cp 4 x pp 1 = 16" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --cp 4 --tp 4
 expect_fail "--cp all_to_all with heads not dividing" "--cp" "4" \
     "tp x cp = 4 x 4 divides attention_heads = 8" -- \

@@ -193,11 +193,11 @@ check "simulate and sweep both default to 1024 sequences per step" "$problem"
 # ---- too many GPUs: the product and the nodes that hold it ----------------------
 # shellcheck disable=SC2086
 fails_with "--tp 2 --pp 2 --dp 3 on 8 GPUs names 12 and suggests --nodes 2" \
-    'plansim: --dp: expected tp x pp x dp = 2 x 2 x 3 = 12 at most the cluster'"'"'s 8 GPUs (try --nodes 2: 16 GPUs), got 3' \
+    'plansim: --dp: expected tp 2 x pp 2 x dp 3 = 12 at most the cluster'"'"'s 8 GPUs (try --nodes 2: 16 GPUs), got 3' \
     simulate $tiny_node --tp 2 --pp 2 --dp 3
 # shellcheck disable=SC2086
 fails_with "--tp 4 --pp 4 on 8 GPUs suggests --nodes 2 exactly" \
-    'plansim: --pp: expected tp x pp = 4 x 4 = 16 at most the cluster'"'"'s 8 GPUs (try --nodes 2: 16 GPUs), got 4' \
+    'plansim: --pp: expected tp 4 x pp 4 = 16 at most the cluster'"'"'s 8 GPUs (try --nodes 2: 16 GPUs), got 4' \
     simulate $tiny_node --tp 4 --pp 4
 
 # ---- unknown flags ----------------------------------------------------------------

@@ -32,13 +32,13 @@
 
 typedef struct {
     SweepRow row;
-    char *message;       /* invalid: the error, one line */
-    char *reason;        /* invalid: its reason, grouped on stderr */
-    double score_bound;  /* the score's upper bound: the score at the step-time bound */
-    char *normal;        /* a candidate: its plan's normal form (strategy_normalize) */
-    GArray *twins;       /* a replayed candidate: the slots (gint64) of the later
-                          * candidates of the same normal form, whose rows its
-                          * replay gives; NULL if none */
+    char *message;      /* invalid: the error, one line */
+    char *reason;       /* invalid: its reason, grouped on stderr */
+    double score_bound; /* the score's upper bound: the score at the step-time bound */
+    char *normal;       /* a candidate: its plan's normal form (strategy_normalize) */
+    GArray *twins;      /* a replayed candidate: the slots (gint64) of the later
+                         * candidates of the same normal form, whose rows its
+                         * replay gives; NULL if none */
 } Slot;
 
 typedef enum { SWEEP_PREPARE, SWEEP_REPLAY, SWEEP_RENDER } SweepPhase;
@@ -64,12 +64,11 @@ static char *summary(const PlanSpec *p)
 {
     g_autofree char *chunks =
         p->virtual_stages > 1 ? g_strdup_printf(" x%d", p->virtual_stages) : g_strdup("");
-    return g_strdup_printf("tp %d pp %d dp %d, batch %d of %d, ZeRO %d, recompute %s, SP %s, "
-                           "%s%s",
-                           p->tp, p->pp, p->dp, p->global_batch_size, p->micro_batch_size,
-                           p->zero_stage, recompute_names[p->recompute],
-                           p->sequence_parallel ? "on" : "off", schedule_names[p->schedule],
-                           chunks);
+    g_autofree char *shape = plan_spec_shape(p, TRUE);
+    return g_strdup_printf("%s, batch %d of %d, ZeRO %d, recompute %s, SP %s, %s%s", shape,
+                           p->global_batch_size, p->micro_batch_size, p->zero_stage,
+                           recompute_names[p->recompute], p->sequence_parallel ? "on" : "off",
+                           schedule_names[p->schedule], chunks);
 }
 
 /* The plan of combination `combo`, resolved and checked; on an invalid one
@@ -78,16 +77,6 @@ static gboolean make_plan(const SweepSpec *spec, gint64 combo, PlanSpec **out, G
 {
     PlanSpec *plan = *out = plan_spec_copy(spec->base);
     plan_grid_apply(spec->grid, combo, plan);
-    if (plan->dp == 0) {
-        long long others = (long long)plan->tp * plan->cp * plan->pp;
-        g_autofree char *got = g_strdup_printf("%lld", others);
-        if (spec->gpus % others != 0) {
-            ps_error_value(error, plan->cp > 1 ? "tp x cp x pp" : "tp x pp", got,
-                           "a divisor of the %d GPUs", spec->gpus);
-            return FALSE;
-        }
-        plan->dp = (int)(spec->gpus / others);
-    }
     return plan_spec_resolve(plan, spec->model, spec->cluster, error) &&
            strategy_check(plan, spec->model, error);
 }
@@ -329,9 +318,8 @@ static void top_offer(Top *top, guint i)
     if (row->status != REPORT_SIMULATED || !row->fits)
         return;
     int at = top->n;
-    while (at > 0 &&
-           beats(row->score, row->combination, top_row(top, top->at[at - 1])->score,
-                 top_row(top, top->at[at - 1])->combination))
+    while (at > 0 && beats(row->score, row->combination, top_row(top, top->at[at - 1])->score,
+                           top_row(top, top->at[at - 1])->combination))
         at--;
     if (at >= top->k)
         return;
@@ -347,8 +335,7 @@ static gboolean prunable(const Top *top, const Slot *slots, guint i)
     if (top->n < top->k)
         return FALSE;
     const SweepRow *kth = top_row(top, top->at[top->k - 1]);
-    return !beats(slots[i].score_bound, slots[i].row.combination, kth->score,
-                  kth->combination);
+    return !beats(slots[i].score_bound, slots[i].row.combination, kth->score, kth->combination);
 }
 
 /* Settles a slot whose score bound cannot enter the top. */

@@ -514,26 +514,18 @@ static void render_diagnosis_text(GString *out, const Diagnosis *d)
         return;
     g_string_append(out, "diagnosis       ");
     for (int i = 0; i < DIAG_ITEMS; i++)
-        g_string_append_printf(out, "%s %s: %s", i ? ";" : "", d->item[i].name,
-                               d->item[i].verdict);
+        g_string_append_printf(out, "%s %s: %s", i ? ";" : "", d->item[i].name, d->item[i].verdict);
     g_string_append(out, " (--explain)\n");
 }
 
 /* "tp 8 x pp 4 x dp 32", with "cp C x" after tp when cp > 1. */
-static char *plan_shape(const PlanSpec *p)
-{
-    if (p->cp > 1)
-        return g_strdup_printf("tp %d x cp %d x pp %d x dp %d", p->tp, p->cp, p->pp, p->dp);
-    return g_strdup_printf("tp %d x pp %d x dp %d", p->tp, p->pp, p->dp);
-}
-
 static void render_text(GString *out, const Report *rep)
 {
     const Metrics *m = &rep->metrics;
     const PlanSpec *p = rep->plan;
     double step = m->step_time_s;
     render_fit_text(out, rep);
-    g_autofree char *shape = plan_shape(p);
+    g_autofree char *shape = plan_spec_shape(p, TRUE);
     g_autofree char *active =
         rep->active_parameters > 0 && rep->active_parameters < rep->parameters
             ? g_strdup_printf(" (%.3g B active)", rep->active_parameters / 1e9)
@@ -599,8 +591,9 @@ static void render_text(GString *out, const Report *rep)
                                m->peak_split[k] / GiB);
     g_string_append(out, " GiB\n");
     if (m->host_bytes > 0)
-        g_string_append_printf(out, "host memory      %.2f GiB of %.2f GiB per node (%s): "
-                                    "offloaded states\n",
+        g_string_append_printf(out,
+                               "host memory      %.2f GiB of %.2f GiB per node (%s): "
+                               "offloaded states\n",
                                m->host_bytes / GiB, m->host_capacity_bytes / GiB,
                                m->host_bytes <= m->host_capacity_bytes ? "fits" : "DOES NOT FIT");
     render_diagnosis_text(out, &rep->diagnosis);
@@ -620,9 +613,9 @@ char *report_explain(const Report *rep)
 {
     const Diagnosis *d = &rep->diagnosis;
     GString *out = g_string_new(NULL);
-    g_autofree char *shape = plan_shape(rep->plan);
-    g_string_append_printf(out, "Diagnosis of %s on %s, %d GPUs (%s):\n", rep->model,
-                           rep->cluster, rep->gpus, shape);
+    g_autofree char *shape = plan_spec_shape(rep->plan, TRUE);
+    g_string_append_printf(out, "Diagnosis of %s on %s, %d GPUs (%s):\n", rep->model, rep->cluster,
+                           rep->gpus, shape);
     for (int i = 0; d->item[0].verdict && i < DIAG_ITEMS; i++)
         g_string_append_printf(out, "\n%d. %s\n   %c%s.\n   Verdict: %s.\n", i + 1,
                                d->item[i].question, g_ascii_toupper(d->item[i].text[0]),
@@ -748,9 +741,8 @@ typedef struct {
 static BreakdownRow breakdown_row(const char *name, double kernels, double per_micro_batch_s,
                                   double per_step_s)
 {
-    BreakdownRow r = {.kernels = kernels,
-                      .per_micro_batch_s = per_micro_batch_s,
-                      .per_step_s = per_step_s};
+    BreakdownRow r = {
+        .kernels = kernels, .per_micro_batch_s = per_micro_batch_s, .per_step_s = per_step_s};
     g_strlcpy(r.name, name, sizeof r.name);
     return r;
 }
@@ -763,8 +755,8 @@ static int breakdown_rows(const Report *rep, const Breakdown *b, BreakdownRow *r
     int n = 0, mb = rep->micro_batches;
     double accounted = 0;
     for (int c = 0; c < BREAKDOWN_CLASSES; c++) {
-        rows[n++] =
-            breakdown_row(breakdown_class_names[c], b->kernels[c], b->seconds[c], mb * b->seconds[c]);
+        rows[n++] = breakdown_row(breakdown_class_names[c], b->kernels[c], b->seconds[c],
+                                  mb * b->seconds[c]);
         accounted += mb * b->seconds[c];
     }
     rows[n++] = breakdown_row("of_which_recomputation", -1, b->recompute_s, mb * b->recompute_s);
@@ -829,7 +821,8 @@ char *report_breakdown_render(const Report *rep, const Breakdown *b, ReportForma
         const BreakdownRow *r = &rows[i];
         double share = step > 0 ? 100 * r->per_step_s / step : 0;
         if (format == FORMAT_TEXT) {
-            g_autofree char *k = r->kernels >= 0 ? g_strdup_printf("%.0f", r->kernels) : g_strdup("");
+            g_autofree char *k =
+                r->kernels >= 0 ? g_strdup_printf("%.0f", r->kernels) : g_strdup("");
             g_autofree char *mb = r->per_micro_batch_s >= 0
                                       ? g_strdup_printf("%.4g", 1e3 * r->per_micro_batch_s)
                                       : g_strdup("");

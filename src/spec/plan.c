@@ -225,7 +225,7 @@ static gboolean set_from_json(PlanSpec *plan, PlanField f, const cJSON *item, GE
     g_autofree char *got = cJSON_PrintUnformatted(item);
     const PlanFieldInfo *d = &plan_fields[f];
     const char *origin = plan_field_origin(plan, f);
-    if (d->kind == FIELD_LIST) { /* linear in the list's length */
+    if (d->kind == FIELD_LIST) {  /* linear in the list's length */
         if (!cJSON_IsArray(item)) /* an object has children too */
             return reject(f, origin, got, error);
         int n = cJSON_GetArraySize(item), i = 0;
@@ -252,7 +252,8 @@ char *plan_spec_flags(const PlanSpec *plan)
         const PlanFieldInfo *d = &plan_fields[f];
         gboolean list = d->kind == FIELD_LIST;
         int value = list ? 0 : plan_field_get(plan, (PlanField)f);
-        gboolean shown = plan->origin[f] || (!list && (d->axis != AXIS_NONE || value != d->fallback));
+        gboolean shown =
+            plan->origin[f] || (!list && (d->axis != AXIS_NONE || value != d->fallback));
         if (!shown)
             continue;
         if (d->kind == FIELD_BOOL) {
@@ -351,58 +352,57 @@ static gboolean too_many_gpus(GError **error, const PlanSpec *plan, PlanField fi
                               const char *sizes, long long product, const ClusterSpec *cluster)
 {
     long long per_node = cluster->gpus_per_node, nodes = (product + per_node - 1) / per_node;
-    g_autofree char *hint = nodes * per_node <= CLUSTER_MAX_GPUS
-                                ? g_strdup_printf(" (try --nodes %lld: %lld GPUs)", nodes,
-                                                  nodes * per_node)
-                                : g_strdup("");
+    g_autofree char *hint =
+        nodes * per_node <= CLUSTER_MAX_GPUS
+            ? g_strdup_printf(" (try --nodes %lld: %lld GPUs)", nodes, nodes * per_node)
+            : g_strdup("");
     return plan_field_fail(error, plan, field, "%s = %lld at most the cluster's %d GPUs%s", sizes,
                            product, cluster_spec_gpus(cluster), hint);
 }
 
-/* "tp x pp = 2 x 2", or with dp "tp x pp x dp = 2 x 2 x 3": the sizes whose
- * product is the GPUs a plan needs, cp among them when it splits the
- * sequence ("tp x cp x pp x dp = ..."). */
-static char *sizes_text(const PlanSpec *plan, gboolean with_dp)
+char *plan_spec_shape(const PlanSpec *plan, gboolean with_dp)
 {
-    GString *names = g_string_new("tp"), *values = g_string_new(NULL);
-    g_string_append_printf(values, "%d", plan->tp);
-    if (plan->cp > 1) {
-        g_string_append(names, " x cp");
-        g_string_append_printf(values, " x %d", plan->cp);
-    }
-    g_string_append(names, " x pp");
-    g_string_append_printf(values, " x %d", plan->pp);
+    GString *text = g_string_new(NULL);
+    g_string_append_printf(text, "tp %d", plan->tp);
+    if (plan->cp > 1)
+        g_string_append_printf(text, " x cp %d", plan->cp);
+    g_string_append_printf(text, " x pp %d", plan->pp);
     if (with_dp) {
-        g_string_append(names, " x dp");
-        g_string_append_printf(values, " x %d", plan->dp);
+        g_string_append_printf(text, " x dp %d", plan->dp);
+        if (plan->ep > 1)
+            g_string_append_printf(text, " (ep %d)", plan->ep);
     }
-    g_string_append_printf(names, " = %s", values->str);
-    g_string_free(values, TRUE);
-    return g_string_free(names, FALSE);
+    return g_string_free(text, FALSE);
 }
 
 gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
                            GError **error)
 {
     long long gpus = cluster_spec_gpus(cluster);
-    long long model_ranks = (long long)plan->tp * plan->cp * plan->pp; /* one data-parallel replica */
+    long long model_ranks =
+        (long long)plan->tp * plan->cp * plan->pp; /* one data-parallel replica */
     if (model_ranks > gpus) {
-        g_autofree char *sizes = sizes_text(plan, FALSE);
+        g_autofree char *sizes = plan_spec_shape(plan, FALSE);
         return too_many_gpus(error, plan, plan->cp > 1 ? PLAN_CP : PLAN_PP, sizes, model_ranks,
                              cluster);
     }
-    /* a context-parallel plan fills the cluster: each CP group splits the
-     * sequences of its data-parallel replica */
-    if (plan->dp == 0 && plan->cp > 1 && gpus % model_ranks != 0) {
-        g_autofree char *sizes = sizes_text(plan, FALSE);
-        return plan_field_fail(error, plan, PLAN_CP,
-                               "a size for which %s = %lld divides the cluster's %lld GPUs", sizes,
-                               model_ranks, gpus);
+    /* dp left out is derived here, and only here, as Megatron-LM derives it
+     * from the world size: the GPUs over one replica's, which must divide
+     * them (the field blamed is the first of tp, cp and pp that does not
+     * divide them, else pp) */
+    if (plan->dp == 0 && gpus % model_ranks != 0) {
+        PlanField field = gpus % plan->tp != 0                           ? PLAN_TP
+                          : gpus % ((long long)plan->tp * plan->cp) != 0 ? PLAN_CP
+                                                                         : PLAN_PP;
+        return plan_field_fail(error, plan, field,
+                               "a size for which %s divides the cluster's %lld GPUs (dp is the "
+                               "GPUs over them)",
+                               plan->cp > 1 ? "tp x cp x pp" : "tp x pp", gpus);
     }
     if (plan->dp == 0)
         plan->dp = (int)(gpus / model_ranks);
     if (model_ranks * plan->dp > gpus) {
-        g_autofree char *sizes = sizes_text(plan, TRUE);
+        g_autofree char *sizes = plan_spec_shape(plan, TRUE);
         return too_many_gpus(error, plan, PLAN_DP, sizes, model_ranks * plan->dp, cluster);
     }
     long long per_step = (long long)plan->micro_batch_size * plan->dp;

@@ -297,6 +297,11 @@ long long plan_spec_gpus(const PlanSpec *plan);
  * set by a file or a flag or away from its default. */
 char *plan_spec_flags(const PlanSpec *plan);
 
+/* The plan's shape, the one text of it: "tp 8 x pp 4", with cp when it
+ * splits the sequence ("tp 8 x cp 2 x pp 4"), and with `with_dp` dp and
+ * expert parallelism ("tp 8 x pp 4 x dp 16 (ep 8)"). Newly allocated. */
+char *plan_spec_shape(const PlanSpec *plan, gboolean with_dp);
+
 /* The field's JSON names, NULL-terminated. */
 const char *const *plan_field_names(void);
 
