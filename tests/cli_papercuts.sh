@@ -2,7 +2,7 @@
 # cli_papercuts.sh: the command-line papercuts of issue 12, one check (or
 # a few) each: boolean flags' =false forms, a plan flag pinning a grid
 # axis, --seq-length and the Hugging Face warning, Hugging Face names,
-# mixtures of experts refused, shipped inputs by short name, one default
+# mixtures of experts read from each key, shipped inputs by short name, one default
 # plan and batch rule with the plan printed, the GPU-count error, unknown
 # flags' did-you-mean, sizes with K, M, G, integer limits, the tied
 # embedding's label, and the --top table.
