@@ -18,7 +18,8 @@
  *     at its start, on the communication stream in the order the forward
  *     uses them, and gates each segment's first forward on its own.
  *     Without it, one all-gather of them all after the optimizer step;
- *   - stage 3: before each segment's forward and backward, an all-gather
+ *   - stage 3: before each segment's forward and backward (its B under a zero-bubble
+ *     schedule: a W needs no parameters), an all-gather
  *     of its parameters on the communication stream, the segment's compute
  *     waiting for it. The gather of the next segment is issued one segment
  *     ahead (it waits only for the end of the segment before this one), so
@@ -139,6 +140,14 @@ static TaskId gather(Emit *e, const Unit *u, const Segment *seg, TaskId after)
     return t;
 }
 
+/* Whether unit `u` computes with the parameters: a forward, or a backward
+ * that makes the input gradients (dX = dY W^T); a W (dW = X^T dY, a
+ * zero-bubble schedule's) needs none, and ZeRO-3 gathers nothing for it. */
+static gboolean uses_params(const Unit *u)
+{
+    return u->forward || emit_unit_passes_gradients(u);
+}
+
 static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *seg)
 {
     static const char *const ahead[][2] = {
@@ -150,7 +159,7 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
     if (gathers_ahead(emit_plan(e)) && u->forward && u->micro_batch == 0)
         emit_gate(e, gather_segment(e, seg, seg->params, TASK_NONE, ahead[seg->kind],
                                     (TaskName){.a = seg->layer}, NULL));
-    if (emit_plan(e)->zero_stage < 3)
+    if (emit_plan(e)->zero_stage < 3 || !uses_params(u))
         return;
     TaskId mine = st->ahead == seg ? st->ahead_task : gather(e, u, seg, TASK_NONE);
     emit_gate(e, mine);
@@ -162,8 +171,7 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
 static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg, TaskId last)
 {
     ZeroState *st = state;
-    (void)u;
-    if (emit_plan(e)->zero_stage < 3)
+    if (emit_plan(e)->zero_stage < 3 || !uses_params(u))
         return;
     if (emit_plan(e)->dp * emit_plan(e)->cp > 1)
         emit_mem(e, last, MEM_BUFFERS, -states_param_bytes(emit_plan(e), seg->kind) * seg->uses,
