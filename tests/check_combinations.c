@@ -44,13 +44,8 @@ typedef struct {
 
 static ModelSpec *moe_model(void)
 {
-    ModelSpec *m = test_gpt(L, H, A, V, S);
-    m->mlp = MLP_SWIGLU;
+    ModelSpec *m = test_moe(L, H, A, V, S, E, K, FE);
     m->tied_embeddings = FALSE;
-    m->experts = E;
-    m->experts_per_token = K;
-    m->moe_ffn_hidden_size = FE;
-    m->moe_layer_frequency = 1;
     return m;
 }
 

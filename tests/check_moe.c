@@ -79,13 +79,7 @@ enum { L = 2, H = 256, A = 8, V = 512, S = 128, E = 8, K = 2, FE = 512 };
 
 static ModelSpec *moe_model(void)
 {
-    ModelSpec *m = test_gpt(L, H, A, V, S);
-    m->mlp = MLP_SWIGLU;
-    m->experts = E;
-    m->experts_per_token = K;
-    m->moe_ffn_hidden_size = FE;
-    m->moe_layer_frequency = 1;
-    return m;
+    return test_moe(L, H, A, V, S, E, K, FE);
 }
 
 /* A replay of `model` on one node of 4 GPUs, dp 4, m micro-batches of b. */

@@ -74,6 +74,18 @@ ModelSpec *test_gpt(int layers, int hidden, int heads, int vocab, int seq)
     return m;
 }
 
+ModelSpec *test_moe(int layers, int hidden, int heads, int vocab, int seq, int experts, int k,
+                    int expert_ffn)
+{
+    ModelSpec *m = test_gpt(layers, hidden, heads, vocab, seq);
+    m->mlp = MLP_SWIGLU;
+    m->experts = experts;
+    m->experts_per_token = k;
+    m->moe_ffn_hidden_size = expert_ffn;
+    m->moe_layer_frequency = 1;
+    return m;
+}
+
 ClusterSpec *test_cluster(int nodes, int per_node, double intra_Bps, double inter_Bps)
 {
     ClusterSpec *c = g_new0(ClusterSpec, 1);

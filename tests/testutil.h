@@ -40,6 +40,11 @@ ModelSpec test_llama(int layers, int hidden, int heads, int kv_heads, int ffn, i
 /* A GPT-style model (GeLU, f = 4h, tied embeddings), built in code. */
 ModelSpec *test_gpt(int layers, int hidden, int heads, int vocab, int seq);
 
+/* test_gpt's model with SwiGLU and every layer a mixture of `experts`
+ * experts of width `expert_ffn`, `k` per token. */
+ModelSpec *test_moe(int layers, int hidden, int heads, int vocab, int seq, int experts, int k,
+                    int expert_ffn);
+
 /* A cluster built in code: `nodes` x `per_node` GPUs, zero kernel launch
  * cost, zero link latency, the given bandwidths in bytes/s. */
 ClusterSpec *test_cluster(int nodes, int per_node, double intra_Bps, double inter_Bps);
