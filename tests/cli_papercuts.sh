@@ -95,7 +95,7 @@ hf=models/hf/llama2-7b-config.json
 hf_run="--model $hf --cluster topologies/dgx-h200.json --nodes 1 --tp 8 --global-batch-size 8"
 # shellcheck disable=SC2086
 problem=$(run hf-max simulate $hf_run --format json)
-grep -F -q "plansim: warning: $hf: sequence length 4096 from max_position_embeddings" \
+grep -F -q "plansim: warning: $hf: sequence length 4096, as the config gives no training length (max_position_embeddings, the longest context the model takes: 4096)" \
     "$tmp/hf-max.err" || problem="$problem; no warning: $(one_line "$tmp/hf-max.err")"
 # shellcheck disable=SC2086
 problem=$problem$(run hf-seq simulate $hf_run --format json --seq-length 2048)
@@ -105,6 +105,18 @@ tokens=$(awk -v t="$(json_value "$tmp/hf-seq.out" tokens_per_s)" \
     -v s="$(json_value "$tmp/hf-seq.out" step_time_s)" 'BEGIN { printf "%.0f", t * s / 8 }')
 [ "$tokens" = 2048 ] || problem="$problem; --seq-length 2048 gives $tokens tokens per sequence"
 check "--seq-length sets the tokens per sequence; a Hugging Face max_position_embeddings warns" \
+    "$problem"
+# issue 21: Mistral-NeMo allows 1,024,000 tokens of context; without
+# --seq-length plansim runs 4,096 (and says so), not a million
+nemo=tests/data/mistral-nemo-base-2407-hf.json
+problem=$(run hf-nemo simulate --model "$nemo" --cluster topologies/dgx-h100.json --nodes 1 \
+    --tp 8 --global-batch-size 8 --format json)
+grep -F -q "plansim: warning: $nemo: sequence length 4096, as the config gives no training length (max_position_embeddings, the longest context the model takes: 1024000)" \
+    "$tmp/hf-nemo.err" || problem="$problem; stderr: $(one_line "$tmp/hf-nemo.err")"
+tokens=$(awk -v t="$(json_value "$tmp/hf-nemo.out" tokens_per_s)" \
+    -v s="$(json_value "$tmp/hf-nemo.out" step_time_s)" 'BEGIN { printf "%.0f", t * s / 8 }')
+[ "$tokens" = 4096 ] || problem="$problem; $tokens tokens per sequence"
+check "a Hugging Face config of a million-token context runs 4,096 tokens, with a warning" \
     "$problem"
 # shellcheck disable=SC2086
 problem=$(run sweep-seq sweep $tiny_node --tp 1 --pp 1 --micro-batch-size 1 --zero-stage 0 \
@@ -261,5 +273,19 @@ expected=$(awk -v m="$mfu" 'BEGIN { printf "%.1f %.1f", 100 * m, m * 312 }')
 got=$(awk 'NR == 2 { print $4, $5 }' "$tmp/top.out")
 [ "$got" = "$expected" ] || problem="$problem; row 1 has MFU, TFLOP/s $got, the winner $expected"
 check "the --top table has a header, MFU, TFLOP/s per GPU and the winner's command" "$problem"
+
+# ---- issue 21: the papercuts of a new user -----------------------------------------
+# The time split names the whole of the critical rank's step: compute,
+# exposed communication and waiting (the rest) add up to 100 % (to the
+# rounding of one decimal each), on 2 stages where the rest is not nil.
+problem=$(run split simulate --model models/tiny-gpt.json --cluster topologies/dgx-a100-80gb.json \
+    --nodes 1 --tp 2 --pp 2 --global-batch-size 8)
+sum=$(sed -n 's/^time split .*(\([0-9.]*\) %).*(\([0-9.]*\) %).*(\([0-9.]*\) %) on rank.*/\1 \2 \3/p' \
+    "$tmp/split.out" | awk '{ printf "%.1f", $1 + $2 + $3 }')
+awk -v s="$sum" 'BEGIN { exit !(s >= 99.85 && s <= 100.15) }' ||
+    problem="$problem; the shares add up to '$sum': $(grep '^time split' "$tmp/split.out")"
+grep -q '^time split .*waiting [0-9.e-]* s (' "$tmp/split.out" ||
+    problem="$problem; no waiting share"
+check "the time split's compute, exposed communication and waiting add up to 100 %" "$problem"
 
 finish

@@ -48,7 +48,7 @@ best_rows() {
 
 # pruning against the exhaustive sweep: the same 10 best rows, byte for
 # byte, and the same --top table; some plans pruned, each with its bound
-# as step_time_s and bound_s
+# in bound_s and no step_time_s (it was not replayed: issue 21)
 problem=
 sweep -j 2 --exhaustive -o "$tmp/all.csv" 2>"$tmp/all.err" ||
     problem="--exhaustive failed: $(one_line "$tmp/all.err")"
@@ -61,11 +61,11 @@ cmp -s "$tmp/best.pruned" "$tmp/best.all" || problem="$problem; the 10 best rows
 sweep -j 2 --top 3 >"$tmp/top.pruned" 2>/dev/null || problem="$problem; --top 3 failed"
 sweep -j 2 --top 3 --exhaustive >"$tmp/top.all" 2>/dev/null || problem="$problem; --top 3 --exhaustive failed"
 cmp -s "$tmp/top.pruned" "$tmp/top.all" || problem="$problem; the --top 3 tables differ"
-awk -v cols=status,step_time_s,bound_s -v where=status=pruned -f "$top_srcdir/plots/csvcols.awk" \
+awk -v cols=status,bound_s,step_time_s -v where=status=pruned -f "$top_srcdir/plots/csvcols.awk" \
     "$tmp/j1.csv" >"$tmp/pruned"
 pruned=$(wc -l <"$tmp/pruned")
 [ "$pruned" -gt 0 ] || problem="$problem; nothing pruned"
-bad=$(awk 'NF != 3 || $2 != $3 || !($2 > 0)' "$tmp/pruned" | head -n 1)
+bad=$(awk 'NF != 2 || !($2 > 0)' "$tmp/pruned" | head -n 1)
 [ -z "$bad" ] || problem="$problem; a pruned row without its bound: $bad"
 check "pruning keeps the 10 best rows of the exhaustive sweep ($pruned pruned, with their bounds)" "$problem"
 

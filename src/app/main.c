@@ -41,6 +41,12 @@
  * simulate and sweep alike: Llama 2's batch, 4M tokens of 4,096 (Touvron
  * et al. 2023, section 2.2). */
 #define DEFAULT_GLOBAL_BATCH 1024
+/* The sequence length a Hugging Face config runs at without --seq-length:
+ * it gives the longest context the model takes (max_position_embeddings,
+ * 1M tokens for some), not the length it trains on; 4,096 is Llama 2's
+ * and Megatron-LM's common pretraining length, and a config allowing less
+ * keeps its own. */
+#define HF_DEFAULT_SEQ_LENGTH 4096
 
 /* The kinds of shipped inputs: the flag that names one and the folders
  * where a short name is looked for, first to last. */
@@ -134,8 +140,7 @@ static char *input_path(const Shipped *kind, const char *given, const char *fall
 static gboolean same_file(const char *a, const char *b)
 {
     GStatBuf x, y;
-    return g_stat(a, &x) == 0 && g_stat(b, &y) == 0 && x.st_dev == y.st_dev &&
-           x.st_ino == y.st_ino;
+    return g_stat(a, &x) == 0 && g_stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
 /* A number from a flag in [lo, hi] (an integer when `integral`), or
@@ -146,8 +151,9 @@ static gboolean parse_number(const char *flag, const char *text, double lo, doub
     *out = fallback;
     if (text && (!text_parse_number(text, out) || !(*out >= lo && *out <= hi) ||
                  (integral && *out != (double)(long long)*out))) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected %s from %.15g to %.15g, got \"%s\"",
-                    flag, integral ? "an integer" : "a number", lo, hi, text);
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: expected %s from %.15g to %.15g, got \"%s\"", flag,
+                    integral ? "an integer" : "a number", lo, hi, text);
         return FALSE;
     }
     return TRUE;
@@ -400,11 +406,19 @@ static gboolean inputs_load(const Inputs *in, const char *default_plan, ModelSpe
         !(*cluster = cluster_spec_load(cluster_path, (int)nodes, error)) ||
         (plan_path && !plan_spec_load(plan, plan_path, error)))
         return FALSE;
-    if (max_positions && !in->seq_length)
+    if (max_positions && !in->seq_length) {
+        int longest = (*model)->seq_length;
+        if (longest > HF_DEFAULT_SEQ_LENGTH) {
+            g_autofree char *text = g_strdup_printf("%d", HF_DEFAULT_SEQ_LENGTH);
+            if (!model_spec_set_seq_length(*model, text, "--seq-length", error))
+                return FALSE;
+        }
         fprintf(stderr,
-                "plansim: warning: %s: sequence length %d from max_position_embeddings, the "
-                "longest context the model takes; --seq-length S sets the training one\n",
-                model_path, (*model)->seq_length);
+                "plansim: warning: %s: sequence length %d, as the config gives no training "
+                "length (max_position_embeddings, the longest context the model takes: %d); "
+                "--seq-length S sets it\n",
+                model_path, (*model)->seq_length, longest);
+    }
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
         if (!in->flag_text[f])
             continue;
@@ -444,7 +458,8 @@ static void suggest_option(GOptionContext *ctx, char **args, GError **error)
         if (g_strv_contains((const char *const *)names->pdata, name))
             continue;
         const char *near = text_nearest(name, (const char *const *)names->pdata);
-        g_autofree char *hint = near ? g_strdup_printf(" (did you mean --%s?)", near) : g_strdup("");
+        g_autofree char *hint =
+            near ? g_strdup_printf(" (did you mean --%s?)", near) : g_strdup("");
         g_clear_error(error);
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: --%s: unknown option%s", args[0], name,
                     hint);
@@ -495,16 +510,17 @@ typedef struct {
 } TrainingArgs;
 
 #define TRAINING_ENTRIES(t)                                                                        \
-    {"tokens", 0, 0, G_OPTION_ARG_STRING, &(t).tokens,                                             \
-     "tokens to train on, for the run's steps, days and GPU-hours (2T = 2e12)", "N"},              \
+    {"tokens",    0,                                                                               \
+     0,           G_OPTION_ARG_STRING,                                                             \
+     &(t).tokens, "tokens to train on, for the run's steps, days and GPU-hours (2T = 2e12)",       \
+     "N"},                                                                                         \
     {                                                                                              \
         "gpu-hour-price", 0, 0, G_OPTION_ARG_STRING, &(t).price,                                   \
             "price of one GPU-hour, for the run's cost (needs --tokens)", "P"                      \
     }
 
 /* The flags' tokens and price, 0 when absent. */
-static gboolean parse_training(const TrainingArgs *t, double *tokens, double *price,
-                               GError **error)
+static gboolean parse_training(const TrainingArgs *t, double *tokens, double *price, GError **error)
 {
     *tokens = 0;
     if (t->price && !t->tokens) {
@@ -561,7 +577,8 @@ static gboolean simulate(void *args, GError **error)
                     report_format_names[format]);
         return FALSE;
     }
-    if (!whatif || !sim_run_whatif(model, cluster, plan, whatif, a->trace, stages_only, &rep, error))
+    if (!whatif ||
+        !sim_run_whatif(model, cluster, plan, whatif, a->trace, stages_only, &rep, error))
         return FALSE;
     training_of_step(&rep.training, tokens, price, model, plan, rep.metrics.step_time_s);
     diagnosis_compute(&rep.diagnosis, &rep.metrics, model, cluster, plan);
@@ -645,7 +662,8 @@ static gboolean parse_shard(const char *text, int *k, int *n, GError **error)
 /* `word` as one word of a shell command: quoted only when it must be. */
 static char *shell_word(const char *word)
 {
-    static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+-";
+    static const char plain[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+-";
     return word[0] && strspn(word, plain) == strlen(word) ? g_strdup(word) : g_shell_quote(word);
 }
 
@@ -704,8 +722,7 @@ static void pin_fields(PlanGrid *grid, const PlanSpec *base, const char *grid_fi
             }
             g_autofree char *value = plan_field_text(base, f);
             fprintf(stderr, "plansim: note: %s pins %s to %s: %s's values %s are not swept\n",
-                    plan_field_origin(base, f), plan_fields[f].name, value, grid_file,
-                    values->str);
+                    plan_field_origin(base, f), plan_fields[f].name, value, grid_file, values->str);
             g_string_free(values, TRUE);
         }
         plan_grid_remove(grid, f);
@@ -753,26 +770,15 @@ static gboolean sweep(void *args, GError **error)
         return FALSE;
     if (rank_by != SWEEP_RANK_TOKENS_PER_S && tokens <= 0) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "--rank-by: expected --tokens too for \"%s\" (of a run), got none",
-                    a->rank_by);
+                    "--rank-by: expected --tokens too for \"%s\" (of a run), got none", a->rank_by);
         return FALSE;
     }
-    SweepSpec spec = {model,
-                      cluster,
-                      base,
-                      grid,
-                      gpus ? (int)gpus : cluster_spec_gpus(cluster),
-                      (int)threads,
-                      shard,
-                      shards,
-                      isatty(2) && !g_getenv("CI"),
-                      &interrupted,
+    SweepSpec spec = {model, cluster, base, grid, gpus ? (int)gpus : cluster_spec_gpus(cluster),
+                      (int)threads, shard, shards, isatty(2) && !g_getenv("CI"), &interrupted,
                       (int)top,
                       /* noise can make a step beat its bound: no pruning */
-                      a->exhaustive || whatif->jitter > 0,
-                      .tokens = tokens,
-                      .gpu_hour_price = price,
-                      .rank_by = (SweepRank)rank_by};
+                      a->exhaustive || whatif->jitter > 0, .tokens = tokens,
+                      .gpu_hour_price = price, .rank_by = (SweepRank)rank_by};
     spec.whatif = whatif;
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
@@ -866,7 +872,8 @@ static gboolean collective(void *args, GError **error)
         !parse_choice("--algorithm", a->algorithm, collective_algorithm_choices, (int *)&algorithm,
                       error))
         return FALSE;
-    g_autofree char *cluster_path = input_path(&shipped_clusters, a->cluster, DEFAULT_CLUSTER, error);
+    g_autofree char *cluster_path =
+        input_path(&shipped_clusters, a->cluster, DEFAULT_CLUSTER, error);
     g_autoptr(ClusterSpec) cluster = NULL;
     if (!cluster_path ||
         !parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
@@ -961,7 +968,8 @@ static gboolean calibrate(void *args, GError **error)
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "calibrate: expected --fit with --runs");
         return FALSE;
     }
-    g_autofree char *cluster_path = input_path(&shipped_clusters, a->cluster, DEFAULT_CLUSTER, error);
+    g_autofree char *cluster_path =
+        input_path(&shipped_clusters, a->cluster, DEFAULT_CLUSTER, error);
     if (!cluster_path)
         return FALSE;
     g_autoptr(GPtrArray) inputs = g_ptr_array_new();
@@ -1015,8 +1023,9 @@ static int cmd_calibrate(int argc, char **argv)
          "write the fitted cluster to FILE (whole or not at all)", "FILE"},
         {NULL},
     };
-    int status = run_command(argc, argv, "- fit a cluster's efficiencies and latencies to measurements",
-                             entries, NULL, calibrate, &a);
+    int status =
+        run_command(argc, argv, "- fit a cluster's efficiencies and latencies to measurements",
+                    entries, NULL, calibrate, &a);
     g_strfreev(a.nccl);
     return status;
 }

@@ -199,8 +199,6 @@ static void render(Job *job, Slot *slot)
     rep.gpus = gpus <= G_MAXINT ? (int)gpus : 0;
     if (valid)
         rep.micro_batches = plan_spec_micro_batches(plan);
-    if (slot->row.status == REPORT_PRUNED)
-        rep.metrics.step_time_s = slot->row.step_time_s;
     if (slot->row.status == REPORT_DOES_NOT_FIT) {
         rep.metrics.peak_bytes = slot->row.peak_bytes;
         rep.metrics.capacity_bytes = spec->cluster->gpu.memory_bytes;

@@ -117,14 +117,12 @@ static void put_training(Fields *fs, const Training *t)
     }
 }
 
-/* Whether a row of `status` knows the metric `name` (report.h). */
+/* Whether a row of `status` knows the metric `name` (report.h); a pruned
+ * row knows none (its bound is bound_s). */
 static gboolean known(ReportStatus status, const char *name)
 {
-    static const char *const pruned[] = {"step_time_s", NULL};
     static const char *const does_not_fit[] = {"peak_bytes", "capacity_bytes", "fits", NULL};
-    const char *const *names = status == REPORT_PRUNED         ? pruned
-                               : status == REPORT_DOES_NOT_FIT ? does_not_fit
-                                                               : NULL;
+    const char *const *names = status == REPORT_DOES_NOT_FIT ? does_not_fit : NULL;
     return status == REPORT_SIMULATED || (names && g_strv_contains(names, name));
 }
 
@@ -550,12 +548,17 @@ static void render_text(GString *out, const Report *rep)
                                100 * (step / rep->clean_step_time_s - 1), rep->clean_step_time_s,
                                m->critical_rank, rep->clean_critical_rank);
     render_training_text(out, &rep->training);
+    /* the rest of the critical rank's step: waiting for other ranks
+     * (pipeline transfers, a collective's slowest member) or idle */
+    double waiting = MAX(0, step - m->compute_s - m->exposed_comm_s);
     g_string_append_printf(
         out,
         "time split       compute %.4g s (%.1f %%), exposed communication %.4g s "
-        "(%.1f %%) on rank %d; bubble %.1f %%\n",
+        "(%.1f %%), waiting %.4g s (%.1f %%) on rank %d; bubble %.1f %% (mean "
+        "over ranks)\n",
         m->compute_s, step > 0 ? 100 * m->compute_s / step : 0, m->exposed_comm_s,
-        step > 0 ? 100 * m->exposed_comm_s / step : 0, m->critical_rank, 100 * m->bubble_fraction);
+        step > 0 ? 100 * m->exposed_comm_s / step : 0, waiting, step > 0 ? 100 * waiting / step : 0,
+        m->critical_rank, 100 * m->bubble_fraction);
     if (m->recompute_s > 0)
         g_string_append_printf(out, "recompute        %.4g s of the compute replays forwards\n",
                                m->recompute_s);

@@ -50,8 +50,8 @@ typedef struct {
     Diagnosis diagnosis; /* the checklist, or verdicts NULL: not printed */
     double sim_wall_s;
     /* Zero for a simulated step. Otherwise only the metrics the status
-     * knows are printed, the others left empty: for REPORT_PRUNED the
-     * bound in step_time_s, for REPORT_DOES_NOT_FIT peak_bytes (the bound),
+     * knows are printed, the others left empty: for REPORT_PRUNED none
+     * (its bound is bound_s), for REPORT_DOES_NOT_FIT peak_bytes (the bound),
      * capacity_bytes and fits; so are gpus, parameters, micro_batches and
      * plan fields that are 0 where 0 is out of their range (unresolved). */
     ReportStatus status;
