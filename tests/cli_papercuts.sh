@@ -288,4 +288,21 @@ grep -q '^time split .*waiting [0-9.e-]* s (' "$tmp/split.out" ||
     problem="$problem; no waiting share"
 check "the time split's compute, exposed communication and waiting add up to 100 %" "$problem"
 
+# Flags that change nothing in the plan say so (on stderr; the run goes
+# on); a forced algorithm the cluster lacks is refused.
+for case in "cp-algorithm all_to_all|ring" "moe-imbalance-percent 150|100" \
+    "moe-dispatcher all_gather|all_to_all"; do
+    flag=${case%%|*} runs=${case#*|}
+    # shellcheck disable=SC2086
+    problem=$(run inert simulate --model models/tiny-gpt.json --cluster topologies/dgx-a100-80gb.json \
+        --nodes 1 --$flag)
+    grep -F -q "plansim: warning: --$flag changes nothing in this plan, which runs as $runs" \
+        "$tmp/inert.err" || problem="$problem; stderr: $(one_line "$tmp/inert.err")"
+    check "--$flag on tiny-gpt (dense, cp 1) warns that it changes nothing" "$problem"
+done
+fails_with "--collective-algorithm nvls on A100 is refused, naming the cluster's key" \
+    "plansim: topologies/dgx-a100-80gb.json: \$.intra_node.nvls: expected NVLink SHARP in the node's switches for collective_algorithm nvls (--collective-algorithm), got none" \
+    simulate --model models/tiny-gpt.json --cluster topologies/dgx-a100-80gb.json --nodes 1 \
+    --collective-algorithm nvls
+
 finish

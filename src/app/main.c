@@ -28,6 +28,7 @@
 #include "app/sweep.h"
 #include "metrics/training.h"
 #include "spec/spec.h"
+#include "strategy/strategy.h"
 #include "base/error.h"
 #include "base/text.h"
 
@@ -542,6 +543,26 @@ typedef struct {
     gboolean explain, breakdown;
 } SimulateArgs;
 
+/* Warns of each plan flag given that changes nothing in this plan: its
+ * value differs from the one the plan runs as (strategy_normalize), as
+ * --cp-algorithm with cp 1 or the experts' flags on a dense model. */
+static void warn_inert_flags(const Inputs *in, const PlanSpec *plan, const ModelSpec *model)
+{
+    g_autoptr(PlanSpec) normal = plan_spec_copy(plan);
+    strategy_normalize(normal, model);
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        if (!in->flag_text[f])
+            continue;
+        g_autofree char *given = plan_field_text(plan, (PlanField)f);
+        g_autofree char *runs = plan_field_text(normal, (PlanField)f);
+        if (strcmp(given, runs) != 0)
+            fprintf(stderr,
+                    "plansim: warning: %s%s %s changes nothing in this plan, which runs as "
+                    "%s\n",
+                    in->flag_name[f], plan_fields[f].flag, given, runs);
+    }
+}
+
 static gboolean simulate(void *args, GError **error)
 {
     SimulateArgs *a = args;
@@ -559,6 +580,7 @@ static gboolean simulate(void *args, GError **error)
     if (!parse_choice("--trace-ranks", a->trace_ranks, which, &stages_only, error) ||
         !plan_spec_resolve(plan, model, cluster, error))
         return FALSE;
+    warn_inert_flags(&a->in, plan, model);
     if (stages_only < 0)
         stages_only = plan_spec_gpus(plan) > 64;
     g_autoptr(WhatIf) whatif = inputs_whatif(&a->in, error);

@@ -131,7 +131,7 @@ static void prepare(Job *job, Slot *slot)
         slot->row.peak_bytes = memory;
         return;
     }
-    strategy_normalize(plan);
+    strategy_normalize(plan, spec->model);
     slot->normal = plan_spec_flags(plan);
 }
 

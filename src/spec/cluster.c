@@ -471,5 +471,8 @@ gboolean cluster_spec_check_plan(const ClusterSpec *c, const PlanSpec *plan, GEr
                              "the host memory per node", error)) &&
            (plan->offload != OFFLOAD_OPTIMIZER ||
             need(c, plan, PLAN_OFFLOAD, c->cpu_adam_params_s, "$.cpu_adam_params_per_s",
-                 "the CPU Adam throughput per node", error));
+                 "the CPU Adam throughput per node", error)) &&
+           (plan->collective_algorithm != ALGORITHM_NVLS ||
+            need(c, plan, PLAN_COLLECTIVE_ALGORITHM, c->nvls, "$.intra_node.nvls",
+                 "NVLink SHARP in the node's switches", error));
 }

@@ -17,8 +17,8 @@
  *     compute, and the next piece waits for the last. Backward sends K and
  *     V again with their gradients dK and dV: c - 1 exchanges of twice the
  *     bytes. Both belong to the input gradients (B under a zero-bubble
- *     schedule): attention has no weights, so a W exchanges nothing. The overlap is taken at the block's granularity: the block is
- *     one task (or tensor parallelism's parts), not c steps;
+ *     schedule): attention has no weights, so a W exchanges nothing. The overlap is taken at the
+ * block's granularity: the block is one task (or tensor parallelism's parts), not c steps;
  *   - all_to_all (DeepSpeed-Ulysses, Jacobs et al. 2023, arXiv 2309.14509,
  *     section 3.1): an all-to-all of Q, K and V before attention turns the
  *     sequence split into a head split (each rank then holds the whole
@@ -83,9 +83,9 @@ static gboolean attention_piece(const PieceRef *p)
  * `bytes` (its send buffer). */
 static void all_to_all(Emit *e, const PieceRef *p, double bytes)
 {
-    emit_collective(e, GROUP_CP, STREAM_COMPUTE, COLL_ALL_TO_ALL, bytes, TAG_CP,
-                    (TaskName){.fmt = "cp all_to_all mb%d L%d", .a = p->micro_batch,
-                               .b = p->segment->layer});
+    emit_collective(
+        e, GROUP_CP, STREAM_COMPUTE, COLL_ALL_TO_ALL, bytes, TAG_CP,
+        (TaskName){.fmt = "cp all_to_all mb%d L%d", .a = p->micro_batch, .b = p->segment->layer});
 }
 
 static void piece_begin(Emit *e, void *state, const PieceRef *p)
@@ -104,10 +104,10 @@ static void piece_begin(Emit *e, void *state, const PieceRef *p)
     double bytes = (backward ? 2 : 1) * tf_kv_bytes(m, sh); /* K, V (and dK, dV) */
     TaskId after = emit_last(e, STREAM_COMPUTE);
     for (int i = 0; i < emit_plan(e)->cp - 1; i++) {
-        st->exchanged =
-            emit_collective(e, GROUP_CP, STREAM_CP, COLL_RING_EXCHANGE, bytes, TAG_CP,
-                            (TaskName){.fmt = "cp ring_exchange mb%d L%d", .a = p->micro_batch,
-                                       .b = p->segment->layer});
+        st->exchanged = emit_collective(e, GROUP_CP, STREAM_CP, COLL_RING_EXCHANGE, bytes, TAG_CP,
+                                        (TaskName){.fmt = "cp ring_exchange mb%d L%d",
+                                                   .a = p->micro_batch,
+                                                   .b = p->segment->layer});
         emit_wait(e, after, st->exchanged);
     }
 }
@@ -129,6 +129,14 @@ static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
         emit_gate(e, st->exchanged);
 }
 
+/* Without context parallelism its algorithm changes nothing: the default. */
+static void normalize(PlanSpec *plan, const ModelSpec *model)
+{
+    (void)model;
+    if (plan->cp == 1)
+        plan->cp_algorithm = CP_RING;
+}
+
 const Strategy strategy_context_parallel = {
     .name = "context_parallel",
     .active = active,
@@ -139,4 +147,5 @@ const Strategy strategy_context_parallel = {
     .piece_passes = PASS_FORWARD | PASS_INPUT_GRAD, /* attention has no weights */
     .piece_begin = piece_begin,
     .piece_end = piece_end,
+    .normalize = normalize,
 };

@@ -60,12 +60,11 @@ static void exchange(Emit *e, const PieceRef *p, gboolean before)
     gboolean to_experts = before != backward;
     gboolean all_to_all = plan->moe_dispatcher == MOE_DISPATCHER_ALL_TO_ALL;
     CollOp op = all_to_all ? COLL_ALL_TO_ALL : to_experts ? COLL_ALL_GATHER : COLL_REDUCE_SCATTER;
-    static const char *const names[2][2] = {{"ep all_to_all combine mb%d L%d",
-                                             "ep all_to_all dispatch mb%d L%d"},
-                                            {"ep reduce_scatter combine mb%d L%d",
-                                             "ep all_gather dispatch mb%d L%d"}};
-    TaskName name = {.fmt = names[!all_to_all][to_experts], .a = p->micro_batch,
-                     .b = p->segment->layer};
+    static const char *const names[2][2] = {
+        {"ep all_to_all combine mb%d L%d", "ep all_to_all dispatch mb%d L%d"},
+        {"ep reduce_scatter combine mb%d L%d", "ep all_gather dispatch mb%d L%d"}};
+    TaskName name = {
+        .fmt = names[!all_to_all][to_experts], .a = p->micro_batch, .b = p->segment->layer};
     emit_collective(e, GROUP_EP, STREAM_COMPUTE, op,
                     tf_moe_dispatch_bytes(emit_model(e), emit_shard(e), plan->moe_dispatcher),
                     TAG_EP, name);
@@ -86,6 +85,17 @@ static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
         exchange(e, p, FALSE);
 }
 
+/* A dense model routes no tokens: the experts' fields change nothing, and
+ * take their defaults (plan_fields.def). */
+static void normalize(PlanSpec *plan, const ModelSpec *model)
+{
+    if (tf_moe(model))
+        return;
+    plan->moe_capacity_percent = 0;
+    plan->moe_imbalance_percent = 100;
+    plan->moe_dispatcher = MOE_DISPATCHER_ALL_TO_ALL;
+}
+
 const Strategy strategy_expert_parallel = {
     .name = "expert_parallel",
     .active = active,
@@ -94,4 +104,5 @@ const Strategy strategy_expert_parallel = {
     .piece_passes = PASS_FORWARD | PASS_INPUT_GRAD, /* the tokens' routes, not the weights' */
     .piece_begin = piece_begin,
     .piece_end = piece_end,
+    .normalize = normalize,
 };

@@ -111,8 +111,9 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
 }
 
 /* "selective" replays nothing under FlashAttention (above): it is "none". */
-static void normalize(PlanSpec *plan)
+static void normalize(PlanSpec *plan, const ModelSpec *model)
 {
+    (void)model;
     if (plan->attention == ATTENTION_FLASH && plan->recompute == RECOMPUTE_SELECTIVE)
         plan->recompute = RECOMPUTE_NONE;
 }

@@ -20,9 +20,9 @@ gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **e
     return emit_check_size(model, plan, plan->pp, 0, EMIT_MAX_TASKS, error);
 }
 
-void strategy_normalize(PlanSpec *plan)
+void strategy_normalize(PlanSpec *plan, const ModelSpec *model)
 {
     for (int i = 0; strategy_registry[i]; i++)
         if (strategy_registry[i]->normalize)
-            strategy_registry[i]->normalize(plan);
+            strategy_registry[i]->normalize(plan, model);
 }

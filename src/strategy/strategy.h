@@ -69,7 +69,7 @@ typedef struct {
     void (*after_optimizer)(Emit *e, void *state, TaskId optimizer);
     /* Sets the fields the strategy owns whose value changes nothing in the
      * replay of `plan` to the value they behave as (strategy_normalize). */
-    void (*normalize)(PlanSpec *plan);
+    void (*normalize)(PlanSpec *plan, const ModelSpec *model);
 } Strategy;
 
 /* The registered strategies, NULL-terminated. */
@@ -85,7 +85,7 @@ gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **e
  * recomputation under FlashAttention is none, say). Two plans with the same
  * normal form emit the same tasks, so their reports differ only in the
  * plan fields they print. */
-void strategy_normalize(PlanSpec *plan);
+void strategy_normalize(PlanSpec *plan, const ModelSpec *model);
 
 /* The strategies (one file each). */
 #define STRATEGY(name) extern const Strategy strategy_##name;

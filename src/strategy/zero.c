@@ -76,8 +76,9 @@ static int piece_tasks(const PlanSpec *plan)
 
 /* The gathers' timing matters only where there are gathers of the
  * updated parameters: stages 1 and 2 over more than one rank. */
-static void normalize(PlanSpec *plan)
+static void normalize(PlanSpec *plan, const ModelSpec *model)
 {
+    (void)model;
     if (plan->zero_stage == 0 || plan->zero_stage == 3 || plan->dp * plan->cp == 1)
         plan->overlap_param_gather = TRUE;
 }
