@@ -230,8 +230,8 @@ check "--micro-batch-size 2 overrides the plan file's 1" "$problem"
 
 # ---- (g) a Hugging Face config -------------------------------------------
 
-problem=$(run_to hf simulate --model "$hf" --cluster "$a100" --nodes 1 --dp 1 \
-    --global-batch-size 1 --seq-length 4096 --format json)
+problem=$(run_to hf simulate --model "$hf" --cluster "$a100" --nodes 1 --dp 8 \
+    --global-batch-size 8 --seq-length 4096 --format json)
 if [ -z "$problem" ]; then
     problem=$(lacks "$tmp/hf.out" '"parameters": 6738415616,')
 fi

@@ -288,6 +288,21 @@ grep -q '^time split .*waiting [0-9.e-]* s (' "$tmp/split.out" ||
     problem="$problem; no waiting share"
 check "the time split's compute, exposed communication and waiting add up to 100 %" "$problem"
 
+# dp is derived from the GPUs, as Megatron-LM derives it from the world
+# size: --tp 4 over the default plan (tp 8 x pp 8 x dp 8 on 512 GPUs)
+# runs dp 16, not dp 8 on 256 GPUs; a plan given fewer GPUs than the
+# cluster's says so
+problem=$(run tp4 simulate --tp 4)
+grep -q '^gpt3-175b on dgx-a100-80gb: 512 GPUs = tp 4 x pp 8 x dp 16,' "$tmp/tp4.out" ||
+    problem="$problem; $(head -n 1 "$tmp/tp4.out")"
+[ ! -s "$tmp/tp4.err" ] || problem="$problem; stderr: $(one_line "$tmp/tp4.err")"
+check "--tp 4 over the default plan derives dp 16 from the 512 GPUs" "$problem"
+problem=$(run idle simulate --model models/tiny-gpt.json --cluster topologies/dgx-a100-80gb.json \
+    --nodes 2 --tp 2 --pp 2 --dp 2 --global-batch-size 8)
+grep -F -q "plansim: warning: the plan runs on 8 of the cluster's 16 GPUs (tp 2 x pp 2 x dp 2); --dp or --nodes sets them" \
+    "$tmp/idle.err" || problem="$problem; stderr: $(one_line "$tmp/idle.err")"
+check "a plan on 8 of 16 GPUs says so on stderr" "$problem"
+
 # Flags that change nothing in the plan say so (on stderr; the run goes
 # on); a forced algorithm the cluster lacks is refused.
 for case in "cp-algorithm all_to_all|ring" "moe-imbalance-percent 150|100" \

@@ -427,6 +427,12 @@ static gboolean inputs_load(const Inputs *in, const char *default_plan, ModelSpe
         if (!plan_spec_set(plan, (PlanField)f, in->flag_text[f], flag, error))
             return FALSE;
     }
+    /* as Megatron-LM derives dp from the world size, a flag that reshapes
+     * one replica of the model (tp, cp or pp) without --dp leaves dp to be
+     * derived again, not the plan file's */
+    if (!in->flag_text[PLAN_DP] &&
+        (in->flag_text[PLAN_TP] || in->flag_text[PLAN_CP] || in->flag_text[PLAN_PP]))
+        plan->dp = 0;
     if (!plan->global_batch_size)
         plan->global_batch_size = DEFAULT_GLOBAL_BATCH;
     return TRUE;
@@ -543,11 +549,21 @@ typedef struct {
     gboolean explain, breakdown;
 } SimulateArgs;
 
-/* Warns of each plan flag given that changes nothing in this plan: its
- * value differs from the one the plan runs as (strategy_normalize), as
- * --cp-algorithm with cp 1 or the experts' flags on a dense model. */
-static void warn_inert_flags(const Inputs *in, const PlanSpec *plan, const ModelSpec *model)
+/* Warns, for a plan that ran, of each plan flag given that changes
+ * nothing in it (its value differs from the one the plan runs as,
+ * strategy_normalize: --cp-algorithm with cp 1, the experts' flags on a
+ * dense model), and of GPUs of the cluster it leaves idle. */
+static void warn_plan(const Inputs *in, const PlanSpec *plan, const ModelSpec *model,
+                      const ClusterSpec *cluster)
 {
+    long long used = plan_spec_gpus(plan), gpus = cluster_spec_gpus(cluster);
+    if (used < gpus) {
+        g_autofree char *shape = plan_spec_shape(plan, TRUE);
+        fprintf(stderr,
+                "plansim: warning: the plan runs on %lld of the cluster's %lld GPUs (%s); "
+                "--dp or --nodes sets them\n",
+                used, gpus, shape);
+    }
     g_autoptr(PlanSpec) normal = plan_spec_copy(plan);
     strategy_normalize(normal, model);
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
@@ -580,7 +596,6 @@ static gboolean simulate(void *args, GError **error)
     if (!parse_choice("--trace-ranks", a->trace_ranks, which, &stages_only, error) ||
         !plan_spec_resolve(plan, model, cluster, error))
         return FALSE;
-    warn_inert_flags(&a->in, plan, model);
     if (stages_only < 0)
         stages_only = plan_spec_gpus(plan) > 64;
     g_autoptr(WhatIf) whatif = inputs_whatif(&a->in, error);
@@ -602,6 +617,7 @@ static gboolean simulate(void *args, GError **error)
     if (!whatif ||
         !sim_run_whatif(model, cluster, plan, whatif, a->trace, stages_only, &rep, error))
         return FALSE;
+    warn_plan(&a->in, plan, model, cluster);
     training_of_step(&rep.training, tokens, price, model, plan, rep.metrics.step_time_s);
     diagnosis_compute(&rep.diagnosis, &rep.metrics, model, cluster, plan);
     ReportAdvice advice[ADVICE_MAX];
