@@ -200,9 +200,13 @@ typedef struct {
     TaskId first, last;
 } Parts;
 
-/* `share` of the span's work in `passes` (Pass bits), to the pending work. */
+/* `share` of the span's work in `passes` (Pass bits), to the pending work;
+ * none (no pass: a B's weight gradients, a W's input gradients) adds no
+ * task either. */
 static void add(Parts *q, const Span *s, unsigned passes, double share)
 {
+    if (passes == 0)
+        return;
     PassWork w = schedule_work(passes, &s->work, share);
     q->seconds += w.seconds;
     q->flops += w.flops;
