@@ -178,6 +178,38 @@ START_TEST(test_amax_reductions)
 }
 END_TEST
 
+/* The amax all-reduce over the 8 data-parallel ranks of tp 4 on 4 nodes
+ * is a few hundred bytes, a tree across the nodes: not symmetric under the shift of
+ * the dp coordinate, but latency-bound (net.c: no transfer over a packet),
+ * so the replay keeps the dp symmetry and simulates as few ranks as in
+ * bf16, with the step time of the full replay (within 1e-9, as
+ * check_symmetry.c compares them). */
+START_TEST(test_amax_keeps_symmetry)
+{
+    double step[2];
+    int ranks[3];
+    for (int i = 0; i < 3; i++) {
+        Run run = run_new(test_shipped_model("models", "tiny-gpt.json"),
+                          test_shipped_cluster("dgx-h100.json", 4));
+        run.plan->tp = 4;
+        run.plan->dtype = i < 2 ? DTYPE_FP8 : DTYPE_BF16;
+        run.plan->full_fidelity = i == 1;
+        run.plan->global_batch_size = 64;
+        run_simulate(&run);
+        const CommStat *x = &run.rep.metrics.comm[TAG_AMAX][COLL_ALL_REDUCE];
+        ck_assert(i < 2 ? x->count > 0 && x->algorithms == 1u << ALGORITHM_TREE : x->count == 0);
+        if (i < 2)
+            step[i] = run.rep.metrics.step_time_s;
+        ranks[i] = run.rep.metrics.simulated_ranks;
+        run_free(&run);
+    }
+    ck_assert_int_eq(ranks[0], ranks[2]);
+    ck_assert_int_eq(ranks[1], 32);
+    ck_assert_int_lt(ranks[0], 32);
+    ck_assert_rel(step[0], step[1], 1e-9);
+}
+END_TEST
+
 /* A100 has no FP8: the plan is refused, naming the cluster's key. */
 START_TEST(test_a100_refuses_fp8)
 {
@@ -202,6 +234,7 @@ Suite *suite_fp8(void)
     tcase_add_test(tc, test_square_gemm_halves);
     tcase_add_test(tc, test_fp8_param_gather);
     tcase_add_test(tc, test_amax_reductions);
+    tcase_add_test(tc, test_amax_keeps_symmetry);
     tcase_add_test(tc, test_mlp_casts);
     tcase_add_test(tc, test_fp8_activations);
     tcase_add_test(tc, test_mfu_bf16_peak);

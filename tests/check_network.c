@@ -412,7 +412,7 @@ END_TEST
  * S/2 / beta. Together they share the NIC: each is slower, and the NIC,
  * never idle, has moved the S + S/2 bytes when the last ends, at
  * (S + S/2) / beta. Without contention each takes its time alone. */
-static Replay *dp_and_pp(gboolean contention, TaskId *ar, TaskId *send)
+static Replay *dp_and_pp_of(gboolean contention, double send_bytes, TaskId *ar, TaskId *send)
 {
     ClusterSpec *c = test_cluster(2, 1, NVLINK, IB);
     Graph *g = graph_new(2, 2);
@@ -420,8 +420,9 @@ static Replay *dp_and_pp(gboolean contention, TaskId *ar, TaskId *send)
     int group = graph_add_group(g, both, 2), pair = graph_add_group(g, both, 2);
     for (int r = 0; r < 2; r++)
         *ar = graph_collective(g, group, r, 0, COLL_ALL_REDUCE, S, DP, (TaskName){.fmt = "dp"});
-    *send = graph_collective(g, pair, 0, 1, COLL_SEND_RECV, S / 2, PP, (TaskName){.fmt = "pp"});
-    graph_collective(g, pair, 1, GRAPH_OFF_STREAM, COLL_SEND_RECV, S / 2, PP,
+    *send =
+        graph_collective(g, pair, 0, 1, COLL_SEND_RECV, send_bytes, PP, (TaskName){.fmt = "pp"});
+    graph_collective(g, pair, 1, GRAPH_OFF_STREAM, COLL_SEND_RECV, send_bytes, PP,
                      (TaskName){.fmt = "pp"});
     ck_assert(graph_seal(g, NULL));
     EngineNet net = {
@@ -431,6 +432,11 @@ static Replay *dp_and_pp(gboolean contention, TaskId *ar, TaskId *send)
     graph_free(g);
     cluster_spec_free(c);
     return r;
+}
+
+static Replay *dp_and_pp(gboolean contention, TaskId *ar, TaskId *send)
+{
+    return dp_and_pp_of(contention, S / 2, ar, send);
 }
 
 START_TEST(dp_and_pipeline_share_a_nic)
@@ -454,6 +460,27 @@ START_TEST(dp_and_pipeline_share_a_nic)
     r = dp_and_pp(FALSE, &ar, &send);
     ck_assert_rel(r->task[ar].end_s, S / IB, 1e-12);
     ck_assert_rel(r->task[send].end_s, S / 2 / IB, 1e-12);
+    replay_free(r);
+}
+END_TEST
+
+/* A send of one packet (4,096 bytes, net.c) beside the all-reduce is
+ * latency-bound: each takes its time alone, S / beta and 4096 / beta, and
+ * the send loads no link. One byte more and it is a flow: it shares the
+ * NIC and the all-reduce ends later than alone. */
+START_TEST(one_packet_is_latency_bound)
+{
+    TaskId ar, send;
+    Replay *r = dp_and_pp_of(TRUE, 4096, &ar, &send);
+    ck_assert_rel(r->task[ar].end_s, S / IB, 1e-12);
+    ck_assert_rel(r->task[send].end_s, 4096 / IB, 1e-12);
+    for (int l = 0; l < topology_links(replay_topology(r)); l++)
+        ck_assert_double_eq(replay_link_tag_bytes(r, l, PP), 0);
+    replay_free(r);
+
+    r = dp_and_pp_of(TRUE, 4097, &ar, &send);
+    ck_assert(r->task[ar].end_s > S / IB * (1 + 1e-12));
+    ck_assert(r->task[send].end_s > 4097 / IB * (1 + 1e-9));
     replay_free(r);
 }
 END_TEST
@@ -524,6 +551,7 @@ Suite *suite_network(void)
     tcase_add_test(tc, tree_uses_every_nic);
     tcase_add_test(tc, efficiency_scales_link_time);
     tcase_add_test(tc, dp_and_pipeline_share_a_nic);
+    tcase_add_test(tc, one_packet_is_latency_bound);
     tcase_add_test(tc, communication_slows_compute);
     tcase_add_test(tc, no_link_carries_more_than_capacity);
     suite_add_tcase(s, tc);

@@ -21,7 +21,13 @@
  * group some shift maps onto itself must be mapped onto itself by that
  * shift too (a tree rooted at one member is not; checked in time linear in
  * its transfers): otherwise the symmetry is broken and the replay says so
- * (net_broken). */
+ * (net_broken).
+ * A collective whose every transfer carries at most one packet's data
+ * (PACKET_BYTES) is latency-bound: the fluid model of shared links is for
+ * streams of packets, and such a collective takes its time alone, makes
+ * no flows and loads no links (its few bytes would change others' times
+ * by nanoseconds). Its plan need not be symmetric: a tree of amaxes
+ * rooted at one replica leaves the replay's symmetry whole. */
 #include "net/net.h"
 
 #include <math.h>
@@ -36,6 +42,7 @@ enum { EV_LATENCY, EV_FLOW, EV_ALONE }; /* event kinds, in aux's top bits */
 #define KIND_SHIFT   30
 #define VERSION_MASK ((1u << KIND_SHIFT) - 1)
 #define LOAD_COLUMNS (PROTOCOLS - 1) /* alone_s's loads: LL's come from Simple's */
+#define PACKET_BYTES 4096.0          /* InfiniBand's largest MTU, 4 KiB */
 
 typedef struct {
     const int *members;
@@ -60,6 +67,7 @@ typedef struct {
     int n_phases;
     double latency_s[ALGO_MAX_PHASES]; /* per phase */
     double alone_s;
+    gboolean latency_bound;              /* no transfer over a packet: alone, no flows */
     GArray *flows;                       /* PlanFlow, phase after phase */
     int first_flow[ALGO_MAX_PHASES + 1]; /* per phase, its first flow; one more entry */
     const int *members;                  /* the group's GPUs, n of them */
@@ -478,6 +486,8 @@ static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *
     const SymmetryGenerator *gen = net->sym ? symmetry_generator_list(net->sym, &n_gen) : NULL;
     if (net->sym && !symmetry_group_images(net->sym, members, n, &images, &invariant))
         net->broken |= ~0u;
+    if (e->latency_bound)
+        return; /* no flows: first_flow stays 0 */
     for (int p = 0; p < plan->n_phases; p++) {
         const CollPhase *ph = &plan->phase[p];
         e->first_flow[p] = (int)e->flows->len;
@@ -531,6 +541,9 @@ int net_plan(Net *net, CollOp op, const int *members, int n, double bytes)
     e->n_phases = plan->n_phases;
     for (int p = 0; p < plan->n_phases; p++)
         e->latency_s[p] = plan->phase[p].latency_s;
+    e->latency_bound = TRUE;
+    for (int i = 0; i < plan->n_transfers; i++)
+        e->latency_bound &= plan->payload[i] <= PACKET_BYTES;
     make_flows(net, e, plan, members, n);
     count_sent(net, e, plan, members, n);
     algo_plan_free(plan);
@@ -567,7 +580,7 @@ CollAlgorithm net_start(Net *net, double now, int32_t token, int plan, int tag)
     }
     int32_t id = net->n_free > 0 ? net->free_activities[--net->n_free] : net->n_activities++;
     net->activities[id] = (Activity){token, e, 0, 0, tag};
-    if (net->contention)
+    if (net->contention && !e->latency_bound)
         push(net, now + e->latency_s[0], id, EV_LATENCY, 0);
     else
         push(net, now + e->alone_s, id, EV_ALONE, 0);
