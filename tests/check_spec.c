@@ -7,6 +7,7 @@
 
 #include "testutil.h"
 #include "base/error.h"
+#include "base/text.h"
 
 #define GOOD_MODEL                                                                                 \
     "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "               \
@@ -339,6 +340,40 @@ START_TEST(uneven_layers_go_to_the_middle_stages)
 }
 END_TEST
 
+/* Counts and sizes (text_parse_count), by hand: suffixes in either case,
+ * powers of ten for token totals and of two otherwise; whole numbers
+ * without a fraction unless a suffix scales them. */
+START_TEST(counts_and_sizes)
+{
+    static const struct {
+        const char *text;
+        TextSuffixes suffixes;
+        gboolean whole;
+        double value; /* NAN: refused */
+    } cases[] = {
+        {"2T", TEXT_DECIMAL, FALSE, 2e12},    {"2t", TEXT_DECIMAL, FALSE, 2e12},
+        {"1.5b", TEXT_DECIMAL, FALSE, 1.5e9}, {"300e9", TEXT_DECIMAL, FALSE, 3e11},
+        {"2X", TEXT_DECIMAL, FALSE, NAN},     {"128k", TEXT_BINARY, TRUE, 131072},
+        {"4K", TEXT_BINARY, TRUE, 4096},      {"1.5k", TEXT_BINARY, TRUE, 1536},
+        {"4096", TEXT_BINARY, TRUE, 4096},    {"4096.0", TEXT_BINARY, TRUE, NAN},
+        {"4e3", TEXT_BINARY, TRUE, NAN},      {"1.1k", TEXT_BINARY, TRUE, NAN},
+        {"1b", TEXT_BINARY, FALSE, NAN},      {"1T", TEXT_BINARY, FALSE, 1099511627776.0},
+        {"4k", TEXT_PLAIN, FALSE, NAN},       {"k", TEXT_BINARY, FALSE, NAN},
+        {"2.5", TEXT_PLAIN, FALSE, 2.5},      {"1e308k", TEXT_BINARY, FALSE, NAN},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        double v = -1;
+        gboolean ok = text_parse_count(cases[i].text, cases[i].suffixes, cases[i].whole, &v);
+        ck_assert_msg(ok == !isnan(cases[i].value), "%s: %s", cases[i].text,
+                      ok ? "read" : "refused");
+        if (ok)
+            ck_assert_double_eq(v, cases[i].value);
+        else
+            ck_assert_double_eq(v, -1); /* untouched */
+    }
+}
+END_TEST
+
 Suite *suite_spec(void)
 {
     Suite *s = suite_create("spec");
@@ -349,6 +384,7 @@ Suite *suite_spec(void)
     tcase_add_test(tc, defaults_and_units);
     tcase_add_test(tc, flags_and_resolution);
     tcase_add_test(tc, uneven_layers_go_to_the_middle_stages);
+    tcase_add_test(tc, counts_and_sizes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -64,7 +64,7 @@ START_TEST(slow_gpu_stretches_the_step_by_its_extra_compute)
 }
 END_TEST
 
-/* One NIC at half its bandwidth: every ring step crosses it, so the ring
+/* One NIC at half its bandwidth (2, or 2x, times slower): every ring step crosses it, so the ring
  * all-reduce, 2 (d - 1)/d x 2 Psi / beta (docs/model.md), takes twice as
  * long, and nothing else changes. Either direction alone or both give the
  * same: every ring step has a transfer out of and one into that node. */
@@ -73,8 +73,8 @@ START_TEST(slow_nic_stretches_the_all_reduce_by_the_ratio)
     Run c = dp_case();
     double t_ar = 2.0 * (D - 1) / D * 2 * tf_params(c.model) / 25e9;
     ck_assert_rel(c.rep.metrics.exposed_comm_s, t_ar, 1e-9);
-    static const char *const links[] = {"node 1 nic 0:0.5", "node 1 nic 0 out:0.5",
-                                        "node 1 nic 0 in:0.5"};
+    static const char *const links[] = {"node 1 nic 0:2", "node 1 nic 0 out:2x",
+                                        "node 1 nic 0 in:2"};
     for (gsize i = 0; i < G_N_ELEMENTS(links); i++) {
         Report rep = whatif_run(&c, NULL, links[i], NULL, NULL);
         ck_assert_rel(rep.metrics.exposed_comm_s, t_ar / 0.5, 1e-9);
@@ -87,7 +87,7 @@ START_TEST(slow_nic_stretches_the_all_reduce_by_the_ratio)
 END_TEST
 
 /* An NVLink port: a two-GPU node's all-reduce over NVLink (300 GB/s) at a
- * quarter of it takes four times as long. */
+ * quarter of it (4 times slower) takes four times as long. */
 START_TEST(slow_nvlink_port_stretches_the_all_reduce)
 {
     Run c = run_new(test_gpt(L, H, A, V, S), test_cluster(1, 2, 300e9, 25e9));
@@ -96,7 +96,7 @@ START_TEST(slow_nvlink_port_stretches_the_all_reduce)
     c.plan->grad_accum_dtype = GRAD_ACCUM_BF16;
     run_simulate(&c);
     double t_ar = 2.0 * (2 - 1) / 2 * 2 * tf_params(c.model) / 300e9;
-    Report rep = whatif_run(&c, NULL, "node 0 gpu 1 nvlink:0.25", NULL, NULL);
+    Report rep = whatif_run(&c, NULL, "node 0 gpu 1 nvlink:4", NULL, NULL);
     ck_assert_rel(rep.metrics.exposed_comm_s, t_ar / 0.25, 1e-9);
     report_clear(&rep);
     run_free(&c);
@@ -133,7 +133,7 @@ START_TEST(unknown_rank_or_link_is_refused)
 {
     Run c = dp_case();
     static const char *const bad[][2] = {
-        {"4:2", NULL}, {NULL, "node 4 nic 0:0.5"}, {NULL, "node 0 gpu 0 nvlink sideways:0.5"}};
+        {"4:2", NULL}, {NULL, "node 4 nic 0:2"}, {NULL, "node 0 gpu 0 nvlink sideways:2"}};
     for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
         char *gpus[] = {(char *)bad[i][0], NULL}, *links[] = {(char *)bad[i][1], NULL};
         g_autoptr(WhatIf) w = whatif_new();

@@ -267,9 +267,9 @@ expect_fail "--rank-order unknown" "--rank-order" "\"dp-tp-pp\"" -- \
 # tiny-gpt has 8 heads, 8 KV heads and an FFN of 1024
 expect_fail "--tp 3 does not divide the heads" "--tp" "attention_heads = 8" "got 3" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 3 --dp 2
-expect_fail "--tp 3 leaves dp to derive from 8 GPUs" "--tp" \
+expect_fail "--pp 3 leaves dp to derive from 8 GPUs" "--pp" \
     "tp x pp divides the cluster's 8 GPUs" "got 3" -- \
-    simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 3 --pp 1
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 1 --pp 3
 
 expect_fail "--sequence-parallel with tp 1" "--sequence-parallel" "tp = 1" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --sequence-parallel
@@ -470,10 +470,13 @@ w="simulate --model $tiny --cluster $a100 --nodes 1"
     expect_fail "--slow-gpu rank not a number" "--slow-gpu" '"x:2"' "RANK" -- $w --slow-gpu x:2
     expect_fail "--slow-gpu rank beyond the plan" "--slow-gpu" '"8:2"' "below the plan's 8 GPUs" \
         -- $w --slow-gpu 8:2
-    expect_fail "--slow-link factor 0" "--slow-link" '"node 0 nic 0:0"' "from 1e-06 to 1" -- \
-        $w --slow-link "node 0 nic 0:0"
+    expect_fail "--slow-link factor 0.5, a fraction: it reads as --slow-gpu's, times slower" \
+        "--slow-link" '"node 0 nic 0:0.5"' 'how many times slower it runs, a number from 1 to 1e+06 ("2" or "2x": half its bandwidth)' -- \
+        $w --slow-link "node 0 nic 0:0.5"
+    expect_fail "--slow-gpu factor 0.5 says what 2 means" "--slow-gpu" '"3:0.5"' \
+        '("2" or "2x": half its speed)' -- $w --slow-gpu 3:0.5
     expect_fail "--slow-link unknown link" "--slow-link" '"node 3 nic 0"' "node 0 nic 0 out" -- \
-        $w --slow-link "node 3 nic 0:0.5"
+        $w --slow-link "node 3 nic 0:2"
     expect_fail "--jitter negative" "--jitter" '"-1"' "from 0 to 4" -- $w --jitter -1
     expect_fail "--seed without --jitter" "--seed" '"7"' "--jitter" -- $w --seed 7
     expect_fail "--seed not an integer" "--seed" '"x"' "an integer" -- $w --jitter 0.1 --seed x
@@ -484,7 +487,7 @@ w="simulate --model $tiny --cluster $a100 --nodes 1"
 t="simulate --model $tiny --cluster $a100 --nodes 1"
 # shellcheck disable=SC2086
 {
-    expect_fail "--tokens with an unknown suffix" "--tokens" '"2X"' "K, M, B, G or T" -- \
+    expect_fail "--tokens with an unknown suffix" "--tokens" '"2X"' "K, M, B or G, T" -- \
         $t --tokens 2X
     expect_fail "--tokens zero" "--tokens" '"0"' "a positive number" -- $t --tokens 0
     expect_fail "--gpu-hour-price without --tokens" "--gpu-hour-price" "--tokens" -- \
@@ -523,8 +526,10 @@ m=$tmp/top-k.json
 derive "$moe" "$m" 's/"experts_per_token": 2/"experts_per_token": 9/' &&
     expect_fail "model experts_per_token above experts" "$m" '$.experts_per_token' "9" \
         "at most the experts, 8" -- simulate --model "$m" --cluster "$a100" --nodes 1
-expect_fail "--ep not dividing dp" "--ep" "3" "a divisor of dp x cp = 8" -- \
-    simulate --model "$moe" --cluster "$a100" --nodes 1 --ep 3
+expect_fail "--ep not dividing dp" "--ep" "8" "a divisor of dp x cp = 4" -- \
+    simulate --model "$moe" --cluster "$a100" --nodes 1 --tp 2 --ep 8
+expect_fail "--ep dividing neither the experts nor dp: the model's rule first" "--ep" "3" \
+    "a divisor of the experts, 8" -- simulate --model "$moe" --cluster "$a100" --nodes 1 --ep 3
 expect_fail "--ep not dividing the experts" "--ep" "16" "a divisor of the experts, 8" -- \
     simulate --model "$moe" --cluster "$a100" --nodes 2 --ep 16
 expect_fail "--ep on a dense model" "--ep" "2" "1 for a model without experts" -- \
@@ -536,8 +541,8 @@ expect_fail "--ep with ZeRO and offload optimizer" "--offload" "got optimizer" \
     simulate --model "$moe" --cluster "$a100" --nodes 1 --ep 2 --zero-stage 1 --offload optimizer
 
 # ---- context parallelism (context_parallel.c, plan.c) --------------------
-expect_fail "--cp not dividing the GPUs" "--cp" "3" "tp x cp x pp divides the cluster's 8 GPUs" -- \
-    simulate --model "$tiny" --cluster "$a100" --nodes 1 --cp 3
+expect_fail "--cp not dividing the GPUs" "--cp" "16" "tp x cp x pp divides the cluster's 24 GPUs" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 3 --cp 16
 expect_fail "--cp with tp over the GPUs" "--cp" "4" "tp 4 x cp 4 x pp 1 = 16" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --cp 4 --tp 4
 expect_fail "--cp all_to_all with heads not dividing" "--cp" "4" \
@@ -590,9 +595,9 @@ expect_fail "--offload-layers of every layer" "--offload-layers" \
 llama7b=$top_srcdir/models/llama2-7b.json
 expect_fail "--seq-length empty" "--seq-length" 'got ""' -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --seq-length ""
-expect_fail "--slow-link at 1e-305 of its bandwidth" "--slow-link" "from 1e-06 to 1" -- \
+expect_fail "--slow-link 1e305 times slower" "--slow-link" "from 1 to 1e+06" -- \
     simulate --model "$llama7b" --cluster "$top_srcdir/topologies/dgx-h100.json" --nodes 2 \
-    --global-batch-size 64 --slow-link "node 0 nic 0:1e-305"
+    --global-batch-size 64 --slow-link "node 0 nic 0:1e305"
 c=$tmp/bw-tiny.json
 derive "$a100" "$c" 's/"bandwidth_GBps": 25/"bandwidth_GBps": 1e-310/' &&
     expect_fail "inter_node bandwidth 1e-310" "$c" '$.inter_node.bandwidth_GBps' \
@@ -610,7 +615,7 @@ expect_fail "sweep --slow-gpu past its GPUs" "--slow-gpu" "below the plan's 8 GP
     sweep --model "$tiny" --cluster "$a100" --nodes 1 --global-batch-size 8 --slow-gpu 8:2
 expect_fail "sweep --slow-link on a node it lacks" "--slow-link" "of the plan's 1 node" -- \
     sweep --model "$tiny" --cluster "$a100" --nodes 1 --global-batch-size 8 \
-    --slow-link "node 5 nic 0:0.5"
+    --slow-link "node 5 nic 0:2"
 m=$tmp/top2-of-1.json
 derive "$tiny" "$m" 's/"layers": 4,/"layers": 4, "experts": 1, "experts_per_token": 2,/' &&
     expect_fail "experts 1, experts_per_token 2" "$m" '$.experts_per_token' \

@@ -383,9 +383,9 @@ check "a plan that fits gets no advice" "$problem"
 # noise is the same bytes for a seed and changes with it
 w="simulate --model $tiny --cluster $a100 --nodes 1"
 # shellcheck disable=SC2086
-problem=$(run_to slow $w --slow-gpu 3:2 --slow-link "node 0 gpu 1 nvlink out:0.5")
+problem=$(run_to slow $w --slow-gpu 3:2 --slow-link "node 0 gpu 1 nvlink out:2x")
 if [ -z "$problem" ]; then
-    problem=$(lacks "$tmp/slow.out" "what-if          slow gpu 3 x2, slow link node 0 gpu 1 nvlink out x0.5: +"
+    problem=$(lacks "$tmp/slow.out" "what-if          slow gpu 3 x2, slow link node 0 gpu 1 nvlink out x2: +"
         lacks "$tmp/slow.out" "critical rank 3 (clean: 0)"
         lacks "$tmp/slow.out" "(symmetry: none (what-if))")
 fi
@@ -493,7 +493,7 @@ sed -e 's/"bandwidth_GBps": [0-9.e]*/"bandwidth_GBps": 1e9/g' \
 problem=
 for end in floor ceiling; do
     slow=
-    [ "$end" = floor ] && slow="node 0 nic 0:1e-6"
+    [ "$end" = floor ] && slow="node 0 nic 0:1e6"
     for format in text json csv; do
         problem="$problem$(run_to "$end-$format" simulate \
             --model "$top_srcdir/models/gpt3-175b.json" --cluster "$tmp/$end.json" --nodes 8 \

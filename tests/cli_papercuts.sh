@@ -130,7 +130,7 @@ problem=$problem$(run sim-seq simulate $tiny_node --global-batch-size 8 --seq-le
     problem="$problem; sweep and simulate differ under --seq-length"
 check "sweep takes --seq-length as simulate does" "$problem"
 fails_with "--seq-length 0 is refused" \
-    'plansim: --seq-length: expected a positive integer (tokens per sequence), got "0"' \
+    'plansim: --seq-length: expected a positive integer (tokens per sequence), optionally with a suffix K, M, G or T (128K = 131072), got "0"' \
     simulate --seq-length 0
 
 # ---- Hugging Face names: _name_or_path, else the folder of a config.json ----------
@@ -234,12 +234,13 @@ problem=$problem$(run kilo collective --min-bytes 1.5k --max-bytes 1.5K --format
     problem="$problem; 1.5k is $(csv_column "$tmp/kilo.out" size_bytes) bytes"
 check "--min-bytes and --max-bytes take K, M and G as 2^10, 2^20 and 2^30" "$problem"
 fails_with "a size with another suffix is refused" \
-    'plansim: --min-bytes: expected a size from 1 to 1e+15 bytes, a number with an optional K, M or G (2^10, 2^20, 2^30), got "1T"' \
-    collective --min-bytes 1T
+    'plansim: --min-bytes: expected a size from 1 to 1e+15 bytes, optionally with a suffix K, M, G or T (128K = 131072), got "1P"' \
+    collective --min-bytes 1P
 
 # ---- limits print as integers ------------------------------------------------------
 fails_with "--nodes 0 gives its limit as an integer" \
-    'plansim: --nodes: expected an integer from 1 to 1048576, got "0"' simulate --nodes 0
+    'plansim: --nodes: expected an integer from 1 to 1048576, optionally with a suffix K, M, G or T (128K = 131072), got "0"' \
+    simulate --nodes 0
 
 # ---- the tied embedding's gradients have their own label ---------------------------
 # gpt3-1.3b ties its embedding; on pp 2 stages 0 and 1 all-reduce its
@@ -302,6 +303,29 @@ problem=$(run idle simulate --model models/tiny-gpt.json --cluster topologies/dg
 grep -F -q "plansim: warning: the plan runs on 8 of the cluster's 16 GPUs (tp 2 x pp 2 x dp 2); --dp or --nodes sets them" \
     "$tmp/idle.err" || problem="$problem; stderr: $(one_line "$tmp/idle.err")"
 check "a plan on 8 of 16 GPUs says so on stderr" "$problem"
+
+# An error names the cause, not a consequence: tp 3 divides neither
+# Llama 2 7B's 32 heads nor the 16 GPUs, and the model's rule is named
+# before dp (16 / 3) is derived and the batch found not to divide by it.
+fails_with "--tp 3 on 16 GPUs names the 32 heads, not the batch" \
+    "plansim: --tp: expected a divisor of attention_heads = 32, got 3" \
+    simulate --model llama2-7b --nodes 2 --tp 3
+
+# One parser for counts and sizes (text_parse_count), suffixes in either
+# case: token totals in powers of ten (2t = 2T = 2e12), lengths, counts
+# and sizes in powers of two (4k = 4096 tokens a sequence, 1k sequences a
+# batch); an integer is not written with a fraction (4096.0).
+problem=$(run upper simulate --model models/tiny-gpt.json --cluster topologies/dgx-a100-80gb.json \
+    --nodes 1 --seq-length 4096 --global-batch-size 1024 --tokens 2T)
+problem=$problem$(run lower simulate --model models/tiny-gpt.json --cluster topologies/dgx-a100-80gb.json \
+    --nodes 1 --seq-length 4k --global-batch-size 1k --tokens 2t)
+problem=$problem$(differs "$tmp/upper.out" "$tmp/lower.out")
+grep -q '^training         2e+12 tokens' "$tmp/lower.out" ||
+    problem="$problem; $(grep '^training' "$tmp/lower.out")"
+check "--seq-length 4k, --global-batch-size 1k and --tokens 2t read as 4096, 1024 and 2T" "$problem"
+fails_with "--seq-length 4096.0 is refused: an integer" \
+    'plansim: --seq-length: expected a positive integer (tokens per sequence), optionally with a suffix K, M, G or T (128K = 131072), got "4096.0"' \
+    simulate --seq-length 4096.0
 
 # Flags that change nothing in the plan say so (on stderr; the run goes
 # on); a forced algorithm the cluster lacks is refused.

@@ -72,7 +72,7 @@ static PlanSpec *changed_plan(const ModelSpec *model, const ClusterSpec *cluster
         g_clear_pointer(&p->layers_per_stage.v, g_free);
         p->layers_per_stage.n = 0;
     }
-    if (!plan_spec_resolve(p, model, cluster, NULL) || !strategy_check(p, model, NULL))
+    if (!strategy_resolve(p, model, cluster, NULL))
         return NULL;
     return g_steal_pointer(&p);
 }

@@ -98,8 +98,7 @@ static PlanSpec *resolved(const ClusterSpec *base, const CalibRuns *runs, const 
     }
     ClusterSpec c = shaped(base, run);
     g_autoptr(PlanSpec) plan = plan_spec_copy(run->plan);
-    if (!plan_spec_resolve(plan, run->model, &c, error) ||
-        !strategy_check(plan, run->model, error)) {
+    if (!strategy_resolve(plan, run->model, &c, error)) {
         g_prefix_error(error, "%s: ", where);
         return NULL;
     }

@@ -144,42 +144,35 @@ static gboolean same_file(const char *a, const char *b)
     return g_stat(a, &x) == 0 && g_stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
-/* A number from a flag in [lo, hi] (an integer when `integral`), or
- * `fallback` when the flag is absent. */
+/* A number from a flag in [lo, hi], or `fallback` when the flag is
+ * absent: an integer when `integral`, a count with a suffix K, M, G or T
+ * as every count is written (text_parse_count). */
 static gboolean parse_number(const char *flag, const char *text, double lo, double hi,
                              gboolean integral, double fallback, double *out, GError **error)
 {
     *out = fallback;
-    if (text && (!text_parse_number(text, out) || !(*out >= lo && *out <= hi) ||
-                 (integral && *out != (double)(long long)*out))) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "%s: expected %s from %.15g to %.15g, got \"%s\"", flag,
-                    integral ? "an integer" : "a number", lo, hi, text);
+    TextSuffixes suffixes = integral ? TEXT_BINARY : TEXT_PLAIN;
+    if (text && (!text_parse_count(text, suffixes, integral, out) || !(*out >= lo && *out <= hi))) {
+        g_set_error(
+            error, PS_ERROR, PS_ERROR_INPUT, "%s: expected %s from %.15g to %.15g%s, got \"%s\"",
+            flag, integral ? "an integer" : "a number", lo, hi, text_suffixes_help(suffixes), text);
         return FALSE;
     }
     return TRUE;
 }
 
-/* A size in bytes from a flag, in [lo, hi]: a number with an optional
- * suffix K, M or G (either case) for 2^10, 2^20 or 2^30, as nccl-tests
- * reads its -b and -e (parsesize in its src/common.cu); `fallback` when
- * the flag is absent. */
+/* A size in bytes from a flag, in [lo, hi]: a count with a suffix K, M,
+ * G or T for 2^10 .. 2^40 (text_parse_count), as nccl-tests reads its -b
+ * and -e (parsesize in its src/common.cu); `fallback` when the flag is
+ * absent. */
 static gboolean parse_bytes(const char *flag, const char *text, double lo, double hi,
                             double fallback, double *out, GError **error)
 {
-    static const char suffixes[] = "kmg";
-    gsize len = text ? strlen(text) : 0;
-    const char *suffix = len > 1 ? strchr(suffixes, g_ascii_tolower(text[len - 1])) : NULL;
-    g_autofree char *number = suffix ? g_strndup(text, len - 1) : g_strdup(text);
-    double unit = suffix ? (double)(1 << 10 * (int)(suffix - suffixes + 1)) : 1, value = 0;
-    gboolean parsed = number && text_parse_number(number, &value);
-    value *= unit;
-    *out = text ? value : fallback;
-    if (text && (!parsed || !(value >= lo && value <= hi))) {
+    *out = fallback;
+    if (text && (!text_parse_count(text, TEXT_BINARY, FALSE, out) || !(*out >= lo && *out <= hi))) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "%s: expected a size from %.15g to %.15g bytes, a number with an optional "
-                    "K, M or G (2^10, 2^20, 2^30), got \"%s\"",
-                    flag, lo, hi, text);
+                    "%s: expected a size from %.15g to %.15g bytes%s, got \"%s\"", flag, lo, hi,
+                    text_suffixes_help(TEXT_BINARY), text);
         return FALSE;
     }
     return TRUE;
@@ -335,10 +328,11 @@ static void inputs_entries(Inputs *in, GOptionContext *ctx)
     g_option_context_add_group(ctx, group);
     GOptionEntry whatif_entries[] = {
         {"slow-gpu", 0, 0, G_OPTION_ARG_STRING_ARRAY, &in->slow_gpu,
-         "GPU RANK computes FACTOR (>= 1) times slower; repeatable", "RANK:FACTOR"},
+         "GPU RANK computes FACTOR (1 to 1000, \"2\" or \"2x\") times slower; repeatable",
+         "RANK:FACTOR"},
         {"slow-link", 0, 0, G_OPTION_ARG_STRING_ARRAY, &in->slow_link,
-         "LINK, named as the report names links (\"node 0 nic 2 out\"; no direction: both), at "
-         "FACTOR (1e-6 <= FACTOR <= 1) of its bandwidth; repeatable",
+         "LINK, named as the report names links (\"node 0 nic 2 out\"; no direction: both), runs "
+         "FACTOR (1 to 1e6, \"2\" or \"2x\") times slower; repeatable",
          "LINK:FACTOR"},
         {"jitter", 0, 0, G_OPTION_ARG_STRING, &in->jitter,
          "log-normal noise of mean 1 on every compute task, sigma SIGMA", "SIGMA"},
@@ -594,7 +588,7 @@ static gboolean simulate(void *args, GError **error)
     static const char *const which[] = {"all", "stages", NULL};
     int stages_only = -1; /* by default every GPU of a small world, one per stage of a big one */
     if (!parse_choice("--trace-ranks", a->trace_ranks, which, &stages_only, error) ||
-        !plan_spec_resolve(plan, model, cluster, error))
+        !strategy_resolve(plan, model, cluster, error))
         return FALSE;
     if (stages_only < 0)
         stages_only = plan_spec_gpus(plan) > 64;

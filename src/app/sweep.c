@@ -77,8 +77,7 @@ static gboolean make_plan(const SweepSpec *spec, gint64 combo, PlanSpec **out, G
 {
     PlanSpec *plan = *out = plan_spec_copy(spec->base);
     plan_grid_apply(spec->grid, combo, plan);
-    return plan_spec_resolve(plan, spec->model, spec->cluster, error) &&
-           strategy_check(plan, spec->model, error);
+    return strategy_resolve(plan, spec->model, spec->cluster, error);
 }
 
 const char *const sweep_rank_names[] = {"tokens_per_s", "time", "cost", NULL};

@@ -43,17 +43,27 @@ static gboolean number(const char *text, double lo, double hi, double *out)
     return text_parse_number(text, out) && *out >= lo && *out <= hi;
 }
 
-/* "WHAT:FACTOR" split at its last colon, FACTOR as number() takes it. */
-static gboolean split(const char *flag, const char *text, const char *what, double lo, double hi,
-                      char **head, double *factor, GError **error)
+/* "WHAT:FACTOR" split at its last colon, FACTOR how many times slower
+ * WHAT runs, from 1 to `most`, as number() takes it, with an optional "x"
+ * ("2x"): the GPU's and the link's read alike. `half`: what 2 means. */
+static gboolean split(const char *flag, const char *text, const char *what, double most,
+                      const char *half, char **head, double *factor, GError **error)
 {
     const char *colon = strrchr(text, ':');
-    if (colon && colon > text && number(colon + 1, lo, hi, factor)) {
-        *head = g_strndup(text, (gsize)(colon - text));
-        return TRUE;
+    if (colon && colon > text) {
+        g_autofree char *slower = g_strdup(colon + 1);
+        gsize len = strlen(slower);
+        if (len > 1 && g_ascii_tolower(slower[len - 1]) == 'x')
+            slower[len - 1] = 0;
+        if (number(slower, 1, most, factor)) {
+            *head = g_strndup(text, (gsize)(colon - text));
+            return TRUE;
+        }
     }
-    g_autofree char *expected =
-        g_strdup_printf("%s:FACTOR with FACTOR a number from %g to %g", what, lo, hi);
+    g_autofree char *expected = g_strdup_printf(
+        "%s:FACTOR with FACTOR how many times slower it runs, a number from 1 to %g (\"2\" or "
+        "\"2x\": %s)",
+        what, most, half);
     return refuse(error, flag, text, expected);
 }
 
@@ -62,7 +72,8 @@ static gboolean add_gpu(WhatIf *w, const char *text, GError **error)
     g_autofree char *rank = NULL;
     WhatIfGpu g;
     guint64 r;
-    if (!split("--slow-gpu", text, "RANK", 1, WHATIF_MAX_GPU_FACTOR, &rank, &g.factor, error))
+    if (!split("--slow-gpu", text, "RANK", WHATIF_MAX_GPU_FACTOR, "half its speed", &rank,
+               &g.factor, error))
         return FALSE;
     if (!g_ascii_string_to_unsigned(rank, 10, 0, G_MAXINT, &r, NULL))
         return refuse(error, "--slow-gpu", text,
@@ -75,7 +86,8 @@ static gboolean add_gpu(WhatIf *w, const char *text, GError **error)
 static gboolean add_link(WhatIf *w, const char *text, GError **error)
 {
     WhatIfLink l;
-    if (!split("--slow-link", text, "LINK", WHATIF_MIN_LINK_FACTOR, 1, &l.link, &l.factor, error))
+    if (!split("--slow-link", text, "LINK", WHATIF_MAX_LINK_FACTOR, "half its bandwidth", &l.link,
+               &l.factor, error))
         return FALSE;
     g_array_append_val(w->links, l);
     return TRUE;
@@ -167,7 +179,7 @@ gboolean whatif_link_scales(const WhatIf *w, const Topology *t, double **out, GE
             return refuse(error, "--slow-link", wl->link, expected);
         }
         while (k--)
-            scale[found[k]] = wl->factor;
+            scale[found[k]] = 1 / wl->factor;
     }
     *out = g_steal_pointer(&scale);
     return TRUE;

@@ -2,8 +2,9 @@
  *
  * Three kinds, given on the command line (docs/cli.md): a GPU computing
  * FACTOR times slower (--slow-gpu RANK:FACTOR, every compute task of that
- * rank, as thermal throttling does), a link at a fraction of its bandwidth
- * (--slow-link LINK:FACTOR, LINK as the report names links, "node 0 nic 2
+ * rank, as thermal throttling does), a link FACTOR times slower, at 1 /
+ * FACTOR of its bandwidth (--slow-link LINK:FACTOR, LINK as the report
+ * names links, "node 0 nic 2
  * out", or without the direction for both), and log-normal noise on every
  * compute task (--jitter SIGMA --seed S, emit.h's EmitSlowdown: mean 1,
  * deterministic for a seed). A slowed GPU and a slowed link only slow the
@@ -24,11 +25,12 @@ typedef struct {
     char *text; /* a summary for reports: "slow gpu 3 x2, jitter 0.1 seed 7" */
 } WhatIf;
 
-/* The factors' ranges: a GPU up to 1000 times slower, a link down to a
- * millionth of its bandwidth (with the smallest bandwidth and efficiency a
- * cluster file takes, 10 bytes/s: times stay finite). */
+/* The factors, how many times slower (both read alike, from 1): a GPU up
+ * to 1000 times, a link down to a millionth of its bandwidth (with the
+ * smallest bandwidth and efficiency a cluster file takes, 10 bytes/s:
+ * times stay finite). */
 #define WHATIF_MAX_GPU_FACTOR  1000
-#define WHATIF_MIN_LINK_FACTOR 1e-6
+#define WHATIF_MAX_LINK_FACTOR 1e6
 
 typedef struct {
     int rank;
@@ -37,7 +39,7 @@ typedef struct {
 
 typedef struct {
     char *link;    /* as given, "node 0 nic 2 out" */
-    double factor; /* in [WHATIF_MIN_LINK_FACTOR, 1] */
+    double factor; /* times slower, in [1, WHATIF_MAX_LINK_FACTOR] */
 } WhatIfLink;
 
 WhatIf *whatif_new(void);
@@ -46,7 +48,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhatIf, whatif_free)
 
 /* Adds the what-ifs of the flags' texts, each NULL or NULL-terminated:
  * --slow-gpu "RANK:FACTOR" (FACTOR in [1, WHATIF_MAX_GPU_FACTOR]),
- * --slow-link "LINK:FACTOR" (FACTOR in [WHATIF_MIN_LINK_FACTOR, 1]), --jitter SIGMA (in [0, 4];
+ * --slow-link "LINK:FACTOR" (FACTOR in [1, WHATIF_MAX_LINK_FACTOR]), both how many times slower,
+ * with an optional "x" ("2x"), --jitter SIGMA (in [0, 4];
  * NULL: 0) and --seed S (an integer; NULL: 1; only with --jitter). Fails (PS_ERROR_INPUT) naming
  * the flag and the value. The rank and the link are checked against a plan by whatif_gpu_factors
  * and whatif_link_scales. */

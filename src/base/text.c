@@ -87,6 +87,47 @@ gboolean text_parse_number(const char *text, double *out)
     return TRUE;
 }
 
+gboolean text_parse_count(const char *text, TextSuffixes suffixes, gboolean whole, double *out)
+{
+    static const struct {
+        char letter;
+        double decimal, binary; /* 0: not a suffix of that kind */
+    } units[] = {{'k', 1e3, 0x1p10},
+                 {'m', 1e6, 0x1p20},
+                 {'b', 1e9, 0},
+                 {'g', 1e9, 0x1p30},
+                 {'t', 1e12, 0x1p40}};
+    gsize len = strlen(text);
+    double scale = 1;
+    for (gsize i = 0; suffixes != TEXT_PLAIN && len > 1 && i < G_N_ELEMENTS(units); i++)
+        if (g_ascii_tolower(text[len - 1]) == units[i].letter)
+            scale = suffixes == TEXT_DECIMAL ? units[i].decimal : units[i].binary;
+    if (scale == 0)
+        return FALSE;
+    g_autofree char *number = g_strndup(text, scale == 1 ? len : len - 1);
+    double value;
+    if (!text_parse_number(number, &value) || !isfinite(value * scale))
+        return FALSE;
+    value *= scale;
+    if (whole && (value != floor(value) || (scale == 1 && strpbrk(number, ".eE"))))
+        return FALSE;
+    *out = value;
+    return TRUE;
+}
+
+const char *text_suffixes_help(TextSuffixes suffixes)
+{
+    switch (suffixes) {
+    case TEXT_DECIMAL:
+        return ", optionally with a suffix K, M, B or G, T (2T = 2e12)";
+    case TEXT_BINARY:
+        return ", optionally with a suffix K, M, G or T (128K = 131072)";
+    case TEXT_PLAIN:
+        break;
+    }
+    return "";
+}
+
 /* The input limit: PLANSIM_MAX_INPUT_BYTES, or the default. */
 static gboolean max_input_bytes(gsize *out, GError **error)
 {

@@ -21,6 +21,27 @@ const char *text_nearest(const char *word, const char *const *candidates);
  * (1e999). */
 gboolean text_parse_number(const char *text, double *out);
 
+/* How a count may be written (text_parse_count): the powers its suffixes
+ * stand for, and whether it is a whole number. */
+typedef enum {
+    TEXT_PLAIN,   /* no suffix */
+    TEXT_DECIMAL, /* K, M, B or G, T: 1e3, 1e6, 1e9, 1e12 ("2T tokens") */
+    TEXT_BINARY,  /* K, M, G, T: 2^10 .. 2^40 ("128K context", "16K GPUs",
+                   * nccl-tests' -b 4M) */
+} TextSuffixes;
+
+/* Parses the whole of `text` as a count, the one syntax of plansim's
+ * counts and sizes: a number as text_parse_number reads it, then an
+ * optional suffix of `suffixes`, either case. `whole`: the value must be
+ * an integer, and a number without a suffix is written without a
+ * fraction or an exponent ("4096", "4k", "1.5k"; not "4096.0"). FALSE,
+ * *out untouched, otherwise. */
+gboolean text_parse_count(const char *text, TextSuffixes suffixes, gboolean whole, double *out);
+
+/* How text_parse_count reads `suffixes`, for an error's "expected":
+ * "" for TEXT_PLAIN, else ", optionally with a suffix K, M, ... (...)". */
+const char *text_suffixes_help(TextSuffixes suffixes);
+
 /* The most bytes an input file may hold, 64 MiB, unless the environment
  * variable PLANSIM_MAX_INPUT_BYTES (a positive integer) says otherwise. */
 #define TEXT_MAX_INPUT_BYTES_DEFAULT ((gsize)64 << 20)

@@ -34,25 +34,12 @@ void training_of_step(Training *out, double tokens, double gpu_hour_price, const
 
 gboolean training_parse_count(const char *flag, const char *text, double *out, GError **error)
 {
-    static const struct {
-        char suffix;
-        double scale;
-    } suffixes[] = {{'K', 1e3}, {'M', 1e6}, {'B', 1e9}, {'G', 1e9}, {'T', 1e12}};
-    gsize len = strlen(text);
-    double scale = 1, value = 0;
-    for (gsize i = 0; len > 1 && i < G_N_ELEMENTS(suffixes); i++)
-        if (text[len - 1] == suffixes[i].suffix) {
-            scale = suffixes[i].scale;
-            len--;
-        }
-    g_autofree char *number = g_strndup(text, len);
-    if (!text_parse_number(number, &value) || !(value * scale > 0 && isfinite(value * scale))) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "%s: expected a positive number, optionally with a suffix K, M, B, G or T "
-                    "(2T = 2e12), got \"%s\"",
-                    flag, text);
+    double value = 0;
+    if (!text_parse_count(text, TEXT_DECIMAL, FALSE, &value) || !(value > 0)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected a positive number%s, got \"%s\"",
+                    flag, text_suffixes_help(TEXT_DECIMAL), text);
         return FALSE;
     }
-    *out = value * scale;
+    *out = value;
     return TRUE;
 }

@@ -39,7 +39,7 @@ void training_of_step(Training *out, double tokens, double gpu_hour_price, const
 
 /* A count from the flag `flag`: a positive decimal number, optionally
  * followed by one of the decimal suffixes K (1e3), M (1e6), B or G (1e9),
- * T (1e12), as "2T" or "1.5B". Fails (PS_ERROR_INPUT) with one line
+ * T (1e12), either case, as "2T" or "1.5b" (text_parse_count). Fails (PS_ERROR_INPUT) with one line
  * naming the flag and the text. */
 gboolean training_parse_count(const char *flag, const char *text, double *out, GError **error);
 

@@ -325,11 +325,11 @@ gboolean model_spec_set_seq_length(ModelSpec *model, const char *text, const cha
                                    GError **error)
 {
     double tokens = 0;
-    if (!text_parse_number(text, &tokens) || !(tokens >= 1 && tokens <= G_MAXINT) ||
-        tokens != (double)(long long)tokens) {
+    if (!text_parse_count(text, TEXT_BINARY, TRUE, &tokens) ||
+        !(tokens >= 1 && tokens <= G_MAXINT)) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "%s: expected a positive integer (tokens per sequence), got \"%s\"", origin,
-                    text);
+                    "%s: expected a positive integer (tokens per sequence)%s, got \"%s\"", origin,
+                    text_suffixes_help(TEXT_BINARY), text);
         return FALSE;
     }
     model->seq_length = (int)tokens;

@@ -143,11 +143,12 @@ static gboolean in_range(const PlanFieldInfo *d, double number)
     return number >= d->min && number <= d->max && number == (double)(long long)number;
 }
 
-/* A number written as text, the whole of it; NaN when it is not one. */
+/* A whole number written as text, the whole of it (text_parse_count: 4k
+ * is 4096); NaN when it is not one. */
 static double number_of(const char *text)
 {
     double number = NAN;
-    text_parse_number(text, &number);
+    text_parse_count(text, TEXT_BINARY, TRUE, &number);
     return number;
 }
 

@@ -56,7 +56,7 @@ static gboolean heads_divide(const PlanSpec *plan, int count, const char *what, 
                            plan->tp, plan->cp, what, count);
 }
 
-static gboolean check(const PlanSpec *plan, const ModelSpec *m, GError **error)
+static gboolean check_model(const PlanSpec *plan, const ModelSpec *m, GError **error)
 {
     if (plan->cp == 1)
         return TRUE;
@@ -140,7 +140,7 @@ static void normalize(PlanSpec *plan, const ModelSpec *model)
 const Strategy strategy_context_parallel = {
     .name = "context_parallel",
     .active = active,
-    .check = check,
+    .check_model = check_model,
     .piece_tasks = piece_tasks,
     .state_size = sizeof(CpState),
     .streams = 1u << STREAM_CP,

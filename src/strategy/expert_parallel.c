@@ -19,16 +19,23 @@ static gboolean active(const PlanSpec *plan)
     return plan->ep > 1;
 }
 
-static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **error)
+static gboolean check_model(const PlanSpec *plan, const ModelSpec *model, GError **error)
 {
-    int ep = plan->ep, dp_cp = plan->dp * plan->cp;
+    int ep = plan->ep;
     if (ep > 1 && !tf_moe(model))
         return plan_field_fail(error, plan, PLAN_EP, "1 for a model without experts");
-    if (dp_cp % ep != 0)
-        return plan_field_fail(error, plan, PLAN_EP, "a divisor of dp x cp = %d", dp_cp);
     if (tf_moe(model) && model->experts % ep != 0)
         return plan_field_fail(error, plan, PLAN_EP, "a divisor of the experts, %d",
                                model->experts);
+    return TRUE;
+}
+
+static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **error)
+{
+    (void)model;
+    int ep = plan->ep, dp_cp = plan->dp * plan->cp;
+    if (dp_cp % ep != 0)
+        return plan_field_fail(error, plan, PLAN_EP, "a divisor of dp x cp = %d", dp_cp);
     if (ep > 1 && plan->zero_stage > 0 && plan->offload == OFFLOAD_OPTIMIZER)
         return plan_field_fail(error, plan, PLAN_OFFLOAD,
                                "none or activations with ep > 1 and ZeRO (the host's shards of "
@@ -99,6 +106,7 @@ static void normalize(PlanSpec *plan, const ModelSpec *model)
 const Strategy strategy_expert_parallel = {
     .name = "expert_parallel",
     .active = active,
+    .check_model = check_model,
     .check = check,
     .piece_tasks = piece_tasks,
     .piece_passes = PASS_FORWARD | PASS_INPUT_GRAD, /* the tokens' routes, not the weights' */

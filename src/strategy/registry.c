@@ -8,8 +8,21 @@ const Strategy *const strategy_registry[] = {
     NULL,
 };
 
+/* Every strategy's check_model of the plan's fields as given. */
+static gboolean check_model(const PlanSpec *plan, const ModelSpec *model, GError **error)
+{
+    for (int i = 0; strategy_registry[i]; i++) {
+        const Strategy *s = strategy_registry[i];
+        if (s->check_model && !s->check_model(plan, model, error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
 gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **error)
 {
+    if (!check_model(plan, model, error))
+        return FALSE;
     for (int i = 0; strategy_registry[i]; i++) {
         const Strategy *s = strategy_registry[i];
         if (s->check && !s->check(plan, model, error))
@@ -25,4 +38,11 @@ void strategy_normalize(PlanSpec *plan, const ModelSpec *model)
     for (int i = 0; strategy_registry[i]; i++)
         if (strategy_registry[i]->normalize)
             strategy_registry[i]->normalize(plan, model);
+}
+
+gboolean strategy_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
+                          GError **error)
+{
+    return check_model(plan, model, error) && plan_spec_resolve(plan, model, cluster, error) &&
+           strategy_check(plan, model, error);
 }

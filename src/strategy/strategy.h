@@ -19,7 +19,12 @@ typedef struct {
     gboolean (*active)(const PlanSpec *plan);
     /* Checks the plan fields the strategy owns, against the model (sizes
      * that must divide, ...), whether or not the plan uses the strategy (a
-     * field may need it: sequence parallelism needs tp > 1). */
+     * field may need it: sequence parallelism needs tp > 1). check_model
+     * sees the fields as given, before anything is derived from them (dp
+     * may be 0): what a user set wrong is named before its consequences
+     * (tp 3 does not divide 32 heads, before dp = 16 / 3 leaves GPUs
+     * over); check sees the resolved plan. */
+    gboolean (*check_model)(const PlanSpec *plan, const ModelSpec *model, GError **error);
     gboolean (*check)(const PlanSpec *plan, const ModelSpec *model, GError **error);
     /* The most tasks the strategy adds per piece of a step (its
      * collectives, replays, gathers), for the room the emitter reserves
@@ -79,6 +84,12 @@ extern const Strategy *const strategy_registry[];
  * against the model fails, in registry order, or when the step is too big
  * to build (emit_check_size under EMIT_MAX_TASKS). */
 gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **error);
+
+/* Resolves `plan` against the model and cluster as plan_spec_resolve does,
+ * after every strategy's check_model of its fields as given, then checks
+ * it (strategy_check): the one way from plan fields to a plan to run. */
+gboolean strategy_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
+                          GError **error);
 
 /* Rewrites `plan` into its normal form: each strategy's fields that change
  * nothing in its replay set to the value they behave as (selective

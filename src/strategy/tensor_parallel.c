@@ -115,18 +115,8 @@ static gboolean divides(const PlanSpec *plan, int size, const char *what, GError
     return FALSE;
 }
 
-static gboolean check(const PlanSpec *plan, const ModelSpec *m, GError **error)
+static gboolean check_model(const PlanSpec *plan, const ModelSpec *m, GError **error)
 {
-    if (plan->sequence_parallel && plan->tp == 1)
-        return plan_field_fail(error, plan, PLAN_SEQUENCE_PARALLEL,
-                               "false when tp = 1 (it splits the sequence over the "
-                               "tensor-parallel group)");
-    /* Megatron-LM asserts it: the overlapped collectives are the
-     * all-gathers and reduce-scatters of sequence parallelism */
-    if (plan->tp_comm_overlap && !plan->sequence_parallel)
-        return plan_field_fail(error, plan, PLAN_TP_COMM_OVERLAP,
-                               "false without sequence_parallel (Megatron-LM's "
-                               "--tp-comm-overlap needs --sequence-parallel)");
     if (!divides(plan, m->attention_heads, "attention_heads", error) ||
         !divides(plan, m->ffn_hidden_size, "ffn_hidden_size", error))
         return FALSE;
@@ -137,6 +127,22 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *m, GError **error)
                     plan_field_origin(plan, PLAN_TP), m->kv_heads, plan->tp);
         return FALSE;
     }
+    return TRUE;
+}
+
+static gboolean check(const PlanSpec *plan, const ModelSpec *m, GError **error)
+{
+    (void)m;
+    if (plan->sequence_parallel && plan->tp == 1)
+        return plan_field_fail(error, plan, PLAN_SEQUENCE_PARALLEL,
+                               "false when tp = 1 (it splits the sequence over the "
+                               "tensor-parallel group)");
+    /* Megatron-LM asserts it: the overlapped collectives are the
+     * all-gathers and reduce-scatters of sequence parallelism */
+    if (plan->tp_comm_overlap && !plan->sequence_parallel)
+        return plan_field_fail(error, plan, PLAN_TP_COMM_OVERLAP,
+                               "false without sequence_parallel (Megatron-LM's "
+                               "--tp-comm-overlap needs --sequence-parallel)");
     return TRUE;
 }
 
@@ -362,6 +368,7 @@ static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag
 const Strategy strategy_tensor_parallel = {
     .name = "tensor_parallel",
     .active = active,
+    .check_model = check_model,
     .check = check,
     .piece_tasks = piece_tasks,
     .state_size = sizeof(TpState),
