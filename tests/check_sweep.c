@@ -275,7 +275,8 @@ END_TEST
 
 /* sweep_best on rows made by hand. tokens/s 5, 9, 7, 9, 3, 8 with row 5
  * not fitting: by tokens/s, descending, the earlier first on a tie, the
- * fitting rows are 1 (9), 3 (9), 2 (7), 0 (5), 4 (3). */
+ * fitting rows are 1 (9), 3 (9), 2 (7), 0 (5), 4 (3); with row 3 a twin
+ * of row 1 (the same plan), 1, 2, 0. */
 START_TEST(best_k_by_tokens_ties_earlier_first)
 {
     static const double tokens[] = {5, 9, 7, 9, 3, 8};
@@ -283,7 +284,8 @@ START_TEST(best_k_by_tokens_ties_earlier_first)
     SweepResult r = {.rows = g_array_new(FALSE, TRUE, sizeof(SweepRow))};
     for (gsize i = 0; i < G_N_ELEMENTS(tokens); i++) {
         /* a sweep by tokens/s scores a row by its tokens/s */
-        SweepRow row = {.tokens_per_s = tokens[i], .score = tokens[i], .fits = fits[i]};
+        SweepRow row = {
+            .tokens_per_s = tokens[i], .score = tokens[i], .fits = fits[i], .twin_of = -1};
         g_array_append_val(r.rows, row);
     }
     guint best[10];
@@ -295,6 +297,9 @@ START_TEST(best_k_by_tokens_ties_earlier_first)
     static const guint all[] = {1, 3, 2, 0, 4};
     for (int i = 0; i < 5; i++)
         ck_assert_int_eq(best[i], all[i]);
+    g_array_index(r.rows, SweepRow, 3).twin_of = 1;
+    ck_assert_int_eq(sweep_best(&r, 3, best), 3);
+    ck_assert(best[0] == 1 && best[1] == 2 && best[2] == 0);
     for (guint i = 0; i < r.rows->len; i++)
         g_array_index(r.rows, SweepRow, i).fits = FALSE;
     ck_assert_int_eq(sweep_best(&r, 3, best), 0);

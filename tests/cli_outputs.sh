@@ -403,7 +403,7 @@ check "--jitter: deterministic for a seed, different for another" "$problem"
 sw="sweep --model $tiny --cluster $a100 --nodes 1 --tp 1 --pp 1 --zero-stage 0 --recompute none --schedule 1f1b"
 sw="$sw --virtual-stages 1 --no-sequence-parallel --jitter 0.2 --seed 3"
 # shellcheck disable=SC2086
-"$PLANSIM" $sw -j 1 -o "$tmp/sw1.csv" 2>/dev/null && "$PLANSIM" $sw -j 2 -o "$tmp/sw2.csv" 2>/dev/null
+"$PLANSIM" $sw -j 1 -o "$tmp/sw1.csv" >/dev/null 2>&1 && "$PLANSIM" $sw -j 2 -o "$tmp/sw2.csv" >/dev/null 2>&1
 problem=
 cmp -s "$tmp/sw1.csv" "$tmp/sw2.csv" || problem="-j 1 and -j 2 differ"
 [ -z "$problem" ] && problem=$(lacks "$tmp/sw1.csv" ",jitter 0.2 seed 3,")

@@ -83,7 +83,7 @@ printf '{"tp": [2, 4, 8]}\n' >"$tmp/grid-tp.json"
 # shellcheck disable=SC2086
 problem=$(run pin sweep $tiny_node --global-batch-size 16 --grid "$tmp/grid-tp.json" --tp 2 \
     --pp 1 --micro-batch-size 1 --zero-stage 0 --recompute none --schedule 1f1b \
-    --virtual-stages 1 --sequence-parallel -j 1)
+    --virtual-stages 1 --sequence-parallel -j 1 -o -)
 tps=$(csv_column "$tmp/pin.out" tp | sort -u | tr '\n' ' ')
 [ "$tps" = "2 " ] || problem="$problem; the rows have tp $tps, expected 2 only"
 grep -F -q "plansim: note: --tp pins tp to 2: $tmp/grid-tp.json's values 2,4,8 are not swept" \
@@ -121,7 +121,7 @@ check "a Hugging Face config of a million-token context runs 4,096 tokens, with 
 # shellcheck disable=SC2086
 problem=$(run sweep-seq sweep $tiny_node --tp 1 --pp 1 --micro-batch-size 1 --zero-stage 0 \
     --recompute none --no-sequence-parallel --schedule 1f1b --virtual-stages 1 \
-    --global-batch-size 8 --seq-length 64 -j 1)
+    --global-batch-size 8 --seq-length 64 -j 1 -o -)
 # shellcheck disable=SC2086
 problem=$problem$(run sim-seq simulate $tiny_node --global-batch-size 8 --seq-length 64 \
     --format csv)
@@ -195,7 +195,8 @@ check "the plan line's flags run the same plan" "$problem"
 problem=$(run batch-sim simulate $tiny_node --format json)
 # shellcheck disable=SC2086
 problem=$problem$(run batch-sweep sweep $tiny_node --tp 1 --pp 1 --micro-batch-size 1 \
-    --zero-stage 0 --recompute none --no-sequence-parallel --schedule 1f1b --virtual-stages 1 -j 1)
+    --zero-stage 0 --recompute none --no-sequence-parallel --schedule 1f1b --virtual-stages 1 -j 1 \
+    -o -)
 [ "$(json_value "$tmp/batch-sim.out" global_batch_size)" = 1024 ] ||
     problem="$problem; simulate's batch is $(json_value "$tmp/batch-sim.out" global_batch_size)"
 batches=$(csv_column "$tmp/batch-sweep.out" global_batch_size | sort -u | tr '\n' ' ')
@@ -310,6 +311,27 @@ check "a plan on 8 of 16 GPUs says so on stderr" "$problem"
 fails_with "--tp 3 on 16 GPUs names the 32 heads, not the batch" \
     "plansim: --tp: expected a divisor of attention_heads = 32, got 3" \
     simulate --model llama2-7b --nodes 2 --tp 3
+
+# A sweep without -o prints the table of its best plans, not a CSV row for
+# each plan (-o - asks for the CSV on stdout); the table lists each plan
+# once: recompute none and selective under FlashAttention replay alike,
+# one row says so.
+printf '{"recompute": ["none", "selective"], "zero_stage": [0, 1]}\n' >"$tmp/grid-twins.json"
+twins="sweep $tiny_node --tp 1 --pp 1 --micro-batch-size 1 --global-batch-size 16 --schedule 1f1b
+    --virtual-stages 1 --no-sequence-parallel --grid $tmp/grid-twins.json -j 1"
+# shellcheck disable=SC2086
+problem=$(run twins $twins)
+[ "$(sed -n 1p "$tmp/twins.out")" = "$header" ] ||
+    problem="$problem; stdout starts '$(sed -n 1p "$tmp/twins.out")', not the table's header"
+[ "$(grep -c '^ *[0-9]' "$tmp/twins.out")" = 2 ] ||
+    problem="$problem; $(grep -c '^ *[0-9]' "$tmp/twins.out") rows for 2 distinct plans of 4"
+[ "$(grep -c 'recompute none, SP off, 1f1b (also --recompute selective)$' "$tmp/twins.out")" = 2 ] ||
+    problem="$problem; the twins are not named: $(one_line "$tmp/twins.out")"
+# shellcheck disable=SC2086
+problem=$problem$(run twins-csv $twins -o -)
+[ "$(grep -c ',simulated,' "$tmp/twins-csv.out")" = 4 ] ||
+    problem="$problem; -o - wrote $(grep -c ',simulated,' "$tmp/twins-csv.out") simulated rows, not 4"
+check "sweep prints its best plans, each once with its twins named; -o - writes the CSV" "$problem"
 
 # One parser for counts and sizes (text_parse_count), suffixes in either
 # case: token totals in powers of ten (2t = 2T = 2e12), lengths, counts

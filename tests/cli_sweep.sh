@@ -25,8 +25,8 @@ sweep() {
 
 # one thread and two: the same bytes
 problem=
-sweep -j 1 -o "$tmp/j1.csv" 2>"$tmp/j1.err" || problem="-j 1 failed: $(one_line "$tmp/j1.err")"
-sweep -j 2 -o "$tmp/j2.csv" 2>"$tmp/j2.err" || problem="$problem; -j 2 failed"
+sweep -j 1 -o "$tmp/j1.csv" >/dev/null 2>"$tmp/j1.err" || problem="-j 1 failed: $(one_line "$tmp/j1.err")"
+sweep -j 2 -o "$tmp/j2.csv" >/dev/null 2>"$tmp/j2.err" || problem="$problem; -j 2 failed"
 if [ -z "$problem" ] && ! cmp -s "$tmp/j1.csv" "$tmp/j2.csv"; then
     problem="-j 1 and -j 2 differ"
 fi
@@ -50,7 +50,7 @@ best_rows() {
 # byte, and the same --top table; some plans pruned, each with its bound
 # in bound_s and no step_time_s (it was not replayed: issue 21)
 problem=
-sweep -j 2 --exhaustive -o "$tmp/all.csv" 2>"$tmp/all.err" ||
+sweep -j 2 --exhaustive -o "$tmp/all.csv" >/dev/null 2>"$tmp/all.err" ||
     problem="--exhaustive failed: $(one_line "$tmp/all.err")"
 best_rows "$tmp/j1.csv" 10 >"$tmp/best.pruned"
 best_rows "$tmp/all.csv" 10 >"$tmp/best.all"
@@ -73,7 +73,7 @@ check "pruning keeps the 10 best rows of the exhaustive sweep ($pruned pruned, w
 problem=
 : >"$tmp/union"
 for k in 1 2 3 4; do
-    if ! sweep -j 2 --exhaustive --shard "$k/4" -o "$tmp/shard$k.csv" 2>/dev/null; then
+    if ! sweep -j 2 --exhaustive --shard "$k/4" -o "$tmp/shard$k.csv" >/dev/null 2>&1; then
         problem="$problem; shard $k/4 failed"
         continue
     fi
@@ -91,7 +91,7 @@ check "the union of 4 shards is the whole sweep" "$problem"
 problem=
 : >"$tmp/union"
 for k in 1 2 3 4; do
-    sweep -j 2 --shard "$k/4" -o "$tmp/pshard$k.csv" 2>/dev/null || problem="$problem; shard $k/4 failed"
+    sweep -j 2 --shard "$k/4" -o "$tmp/pshard$k.csv" >/dev/null 2>/dev/null || problem="$problem; shard $k/4 failed"
     tail -n +2 "$tmp/pshard$k.csv" >>"$tmp/union"
 done
 { head -n 1 "$tmp/all.csv"; cat "$tmp/union"; } >"$tmp/merged.csv"

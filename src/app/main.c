@@ -717,6 +717,43 @@ static char *simulate_command(const Inputs *in, const PlanSpec *plan)
 
 /* The --top table: a header, a line per plan, the best first, then the
  * command that simulates the best. */
+/* The plans that replay as row `head`'s (its twins, sweep.h), each as the
+ * flags it differs from it by: " (also --recompute selective; ...)", at
+ * most TWINS_SHOWN of them, then how many more; "" when it has none. */
+#define TWINS_SHOWN 3
+static char *twins_text(const SweepSpec *spec, const SweepResult *r, guint head)
+{
+    g_autoptr(PlanSpec) first = NULL;
+    GString *text = g_string_new(NULL);
+    int shown = 0, more = 0;
+    for (guint i = 0; i < r->rows->len; i++) {
+        const SweepRow *row = &g_array_index(r->rows, SweepRow, i);
+        if (row->twin_of != (gint64)head)
+            continue;
+        if (shown == TWINS_SHOWN) {
+            more++;
+            continue;
+        }
+        if (!first)
+            first = sweep_plan(spec, &g_array_index(r->rows, SweepRow, head));
+        g_autoptr(PlanSpec) twin = sweep_plan(spec, row);
+        g_string_append(text, shown++ ? "; " : " (also");
+        for (int f = 0; f < PLAN_N_FIELDS; f++) {
+            g_autofree char *mine = plan_field_text(first, (PlanField)f);
+            g_autofree char *its = plan_field_text(twin, (PlanField)f);
+            if (strcmp(mine, its) != 0)
+                g_string_append_printf(text, " --%s %s", plan_fields[f].flag, its);
+        }
+    }
+    if (more)
+        g_string_append_printf(text, "; %d more", more);
+    if (shown)
+        g_string_append(text, ")");
+    return g_string_free(text, FALSE);
+}
+
+/* The top table: each plan once, with the plans that replay as it named
+ * (twins_text). */
 static void print_best(FILE *to, const Inputs *in, const SweepSpec *spec, const SweepResult *r,
                        const guint *best, int n)
 {
@@ -725,9 +762,10 @@ static void print_best(FILE *to, const Inputs *in, const SweepSpec *spec, const 
             "TFLOP/s/GPU", "peak(GiB)", "plan");
     for (int i = 0; i < n; i++) {
         const SweepRow *row = &g_array_index(r->rows, SweepRow, best[i]);
-        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f  %s\n", i + 1, row->tokens_per_s,
+        g_autofree char *twins = twins_text(spec, r, best[i]);
+        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f  %s%s\n", i + 1, row->tokens_per_s,
                 row->step_time_s, 100 * row->mfu, row->mfu * peak_flops / 1e12,
-                row->peak_bytes / 1073741824.0, row->summary);
+                row->peak_bytes / 1073741824.0, row->summary, twins);
     }
     g_autoptr(PlanSpec) plan = sweep_plan(spec, &g_array_index(r->rows, SweepRow, best[0]));
     g_autofree char *command = simulate_command(in, plan);
@@ -831,18 +869,21 @@ static gboolean sweep(void *args, GError **error)
                     a->grid ? a->grid : "the default grid", r->combinations);
         return FALSE;
     }
-    GString *csv = g_string_new(r->header);
-    for (guint i = 0; i < r->rows->len; i++)
-        g_string_append(csv, g_array_index(r->rows, SweepRow, i).csv);
-    gboolean table_only = a->top && !a->output;
-    gboolean ok =
-        table_only || text_write_atomic(a->output ? a->output : "-", csv->str, csv->len, error);
-    g_string_free(csv, TRUE);
-    if (!ok)
-        return FALSE;
+    /* the CSV only when asked (-o FILE, or -o - for stdout); the table on
+     * stdout unless the CSV is there */
+    if (a->output) {
+        GString *csv = g_string_new(r->header);
+        for (guint i = 0; i < r->rows->len; i++)
+            g_string_append(csv, g_array_index(r->rows, SweepRow, i).csv);
+        gboolean ok = text_write_atomic(a->output, csv->str, csv->len, error);
+        g_string_free(csv, TRUE);
+        if (!ok)
+            return FALSE;
+    }
+    gboolean table_out = !a->output || strcmp(a->output, "-") != 0;
     g_autofree guint *best = g_new(guint, (gsize)top);
     int n = sweep_best(r, (int)top, best);
-    if (table_only)
+    if (table_out && n > 0)
         print_best(stdout, &a->in, &spec, r, best, n);
     fprintf(stderr, "sweep: %" G_GINT64_FORMAT " plans:", r->combinations);
     for (int s = 0; s < REPORT_STATUSES; s++) { /* "120 simulated (90 replayed), 3 pruned, ..." */
@@ -858,7 +899,7 @@ static gboolean sweep(void *args, GError **error)
     g_list_free(reasons);
     if (n == 0)
         fprintf(stderr, "sweep: no plan fits in memory\n");
-    else if (!table_only)
+    else if (!table_out)
         print_best(stderr, &a->in, &spec, r, best, n);
     return TRUE;
 }
@@ -873,18 +914,20 @@ static int cmd_sweep(int argc, char **argv)
         {"threads", 'j', 0, G_OPTION_ARG_STRING, &a.threads, "threads (default: every core)", "N"},
         {"shard", 0, 0, G_OPTION_ARG_STRING, &a.shard, "run only the K-th of N slices", "K/N"},
         {"top", 0, 0, G_OPTION_ARG_STRING, &a.top,
-         "print the K best plans that fit as a table (stdout, unless -o); default 10", "K"},
+         "the K best plans that fit, each once, as a table on stdout (stderr with -o -); default "
+         "10",
+         "K"},
         TRAINING_ENTRIES(a.training),
         {"rank-by", 0, 0, G_OPTION_ARG_STRING, &a.rank_by,
          "tokens_per_s (default), or for --tokens the run's time or cost (GPU-hours)", "WHAT"},
         {"exhaustive", 0, 0, G_OPTION_ARG_NONE, &a.exhaustive,
          "replay every valid plan: no memory pre-check, no pruning", NULL},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
-         "write the CSV to FILE (whole or not at all)", "FILE"},
+         "write a CSV row for each plan to FILE (whole or not at all; - for stdout)", "FILE"},
         {NULL},
     };
-    return run_command(argc, argv, "- the best plans of a grid, a CSV row for each plan", entries,
-                       &a.in, sweep, &a);
+    return run_command(argc, argv, "- the best plans of a grid (-o: a CSV row for each plan)",
+                       entries, &a.in, sweep, &a);
 }
 
 /* ---- collective ------------------------------------------------------------- */

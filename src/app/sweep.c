@@ -8,7 +8,9 @@
  *      bound held against the GPU's memory;
  *   2. the plans left, sorted by step-time bound then combination number,
  *      keep the first of each normal form (strategy_normalize; the others,
- *      its twins, take their rows from its replay), are cut into waves of
+ *      its twins, take their rows from its replay, or with `exhaustive`
+ *      replay alike, and stand aside in the top K: it counts distinct
+ *      plans), are cut into waves of
  *      a fixed size, each replayed on the pool; before a wave, every plan
  *      left whose score bound cannot beat the K-th best so far is pruned,
  *      twins with it (sweep.h);
@@ -308,11 +310,11 @@ static const SweepRow *top_row(const Top *top, guint i)
     return (const SweepRow *)(top->rows + top->stride * i);
 }
 
-/* Offers row i to the top. */
+/* Offers row i to the top; a twin stands aside for its first. */
 static void top_offer(Top *top, guint i)
 {
     const SweepRow *row = top_row(top, i);
-    if (row->status != REPORT_SIMULATED || !row->fits)
+    if (row->status != REPORT_SIMULATED || !row->fits || row->twin_of >= 0)
         return;
     int at = top->n;
     while (at > 0 && beats(row->score, row->combination, top_row(top, top->at[at - 1])->score,
@@ -347,19 +349,23 @@ static void prune(Job *job, Slot *slot)
 }
 
 /* Keeps, of the candidates `order` (n of them, sorted), the first of each
- * normal form, and makes the others its twins; returns how many are kept.
- * A twin would replay exactly the tasks its first does (strategy.h,
- * strategy_normalize), so its score equals the first's, and it is pruned
- * with it. */
-static gint64 keep_firsts(Job *job, gint64 *order, gint64 n)
+ * normal form, and makes the others its twins (row.twin_of); returns how
+ * many are kept. A twin would replay exactly the tasks its first does
+ * (strategy.h, strategy_normalize), so its score equals the first's, and
+ * it is pruned with it. `exhaustive`: every candidate is kept, to replay,
+ * the twins only marked. */
+static gint64 keep_firsts(Job *job, gint64 *order, gint64 n, gboolean exhaustive)
 {
     g_autoptr(GHashTable) first = g_hash_table_new(g_str_hash, g_str_equal);
     gint64 kept = 0;
     for (gint64 i = 0; i < n; i++) {
         Slot *slot = &job->slots[order[i]];
         Slot *head = g_hash_table_lookup(first, slot->normal);
-        if (!head) {
+        if (!head)
             g_hash_table_insert(first, slot->normal, slot);
+        else
+            slot->row.twin_of = head - job->slots;
+        if (!head || exhaustive) {
             order[kept++] = order[i];
             continue;
         }
@@ -392,12 +398,8 @@ static void branch_and_bound(Job *job, GThreadPool *pool, gint64 *order, gint64 
             }
         }
         run_phase(job, pool, SWEEP_REPLAY, wave, size, 1);
-        for (gint64 i = 0; i < size; i++) {
-            const GArray *twins = job->slots[wave[i]].twins;
+        for (gint64 i = 0; i < size; i++)
             top_offer(&top, (guint)wave[i]);
-            for (guint t = 0; twins && t < twins->len; t++)
-                top_offer(&top, (guint)g_array_index(twins, gint64, t));
-        }
     }
     g_free(top.at);
 }
@@ -421,7 +423,7 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
     job.slots = g_new0(Slot, MAX(job.n, 1));
     for (gint64 c = 0, i = 0; c < size; c++)
         if (sweep_shard_of(c, spec->shards) == spec->shard)
-            job.slots[i++].row.combination = c;
+            job.slots[i++].row = (SweepRow){.combination = c, .twin_of = -1};
     gint64 *at = g_new(gint64, MAX(job.n, 1)); /* slots of a phase */
     g_mutex_init(&job.lock);
     g_cond_init(&job.finished);
@@ -439,8 +441,7 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
     }
     g_qsort_with_data(at, (gint)candidates, sizeof(gint64), by_bound, job.slots);
     if (!g_atomic_int_get(spec->stop)) { /* else some candidates are not prepared */
-        if (!spec->exhaustive)
-            candidates = keep_firsts(&job, at, candidates);
+        candidates = keep_firsts(&job, at, candidates, spec->exhaustive);
         branch_and_bound(&job, pool, at, candidates);
     }
     gint64 rest = 0;

@@ -73,6 +73,8 @@ typedef struct {
     double bound_s;      /* the step-time lower bound; 0 for an invalid plan */
     double peak_bytes;   /* simulated; does_not_fit: the memory bound */
     gboolean fits;       /* simulated and fits */
+    gint64 twin_of;      /* a twin (sweep.c): the row of the first plan of its normal
+                          * form, whose figures it has; -1 otherwise */
 } SweepRow;
 
 typedef struct {
@@ -98,7 +100,8 @@ void sweep_result_free(SweepResult *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SweepResult, sweep_result_free)
 
 /* Indices of the best `k` simulated rows that fit, by their score (ties:
- * the earlier); returns how many (fewer when fewer fit). */
+ * the earlier), twins left out (each normal form once: the row it took
+ * the figures of); returns how many (fewer when fewer fit). */
 int sweep_best(const SweepResult *r, int k, guint *best);
 
 /* The plan of a valid row's combination, resolved, as the sweep ran it. */
