@@ -15,6 +15,7 @@
 #include "layout/layout.h"
 #include "metrics/diagnosis.h"
 #include "strategy/data_loader.h"
+#include "strategy/strategy.h"
 #include "testutil.h"
 
 enum { L = 4, H = 256, A = 8, V = 1024, S = 128, BYTES = 1000000 };
@@ -160,6 +161,42 @@ START_TEST(large_bubble_asks_for_micro_batches)
 }
 END_TEST
 
+/* What --explain advises for the most exposed communication fits the
+ * plan (issue 21): tp within a node of 8 without sequence parallelism
+ * gets both flags, --tp-comm-overlap needing the other; with it, the
+ * overlap; tp 16 on nodes of 8, to keep it within one; dp without
+ * overlap, --overlap-grad-reduce; ZeRO-3, a lower stage. */
+START_TEST(communication_advice_fits_the_plan)
+{
+    g_autoptr(ClusterSpec) c = test_shipped_cluster("dgx-a100-80gb.json", 4);
+    static const struct {
+        TaskTag tag;
+        int tp, sp, overlap, zero;
+        const char *says, *not_says;
+    } cases[] = {
+        {TAG_TP, 8, 0, 0, 0, "--sequence-parallel --tp-comm-overlap", "within a node"},
+        {TAG_TP, 8, 1, 0, 0, "(--tp-comm-overlap)", "within a node"},
+        {TAG_TP, 16, 1, 1, 0, "keep tp within a node (--tp 8 or less", "--tp-comm-overlap"},
+        {TAG_DP, 1, 0, 0, 0, "--overlap-grad-reduce", "--tp"},
+        {TAG_ZERO, 1, 0, 0, 3, "--zero-stage 2", "--overlap"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(PlanSpec) plan = plan_spec_new();
+        plan->tp = cases[i].tp;
+        plan->sequence_parallel = cases[i].sp;
+        plan->tp_comm_overlap = cases[i].overlap;
+        plan->overlap_grad_reduce = FALSE;
+        plan->zero_stage = cases[i].zero;
+        g_autofree char *advice = strategy_comm_advice(cases[i].tag, plan, c);
+        ck_assert_ptr_nonnull(advice);
+        ck_assert_msg(strstr(advice, cases[i].says) && !strstr(advice, cases[i].not_says),
+                      "case %zu: %s", i, advice);
+    }
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    ck_assert_ptr_null(strategy_comm_advice(TAG_AMAX, plan, c));
+}
+END_TEST
+
 Suite *suite_diagnosis(void)
 {
     Suite *s = suite_create("diagnosis");
@@ -173,6 +210,7 @@ Suite *suite_diagnosis(void)
     tc = tcase_create("checklist");
     tcase_add_test(tc, checklist_reads_the_metrics);
     tcase_add_test(tc, large_bubble_asks_for_micro_batches);
+    tcase_add_test(tc, communication_advice_fits_the_plan);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -333,6 +333,26 @@ problem=$problem$(run twins-csv $twins -o -)
     problem="$problem; -o - wrote $(grep -c ',simulated,' "$tmp/twins-csv.out") simulated rows, not 4"
 check "sweep prints its best plans, each once with its twins named; -o - writes the CSV" "$problem"
 
+# The fit advice searches deeper than two changes: Llama 2 70B on 8 A100s
+# fits with ZeRO-3, the optimizer on the host and full recomputation
+# (61.45 GiB replayed), where one or two changes do not; and --explain
+# advises what fits the plan (sequence parallelism before its overlap).
+problem=$(run deep simulate --model llama2-70b --nodes 1)
+grep -q '^  --zero-stage 3 --offload optimizer --recompute full  *step [0-9.]* s, peak 61.45 GiB$' \
+    "$tmp/deep.out" || problem="$problem; advice: $(sed -n '2,4p' "$tmp/deep.out" | tr '\n' '|')"
+check "the advice for Llama 2 70B on 8 A100s finds ZeRO-3 + optimizer offload + full recompute" \
+    "$problem"
+problem=$(run explain simulate --model llama2-70b --nodes 4 --tp 16 --pp 2 --global-batch-size 64 \
+    --explain)
+grep -q 'the largest exposed is tp: keep tp within a node (--tp 8 or less' "$tmp/explain.out" ||
+    problem="$problem; $(grep 'largest exposed' "$tmp/explain.out")"
+problem=$problem$(run explain8 simulate --model llama2-7b --nodes 1 --tp 8 --global-batch-size 64 \
+    --explain)
+grep -q 'largest exposed is tp: sequence parallelism, its collectives overlapped with the GEMMs (--sequence-parallel --tp-comm-overlap)' \
+    "$tmp/explain8.out" ||
+    problem="$problem; tp 8 in a node of 8, no SP: $(grep 'largest exposed' "$tmp/explain8.out")"
+check "--explain keeps tp within a node only when it spans nodes, and overlaps it with SP" "$problem"
+
 # One parser for counts and sizes (text_parse_count), suffixes in either
 # case: token totals in powers of ten (2t = 2T = 2e12), lengths, counts
 # and sizes in powers of two (4k = 4096 tokens a sequence, 1k sequences a

@@ -17,9 +17,13 @@ static const struct {
     const char *values;
     gboolean smaller;
 } candidates[] = {
-    {PLAN_ZERO_STAGE, "1,2,3", FALSE},       {PLAN_RECOMPUTE, "selective,full", FALSE},
-    {PLAN_SEQUENCE_PARALLEL, "true", FALSE}, {PLAN_MICRO_BATCH_SIZE, "32,16,8,4,2,1", TRUE},
-    {PLAN_TP, "2,4,8,16,32,64", FALSE},      {PLAN_PP, "2,4,8,16,32,64", FALSE},
+    {PLAN_ZERO_STAGE, "1,2,3", FALSE},
+    {PLAN_RECOMPUTE, "selective,full", FALSE},
+    {PLAN_SEQUENCE_PARALLEL, "true", FALSE},
+    {PLAN_MICRO_BATCH_SIZE, "32,16,8,4,2,1", TRUE},
+    {PLAN_TP, "2,4,8,16,32,64", FALSE},
+    {PLAN_PP, "2,4,8,16,32,64", FALSE},
+    {PLAN_OFFLOAD, "optimizer,activations", FALSE},
 };
 
 /* One value of one row. */
@@ -27,16 +31,31 @@ typedef struct {
     int row, value;
 } Change;
 
-/* A candidate plan with up to two changes, its bound and, once replayed,
- * its figures. */
+/* A candidate plan with up to ADVICE_DEPTH changes (to different rows,
+ * in row order), its bounds and, once replayed, whether it fits. */
 typedef struct {
-    Change change[2];
+    Change change[ADVICE_DEPTH];
     int n;
     PlanSpec *plan;
-    double bound_s;
-    int order;     /* in the order made: table order */
+    double bound_s, memory_bytes;
+    int order;     /* in the order made: table order within a depth */
     gboolean fits; /* replayed, and fits */
 } Candidate;
+
+/* What one search shares: its inputs, the budget and the results. */
+typedef struct {
+    const ModelSpec *model;
+    const ClusterSpec *cluster; /* with the nodes searched on */
+    const PlanSpec *plan;
+    long long gpus;      /* the plan's GPUs on this cluster */
+    const char *nodes;   /* "--nodes N" when more than the plan's; NULL: the same */
+    GArray *changes;     /* Change: every value of every row beyond the plan's own */
+    double budget;       /* events left */
+    gboolean *partial;   /* a candidate was left out for the budget */
+    GHashTable *seen;    /* the normal forms of the plans made, as flags */
+    GHashTable *fitting; /* the change sets that fit (set_key) */
+    int made;            /* candidates made, for their order */
+} Search;
 
 /* Every value of every row beyond the plan's own, in table order. */
 static GArray *single_changes(const PlanSpec *plan)
@@ -56,33 +75,32 @@ static GArray *single_changes(const PlanSpec *plan)
     return changes;
 }
 
-/* `plan` with the changes, resolved and checked on the same GPUs, or NULL
- * when that plan is not valid. */
-static PlanSpec *changed_plan(const ModelSpec *model, const ClusterSpec *cluster,
-                              const PlanSpec *plan, const Change *change, int n)
+/* The plan with the changes, resolved and checked on the search's GPUs
+ * (dp shrinks or grows to match), or NULL when that plan is not valid. */
+static PlanSpec *changed_plan(const Search *s, const Change *change, int n)
 {
-    g_autoptr(PlanSpec) p = plan_spec_copy(plan);
+    g_autoptr(PlanSpec) p = plan_spec_copy(s->plan);
     for (int i = 0; i < n; i++)
         plan_field_put(p, candidates[change[i].row].field, change[i].value, NULL);
-    long long gpus = plan_spec_gpus(plan), others = plan_spec_gpus(p) / p->dp;
-    if (gpus % others != 0)
+    long long others = plan_spec_gpus(p) / p->dp;
+    if (s->gpus % others != 0)
         return NULL;
-    p->dp = (int)(gpus / others);
-    if (p->pp != plan->pp && !plan->origin[PLAN_LAYERS_PER_STAGE]) { /* split anew */
+    p->dp = (int)(s->gpus / others);
+    if (p->pp != s->plan->pp && !s->plan->origin[PLAN_LAYERS_PER_STAGE]) { /* split anew */
         g_clear_pointer(&p->layers_per_stage.v, g_free);
         p->layers_per_stage.n = 0;
     }
-    if (!strategy_resolve(p, model, cluster, NULL))
+    if (!strategy_resolve(p, s->model, s->cluster, NULL))
         return NULL;
     return g_steal_pointer(&p);
 }
 
 /* The flags that turn `plan` into `changed`: every field that differs but
  * the layer split (which resolves anew), and dp only where the plan set it
- * (else it resolves from the GPUs, as here). */
-static char *change_text(const PlanSpec *plan, const PlanSpec *changed)
+ * (else it resolves from the GPUs, as here); after `nodes`, if any. */
+static char *change_text(const PlanSpec *plan, const PlanSpec *changed, const char *nodes)
 {
-    GString *s = g_string_new(NULL);
+    GString *s = g_string_new(nodes);
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
         g_autofree char *was = plan_field_text(plan, (PlanField)f);
         g_autofree char *now = plan_field_text(changed, (PlanField)f);
@@ -99,24 +117,93 @@ static char *change_text(const PlanSpec *plan, const PlanSpec *changed)
     return g_string_free(s, FALSE);
 }
 
-/* Adds the candidate of `change` (n of them) if it is valid and may fit;
- * sets *partial when its step is too big for the budget. */
-static void consider(GArray *out, const ModelSpec *model, const ClusterSpec *cluster,
-                     const PlanSpec *plan, const Change *change, int n, gboolean *partial)
+/* Whether a plan of the normal form of `plan` (strategy_normalize) was
+ * made before in this search; notes it if not. */
+static gboolean seen_before(Search *s, const PlanSpec *plan)
 {
-    PlanSpec *p = changed_plan(model, cluster, plan, change, n);
+    g_autoptr(PlanSpec) normal = plan_spec_copy(plan);
+    strategy_normalize(normal, s->model);
+    char *key = plan_spec_flags(normal);
+    if (g_hash_table_contains(s->seen, key)) {
+        g_free(key);
+        return TRUE;
+    }
+    g_hash_table_add(s->seen, key);
+    return FALSE;
+}
+
+/* Makes the candidate of `change` (n of them, in row order) if it is
+ * valid, replays unlike every plan made before (a change that changes
+ * nothing, selective recomputation under FlashAttention, is none) and is
+ * small enough to replay: into `fit` when its memory bound is within the
+ * GPU's memory (it may fit), else into `over`. */
+static void consider(Search *s, const Change *change, int n, GArray *fit, GArray *over)
+{
+    PlanSpec *p = changed_plan(s, change, n);
     if (!p)
         return;
-    gboolean small = emit_check_size(model, p, p->pp, 0, ADVICE_BUDGET_EVENTS, NULL);
-    *partial |= !small;
-    if (!small || estimate_peak_lower_bound_bytes(model, cluster, p) > cluster->gpu.memory_bytes) {
+    if (seen_before(s, p)) {
         plan_spec_free(p);
         return;
     }
-    Candidate c = {.n = n, .plan = p, .order = (int)out->len};
-    memcpy(c.change, change, sizeof(Change) * (gsize)n);
-    c.bound_s = estimate_step_lower_bound_s(model, cluster, p);
-    g_array_append_val(out, c);
+    gboolean small = emit_check_size(s->model, p, p->pp, 0, ADVICE_BUDGET_EVENTS, NULL);
+    *s->partial |= !small;
+    if (!small) {
+        plan_spec_free(p);
+        return;
+    }
+    Candidate c = {.n = n, .plan = p, .order = s->made++};
+    for (int i = 0; i < n; i++)
+        c.change[i] = change[i];
+    c.memory_bytes = estimate_peak_lower_bound_bytes(s->model, s->cluster, p);
+    c.bound_s = estimate_step_lower_bound_s(s->model, s->cluster, p);
+    g_array_append_val(c.memory_bytes > s->cluster->gpu.memory_bytes ? over : fit, c);
+}
+
+/* The change set `set` (n, in row order) but its change `skip` (-1:
+ * none), as text: a key of Search.fitting. */
+static char *set_key(const Change *set, int n, int skip)
+{
+    GString *key = g_string_new(NULL);
+    for (int i = 0; i < n; i++)
+        if (i != skip)
+            g_string_append_printf(key, "%d:%d ", set[i].row, set[i].value);
+    return g_string_free(key, FALSE);
+}
+
+/* Whether a change set one change smaller than `set` fits: then `set` is
+ * no simpler a way to fit. */
+static gboolean fits_with_less(const Search *s, const Change *set, int n)
+{
+    gboolean less = FALSE;
+    for (int k = 0; k < n && !less; k++) {
+        g_autofree char *key = set_key(set, n, k);
+        less = g_hash_table_contains(s->fitting, key);
+    }
+    return less;
+}
+
+/* The candidates with one change more than `parent`'s, to a row it does
+ * not change, as consider() sorts them, unless fewer of their changes
+ * fit. */
+static void extend(Search *s, const Candidate *parent, GArray *fit, GArray *over)
+{
+    for (guint i = 0; i < s->changes->len; i++) {
+        Change c = g_array_index(s->changes, Change, i), set[ADVICE_DEPTH];
+        int n = 0, at = 0;
+        gboolean clash = FALSE;
+        for (int k = 0; k < parent->n; k++)
+            clash |= parent->change[k].row == c.row;
+        if (clash)
+            continue;
+        while (at < parent->n && parent->change[at].row < c.row)
+            set[n++] = parent->change[at++];
+        set[n++] = c;
+        while (at < parent->n)
+            set[n++] = parent->change[at++];
+        if (!fits_with_less(s, set, n))
+            consider(s, set, n, fit, over);
+    }
 }
 
 static int by_bound(gconstpointer a, gconstpointer b)
@@ -125,13 +212,19 @@ static int by_bound(gconstpointer a, gconstpointer b)
     return x->bound_s < y->bound_s ? -1 : x->bound_s > y->bound_s ? 1 : x->order - y->order;
 }
 
+static int by_memory(gconstpointer a, gconstpointer b)
+{
+    const Candidate *x = a, *y = b;
+    if (x->memory_bytes != y->memory_bytes)
+        return x->memory_bytes < y->memory_bytes ? -1 : 1;
+    return by_bound(a, b);
+}
+
 /* Replays the candidates in order of their bounds until the best
- * ADVICE_MAX that fit are known, within `budget` events (spent as they
- * are; *partial set when one is left out for it); returns how many fit, in `out` fastest first
- * (ties: the earlier candidate). */
-static int replay_best(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                       GArray *cands, double *budget, gboolean *partial,
-                       ReportAdvice out[ADVICE_MAX])
+ * ADVICE_MAX that fit are known, within the search's budget (spent as
+ * they are; `partial` set when one is left out for it); returns how many
+ * fit, in `out` fastest first (ties: the earlier candidate). */
+static int replay_best(Search *s, GArray *cands, ReportAdvice out[ADVICE_MAX])
 {
     g_array_sort(cands, by_bound);
     int n = 0, order[ADVICE_MAX];
@@ -145,14 +238,15 @@ static int replay_best(const ModelSpec *model, const ClusterSpec *cluster, const
          * built when its size is known, else after building what is left,
          * which spends it */
         GError *error = NULL;
-        if (*budget < 1 || !sim_run_within(model, cluster, c->plan, (gsize)*budget, &rep, &error)) {
+        double cap = s->budget / 2; /* one step too big spends half of what is left */
+        if (cap < 1 || !sim_run_within(s->model, s->cluster, c->plan, (gsize)cap, &rep, &error)) {
             if (g_error_matches(error, PS_ERROR, PS_ERROR_OVER_CAP))
-                *budget = 0;
-            *partial = TRUE;
+                s->budget -= cap;
+            *s->partial = TRUE;
             g_clear_error(&error);
             continue;
         }
-        *budget -= (double)rep.metrics.events;
+        s->budget -= (double)rep.metrics.events;
         double step = rep.metrics.step_time_s, peak = rep.metrics.peak_bytes;
         gboolean fits = c->fits = rep.metrics.fits;
         report_clear(&rep);
@@ -167,7 +261,7 @@ static int replay_best(const ModelSpec *model, const ClusterSpec *cluster, const
             g_free(out[--n].change);
         memmove(&out[at + 1], &out[at], sizeof *out * (gsize)(n - at));
         memmove(&order[at + 1], &order[at], sizeof *order * (gsize)(n - at));
-        out[at] = (ReportAdvice){change_text(plan, c->plan), step, peak};
+        out[at] = (ReportAdvice){change_text(s->plan, c->plan, s->nodes), step, peak};
         order[at] = c->order;
         n++;
     }
@@ -179,17 +273,6 @@ static void candidates_free(GArray *cands)
     for (guint i = 0; i < cands->len; i++)
         plan_spec_free(g_array_index(cands, Candidate, i).plan);
     g_array_free(cands, TRUE);
-}
-
-/* Whether `change` is that of a single-change candidate that fits. */
-static gboolean fits_alone(GArray *singles, Change change)
-{
-    for (guint i = 0; i < singles->len; i++) {
-        const Candidate *c = &g_array_index(singles, Candidate, i);
-        if (c->fits && c->change[0].row == change.row && c->change[0].value == change.value)
-            return TRUE;
-    }
-    return FALSE;
 }
 
 /* Merges the fastest of `a` (na) and `b` (nb), both fastest first, into
@@ -206,31 +289,81 @@ static int merge(ReportAdvice a[ADVICE_MAX], int na, ReportAdvice b[ADVICE_MAX],
     return n;
 }
 
+/* The beam search on one cluster (advice.h): depth after depth while
+ * fewer than ADVICE_MAX fit, the candidates within memory replayed, those
+ * over it or that did not fit carried on, the ADVICE_BEAM nearest to
+ * fitting extended by one change more. */
+static int search(Search *s, ReportAdvice out[ADVICE_MAX])
+{
+    s->changes = single_changes(s->plan);
+    s->seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    s->fitting = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    if (!s->nodes)
+        seen_before(s, s->plan); /* the plan itself is no advice */
+    GArray *beam = g_array_new(FALSE, FALSE, sizeof(Candidate));
+    Candidate root = {.plan = plan_spec_copy(s->plan)};
+    g_array_append_val(beam, root);
+    int n = 0;
+    /* on more nodes, the plan itself first (depth 0: no change but them) */
+    for (int depth = s->nodes ? 0 : 1; depth <= ADVICE_DEPTH && n < ADVICE_MAX && beam->len > 0;
+         depth++) {
+        GArray *fit = g_array_new(FALSE, FALSE, sizeof(Candidate)),
+               *over = g_array_new(FALSE, FALSE, sizeof(Candidate));
+        if (depth == 0)
+            consider(s, NULL, 0, fit, over);
+        for (guint i = 0; depth > 0 && i < beam->len; i++)
+            extend(s, &g_array_index(beam, Candidate, i), fit, over);
+        ReportAdvice more[ADVICE_MAX];
+        n = merge(out, n, more, replay_best(s, fit, more));
+        for (guint i = fit->len; i-- > 0;) { /* those that did not fit, carried on */
+            const Candidate *c = &g_array_index(fit, Candidate, i);
+            if (c->fits)
+                g_hash_table_add(s->fitting, set_key(c->change, c->n, -1));
+            if (!c->fits) {
+                g_array_append_val(over, g_array_index(fit, Candidate, i));
+                g_array_remove_index_fast(fit, i);
+            }
+        }
+        candidates_free(fit);
+        candidates_free(beam);
+        g_array_sort(over, by_memory);
+        for (guint i = MIN(over->len, ADVICE_BEAM); i < over->len; i++)
+            plan_spec_free(g_array_index(over, Candidate, i).plan);
+        g_array_set_size(over, MIN(over->len, ADVICE_BEAM));
+        beam = over;
+    }
+    candidates_free(beam);
+    g_hash_table_destroy(s->seen);
+    g_hash_table_destroy(s->fitting);
+    g_array_free(s->changes, TRUE);
+    return n;
+}
+
 int advice_find(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                 ReportAdvice out[ADVICE_MAX], gboolean *partial)
 {
     *partial = FALSE;
-    g_autoptr(GArray) changes = single_changes(plan);
-    GArray *singles = g_array_new(FALSE, FALSE, sizeof(Candidate));
-    for (guint i = 0; i < changes->len; i++)
-        consider(singles, model, cluster, plan, &g_array_index(changes, Change, i), 1, partial);
-    double budget = ADVICE_BUDGET_EVENTS;
-    int n = replay_best(model, cluster, plan, singles, &budget, partial, out);
-    if (n < ADVICE_MAX) { /* every single change was replayed: pairs of the others */
-        GArray *pairs = g_array_new(FALSE, FALSE, sizeof(Candidate));
-        for (guint i = 0; i < changes->len; i++)
-            for (guint j = i + 1; j < changes->len; j++) {
-                Change pair[2] = {g_array_index(changes, Change, i),
-                                  g_array_index(changes, Change, j)};
-                if (pair[0].row != pair[1].row && !fits_alone(singles, pair[0]) &&
-                    !fits_alone(singles, pair[1]))
-                    consider(pairs, model, cluster, plan, pair, 2, partial);
-            }
-        ReportAdvice more[ADVICE_MAX];
-        n = merge(out, n, more, replay_best(model, cluster, plan, pairs, &budget, partial, more));
-        candidates_free(pairs);
+    Search s = {model,
+                cluster,
+                plan,
+                plan_spec_gpus(plan),
+                NULL,
+                .budget = ADVICE_BUDGET_EVENTS,
+                .partial = partial};
+    int n = search(&s, out);
+    /* none on these GPUs: the fewest more nodes on which some change fits,
+     * each plan's GPUs grown by as much */
+    for (int times = 2; n == 0 && times <= ADVICE_NODES; times *= 2) {
+        ClusterSpec more = *cluster;
+        more.nodes = cluster->nodes * times;
+        if ((long long)more.nodes * more.gpus_per_node > CLUSTER_MAX_GPUS)
+            break;
+        g_autofree char *nodes = g_strdup_printf("--nodes %d", more.nodes);
+        Search bigger = {
+            model, &more, plan, s.gpus * times, nodes, .budget = s.budget, .partial = partial};
+        n = search(&bigger, out);
+        s.budget = bigger.budget;
     }
-    candidates_free(singles);
     return n;
 }
 

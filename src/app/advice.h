@@ -3,18 +3,25 @@
  * advice.c holds one table of candidate changes, each a plan field and the
  * values to try beyond the plan's own: a higher ZeRO stage, recomputation
  * (selective, full), sequence parallelism, a smaller micro-batch, more
- * tensor or pipeline parallelism on the same GPUs (dp shrinks to match).
- * The global batch stays the plan's. Every single change is tried; when
- * fewer than ADVICE_MAX fit, also every pair of changes to two different
- * fields, neither of which fits alone (a single change is simpler). A
+ * tensor or pipeline parallelism on the same GPUs (dp shrinks to match),
+ * offload (optimizer, activations). The global batch stays the plan's.
+ * The search is a beam, depth by depth: every single change is tried; while
+ * fewer than ADVICE_MAX fit, the ADVICE_BEAM candidates of the last depth
+ * nearest to fitting (by their memory lower bound) that did not fit each
+ * get one change more, to a field they leave alone, up to ADVICE_DEPTH
+ * changes (a candidate that fits is not extended: fewer changes are
+ * simpler). When none fits on these GPUs, the same search runs on 2, 4,
+ * then ADVICE_NODES times the nodes (each plan's dp grown as much), the
+ * plan unchanged first, and the advice names `--nodes N`. A
  * candidate that does not resolve or is not supported is dropped, one whose
  * memory lower bound (strategy/estimate.h) exceeds the GPU's memory is
- * dropped without a replay (its replayed peak would too), and the others
- * are replayed in increasing order of their step-time lower bound until
- * ADVICE_MAX of them fit and no bound left is below the slowest of those.
- * So the result is exactly the ADVICE_MAX fastest candidates that fit, by
- * replayed step time (ties: single changes, then table order), each
- * verified by its replay, among those replayed within a budget: the
+ * carried on without a replay (its replayed peak would exceed it too), and
+ * the others are replayed in increasing order of their step-time lower
+ * bound until ADVICE_MAX of them fit and no bound left is below the
+ * slowest of those. So the result is the ADVICE_MAX fastest candidates
+ * that fit, by replayed step time (ties: fewer changes, then table order),
+ * among those the beam reaches, each verified by its replay, among those
+ * replayed within a budget: the
  * replays of one advice together process at most ADVICE_BUDGET_EVENTS
  * events; a candidate whose step has more tasks than the budget has left
  * (each task is at least one event) is refused: unbuilt when its size is
@@ -30,6 +37,9 @@
 
 #define ADVICE_MAX           5
 #define ADVICE_BUDGET_EVENTS 2000000
+#define ADVICE_DEPTH         4 /* changes at most */
+#define ADVICE_BEAM          16
+#define ADVICE_NODES         8
 
 /* The changes to `plan` (resolved) that make it fit, fastest first, into
  * `out`; returns how many (0 .. ADVICE_MAX); *partial says whether a

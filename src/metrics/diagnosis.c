@@ -6,6 +6,7 @@
 
 #include "layout/layout.h"
 #include "strategy/data_loader.h"
+#include "strategy/strategy.h"
 
 static const double GiB = 1073741824.0;
 
@@ -64,7 +65,7 @@ static void check_communication(DiagCheck *c, const Step *s)
         c->verdict = g_strdup("none");
     } else if (c->value >= c->threshold) {
         const char *group = emit_comm_name((TaskTag)worst);
-        const char *advice = emit_comm_advice((TaskTag)worst);
+        g_autofree char *advice = strategy_comm_advice((TaskTag)worst, s->plan, s->cluster);
         c->verdict = g_strdup_printf("bound by %s communication", group);
         g_string_append_printf(text, "; the largest exposed is %s%s%s", group, advice ? ": " : "",
                                advice ? advice : "");

@@ -478,13 +478,13 @@ static void render_fit_text(GString *out, const Report *rep)
                            m->peak_bytes / GiB, m->capacity_bytes / GiB, m->peak_rank);
     if (rep->advised && rep->n_advice == 0)
         g_string_append_printf(out,
-                               "to fit: no change of one or two plan fields%s fits on these GPUs "
-                               "(more GPUs: --nodes)\n",
-                               rep->advice_partial ? " tried" : "");
+                               "to fit: no change the advice searches%s fits, on these GPUs or "
+                               "on more nodes (docs/report.md, \"Advice\")\n",
+                               rep->advice_partial ? " and replayed" : "");
     if (rep->n_advice > 0)
         g_string_append(out, "to fit, try:\n");
     for (int i = 0; i < rep->n_advice; i++)
-        g_string_append_printf(out, "  %-46s step %.4g s, peak %.2f GiB\n", rep->advice[i].change,
+        g_string_append_printf(out, "  %-52s step %.4g s, peak %.2f GiB\n", rep->advice[i].change,
                                rep->advice[i].step_time_s, rep->advice[i].peak_bytes / GiB);
     if (rep->advice_partial)
         g_string_append(out, "to fit: changes whose step is too big to replay within the advice's "

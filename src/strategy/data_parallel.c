@@ -7,8 +7,8 @@
  * each in fp32, as Megatron-LM reduces bf16 training's main gradients; 2
  * in bf16), over the data-parallel group with its context-parallel ranks
  * (dp x cp ranks hold the same parameters: Megatron-Core's data-parallel
- * group "with context parallel"), on the communication stream, as each backward segment finishes producing them
- * (a split backward's W segment: zero-bubble schedules):
+ * group "with context parallel"), on the communication stream, as each backward segment finishes
+ * producing them (a split backward's W segment: zero-bubble schedules):
  *   - overlap_grad_reduce: in buckets of at least ddp_bucket_size
  *     parameters (closed at a segment's end), each launched as soon as its
  *     gradients exist, hiding behind the rest of backward (Megatron-LM's
@@ -67,7 +67,8 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
     DpState *st = state;
     const PlanSpec *plan = emit_plan(e);
     gboolean every_micro_batch = plan->zero_stage >= 2;
-    if (!emit_unit_ends_backward(u) || (!every_micro_batch && u->micro_batch != emit_micro_batches(e) - 1))
+    if (!emit_unit_ends_backward(u) ||
+        (!every_micro_batch && u->micro_batch != emit_micro_batches(e) - 1))
         return; /* accumulated locally */
     st->producer = last;
     st->pending += seg->params;
@@ -77,9 +78,23 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
         reduce(e, st);
 }
 
+/* Exposed gradient reduction: overlap it with the backward, else give it
+ * more compute to hide behind or fewer ranks. */
+static char *comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *cluster)
+{
+    (void)cluster;
+    if (tag != TAG_DP)
+        return NULL;
+    if (!plan->overlap_grad_reduce)
+        return g_strdup("overlap the gradient reduction with the backward (--overlap-grad-reduce)");
+    return g_strdup("more micro-batches a step to hide it behind (--global-batch-size), or fewer "
+                    "data-parallel ranks (more tp or pp)");
+}
+
 const Strategy strategy_data_parallel = {
     .name = "data_parallel",
     .active = active,
     .state_size = sizeof(DpState),
     .segment_end = segment_end,
+    .comm_advice = comm_advice,
 };

@@ -95,21 +95,11 @@ const char *emit_stream_name(Stream stream)
 const char *emit_comm_name(TaskTag tag)
 {
     static const char *const names[TAG_KINDS] = {
-#define TAG(ID, purpose, advice) purpose,
+#define TAG(ID, purpose) purpose,
 #include "strategy/tags.def"
 #undef TAG
     };
     return names[tag];
-}
-
-const char *emit_comm_advice(TaskTag tag)
-{
-    static const char *const advice[TAG_KINDS] = {
-#define TAG(ID, purpose, text) text,
-#include "strategy/tags.def"
-#undef TAG
-    };
-    return advice[tag];
 }
 
 /* The streams of a graph of the active strategies: every graph's

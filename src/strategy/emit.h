@@ -56,7 +56,7 @@ typedef enum {
 /* What a task is, for the metrics: compute phases, then the purpose of a
  * collective (tags.def). */
 typedef enum {
-#define TAG(ID, purpose, advice) TAG_##ID,
+#define TAG(ID, purpose) TAG_##ID,
 #include "strategy/tags.def"
 #undef TAG
     TAG_KINDS
@@ -289,9 +289,7 @@ const char *emit_mem_name(MemKind kind);
 const char *emit_stream_name(Stream stream);
 
 /* A collective's purpose (tags.def): "tp", "dp", ...; NULL for the tags
- * of other tasks. And what to try when its communication is the most
- * exposed, or NULL. */
+ * of other tasks. */
 const char *emit_comm_name(TaskTag tag);
-const char *emit_comm_advice(TaskTag tag);
 
 #endif

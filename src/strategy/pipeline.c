@@ -102,10 +102,26 @@ static void step_end(Emit *e, void *state)
     emit_wait(e, emit_last(e, STREAM_COMPUTE), t);
 }
 
+/* Exposed pipeline transfers: fewer of them (fewer model chunks or
+ * stages). */
+static char *comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *cluster)
+{
+    (void)cluster;
+    if (tag != TAG_PP)
+        return NULL;
+    if (plan->virtual_stages > 1)
+        return g_strdup_printf("fewer model chunks a stage (--virtual-stages %d: each sends its "
+                               "activations on)",
+                               plan->virtual_stages / 2);
+    return g_strdup_printf("fewer pipeline stages (--pp %d), or stages on faster links",
+                           MAX(plan->pp / 2, 1));
+}
+
 const Strategy strategy_pipeline = {
     .name = "pipeline",
     .active = active,
     .check = check,
+    .comm_advice = comm_advice,
     .schedule = schedule,
     .unit_begin = unit_begin,
     .unit_end = unit_end,

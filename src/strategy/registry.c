@@ -46,3 +46,12 @@ gboolean strategy_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterS
     return check_model(plan, model, error) && plan_spec_resolve(plan, model, cluster, error) &&
            strategy_check(plan, model, error);
 }
+
+char *strategy_comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *cluster)
+{
+    char *advice = NULL;
+    for (int i = 0; strategy_registry[i] && !advice; i++)
+        if (strategy_registry[i]->comm_advice)
+            advice = strategy_registry[i]->comm_advice(tag, plan, cluster);
+    return advice;
+}

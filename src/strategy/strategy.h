@@ -75,6 +75,11 @@ typedef struct {
     /* Sets the fields the strategy owns whose value changes nothing in the
      * replay of `plan` to the value they behave as (strategy_normalize). */
     void (*normalize)(PlanSpec *plan, const ModelSpec *model);
+    /* What to try when the communication of `tag`, one of the strategy's
+     * own purposes, is the most exposed of `plan`'s on `cluster`, as
+     * flags where one helps ("--tp-comm-overlap"; newly allocated), or
+     * NULL for a tag not its own (strategy_comm_advice). */
+    char *(*comm_advice)(TaskTag tag, const PlanSpec *plan, const ClusterSpec *cluster);
 } Strategy;
 
 /* The registered strategies, NULL-terminated. */
@@ -84,6 +89,12 @@ extern const Strategy *const strategy_registry[];
  * against the model fails, in registry order, or when the step is too big
  * to build (emit_check_size under EMIT_MAX_TASKS). */
 gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **error);
+
+/* What to try when the communication of `tag` is the most exposed of
+ * `plan`'s on `cluster`: the owning strategy's comm_advice, fitting this
+ * plan (no --tp-comm-overlap without sequence parallelism, no "keep tp
+ * within a node" when it is); NULL when none has any. Newly allocated. */
+char *strategy_comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *cluster);
 
 /* Resolves `plan` against the model and cluster as plan_spec_resolve does,
  * after every strategy's check_model of its fields as given, then checks

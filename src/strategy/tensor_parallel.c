@@ -146,6 +146,26 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *m, GError **error)
     return TRUE;
 }
 
+/* Exposed tensor-parallel communication: across nodes, keep the group
+ * inside one; else overlap it with its GEMMs (which needs sequence
+ * parallelism); else less of it. */
+static char *comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *cluster)
+{
+    if (tag != TAG_TP)
+        return NULL;
+    if (plan->tp > cluster->gpus_per_node)
+        return g_strdup_printf(
+            "keep tp within a node (--tp %d or less: tp %d spans nodes of %d GPUs)",
+            cluster->gpus_per_node, plan->tp, cluster->gpus_per_node);
+    if (!plan->sequence_parallel)
+        return g_strdup("sequence parallelism, its collectives overlapped with the GEMMs "
+                        "(--sequence-parallel --tp-comm-overlap)");
+    if (!plan->tp_comm_overlap)
+        return g_strdup("overlap its collectives with the GEMMs (--tp-comm-overlap)");
+    return g_strdup_printf("less tensor parallelism (--tp %d), more pipeline or data parallelism",
+                           MAX(plan->tp / 2, 1));
+}
+
 /* Cuts forward operations into spans, costing each operation as the
  * emitter costs a list (tf_ops_work). */
 static PieceSpans cut(const GpuSpec *gpu, const OpList *ops)
@@ -370,6 +390,7 @@ const Strategy strategy_tensor_parallel = {
     .active = active,
     .check_model = check_model,
     .check = check,
+    .comm_advice = comm_advice,
     .piece_tasks = piece_tasks,
     .state_size = sizeof(TpState),
     .step_begin = step_begin,

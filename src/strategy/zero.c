@@ -194,10 +194,27 @@ static void after_optimizer(Emit *e, void *state, TaskId optimizer)
                   optimizer, names, (TaskName){0}, NULL);
 }
 
+/* Exposed ZeRO gathers: overlap them, else a lower stage. */
+static char *comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *cluster)
+{
+    (void)cluster;
+    if (tag != TAG_ZERO)
+        return NULL;
+    if (plan->zero_stage == 3)
+        return g_strdup("ZeRO-1 or 2 if memory allows (--zero-stage 2: ZeRO-3 gathers every "
+                        "layer's parameters in forward and backward)");
+    if (!plan->overlap_param_gather)
+        return g_strdup("overlap the parameter gather with the next forward "
+                        "(--overlap-param-gather)");
+    return g_strdup_printf("a lower ZeRO stage if memory allows (--zero-stage %d)",
+                           plan->zero_stage - 1);
+}
+
 const Strategy strategy_zero = {
     .name = "zero",
     .active = active,
     .check = check,
+    .comm_advice = comm_advice,
     .piece_tasks = piece_tasks,
     .state_size = sizeof(ZeroState),
     .step_begin = step_begin,
