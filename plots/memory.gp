@@ -1,10 +1,11 @@
-# memory.gp: each pipeline stage's memory peak by kind, stacked, against the
-# GPU's capacity, from `plansim simulate --format json`.
+# memory.gp: each pipeline stage's memory peak by kind (the runtime's
+# reserve included), stacked, against the GPU's capacity, from `plansim
+# simulate --format json`.
 # gnuplot -e "input='step.json'; output='memory'" memory.gp
 data = sprintf("< grep '\"stage\":' '%s' | sed 's/[{}\",:]/ /g'", input)
 capacity = real(system(sprintf("grep '\"capacity_bytes\"' '%s' | tr -dc '0-9'", input))) / 2**30
 # each stage line, split on spaces: 2 stage, 18 params, 20 grads, 22 optimizer,
-# 24 activations, 26 buffers (bytes)
+# 24 activations, 26 buffers, 28 the runtime's reserve (bytes)
 set title "Memory peak per pipeline stage"
 set xlabel "stage"
 set ylabel "GiB"
@@ -23,5 +24,6 @@ do for [term in "pngcairo svg"] {
          '' using ($20/2**30) title "grads", \
          '' using ($22/2**30) title "optimizer", \
          '' using ($24/2**30) title "activations", \
-         '' using ($26/2**30) title "buffers"
+         '' using ($26/2**30) title "buffers", \
+         '' using ($28/2**30) title "reserve"
 }

@@ -187,15 +187,15 @@ START_TEST(names_are_formatted_when_asked)
 {
     Graph *g = graph_new(1, 1);
     static const char fmt[] = "fwd mb%d L%d attn";
-    TaskId a = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 17});
-    TaskId b = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 17});
-    TaskId c = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 18});
+    TaskId a = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 17, NULL});
+    TaskId b = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 17, "norm"});
+    TaskId c = graph_compute(g, 0, 0, 0, 0, 0, (TaskName){fmt, 3, 18, NULL});
     TaskId d = graph_marker(g, 0, 0, 0, (TaskName){.fmt = "step end"});
     ck_assert(graph_seal(g, NULL));
     g_autofree char *na = graph_name(g, a), *nb = graph_name(g, b), *nc = graph_name(g, c),
                     *nd = graph_name(g, d);
     ck_assert_str_eq(na, "fwd mb3 L17 attn");
-    ck_assert_str_eq(nb, "fwd mb3 L17 attn");
+    ck_assert_str_eq(nb, "fwd mb3 L17 attn norm"); /* a part, after a space */
     ck_assert_str_eq(nc, "fwd mb3 L18 attn");
     ck_assert_str_eq(nd, "step end");
     graph_free(g);
@@ -265,8 +265,8 @@ START_TEST(unjoined_collective_is_an_error)
     Graph *g = graph_new(3, 1);
     int members[] = {0, 1, 2};
     int grp = graph_add_group(g, members, 3);
-    graph_collective(g, grp, 0, 0, COLL_ALL_REDUCE, 8, 0, (TaskName){"grad ar %d", 5, 0});
-    graph_collective(g, grp, 2, 0, COLL_ALL_REDUCE, 8, 0, (TaskName){"grad ar %d", 5, 0});
+    graph_collective(g, grp, 0, 0, COLL_ALL_REDUCE, 8, 0, (TaskName){.fmt = "grad ar %d", .a = 5});
+    graph_collective(g, grp, 2, 0, COLL_ALL_REDUCE, 8, 0, (TaskName){.fmt = "grad ar %d", .a = 5});
     GError *error = NULL;
     ck_assert(!graph_seal(g, &error));
     ck_assert(g_error_matches(error, PS_ERROR, PS_ERROR_STUCK));

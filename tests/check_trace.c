@@ -122,8 +122,8 @@ static void assert_gpu_traced(const Tally *t, int pid)
     ck_assert_msg(t->collective[pid][STREAM_COMM] >= 2, "GPU %d: %d ZeRO collectives", pid,
                   t->collective[pid][STREAM_COMM]);
     ck_assert_int_eq(t->compute[pid][STREAM_COMM], 0);
-    ck_assert_msg(t->collective[pid][STREAM_P2P] == 4, "GPU %d: %d pipeline sends, expected 4",
-                  pid, t->collective[pid][STREAM_P2P]);
+    ck_assert_msg(t->collective[pid][STREAM_P2P] == 4, "GPU %d: %d pipeline sends, expected 4", pid,
+                  t->collective[pid][STREAM_P2P]);
     ck_assert_int_eq(t->compute[pid][STREAM_P2P], 0);
     ck_assert_msg(t->counters[pid] >= 2, "GPU %d: %d memory counter events", pid, t->counters[pid]);
 }
@@ -202,12 +202,56 @@ START_TEST(stages_only_traces_one_gpu_per_stage)
 }
 END_TEST
 
+/* The parts of a layer's compute are named apart (tensor parallelism cuts
+ * it at its collectives; tensor_parallel.c's part names): no two compute
+ * slices of one GPU's compute stream share a name. And the flow arrows:
+ * each starts ("s") once and ends ("f") once; a pipeline transfer's ends
+ * on another GPU than it starts, one per send: 2 stages x 4 GPUs x 4
+ * micro-batches = 32 (activations forward from stage 0, gradients back
+ * from stage 1); a collective's joins its members, here pairs (tp 2,
+ * ZeRO's dp 2), on one stream. */
+START_TEST(parts_named_apart_and_flows_paired)
+{
+    int ranks;
+    cJSON *json = trace_of(FALSE, &ranks);
+    g_autoptr(GHashTable) names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GHashTable) starts = g_hash_table_new(g_direct_hash, g_direct_equal);
+    int sends = 0, ends = 0;
+    const cJSON *events = cJSON_GetObjectItem(json, "traceEvents");
+    for (const cJSON *e = events->child; e; e = e->next) {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        int pid = cJSON_GetObjectItem(e, "pid")->valueint;
+        if (strcmp(ph, "X") == 0 && cJSON_GetObjectItem(e, "tid")->valueint == STREAM_COMPUTE) {
+            char *key = g_strdup_printf("%d %s", pid, cJSON_GetObjectItem(e, "name")->valuestring);
+            ck_assert_msg(!g_hash_table_contains(names, key), "two slices named \"%s\"", key);
+            g_hash_table_add(names, key);
+        }
+        if (strcmp(ph, "s") != 0 && strcmp(ph, "f") != 0)
+            continue;
+        gpointer id = GINT_TO_POINTER(cJSON_GetObjectItem(e, "id")->valueint + 1);
+        if (ph[0] == 's') {
+            ck_assert(!g_hash_table_contains(starts, id));
+            g_hash_table_insert(starts, id, GINT_TO_POINTER(pid + 1));
+            continue;
+        }
+        ck_assert(g_hash_table_contains(starts, id));
+        ends++;
+        sends += GPOINTER_TO_INT(g_hash_table_lookup(starts, id)) != pid + 1 &&
+                 cJSON_GetObjectItem(e, "tid")->valueint == STREAM_COMPUTE;
+    }
+    ck_assert_int_eq(ends, (int)g_hash_table_size(starts));
+    ck_assert_int_eq(sends, 32);
+    cJSON_Delete(json);
+}
+END_TEST
+
 Suite *suite_trace(void)
 {
     Suite *s = suite_create("trace");
     TCase *tc = tcase_create("chrome");
     tcase_add_test(tc, slices_of_a_stream_never_overlap);
     tcase_add_test(tc, stages_only_traces_one_gpu_per_stage);
+    tcase_add_test(tc, parts_named_apart_and_flows_paired);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -60,8 +60,10 @@ svg_has() {
 check "the heat map's title names the model and its colour bar has a label" \
     "$(svg_lacks heatmap "tiny-gpt: best tokens/s per (tp, pp), plans that fit")$(svg_lacks heatmap "best tokens/s")"
 # tp 2 x pp 4: GPUs 1, 3, 5, 7 run as their tensor-parallel partners 0, 2,
-# 4, 6 do; the step has no recomputation and no collective on the compute
-# stream, and no row -1
-check "the Gantt chart has a row per pipeline stage, no -1 tick, and a key of the kinds drawn" \
-    "$(svg_lacks gantt "GPU 0")$(svg_lacks gantt "GPU 6")$(svg_has gantt "GPU 1")$(svg_has gantt "GPU 7")$(svg_has gantt "-1")$(svg_lacks gantt forward)$(svg_has gantt recompute)$(svg_has gantt collective)"
+# 4, 6 do; every stream with slices has a row (compute, the tp
+# collectives, the pipeline sends), the step has no recomputation, and no
+# row -1
+check "the Gantt chart has a row per stream of each pipeline stage, no -1 tick, and a key of the kinds drawn" \
+    "$(svg_lacks gantt "GPU 0 compute")$(svg_lacks gantt "GPU 0 tp")$(svg_lacks gantt "GPU 0 p2p")$(svg_lacks gantt "GPU 6 compute")$(svg_has gantt "GPU 1 compute")$(svg_has gantt "GPU 7 compute")$(svg_has gantt "-1")$(svg_lacks gantt forward)$(svg_has gantt recompute)$(svg_lacks gantt collective)"
+check "the memory plot stacks the runtime's reserve" "$(svg_lacks memory reserve)"
 finish

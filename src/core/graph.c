@@ -461,7 +461,8 @@ const Task *graph_task(const Graph *g, TaskId id)
 char *graph_name(const Graph *g, TaskId id)
 {
     const TaskName *n = &g->names[graph_task(g, id) - g->tasks];
-    return g_strdup_printf(n->fmt, n->a, n->b);
+    g_autofree char *whole = g_strdup_printf(n->fmt, n->a, n->b);
+    return n->part ? g_strconcat(whole, " ", n->part, NULL) : g_steal_pointer(&whole);
 }
 
 GraphArrays graph_arrays(const Graph *g)

@@ -34,13 +34,15 @@ typedef int32_t TaskId;
 typedef enum { TASK_COMPUTE, TASK_COLLECTIVE, TASK_MARKER } TaskKind;
 
 /* A task's name: a printf format with at most two int conversions, and
- * their values, e.g. {"fwd mb%d L%d attn", 3, 17}. The format must be a
- * string that lives as long as the graph (a literal): the graph keeps the
- * format and the values, and formats them only when graph_name asks, so
- * naming a task costs nothing. */
+ * their values, e.g. {"fwd mb%d L%d attn", 3, 17}, and the part of that
+ * work the task is, appended after a space ("column GEMM"; NULL: the
+ * whole). The format and the part must be strings that live as long as
+ * the graph (literals): the graph keeps them and the values, and formats
+ * them only when graph_name asks, so naming a task costs nothing. */
 typedef struct {
     const char *fmt;
     int a, b;
+    const char *part;
 } TaskName;
 
 typedef struct {

@@ -219,12 +219,33 @@ typedef struct {
     Emit *e;
     const TpState *st;
     const PieceRef *p;
+    const PieceSpans *k; /* the piece's spans */
     TaskTag tag;
     TaskName name;
     double seconds, flops; /* pending */
     int ops;
+    int from, to;    /* the spans of the pending work (a range, in either order) */
+    unsigned passes; /* and its passes (Pass bits) */
     TaskId first, last;
 } Parts;
+
+/* A part's name by the spans of its work, first to last in span order
+ * (part_names[lo][hi]), in Megatron-LM's terms: a block's norm, its
+ * column-parallel linear (QKV, the MLP's up), its core (attention, the
+ * activation), its row-parallel linear (the output projection, the MLP's
+ * down; the embedding's vocabulary-parallel lookup) and the residual. */
+static const char *const part_names[SPANS][SPANS] = {
+    {"norm", "norm, column-parallel", "norm to core", "norm to row-parallel", NULL},
+    {NULL, "column-parallel", "column-parallel, core", "column- to row-parallel",
+     "column-parallel to residual"},
+    {NULL, NULL, "core", "core, row-parallel", "core to residual"},
+    {NULL, NULL, NULL, "row-parallel", "row-parallel, residual"},
+    {NULL, NULL, NULL, NULL, "residual"},
+};
+/* A span's weight gradients alone, beside the input gradients' sum. */
+static const char *const weight_part_names[SPANS] = {"norm weights", "column-parallel weights",
+                                                     "core weights", "row-parallel weights",
+                                                     "residual weights"};
 
 /* `share` of the span's work in `passes` (Pass bits), to the pending work;
  * none (no pass: a B's weight gradients, a W's input gradients) adds no
@@ -236,6 +257,11 @@ static void add(Parts *q, const Span *s, unsigned passes, double share)
     PassWork w = schedule_work(passes, &s->work, share);
     q->seconds += w.seconds;
     q->flops += w.flops;
+    if (s->ops && !q->ops)
+        q->from = (int)(s - q->k->span);
+    if (s->ops)
+        q->to = (int)(s - q->k->span);
+    q->passes = q->ops ? q->passes | passes : passes;
     q->ops += s->ops;
 }
 
@@ -244,7 +270,11 @@ static void flush(Parts *q)
 {
     if (q->ops == 0)
         return;
-    q->last = emit_compute(q->e, q->seconds, q->flops, q->tag, q->name);
+    TaskName name = q->name;
+    name.part = q->passes == PASS_WEIGHT_GRAD && q->from == q->to
+                    ? weight_part_names[q->from]
+                    : part_names[MIN(q->from, q->to)][MAX(q->from, q->to)];
+    q->last = emit_compute(q->e, q->seconds, q->flops, q->tag, name);
     if (q->first == TASK_NONE)
         q->first = q->last;
     q->seconds = q->flops = 0;
@@ -373,8 +403,14 @@ static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag
     int kind = p->segment->kind == SEGMENT_EMBEDDING ? KIND_EMBEDDING
                : p->segment->kind == SEGMENT_HEAD    ? KIND_HEAD
                                                      : KIND_BLOCK + p->block;
-    Parts q = {
-        .e = e, .st = st, .p = p, .tag = tag, .name = name, .first = TASK_NONE, .last = TASK_NONE};
+    Parts q = {.e = e,
+               .st = st,
+               .p = p,
+               .k = &st->kind[kind],
+               .tag = tag,
+               .name = name,
+               .first = TASK_NONE,
+               .last = TASK_NONE};
     unsigned passes = schedule_passes(p->phase);
     if (passes == PASS_FORWARD) /* a forward, or full recomputation's replay of one */
         forward(&q, &st->kind[kind], plan->sequence_parallel, plan->tp_comm_overlap);
