@@ -11,6 +11,12 @@
  *     forward's again); FP8's amax all-reductions one per forward unit and
  *     one per backward (or B) unit, 2 m v, over dp x cp ranks (none over
  *     one);
+ *   - the model states by hand, on the peak rank (Rajbhandari et al.
+ *     2020's 2 + 4 + 12 bytes a parameter, with fp32 gradients): without
+ *     experts split over ep, gradients are 2 and the optimizer 6 times the
+ *     parameters' bytes, ZeRO-1 dividing the optimizer by the D = dp x cp
+ *     ranks, ZeRO-2 the gradients too, ZeRO-3 all three (so the ratios are
+ *     whole again); an offloaded optimizer holds nothing on the GPU;
  *   - a split backward is a whole one: under zb-h1 and zb-h2 every cell
  *     moves, per communication purpose but the pipeline's, the bytes of
  *     the same cell under 1F1B in as many collectives (when the critical
@@ -114,6 +120,20 @@ static void counts_by_hand(const Cell *c, const Run *r)
     ck_assert_int_eq(stat(r, TAG_AMAX, COLL_ALL_REDUCE)->count, amax ? 2 * M * v : 0);
 }
 
+static void states_by_hand(const Cell *c, const Run *r)
+{
+    const double *split = r->rep.metrics.peak_split;
+    double params = split[MEM_PARAMS], d = r->plan->dp * c->cp;
+    if (c->offload == OFFLOAD_OPTIMIZER)
+        ck_assert_double_eq(split[MEM_OPTIMIZER], 0);
+    if (c->ep > 1)
+        return; /* experts shard over ep, their states over dp x cp / ep */
+    ck_assert_rel(split[MEM_GRADS], 2 * params / (c->zero == 2 ? d : 1), 1e-12);
+    if (c->offload != OFFLOAD_OPTIMIZER)
+        ck_assert_rel(split[MEM_OPTIMIZER], 6 * params / (c->zero == 1 || c->zero == 2 ? d : 1),
+                      1e-12);
+}
+
 /* `split` (zb-h1 or zb-h2) against `whole` (the same cell under 1F1B). */
 static void same_work(const Run *split, const Run *whole)
 {
@@ -178,6 +198,7 @@ START_TEST(matrix)
                                             if (!replay(&c, FALSE, &r))
                                                 continue;
                                             counts_by_hand(&c, &r);
+                                            states_by_hand(&c, &r);
                                             if (valid++ % 4 == 0) {
                                                 Run f;
                                                 ck_assert(replay(&c, TRUE, &f));
