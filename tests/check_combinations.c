@@ -10,7 +10,13 @@
  *     all-to-all dispatcher 4 all-to-alls, and 2 more per replay (the
  *     forward's again); FP8's amax all-reductions one per forward unit and
  *     one per backward (or B) unit, 2 m v, over dp x cp ranks (none over
- *     one);
+ *     one); and their bytes, with s = S / c tokens of a sequence on a rank
+ *     and d = H / A = 16 (bf16, 2 bytes): a ring exchange sends K and V,
+ *     2 s (A / t) d 2 bytes, and in backward dK and dV too (twice);
+ *     Ulysses' all-to-alls carry Q, K and V then the output in forward (Q
+ *     s (A / t) d 2 bytes, K and V twice that) and the reverse in
+ *     backward, (c - 1) / c of each sent; the experts' (tp 1) carry the s
+ *     tokens' K copies of H values, (ep - 1) / ep of them sent;
  *   - the model states by hand, on the peak rank (Rajbhandari et al.
  *     2020's 2 + 4 + 12 bytes a parameter, with fp32 gradients): without
  *     experts split over ep, gradients are 2 and the optimizer 6 times the
@@ -118,6 +124,17 @@ static void counts_by_hand(const Cell *c, const Run *r)
                      c->ep > 1 ? M * ls * (4 + 2 * replay) : 0);
     gboolean amax = c->dtype == DTYPE_FP8 && r->plan->dp * c->cp > 1;
     ck_assert_int_eq(stat(r, TAG_AMAX, COLL_ALL_REDUCE)->count, amax ? 2 * M * v : 0);
+    int t = r->plan->tp;
+    double s = (double)S / c->cp, q = s * A / t * (H / A) * 2, kv = 2 * q;
+    if (c->cp > 1 && c->cp_algorithm == CP_RING)
+        ck_assert_rel(stat(r, TAG_CP, COLL_RING_EXCHANGE)->bytes,
+                      M * ls * (c->cp - 1) * kv * (1 + 2 + replay), 1e-12);
+    if (c->cp > 1 && c->cp_algorithm == CP_ALL_TO_ALL)
+        ck_assert_rel(stat(r, TAG_CP, COLL_ALL_TO_ALL)->bytes,
+                      M * ls * (2 + replay) * (q + kv + q) * (c->cp - 1) / c->cp, 1e-12);
+    if (c->ep > 1 && t == 1)
+        ck_assert_rel(stat(r, TAG_EP, COLL_ALL_TO_ALL)->bytes,
+                      M * ls * (4 + 2 * replay) * s * K * H * 2 * (c->ep - 1) / c->ep, 1e-12);
 }
 
 static void states_by_hand(const Cell *c, const Run *r)
