@@ -95,26 +95,12 @@ static PlanSpec *changed_plan(const Search *s, const Change *change, int n)
     return g_steal_pointer(&p);
 }
 
-/* The flags that turn `plan` into `changed`: every field that differs but
- * the layer split (which resolves anew), and dp only where the plan set it
- * (else it resolves from the GPUs, as here); after `nodes`, if any. */
+/* The flags that turn `plan` into `changed` (plan_spec_change_flags),
+ * after `nodes`, if any. */
 static char *change_text(const PlanSpec *plan, const PlanSpec *changed, const char *nodes)
 {
-    GString *s = g_string_new(nodes);
-    for (int f = 0; f < PLAN_N_FIELDS; f++) {
-        g_autofree char *was = plan_field_text(plan, (PlanField)f);
-        g_autofree char *now = plan_field_text(changed, (PlanField)f);
-        gboolean show = strcmp(was, now) != 0 && f != PLAN_LAYERS_PER_STAGE &&
-                        (f != PLAN_DP || plan->origin[f]);
-        if (!show)
-            continue;
-        if (plan_fields[f].kind == FIELD_BOOL)
-            g_string_append_printf(s, "%s--%s%s", s->len ? " " : "",
-                                   strcmp(now, "true") == 0 ? "" : "no-", plan_fields[f].flag);
-        else
-            g_string_append_printf(s, "%s--%s %s", s->len ? " " : "", plan_fields[f].flag, now);
-    }
-    return g_string_free(s, FALSE);
+    g_autofree char *flags = plan_spec_change_flags(plan, changed);
+    return nodes ? g_strjoin(*flags ? " " : "", nodes, flags, NULL) : g_steal_pointer(&flags);
 }
 
 /* Whether a plan of the normal form of `plan` (strategy_normalize) was
@@ -201,7 +187,9 @@ static void extend(Search *s, const Candidate *parent, GArray *fit, GArray *over
         set[n++] = c;
         while (at < parent->n)
             set[n++] = parent->change[at++];
-        if (!fits_with_less(s, set, n))
+        if (fits_with_less(s, set, n)) /* and so does any set of which it is one fewer */
+            g_hash_table_add(s->fitting, set_key(set, n, -1));
+        else
             consider(s, set, n, fit, over);
     }
 }
@@ -325,6 +313,10 @@ static int search(Search *s, ReportAdvice out[ADVICE_MAX])
             }
         }
         candidates_free(fit);
+        if (depth == 0 && over->len == 0 && n == 0) { /* the plan is not valid there: */
+            g_array_free(over, TRUE);                 /* extend it all the same */
+            continue;
+        }
         candidates_free(beam);
         g_array_sort(over, by_memory);
         for (guint i = MIN(over->len, ADVICE_BEAM); i < over->len; i++)

@@ -25,8 +25,9 @@
  * replays of one advice together process at most ADVICE_BUDGET_EVENTS
  * events; a candidate whose step has more tasks than the budget has left
  * (each task is at least one event) is refused: unbuilt when its size is
- * known in advance (emit.h), and the next one is tried; else once its
- * graph passes what is left, which spends the rest of the budget. So advice on any plan takes about
+ * known in advance (emit.h), and the next one is tried; each replay may
+ * take half of what is left, and one refused once its graph passes that
+ * spends it (one huge step cannot starve the others). So advice on any plan takes about
  * a second at most (docs/benchmarks.md); a candidate left out for the budget can still be simulated
  * on its own, and the report says some were. */
 #ifndef PLANSIM_APP_ADVICE_H

@@ -715,58 +715,61 @@ static char *simulate_command(const Inputs *in, const PlanSpec *plan)
     return g_string_free(command, FALSE);
 }
 
-/* The --top table: a header, a line per plan, the best first, then the
- * command that simulates the best. */
-/* The plans that replay as row `head`'s (its twins, sweep.h), each as the
- * flags it differs from it by: " (also --recompute selective; ...)", at
- * most TWINS_SHOWN of them, then how many more; "" when it has none. */
+/* The plans that replay as the row `best` of the table (its twins,
+ * sweep.h), `twins` of them (rows), each as the flags it differs from it
+ * by: " (also --recompute selective; ...)", at most TWINS_SHOWN of them,
+ * then how many more; "" when it has none. */
 #define TWINS_SHOWN 3
-static char *twins_text(const SweepSpec *spec, const SweepResult *r, guint head)
+static char *twins_text(const SweepSpec *spec, const SweepResult *r, guint best,
+                        const GArray *twins)
 {
-    g_autoptr(PlanSpec) first = NULL;
-    GString *text = g_string_new(NULL);
-    int shown = 0, more = 0;
-    for (guint i = 0; i < r->rows->len; i++) {
-        const SweepRow *row = &g_array_index(r->rows, SweepRow, i);
-        if (row->twin_of != (gint64)head)
-            continue;
-        if (shown == TWINS_SHOWN) {
-            more++;
-            continue;
-        }
-        if (!first)
-            first = sweep_plan(spec, &g_array_index(r->rows, SweepRow, head));
+    if (twins->len == 0)
+        return g_strdup("");
+    g_autoptr(PlanSpec) first = sweep_plan(spec, &g_array_index(r->rows, SweepRow, best));
+    GString *text = g_string_new(" (also ");
+    for (guint i = 0; i < MIN(twins->len, TWINS_SHOWN); i++) {
+        const SweepRow *row = &g_array_index(r->rows, SweepRow, g_array_index(twins, guint, i));
         g_autoptr(PlanSpec) twin = sweep_plan(spec, row);
-        g_string_append(text, shown++ ? "; " : " (also");
-        for (int f = 0; f < PLAN_N_FIELDS; f++) {
-            g_autofree char *mine = plan_field_text(first, (PlanField)f);
-            g_autofree char *its = plan_field_text(twin, (PlanField)f);
-            if (strcmp(mine, its) != 0)
-                g_string_append_printf(text, " --%s %s", plan_fields[f].flag, its);
-        }
+        g_autofree char *flags = plan_spec_change_flags(first, twin);
+        g_string_append_printf(text, "%s%s", i ? "; " : "", flags);
     }
-    if (more)
-        g_string_append_printf(text, "; %d more", more);
-    if (shown)
-        g_string_append(text, ")");
+    if (twins->len > TWINS_SHOWN)
+        g_string_append_printf(text, "; %u more", twins->len - TWINS_SHOWN);
+    g_string_append(text, ")");
     return g_string_free(text, FALSE);
 }
 
-/* The top table: each plan once, with the plans that replay as it named
- * (twins_text). */
+/* The --top table: a header, a line per plan, the best first, each plan
+ * once with the plans that replay as it named (twins_text; their rows
+ * found in one pass), then the command that simulates the best. */
 static void print_best(FILE *to, const Inputs *in, const SweepSpec *spec, const SweepResult *r,
                        const guint *best, int n)
 {
+    g_autoptr(GHashTable) place = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GArray **twins = g_new(GArray *, n);
+    for (int i = 0; i < n; i++) {
+        twins[i] = g_array_new(FALSE, FALSE, sizeof(guint));
+        g_hash_table_insert(place, GUINT_TO_POINTER(best[i] + 1), GINT_TO_POINTER(i + 1));
+    }
+    for (guint k = 0; k < r->rows->len; k++) {
+        gint64 head = g_array_index(r->rows, SweepRow, k).twin_of;
+        int i =
+            head < 0 ? 0 : GPOINTER_TO_INT(g_hash_table_lookup(place, GUINT_TO_POINTER(head + 1)));
+        if (i > 0)
+            g_array_append_val(twins[i - 1], k);
+    }
     double peak_flops = spec->cluster->gpu.peak_flops;
     fprintf(to, "%4s %10s %9s %6s %11s %9s  %s\n", "rank", "tokens/s", "step(s)", "MFU(%)",
             "TFLOP/s/GPU", "peak(GiB)", "plan");
     for (int i = 0; i < n; i++) {
         const SweepRow *row = &g_array_index(r->rows, SweepRow, best[i]);
-        g_autofree char *twins = twins_text(spec, r, best[i]);
+        g_autofree char *also = twins_text(spec, r, best[i], twins[i]);
         fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f  %s%s\n", i + 1, row->tokens_per_s,
                 row->step_time_s, 100 * row->mfu, row->mfu * peak_flops / 1e12,
-                row->peak_bytes / 1073741824.0, row->summary, twins);
+                row->peak_bytes / 1073741824.0, row->summary, also);
+        g_array_free(twins[i], TRUE);
     }
+    g_free(twins);
     g_autoptr(PlanSpec) plan = sweep_plan(spec, &g_array_index(r->rows, SweepRow, best[0]));
     g_autofree char *command = simulate_command(in, plan);
     fprintf(to, "best: %s\n", command);

@@ -246,6 +246,27 @@ static gboolean set_from_json(PlanSpec *plan, PlanField f, const cJSON *item, GE
     return TRUE;
 }
 
+/* Appends field `f` of `plan` as its flag, after a blank: "--tp 8",
+ * "--sequence-parallel" or "--no-sequence-parallel". */
+static void append_flag(GString *out, const PlanSpec *plan, PlanField f)
+{
+    const PlanFieldInfo *d = &plan_fields[f];
+    if (d->kind == FIELD_BOOL) {
+        g_string_append_printf(out, " --%s%s", plan_field_get(plan, f) ? "" : "no-", d->flag);
+    } else {
+        g_autofree char *text = plan_field_text(plan, f);
+        g_string_append_printf(out, " --%s %s", d->flag, text);
+    }
+}
+
+/* `out` without its first blank, as a string. */
+static char *flags_text(GString *out)
+{
+    if (out->len)
+        g_string_erase(out, 0, 1);
+    return g_string_free(out, FALSE);
+}
+
 char *plan_spec_flags(const PlanSpec *plan)
 {
     GString *out = g_string_new(NULL);
@@ -253,20 +274,23 @@ char *plan_spec_flags(const PlanSpec *plan)
         const PlanFieldInfo *d = &plan_fields[f];
         gboolean list = d->kind == FIELD_LIST;
         int value = list ? 0 : plan_field_get(plan, (PlanField)f);
-        gboolean shown =
-            plan->origin[f] || (!list && (d->axis != AXIS_NONE || value != d->fallback));
-        if (!shown)
-            continue;
-        if (d->kind == FIELD_BOOL) {
-            g_string_append_printf(out, " --%s%s", value ? "" : "no-", d->flag);
-        } else {
-            g_autofree char *text = plan_field_text(plan, (PlanField)f);
-            g_string_append_printf(out, " --%s %s", d->flag, text);
-        }
+        if (plan->origin[f] || (!list && (d->axis != AXIS_NONE || value != d->fallback)))
+            append_flag(out, plan, (PlanField)f);
     }
-    if (out->len)
-        g_string_erase(out, 0, 1); /* the first flag's blank */
-    return g_string_free(out, FALSE);
+    return flags_text(out);
+}
+
+char *plan_spec_change_flags(const PlanSpec *from, const PlanSpec *to)
+{
+    GString *out = g_string_new(NULL);
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        g_autofree char *was = plan_field_text(from, (PlanField)f);
+        g_autofree char *now = plan_field_text(to, (PlanField)f);
+        if (strcmp(was, now) != 0 && f != PLAN_LAYERS_PER_STAGE &&
+            (f != PLAN_DP || from->origin[f]))
+            append_flag(out, to, (PlanField)f);
+    }
+    return flags_text(out);
 }
 
 const char *const *plan_field_names(void)

@@ -297,6 +297,12 @@ long long plan_spec_gpus(const PlanSpec *plan);
  * set by a file or a flag or away from its default. */
 char *plan_spec_flags(const PlanSpec *plan);
 
+/* The flags that turn resolved plan `from` into `to` ("--tp 2
+ * --sequence-parallel"): every field that differs but the layer split
+ * (which resolves anew), and dp only where `from` set it (else it
+ * resolves from the GPUs); "" when none does. */
+char *plan_spec_change_flags(const PlanSpec *from, const PlanSpec *to);
+
 /* The plan's shape, the one text of it: "tp 8 x pp 4", with cp when it
  * splits the sequence ("tp 8 x cp 2 x pp 4"), and with `with_dp` dp and
  * expert parallelism ("tp 8 x pp 4 x dp 16 (ep 8)"). Newly allocated. */
