@@ -381,6 +381,12 @@ for case in "cp-algorithm all_to_all|ring" "moe-imbalance-percent 150|100" \
         "$tmp/inert.err" || problem="$problem; stderr: $(one_line "$tmp/inert.err")"
     check "--$flag on tiny-gpt (dense, cp 1) warns that it changes nothing" "$problem"
 done
+# ZeRO over one data-parallel rank shards nothing: tp 8 on 8 GPUs
+problem=$(run zero-one simulate --model models/tiny-gpt.json --cluster topologies/dgx-a100-80gb.json \
+    --nodes 1 --tp 8 --zero-stage 2 --global-batch-size 8)
+grep -F -q "plansim: warning: --zero-stage 2 changes nothing in this plan, which runs as 0" \
+    "$tmp/zero-one.err" || problem="$problem; stderr: $(one_line "$tmp/zero-one.err")"
+check "--zero-stage 2 with dp 1 warns that it changes nothing" "$problem"
 fails_with "--collective-algorithm nvls on A100 is refused, naming the cluster's key" \
     "plansim: topologies/dgx-a100-80gb.json: \$.intra_node.nvls: expected NVLink SHARP in the node's switches for collective_algorithm nvls (--collective-algorithm), got none" \
     simulate --model models/tiny-gpt.json --cluster topologies/dgx-a100-80gb.json --nodes 1 \

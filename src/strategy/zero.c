@@ -74,12 +74,17 @@ static int piece_tasks(const PlanSpec *plan)
     return plan->zero_stage == 3 || gathers_ahead(plan) ? 1 + (plan->ep > 1) : 0;
 }
 
-/* The gathers' timing matters only where there are gathers of the
- * updated parameters: stages 1 and 2 over more than one rank. */
+/* A stage over one rank (dp x cp = 1: the experts' group is one rank too)
+ * shards nothing and gathers nothing: ZeRO-0, unless fp8_param_gather
+ * keeps the parameters in fp8. The gathers' timing matters only where
+ * there are gathers of the updated parameters: stages 1 and 2 over more
+ * than one rank. */
 static void normalize(PlanSpec *plan, const ModelSpec *model)
 {
     (void)model;
-    if (plan->zero_stage == 0 || plan->zero_stage == 3 || plan->dp * plan->cp == 1)
+    if (plan->dp * plan->cp == 1 && !plan->fp8_param_gather)
+        plan->zero_stage = 0;
+    if (plan->zero_stage == 0 || plan->zero_stage == 3)
         plan->overlap_param_gather = TRUE;
 }
 
