@@ -58,20 +58,26 @@ static void fixture_free(Fixture *f)
 
 /* The sweep of f's grid on `gpus` GPUs, the best `top` kept exact (0: the
  * default), or every plan replayed. */
+static SweepSpec spec_of(Fixture *f, int gpus, int threads, int shard, int shards, int top,
+                         gboolean exhaustive)
+{
+    return (SweepSpec){.model = f->model,
+                       .cluster = f->cluster,
+                       .base = f->base,
+                       .grid = f->grid,
+                       .gpus = gpus,
+                       .threads = threads,
+                       .shard = shard,
+                       .shards = shards,
+                       .stop = &f->stop,
+                       .top = top,
+                       .exhaustive = exhaustive};
+}
+
 static SweepResult *sweep_of(Fixture *f, int gpus, int threads, int shard, int shards, int top,
                              gboolean exhaustive)
 {
-    SweepSpec spec = {.model = f->model,
-                      .cluster = f->cluster,
-                      .base = f->base,
-                      .grid = f->grid,
-                      .gpus = gpus,
-                      .threads = threads,
-                      .shard = shard,
-                      .shards = shards,
-                      .stop = &f->stop,
-                      .top = top,
-                      .exhaustive = exhaustive};
+    SweepSpec spec = spec_of(f, gpus, threads, shard, shards, top, exhaustive);
     GError *error = NULL;
     SweepResult *r = sweep_run(&spec, &error);
     ck_assert_msg(r != NULL, "%s", error ? error->message : "");
@@ -588,6 +594,41 @@ START_TEST(memory_precheck_only_drops_plans_that_cannot_fit)
 }
 END_TEST
 
+/* What each axis bought the winner (sweep_axis_gains) is exact: on the
+ * pruned sweep (K = 3), for each axis on which the winner is not at the
+ * default, the best plan that fits at the default is the exhaustive
+ * sweep's best row so, found here by reading every row. */
+START_TEST(axis_gains_match_the_exhaustive)
+{
+    Fixture f = shipped_new(REAL_GRID);
+    SweepResult *all = sweep_of(&f, 8, 2, 1, 1, 0, TRUE);
+    SweepResult *pruned = sweep_of(&f, 8, 2, 1, 1, 3, FALSE);
+    SweepSpec spec = spec_of(&f, 8, 2, 1, 1, 3, FALSE);
+    guint best;
+    ck_assert_int_eq(sweep_best(pruned, 1, &best), 1);
+    SweepAxisGain gains[16];
+    int n = sweep_axis_gains(&spec, pruned, best, gains);
+    ck_assert_int_ge(n, 1);
+    g_autoptr(PlanSpec) scratch = plan_spec_copy(f.base);
+    for (int i = 0; i < n; i++) {
+        double expected = 0;
+        for (guint k = 0; k < all->rows->len; k++) {
+            const SweepRow *row = &g_array_index(all->rows, SweepRow, k);
+            plan_grid_apply(f.grid, row->combination, scratch);
+            if (row->status == REPORT_SIMULATED && row->fits &&
+                plan_field_get(scratch, gains[i].field) == gains[i].value)
+                expected = MAX(expected, row->score);
+        }
+        ck_assert_msg(expected > 0, "%s: no plan at the default", plan_fields[gains[i].field].name);
+        ck_assert_int_ge(gains[i].row, 0);
+        ck_assert_rel(gains[i].score, expected, 1e-12);
+    }
+    sweep_result_free(all);
+    sweep_result_free(pruned);
+    fixture_free(&f);
+}
+END_TEST
+
 Suite *suite_sweep(void)
 {
     Suite *s = suite_create("sweep");
@@ -602,6 +643,7 @@ Suite *suite_sweep(void)
     tcase_add_test(tc, bounds_hold_on_every_plan);
     tcase_add_test(tc, bounds_hold_with_experts_and_zero);
     tcase_add_test(tc, pruning_ranks_the_exhaustive_best);
+    tcase_add_test(tc, axis_gains_match_the_exhaustive);
     tcase_add_test(tc, memory_precheck_only_drops_plans_that_cannot_fit);
     suite_add_tcase(s, tc);
     return s;

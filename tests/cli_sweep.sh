@@ -192,9 +192,12 @@ fi
 # --top: the best plans as a table
 problem=
 sweep -j 2 --top 3 >"$tmp/top.out" 2>/dev/null || problem="--top failed"
-# a header, three rows ranked 1 to 3, and the best plan's command
-[ "$(awk '{ print $1 }' "$tmp/top.out" | tr '\n' ' ')" = "rank 1 2 3 best: " ] ||
+# a header, three rows ranked 1 to 3, the best plan's command, then what
+# its choices bought
+[ "$(sed -n '/^best: /q; p' "$tmp/top.out" | awk '{ print $1 }' | tr '\n' ' ')" = "rank 1 2 3 " ] ||
     problem="$problem; table: $(one_line "$tmp/top.out")"
+grep -q '^best: plansim simulate ' "$tmp/top.out" || problem="$problem; no best: line"
+grep -q "^what the winner's choices bought" "$tmp/top.out" || problem="$problem; no gains"
 check "--top 3 prints three plans" "$problem"
 
 finish

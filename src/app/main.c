@@ -739,6 +739,31 @@ static char *twins_text(const SweepSpec *spec, const SweepResult *r, guint best,
     return g_string_free(text, FALSE);
 }
 
+/* What each axis bought the winner `plan` (row `winner`): the best plan
+ * with the axis at its default (sweep_axis_gains) and the winner's gain
+ * over it, a line each. */
+static void print_gains(FILE *to, const SweepSpec *spec, const SweepResult *r, guint winner,
+                        const PlanSpec *plan)
+{
+    g_autofree SweepAxisGain *gains = g_new(SweepAxisGain, MAX(spec->grid->axes->len, 1));
+    int n = sweep_axis_gains(spec, r, winner, gains);
+    if (n > 0)
+        fprintf(to, "what the winner's choices bought (against the best plan at each default):\n");
+    double mine = g_array_index(r->rows, SweepRow, winner).score;
+    for (int i = 0; i < n; i++) {
+        g_autoptr(PlanSpec) at = plan_spec_copy(plan);
+        plan_field_put(at, gains[i].field, gains[i].value, NULL);
+        g_autofree char *flag = plan_spec_change_flags(plan, at);
+        if (gains[i].row < 0) {
+            fprintf(to, "  %-32s no plan fits\n", flag);
+            continue;
+        }
+        const SweepRow *row = &g_array_index(r->rows, SweepRow, gains[i].row);
+        fprintf(to, "  %-32s %+.1f %%  (its best: %s)\n", flag, 100 * (mine / gains[i].score - 1),
+                row->summary);
+    }
+}
+
 /* The --top table: a header, a line per plan, the best first, each plan
  * once with the plans that replay as it named (twins_text; their rows
  * found in one pass), then the command that simulates the best. */
@@ -773,6 +798,7 @@ static void print_best(FILE *to, const Inputs *in, const SweepSpec *spec, const 
     g_autoptr(PlanSpec) plan = sweep_plan(spec, &g_array_index(r->rows, SweepRow, best[0]));
     g_autofree char *command = simulate_command(in, plan);
     fprintf(to, "best: %s\n", command);
+    print_gains(to, spec, r, best[0], plan);
 }
 
 /* A field the plan file or a flag sets is pinned: the grid's axis for it

@@ -514,3 +514,79 @@ PlanSpec *sweep_plan(const SweepSpec *spec, const SweepRow *row)
     g_assert(valid);
     return plan;
 }
+
+/* The value of `field` in the plan of combination `combo` (its grid
+ * field, or the base plan's), without resolving it. */
+static int field_of(const SweepSpec *spec, gint64 combo, PlanField field, PlanSpec *scratch)
+{
+    plan_grid_apply(spec->grid, combo, scratch);
+    return plan_field_get(scratch, field);
+}
+
+static int by_row_bound(gconstpointer a, gconstpointer b, gpointer user)
+{
+    const SweepResult *r = user;
+    const SweepRow *x = &g_array_index(r->rows, SweepRow, *(const guint *)a),
+                   *y = &g_array_index(r->rows, SweepRow, *(const guint *)b);
+    if (x->bound_s != y->bound_s)
+        return x->bound_s < y->bound_s ? -1 : 1;
+    return x->combination < y->combination ? -1 : x->combination > y->combination;
+}
+
+/* The best plan that fits with `field` at `value` (SweepAxisGain). */
+static void best_at(const SweepSpec *spec, const SweepResult *r, PlanField field, int value,
+                    SweepAxisGain *g)
+{
+    g_autoptr(PlanSpec) scratch = plan_spec_copy(spec->base);
+    g_autoptr(GArray) pruned = g_array_new(FALSE, FALSE, sizeof(guint));
+    *g = (SweepAxisGain){field, value, -1, 0};
+    for (guint i = 0; i < r->rows->len; i++) {
+        const SweepRow *row = &g_array_index(r->rows, SweepRow, i);
+        if ((row->status != REPORT_SIMULATED || !row->fits) && row->status != REPORT_PRUNED)
+            continue;
+        if (field_of(spec, row->combination, field, scratch) != value)
+            continue;
+        if (row->status == REPORT_PRUNED)
+            g_array_append_val(pruned, i);
+        else if (g->row < 0 || beats(row->score, row->combination, g->score,
+                                     g_array_index(r->rows, SweepRow, g->row).combination)) {
+            g->row = i;
+            g->score = row->score;
+        }
+    }
+    g_array_sort_with_data(pruned, by_row_bound, (gpointer)r);
+    for (guint k = 0; k < pruned->len; k++) {
+        guint i = g_array_index(pruned, guint, k);
+        const SweepRow *row = &g_array_index(r->rows, SweepRow, i);
+        g_autoptr(PlanSpec) plan = sweep_plan(spec, row);
+        if (g->row >= 0 && score(spec, plan, row->bound_s) <= g->score)
+            continue; /* even its bound cannot beat the best */
+        Report rep;
+        if (!sim_run_whatif(spec->model, spec->cluster, plan, spec->whatif, NULL, FALSE, &rep,
+                            NULL))
+            continue;
+        double s = score(spec, plan, rep.metrics.step_time_s);
+        if (rep.metrics.fits && (g->row < 0 || s > g->score)) {
+            g->row = i;
+            g->score = s;
+        }
+        report_clear(&rep);
+    }
+}
+
+int sweep_axis_gains(const SweepSpec *spec, const SweepResult *r, guint winner, SweepAxisGain *out)
+{
+    g_autoptr(PlanSpec) scratch = plan_spec_copy(spec->base);
+    gint64 combo = g_array_index(r->rows, SweepRow, winner).combination;
+    int n = 0;
+    for (guint a = 0; a < spec->grid->axes->len; a++) {
+        const GridAxis *axis = &g_array_index(spec->grid->axes, GridAxis, a);
+        int fallback = plan_fields[axis->field].fallback;
+        gboolean has = FALSE;
+        for (guint v = 0; v < axis->values->len; v++)
+            has |= g_array_index(axis->values, int, v) == fallback;
+        if (axis->values->len > 1 && has && field_of(spec, combo, axis->field, scratch) != fallback)
+            best_at(spec, r, axis->field, fallback, &out[n++]);
+    }
+    return n;
+}

@@ -107,4 +107,22 @@ int sweep_best(const SweepResult *r, int k, guint *best);
 /* The plan of a valid row's combination, resolved, as the sweep ran it. */
 PlanSpec *sweep_plan(const SweepSpec *spec, const SweepRow *row);
 
+/* What an axis of the grid bought the winner: the best plan that fits
+ * with the axis's field at its default value (plan_fields.def), exactly:
+ * the best simulated row so, else a pruned row so whose bound could beat
+ * it, replayed (in order of its bound, the best first) unless its bound
+ * cannot beat the best so far.
+ * `row` is that plan's row, its `score` its figure (0: none fits). */
+typedef struct {
+    PlanField field;
+    int value;  /* the default */
+    gint64 row; /* -1: no plan fits with it */
+    double score;
+} SweepAxisGain;
+
+/* The gains of the axes on which the winner (row `winner`, simulated)
+ * has not the default value, into `out` (room for one per axis of the
+ * grid); returns how many. */
+int sweep_axis_gains(const SweepSpec *spec, const SweepResult *r, guint winner, SweepAxisGain *out);
+
 #endif
