@@ -327,11 +327,15 @@ problem=$(run twins $twins)
     problem="$problem; $(grep -c '^ *[0-9]' "$tmp/twins.out") rows for 2 distinct plans of 4"
 [ "$(grep -c 'recompute none, SP off, 1f1b (also --recompute selective)$' "$tmp/twins.out")" = 2 ] ||
     problem="$problem; the twins are not named: $(one_line "$tmp/twins.out")"
+# stderr names the space walked, then the plans and the valid ones
+[ "$(sed -n 1,2p "$tmp/twins.err" | tr '\n' '|')" = \
+    "sweep: zero_stage 0,1 x recompute none,selective|sweep: 4 plans, 4 valid: 4 simulated (2 replayed), 0 pruned, 0 does_not_fit, 0 invalid|" ] ||
+    problem="$problem; stderr: $(one_line "$tmp/twins.err")"
 # shellcheck disable=SC2086
 problem=$problem$(run twins-csv $twins -o -)
 [ "$(grep -c ',simulated,' "$tmp/twins-csv.out")" = 4 ] ||
     problem="$problem; -o - wrote $(grep -c ',simulated,' "$tmp/twins-csv.out") simulated rows, not 4"
-check "sweep prints its best plans, each once with its twins named; -o - writes the CSV" "$problem"
+check "sweep prints its best plans, each once with its twins named, and its space; -o - writes the CSV" "$problem"
 
 # The fit advice searches deeper than two changes: Llama 2 70B on 8 A100s
 # fits with ZeRO-3, the optimizer on the host and full recomputation

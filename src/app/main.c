@@ -801,6 +801,33 @@ static void print_best(FILE *to, const Inputs *in, const SweepSpec *spec, const 
     print_gains(to, spec, r, best[0], plan);
 }
 
+/* An axis's values as its flag takes them, comma-separated: "2,4,8". */
+static char *axis_text(const GridAxis *axis, const PlanSpec *base)
+{
+    g_autoptr(PlanSpec) shown = plan_spec_copy(base);
+    GString *values = g_string_new(NULL);
+    for (guint v = 0; v < axis->values->len; v++) {
+        plan_field_put(shown, axis->field, g_array_index(axis->values, int, v), NULL);
+        g_autofree char *text = plan_field_text(shown, axis->field);
+        g_string_append_printf(values, "%s%s", v ? "," : "", text);
+    }
+    return g_string_free(values, FALSE);
+}
+
+/* The space a sweep walks, as its axes: "tp 1,2,4 x pp 1,2 x ..."; "one
+ * plan" with no axis. */
+static char *space_text(const PlanGrid *grid, const PlanSpec *base)
+{
+    GString *text = g_string_new(grid->axes->len ? "" : "one plan");
+    for (guint i = 0; i < grid->axes->len; i++) {
+        const GridAxis *axis = &g_array_index(grid->axes, GridAxis, i);
+        g_autofree char *values = axis_text(axis, base);
+        g_string_append_printf(text, "%s%s %s", i ? " x " : "", plan_fields[axis->field].name,
+                               values);
+    }
+    return g_string_free(text, FALSE);
+}
+
 /* A field the plan file or a flag sets is pinned: the grid's axis for it
  * goes, the default grid's silently, a grid file's (`grid_file`) with a
  * note on stderr. */
@@ -812,17 +839,10 @@ static void pin_fields(PlanGrid *grid, const PlanSpec *base, const char *grid_fi
         if (!base->origin[f])
             continue;
         if (grid_file) {
-            g_autoptr(PlanSpec) shown = plan_spec_copy(base);
-            GString *values = g_string_new(NULL);
-            for (guint v = 0; v < axis->values->len; v++) {
-                plan_field_put(shown, f, g_array_index(axis->values, int, v), NULL);
-                g_autofree char *text = plan_field_text(shown, f);
-                g_string_append_printf(values, "%s%s", v ? "," : "", text);
-            }
+            g_autofree char *values = axis_text(axis, base);
             g_autofree char *value = plan_field_text(base, f);
             fprintf(stderr, "plansim: note: %s pins %s to %s: %s's values %s are not swept\n",
-                    plan_field_origin(base, f), plan_fields[f].name, value, grid_file, values->str);
-            g_string_free(values, TRUE);
+                    plan_field_origin(base, f), plan_fields[f].name, value, grid_file, values);
         }
         plan_grid_remove(grid, f);
     }
@@ -914,7 +934,11 @@ static gboolean sweep(void *args, GError **error)
     int n = sweep_best(r, (int)top, best);
     if (table_out && n > 0)
         print_best(stdout, &a->in, &spec, r, best, n);
-    fprintf(stderr, "sweep: %" G_GINT64_FORMAT " plans:", r->combinations);
+    g_autofree char *space = space_text(grid, base);
+    fprintf(stderr, "sweep: %s\n", space);
+    fprintf(stderr,
+            "sweep: %" G_GINT64_FORMAT " plans, %" G_GINT64_FORMAT " valid:", r->combinations,
+            r->combinations - r->count[REPORT_INVALID]);
     for (int s = 0; s < REPORT_STATUSES; s++) { /* "120 simulated (90 replayed), 3 pruned, ..." */
         fprintf(stderr, "%s %d %s", s ? "," : "", r->count[s], report_status_names[s]);
         if (s == REPORT_SIMULATED)
