@@ -483,9 +483,13 @@ static void render_fit_text(GString *out, const Report *rep)
                                rep->advice_partial ? " and replayed" : "");
     if (rep->n_advice > 0)
         g_string_append(out, "to fit, try:\n");
+    int width = 0; /* the longest change's, to align the figures */
     for (int i = 0; i < rep->n_advice; i++)
-        g_string_append_printf(out, "  %-52s step %.4g s, peak %.2f GiB\n", rep->advice[i].change,
-                               rep->advice[i].step_time_s, rep->advice[i].peak_bytes / GiB);
+        width = MAX(width, (int)strlen(rep->advice[i].change));
+    for (int i = 0; i < rep->n_advice; i++)
+        g_string_append_printf(out, "  %-*s  step %.4g s, peak %.2f GiB\n", width,
+                               rep->advice[i].change, rep->advice[i].step_time_s,
+                               rep->advice[i].peak_bytes / GiB);
     if (rep->advice_partial)
         g_string_append(out, "to fit: changes whose step is too big to replay within the advice's "
                              "budget were not tried (simulate them)\n");
