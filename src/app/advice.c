@@ -107,9 +107,7 @@ static char *change_text(const PlanSpec *plan, const PlanSpec *changed, const ch
  * made before in this search; notes it if not. */
 static gboolean seen_before(Search *s, const PlanSpec *plan)
 {
-    g_autoptr(PlanSpec) normal = plan_spec_copy(plan);
-    strategy_normalize(normal, s->model);
-    char *key = plan_spec_flags(normal);
+    char *key = strategy_normal_form(plan, s->model);
     if (g_hash_table_contains(s->seen, key)) {
         g_free(key);
         return TRUE;

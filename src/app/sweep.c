@@ -132,8 +132,7 @@ static void prepare(Job *job, Slot *slot)
         slot->row.peak_bytes = memory;
         return;
     }
-    strategy_normalize(plan, spec->model);
-    slot->normal = plan_spec_flags(plan);
+    slot->normal = strategy_normal_form(plan, spec->model);
 }
 
 /* The slot's row from the report of its plan's replay (`rep`, whose plan
@@ -287,13 +286,18 @@ static gboolean beats(double tokens_a, gint64 combo_a, double tokens_b, gint64 c
     return tokens_a > tokens_b || (tokens_a == tokens_b && combo_a < combo_b);
 }
 
-static int by_bound(gconstpointer a, gconstpointer b, gpointer user)
+/* The order plans are replayed in: by step-time bound, then combination. */
+static int bound_order(const SweepRow *x, const SweepRow *y)
 {
-    const Slot *slots = user;
-    const SweepRow *x = &slots[*(const gint64 *)a].row, *y = &slots[*(const gint64 *)b].row;
     if (x->bound_s != y->bound_s)
         return x->bound_s < y->bound_s ? -1 : 1;
     return x->combination < y->combination ? -1 : x->combination > y->combination;
+}
+
+static int by_bound(gconstpointer a, gconstpointer b, gpointer user)
+{
+    const Slot *slots = user;
+    return bound_order(&slots[*(const gint64 *)a].row, &slots[*(const gint64 *)b].row);
 }
 
 /* The best `k` (fewer at first) simulated rows that fit, best first, as
@@ -526,11 +530,8 @@ static int field_of(const SweepSpec *spec, gint64 combo, PlanField field, PlanSp
 static int by_row_bound(gconstpointer a, gconstpointer b, gpointer user)
 {
     const SweepResult *r = user;
-    const SweepRow *x = &g_array_index(r->rows, SweepRow, *(const guint *)a),
-                   *y = &g_array_index(r->rows, SweepRow, *(const guint *)b);
-    if (x->bound_s != y->bound_s)
-        return x->bound_s < y->bound_s ? -1 : 1;
-    return x->combination < y->combination ? -1 : x->combination > y->combination;
+    return bound_order(&g_array_index(r->rows, SweepRow, *(const guint *)a),
+                       &g_array_index(r->rows, SweepRow, *(const guint *)b));
 }
 
 /* The best plan that fits with `field` at `value` (SweepAxisGain). */

@@ -40,6 +40,13 @@ void strategy_normalize(PlanSpec *plan, const ModelSpec *model)
             strategy_registry[i]->normalize(plan, model);
 }
 
+char *strategy_normal_form(const PlanSpec *plan, const ModelSpec *model)
+{
+    g_autoptr(PlanSpec) normal = plan_spec_copy(plan);
+    strategy_normalize(normal, model);
+    return plan_spec_flags(normal);
+}
+
 gboolean strategy_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
                           GError **error)
 {

@@ -109,6 +109,10 @@ gboolean strategy_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterS
  * plan fields they print. */
 void strategy_normalize(PlanSpec *plan, const ModelSpec *model);
 
+/* The normal form of `plan` as text (its flags, plan_spec_flags): two
+ * plans of equal texts emit the same tasks (twins). Newly allocated. */
+char *strategy_normal_form(const PlanSpec *plan, const ModelSpec *model);
+
 /* The strategies (one file each). */
 #define STRATEGY(name) extern const Strategy strategy_##name;
 #include "strategy/strategies.def"
