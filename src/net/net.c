@@ -23,7 +23,7 @@
  * its transfers): otherwise the symmetry is broken and the replay says so
  * (net_broken).
  * A collective whose every transfer carries at most one packet's data
- * (PACKET_BYTES) is latency-bound: the fluid model of shared links is for
+ * (NET_PACKET_BYTES) is latency-bound: the fluid model of shared links is for
  * streams of packets, and such a collective takes its time alone, makes
  * no flows and loads no links (its few bytes would change others' times
  * by nanoseconds). Its plan need not be symmetric: a tree of amaxes
@@ -42,7 +42,6 @@ enum { EV_LATENCY, EV_FLOW, EV_ALONE }; /* event kinds, in aux's top bits */
 #define KIND_SHIFT   30
 #define VERSION_MASK ((1u << KIND_SHIFT) - 1)
 #define LOAD_COLUMNS (PROTOCOLS - 1) /* alone_s's loads: LL's come from Simple's */
-#define PACKET_BYTES 4096.0          /* InfiniBand's largest MTU, 4 KiB */
 
 typedef struct {
     const int *members;
@@ -543,7 +542,7 @@ int net_plan(Net *net, CollOp op, const int *members, int n, double bytes)
         e->latency_s[p] = plan->phase[p].latency_s;
     e->latency_bound = TRUE;
     for (int i = 0; i < plan->n_transfers; i++)
-        e->latency_bound &= plan->payload[i] <= PACKET_BYTES;
+        e->latency_bound &= plan->payload[i] <= NET_PACKET_BYTES;
     make_flows(net, e, plan, members, n);
     count_sent(net, e, plan, members, n);
     algo_plan_free(plan);

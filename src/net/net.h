@@ -27,6 +27,11 @@
 #include "net/topology.h"
 #include "spec/spec.h"
 
+/* A collective none of whose transfers carries more than this (a packet,
+ * InfiniBand's largest MTU, 4 KiB) is latency-bound: it takes its time
+ * alone and loads no link (net.c). */
+#define NET_PACKET_BYTES 4096.0
+
 typedef struct Net Net;
 
 /* The network of the first `gpus` GPUs of `cluster` (rank r on GPU r).

@@ -7,6 +7,9 @@
  * tasks emit.c and recompute.c write, summed per model chunk. */
 #include "strategy/estimate.h"
 
+#include "net/net.h"
+#include "strategy/offload.h"
+
 #include "strategy/schedule.h"
 #include "strategy/states.h"
 
@@ -80,9 +83,28 @@ typedef struct {
     const ModelSpec *model;
     double embedding_s, head_s, block_s[TF_BLOCK_KINDS], replay_s[TF_BLOCK_KINDS];
     double embedding_kept, head_kept, block_kept[TF_BLOCK_KINDS]; /* a kind no layer has: 0 */
+    double exchanges_s;         /* a MoE block's token exchanges, each pass (expert_parallel.c) */
+    gboolean replays_exchanges; /* a full recomputation replays them too */
 } PieceCosts;
 
-static void piece_costs(const ModelSpec *m, const GpuSpec *gpu, const PlanSpec *plan, PieceCosts *c)
+/* A lower bound of a collective of `op` over n ranks, the rank's share
+ * `bytes` (as emit_collective takes them; collective.h): all-gathers bring
+ * every other rank's shard in, reduce-scatters and all-to-alls send the
+ * rank's data for every other out (an all-reduce does both), (n - 1) / n
+ * of the bytes, which pass the rank's links of that direction: its
+ * NVLink's and its NIC's (topology.c). 0 for a collective that may be
+ * latency-bound (its shards within a packet, net.h), which loads no link. */
+static double exchange_lower_bound_s(const ClusterSpec *cluster, double bytes, int n)
+{
+    if (n < 2 || bytes / n <= NET_PACKET_BYTES)
+        return 0;
+    int node = cluster->gpus_per_node, nics = MIN(cluster->nics_per_node, node);
+    double links = cluster->intra.bandwidth_Bps + cluster->inter.bandwidth_Bps * node / nics;
+    return bytes * (n - 1) / n / links;
+}
+
+static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const GpuSpec *gpu,
+                        const PlanSpec *plan, PieceCosts *c)
 {
     Shard sh = tf_shard(plan);
     OpList ops;
@@ -102,6 +124,13 @@ static void piece_costs(const ModelSpec *m, const GpuSpec *gpu, const PlanSpec *
         c->replay_s[b] = tf_ops_s(gpu, &ops);
         c->block_kept[b] = tf_block_activation_bytes(m, (Block)b, sh, plan->recompute);
     }
+    /* expert parallelism's dispatch and combine, on the compute stream, in
+     * each pass of a MoE block */
+    if (plan->ep > 1 && tf_moe(m))
+        c->exchanges_s =
+            2 * exchange_lower_bound_s(cluster, tf_moe_dispatch_bytes(m, sh, plan->moe_dispatcher),
+                                       plan->ep);
+    c->replays_exchanges = plan->recompute == RECOMPUTE_FULL;
 }
 
 /* One micro-batch through model chunk g: its forward seconds, its
@@ -117,6 +146,7 @@ static ChunkCost chunk_cost(const PieceCosts *c, const PlanSpec *plan, int g)
     for (int l = from; l < from + n; l++)
         moe += tf_layer_moe(c->model, l);
     int layers[2] = {n - moe, moe};
+    double exchanges = moe * c->exchanges_s;
     gboolean first = g == 0, last = g == plan->layers_per_stage.n - 1;
     double blocks_s = 0, replays_s = 0, blocks_kept = 0;
     for (int k = 0; k < 2; k++) {
@@ -132,15 +162,15 @@ static ChunkCost chunk_cost(const PieceCosts *c, const PlanSpec *plan, int g)
         blocks_kept += layers[k] * layer_kept;
     }
     double forward = (first ? c->embedding_s : 0) + blocks_s + (last ? c->head_s : 0);
-    return (ChunkCost){forward, 2 * forward + replays_s,
+    return (ChunkCost){forward + exchanges,
+                       2 * forward + replays_s + exchanges * (c->replays_exchanges ? 2 : 1),
                        (first ? c->embedding_kept : 0) + blocks_kept + (last ? c->head_kept : 0)};
 }
 
-double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk, GArray *units)
+double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk)
 {
     StageWork w = {plan_spec_micro_batches(plan), plan->pp, plan->virtual_stages, s};
-    g_array_set_size(units, 0);
-    pipeline_schedules[plan->schedule]->order(&w, units);
+    const GArray *units = schedule_units(plan->schedule, &w);
     double held = 0, most = 0;
     for (guint i = 0; i < units->len; i++) {
         const Unit *u = &g_array_index(units, Unit, i);
@@ -155,12 +185,17 @@ double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk,
 /* The most activations a rank of stage s holds at the start of a forward
  * unit's last piece: its schedule's units in order, each forward keeping
  * its chunk's activations until that micro-batch's backward of the chunk. */
-static double stage_activations(const PieceCosts *c, const PlanSpec *plan, int s, GArray *units)
+static double stage_activations(const PieceCosts *c, const PlanSpec *plan, int s)
 {
     g_autofree double *kept = g_new(double, plan->virtual_stages);
-    for (int k = 0; k < plan->virtual_stages; k++)
-        kept[k] = chunk_cost(c, plan, k * plan->pp + s).kept;
-    return estimate_stage_held(plan, s, kept, units);
+    for (int k = 0; k < plan->virtual_stages; k++) {
+        int g = k * plan->pp + s, first = estimate_chunk_first_layer(plan, g);
+        kept[k] = chunk_cost(c, plan, g).kept;
+        /* offloaded activations leave as soon as they may (offload.h) */
+        for (int l = first; l < first + plan->layers_per_stage.v[g]; l++)
+            kept[k] -= offload_layer_bytes(c->model, plan, l);
+    }
+    return estimate_stage_held(plan, s, kept);
 }
 
 double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec *cluster,
@@ -168,14 +203,10 @@ double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec
 {
     PieceCosts c;
     GpuSpec gpu = gpu_for_plan(&cluster->gpu, plan);
-    piece_costs(model, &gpu, plan, &c);
-    GArray *units = g_array_new(FALSE, FALSE, sizeof(Unit));
+    piece_costs(model, cluster, &gpu, plan, &c);
     double most = 0;
-    for (int s = 0; s < plan->pp; s++) {
-        most =
-            MAX(most, held_bytes(model, cluster, plan, s) + stage_activations(&c, plan, s, units));
-    }
-    g_array_free(units, TRUE);
+    for (int s = 0; s < plan->pp; s++)
+        most = MAX(most, held_bytes(model, cluster, plan, s) + stage_activations(&c, plan, s));
     return most * (1 - MEMORY_SLACK);
 }
 
@@ -186,13 +217,85 @@ double estimate_optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const Pl
                               states_shard_params(plan, MEM_OPTIMIZER, p.params, p.experts));
 }
 
+/* Adds `times` a collective of `bytes` over a group of n to *sum, if its
+ * shards exceed a packet: a smaller one may be latency-bound (net.h) and
+ * load no link. */
+static void add_big(double *sum, double times, double bytes, int n)
+{
+    if (bytes / n > NET_PACKET_BYTES)
+        *sum += times * bytes;
+}
+
+/* The bytes of a rank of stage `stage`'s data-parallel collectives in a
+ * step, [0] over dp x cp (n[0] ranks) and [1] the routed experts' over
+ * expert data parallel (n[1]): data_parallel.c's gradient reductions (a
+ * bucket holds whole segments) and zero.c's gathers, as they emit them,
+ * each counted only if every one of its kind is large (add_big). */
+static void stage_dp_bytes(const ModelSpec *model, const PlanSpec *plan, int stage, const int n[2],
+                           double bytes[2])
+{
+    int m = plan_spec_micro_batches(plan), chunks = plan->layers_per_stage.n;
+    double grad = states_bytes_per_param(plan, MEM_GRADS);
+    double reductions = plan->zero_stage >= 2 ? m : 1; /* every micro-batch from ZeRO-2 on */
+    bytes[0] = bytes[1] = 0;
+    for (int c = 0; c < plan->virtual_stages; c++) {
+        int g = c * plan->pp + stage, first = estimate_chunk_first_layer(plan, g);
+        for (int i = -1; i <= plan->layers_per_stage.v[g]; i++) {
+            SegmentKind kind = i < 0                              ? SEGMENT_EMBEDDING
+                               : i == plan->layers_per_stage.v[g] ? SEGMENT_HEAD
+                                                                  : SEGMENT_LAYER;
+            if ((kind == SEGMENT_EMBEDDING && g != 0) || (kind == SEGMENT_HEAD && g != chunks - 1))
+                continue;
+            Segment seg = states_segment(model, plan, kind, kind == SEGMENT_LAYER ? first + i : -1);
+            double per = states_param_bytes(plan, kind);
+            add_big(&bytes[0], reductions, grad * (seg.params - seg.expert_params), n[0]);
+            add_big(&bytes[1], reductions, grad * seg.expert_params, n[1]);
+            /* ZeRO-1 and 2 gather the updated parameters once; ZeRO-3 each
+             * segment's for every forward and every backward that makes
+             * input gradients, 2 m of them */
+            double gathers = plan->zero_stage == 3 ? 2.0 * m : plan->zero_stage > 0 ? 1 : 0;
+            double gathered = plan->zero_stage == 3 ? seg.uses : seg.params;
+            add_big(&bytes[0], gathers, per * (gathered - seg.expert_params), n[0]);
+            add_big(&bytes[1], gathers, per * seg.expert_params, n[1]);
+        }
+    }
+}
+
+double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
+                                   const PlanSpec *plan)
+{
+    int node = cluster->gpus_per_node, nics = MIN(cluster->nics_per_node, node);
+    int n[2] = {plan->dp * plan->cp, plan->dp * plan->cp / plan->ep};
+    /* the most members of a group on one node: a node's GPUs; with the
+     * default numbering and tp dividing them, dp x cp's members are tp
+     * apart, node / tp of them at most, and an expert group's every ep-th
+     * of those */
+    gboolean strided = plan->rank_order == RANK_ORDER_TP_DP_PP && node % plan->tp == 0;
+    int spread = strided ? node / plan->tp : node;
+    int here[2] = {MIN(n[0], spread),
+                   MIN(n[1], strided ? (spread + plan->ep - 1) / plan->ep : node)};
+    double nic_Bps = cluster->inter.bandwidth_Bps * node / nics;
+    double most = 0;
+    for (int s = 0; s < plan->pp; s++) {
+        double bytes[2], comm = 0;
+        stage_dp_bytes(model, plan, s, n, bytes);
+        for (int k = 0; k < 2; k++) {
+            /* the node's NICs, or the rank's own links, whichever is slower */
+            double across = (double)(n[k] - here[k]) / n[k] / (MIN(here[k], nics) * nic_Bps);
+            comm += MAX(across * bytes[k], exchange_lower_bound_s(cluster, bytes[k], n[k]));
+        }
+        most = MAX(most, MAX(comm, offload_stream_s(model, cluster, plan, s)));
+    }
+    return most * (1 - TIME_SLACK);
+}
+
 double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
                                    const PlanSpec *plan)
 {
     GpuSpec plan_gpu = gpu_for_plan(&cluster->gpu, plan);
     const GpuSpec *gpu = &plan_gpu;
     PieceCosts c;
-    piece_costs(model, gpu, plan, &c);
+    piece_costs(model, cluster, gpu, plan, &c);
     int m = plan_spec_micro_batches(plan);
     double fill = 0, drain = 0; /* F(s), B(s): chunks 0 .. s - 1, one micro-batch */
     double opt0 = estimate_optimizer_s(model, gpu, plan, 0), most = 0;
@@ -209,5 +312,15 @@ double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
         fill += here.forward_s;
         drain += split ? 0 : here.backward_s;
     }
-    return most * (1 - TIME_SLACK);
+    /* one micro-batch in the pipeline at a time: m chains through every
+     * chunk, forward then back, then stage 0's optimizer step */
+    if (pipeline_schedules[plan->schedule]->one_at_a_time) {
+        double chain = 0;
+        for (int g = 0; g < plan->layers_per_stage.n; g++) {
+            ChunkCost cc = chunk_cost(&c, plan, g);
+            chain += cc.forward_s + cc.backward_s;
+        }
+        most = MAX(most, m * chain + opt0);
+    }
+    return MAX(most * (1 - TIME_SLACK), estimate_comm_lower_bound_s(model, cluster, plan));
 }

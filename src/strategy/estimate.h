@@ -36,6 +36,38 @@
  * (at most ~1e-9 of a step of 1e7 tasks). On one stage it is the rank's
  * compute; for 1F1B with even stages, (m + p - 1)(f + b) + opt, the
  * closed form of the bubble.
+ * A schedule that holds one micro-batch in the pipeline at a time
+ * (PipeSchedule.one_at_a_time: naive) chains every micro-batch through
+ * every chunk, forward and back, before stage 0's optimizer step: the
+ * step lasts at least m times that chain plus opt(0).
+ * Expert parallelism's token exchanges run on the compute stream too
+ * (expert_parallel.c): each adds, to the forward and the backward (and a
+ * full recomputation's replay) of a MoE layer, at least its bytes' share
+ * that must leave (an all-to-all, a reduce-scatter) or reach (an
+ * all-gather) the rank, (n - 1) / n of them, over the rank's links of
+ * that direction, its NVLink's and its NIC's capacities together (a
+ * transfer runs from its source's links to its destination's,
+ * topology.c; the fluid model shares a link's capacity, and a transfer
+ * holds it for its payload over an efficiency <= 1). An exchange whose
+ * shards fit in a packet may be latency-bound (net.h) and load no link:
+ * it counts 0.
+ * The step also lasts at least estimate_comm_lower_bound_s, and the bound
+ * is the larger. A rank's communication stream runs its data-parallel
+ * collectives (data_parallel.c's gradient reductions, zero.c's gathers)
+ * one after the other, each until its last byte arrives, all within the
+ * step; each lasts at least the larger of two bounds. Its own links: as
+ * for the exchanges above. Its node's NICs: for a group of n members, l
+ * of them on the rank's node, an all-gather of S bytes must bring in the
+ * n - l other members' shards, S (n - l) / n bytes, which no algorithm
+ * avoids, and a reduce-scatter must send out as much (the node's share of
+ * the others' shards, reduced inside the node at best); an all-reduce
+ * does both; an algorithm moves data among the group's members only, so
+ * those bytes pass the NICs of the l members, min(l, NICs) of them. l is
+ * taken at its most, node / tp for dp x cp with the default numbering,
+ * which only lowers the bound. Collectives whose shards fit in a packet
+ * count 0, as above. And the rank's offload stream runs its copies and
+ * the host's Adam step one after the other, within the step
+ * (offload_stream_s).
  *
  * Why estimate_peak_lower_bound_bytes is admissible (<= the replayed
  * memory peak). At "step begin" each rank allocates its model states and
@@ -49,8 +81,9 @@
  * gathered buffers are freed only after they are allocated. So when a
  * forward unit's last piece starts, the rank holds at least its states and
  * the kept activations of every forward unit so far whose backward (a
- * split backward's W) has not run, this one included; the engine records the peak after every
- * allocation. The bound is the largest such sum over the units and the
+ * split backward's W) has not run, this one included, less what offload
+ * activations copies to the host (freed when its copy ends, at the
+ * soonest at once); the engine records the peak after every allocation. The bound is the largest such sum over the units and the
  * stages, less a relative 1e-9 for rounding. It leaves out replays,
  * buffers and the tensor-parallel collectives' memory, so it is exact
  * only when those are nil. */
@@ -67,13 +100,18 @@ int estimate_chunk_first_layer(const PlanSpec *plan, int g);
 /* The most bytes a rank of stage s holds at once when each forward unit of
  * its model chunk k (0 .. virtual_stages - 1) keeps per_chunk[k] until
  * that micro-batch's backward of the chunk ends, its schedule's units in
- * order; `units` is scratch (an array of Unit). */
-double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk, GArray *units);
+ * order (schedule_units). */
+double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk);
 
 /* Parameters a rank of pipeline stage `stage` holds, all its model chunks
  * together, summed segment by segment in model order as emit.c does. The
  * plan must be resolved. */
 double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage);
+
+/* A lower bound of the step from its communication and offload streams
+ * (see below). */
+double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
+                                   const PlanSpec *plan);
 
 /* The optimizer step of a rank of stage s: the shard of its parameters
  * its ZeRO stage has it update (states_optimizer_s). Resolved plans. */

@@ -44,6 +44,25 @@ double offload_layer_bytes(const ModelSpec *model, const PlanSpec *plan, int lay
     return bytes;
 }
 
+double offload_stream_s(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                        int stage)
+{
+    GpuSpec gpu = gpu_for_plan(&cluster->gpu, plan);
+    if (plan->offload == OFFLOAD_NONE || gpu.pcie_Bps <= 0)
+        return 0;
+    double params = estimate_stage_params(model, plan, stage);
+    if (plan->offload == OFFLOAD_OPTIMIZER) /* down, the Adam step, up */
+        return 2 * offload_pcie_bytes_per_param(plan) * shard_params(plan, params) / gpu.pcie_Bps +
+               offload_cpu_adam_s(cluster, plan, params);
+    double bytes = 0; /* a micro-batch's, each copied down and up */
+    for (int c = 0; c < plan->virtual_stages; c++) {
+        int g = c * plan->pp + stage, from = estimate_chunk_first_layer(plan, g);
+        for (int l = from; l < from + plan->layers_per_stage.v[g]; l++)
+            bytes += offload_layer_bytes(model, plan, l);
+    }
+    return 2 * bytes * plan_spec_micro_batches(plan) / gpu.pcie_Bps;
+}
+
 /* The most offloaded activations a rank of stage `stage` keeps on the host
  * (offload.h, offload_host_bytes). */
 static double host_activation_bytes(const ModelSpec *model, const PlanSpec *plan, int stage)
@@ -54,8 +73,7 @@ static double host_activation_bytes(const ModelSpec *model, const PlanSpec *plan
         for (int l = from; l < from + plan->layers_per_stage.v[g]; l++)
             chunk[c] += offload_layer_bytes(model, plan, l);
     }
-    g_autoptr(GArray) units = g_array_new(FALSE, FALSE, sizeof(Unit));
-    return estimate_stage_held(plan, stage, chunk, units);
+    return estimate_stage_held(plan, stage, chunk);
 }
 
 double offload_host_bytes(const ModelSpec *model, const PlanSpec *plan, int stage)

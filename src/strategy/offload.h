@@ -63,6 +63,15 @@ double offload_host_bytes(const ModelSpec *model, const PlanSpec *plan, int stag
  * layer's activations; 0 otherwise. */
 double offload_layer_bytes(const ModelSpec *model, const PlanSpec *plan, int layer);
 
+/* The seconds of the offload stream of a rank of pipeline stage `stage`
+ * in a step: the tasks above, each micro-batch's copies of each offloaded
+ * layer down and up, or the gradients down, the Adam step and the
+ * parameters up; 0 without offload. The stream runs them one after the
+ * other, within the step (strategy/estimate.h). The plan must be
+ * resolved. */
+double offload_stream_s(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                        int stage);
+
 /* The host's Adam step of a rank holding `params` parameters, seconds. */
 double offload_cpu_adam_s(const ClusterSpec *cluster, const PlanSpec *plan, double params);
 

@@ -117,6 +117,15 @@ static char *comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *c
                            MAX(plan->pp / 2, 1));
 }
 
+/* On one stage the naive schedule is 1F1B: each micro-batch's forward,
+ * then its backward (1F1B warms up with pp - 1 - s = 0 forwards). */
+static void normalize(PlanSpec *plan, const ModelSpec *model)
+{
+    (void)model;
+    if (plan->pp == 1 && plan->schedule == SCHEDULE_NAIVE)
+        plan->schedule = SCHEDULE_1F1B;
+}
+
 const Strategy strategy_pipeline = {
     .name = "pipeline",
     .active = active,
@@ -126,4 +135,5 @@ const Strategy strategy_pipeline = {
     .unit_begin = unit_begin,
     .unit_end = unit_end,
     .step_end = step_end,
+    .normalize = normalize,
 };

@@ -1,11 +1,69 @@
 /* schedule.c: the table of pipeline schedules, and what they share. */
 #include "strategy/schedule.h"
 
+#include <string.h>
+
 const PipeSchedule *const pipeline_schedules[SCHEDULES] = {
 #define SCHEDULE(ID, name, row) [SCHEDULE_##ID] = &row,
 #include "base/schedules.def"
 #undef SCHEDULE
 };
+
+/* schedule_units' cache: per thread, units by (schedule, m, p, v, s),
+ * emptied when it holds more than ORDER_CACHE_UNITS units. */
+#define ORDER_CACHE_UNITS (1 << 22)
+typedef struct {
+    int schedule, micro_batches, stages, chunks, stage;
+} OrderKey;
+typedef struct {
+    GHashTable *orders; /* OrderKey -> GArray of Unit */
+    gsize units;
+} OrderCache;
+
+static guint order_hash(gconstpointer k)
+{
+    const OrderKey *o = k;
+    return (guint)o->schedule * 16777619u ^ (guint)o->micro_batches * 2654435761u ^
+           (guint)o->stages * 40503u ^ (guint)o->chunks * 97u ^ (guint)o->stage;
+}
+
+static gboolean order_equal(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, sizeof(OrderKey)) == 0;
+}
+
+static void cache_free(gpointer data)
+{
+    OrderCache *c = data;
+    g_hash_table_destroy(c->orders);
+    g_free(c);
+}
+
+static GPrivate order_cache = G_PRIVATE_INIT(cache_free);
+
+const GArray *schedule_units(Schedule schedule, const StageWork *w)
+{
+    OrderCache *c = g_private_get(&order_cache);
+    if (!c) {
+        c = g_new0(OrderCache, 1);
+        c->orders =
+            g_hash_table_new_full(order_hash, order_equal, g_free, (GDestroyNotify)g_array_unref);
+        g_private_set(&order_cache, c);
+    }
+    OrderKey key = {schedule, w->micro_batches, w->stages, w->chunks, w->stage};
+    GArray *units = g_hash_table_lookup(c->orders, &key);
+    if (units)
+        return units;
+    if (c->units > ORDER_CACHE_UNITS) {
+        g_hash_table_remove_all(c->orders);
+        c->units = 0;
+    }
+    units = g_array_new(FALSE, FALSE, sizeof(Unit));
+    pipeline_schedules[schedule]->order(w, units);
+    c->units += units->len;
+    g_hash_table_insert(c->orders, g_memdup2(&key, sizeof key), units);
+    return units;
+}
 
 void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk)
 {

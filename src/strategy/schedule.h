@@ -28,10 +28,21 @@ typedef struct {
     gboolean (*check)(const PlanSpec *plan, GError **error);
     /* Whether it splits backward units into B and W (BackwardPart). */
     gboolean split_backward;
+    /* Whether it holds one micro-batch in the pipeline at a time: each
+     * stage runs a micro-batch's backward before the next one's forward,
+     * so the step chains every micro-batch through every chunk, forward
+     * and back (strategy/estimate.h). */
+    gboolean one_at_a_time;
 } PipeSchedule;
 
 /* The rows, indexed by Schedule. */
 extern const PipeSchedule *const pipeline_schedules[SCHEDULES];
+
+/* A stage's units in the order `schedule` runs them, as its order()
+ * appends them, from a cache of the orders this thread asked for before
+ * (a sweep asks for the same few again and again for plans that differ
+ * elsewhere); valid until the thread's next call. */
+const GArray *schedule_units(Schedule schedule, const StageWork *w);
 
 /* Appends one unit (a backward is whole). */
 void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk);

@@ -48,4 +48,4 @@ static gboolean check(const PlanSpec *plan, GError **error)
     return TRUE;
 }
 
-const PipeSchedule schedule_interleaved = {"interleaved", order, check, FALSE};
+const PipeSchedule schedule_interleaved = {"interleaved", order, check, FALSE, FALSE};

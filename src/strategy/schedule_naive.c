@@ -11,4 +11,4 @@ static void order(const StageWork *w, GArray *units)
     }
 }
 
-const PipeSchedule schedule_naive = {"naive", order, schedule_check_one_chunk, FALSE};
+const PipeSchedule schedule_naive = {"naive", order, schedule_check_one_chunk, FALSE, TRUE};

@@ -64,4 +64,4 @@ static gboolean check(const PlanSpec *plan, GError **error)
     return schedule_check_zero_bubble(plan, 2 * plan->pp - 1, error);
 }
 
-const PipeSchedule schedule_zbh2 = {"zb-h2", order, check, TRUE};
+const PipeSchedule schedule_zbh2 = {"zb-h2", order, check, TRUE, FALSE};
