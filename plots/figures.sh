@@ -26,8 +26,8 @@ mkdir -p "$out"
     --plan "$src/plans/seed-512.json" --format json -o "$out/step.json"
 "$plansim" sweep --model "$src/models/llama2-7b.json" --cluster "$a100" --nodes 1 --tp 1 --pp 4 \
     --dp 1 --micro-batch-size 1 --zero-stage 0 --recompute none --no-sequence-parallel \
-    --schedule 1f1b --virtual-stages 1 --grid "$src/plots/bubble-grid.json" --exhaustive \
-    -o "$out/bubble.csv" >/dev/null 2>&1
+    --schedule 1f1b --virtual-stages 1 --offload none --grid "$src/plots/bubble-grid.json" \
+    --exhaustive -o "$out/bubble.csv" >/dev/null 2>&1
 "$plansim" simulate --model "$src/models/llama2-7b.json" --cluster "$a100" --nodes 1 --tp 2 \
     --pp 4 --dp 1 --global-batch-size 8 --trace "$out/trace.json" -o /dev/null
 

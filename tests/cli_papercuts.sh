@@ -120,7 +120,7 @@ check "a Hugging Face config of a million-token context runs 4,096 tokens, with 
     "$problem"
 # shellcheck disable=SC2086
 problem=$(run sweep-seq sweep $tiny_node --tp 1 --pp 1 --micro-batch-size 1 --zero-stage 0 \
-    --recompute none --no-sequence-parallel --schedule 1f1b --virtual-stages 1 \
+    --recompute none --no-sequence-parallel --schedule 1f1b --virtual-stages 1 --offload none \
     --global-batch-size 8 --seq-length 64 -j 1 -o -)
 # shellcheck disable=SC2086
 problem=$problem$(run sim-seq simulate $tiny_node --global-batch-size 8 --seq-length 64 \
@@ -179,7 +179,7 @@ problem=$(run default simulate)
 problem=$problem$(run default-named simulate --model models/gpt3-175b.json)
 problem=$problem$(differs "$tmp/default.out" "$tmp/default-named.out")
 # the shipped plans/seed-512.json, every key of it
-plan='plan: --tp 8 --pp 8 --dp 8 --micro-batch-size 1 --global-batch-size 512 --schedule 1f1b --virtual-stages 1 --zero-stage 1 --sequence-parallel --recompute selective'
+plan='plan: --tp 8 --pp 8 --dp 8 --micro-batch-size 1 --global-batch-size 512 --schedule 1f1b --zero-stage 1 --sequence-parallel --recompute selective'
 [ "$(sed -n 2p "$tmp/default.out")" = "$plan" ] ||
     problem="$problem; the second line is '$(sed -n 2p "$tmp/default.out")'"
 check "naming the default model is the default run, whose second line is its plan" "$problem"
@@ -195,8 +195,8 @@ check "the plan line's flags run the same plan" "$problem"
 problem=$(run batch-sim simulate $tiny_node --format json)
 # shellcheck disable=SC2086
 problem=$problem$(run batch-sweep sweep $tiny_node --tp 1 --pp 1 --micro-batch-size 1 \
-    --zero-stage 0 --recompute none --no-sequence-parallel --schedule 1f1b --virtual-stages 1 -j 1 \
-    -o -)
+    --zero-stage 0 --recompute none --no-sequence-parallel --schedule 1f1b --virtual-stages 1 \
+    --offload none -j 1 -o -)
 [ "$(json_value "$tmp/batch-sim.out" global_batch_size)" = 1024 ] ||
     problem="$problem; simulate's batch is $(json_value "$tmp/batch-sim.out" global_batch_size)"
 batches=$(csv_column "$tmp/batch-sweep.out" global_batch_size | sort -u | tr '\n' ' ')
@@ -318,7 +318,8 @@ fails_with "--tp 3 on 16 GPUs names the 32 heads, not the batch" \
 # one row says so.
 printf '{"recompute": ["none", "selective"], "zero_stage": [0, 1]}\n' >"$tmp/grid-twins.json"
 twins="sweep $tiny_node --tp 1 --pp 1 --micro-batch-size 1 --global-batch-size 16 --schedule 1f1b
-    --virtual-stages 1 --no-sequence-parallel --grid $tmp/grid-twins.json -j 1"
+    --virtual-stages 1 --no-sequence-parallel --offload none --no-tp-comm-overlap
+    --grid $tmp/grid-twins.json -j 1"
 # shellcheck disable=SC2086
 problem=$(run twins $twins)
 [ "$(sed -n 1p "$tmp/twins.out")" = "$header" ] ||
@@ -329,7 +330,7 @@ problem=$(run twins $twins)
     problem="$problem; the twins are not named: $(one_line "$tmp/twins.out")"
 # stderr names the space walked, then the plans and the valid ones
 [ "$(sed -n 1,2p "$tmp/twins.err" | tr '\n' '|')" = \
-    "sweep: zero_stage 0,1 x recompute none,selective|sweep: 4 plans, 4 valid: 4 simulated (2 replayed), 0 pruned, 0 does_not_fit, 0 invalid|" ] ||
+    "sweep: zero_stage 0,1 x recompute none,selective|sweep: 4 combinations, 4 valid: 4 simulated (2 replayed), 0 pruned, 0 does_not_fit, 0 invalid|" ] ||
     problem="$problem; stderr: $(one_line "$tmp/twins.err")"
 # shellcheck disable=SC2086
 problem=$problem$(run twins-csv $twins -o -)

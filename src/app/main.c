@@ -699,18 +699,25 @@ static char *shell_word(const char *word)
     return word[0] && strspn(word, plain) == strlen(word) ? g_strdup(word) : g_shell_quote(word);
 }
 
-/* The simulate command that runs `plan` on the inputs `in` named. */
-static char *simulate_command(const Inputs *in, const PlanSpec *plan)
+/* The simulate command that runs `plan` on the inputs `in` named, on
+ * `nodes` (NULL: in's): the plan's flags those the user gave and those
+ * away from their defaults (plan_spec_flags), not every axis swept. */
+static char *simulate_command(const Inputs *in, const char *nodes, const PlanSpec *plan,
+                              const PlanSpec *base)
 {
     const char *flags[] = {"--model", "--cluster", "--nodes", "--seq-length"};
-    const char *values[] = {in->model, in->cluster, in->nodes, in->seq_length};
+    const char *values[] = {in->model, in->cluster, nodes ? nodes : in->nodes, in->seq_length};
     GString *command = g_string_new("plansim simulate");
     for (gsize i = 0; i < G_N_ELEMENTS(flags); i++) {
         g_autofree char *word = values[i] ? shell_word(values[i]) : NULL;
         if (word)
             g_string_append_printf(command, " %s %s", flags[i], word);
     }
-    g_autofree char *plan_flags = plan_spec_flags(plan);
+    g_autoptr(PlanSpec) shown = plan_spec_copy(plan);
+    for (int f = 0; f < PLAN_N_FIELDS; f++)
+        if (!base->origin[f])
+            g_clear_pointer(&shown->origin[f], g_free);
+    g_autofree char *plan_flags = plan_spec_flags(shown);
     g_string_append_printf(command, " %s", plan_flags);
     return g_string_free(command, FALSE);
 }
@@ -755,12 +762,16 @@ static void print_gains(FILE *to, const SweepSpec *spec, const SweepResult *r, g
         plan_field_put(at, gains[i].field, gains[i].value, NULL);
         g_autofree char *flag = plan_spec_change_flags(plan, at);
         if (gains[i].row < 0) {
-            fprintf(to, "  %-32s no plan fits\n", flag);
+            fprintf(to, "  %-32s %s\n", flag,
+                    gains[i].exact ? "no plan fits" : "none that fits among the few replayed");
             continue;
         }
         const SweepRow *row = &g_array_index(r->rows, SweepRow, gains[i].row);
-        fprintf(to, "  %-32s %+.1f %%  (its best: %s)\n", flag, 100 * (mine / gains[i].score - 1),
-                row->summary);
+        g_autofree char *summary = sweep_summary(spec, row);
+        g_autofree char *gain = g_strdup_printf(
+            "%s%+.1f %%", gains[i].exact ? "" : "<= ", 100 * (mine / gains[i].score - 1));
+        fprintf(to, "  %-32s %s  (its best%s: %s)\n", flag, gain, gains[i].exact ? "" : " replayed",
+                summary);
     }
 }
 
@@ -789,36 +800,53 @@ static void print_best(FILE *to, const Inputs *in, const SweepSpec *spec, const 
     for (int i = 0; i < n; i++) {
         const SweepRow *row = &g_array_index(r->rows, SweepRow, best[i]);
         g_autofree char *also = twins_text(spec, r, best[i], twins[i]);
+        g_autofree char *summary = sweep_summary(spec, row);
         fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f  %s%s\n", i + 1, row->tokens_per_s,
                 row->step_time_s, 100 * row->mfu, row->mfu * peak_flops / 1e12,
-                row->peak_bytes / 1073741824.0, row->summary, also);
+                row->peak_bytes / 1073741824.0, summary, also);
         g_array_free(twins[i], TRUE);
     }
     g_free(twins);
-    g_autoptr(PlanSpec) plan = sweep_plan(spec, &g_array_index(r->rows, SweepRow, best[0]));
-    g_autofree char *command = simulate_command(in, plan);
+    const SweepRow *winner = &g_array_index(r->rows, SweepRow, best[0]);
+    g_autoptr(PlanSpec) plan = sweep_plan(spec, winner);
+    g_autofree char *nodes =
+        spec->n_clusters > 1 ? g_strdup_printf("%d", sweep_cluster(spec, winner)->nodes) : NULL;
+    g_autofree char *command = simulate_command(in, nodes, plan, spec->base);
     fprintf(to, "best: %s\n", command);
     print_gains(to, spec, r, best[0], plan);
 }
 
-/* An axis's values as its flag takes them, comma-separated: "2,4,8". */
+/* An axis's values as its flag takes them, comma-separated, a run of
+ * three or more consecutive integers as its ends: "2,4,8", "1..126". */
 static char *axis_text(const GridAxis *axis, const PlanSpec *base)
 {
     g_autoptr(PlanSpec) shown = plan_spec_copy(base);
     GString *values = g_string_new(NULL);
-    for (guint v = 0; v < axis->values->len; v++) {
-        plan_field_put(shown, axis->field, g_array_index(axis->values, int, v), NULL);
+    const int *v = (const int *)axis->values->data;
+    gboolean numbers = plan_fields[axis->field].kind == FIELD_INT;
+    for (guint i = 0, end; i < axis->values->len; i = end + 1) {
+        for (end = i; numbers && end + 1 < axis->values->len && v[end + 1] == v[end] + 1; end++)
+            ;
+        if (end < i + 2)
+            end = i;
+        plan_field_put(shown, axis->field, v[i], NULL);
         g_autofree char *text = plan_field_text(shown, axis->field);
-        g_string_append_printf(values, "%s%s", v ? "," : "", text);
+        g_string_append_printf(values, "%s%s", i ? "," : "", text);
+        if (end > i)
+            g_string_append_printf(values, "..%d", v[end]);
     }
     return g_string_free(values, FALSE);
 }
 
-/* The space a sweep walks, as its axes: "tp 1,2,4 x pp 1,2 x ..."; "one
- * plan" with no axis. */
-static char *space_text(const PlanGrid *grid, const PlanSpec *base)
+/* The space a sweep walks, as its axes: "nodes 64,128 x tp 1,2,4 x pp 1,2
+ * x ..."; "one plan" with no axis. */
+static char *space_text(const PlanGrid *grid, const PlanSpec *base, const GPtrArray *clusters)
 {
-    GString *text = g_string_new(grid->axes->len ? "" : "one plan");
+    GString *text = g_string_new(grid->axes->len || clusters->len > 1 ? "" : "one plan");
+    for (guint i = 0; clusters->len > 1 && i < clusters->len; i++)
+        g_string_append_printf(text, "%s%d%s", i ? "," : "nodes ",
+                               ((const ClusterSpec *)g_ptr_array_index(clusters, i))->nodes,
+                               i + 1 == clusters->len && grid->axes->len ? " x " : "");
     for (guint i = 0; i < grid->axes->len; i++) {
         const GridAxis *axis = &g_array_index(grid->axes, GridAxis, i);
         g_autofree char *values = axis_text(axis, base);
@@ -848,6 +876,67 @@ static void pin_fields(PlanGrid *grid, const PlanSpec *base, const char *grid_fi
     }
 }
 
+/* The clusters of a --nodes list (`sizes`, NULL or one: `cluster` alone),
+ * copies of `cluster` (loaded at the first size); fails on a size not a
+ * node count or one given twice. */
+static GPtrArray *cluster_sizes(const ClusterSpec *cluster, char **sizes, GError **error)
+{
+    GPtrArray *clusters = g_ptr_array_new_with_free_func((GDestroyNotify)cluster_spec_free);
+    g_ptr_array_add(clusters, cluster_spec_copy(cluster));
+    for (guint i = 1; sizes && sizes[0] && sizes[i]; i++) {
+        double nodes;
+        if (!parse_number("--nodes", sizes[i], 1, CLUSTER_MAX_GPUS / cluster->gpus_per_node, TRUE,
+                          0, &nodes, error)) {
+            g_ptr_array_free(clusters, TRUE);
+            return NULL;
+        }
+        for (guint k = 0; k < clusters->len; k++) {
+            if (((const ClusterSpec *)g_ptr_array_index(clusters, k))->nodes == (int)nodes) {
+                g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                            "--nodes: expected distinct node counts, got %s twice", sizes[i]);
+                g_ptr_array_free(clusters, TRUE);
+                return NULL;
+            }
+        }
+        ClusterSpec *more = cluster_spec_copy(cluster);
+        more->nodes = (int)nodes;
+        g_ptr_array_add(clusters, more);
+    }
+    return clusters;
+}
+
+/* The most reasons of invalid plans a sweep lists. */
+#define REASONS_SHOWN 12
+
+static gint by_count(gconstpointer a, gconstpointer b, gpointer reasons)
+{
+    gint64 x = *(gint64 *)g_hash_table_lookup(reasons, a),
+           y = *(gint64 *)g_hash_table_lookup(reasons, b);
+    return x != y ? (x < y ? 1 : -1) : strcmp(a, b);
+}
+
+/* The reasons plans were invalid, the commonest first (ties: by text, the
+ * same order every run), REASONS_SHOWN of them, then how many more. */
+static void print_reasons(GHashTable *reasons)
+{
+    GList *all = g_list_sort_with_data(g_hash_table_get_keys(reasons), by_count, reasons);
+    gint64 more = 0, rest = 0;
+    int shown = 0;
+    for (GList *l = all; l; l = l->next) {
+        gint64 n = *(gint64 *)g_hash_table_lookup(reasons, l->data);
+        if (shown++ < REASONS_SHOWN) {
+            fprintf(stderr, "  %6" G_GINT64_FORMAT "  %s\n", n, (char *)l->data);
+        } else {
+            more++;
+            rest += n;
+        }
+    }
+    if (more)
+        fprintf(stderr, "  %6" G_GINT64_FORMAT "  for %" G_GINT64_FORMAT " other reasons\n", rest,
+                more);
+    g_list_free(all);
+}
+
 static gboolean sweep(void *args, GError **error)
 {
     SweepArgs *a = args;
@@ -860,7 +949,16 @@ static gboolean sweep(void *args, GError **error)
     int shard, shards;
     a->in.outputs[0] = (Output){"-o", a->output};
     a->in.grid = a->grid;
+    /* --nodes 64,128,256: the inputs at the first size, then a cluster per
+     * size, the sweep's outermost axis */
+    g_auto(GStrv) sizes = a->in.nodes ? g_strsplit(a->in.nodes, ",", -1) : NULL;
+    if (sizes && g_strv_length(sizes) > 1) {
+        g_free(a->in.nodes);
+        a->in.nodes = g_strdup(sizes[0]);
+    }
+    g_autoptr(GPtrArray) clusters = NULL;
     if (!inputs_load(&a->in, NULL, &model, &cluster, base, error) ||
+        !(clusters = cluster_sizes(cluster, sizes, error)) ||
         !(whatif = inputs_whatif(&a->in, error)) ||
         !parse_number("--gpus", a->gpus, 1, CLUSTER_MAX_GPUS, TRUE, 0, &gpus, error) ||
         !parse_number("--threads", a->threads, 1, 1024, TRUE, g_get_num_processors(), &threads,
@@ -868,6 +966,13 @@ static gboolean sweep(void *args, GError **error)
         !parse_number("--top", a->top, 1, 1000, TRUE, SWEEP_DEFAULT_TOP, &top, error) ||
         !parse_shard(a->shard, &shard, &shards, error))
         return FALSE;
+    if (gpus && clusters->len > 1) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--gpus: expected none with several --nodes (each size's plans use all of its "
+                    "GPUs), got %s",
+                    a->gpus);
+        return FALSE;
+    }
     if (gpus > cluster_spec_gpus(cluster)) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "--gpus: expected at most the cluster's %d, "
@@ -875,8 +980,11 @@ static gboolean sweep(void *args, GError **error)
                     cluster_spec_gpus(cluster), a->gpus);
         return FALSE;
     }
-    if (!whatif_check(whatif, cluster, gpus ? (int)gpus : cluster_spec_gpus(cluster), error))
-        return FALSE;
+    for (guint i = 0; i < clusters->len; i++) {
+        const ClusterSpec *c = g_ptr_array_index(clusters, i);
+        if (!whatif_check(whatif, c, gpus ? (int)gpus : cluster_spec_gpus(c), error))
+            return FALSE;
+    }
     grid = plan_grid_default(model, cluster);
     pin_fields(grid, base, NULL);
     if (a->grid && !plan_grid_load(grid, a->grid, error))
@@ -892,13 +1000,26 @@ static gboolean sweep(void *args, GError **error)
                     "--rank-by: expected --tokens too for \"%s\" (of a run), got none", a->rank_by);
         return FALSE;
     }
-    SweepSpec spec = {model, cluster, base, grid, gpus ? (int)gpus : cluster_spec_gpus(cluster),
-                      (int)threads, shard, shards, isatty(2) && !g_getenv("CI"), &interrupted,
-                      (int)top,
+    SweepSpec spec = {.model = model,
+                      .cluster = cluster,
+                      .clusters = (const ClusterSpec *const *)clusters->pdata,
+                      .n_clusters = (int)clusters->len,
+                      .base = base,
+                      .grid = grid,
+                      .gpus = (int)gpus,
+                      .threads = (int)threads,
+                      .shard = shard,
+                      .shards = shards,
+                      .progress = isatty(2) && !g_getenv("CI"),
+                      .stop = &interrupted,
+                      .top = (int)top,
                       /* noise can make a step beat its bound: no pruning */
-                      a->exhaustive || whatif->jitter > 0, .tokens = tokens,
-                      .gpu_hour_price = price, .rank_by = (SweepRank)rank_by};
-    spec.whatif = whatif;
+                      .exhaustive = a->exhaustive || whatif->jitter > 0,
+                      .tokens = tokens,
+                      .gpu_hour_price = price,
+                      .rank_by = (SweepRank)rank_by,
+                      .whatif = whatif,
+                      .csv = a->output != NULL};
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
     g_autoptr(SweepResult) r = sweep_run(&spec, error);
@@ -911,7 +1032,7 @@ static gboolean sweep(void *args, GError **error)
         g_set_error(error, PS_ERROR, PS_ERROR_INTERRUPTED, "interrupted");
         return FALSE;
     }
-    if (r->skipped == r->combinations && shards == 1) {
+    if (r->count[REPORT_INVALID] == r->combinations && shards == 1) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "%s: expected a grid with at least one valid plan, got %" G_GINT64_FORMAT
                     " combinations, all invalid",
@@ -934,22 +1055,21 @@ static gboolean sweep(void *args, GError **error)
     int n = sweep_best(r, (int)top, best);
     if (table_out && n > 0)
         print_best(stdout, &a->in, &spec, r, best, n);
-    g_autofree char *space = space_text(grid, base);
+    g_autofree char *space = space_text(grid, base, clusters);
     fprintf(stderr, "sweep: %s\n", space);
-    fprintf(stderr,
-            "sweep: %" G_GINT64_FORMAT " plans, %" G_GINT64_FORMAT " valid:", r->combinations,
-            r->combinations - r->count[REPORT_INVALID]);
+    fprintf(stderr, "sweep: %" G_GINT64_FORMAT " combinations, %" G_GINT64_FORMAT " valid:",
+            r->combinations, r->combinations - r->count[REPORT_INVALID]);
     for (int s = 0; s < REPORT_STATUSES; s++) { /* "120 simulated (90 replayed), 3 pruned, ..." */
-        fprintf(stderr, "%s %d %s", s ? "," : "", r->count[s], report_status_names[s]);
+        fprintf(stderr, "%s %" G_GINT64_FORMAT " %s", s ? "," : "", r->count[s],
+                report_status_names[s]);
         if (s == REPORT_SIMULATED)
             fprintf(stderr, " (%" G_GINT64_FORMAT " replayed)", r->replayed);
+        if (s == REPORT_INVALID && r->refused > 0)
+            fprintf(stderr, " (%" G_GINT64_FORMAT " refused by the space's rules, unvisited)",
+                    r->refused);
     }
     fprintf(stderr, "\n");
-    GList *reasons = g_list_sort(g_hash_table_get_keys(r->reasons), (GCompareFunc)strcmp);
-    for (GList *l = reasons; l; l = l->next) /* sorted: the same order every run */
-        fprintf(stderr, "  %6d  %s\n", GPOINTER_TO_INT(g_hash_table_lookup(r->reasons, l->data)),
-                (char *)l->data);
-    g_list_free(reasons);
+    print_reasons(r->reasons);
     if (n == 0)
         fprintf(stderr, "sweep: no plan fits in memory\n");
     else if (!table_out)

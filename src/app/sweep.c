@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "app/simulate.h"
+#include "app/space.h"
 #include "metrics/training.h"
 #include "strategy/estimate.h"
 #include "strategy/strategy.h"
@@ -61,25 +62,56 @@ typedef struct {
     gint64 started_us;
 } Job;
 
-/* A one-line description of a plan, for the best-plan lines. */
-static char *summary(const PlanSpec *p)
+/* A one-line description of a plan, for the best-plan lines: its shape,
+ * batch, ZeRO stage, recomputation, sequence parallelism and schedule,
+ * then whichever of the number format, the tp overlap, the context
+ * algorithm and offload are not at their defaults. */
+static char *summary_of(const PlanSpec *p)
 {
     g_autofree char *chunks =
         p->virtual_stages > 1 ? g_strdup_printf(" x%d", p->virtual_stages) : g_strdup("");
     g_autofree char *shape = plan_spec_shape(p, TRUE);
-    return g_strdup_printf("%s, batch %d of %d, ZeRO %d, recompute %s, SP %s, %s%s", shape,
-                           p->global_batch_size, p->micro_batch_size, p->zero_stage,
-                           recompute_names[p->recompute], p->sequence_parallel ? "on" : "off",
-                           schedule_names[p->schedule], chunks);
+    GString *text = g_string_new(NULL);
+    g_string_printf(text, "%s, batch %d of %d, ZeRO %d, recompute %s, SP %s, %s%s", shape,
+                    p->global_batch_size, p->micro_batch_size, p->zero_stage,
+                    recompute_names[p->recompute], p->sequence_parallel ? "on" : "off",
+                    schedule_names[p->schedule], chunks);
+    if (p->dtype != DTYPE_BF16)
+        g_string_append_printf(text, ", %s", dtype_names[p->dtype]);
+    if (p->tp_comm_overlap)
+        g_string_append(text, ", tp overlap");
+    if (p->cp > 1)
+        g_string_append_printf(text, ", cp %s", cp_algorithm_names[p->cp_algorithm]);
+    if (p->offload != OFFLOAD_NONE)
+        g_string_append_printf(text, ", offload %s", offload_names[p->offload]);
+    return g_string_free(text, FALSE);
+}
+
+/* The sweep's space (app/space.h). */
+static Space space_of(const SweepSpec *spec)
+{
+    return (Space){spec->model,
+                   spec->clusters ? spec->clusters : &spec->cluster,
+                   spec->clusters ? spec->n_clusters : 1,
+                   spec->gpus,
+                   spec->base,
+                   spec->grid};
 }
 
 /* The plan of combination `combo`, resolved and checked; on an invalid one
  * FALSE, with the plan as far as it resolved. */
 static gboolean make_plan(const SweepSpec *spec, gint64 combo, PlanSpec **out, GError **error)
 {
-    PlanSpec *plan = *out = plan_spec_copy(spec->base);
-    plan_grid_apply(spec->grid, combo, plan);
-    return strategy_resolve(plan, spec->model, spec->cluster, error);
+    Space space = space_of(spec);
+    return space_plan(&space, combo, out, error);
+}
+
+/* The cluster of combination `combo`. */
+static const ClusterSpec *cluster_of(const SweepSpec *spec, gint64 combo)
+{
+    Space space = space_of(spec);
+    int gpus;
+    return space_cluster(&space, combo, &gpus);
 }
 
 const char *const sweep_rank_names[] = {"tokens_per_s", "time", "cost", NULL};
@@ -122,12 +154,12 @@ static void prepare(Job *job, Slot *slot)
         set_invalid(slot, error);
         return;
     }
-    double bound = estimate_step_lower_bound_s(spec->model, spec->cluster, plan);
+    const ClusterSpec *cluster = cluster_of(spec, slot->row.combination);
+    double bound = estimate_step_lower_bound_s(spec->model, cluster, plan);
     slot->row.bound_s = bound;
     slot->score_bound = bound > 0 ? score(spec, plan, bound) : G_MAXDOUBLE;
-    slot->row.summary = summary(plan);
-    double memory = estimate_peak_lower_bound_bytes(spec->model, spec->cluster, plan);
-    if (!spec->exhaustive && memory > spec->cluster->gpu.memory_bytes) {
+    double memory = estimate_peak_lower_bound_bytes(spec->model, cluster, plan);
+    if (!spec->exhaustive && memory > cluster->gpu.memory_bytes) {
         slot->row.status = REPORT_DOES_NOT_FIT;
         slot->row.peak_bytes = memory;
         return;
@@ -159,9 +191,9 @@ static void replay(Job *job, Slot *slot)
     g_autoptr(PlanSpec) plan = NULL;
     GError *error = NULL;
     Report rep;
-    gboolean ran =
-        make_plan(spec, slot->row.combination, &plan, &error) &&
-        sim_run_whatif(spec->model, spec->cluster, plan, spec->whatif, NULL, FALSE, &rep, &error);
+    gboolean ran = make_plan(spec, slot->row.combination, &plan, &error) &&
+                   sim_run_whatif(spec->model, cluster_of(spec, slot->row.combination), plan,
+                                  spec->whatif, NULL, FALSE, &rep, &error);
     if (ran)
         simulated(spec, slot, plan, &rep);
     for (guint i = 0; slot->twins && i < slot->twins->len; i++) {
@@ -187,8 +219,9 @@ static void render(Job *job, Slot *slot)
     const SweepSpec *spec = job->spec;
     g_autoptr(PlanSpec) plan = NULL;
     gboolean valid = make_plan(spec, slot->row.combination, &plan, NULL);
+    const ClusterSpec *cluster = cluster_of(spec, slot->row.combination);
     Report rep = {.model = spec->model->name,
-                  .cluster = spec->cluster->name,
+                  .cluster = cluster->name,
                   .plan = plan,
                   .parameters = tf_params(spec->model),
                   .active_parameters = tf_active_params(spec->model),
@@ -201,7 +234,7 @@ static void render(Job *job, Slot *slot)
         rep.micro_batches = plan_spec_micro_batches(plan);
     if (slot->row.status == REPORT_DOES_NOT_FIT) {
         rep.metrics.peak_bytes = slot->row.peak_bytes;
-        rep.metrics.capacity_bytes = spec->cluster->gpu.memory_bytes;
+        rep.metrics.capacity_bytes = cluster->gpu.memory_bytes;
         rep.metrics.fits = FALSE;
     }
     slot->row.csv = report_render(&rep, FORMAT_CSV, FALSE);
@@ -408,12 +441,47 @@ static void branch_and_bound(Job *job, GThreadPool *pool, gint64 *order, gint64 
     g_free(top.at);
 }
 
+/* What the walk gives the sweep: the shard's combinations, and the
+ * refused ones' count per reason (shard 1 only). */
+typedef struct {
+    const SweepSpec *spec;
+    GArray *leaves; /* gint64 */
+    GHashTable *reasons;
+    gint64 refused;
+} Walked;
+
+static void on_leaf(gint64 combo, gpointer user)
+{
+    Walked *w = user;
+    if (sweep_shard_of(combo, w->spec->shards) == w->spec->shard)
+        g_array_append_val(w->leaves, combo);
+}
+
+static void count_reason(GHashTable *reasons, const char *reason, gint64 count)
+{
+    gint64 *n = g_hash_table_lookup(reasons, reason);
+    if (!n) {
+        n = g_new0(gint64, 1);
+        g_hash_table_insert(reasons, g_strdup(reason), n);
+    }
+    *n += count;
+}
+
+static void on_refused(const char *reason, gint64 count, gpointer user)
+{
+    Walked *w = user;
+    if (w->spec->shard != 1)
+        return;
+    count_reason(w->reasons, reason, count);
+    w->refused += count;
+}
+
 SweepResult *sweep_run(const SweepSpec *spec, GError **error)
 {
-    gint64 size = plan_grid_size(spec->grid);
-    if (size < 0 || size > 10000000) {
+    Space space = space_of(spec);
+    if (space_size(&space) < 0) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "--grid: expected at most 10,000,000 combinations, got more");
+                    "--grid: expected at most 2^62 combinations, got more");
         return NULL;
     }
     if (spec->shards < 1 || spec->shard < 1 || spec->shard > spec->shards) {
@@ -421,13 +489,23 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
                     "--shard: expected K/N with 1 <= K <= N, got %d/%d", spec->shard, spec->shards);
         return NULL;
     }
-    Job job = {.spec = spec, .started_us = g_get_monotonic_time()};
-    for (gint64 c = 0; c < size; c++)
-        job.n += sweep_shard_of(c, spec->shards) == spec->shard;
+    Walked walked = {spec, g_array_new(FALSE, FALSE, sizeof(gint64)),
+                     g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free), 0};
+    space_walk(&space, on_leaf, on_refused, &walked);
+    if (walked.leaves->len > SWEEP_MAX_PLANS) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--grid: expected at most %d plans that pass the space's rules, got %u",
+                    SWEEP_MAX_PLANS, walked.leaves->len);
+        g_array_free(walked.leaves, TRUE);
+        g_hash_table_destroy(walked.reasons);
+        return NULL;
+    }
+    Job job = {.spec = spec, .started_us = g_get_monotonic_time(), .n = walked.leaves->len};
     job.slots = g_new0(Slot, MAX(job.n, 1));
-    for (gint64 c = 0, i = 0; c < size; c++)
-        if (sweep_shard_of(c, spec->shards) == spec->shard)
-            job.slots[i++].row = (SweepRow){.combination = c, .twin_of = -1};
+    for (gint64 i = 0; i < job.n; i++)
+        job.slots[i].row =
+            (SweepRow){.combination = g_array_index(walked.leaves, gint64, i), .twin_of = -1};
+    g_array_free(walked.leaves, TRUE);
     gint64 *at = g_new(gint64, MAX(job.n, 1)); /* slots of a phase */
     g_mutex_init(&job.lock);
     g_cond_init(&job.finished);
@@ -452,7 +530,7 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
     for (gint64 i = 0; i < job.n; i++)
         if (job.slots[i].row.status != REPORT_SIMULATED)
             at[rest++] = i;
-    if (!g_atomic_int_get(spec->stop))
+    if (spec->csv && !g_atomic_int_get(spec->stop))
         run_phase(&job, pool, SWEEP_RENDER, at, rest, BLOCK);
     g_thread_pool_free(pool, FALSE, TRUE);
     if (spec->progress)
@@ -460,26 +538,24 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
 
     SweepResult *r = g_new0(SweepResult, 1);
     r->rows = g_array_sized_new(FALSE, FALSE, sizeof(SweepRow), (guint)job.n);
-    r->reasons = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    r->combinations = job.n;
+    r->reasons = walked.reasons;
+    r->combinations = job.n + walked.refused;
+    r->refused = walked.refused;
+    r->count[REPORT_INVALID] = walked.refused;
     r->replayed = job.replayed;
     r->stopped = g_atomic_int_get(spec->stop) != 0;
     for (gint64 i = 0; i < job.n; i++) {
         Slot *slot = &job.slots[i];
         g_array_append_val(r->rows, slot->row);
         r->count[slot->row.status]++;
-        if (slot->row.status == REPORT_INVALID) {
-            gpointer count = g_hash_table_lookup(r->reasons, slot->reason);
-            g_hash_table_replace(r->reasons, g_strdup(slot->reason),
-                                 GINT_TO_POINTER(GPOINTER_TO_INT(count) + 1));
-        }
+        if (slot->row.status == REPORT_INVALID)
+            count_reason(r->reasons, slot->reason, 1);
         g_free(slot->message);
         g_free(slot->reason);
         g_free(slot->normal);
         if (slot->twins)
             g_array_free(slot->twins, TRUE);
     }
-    r->skipped = r->count[REPORT_INVALID];
     r->header = report_csv_header();
     g_free(at);
     g_free(job.slots);
@@ -495,7 +571,6 @@ void sweep_result_free(SweepResult *r)
     for (guint i = 0; i < r->rows->len; i++) {
         SweepRow *row = &g_array_index(r->rows, SweepRow, i);
         g_free(row->csv);
-        g_free(row->summary);
     }
     g_array_free(r->rows, TRUE);
     g_hash_table_destroy(r->reasons);
@@ -519,12 +594,38 @@ PlanSpec *sweep_plan(const SweepSpec *spec, const SweepRow *row)
     return plan;
 }
 
+const ClusterSpec *sweep_cluster(const SweepSpec *spec, const SweepRow *row)
+{
+    return cluster_of(spec, row->combination);
+}
+
+char *sweep_summary(const SweepSpec *spec, const SweepRow *row)
+{
+    g_autoptr(PlanSpec) plan = sweep_plan(spec, row);
+    return summary_of(plan);
+}
+
 /* The value of `field` in the plan of combination `combo` (its grid
  * field, or the base plan's), without resolving it. */
 static int field_of(const SweepSpec *spec, gint64 combo, PlanField field, PlanSpec *scratch)
 {
-    plan_grid_apply(spec->grid, combo, scratch);
+    Space space = space_of(spec);
+    space_apply(&space, combo, scratch);
     return plan_field_get(scratch, field);
+}
+
+/* The row of combination `combo`, or -1 (refused: no row). */
+static gint64 row_of(const SweepResult *r, gint64 combo)
+{
+    gint64 lo = 0, hi = r->rows->len;
+    while (lo < hi) {
+        gint64 mid = (lo + hi) / 2;
+        if (g_array_index(r->rows, SweepRow, mid).combination < combo)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->rows->len && g_array_index(r->rows, SweepRow, lo).combination == combo ? lo : -1;
 }
 
 static int by_row_bound(gconstpointer a, gconstpointer b, gpointer user)
@@ -534,18 +635,18 @@ static int by_row_bound(gconstpointer a, gconstpointer b, gpointer user)
                        &g_array_index(r->rows, SweepRow, *(const guint *)b));
 }
 
-/* The best plan that fits with `field` at `value` (SweepAxisGain). */
-static void best_at(const SweepSpec *spec, const SweepResult *r, PlanField field, int value,
+/* The gain of axis `a` (SweepAxisGain), at its value index v. */
+static void gain_of(const SweepSpec *spec, const SweepResult *r, guint winner, guint a, guint v,
                     SweepAxisGain *g)
 {
+    const GridAxis *axis = &g_array_index(spec->grid->axes, GridAxis, a);
     g_autoptr(PlanSpec) scratch = plan_spec_copy(spec->base);
     g_autoptr(GArray) pruned = g_array_new(FALSE, FALSE, sizeof(guint));
-    *g = (SweepAxisGain){field, value, -1, 0};
+    *g = (SweepAxisGain){axis->field, g_array_index(axis->values, int, v), -1, 0, TRUE};
     for (guint i = 0; i < r->rows->len; i++) {
         const SweepRow *row = &g_array_index(r->rows, SweepRow, i);
-        if ((row->status != REPORT_SIMULATED || !row->fits) && row->status != REPORT_PRUNED)
-            continue;
-        if (field_of(spec, row->combination, field, scratch) != value)
+        if (!((row->status == REPORT_SIMULATED && row->fits) || row->status == REPORT_PRUNED) ||
+            field_of(spec, row->combination, axis->field, scratch) != g->value)
             continue;
         if (row->status == REPORT_PRUNED)
             g_array_append_val(pruned, i);
@@ -556,15 +657,35 @@ static void best_at(const SweepSpec *spec, const SweepResult *r, PlanField field
         }
     }
     g_array_sort_with_data(pruned, by_row_bound, (gpointer)r);
+    /* the winner's own plan at the default (its combination with axis a's
+     * value v) first, if it was pruned */
+    gint64 stride = 1, combo = g_array_index(r->rows, SweepRow, winner).combination;
+    for (guint k = a + 1; k < spec->grid->axes->len; k++)
+        stride *= g_array_index(spec->grid->axes, GridAxis, k).values->len;
+    gint64 own = row_of(r, combo + (v - combo / stride % axis->values->len) * stride);
+    for (guint k = 0; own >= 0 && k < pruned->len; k++) {
+        if (g_array_index(pruned, guint, k) == own) {
+            g_array_remove_index(pruned, k);
+            g_array_prepend_val(pruned, own);
+            break;
+        }
+    }
+    Space space = space_of(spec);
+    int replays = 0;
     for (guint k = 0; k < pruned->len; k++) {
         guint i = g_array_index(pruned, guint, k);
         const SweepRow *row = &g_array_index(r->rows, SweepRow, i);
         g_autoptr(PlanSpec) plan = sweep_plan(spec, row);
         if (g->row >= 0 && score(spec, plan, row->bound_s) <= g->score)
             continue; /* even its bound cannot beat the best */
+        if (replays++ == SWEEP_GAIN_REPLAYS) {
+            g->exact = FALSE;
+            return;
+        }
         Report rep;
-        if (!sim_run_whatif(spec->model, spec->cluster, plan, spec->whatif, NULL, FALSE, &rep,
-                            NULL))
+        int gpus;
+        if (!sim_run_whatif(spec->model, space_cluster(&space, row->combination, &gpus), plan,
+                            spec->whatif, NULL, FALSE, &rep, NULL))
             continue;
         double s = score(spec, plan, rep.metrics.step_time_s);
         if (rep.metrics.fits && (g->row < 0 || s > g->score)) {
@@ -583,11 +704,10 @@ int sweep_axis_gains(const SweepSpec *spec, const SweepResult *r, guint winner, 
     for (guint a = 0; a < spec->grid->axes->len; a++) {
         const GridAxis *axis = &g_array_index(spec->grid->axes, GridAxis, a);
         int fallback = plan_fields[axis->field].fallback;
-        gboolean has = FALSE;
         for (guint v = 0; v < axis->values->len; v++)
-            has |= g_array_index(axis->values, int, v) == fallback;
-        if (axis->values->len > 1 && has && field_of(spec, combo, axis->field, scratch) != fallback)
-            best_at(spec, r, axis->field, fallback, &out[n++]);
+            if (axis->values->len > 1 && g_array_index(axis->values, int, v) == fallback &&
+                field_of(spec, combo, axis->field, scratch) != fallback)
+                gain_of(spec, r, winner, a, v, &out[n++]);
     }
     return n;
 }

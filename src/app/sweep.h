@@ -1,9 +1,11 @@
-/* sweep.h: every plan of a grid, ranked by branch and bound on a thread pool.
+/* sweep.h: every plan of a space, ranked by branch and bound on a thread pool.
  *
- * The grid's combinations are numbered in a fixed order (the axes' values
- * in the order given, the last axis fastest); combination i is applied over
- * the base plan (the flags), its dp filled from the GPU count, resolved and
- * checked. Each gets a row, in combination order, with a status
+ * The space's combinations (its cluster sizes times its grid, app/space.h)
+ * are numbered in a fixed order (the axes' values in the order given, the
+ * last axis fastest); combination i is applied over the base plan (the
+ * flags), its dp filled from the GPU count, resolved and checked. Those
+ * the walk's rules refuse (space.h) are invalid and counted, without a
+ * row; each other gets a row, in combination order, with a status
  * (report.h's ReportStatus):
  *   - invalid: the plan does not resolve or is not supported (its reason);
  *   - does_not_fit: its memory lower bound (strategy/estimate.h) exceeds
@@ -40,30 +42,36 @@
 typedef enum { SWEEP_RANK_TOKENS_PER_S, SWEEP_RANK_TIME, SWEEP_RANK_COST } SweepRank;
 extern const char *const sweep_rank_names[]; /* "tokens_per_s", "time", "cost", NULL */
 
+/* The most plans a sweep runs: combinations its space's rules admit. */
+#define SWEEP_MAX_PLANS 10000000
+
 /* The best plans a sweep ranks unless told otherwise. */
 #define SWEEP_DEFAULT_TOP 10
 
 typedef struct {
     const ModelSpec *model;
-    const ClusterSpec *cluster;
+    const ClusterSpec *cluster;         /* the cluster (with clusters: the first) */
+    const ClusterSpec *const *clusters; /* the cluster sizes swept (--nodes 64,128),
+                                         * n_clusters of them; NULL: cluster alone */
+    int n_clusters;
     const PlanSpec *base; /* fixed fields; its dp, if 0, is filled per plan */
     const PlanGrid *grid;
-    int gpus; /* GPUs a plan uses: dp = gpus / (tp x pp) */
+    int gpus; /* GPUs a plan uses (dp = gpus / (tp x cp x pp)); 0: its cluster's */
     int threads;
-    int shard, shards;   /* 1-based shard of `shards` */
-    gboolean progress;   /* a progress line on stderr */
-    volatile gint *stop; /* set (by a signal handler) to stop early */
-    int top;             /* K, the best plans kept exact; 0: SWEEP_DEFAULT_TOP */
-    gboolean exhaustive; /* replay every valid plan */
+    int shard, shards;     /* 1-based shard of `shards` */
+    gboolean progress;     /* a progress line on stderr */
+    volatile gint *stop;   /* set (by a signal handler) to stop early */
+    int top;               /* K, the best plans kept exact; 0: SWEEP_DEFAULT_TOP */
+    gboolean exhaustive;   /* replay every valid plan */
     double tokens;         /* of the training run, for its totals; 0: none */
     double gpu_hour_price; /* for its cost; 0: none */
     SweepRank rank_by;     /* time and cost need tokens */
     const WhatIf *whatif;  /* applied to every plan (whatif.h); NULL: none */
+    gboolean csv;          /* every row's CSV (for -o); else only the simulated rows' */
 } SweepSpec;
 
 typedef struct {
-    char *csv;     /* the row, with its newline */
-    char *summary; /* "tp 8 pp 4 dp 32, batch ..."; NULL for an invalid plan */
+    char *csv; /* the row, with its newline; NULL unless simulated or SweepSpec.csv */
     ReportStatus status;
     gint64 combination;
     double tokens_per_s; /* simulated */
@@ -78,15 +86,17 @@ typedef struct {
 } SweepRow;
 
 typedef struct {
-    GArray *rows;               /* SweepRow, one per combination, in combination order */
-    char *header;               /* the CSV header line */
-    gint64 combinations;        /* in this shard */
-    int count[REPORT_STATUSES]; /* rows per status */
-    gint64 replayed;            /* replays run: the simulated rows less the twins
-                                 * (sweep.c) that took a replay's figures */
-    int skipped;                /* invalid: count[REPORT_INVALID] */
-    GHashTable *reasons;        /* char * reason -> count (GINT_TO_POINTER) */
-    gboolean stopped;           /* the stop flag was set: rows are incomplete */
+    GArray *rows;                  /* SweepRow, one per combination the walk visits
+                                    * (app/space.h), in combination order */
+    char *header;                  /* the CSV header line */
+    gint64 combinations;           /* in this shard: its rows, and with shard 1 the
+                                    * combinations refused by the walk's rules */
+    gint64 count[REPORT_STATUSES]; /* combinations per status: refused ones invalid */
+    gint64 refused;                /* invalid without a row: refused by the walk */
+    gint64 replayed;               /* replays run: the simulated rows less the twins
+                                    * (sweep.c) that took a replay's figures */
+    GHashTable *reasons;           /* char * reason -> gint64 * count, of the invalid */
+    gboolean stopped;              /* the stop flag was set: rows are incomplete */
 } SweepResult;
 
 /* The shard (1 .. shards) of combination number `combination`: the same
@@ -107,17 +117,29 @@ int sweep_best(const SweepResult *r, int k, guint *best);
 /* The plan of a valid row's combination, resolved, as the sweep ran it. */
 PlanSpec *sweep_plan(const SweepSpec *spec, const SweepRow *row);
 
+/* The cluster a row's plan runs on. */
+const ClusterSpec *sweep_cluster(const SweepSpec *spec, const SweepRow *row);
+
+/* A valid row's plan in one line: "tp 8 x pp 4 x dp 32, batch ...". */
+char *sweep_summary(const SweepSpec *spec, const SweepRow *row);
+
 /* What an axis of the grid bought the winner: the best plan that fits
- * with the axis's field at its default value (plan_fields.def), exactly:
- * the best simulated row so, else a pruned row so whose bound could beat
- * it, replayed (in order of its bound, the best first) unless its bound
- * cannot beat the best so far.
+ * with the axis's field at its default value (plan_fields.def). The best
+ * the sweep replayed at the default first; then the rows it pruned at the
+ * default, the winner's own at it first, the rest in order of their
+ * bound, each replayed unless its bound cannot beat the best so far: the
+ * search ends exact when none is left that could, or after
+ * SWEEP_GAIN_REPLAYS replays, when the best found may fall short of the
+ * true best at the default (`exact` FALSE: the gain is at most the
+ * winner's over it).
  * `row` is that plan's row, its `score` its figure (0: none fits). */
+#define SWEEP_GAIN_REPLAYS 4
 typedef struct {
     PlanField field;
     int value;  /* the default */
     gint64 row; /* -1: no plan fits with it */
     double score;
+    gboolean exact;
 } SweepAxisGain;
 
 /* The gains of the axes on which the winner (row `winner`, simulated)

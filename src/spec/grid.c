@@ -60,27 +60,75 @@ static void add_divisors(GArray *values, int n, int most)
             g_array_append_val(values, d);
 }
 
-PlanGrid *plan_grid_default(const ModelSpec *model, const ClusterSpec *cluster)
+static void add_range(GArray *values, int from, int to)
 {
-    PlanGrid *grid = plan_grid_new();
-    for (int f = 0; f < PLAN_N_FIELDS; f++) {
-        const PlanFieldInfo *d = &plan_fields[f];
-        if (d->axis == AXIS_NONE)
-            continue;
-        GArray *values = axis(grid, (PlanField)f);
-        if (d->axis == AXIS_HEAD_DIVISORS)
-            add_divisors(values, model->attention_heads, cluster->gpus_per_node);
-        if (d->axis == AXIS_LAYER_DIVISORS)
-            add_divisors(values, model->layers, cluster_spec_gpus(cluster));
-        if (d->axis != AXIS_VALUES)
-            continue;
+    for (int v = from; v <= to; v++)
+        g_array_append_val(values, v);
+}
+
+/* The values of field f's default axis (plan_fields.def) into `values`. */
+static void default_values(PlanField f, const ModelSpec *model, const ClusterSpec *cluster,
+                           GArray *values)
+{
+    const PlanFieldInfo *d = &plan_fields[f];
+    int gpus = cluster_spec_gpus(cluster);
+    switch (d->axis) {
+    case AXIS_NONE:
+        break;
+    case AXIS_VALUES: {
         g_auto(GStrv) words = g_strsplit(d->axis_values, ",", -1);
         for (char **w = words; *w; w++) {
             int v;
-            gboolean ok = plan_field_parse((PlanField)f, *w, d->name, &v, NULL);
+            gboolean ok = plan_field_parse(f, *w, d->name, &v, NULL);
             g_assert(ok); /* the table's own values */
             g_array_append_val(values, v);
         }
+        break;
+    }
+    case AXIS_ALL: {
+        int last = d->kind == FIELD_BOOL ? TRUE : d->max;
+        if (d->choices)
+            for (last = 0; d->choices[last + 1]; last++)
+                ;
+        add_range(values, d->choices || d->kind == FIELD_BOOL ? 0 : d->min, last);
+        break;
+    }
+    case AXIS_HEAD_DIVISORS:
+        add_divisors(values, model->attention_heads, cluster->gpus_per_node);
+        break;
+    case AXIS_UP_TO_LAYERS:
+        add_range(values, 1, MIN(model->layers, gpus));
+        break;
+    case AXIS_CP_SIZES:
+        for (int cp = 1; cp <= gpus && (cp == 1 || model->seq_length / cp >= CP_MIN_TOKENS);
+             cp *= 2)
+            g_array_append_val(values, cp);
+        break;
+    case AXIS_CP_ALGORITHMS: /* the cp sizes', then the algorithms if there are several */
+        default_values(PLAN_CP, model, cluster, values);
+        gboolean swept = values->len > 1;
+        g_array_set_size(values, 0);
+        if (swept)
+            add_range(values, CP_RING, CP_ALL_TO_ALL);
+        break;
+    case AXIS_EXPERT_DIVISORS:
+        add_divisors(values, MAX(model->experts, 1), gpus);
+        break;
+    case AXIS_GPU_DTYPES:
+        add_range(values, DTYPE_BF16, cluster->gpu.peak_fp8_flops > 0 ? DTYPE_FP8 : DTYPE_BF16);
+        break;
+    }
+}
+
+PlanGrid *plan_grid_default(const ModelSpec *model, const ClusterSpec *cluster)
+{
+    PlanGrid *grid = plan_grid_new();
+    g_autoptr(GArray) values = g_array_new(FALSE, FALSE, sizeof(int));
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        g_array_set_size(values, 0);
+        default_values((PlanField)f, model, cluster, values);
+        if (values->len > 1) /* one value is no axis: the plan's default */
+            g_array_append_vals(axis(grid, (PlanField)f), values->data, values->len);
     }
     return grid;
 }

@@ -274,7 +274,8 @@ char *plan_spec_flags(const PlanSpec *plan)
         const PlanFieldInfo *d = &plan_fields[f];
         gboolean list = d->kind == FIELD_LIST;
         int value = list ? 0 : plan_field_get(plan, (PlanField)f);
-        if (plan->origin[f] || (!list && (d->axis != AXIS_NONE || value != d->fallback)))
+        /* the shape (the table's first rows, tp .. global_batch_size) always */
+        if (plan->origin[f] || f <= PLAN_GLOBAL_BATCH_SIZE || (!list && value != d->fallback))
             append_flag(out, plan, (PlanField)f);
     }
     return flags_text(out);
@@ -332,6 +333,17 @@ gboolean plan_field_fail(GError **error, const PlanSpec *plan, PlanField f, cons
 /* The layers of each model chunk: as even a split as can be unless given,
  * the first and last chunks holding fewer when it cannot be even. (The
  * schedules check their own rules: src/strategy/schedule_*.c.) */
+gboolean plan_spec_check_chunks(const PlanSpec *plan, const ModelSpec *model, GError **error)
+{
+    long long chunks = (long long)plan->pp * plan->virtual_stages;
+    if (plan->layers_per_stage.v || chunks <= model->layers)
+        return TRUE;
+    return plan_field_fail(error, plan, PLAN_PP,
+                           "pp x virtual_stages at most the model's %d layers, or a "
+                           "layers_per_stage list (pp x virtual_stages = %lld)",
+                           model->layers, chunks);
+}
+
 static gboolean resolve_layers(PlanSpec *plan, const ModelSpec *model, GError **error)
 {
     long long chunks = (long long)plan->pp * plan->virtual_stages;
@@ -348,11 +360,8 @@ static gboolean resolve_layers(PlanSpec *plan, const ModelSpec *model, GError **
                                    model->layers);
         return TRUE;
     }
-    if (chunks > model->layers)
-        return plan_field_fail(error, plan, PLAN_PP,
-                               "pp x virtual_stages at most the model's %d layers, or a "
-                               "layers_per_stage list (pp x virtual_stages = %lld)",
-                               model->layers, chunks);
+    if (!plan_spec_check_chunks(plan, model, error))
+        return FALSE;
     /* as even as can be; the chunks that hold more are the middle ones,
      * from the first on, so that the first and the last chunk, which carry
      * the embedding and the head, hold fewer (Llama 3 405B: 126 layers on
@@ -400,10 +409,9 @@ char *plan_spec_shape(const PlanSpec *plan, gboolean with_dp)
     return g_string_free(text, FALSE);
 }
 
-gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
-                           GError **error)
+gboolean plan_spec_derive_dp(PlanSpec *plan, long long gpus, const ClusterSpec *cluster,
+                             GError **error)
 {
-    long long gpus = cluster_spec_gpus(cluster);
     long long model_ranks =
         (long long)plan->tp * plan->cp * plan->pp; /* one data-parallel replica */
     if (model_ranks > gpus) {
@@ -420,9 +428,10 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
                           : gpus % ((long long)plan->tp * plan->cp) != 0 ? PLAN_CP
                                                                          : PLAN_PP;
         return plan_field_fail(error, plan, field,
-                               "a size for which %s divides the cluster's %lld GPUs (dp is the "
+                               "a size for which %s divides the %s %lld GPUs (dp is the "
                                "GPUs over them)",
-                               plan->cp > 1 ? "tp x cp x pp" : "tp x pp", gpus);
+                               plan->cp > 1 ? "tp x cp x pp" : "tp x pp",
+                               gpus == cluster_spec_gpus(cluster) ? "cluster's" : "sweep's", gpus);
     }
     if (plan->dp == 0)
         plan->dp = (int)(gpus / model_ranks);
@@ -430,6 +439,24 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
         g_autofree char *sizes = plan_spec_shape(plan, TRUE);
         return too_many_gpus(error, plan, PLAN_DP, sizes, model_ranks * plan->dp, cluster);
     }
+    return TRUE;
+}
+
+gboolean plan_spec_check_batch(const PlanSpec *plan, GError **error)
+{
+    long long per_step = (long long)plan->micro_batch_size * plan->dp;
+    if (plan->global_batch_size == 0 || plan->global_batch_size % per_step == 0)
+        return TRUE;
+    return plan_field_fail(error, plan, PLAN_GLOBAL_BATCH_SIZE,
+                           "a multiple of micro_batch_size x dp = %d x %d = %lld",
+                           plan->micro_batch_size, plan->dp, per_step);
+}
+
+gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
+                           GError **error)
+{
+    if (!plan_spec_derive_dp(plan, cluster_spec_gpus(cluster), cluster, error))
+        return FALSE;
     long long per_step = (long long)plan->micro_batch_size * plan->dp;
     if (plan->global_batch_size == 0) {
         if (per_step > G_MAXINT)
@@ -437,11 +464,8 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
                                    "micro_batch_size x dp <= %d sequences", G_MAXINT);
         plan->global_batch_size = (int)per_step;
     }
-    if (plan->global_batch_size % per_step != 0)
-        return plan_field_fail(error, plan, PLAN_GLOBAL_BATCH_SIZE,
-                               "a multiple of micro_batch_size x dp = %d x %d = %lld",
-                               plan->micro_batch_size, plan->dp, per_step);
-    return cluster_spec_check_plan(cluster, plan, error) && resolve_layers(plan, model, error);
+    return plan_spec_check_batch(plan, error) && cluster_spec_check_plan(cluster, plan, error) &&
+           resolve_layers(plan, model, error);
 }
 
 long long plan_spec_gpus(const PlanSpec *plan)

@@ -216,7 +216,17 @@ typedef struct {
     const char *const *choices; /* CHOICE: names indexed by value */
     const char *alias;          /* INT: a word that means max, or NULL */
     int fallback;               /* the default */
-    enum { AXIS_NONE, AXIS_VALUES, AXIS_HEAD_DIVISORS, AXIS_LAYER_DIVISORS } axis;
+    enum {
+        AXIS_NONE,
+        AXIS_VALUES,
+        AXIS_ALL,
+        AXIS_HEAD_DIVISORS,
+        AXIS_UP_TO_LAYERS,
+        AXIS_CP_SIZES,
+        AXIS_CP_ALGORITHMS,
+        AXIS_EXPERT_DIVISORS,
+        AXIS_GPU_DTYPES
+    } axis; /* plan_fields.def says what each gives */
     const char *axis_values; /* AXIS_VALUES: comma-separated values */
     const char *help;
     gsize offset; /* of the member in PlanSpec */
@@ -273,6 +283,18 @@ gboolean plan_field_parse(PlanField field, const char *text, const char *origin,
 gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
                            GError **error);
 
+/* The checks plan_spec_resolve makes, each alone, for whoever walks
+ * plans field by field (app/space.c): derive_dp sets dp, if 0, to the
+ * `gpus` over tp x cp x pp, failing unless they divide them or when a
+ * replica needs more (`cluster` for the hint); check_batch fails unless
+ * micro_batch_size x dp divides the global batch (when set); check_chunks
+ * unless the pp x virtual_stages chunks have a layer each (or a
+ * layers_per_stage list is given). */
+gboolean plan_spec_derive_dp(PlanSpec *plan, long long gpus, const ClusterSpec *cluster,
+                             GError **error);
+gboolean plan_spec_check_batch(const PlanSpec *plan, GError **error);
+gboolean plan_spec_check_chunks(const PlanSpec *plan, const ModelSpec *model, GError **error);
+
 /* Fails (PS_ERROR_INPUT) when the plan needs a key the cluster lacks:
  * dtype fp8 the GPU's peak_fp8_tflops; offload the GPU's pcie_GBps and
  * host_memory_GiB, offload optimizer also cpu_adam_params_per_s. The
@@ -292,9 +314,9 @@ int plan_spec_micro_batches(const PlanSpec *plan);
 long long plan_spec_gpus(const PlanSpec *plan);
 
 /* The resolved plan as the flags that give it ("--tp 8 --pp 2 ...
- * --sequence-parallel"), for reports and commands to paste: every field a
- * sweep varies by default, dp and global_batch_size, and every other field
- * set by a file or a flag or away from its default. */
+ * --sequence-parallel"), for reports and commands to paste: the shape (tp,
+ * pp, dp, micro_batch_size, global_batch_size), and every other field set
+ * by a file, a flag or a grid (its origin) or away from its default. */
 char *plan_spec_flags(const PlanSpec *plan);
 
 /* The flags that turn resolved plan `from` into `to` ("--tp 2
@@ -341,8 +363,14 @@ PlanGrid *plan_grid_new(void);
 void plan_grid_free(PlanGrid *grid);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PlanGrid, plan_grid_free)
 
+/* The fewest tokens of a sequence the default space leaves each GPU of a
+ * context-parallel group: Llama 3 trained 131,072-token sequences over
+ * cp 16, 8,192 tokens each (Dubey et al. 2024, section 3.3.2). */
+#define CP_MIN_TOKENS 8192
+
 /* The default space of a sweep: the fields' axes of plan_fields.def, for
- * this model on this cluster. */
+ * this model on this cluster (many combinations are invalid: the sweep
+ * enumerates the valid ones directly, app/space.h). */
 PlanGrid *plan_grid_default(const ModelSpec *model, const ClusterSpec *cluster);
 
 /* Removes the axis of `field`, if any (the field then keeps the base

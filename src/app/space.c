@@ -1,0 +1,215 @@
+/* space.c: walking a sweep's space axis by axis, refusing whole subspaces
+ * at the first rule they break (space.h). */
+#include "app/space.h"
+
+#include "base/error.h"
+#include "strategy/schedule.h"
+#include "strategy/strategy.h"
+
+/* What the rules see besides the plan. */
+typedef struct {
+    const Space *space;
+    const ClusterSpec *cluster;
+    int gpus;
+    gboolean dp_swept; /* dp is an axis: the walk sets it, derive_dp only checks it */
+} Context;
+
+/* A rule: a check of a plan's fields that reads only `reads` (bits
+ * 1 << PlanField) of the plan; it may set dp (derive_dp). */
+typedef struct {
+    guint64 reads;
+    gboolean (*check)(PlanSpec *plan, const Context *c, GError **error);
+} Rule;
+
+#define F(field) (G_GUINT64_CONSTANT(1) << PLAN_##field)
+#define SHAPE    (F(TP) | F(CP) | F(PP) | F(DP))
+#define BATCH    (SHAPE | F(MICRO_BATCH_SIZE) | F(GLOBAL_BATCH_SIZE))
+
+static gboolean tp_model(PlanSpec *plan, const Context *c, GError **error)
+{
+    return strategy_tensor_parallel.check_model(plan, c->space->model, error);
+}
+
+static gboolean ep_model(PlanSpec *plan, const Context *c, GError **error)
+{
+    return strategy_expert_parallel.check_model(plan, c->space->model, error);
+}
+
+static gboolean cp_model(PlanSpec *plan, const Context *c, GError **error)
+{
+    return strategy_context_parallel.check_model(plan, c->space->model, error);
+}
+
+static gboolean derive_dp(PlanSpec *plan, const Context *c, GError **error)
+{
+    if (!c->dp_swept)
+        plan->dp = c->space->base->dp;
+    return plan_spec_derive_dp(plan, c->gpus, c->cluster, error);
+}
+
+static gboolean batch(PlanSpec *plan, const Context *c, GError **error)
+{
+    (void)c;
+    return plan_spec_check_batch(plan, error);
+}
+
+static gboolean chunks(PlanSpec *plan, const Context *c, GError **error)
+{
+    return plan_spec_check_chunks(plan, c->space->model, error);
+}
+
+static gboolean schedule(PlanSpec *plan, const Context *c, GError **error)
+{
+    (void)c;
+    return plan->global_batch_size == 0 || pipeline_schedules[plan->schedule]->check(plan, error);
+}
+
+static gboolean tp(PlanSpec *plan, const Context *c, GError **error)
+{
+    return strategy_tensor_parallel.check(plan, c->space->model, error);
+}
+
+static gboolean ep(PlanSpec *plan, const Context *c, GError **error)
+{
+    return strategy_expert_parallel.check(plan, c->space->model, error);
+}
+
+/* The rules, in the order they are held when they become decidable at
+ * the same axis: the model's causes first (a tp that does not divide the
+ * heads, before the GPUs it leaves over), then dp, which the later ones
+ * read. */
+static const Rule rules[] = {
+    {F(TP), tp_model},
+    {F(EP), ep_model},
+    {F(TP) | F(CP) | F(CP_ALGORITHM), cp_model},
+    {SHAPE, derive_dp},
+    {BATCH, batch},
+    {F(PP) | F(VIRTUAL_STAGES) | F(LAYERS_PER_STAGE), chunks},
+    {BATCH | F(SCHEDULE) | F(VIRTUAL_STAGES), schedule},
+    {F(TP) | F(SEQUENCE_PARALLEL) | F(TP_COMM_OVERLAP), tp},
+    {SHAPE | F(EP) | F(ZERO_STAGE) | F(OFFLOAD), ep},
+};
+#define RULES G_N_ELEMENTS(rules)
+
+gint64 space_size(const Space *s)
+{
+    gint64 n = s->n_clusters;
+    for (guint i = 0; i < s->grid->axes->len; i++) {
+        guint len = g_array_index(s->grid->axes, GridAxis, i).values->len;
+        if (n > SPACE_MAX_COMBINATIONS / len)
+            return -1;
+        n *= len;
+    }
+    return n;
+}
+
+/* The grid's combinations: the space's, per cluster. */
+static gint64 grid_size(const Space *s)
+{
+    return space_size(s) / s->n_clusters;
+}
+
+const ClusterSpec *space_cluster(const Space *s, gint64 combo, int *gpus)
+{
+    const ClusterSpec *cluster = s->clusters[combo / grid_size(s)];
+    *gpus = s->gpus ? s->gpus : cluster_spec_gpus(cluster);
+    return cluster;
+}
+
+void space_apply(const Space *s, gint64 combo, PlanSpec *plan)
+{
+    plan_grid_apply(s->grid, combo % grid_size(s), plan);
+}
+
+gboolean space_plan(const Space *s, gint64 combo, PlanSpec **out, GError **error)
+{
+    int gpus;
+    const ClusterSpec *cluster = space_cluster(s, combo, &gpus);
+    PlanSpec *plan = *out = plan_spec_copy(s->base);
+    space_apply(s, combo, plan);
+    /* on fewer GPUs than the cluster's, dp from them; else strategy_resolve
+     * derives it after the model's checks */
+    if (gpus != cluster_spec_gpus(cluster) && !plan_spec_derive_dp(plan, gpus, cluster, error))
+        return FALSE;
+    return strategy_resolve(plan, s->model, cluster, error);
+}
+
+typedef struct {
+    Context c;
+    PlanSpec *plan;       /* the fields set so far, the base's beyond */
+    const GridAxis *axes; /* the grid's; level l > 0 sets axis l - 1 */
+    int n_axes;
+    guint8 *level_rules; /* per level, a flag per rule held there */
+    gint64 *below;       /* per level, the combinations under one of its values */
+    SpaceLeaf leaf;
+    SpaceRefused refused;
+    gpointer user;
+} Walk;
+
+/* Whether the rules of `level` admit the plan so far; if not, says so
+ * (refused) for the `below` combinations under it. */
+static gboolean admitted(Walk *w, int level)
+{
+    for (guint r = 0; r < RULES; r++) {
+        if (!(w->level_rules[level * RULES + r]))
+            continue;
+        GError *error = NULL;
+        if (!rules[r].check(w->plan, &w->c, &error)) {
+            w->refused(ps_error_reason(error), w->below[level], w->user);
+            g_error_free(error);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static void walk(Walk *w, int level, gint64 combo)
+{
+    if (level == w->n_axes) {
+        w->leaf(combo, w->user);
+        return;
+    }
+    const GridAxis *axis = &w->axes[level];
+    for (guint v = 0; v < axis->values->len; v++) {
+        plan_field_put(w->plan, axis->field, g_array_index(axis->values, int, v), NULL);
+        if (admitted(w, level + 1))
+            walk(w, level + 1, combo * axis->values->len + v);
+    }
+}
+
+void space_walk(const Space *s, SpaceLeaf leaf, SpaceRefused refused, gpointer user)
+{
+    int n_axes = (int)s->grid->axes->len;
+    Walk w = {.c = {.space = s},
+              .plan = plan_spec_copy(s->base),
+              .axes = (const GridAxis *)s->grid->axes->data,
+              .n_axes = n_axes,
+              .level_rules = g_new0(guint8, (gsize)(n_axes + 1) * RULES),
+              .below = g_new(gint64, n_axes + 1),
+              .leaf = leaf,
+              .refused = refused,
+              .user = user};
+    /* a rule is held at the level of the last axis it reads (0: the
+     * cluster's, before any axis) */
+    for (guint r = 0; r < RULES; r++) {
+        int level = 0;
+        for (int a = 0; a < n_axes; a++)
+            if (rules[r].reads & (G_GUINT64_CONSTANT(1) << w.axes[a].field))
+                level = a + 1;
+        w.level_rules[level * RULES + r] = 1;
+    }
+    for (int a = 0; a < n_axes; a++)
+        w.c.dp_swept |= w.axes[a].field == PLAN_DP;
+    w.below[n_axes] = 1;
+    for (int l = n_axes; l > 0; l--)
+        w.below[l - 1] = w.below[l] * w.axes[l - 1].values->len;
+    for (int k = 0; k < s->n_clusters; k++) {
+        w.c.cluster = s->clusters[k];
+        w.c.gpus = s->gpus ? s->gpus : cluster_spec_gpus(w.c.cluster);
+        if (admitted(&w, 0))
+            walk(&w, 0, k);
+    }
+    plan_spec_free(w.plan);
+    g_free(w.level_rules);
+    g_free(w.below);
+}
