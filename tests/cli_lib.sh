@@ -62,3 +62,8 @@ one_line() {
     tr '\n' '|' <"$1" | cut -c 1-400 | sed 's/|$//'
 }
 
+# csv_column FILE NAME: the column NAME of a CSV, without its header
+# (plots/csvcols.awk reads quoted cells whole)
+csv_column() {
+    awk -v cols="$2" -f "$top_srcdir/plots/csvcols.awk" "$1"
+}

@@ -47,12 +47,6 @@ json_value() {
     sed -n "s/^ *\"$2\": \\([^,]*\\),\$/\\1/p" "$1" | head -n 1
 }
 
-# csv_column FILE NAME: the column NAME of a CSV, without its header
-# (plots/csvcols.awk reads quoted cells whole)
-csv_column() {
-    awk -v cols="$2" -f plots/csvcols.awk "$1"
-}
-
 # differs A B: a problem when files A and B differ, the wall time aside
 differs() {
     if ! diff "$1" "$2" | grep -v -e '^[<>] simulated ' -e '^---$' -e '^[0-9,]*c[0-9,]*$' |

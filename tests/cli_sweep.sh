@@ -4,7 +4,7 @@
 # byte for byte) and pruned rows carry their bound, the union of 4 shards
 # of an exhaustive sweep is the whole sweep, a sampled row is what simulate
 # prints for its plan, a grid with no valid plan is a clear error, and an
-# interrupted sweep writes nothing.
+# interrupted sweep writes nothing, and --nodes takes a list of sizes.
 #
 # Run by the test harness from the build folder with $top_srcdir and
 # $PLANSIM set; writes only inside a temporary folder.
@@ -207,5 +207,33 @@ sweep -j 2 --top 3 >"$tmp/top.out" 2>/dev/null || problem="--top failed"
 grep -q '^best: plansim simulate ' "$tmp/top.out" || problem="$problem; no best: line"
 grep -q "^what the winner's choices bought" "$tmp/top.out" || problem="$problem; no gains"
 check "--top 3 prints three plans" "$problem"
+
+# --nodes 1,2: both sizes in one sweep, the outermost axis; ranked by cost
+# (GPU-hours of a run), the best plan's command names its own size; the
+# winner is the row simulate prints for it; a size given twice, or a list
+# with --gpus, is an error
+problem=
+"$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1,2 --global-batch-size 64 --tp 1 \
+    --pp 1 --offload none --tokens 1e9 --rank-by cost --top 1 -j 2 >"$tmp/nodes.out" \
+    2>"$tmp/nodes.err" || problem="the sweep failed: $(one_line "$tmp/nodes.err")"
+grep -q '^sweep: nodes 1,2 x ' "$tmp/nodes.err" || problem="$problem; stderr: $(one_line "$tmp/nodes.err")"
+best=$(sed -n 's/^best: plansim //p' "$tmp/nodes.out")
+case "$best" in
+*"--nodes 1 "* | *"--nodes 2 "*) ;;
+*) problem="$problem; best: $best" ;;
+esac
+# shellcheck disable=SC2086 # the command's words
+(cd "$top_srcdir" && "$PLANSIM" $best --format csv) >"$tmp/nodes-best.csv" 2>/dev/null ||
+    problem="$problem; the best command failed"
+tokens=$(sed -n 2p "$tmp/nodes.out" | awk '{ print $2 }')
+[ "$(csv_column "$tmp/nodes-best.csv" tokens_per_s | awk '{ printf "%.4g", $1 }')" = "$tokens" ] ||
+    problem="$problem; the best plan's tokens/s differ: $tokens in the table"
+"$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1,1 >/dev/null 2>"$tmp/twice.err"
+[ $? -eq 2 ] && grep -q -- '--nodes: expected distinct node counts, got 1 twice' "$tmp/twice.err" ||
+    problem="$problem; --nodes 1,1: $(one_line "$tmp/twice.err")"
+"$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1,2 --gpus 4 >/dev/null 2>"$tmp/gpus.err"
+[ $? -eq 2 ] && grep -q -- '--gpus: expected none with several --nodes' "$tmp/gpus.err" ||
+    problem="$problem; --gpus with --nodes 1,2: $(one_line "$tmp/gpus.err")"
+check "--nodes 1,2 sweeps both sizes, the best command naming its own" "$problem"
 
 finish
