@@ -740,6 +740,32 @@ START_TEST(node_counts_are_an_axis)
 }
 END_TEST
 
+/* A space of more than SWEEP_MAX_PLANS plans that pass its rules (every
+ * bucket size, read size and imbalance valid) is refused, its walk
+ * stopped there, in well under a minute: no grid hangs a sweep. */
+START_TEST(too_many_plans_are_refused)
+{
+    GString *json = g_string_new("{\"ddp_bucket_size\": [1");
+    for (int i = 2; i <= 1000; i++)
+        g_string_append_printf(json, ", %d", i);
+    g_string_append(json, "], \"bytes_per_sample\": [1");
+    for (int i = 2; i <= 1000; i++)
+        g_string_append_printf(json, ", %d", i);
+    g_string_append(json, "], \"moe_imbalance_percent\": [100");
+    for (int i = 101; i < 120; i++)
+        g_string_append_printf(json, ", %d", i);
+    g_string_append(json, "]}");
+    Fixture f = shipped_new(json->str);
+    g_string_free(json, TRUE);
+    SweepSpec spec = spec_of(&f, 8, 2, 1, 1, 0, FALSE);
+    GError *error = NULL;
+    ck_assert_ptr_null(sweep_run(&spec, &error));
+    ck_assert_msg(strstr(error->message, "at most 10000000 plans"), "%s", error->message);
+    g_error_free(error);
+    fixture_free(&f);
+}
+END_TEST
+
 /* The values a random space draws from: every axis of the default space
  * (plan_fields.def), with context parallelism (which tiny-gpt's 128
  * tokens do not reach by default) and the global batch. */
@@ -877,6 +903,7 @@ Suite *suite_sweep(void)
     tcase_add_test(tc, bounds_hold_across_nodes);
     tcase_add_test(tc, gpus_fewer_than_the_cluster);
     tcase_add_test(tc, node_counts_are_an_axis);
+    tcase_add_test(tc, too_many_plans_are_refused);
     tcase_add_test(tc, random_spaces_rank_the_exhaustive_best);
     suite_add_tcase(s, tc);
     return s;

@@ -2,6 +2,8 @@
  * at the first rule they break (space.h). */
 #include "app/space.h"
 
+#include <string.h>
+
 #include "base/error.h"
 #include "strategy/schedule.h"
 #include "strategy/strategy.h"
@@ -144,19 +146,67 @@ typedef struct {
     SpaceLeaf leaf;
     SpaceRefused refused;
     gpointer user;
+    gint64 steps;                              /* values set so far */
+    gboolean stopped;                          /* by `leaf`, or past SPACE_MAX_STEPS */
+    int cluster;                               /* the number of c.cluster */
+    GHashTable *refusals[G_N_ELEMENTS(rules)]; /* per rule: Reads -> its reason */
 } Walk;
 
 /* Whether the rules of `level` admit the plan so far; if not, says so
  * (refused) for the `below` combinations under it. */
+/* The key of rule r's verdict on the plan so far: the cluster's number
+ * and the values of the fields it reads (each rule reads at most
+ * READS_MAX scalar fields). */
+#define READS_MAX 11
+typedef struct {
+    int values[READS_MAX + 1];
+} Reads;
+
+static Reads reads_of(const Walk *w, guint r)
+{
+    Reads k = {{w->cluster}};
+    int n = 1;
+    for (int f = 0; f < PLAN_N_FIELDS; f++)
+        if (rules[r].reads >> f & 1 && plan_fields[f].kind != FIELD_LIST) {
+            g_assert(n <= READS_MAX);
+            k.values[n++] = plan_field_get(w->plan, (PlanField)f);
+        }
+    return k;
+}
+
+static guint reads_hash(gconstpointer p)
+{
+    const Reads *k = p;
+    guint h = 2166136261u;
+    for (int i = 0; i <= READS_MAX; i++)
+        h = (h ^ (guint)k->values[i]) * 16777619u;
+    return h;
+}
+
+static gboolean reads_equal(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, sizeof(Reads)) == 0;
+}
+
+/* Whether the rules of `level` admit the plan so far; if not, says so
+ * (refused) for the `below` combinations under it. A rule's refusal is
+ * kept by the values it read (Walk.refusals), so that the same refusal
+ * again costs a lookup, not a check and its message. */
 static gboolean admitted(Walk *w, int level)
 {
     for (guint r = 0; r < RULES; r++) {
         if (!(w->level_rules[level * RULES + r]))
             continue;
+        Reads key = reads_of(w, r);
+        const char *reason = g_hash_table_lookup(w->refusals[r], &key);
         GError *error = NULL;
-        if (!rules[r].check(w->plan, &w->c, &error)) {
-            w->refused(ps_error_reason(error), w->below[level], w->user);
+        if (!reason && !rules[r].check(w->plan, &w->c, &error)) {
+            reason = g_strdup(ps_error_reason(error));
+            g_hash_table_insert(w->refusals[r], g_memdup2(&key, sizeof key), (gpointer)reason);
             g_error_free(error);
+        }
+        if (reason) {
+            w->refused(reason, w->below[level], w->user);
             return FALSE;
         }
     }
@@ -166,18 +216,20 @@ static gboolean admitted(Walk *w, int level)
 static void walk(Walk *w, int level, gint64 combo)
 {
     if (level == w->n_axes) {
-        w->leaf(combo, w->user);
+        w->stopped |= !w->leaf(combo, w->user);
         return;
     }
     const GridAxis *axis = &w->axes[level];
-    for (guint v = 0; v < axis->values->len; v++) {
+    for (guint v = 0; v < axis->values->len && !w->stopped; v++) {
+        w->stopped |= ++w->steps > SPACE_MAX_STEPS;
         plan_field_put(w->plan, axis->field, g_array_index(axis->values, int, v), NULL);
-        if (admitted(w, level + 1))
+        if (!w->stopped && admitted(w, level + 1))
             walk(w, level + 1, combo * axis->values->len + v);
     }
 }
 
-void space_walk(const Space *s, SpaceLeaf leaf, SpaceRefused refused, gpointer user)
+gboolean space_walk(const Space *s, SpaceLeaf leaf, SpaceRefused refused, gpointer user,
+                    GError **error)
 {
     int n_axes = (int)s->grid->axes->len;
     Walk w = {.c = {.space = s},
@@ -203,13 +255,24 @@ void space_walk(const Space *s, SpaceLeaf leaf, SpaceRefused refused, gpointer u
     w.below[n_axes] = 1;
     for (int l = n_axes; l > 0; l--)
         w.below[l - 1] = w.below[l] * w.axes[l - 1].values->len;
-    for (int k = 0; k < s->n_clusters; k++) {
+    for (guint r = 0; r < RULES; r++)
+        w.refusals[r] = g_hash_table_new_full(reads_hash, reads_equal, g_free, g_free);
+    for (int k = 0; k < s->n_clusters && !w.stopped; k++) {
+        w.cluster = k;
         w.c.cluster = s->clusters[k];
         w.c.gpus = s->gpus ? s->gpus : cluster_spec_gpus(w.c.cluster);
         if (admitted(&w, 0))
             walk(&w, 0, k);
     }
+    for (guint r = 0; r < RULES; r++)
+        g_hash_table_destroy(w.refusals[r]);
     plan_spec_free(w.plan);
     g_free(w.level_rules);
     g_free(w.below);
+    if (w.stopped)
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--grid: expected a space of at most %" G_GINT64_FORMAT
+                    " steps to walk (values set one by one), got more: narrow it",
+                    SPACE_MAX_STEPS);
+    return !w.stopped;
 }

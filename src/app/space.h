@@ -48,11 +48,17 @@ void space_apply(const Space *s, gint64 combo, PlanSpec *plan);
  * on its cluster; on an invalid one FALSE, the plan as far as it went. */
 gboolean space_plan(const Space *s, gint64 combo, PlanSpec **plan, GError **error);
 
+/* The most values the walk sets, so that no space takes long to walk. */
+#define SPACE_MAX_STEPS (G_GINT64_CONSTANT(1) << 25)
+
 /* Calls `leaf` for every combination no rule refuses, in increasing
  * order, and `refused` once per refusal: `count` combinations refused for
- * `reason` (the error's reason, ps_error_reason). */
-typedef void (*SpaceLeaf)(gint64 combo, gpointer user);
+ * `reason` (the error's reason, ps_error_reason). `leaf` returns FALSE to
+ * stop the walk. Fails (PS_ERROR_INPUT) when `leaf` stopped it or the
+ * walk would set more than SPACE_MAX_STEPS values. */
+typedef gboolean (*SpaceLeaf)(gint64 combo, gpointer user);
 typedef void (*SpaceRefused)(const char *reason, gint64 count, gpointer user);
-void space_walk(const Space *s, SpaceLeaf leaf, SpaceRefused refused, gpointer user);
+gboolean space_walk(const Space *s, SpaceLeaf leaf, SpaceRefused refused, gpointer user,
+                    GError **error);
 
 #endif

@@ -450,11 +450,13 @@ typedef struct {
     gint64 refused;
 } Walked;
 
-static void on_leaf(gint64 combo, gpointer user)
+/* Keeps the shard's combinations, stopping the walk past SWEEP_MAX_PLANS. */
+static gboolean on_leaf(gint64 combo, gpointer user)
 {
     Walked *w = user;
     if (sweep_shard_of(combo, w->spec->shards) == w->spec->shard)
         g_array_append_val(w->leaves, combo);
+    return w->leaves->len <= SWEEP_MAX_PLANS;
 }
 
 static void count_reason(GHashTable *reasons, const char *reason, gint64 count)
@@ -491,11 +493,16 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
     }
     Walked walked = {spec, g_array_new(FALSE, FALSE, sizeof(gint64)),
                      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free), 0};
-    space_walk(&space, on_leaf, on_refused, &walked);
-    if (walked.leaves->len > SWEEP_MAX_PLANS) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "--grid: expected at most %d plans that pass the space's rules, got %u",
-                    SWEEP_MAX_PLANS, walked.leaves->len);
+    GError *walk_error = NULL;
+    gboolean walked_all = space_walk(&space, on_leaf, on_refused, &walked, &walk_error);
+    if (!walked_all || walked.leaves->len > SWEEP_MAX_PLANS) {
+        if (walked.leaves->len > SWEEP_MAX_PLANS)
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                        "--grid: expected at most %d plans that pass the space's rules, got more",
+                        SWEEP_MAX_PLANS);
+        else
+            g_propagate_error(error, g_steal_pointer(&walk_error));
+        g_clear_error(&walk_error);
         g_array_free(walked.leaves, TRUE);
         g_hash_table_destroy(walked.reasons);
         return NULL;
