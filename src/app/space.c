@@ -95,20 +95,14 @@ static const Rule rules[] = {
 
 gint64 space_size(const Space *s)
 {
-    gint64 n = s->n_clusters;
-    for (guint i = 0; i < s->grid->axes->len; i++) {
-        guint len = g_array_index(s->grid->axes, GridAxis, i).values->len;
-        if (n > SPACE_MAX_COMBINATIONS / len)
-            return -1;
-        n *= len;
-    }
-    return n;
+    gint64 n = plan_grid_size(s->grid);
+    return n < 0 || n > GRID_MAX_COMBINATIONS / s->n_clusters ? -1 : n * s->n_clusters;
 }
 
 /* The grid's combinations: the space's, per cluster. */
 static gint64 grid_size(const Space *s)
 {
-    return space_size(s) / s->n_clusters;
+    return plan_grid_size(s->grid);
 }
 
 const ClusterSpec *space_cluster(const Space *s, gint64 combo, int *gpus)
@@ -136,6 +130,14 @@ gboolean space_plan(const Space *s, gint64 combo, PlanSpec **out, GError **error
     return strategy_resolve(plan, s->model, cluster, error);
 }
 
+/* The key of rule r's verdict on the plan so far: the cluster's number
+ * and the values of the fields it reads (each rule reads at most
+ * READS_MAX scalar fields). */
+#define READS_MAX 11
+typedef struct {
+    int values[READS_MAX + 1];
+} Reads;
+
 typedef struct {
     Context c;
     PlanSpec *plan;       /* the fields set so far, the base's beyond */
@@ -150,27 +152,17 @@ typedef struct {
     gboolean stopped;                          /* by `leaf`, or past SPACE_MAX_STEPS */
     int cluster;                               /* the number of c.cluster */
     GHashTable *refusals[G_N_ELEMENTS(rules)]; /* per rule: Reads -> its reason */
+    int reads[G_N_ELEMENTS(rules)][READS_MAX]; /* per rule: the scalar fields it reads */
+    int n_reads[G_N_ELEMENTS(rules)];
 } Walk;
 
 /* Whether the rules of `level` admit the plan so far; if not, says so
  * (refused) for the `below` combinations under it. */
-/* The key of rule r's verdict on the plan so far: the cluster's number
- * and the values of the fields it reads (each rule reads at most
- * READS_MAX scalar fields). */
-#define READS_MAX 11
-typedef struct {
-    int values[READS_MAX + 1];
-} Reads;
-
 static Reads reads_of(const Walk *w, guint r)
 {
     Reads k = {{w->cluster}};
-    int n = 1;
-    for (int f = 0; f < PLAN_N_FIELDS; f++)
-        if (rules[r].reads >> f & 1 && plan_fields[f].kind != FIELD_LIST) {
-            g_assert(n <= READS_MAX);
-            k.values[n++] = plan_field_get(w->plan, (PlanField)f);
-        }
+    for (int i = 0; i < w->n_reads[r]; i++)
+        k.values[i + 1] = plan_field_get(w->plan, (PlanField)w->reads[r][i]);
     return k;
 }
 
@@ -255,8 +247,15 @@ gboolean space_walk(const Space *s, SpaceLeaf leaf, SpaceRefused refused, gpoint
     w.below[n_axes] = 1;
     for (int l = n_axes; l > 0; l--)
         w.below[l - 1] = w.below[l] * w.axes[l - 1].values->len;
-    for (guint r = 0; r < RULES; r++)
+    for (guint r = 0; r < RULES; r++) {
         w.refusals[r] = g_hash_table_new_full(reads_hash, reads_equal, g_free, g_free);
+        for (int f = 0; f < PLAN_N_FIELDS; f++) {
+            if (rules[r].reads >> f & 1 && plan_fields[f].kind != FIELD_LIST) {
+                g_assert(w.n_reads[r] < READS_MAX);
+                w.reads[r][w.n_reads[r]++] = f;
+            }
+        }
+    }
     for (int k = 0; k < s->n_clusters && !w.stopped; k++) {
         w.cluster = k;
         w.c.cluster = s->clusters[k];

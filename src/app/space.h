@@ -21,9 +21,6 @@
 
 #include "spec/spec.h"
 
-/* The most combinations a space may have, so that their numbers fit. */
-#define SPACE_MAX_COMBINATIONS (G_GINT64_CONSTANT(1) << 62)
-
 typedef struct {
     const ModelSpec *model;
     const ClusterSpec *const *clusters; /* the cluster sizes, the outermost axis */
@@ -34,7 +31,7 @@ typedef struct {
 } Space;
 
 /* Combinations: clusters x the grid's product; -1 beyond
- * SPACE_MAX_COMBINATIONS. */
+ * GRID_MAX_COMBINATIONS. */
 gint64 space_size(const Space *s);
 
 /* The cluster of combination `combo`, and the GPUs its plan uses. */

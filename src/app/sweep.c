@@ -612,15 +612,6 @@ char *sweep_summary(const SweepSpec *spec, const SweepRow *row)
     return summary_of(plan);
 }
 
-/* The value of `field` in the plan of combination `combo` (its grid
- * field, or the base plan's), without resolving it. */
-static int field_of(const SweepSpec *spec, gint64 combo, PlanField field, PlanSpec *scratch)
-{
-    Space space = space_of(spec);
-    space_apply(&space, combo, scratch);
-    return plan_field_get(scratch, field);
-}
-
 /* The row of combination `combo`, or -1 (refused: no row). */
 static gint64 row_of(const SweepResult *r, gint64 combo)
 {
@@ -647,13 +638,12 @@ static void gain_of(const SweepSpec *spec, const SweepResult *r, guint winner, g
                     SweepAxisGain *g)
 {
     const GridAxis *axis = &g_array_index(spec->grid->axes, GridAxis, a);
-    g_autoptr(PlanSpec) scratch = plan_spec_copy(spec->base);
     g_autoptr(GArray) pruned = g_array_new(FALSE, FALSE, sizeof(guint));
     *g = (SweepAxisGain){axis->field, g_array_index(axis->values, int, v), -1, 0, TRUE};
     for (guint i = 0; i < r->rows->len; i++) {
         const SweepRow *row = &g_array_index(r->rows, SweepRow, i);
         if (!((row->status == REPORT_SIMULATED && row->fits) || row->status == REPORT_PRUNED) ||
-            field_of(spec, row->combination, axis->field, scratch) != g->value)
+            plan_grid_index(spec->grid, row->combination, a) != v)
             continue;
         if (row->status == REPORT_PRUNED)
             g_array_append_val(pruned, i);
@@ -666,10 +656,8 @@ static void gain_of(const SweepSpec *spec, const SweepResult *r, guint winner, g
     g_array_sort_with_data(pruned, by_row_bound, (gpointer)r);
     /* the winner's own plan at the default (its combination with axis a's
      * value v) first, if it was pruned */
-    gint64 stride = 1, combo = g_array_index(r->rows, SweepRow, winner).combination;
-    for (guint k = a + 1; k < spec->grid->axes->len; k++)
-        stride *= g_array_index(spec->grid->axes, GridAxis, k).values->len;
-    gint64 own = row_of(r, combo + (v - combo / stride % axis->values->len) * stride);
+    gint64 own = row_of(
+        r, plan_grid_with(spec->grid, g_array_index(r->rows, SweepRow, winner).combination, a, v));
     for (guint k = 0; own >= 0 && k < pruned->len; k++) {
         if (g_array_index(pruned, guint, k) == own) {
             g_array_remove_index(pruned, k);
@@ -705,7 +693,6 @@ static void gain_of(const SweepSpec *spec, const SweepResult *r, guint winner, g
 
 int sweep_axis_gains(const SweepSpec *spec, const SweepResult *r, guint winner, SweepAxisGain *out)
 {
-    g_autoptr(PlanSpec) scratch = plan_spec_copy(spec->base);
     gint64 combo = g_array_index(r->rows, SweepRow, winner).combination;
     int n = 0;
     for (guint a = 0; a < spec->grid->axes->len; a++) {
@@ -713,7 +700,7 @@ int sweep_axis_gains(const SweepSpec *spec, const SweepResult *r, guint winner, 
         int fallback = plan_fields[axis->field].fallback;
         for (guint v = 0; v < axis->values->len; v++)
             if (axis->values->len > 1 && g_array_index(axis->values, int, v) == fallback &&
-                field_of(spec, combo, axis->field, scratch) != fallback)
+                plan_grid_index(spec->grid, combo, a) != v)
                 gain_of(spec, r, winner, a, v, &out[n++]);
     }
     return n;

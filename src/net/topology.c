@@ -25,13 +25,19 @@ struct Topology {
 
 static const char *const class_names[LINK_CLASSES] = {"nvlink", "nic", "spine"};
 
+double topology_nic_capacity(const ClusterSpec *cluster, int *nics)
+{
+    *nics = MIN(cluster->nics_per_node, cluster->gpus_per_node);
+    return cluster->inter.bandwidth_Bps * cluster->gpus_per_node / *nics;
+}
+
 Topology *topology_new(const ClusterSpec *cluster, int nodes)
 {
     g_assert(nodes >= 1 && nodes <= cluster->nodes);
     Topology *t = g_new0(Topology, 1);
     t->nodes = nodes;
     t->gpus_per_node = cluster->gpus_per_node;
-    t->nics = MIN(cluster->nics_per_node, cluster->gpus_per_node);
+    double nic_Bps = topology_nic_capacity(cluster, &t->nics);
     t->gpus = nodes * t->gpus_per_node;
     t->nvlink_base = 0;
     t->nic_base = 2 * t->gpus;
@@ -45,7 +51,6 @@ Topology *topology_new(const ClusterSpec *cluster, int nodes)
     t->nvls = cluster->nvls;
     t->nvls_efficiency = cluster->nvls_efficiency > 0 ? cluster->nvls_efficiency : 1;
     t->nvls_latency_s = cluster->nvls_latency_s;
-    double nic_Bps = cluster->inter.bandwidth_Bps * t->gpus_per_node / t->nics;
     t->capacity[LINK_NVLINK] = cluster->intra.bandwidth_Bps;
     t->capacity[LINK_NIC] = nic_Bps;
     t->capacity[LINK_SPINE] = nic_Bps * cluster->nodes / cluster->oversubscription;

@@ -22,6 +22,11 @@ typedef enum { LINK_NVLINK, LINK_NIC, LINK_SPINE, LINK_CLASSES } LinkClass;
 
 typedef struct Topology Topology;
 
+/* A node's NICs (its GPUs share them when there are fewer), set in *nics,
+ * and a NIC's capacity per direction, bytes/s: the per-GPU InfiniBand
+ * bandwidth times the GPUs that share it. */
+double topology_nic_capacity(const ClusterSpec *cluster, int *nics);
+
 /* The links of the first `nodes` nodes of `cluster`. */
 Topology *topology_new(const ClusterSpec *cluster, int nodes);
 void topology_free(Topology *t);

@@ -175,11 +175,32 @@ gint64 plan_grid_size(const PlanGrid *grid)
 {
     gint64 n = 1;
     for (guint i = 0; i < grid->axes->len; i++) {
-        n *= g_array_index(grid->axes, GridAxis, i).values->len;
-        if (n > G_MAXINT32)
+        guint len = g_array_index(grid->axes, GridAxis, i).values->len;
+        if (n > GRID_MAX_COMBINATIONS / len)
             return -1;
+        n *= len;
     }
     return n;
+}
+
+/* The combinations one value of axis `axis` spans: the later axes'. */
+static gint64 stride(const PlanGrid *grid, guint axis)
+{
+    gint64 n = 1;
+    for (guint k = axis + 1; k < grid->axes->len; k++)
+        n *= g_array_index(grid->axes, GridAxis, k).values->len;
+    return n;
+}
+
+guint plan_grid_index(const PlanGrid *grid, gint64 combo, guint axis)
+{
+    return (guint)(combo / stride(grid, axis) %
+                   g_array_index(grid->axes, GridAxis, axis).values->len);
+}
+
+gint64 plan_grid_with(const PlanGrid *grid, gint64 combo, guint axis, guint index)
+{
+    return combo + ((gint64)index - plan_grid_index(grid, combo, axis)) * stride(grid, axis);
 }
 
 void plan_grid_apply(const PlanGrid *grid, gint64 combo, PlanSpec *plan)

@@ -381,12 +381,22 @@ void plan_grid_remove(PlanGrid *grid, PlanField field);
  * plan fields and values non-empty lists of values. */
 gboolean plan_grid_load(PlanGrid *grid, const char *path, GError **error);
 
+/* The most combinations a grid may have, so that their numbers (times a
+ * sweep's cluster sizes) fit. */
+#define GRID_MAX_COMBINATIONS (G_GINT64_CONSTANT(1) << 62)
+
 /* Combinations in the grid (the product of the axes' sizes), or -1 when
- * more than 2^31. */
+ * more than GRID_MAX_COMBINATIONS. */
 gint64 plan_grid_size(const PlanGrid *grid);
 
 /* Sets `plan`'s grid fields to combination `combo` (the last axis varies
- * fastest). */
+ * fastest; any multiple of the grid's size added to combo is ignored). */
 void plan_grid_apply(const PlanGrid *grid, gint64 combo, PlanSpec *plan);
+
+/* The index, in axis `axis`'s values, of combination `combo`'s value; and
+ * the combination that differs from `combo` in that axis only, its value
+ * index `index` (as plan_grid_apply numbers them). */
+guint plan_grid_index(const PlanGrid *grid, gint64 combo, guint axis);
+gint64 plan_grid_with(const PlanGrid *grid, gint64 combo, guint axis, guint index);
 
 #endif

@@ -87,19 +87,20 @@ typedef struct {
     gboolean replays_exchanges; /* a full recomputation replays them too */
 } PieceCosts;
 
-/* A lower bound of a collective of `op` over n ranks, the rank's share
- * `bytes` (as emit_collective takes them; collective.h): all-gathers bring
- * every other rank's shard in, reduce-scatters and all-to-alls send the
- * rank's data for every other out (an all-reduce does both), (n - 1) / n
- * of the bytes, which pass the rank's links of that direction: its
- * NVLink's and its NIC's (topology.c). 0 for a collective that may be
- * latency-bound (its shards within a packet, net.h), which loads no link. */
+/* A lower bound of a collective of `bytes` over n ranks (as
+ * emit_collective takes them; collective.h), whatever its op: an
+ * all-gather brings every other rank's shard in, a reduce-scatter or an
+ * all-to-all sends the rank's data for every other out (an all-reduce
+ * does both), (n - 1) / n of the bytes, which pass the rank's links of
+ * that direction: its NVLink's and its NIC's (topology.c). 0 for a
+ * collective that may be latency-bound (its shards within a packet,
+ * net.h), which loads no link. */
 static double exchange_lower_bound_s(const ClusterSpec *cluster, double bytes, int n)
 {
     if (n < 2 || bytes / n <= NET_PACKET_BYTES)
         return 0;
-    int node = cluster->gpus_per_node, nics = MIN(cluster->nics_per_node, node);
-    double links = cluster->intra.bandwidth_Bps + cluster->inter.bandwidth_Bps * node / nics;
+    int nics;
+    double links = cluster->intra.bandwidth_Bps + topology_nic_capacity(cluster, &nics);
     return bytes * (n - 1) / n / links;
 }
 
@@ -264,7 +265,8 @@ static void stage_dp_bytes(const ModelSpec *model, const PlanSpec *plan, int sta
 double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
                                    const PlanSpec *plan)
 {
-    int node = cluster->gpus_per_node, nics = MIN(cluster->nics_per_node, node);
+    int node = cluster->gpus_per_node, nics;
+    double nic_Bps = topology_nic_capacity(cluster, &nics);
     int n[2] = {plan->dp * plan->cp, plan->dp * plan->cp / plan->ep};
     /* the most members of a group on one node: a node's GPUs; with the
      * default numbering and tp dividing them, dp x cp's members are tp
@@ -274,7 +276,6 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
     int spread = strided ? node / plan->tp : node;
     int here[2] = {MIN(n[0], spread),
                    MIN(n[1], strided ? (spread + plan->ep - 1) / plan->ep : node)};
-    double nic_Bps = cluster->inter.bandwidth_Bps * node / nics;
     double most = 0;
     for (int s = 0; s < plan->pp; s++) {
         double bytes[2], comm = 0;
