@@ -133,8 +133,10 @@ START_TEST(round_trip_a100)
 {
     g_autoptr(ClusterSpec) a100 = test_shipped_cluster("dgx-a100-80gb.json", 0);
     CalibNccl *nccl[] = {
-        exact_nccl(a100, COLL_ALL_REDUCE, 8, 1),      exact_nccl(a100, COLL_ALL_GATHER, 8, 1),
-        exact_nccl(a100, COLL_ALL_REDUCE, 16, 2),     exact_nccl(a100, COLL_REDUCE_SCATTER, 16, 2),
+        exact_nccl(a100, COLL_ALL_REDUCE, 8, 1),
+        exact_nccl(a100, COLL_ALL_GATHER, 8, 1),
+        exact_nccl(a100, COLL_ALL_REDUCE, 16, 2),
+        exact_nccl(a100, COLL_REDUCE_SCATTER, 16, 2),
     };
     g_autoptr(CalibGemm) gemm = exact_gemm(&a100->gpu);
     g_autoptr(Calibration) c = calib_run(a100, nccl, G_N_ELEMENTS(nccl), gemm);
@@ -189,7 +191,8 @@ END_TEST
 
 /* ---- the cluster file ------------------------------------------------------------------- */
 
-/* Written and read back, the A100 profile with storage limits is the same
+/* Written and read back, the A100 profile with storage limits and
+ * reliability away from the defaults is the same
  * struct, member for member (a member that cluster_spec_json forgets
  * differs). */
 START_TEST(cluster_file_round_trip)
@@ -197,6 +200,13 @@ START_TEST(cluster_file_round_trip)
     g_autoptr(ClusterSpec) a100 = test_shipped_cluster("dgx-a100-80gb.json", 0);
     a100->storage_Bps = 2.5e9;
     a100->preprocess_samples_s = 4000;
+    a100->storage_write_Bps = 5e9;
+    a100->storage_total_read_Bps = 2e12;
+    a100->storage_total_write_Bps = 1e12;
+    a100->reliability.per_node_hour[FAILURE_GPU] = 2.0 / 1000 / 24; /* as read back */
+    a100->reliability.detect_s = 30;
+    a100->reliability.hot_spares = FALSE;
+    a100->reliability.warmup_steps = 3;
     g_autofree char *json = cluster_spec_json(a100);
     char *path = test_write_tmp(json);
     GError *error = NULL;
@@ -245,7 +255,7 @@ static char *write_file(const char *name, const char *text)
     "#  Rank  0 Group  0 Pid  1 on a device  0 [0x07] NVIDIA A100\n"                               \
     "#  Rank  1 Group  0 Pid  2 on a device  1 [0x0b] NVIDIA A100\n"
 #define HEADER                                                                                     \
-    "#       size         count      type   redop    root     time   algbw   busbw #wrong     "  \
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     "    \
     "time   algbw   busbw #wrong\n"
 
 START_TEST(reads_nccl_tests)
@@ -316,7 +326,8 @@ START_TEST(nccl_errors_name_the_line)
         ck_assert_ptr_null(strchr(error->message, '\n'));
         g_error_free(error);
     }
-    g_autofree char *unnamed = write_file("run.txt", RANKS_1_HOST HEADER "  8  2  f  s  -1  9  0  0  0\n");
+    g_autofree char *unnamed =
+        write_file("run.txt", RANKS_1_HOST HEADER "  8  2  f  s  -1  9  0  0  0\n");
     GError *error = NULL;
     ck_assert_ptr_null(calib_nccl_load(unnamed, &error));
     ck_assert_ptr_nonnull(strstr(error->message, "Collective test starting"));
@@ -326,8 +337,9 @@ END_TEST
 
 START_TEST(reads_gemm_rows)
 {
-    g_autofree char *path = write_file("g.csv", "M, N, K, dtype, seconds\n4096,4096,4096,bf16,0.00065\n"
-                                                "\n1024, 512, 256, bf16, 1.5e-5\n");
+    g_autofree char *path =
+        write_file("g.csv", "M, N, K, dtype, seconds\n4096,4096,4096,bf16,0.00065\n"
+                            "\n1024, 512, 256, bf16, 1.5e-5\n");
     GError *error = NULL;
     g_autoptr(CalibGemm) g = calib_gemm_load(path, &error);
     ck_assert_msg(g, "%s", error ? error->message : "?");
@@ -341,7 +353,8 @@ START_TEST(reads_gemm_rows)
     static const struct {
         const char *text, *message;
     } cases[] = {
-        {"m,n,k,dtype,seconds\n4096,4096,4096,fp64,0.1\n", ":2: expected a row m,n,k,dtype,seconds"},
+        {"m,n,k,dtype,seconds\n4096,4096,4096,fp64,0.1\n",
+         ":2: expected a row m,n,k,dtype,seconds"},
         {"4096,4096,4096,bf16,0.1\n4096,0,4096,bf16,0.1\n", ":2: expected a row"},
         {"4096,4096,4096,bf16\n", ":1: expected a row"},
         {"4096,4096,4096,bf16,0\n", ":1: expected a row"},

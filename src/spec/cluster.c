@@ -25,8 +25,18 @@ static const char *const cluster_keys[] = {"name",
                                            "storage",
                                            "host_memory_GiB",
                                            "cpu_adam_params_per_s",
+                                           "reliability",
                                            NULL};
-static const char *const storage_keys[] = {"read_bandwidth_GBps", "preprocess_samples_per_s", NULL};
+static const char *const storage_keys[] = {"read_bandwidth_GBps",  "preprocess_samples_per_s",
+                                           "write_bandwidth_GBps", "aggregate_read_GBps",
+                                           "aggregate_write_GBps", NULL};
+static const char *const reliability_keys[] = {
+    "gpu_mtbf_hours",  "gpu_failures_per_1000_node_days",
+    "node_mtbf_hours", "node_failures_per_1000_node_days",
+    "nic_mtbf_hours",  "nic_failures_per_1000_node_days",
+    "detect_s",        "restart_s",
+    "replace_s",       "hot_spares",
+    "warmup_steps",    NULL};
 static const char *const gpu_keys[] = {
     "name",
     "peak_tflops",
@@ -274,7 +284,132 @@ static gboolean read_storage(const JsonDoc *doc, ClusterSpec *c, GError **error)
                      &c->preprocess_samples_s, error))
         return FALSE;
     c->storage_Bps = gbps * 1e9;
+    /* the checkpoints' keys, storage_keys[2] on */
+    double *fields[] = {&c->storage_write_Bps, &c->storage_total_read_Bps,
+                        &c->storage_total_write_Bps};
+    for (gsize i = 0; i < G_N_ELEMENTS(fields); i++) {
+        if (!json_number(doc, o, "$.storage", storage_keys[2 + i], FALSE, MIN_GBPS, 1e9, 0, &gbps,
+                         error))
+            return FALSE;
+        *fields[i] = gbps * 1e9;
+    }
     return TRUE;
+}
+
+const char *const failure_kind_names[] = {"gpu", "node", "nic", NULL};
+
+/* Llama 3 405B's pre-training (Dubey et al. 2024, "The Llama 3 Herd of
+ * Models", section 3.3.4): 419 unexpected interruptions in 54 days on
+ * 16,384 H100s, 2,048 nodes; GPU issues (faulty GPUs, HBM3, SRAM, the
+ * system processor, silent data corruption, thermal) 58.7 % of them,
+ * network switches, cables and NICs 10.1 %, the rest (software, host
+ * maintenance, CPUs, power, SSDs, ...) 31.2 %. Per node-day: */
+#define LLAMA3_FAILURES_PER_NODE_DAY (419.0 / (2048.0 * 54.0))
+static const double default_failure_share[FAILURE_KINDS] = {
+    [FAILURE_GPU] = 0.587, [FAILURE_NIC] = 0.101, [FAILURE_NODE] = 0.312};
+
+/* The restart's defaults, assumptions where no run publishes its parts:
+ * a crashed rank seen in 2 minutes, 8 to relaunch the job on a hot spare
+ * (ten minutes from failure to loading), an hour to find a node without
+ * one, no warm-up (docs/inputs.md, "Reliability"). */
+static const ReliabilitySpec default_reliability = {
+    .detect_s = 120, .restart_s = 480, .replace_s = 3600, .hot_spares = TRUE, .warmup_steps = 0};
+
+/* A kind's default failures per node-hour. */
+static double default_rate(FailureKind k)
+{
+    return LLAMA3_FAILURES_PER_NODE_DAY * default_failure_share[k] / 24;
+}
+
+/* A part's units in a node: GPUs, the node itself, its NICs. */
+static int failure_units(FailureKind k, int per_node, int nics)
+{
+    return k == FAILURE_GPU ? per_node : k == FAILURE_NIC ? nics : 1;
+}
+
+/* The optional "reliability" (metrics/run.h): each part's failures as a
+ * mean time between failures of one part, or as failures per 1,000
+ * node-days (of all a node's parts of the kind), not both; the restart's
+ * parts. Absent keys take the defaults above. */
+static gboolean read_reliability(const JsonDoc *doc, ClusterSpec *c, int per_node, int nics,
+                                 GError **error)
+{
+    ReliabilitySpec *r = &c->reliability;
+    *r = default_reliability;
+    for (int k = 0; k < FAILURE_KINDS; k++)
+        r->per_node_hour[k] = default_rate(k);
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(doc->root, "reliability");
+    if (!o)
+        return TRUE;
+    const char *where = "$.reliability";
+    long long warmup;
+    if (!(o = json_object(doc, doc->root, "$", "reliability", error)) ||
+        !json_check_keys(doc, o, where, reliability_keys, error))
+        return FALSE;
+    for (int k = 0; k < FAILURE_KINDS; k++) {
+        g_autofree char *mtbf = g_strdup_printf("%s_mtbf_hours", failure_kind_names[k]);
+        g_autofree char *rate =
+            g_strdup_printf("%s_failures_per_1000_node_days", failure_kind_names[k]);
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, mtbf);
+        if (m && cJSON_GetObjectItemCaseSensitive(o, rate)) {
+            json_fail(error, doc, where, mtbf, m, "one of %s and %s, not both", mtbf, rate);
+            return FALSE;
+        }
+        double hours = 0, per_1000 = -1;
+        if (!json_number(doc, o, where, mtbf, FALSE, 1e-3, 1e12, 0, &hours, error) ||
+            !json_number(doc, o, where, rate, FALSE, 0, 1e9, -1, &per_1000, error))
+            return FALSE;
+        if (hours > 0)
+            r->per_node_hour[k] = failure_units(k, per_node, nics) / hours;
+        else if (per_1000 >= 0)
+            r->per_node_hour[k] = per_1000 / 1000 / 24;
+    }
+    if (!json_number(doc, o, where, "detect_s", FALSE, 0, 1e9, r->detect_s, &r->detect_s, error) ||
+        !json_number(doc, o, where, "restart_s", FALSE, 0, 1e9, r->restart_s, &r->restart_s,
+                     error) ||
+        !json_number(doc, o, where, "replace_s", FALSE, 0, 1e9, r->replace_s, &r->replace_s,
+                     error) ||
+        !json_bool(doc, o, where, "hot_spares", FALSE, r->hot_spares, &r->hot_spares, error) ||
+        !json_int(doc, o, where, "warmup_steps", FALSE, 0, 1000000, r->warmup_steps, &warmup,
+                  error))
+        return FALSE;
+    r->warmup_steps = (int)warmup;
+    return TRUE;
+}
+
+/* The reliability block's keys whose values differ from the defaults,
+ * the rates as failures per 1,000 node-days; nothing when none does. */
+static void write_reliability(JsonWriter *w, const ClusterSpec *c)
+{
+    const ReliabilitySpec *r = &c->reliability, *d = &default_reliability;
+    gboolean rate_differs[FAILURE_KINDS], any = FALSE;
+    for (int k = 0; k < FAILURE_KINDS; k++) {
+        rate_differs[k] = fabs(r->per_node_hour[k] - default_rate(k)) > 1e-9 * default_rate(k);
+        any |= rate_differs[k];
+    }
+    gboolean restart_differs[] = {r->detect_s != d->detect_s, r->restart_s != d->restart_s,
+                                  r->replace_s != d->replace_s};
+    static const char *const restart_keys[] = {"detect_s", "restart_s", "replace_s"};
+    const double restart_values[] = {r->detect_s, r->restart_s, r->replace_s};
+    for (gsize i = 0; i < G_N_ELEMENTS(restart_differs); i++)
+        any |= restart_differs[i];
+    if (!any && r->hot_spares == d->hot_spares && r->warmup_steps == d->warmup_steps)
+        return;
+    jsonw_begin_object(jsonw_key(w, "reliability"), 4);
+    for (int k = 0; k < FAILURE_KINDS; k++)
+        if (rate_differs[k]) {
+            g_autofree char *key =
+                g_strdup_printf("%s_failures_per_1000_node_days", failure_kind_names[k]);
+            jsonw_number(jsonw_key(w, key), r->per_node_hour[k] * 24 * 1000);
+        }
+    for (gsize i = 0; i < G_N_ELEMENTS(restart_differs); i++)
+        if (restart_differs[i])
+            jsonw_number(jsonw_key(w, restart_keys[i]), restart_values[i]);
+    if (r->hot_spares != d->hot_spares)
+        jsonw_bool(jsonw_key(w, "hot_spares"), r->hot_spares);
+    if (r->warmup_steps != d->warmup_steps)
+        jsonw_int(jsonw_key(w, "warmup_steps"), r->warmup_steps);
+    jsonw_end(w);
 }
 
 ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **error)
@@ -303,7 +438,8 @@ ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **er
         !json_number(doc, doc->root, "$", "host_memory_GiB", FALSE, MIN_GIB, 1e9, 0, &host_gib,
                      error) ||
         !json_number(doc, doc->root, "$", "cpu_adam_params_per_s", FALSE, MIN_RATE, 1e18, 0,
-                     &c->cpu_adam_params_s, error))
+                     &c->cpu_adam_params_s, error) ||
+        !read_reliability(doc, c, (int)per_node, (int)nics, error))
         return NULL;
     c->host_memory_bytes = host_gib * 1073741824.0;
     c->path = g_strdup(path);
@@ -389,14 +525,20 @@ char *cluster_spec_json(const ClusterSpec *c)
         jsonw_number(jsonw_key(&w, "host_memory_GiB"), c->host_memory_bytes / 1073741824.0);
     if (c->cpu_adam_params_s > 0)
         jsonw_number(jsonw_key(&w, "cpu_adam_params_per_s"), c->cpu_adam_params_s);
-    if (c->storage_Bps > 0 || c->preprocess_samples_s > 0) {
+    const double storage[] = {c->storage_Bps / 1e9, c->preprocess_samples_s,
+                              c->storage_write_Bps / 1e9, c->storage_total_read_Bps / 1e9,
+                              c->storage_total_write_Bps / 1e9};
+    gboolean any_storage = FALSE;
+    for (gsize i = 0; i < G_N_ELEMENTS(storage); i++)
+        any_storage |= storage[i] > 0;
+    if (any_storage) {
         jsonw_begin_object(jsonw_key(&w, "storage"), JSONW_INLINE);
-        if (c->storage_Bps > 0)
-            jsonw_number(jsonw_key(&w, "read_bandwidth_GBps"), c->storage_Bps / 1e9);
-        if (c->preprocess_samples_s > 0)
-            jsonw_number(jsonw_key(&w, "preprocess_samples_per_s"), c->preprocess_samples_s);
+        for (gsize i = 0; i < G_N_ELEMENTS(storage); i++)
+            if (storage[i] > 0)
+                jsonw_number(jsonw_key(&w, storage_keys[i]), storage[i]);
         jsonw_end(&w);
     }
+    write_reliability(&w, c);
     const GpuSpec *g = &c->gpu;
     jsonw_begin_object(jsonw_key(&w, "gpu"), 4);
     jsonw_string(jsonw_key(&w, "name"), g->name);

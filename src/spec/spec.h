@@ -144,6 +144,24 @@ double gpu_attention_efficiency(const GpuSpec *gpu, gboolean forward);
 double curve_at(const Curve *c, double x, double none);
 double gpu_gemm_sustained(const GpuSpec *gpu);
 
+/* What interrupts a run and what a restart costs (the cluster's
+ * "reliability", metrics/run.h). Any failure stops the whole job (a
+ * synchronous step needs every GPU). A cluster file's absent keys take
+ * the defaults of cluster.c (docs/inputs.md, "Reliability"); a cluster
+ * built in code has none: no failures, free restarts. */
+typedef enum { FAILURE_GPU, FAILURE_NODE, FAILURE_NIC, FAILURE_KINDS } FailureKind;
+extern const char *const failure_kind_names[]; /* "gpu", "node", "nic" */
+
+typedef struct {
+    double per_node_hour[FAILURE_KINDS]; /* failures of each kind a node has an hour, >= 0 */
+    double detect_s;                     /* from a failure to the job's stop */
+    double restart_s; /* from the stop to the new job's first load: rescheduling, launch,
+                       * process groups */
+    double replace_s; /* besides, without hot spares: waiting for a healthy node */
+    gboolean hot_spares;
+    int warmup_steps; /* after each restart, steps whose time is lost to warm-up */
+} ReliabilitySpec;
+
 typedef struct {
     char *name;
     int nodes;
@@ -163,8 +181,14 @@ typedef struct {
     double nvls_efficiency;  /* with it: fraction of intra.bandwidth_Bps each port moves */
     double nvls_latency_s;   /* with it: its latency, besides base_latency_s */
     /* The data loader's limits per node ("storage", data_loader.h); 0: unlimited. */
-    double storage_Bps;          /* read bandwidth from storage, bytes/s */
+    double storage_Bps;          /* read bandwidth from storage, bytes/s; checkpoints
+                                  * load at it too (metrics/checkpoint.h) */
     double preprocess_samples_s; /* CPU preprocessing, samples/s */
+    /* Checkpoints' storage (metrics/checkpoint.h); 0: not given, its default there. */
+    double storage_write_Bps;       /* a node's write bandwidth, bytes/s */
+    double storage_total_read_Bps;  /* the file system's, all nodes together */
+    double storage_total_write_Bps; /* (0 there too: unlimited) */
+    ReliabilitySpec reliability;
     /* The host, per node, for offload (offload.h); 0: not given. */
     double host_memory_bytes; /* CPU memory */
     double cpu_adam_params_s; /* parameters the node's CPUs step with Adam per second */
@@ -226,7 +250,7 @@ typedef struct {
         AXIS_CP_ALGORITHMS,
         AXIS_EXPERT_DIVISORS,
         AXIS_GPU_DTYPES
-    } axis; /* plan_fields.def says what each gives */
+    } axis;                  /* plan_fields.def says what each gives */
     const char *axis_values; /* AXIS_VALUES: comma-separated values */
     const char *help;
     gsize offset; /* of the member in PlanSpec */
