@@ -57,6 +57,11 @@ double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int s
     return stage_params(model, plan, stage).params;
 }
 
+double estimate_stage_expert_params(const ModelSpec *model, const PlanSpec *plan, int stage)
+{
+    return stage_params(model, plan, stage).experts;
+}
+
 /* What a rank of stage s holds all step from "step begin": its model
  * states, then the GPU's runtime reserve, added in the order emit.c
  * allocates them. */

@@ -83,8 +83,8 @@
  * the kept activations of every forward unit so far whose backward (a
  * split backward's W) has not run, this one included, less what offload
  * activations copies to the host (freed when its copy ends, at the
- * soonest at once); the engine records the peak after every allocation. The bound is the largest such sum over the units and the
- * stages, less a relative 1e-9 for rounding. It leaves out replays,
+ * soonest at once); the engine records the peak after every allocation. The bound is the largest
+ * such sum over the units and the stages, less a relative 1e-9 for rounding. It leaves out replays,
  * buffers and the tensor-parallel collectives' memory, so it is exact
  * only when those are nil. */
 #ifndef PLANSIM_STRATEGY_ESTIMATE_H
@@ -107,6 +107,9 @@ double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk)
  * together, summed segment by segment in model order as emit.c does. The
  * plan must be resolved. */
 double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage);
+/* Of them, those whose states live on the expert-data-parallel group
+ * (states_layer_expert_params): 0 with ep 1. */
+double estimate_stage_expert_params(const ModelSpec *model, const PlanSpec *plan, int stage);
 
 /* A lower bound of the step from its communication and offload streams
  * (see below). */
