@@ -21,7 +21,8 @@
  *   whatif   whatif_parse on the input's lines, each a flag's value by its
  *            first character: g --slow-gpu, l --slow-link, j --jitter,
  *            s --seed (the rest of the line); then whatif_check on the small
- *            cluster
+ *            cluster; and runplan_parse_every on each line starting with c
+ *            (--checkpoint-every)
  * A file's input is written to a memfd and handed to the real loader by
  * its /proc/self/fd path (through a symbolic link with the file name the
  * nccl reader needs), as a file named on the command line would be; all
@@ -37,6 +38,7 @@
 #include "app/calibrate.h"
 #include "app/calibruns.h"
 #include "app/whatif.h"
+#include "metrics/runplan.h"
 #include "spec/spec.h"
 #include "strategy/strategy.h"
 #include "base/error.h"
@@ -166,6 +168,13 @@ static void fuzz_whatif(const uint8_t *data, size_t size, GError **error)
             jitter = *l + 1;
         else if (**l == 's')
             seed = *l + 1;
+        else if (**l == 'c') {
+            RunChoice choice;
+            runplan_choice_init(&choice);
+            GError *every = NULL;
+            runplan_parse_every(*l + 1, &choice, &every);
+            g_clear_error(&every);
+        }
     }
     g_ptr_array_add(gpus, NULL);
     g_ptr_array_add(links, NULL);

@@ -42,6 +42,7 @@ mkdir -p "$out/whatif"
 printf 'g3:2\nlnode 1 nic 0:0.5\nj0.1\ns7\n' >"$out/whatif/all.txt"
 printf 'lnode 0 gpu 0 nvlink out:0.25\nlrail 0 spine up:0.5\n' >"$out/whatif/links.txt"
 printf 'g15:1000\ng0:1\n' >"$out/whatif/gpus.txt"
+printf 'cauto\nc500\nc30min\nc2.5h\nc90s\n' >"$out/whatif/every.txt"
 # the test inputs: each to the target its keys belong to
 for f in "$src"/tests/data/*.json "$src"/tests/data/calibrate/*.json "$src"/tests/golden/inputs/*.json; do
     [ -f "$f" ] || continue

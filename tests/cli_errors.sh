@@ -519,6 +519,51 @@ c=$tmp/storage-list.json
 derive "$a100" "$c" 's/"gpus_per_node": 8,/"gpus_per_node": 8, "storage": [2],/' &&
     expect_fail "cluster storage not an object" "$c" '$.storage' -- \
         simulate --model "$tiny" --cluster "$c" --nodes 1
+c=$tmp/storage-write.json
+derive "$a100" "$c" 's/"gpus_per_node": 8,/"gpus_per_node": 8, "storage": {"write_bandwidth_GBps": -1},/' &&
+    expect_fail "cluster storage write bandwidth negative" "$c" '$.storage.write_bandwidth_GBps' "-1" -- \
+        run --model "$tiny" --cluster "$c" --nodes 1 --tokens 1e9
+
+# ---- reliability and whole runs (metrics/run.h, runplan.h) ------------------
+c=$tmp/reliability-both.json
+derive "$a100" "$c" 's/"gpus_per_node": 8,/"gpus_per_node": 8, "reliability": {"gpu_mtbf_hours": 5e4, "gpu_failures_per_1000_node_days": 2},/' &&
+    expect_fail "cluster reliability given both ways" "$c" '$.reliability.gpu_mtbf_hours' "not both" -- \
+        run --model "$tiny" --cluster "$c" --nodes 1 --tokens 1e9
+c=$tmp/reliability-zero.json
+derive "$a100" "$c" 's/"gpus_per_node": 8,/"gpus_per_node": 8, "reliability": {"node_mtbf_hours": 0},/' &&
+    expect_fail "cluster reliability mtbf 0" "$c" '$.reliability.node_mtbf_hours' "0" -- \
+        run --model "$tiny" --cluster "$c" --nodes 1 --tokens 1e9
+c=$tmp/reliability-key.json
+derive "$a100" "$c" 's/"gpus_per_node": 8,/"gpus_per_node": 8, "reliability": {"mtbf": 3},/' &&
+    expect_fail "cluster reliability unknown key" "$c" '$.reliability.mtbf' 'unknown key' -- \
+        run --model "$tiny" --cluster "$c" --nodes 1 --tokens 1e9
+c=$tmp/reliability-spares.json
+derive "$a100" "$c" 's/"gpus_per_node": 8,/"gpus_per_node": 8, "reliability": {"hot_spares": 1},/' &&
+    expect_fail "cluster reliability hot_spares not a boolean" "$c" '$.reliability.hot_spares' -- \
+        run --model "$tiny" --cluster "$c" --nodes 1 --tokens 1e9
+r="--model $tiny --cluster $a100 --nodes 1"
+# shellcheck disable=SC2086 # the command's words
+{
+    expect_fail "run without --tokens" "--tokens" "got none" -- run $r
+    expect_fail "run --checkpoint-every bad" "--checkpoint-every" '"often"' "30min" -- \
+        run $r --tokens 1e9 --checkpoint-every often
+    expect_fail "run --checkpoint-every 0" "--checkpoint-every" '"0"' -- \
+        run $r --tokens 1e9 --checkpoint-every 0
+    expect_fail "run --trials 0" "--trials" '"0"' -- run $r --tokens 1e9 --trials 0
+    expect_fail "run --hot-spares maybe" "--hot-spares" '"maybe"' "no or yes" -- \
+        run $r --tokens 1e9 --hot-spares maybe
+    expect_fail "run --failure-rate negative" "--failure-rate" '"-1"' -- \
+        run $r --tokens 1e9 --failure-rate -1
+    expect_fail "run --seed bad" "--seed" '"x"' -- run $r --tokens 1e9 --seed x
+    expect_fail "run that cannot end" "rare enough for the run to end" -- \
+        run $r --tokens 1T --failure-rate 1e6
+    expect_fail "sweep --seed alone" "--seed" "--jitter or --rank-by run-time" -- \
+        sweep $r --seed 3
+}
+c=$tmp/no-pcie.json
+derive "$a100" "$c" '/"pcie_GBps"/d' &&
+    expect_fail "run --async-save without pcie_GBps" "--async-save" "pcie_GBps" -- \
+        run --model "$tiny" --cluster "$c" --nodes 1 --tokens 1e9 --async-save
 
 # ---- mixtures of experts (expert_parallel.c) ----------------------------
 moe=$top_srcdir/models/mixtral-8x7b.json

@@ -2,6 +2,8 @@
  *
  * The only place that prints and exits. Commands:
  *   plansim simulate   [inputs] [--format text|json|csv] [-o FILE] [--trace FILE]
+ *   plansim run        [inputs] --tokens N [--trials N] [--checkpoint-every WHEN] [--seed S]
+ *                      [--format text|json|csv] [-o FILE]
  *   plansim sweep      [inputs] [--grid FILE] [-j N] [--shard K/N] [--top K] [--exhaustive]
  *                      [-o FILE]
  *   plansim collective [--op OP] [--ranks N] [--cluster FILE] [sizes] [-o FILE]
@@ -20,6 +22,7 @@
 #include <glib/gstdio.h>
 
 #include "output/report.h"
+#include "output/run_report.h"
 #include "app/advice.h"
 #include "app/calibrate.h"
 #include "app/calibruns.h"
@@ -336,7 +339,8 @@ static void inputs_entries(Inputs *in, GOptionContext *ctx)
          "LINK:FACTOR"},
         {"jitter", 0, 0, G_OPTION_ARG_STRING, &in->jitter,
          "log-normal noise of mean 1 on every compute task, sigma SIGMA", "SIGMA"},
-        {"seed", 0, 0, G_OPTION_ARG_STRING, &in->seed, "the jitter's seed (default 1)", "S"},
+        {"seed", 0, 0, G_OPTION_ARG_STRING, &in->seed,
+         "the seed of the jitter and of a run's failures (default 1)", "S"},
         {NULL},
     };
     GOptionGroup *whatif = g_option_group_new(
@@ -361,11 +365,13 @@ static void inputs_clear(Inputs *in)
     g_free(in->seed);
 }
 
-/* The what-if flags given (app/whatif.h). */
-static WhatIf *inputs_whatif(const Inputs *in, GError **error)
+/* The what-if flags given (app/whatif.h). `seeds_runs`: --seed also
+ * seeds a run's failures, so it may come without --jitter. */
+static WhatIf *inputs_whatif(const Inputs *in, gboolean seeds_runs, GError **error)
 {
     g_autoptr(WhatIf) w = whatif_new();
-    if (!whatif_parse(w, in->slow_gpu, in->slow_link, in->jitter, in->seed, error))
+    const char *seed = seeds_runs && !in->jitter ? NULL : in->seed;
+    if (!whatif_parse(w, in->slow_gpu, in->slow_link, in->jitter, seed, error))
         return NULL;
     return g_steal_pointer(&w);
 }
@@ -533,6 +539,77 @@ static gboolean parse_training(const TrainingArgs *t, double *tokens, double *pr
            parse_number("--gpu-hour-price", t->price, 0, 1e6, FALSE, 0, price, error);
 }
 
+/* ---- a whole run's choices (run and sweep --rank-by run-time) ------------- */
+
+typedef struct {
+    char *trials, *every, *failure_rate, *restart, *hot_spares;
+    gboolean async;
+} RunArgs;
+
+#define RUN_ENTRIES(r)                                                                             \
+    {"trials",    0,                                                                               \
+     0,           G_OPTION_ARG_STRING,                                                             \
+     &(r).trials, "runs simulated, for the P10, P50 and P90 (default 100)",                        \
+     "N"},                                                                                         \
+        {"checkpoint-every",                                                                       \
+         0,                                                                                        \
+         0,                                                                                        \
+         G_OPTION_ARG_STRING,                                                                      \
+         &(r).every,                                                                               \
+         "auto (default: the best simulated), steps (500) or a time (30min, 2h)",                  \
+         "WHEN"},                                                                                  \
+        {"async-save",                                                                             \
+         0,                                                                                        \
+         0,                                                                                        \
+         G_OPTION_ARG_NONE,                                                                        \
+         &(r).async,                                                                               \
+         "checkpoint asynchronously: pause for a snapshot to host memory, write behind",           \
+         NULL},                                                                                    \
+        {"failure-rate",                                                                           \
+         0,                                                                                        \
+         0,                                                                                        \
+         G_OPTION_ARG_STRING,                                                                      \
+         &(r).failure_rate,                                                                        \
+         "failures per 1,000 node-days, all kinds (default: the cluster's)",                       \
+         "R"},                                                                                     \
+        {"restart",                                                                                \
+         0,                                                                                        \
+         0,                                                                                        \
+         G_OPTION_ARG_STRING,                                                                      \
+         &(r).restart,                                                                             \
+         "seconds from a failure to relaunched, before loading (default: the cluster's)",          \
+         "S"},                                                                                     \
+    {                                                                                              \
+        "hot-spares", 0, 0, G_OPTION_ARG_STRING, &(r).hot_spares,                                  \
+            "yes or no: a spare node replaces a failed one at once (default: the cluster's)",      \
+            "YES|NO"                                                                               \
+    }
+
+/* The run's choices from its flags and --seed. */
+static gboolean parse_run(const Inputs *in, const RunArgs *r, RunChoice *c, GError **error)
+{
+    runplan_choice_init(c);
+    double trials;
+    static const char *const yes_no[] = {"no", "yes", NULL};
+    if (!parse_number("--trials", r->trials, 1, 1000000, TRUE, RUNPLAN_TRIALS, &trials, error) ||
+        (r->every && !runplan_parse_every(r->every, c, error)) ||
+        !parse_number("--failure-rate", r->failure_rate, 0, 1e9, FALSE, -1,
+                      &c->failures_per_1000_node_days, error) ||
+        !parse_number("--restart", r->restart, 0, 1e9, FALSE, -1, &c->restart_s, error) ||
+        (r->hot_spares &&
+         !parse_choice("--hot-spares", r->hot_spares, yes_no, &c->hot_spares, error)))
+        return FALSE;
+    if (in->seed && !g_ascii_string_to_unsigned(in->seed, 10, 0, G_MAXUINT64, &c->seed, NULL)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--seed: expected an integer from 0 to 18446744073709551615, got \"%s\"",
+                    in->seed);
+        return FALSE;
+    }
+    c->trials = (int)trials;
+    c->async = r->async;
+    return TRUE;
+}
+
 /* ---- simulate ------------------------------------------------------------- */
 
 typedef struct {
@@ -592,7 +669,7 @@ static gboolean simulate(void *args, GError **error)
         return FALSE;
     if (stages_only < 0)
         stages_only = plan_spec_gpus(plan) > 64;
-    g_autoptr(WhatIf) whatif = inputs_whatif(&a->in, error);
+    g_autoptr(WhatIf) whatif = inputs_whatif(&a->in, FALSE, error);
     Report rep;
     double tokens, price;
     if (!parse_training(&a->training, &tokens, &price, error))
@@ -660,6 +737,72 @@ static int cmd_simulate(int argc, char **argv)
     return run_command(argc, argv, "- simulate one training step", entries, &a.in, simulate, &a);
 }
 
+/* ---- run -------------------------------------------------------------------- */
+
+typedef struct {
+    Inputs in;
+    char *format, *output;
+    TrainingArgs training;
+    RunArgs run;
+} RunCommandArgs;
+
+static gboolean run(void *args, GError **error)
+{
+    RunCommandArgs *a = args;
+    ReportFormat format = FORMAT_TEXT;
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    g_autoptr(ModelSpec) model = NULL;
+    g_autoptr(ClusterSpec) cluster = NULL;
+    g_autoptr(WhatIf) whatif = NULL;
+    a->in.outputs[0] = (Output){"-o", a->output};
+    double tokens, price;
+    RunChoice choice;
+    if (!parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
+        !inputs_load(&a->in, DEFAULT_PLAN, &model, &cluster, plan, error) ||
+        !strategy_resolve(plan, model, cluster, error) ||
+        !(whatif = inputs_whatif(&a->in, TRUE, error)) ||
+        !parse_training(&a->training, &tokens, &price, error) ||
+        !parse_run(&a->in, &a->run, &choice, error))
+        return FALSE;
+    if (tokens <= 0) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--tokens: expected the tokens the run trains on (2T), got none");
+        return FALSE;
+    }
+    Report rep;
+    if (!sim_run_whatif(model, cluster, plan, whatif, NULL, FALSE, &rep, error))
+        return FALSE;
+    warn_plan(&a->in, plan, model, cluster);
+    if (!rep.metrics.fits)
+        fprintf(stderr,
+                "plansim: warning: the plan does not fit: %.4g GiB at its peak, over the GPU's "
+                "%.4g (plansim simulate says what would make it fit)\n",
+                rep.metrics.peak_bytes / 1073741824.0, cluster->gpu.memory_bytes / 1073741824.0);
+    RunPlan rp;
+    gboolean ok = runplan_compute(model, cluster, plan, rep.metrics.step_time_s, tokens, &choice,
+                                  TRUE, &rp, error);
+    RunReport rr = {model->name, cluster->name, plan, &rp, price, choice.async};
+    g_autofree char *text = ok ? run_report_render(&rr, format) : NULL;
+    report_clear(&rep);
+    return ok && text_write_atomic(a->output ? a->output : "-", text, strlen(text), error);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    RunCommandArgs a = {0};
+    GOptionEntry entries[] = {
+        {"format", 0, 0, G_OPTION_ARG_STRING, &a.format, "text (default), json or csv", "FORMAT"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
+         "write the report to FILE (whole or not at all)", "FILE"},
+        TRAINING_ENTRIES(a.training),
+        RUN_ENTRIES(a.run),
+        {NULL},
+    };
+    return run_command(argc, argv,
+                       "- a whole training run: failures, checkpoints, restarts and goodput",
+                       entries, &a.in, run, &a);
+}
+
 /* ---- sweep ------------------------------------------------------------------ */
 
 typedef struct {
@@ -667,6 +810,7 @@ typedef struct {
     char *gpus, *grid, *threads, *shard, *top, *output, *rank_by;
     gboolean exhaustive;
     TrainingArgs training;
+    RunArgs run;
 } SweepArgs;
 
 /* "K/N" into k and n. */
@@ -795,15 +939,18 @@ static void print_best(FILE *to, const Inputs *in, const SweepSpec *spec, const 
             g_array_append_val(twins[i - 1], k);
     }
     double peak_flops = spec->cluster->gpu.peak_flops;
-    fprintf(to, "%4s %10s %9s %6s %11s %9s  %s\n", "rank", "tokens/s", "step(s)", "MFU(%)",
-            "TFLOP/s/GPU", "peak(GiB)", "plan");
+    gboolean run = spec->rank_by == SWEEP_RANK_RUN_TIME; /* a column of the run's mean days */
+    fprintf(to, "%4s %10s %9s %6s %11s %9s %s %s\n", "rank", "tokens/s", "step(s)", "MFU(%)",
+            "TFLOP/s/GPU", "peak(GiB)", run ? " run(days)" : "", "plan");
     for (int i = 0; i < n; i++) {
         const SweepRow *row = &g_array_index(r->rows, SweepRow, best[i]);
         g_autofree char *also = twins_text(spec, r, best[i], twins[i]);
         g_autofree char *summary = sweep_summary(spec, row);
-        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f  %s%s\n", i + 1, row->tokens_per_s,
+        g_autofree char *days =
+            run ? g_strdup_printf(" %9.4g", 1 / row->score / 86400) : g_strdup("");
+        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s %s%s\n", i + 1, row->tokens_per_s,
                 row->step_time_s, 100 * row->mfu, row->mfu * peak_flops / 1e12,
-                row->peak_bytes / 1073741824.0, summary, also);
+                row->peak_bytes / 1073741824.0, days, summary, also);
         g_array_free(twins[i], TRUE);
     }
     g_free(twins);
@@ -959,7 +1106,7 @@ static gboolean sweep(void *args, GError **error)
     g_autoptr(GPtrArray) clusters = NULL;
     if (!inputs_load(&a->in, NULL, &model, &cluster, base, error) ||
         !(clusters = cluster_sizes(cluster, sizes, error)) ||
-        !(whatif = inputs_whatif(&a->in, error)) ||
+        !(whatif = inputs_whatif(&a->in, TRUE, error)) ||
         !parse_number("--gpus", a->gpus, 1, CLUSTER_MAX_GPUS, TRUE, 0, &gpus, error) ||
         !parse_number("--threads", a->threads, 1, 1024, TRUE, g_get_num_processors(), &threads,
                       error) ||
@@ -1000,6 +1147,15 @@ static gboolean sweep(void *args, GError **error)
                     "--rank-by: expected --tokens too for \"%s\" (of a run), got none", a->rank_by);
         return FALSE;
     }
+    RunChoice run;
+    if (!parse_run(&a->in, &a->run, &run, error))
+        return FALSE;
+    if (a->in.seed && !a->in.jitter && rank_by != SWEEP_RANK_RUN_TIME) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--seed: expected --jitter or --rank-by run-time with it, got \"%s\" alone",
+                    a->in.seed);
+        return FALSE;
+    }
     SweepSpec spec = {.model = model,
                       .cluster = cluster,
                       .clusters = (const ClusterSpec *const *)clusters->pdata,
@@ -1018,6 +1174,7 @@ static gboolean sweep(void *args, GError **error)
                       .tokens = tokens,
                       .gpu_hour_price = price,
                       .rank_by = (SweepRank)rank_by,
+                      .run = &run,
                       .whatif = whatif,
                       .csv = a->output != NULL};
     signal(SIGINT, on_interrupt);
@@ -1092,11 +1249,14 @@ static int cmd_sweep(int argc, char **argv)
          "K"},
         TRAINING_ENTRIES(a.training),
         {"rank-by", 0, 0, G_OPTION_ARG_STRING, &a.rank_by,
-         "tokens_per_s (default), or for --tokens the run's time or cost (GPU-hours)", "WHAT"},
+         "tokens_per_s (default), or for --tokens the run's time, cost (GPU-hours) or run-time "
+         "(its mean wall-clock time with failures and checkpoints)",
+         "WHAT"},
         {"exhaustive", 0, 0, G_OPTION_ARG_NONE, &a.exhaustive,
          "replay every valid plan: no memory pre-check, no pruning", NULL},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
          "write a CSV row for each plan to FILE (whole or not at all; - for stdout)", "FILE"},
+        RUN_ENTRIES(a.run),
         {NULL},
     };
     return run_command(argc, argv, "- the best plans of a grid (-o: a CSV row for each plan)",
@@ -1286,6 +1446,7 @@ static const struct {
     const char *help;
 } commands[] = {
     {"simulate", cmd_simulate, "simulate one step"},
+    {"run", cmd_run, "a whole training run with failures and checkpoints"},
     {"sweep", cmd_sweep, "find the best plans of a grid, a CSV row for each plan"},
     {"collective", cmd_collective, "time one collective at many sizes, like nccl-tests"},
     {"calibrate", cmd_calibrate, "fit a cluster to nccl-tests output and GEMM timings"},

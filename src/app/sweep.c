@@ -114,25 +114,46 @@ static const ClusterSpec *cluster_of(const SweepSpec *spec, gint64 combo)
     return space_cluster(&space, combo, &gpus);
 }
 
-const char *const sweep_rank_names[] = {"tokens_per_s", "time", "cost", NULL};
+const char *const sweep_rank_names[] = {"tokens_per_s", "time", "cost", "run-time", NULL};
 
-/* What the sweep ranks by (sweep.h), larger better, for `plan` taking
- * step_s a step: tokens/s as metrics computes it, or the inverse of the
- * run's wall time or GPU-hours (training.h), which only grow with step_s,
- * so that a step-time lower bound gives the score an upper bound. */
-static double score(const SweepSpec *spec, const PlanSpec *plan, double step_s)
+/* What the sweep ranks by (sweep.h), larger better, for `plan` on
+ * `cluster` taking step_s a step: tokens/s as metrics computes it, or the
+ * inverse of the run's wall time or GPU-hours (training.h), or of its
+ * mean wall-clock time with failures (runplan.h; 0 for a run that would
+ * not end). */
+static double score(const SweepSpec *spec, const PlanSpec *plan, const ClusterSpec *cluster,
+                    double step_s)
 {
     Training t;
+    RunPlan run;
     training_of_step(&t, spec->tokens, spec->gpu_hour_price, spec->model, plan, step_s);
     switch (spec->rank_by) {
     case SWEEP_RANK_TIME:
         return 1 / t.time_s;
     case SWEEP_RANK_COST:
         return 1 / t.gpu_hours;
+    case SWEEP_RANK_RUN_TIME:
+        return runplan_compute(spec->model, cluster, plan, step_s, spec->tokens, spec->run, FALSE,
+                               &run, NULL)
+                   ? 1 / run.stats.mean.wall_s
+                   : 0;
     case SWEEP_RANK_TOKENS_PER_S:
         break;
     }
     return (double)plan->global_batch_size * spec->model->seq_length / step_s;
+}
+
+/* An upper bound of the score of a plan whose step takes at least
+ * bound_s: the score itself, which only falls as the step grows, but for
+ * run-time, whose failures only add to the run: the failure-free run's. */
+static double score_bound(const SweepSpec *spec, const PlanSpec *plan, const ClusterSpec *cluster,
+                          double bound_s)
+{
+    if (spec->rank_by != SWEEP_RANK_RUN_TIME)
+        return score(spec, plan, cluster, bound_s);
+    Training t;
+    training_of_step(&t, spec->tokens, spec->gpu_hour_price, spec->model, plan, bound_s);
+    return 1 / t.time_s;
 }
 
 /* Marks the slot invalid, for `error`, which it frees. */
@@ -157,7 +178,7 @@ static void prepare(Job *job, Slot *slot)
     const ClusterSpec *cluster = cluster_of(spec, slot->row.combination);
     double bound = estimate_step_lower_bound_s(spec->model, cluster, plan);
     slot->row.bound_s = bound;
-    slot->score_bound = bound > 0 ? score(spec, plan, bound) : G_MAXDOUBLE;
+    slot->score_bound = bound > 0 ? score_bound(spec, plan, cluster, bound) : G_MAXDOUBLE;
     double memory = estimate_peak_lower_bound_bytes(spec->model, cluster, plan);
     if (!spec->exhaustive && memory > cluster->gpu.memory_bytes) {
         slot->row.status = REPORT_DOES_NOT_FIT;
@@ -171,13 +192,14 @@ static void prepare(Job *job, Slot *slot)
  * is `plan`). */
 static void simulated(const SweepSpec *spec, Slot *slot, const PlanSpec *plan, Report *rep)
 {
+    const ClusterSpec *cluster = cluster_of(spec, slot->row.combination);
     training_of_step(&rep->training, spec->tokens, spec->gpu_hour_price, spec->model, plan,
                      rep->metrics.step_time_s);
     slot->row.status = REPORT_SIMULATED;
     slot->row.csv = report_render(rep, FORMAT_CSV, FALSE);
     slot->row.tokens_per_s = rep->metrics.tokens_per_s;
     slot->row.mfu = rep->metrics.mfu;
-    slot->row.score = score(spec, plan, rep->metrics.step_time_s);
+    slot->row.score = score(spec, plan, cluster, rep->metrics.step_time_s);
     slot->row.step_time_s = rep->metrics.step_time_s;
     slot->row.peak_bytes = rep->metrics.peak_bytes;
     slot->row.fits = rep->metrics.fits;
@@ -671,18 +693,18 @@ static void gain_of(const SweepSpec *spec, const SweepResult *r, guint winner, g
         guint i = g_array_index(pruned, guint, k);
         const SweepRow *row = &g_array_index(r->rows, SweepRow, i);
         g_autoptr(PlanSpec) plan = sweep_plan(spec, row);
-        if (g->row >= 0 && score(spec, plan, row->bound_s) <= g->score)
+        int gpus;
+        const ClusterSpec *cluster = space_cluster(&space, row->combination, &gpus);
+        if (g->row >= 0 && score_bound(spec, plan, cluster, row->bound_s) <= g->score)
             continue; /* even its bound cannot beat the best */
         if (replays++ == SWEEP_GAIN_REPLAYS) {
             g->exact = FALSE;
             return;
         }
         Report rep;
-        int gpus;
-        if (!sim_run_whatif(spec->model, space_cluster(&space, row->combination, &gpus), plan,
-                            spec->whatif, NULL, FALSE, &rep, NULL))
+        if (!sim_run_whatif(spec->model, cluster, plan, spec->whatif, NULL, FALSE, &rep, NULL))
             continue;
-        double s = score(spec, plan, rep.metrics.step_time_s);
+        double s = score(spec, plan, cluster, rep.metrics.step_time_s);
         if (rep.metrics.fits && (g->row < 0 || s > g->score)) {
             g->row = i;
             g->score = s;

@@ -31,6 +31,7 @@
 #include <glib.h>
 
 #include "app/whatif.h"
+#include "metrics/runplan.h"
 #include "output/report.h"
 #include "spec/spec.h"
 
@@ -38,9 +39,18 @@
  * SweepSpec.tokens tokens (metrics/training.h), its wall time or its
  * GPU-hours (the cost's order, whatever the price). With the GPU count
  * fixed, GPU-hours follow the wall time; across GPU counts (a grid over
- * dp) the cheapest run is the one of most tokens/s per GPU. */
-typedef enum { SWEEP_RANK_TOKENS_PER_S, SWEEP_RANK_TIME, SWEEP_RANK_COST } SweepRank;
-extern const char *const sweep_rank_names[]; /* "tokens_per_s", "time", "cost", NULL */
+ * dp) the cheapest run is the one of most tokens/s per GPU. Or the run's
+ * mean wall-clock time with failures, checkpoints and restarts
+ * (metrics/runplan.h, SweepSpec.run): a plan of bigger checkpoints or
+ * more nodes can lose to a slower one. */
+typedef enum {
+    SWEEP_RANK_TOKENS_PER_S,
+    SWEEP_RANK_TIME,
+    SWEEP_RANK_COST,
+    SWEEP_RANK_RUN_TIME
+} SweepRank;
+extern const char *const sweep_rank_names[]; /* "tokens_per_s", "time", "cost", "run-time",
+                                              * NULL */
 
 /* The most plans a sweep runs: combinations its space's rules admit. */
 #define SWEEP_MAX_PLANS 10000000
@@ -65,7 +75,8 @@ typedef struct {
     gboolean exhaustive;   /* replay every valid plan */
     double tokens;         /* of the training run, for its totals; 0: none */
     double gpu_hour_price; /* for its cost; 0: none */
-    SweepRank rank_by;     /* time and cost need tokens */
+    SweepRank rank_by;     /* time, cost and run-time need tokens */
+    const RunChoice *run;  /* run-time's trials, seed and checkpoints */
     const WhatIf *whatif;  /* applied to every plan (whatif.h); NULL: none */
     gboolean csv;          /* every row's CSV (for -o); else only the simulated rows' */
 } SweepSpec;
