@@ -559,11 +559,19 @@ r="--model $tiny --cluster $a100 --nodes 1"
         run $r --tokens 1T --failure-rate 1e6
     expect_fail "sweep --seed alone" "--seed" "--jitter or --rank-by run-time" -- \
         sweep $r --seed 3
+    expect_fail "sweep --trials without --rank-by run-time" "--trials" "--rank-by run-time" \
+        "tokens_per_s" -- sweep $r --trials 10
+    expect_fail "run --trials past 100,000" "--trials" '"200000"' -- \
+        run $r --tokens 1e9 --trials 200000
+    expect_fail "run trials seeing over 1e7 failures" "--trials" "fewer trials" -- \
+        run $r --tokens 1T --trials 100000 --failure-rate 2e5 --restart 1 --checkpoint-every 1
 }
 c=$tmp/no-pcie.json
 derive "$a100" "$c" '/"pcie_GBps"/d' &&
     expect_fail "run --async-save without pcie_GBps" "--async-save" "pcie_GBps" -- \
         run --model "$tiny" --cluster "$c" --nodes 1 --tokens 1e9 --async-save
+[ -f "$c" ] && expect_fail "sweep --async-save without pcie_GBps" "--async-save" "pcie_GBps" -- \
+    sweep --model "$tiny" --cluster "$c" --nodes 1 --tokens 1e9 --rank-by run-time --async-save
 
 # ---- mixtures of experts (expert_parallel.c) ----------------------------
 moe=$top_srcdir/models/mixtral-8x7b.json

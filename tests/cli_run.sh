@@ -109,16 +109,32 @@ check "sweep --rank-by run-time: the same table at -j 1 and -j 2" "$problem"
 # times as often as on 1, and the fastest plan by time (on 4 nodes) loses
 # by run-time to a slower one on 1 node
 problem=
-s="sweep --model $tiny --cluster $a100 --nodes 1,4 --global-batch-size 64 --tokens 5e11 --top 1 -j 2 --failure-rate 2000 --restart 3600"
-for by in time run-time; do
-    # shellcheck disable=SC2086
-    "$PLANSIM" $s --rank-by $by >"$tmp/by-$by.out" 2>/dev/null || problem="$problem; --rank-by $by failed"
-done
+s="sweep --model $tiny --cluster $a100 --nodes 1,4 --global-batch-size 64 --tokens 5e11 --top 1 -j 2"
+# shellcheck disable=SC2086
+"$PLANSIM" $s --rank-by time >"$tmp/by-time.out" 2>/dev/null || problem="$problem; --rank-by time failed"
+# shellcheck disable=SC2086
+"$PLANSIM" $s --rank-by run-time --failure-rate 2000 --restart 3600 >"$tmp/by-run-time.out" \
+    2>/dev/null || problem="$problem; --rank-by run-time failed"
 grep -q '^best: .* --nodes 4 ' "$tmp/by-time.out" || problem="$problem; by time: $(one_line "$tmp/by-time.out")"
 grep -q '^best: .* --nodes 1 ' "$tmp/by-run-time.out" || problem="$problem; by run-time: $(one_line "$tmp/by-run-time.out")"
 fast=$(awk '$1 == 1 { print $2 }' "$tmp/by-time.out")
 slow=$(awk '$1 == 1 { print $2 }' "$tmp/by-run-time.out")
 awk -v f="$fast" -v s="$slow" 'BEGIN { exit !(s < f) }' || problem="$problem; tokens/s $slow against $fast"
 check "sweep --rank-by run-time: more nodes fail more often, and a slower plan wins" "$problem"
+
+# the best command is a plansim run of the winner, with the run's flags,
+# whose mean days are the table's
+problem=
+best=$(sed -n 's/^best: plansim //p' "$tmp/by-run-time.out")
+case "$best" in
+"run "*"--tokens 5e11"*"--failure-rate 2000 --restart 3600"*) ;;
+*) problem="best: $best" ;;
+esac
+# shellcheck disable=SC2086 # the command's words
+(cd "$top_srcdir" && "$PLANSIM" $best) >"$tmp/best-run.out" 2>/dev/null || problem="$problem; it failed"
+days=$(awk '$1 == "days" { print $2 }' "$tmp/best-run.out")
+table=$(awk '$1 == 1 { print $7 }' "$tmp/by-run-time.out")
+[ -n "$days" ] && [ "$days" = "$table" ] || problem="$problem; run: $days days, the table: $table"
+check "sweep --rank-by run-time: its best command, plansim run, gives the table's days" "$problem"
 
 finish

@@ -591,7 +591,7 @@ static gboolean parse_run(const Inputs *in, const RunArgs *r, RunChoice *c, GErr
     runplan_choice_init(c);
     double trials;
     static const char *const yes_no[] = {"no", "yes", NULL};
-    if (!parse_number("--trials", r->trials, 1, 1000000, TRUE, RUNPLAN_TRIALS, &trials, error) ||
+    if (!parse_number("--trials", r->trials, 1, 100000, TRUE, RUNPLAN_TRIALS, &trials, error) ||
         (r->every && !runplan_parse_every(r->every, c, error)) ||
         !parse_number("--failure-rate", r->failure_rate, 0, 1e9, FALSE, -1,
                       &c->failures_per_1000_node_days, error) ||
@@ -847,11 +847,11 @@ static char *shell_word(const char *word)
  * `nodes` (NULL: in's): the plan's flags those the user gave and those
  * away from their defaults (plan_spec_flags), not every axis swept. */
 static char *simulate_command(const Inputs *in, const char *nodes, const PlanSpec *plan,
-                              const PlanSpec *base)
+                              const PlanSpec *base, const char *tail)
 {
     const char *flags[] = {"--model", "--cluster", "--nodes", "--seq-length"};
     const char *values[] = {in->model, in->cluster, nodes ? nodes : in->nodes, in->seq_length};
-    GString *command = g_string_new("plansim simulate");
+    GString *command = g_string_new(tail ? "plansim run" : "plansim simulate");
     for (gsize i = 0; i < G_N_ELEMENTS(flags); i++) {
         g_autofree char *word = values[i] ? shell_word(values[i]) : NULL;
         if (word)
@@ -862,8 +862,28 @@ static char *simulate_command(const Inputs *in, const char *nodes, const PlanSpe
         if (!base->origin[f])
             g_clear_pointer(&shown->origin[f], g_free);
     g_autofree char *plan_flags = plan_spec_flags(shown);
-    g_string_append_printf(command, " %s", plan_flags);
+    g_string_append_printf(command, " %s%s", plan_flags, tail ? tail : "");
     return g_string_free(command, FALSE);
+}
+
+/* The flags of a run as given (--tokens, the run's flags, --seed), for a
+ * sweep ranked by run-time to name its best plan's `plansim run`. */
+static char *run_tail(const Inputs *in, const TrainingArgs *t, const RunArgs *r)
+{
+    const char *flags[] = {
+        "--tokens",       "--gpu-hour-price", "--trials",     "--checkpoint-every",
+        "--failure-rate", "--restart",        "--hot-spares", "--seed"};
+    const char *values[] = {t->tokens,       t->price,   r->trials,     r->every,
+                            r->failure_rate, r->restart, r->hot_spares, in->seed};
+    GString *tail = g_string_new(NULL);
+    for (gsize i = 0; i < G_N_ELEMENTS(flags); i++) {
+        g_autofree char *word = values[i] ? shell_word(values[i]) : NULL;
+        if (word)
+            g_string_append_printf(tail, " %s %s", flags[i], word);
+    }
+    if (r->async)
+        g_string_append(tail, " --async-save");
+    return g_string_free(tail, FALSE);
 }
 
 /* The plans that replay as the row `best` of the table (its twins,
@@ -923,7 +943,7 @@ static void print_gains(FILE *to, const SweepSpec *spec, const SweepResult *r, g
  * once with the plans that replay as it named (twins_text; their rows
  * found in one pass), then the command that simulates the best. */
 static void print_best(FILE *to, const Inputs *in, const SweepSpec *spec, const SweepResult *r,
-                       const guint *best, int n)
+                       const guint *best, int n, const char *tail)
 {
     g_autoptr(GHashTable) place = g_hash_table_new(g_direct_hash, g_direct_equal);
     GArray **twins = g_new(GArray *, n);
@@ -946,8 +966,9 @@ static void print_best(FILE *to, const Inputs *in, const SweepSpec *spec, const 
         const SweepRow *row = &g_array_index(r->rows, SweepRow, best[i]);
         g_autofree char *also = twins_text(spec, r, best[i], twins[i]);
         g_autofree char *summary = sweep_summary(spec, row);
-        g_autofree char *days =
-            run ? g_strdup_printf(" %9.4g", 1 / row->score / 86400) : g_strdup("");
+        g_autofree char *days = !run             ? g_strdup("")
+                                : row->score > 0 ? g_strdup_printf(" %9.4g", 1 / row->score / 86400)
+                                                 : g_strdup_printf(" %9s", "never");
         fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s %s%s\n", i + 1, row->tokens_per_s,
                 row->step_time_s, 100 * row->mfu, row->mfu * peak_flops / 1e12,
                 row->peak_bytes / 1073741824.0, days, summary, also);
@@ -958,7 +979,7 @@ static void print_best(FILE *to, const Inputs *in, const SweepSpec *spec, const 
     g_autoptr(PlanSpec) plan = sweep_plan(spec, winner);
     g_autofree char *nodes =
         spec->n_clusters > 1 ? g_strdup_printf("%d", sweep_cluster(spec, winner)->nodes) : NULL;
-    g_autofree char *command = simulate_command(in, nodes, plan, spec->base);
+    g_autofree char *command = simulate_command(in, nodes, plan, spec->base, tail);
     fprintf(to, "best: %s\n", command);
     print_gains(to, spec, r, best[0], plan);
 }
@@ -1156,6 +1177,21 @@ static gboolean sweep(void *args, GError **error)
                     a->in.seed);
         return FALSE;
     }
+    const char *run_flag = a->run.trials         ? "--trials"
+                           : a->run.every        ? "--checkpoint-every"
+                           : a->run.async        ? "--async-save"
+                           : a->run.failure_rate ? "--failure-rate"
+                           : a->run.restart      ? "--restart"
+                           : a->run.hot_spares   ? "--hot-spares"
+                                                 : NULL;
+    if (run_flag && rank_by != SWEEP_RANK_RUN_TIME) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: expected --rank-by run-time with it (a run's flag), got --rank-by %s",
+                    run_flag, sweep_rank_names[rank_by]);
+        return FALSE;
+    }
+    if (rank_by == SWEEP_RANK_RUN_TIME && !runplan_check(cluster, &run, error))
+        return FALSE;
     SweepSpec spec = {.model = model,
                       .cluster = cluster,
                       .clusters = (const ClusterSpec *const *)clusters->pdata,
@@ -1208,10 +1244,12 @@ static gboolean sweep(void *args, GError **error)
             return FALSE;
     }
     gboolean table_out = !a->output || strcmp(a->output, "-") != 0;
+    g_autofree char *tail =
+        rank_by == SWEEP_RANK_RUN_TIME ? run_tail(&a->in, &a->training, &a->run) : NULL;
     g_autofree guint *best = g_new(guint, (gsize)top);
     int n = sweep_best(r, (int)top, best);
     if (table_out && n > 0)
-        print_best(stdout, &a->in, &spec, r, best, n);
+        print_best(stdout, &a->in, &spec, r, best, n, tail);
     g_autofree char *space = space_text(grid, base, clusters);
     fprintf(stderr, "sweep: %s\n", space);
     fprintf(stderr, "sweep: %" G_GINT64_FORMAT " combinations, %" G_GINT64_FORMAT " valid:",
@@ -1230,7 +1268,7 @@ static gboolean sweep(void *args, GError **error)
     if (n == 0)
         fprintf(stderr, "sweep: no plan fits in memory\n");
     else if (!table_out)
-        print_best(stderr, &a->in, &spec, r, best, n);
+        print_best(stderr, &a->in, &spec, r, best, n, tail);
     return TRUE;
 }
 

@@ -119,8 +119,8 @@ const char *const sweep_rank_names[] = {"tokens_per_s", "time", "cost", "run-tim
 /* What the sweep ranks by (sweep.h), larger better, for `plan` on
  * `cluster` taking step_s a step: tokens/s as metrics computes it, or the
  * inverse of the run's wall time or GPU-hours (training.h), or of its
- * mean wall-clock time with failures (runplan.h; 0 for a run that would
- * not end). */
+ * mean wall-clock time with failures (runplan.h; 0, ranking last, for a
+ * run that would not end: the table says "never"). */
 static double score(const SweepSpec *spec, const PlanSpec *plan, const ClusterSpec *cluster,
                     double step_s)
 {

@@ -175,3 +175,10 @@ void jsonw_fixed(JsonWriter *w, double v, int decimals)
 {
     number(w, v, 'f', decimals);
 }
+
+void jsonw_uint64(JsonWriter *w, guint64 v)
+{
+    char text[24];
+    g_snprintf(text, sizeof text, "%" G_GUINT64_FORMAT, v);
+    scalar(w, text);
+}

@@ -78,5 +78,7 @@ void jsonw_null(JsonWriter *w);
 void jsonw_number(JsonWriter *w, double v);
 void jsonw_int(JsonWriter *w, double v);
 void jsonw_fixed(JsonWriter *w, double v, int decimals);
+/* An unsigned 64-bit integer with every digit (a seed). */
+void jsonw_uint64(JsonWriter *w, guint64 v);
 
 #endif

@@ -211,7 +211,7 @@ gboolean run_trials(const RunModel *m, double every, RunStats *out, GError **err
 {
     memset(out, 0, sizeof *out);
     out->every = every;
-    double clean = m->steps * (m->step_s + m->pause_s / every) + m->write_s;
+    double clean = stretch_of(m, every, m->steps).end + m->write_s; /* without failures */
     g_autofree double *wall = g_new(double, m->trials);
     g_autofree double *ettr = g_new(double, m->trials);
     RunTrial *mean = &out->mean;
@@ -219,13 +219,18 @@ gboolean run_trials(const RunModel *m, double every, RunStats *out, GError **err
     for (int i = 0; i < m->trials; i++) {
         RunTrial t;
         if (!trial(m, every, i, RUN_MAX_SLOWDOWN * clean, &events, &t)) {
-            double rate = run_rate_per_s(m);
-            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                        "run: expected failures rare enough for the run to end, got one every "
-                        "%.4g s against restarts of %.4g s and %.4g s between checkpoints: the "
-                        "run passes %g times its failure-free time, or its trials %g failures",
-                        1 / rate, m->restart_s, every * m->step_s, RUN_MAX_SLOWDOWN,
-                        RUN_MAX_FAILURES);
+            if (events > RUN_MAX_FAILURES)
+                g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                            "--trials: expected trials that see at most %g failures in all, got "
+                            "%d trials of about %.4g failures each (fewer trials)",
+                            RUN_MAX_FAILURES, m->trials, events / (i + 1));
+            else
+                g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                            "run: expected failures rare enough for the run to end, got one "
+                            "every %.4g s against restarts of %.4g s and %.4g s between "
+                            "checkpoints: a run passes %g times its failure-free time",
+                            1 / run_rate_per_s(m), m->restart_s, every * m->step_s,
+                            RUN_MAX_SLOWDOWN);
             return FALSE;
         }
         wall[i] = t.wall_s;
@@ -275,20 +280,22 @@ static double wall_at(Search *s, double x)
 
 /* The search's span around Young's interval, each way, and its end: the
  * bracket's width in log steps. Its trials see SEARCH_FAILURES failures
- * in all, or at most SEARCH_MAX_TRIALS trials (and at least the model's):
- * the means it compares are of the work lost to failures, whose noise
- * shrinks with their number, not the trials'. */
+ * in all, with at most SEARCH_MAX_TRIALS trials (and at least the
+ * model's): the means it compares are of the work lost to failures, whose
+ * noise shrinks with their number, not the trials'; a run that fails less
+ * than once in 2 trials is searched on fewer failures, and costs the
+ * sweeps that rank by it a few milliseconds a plan. */
 #define SEARCH_SPAN       64.0
 #define SEARCH_WIDTH      0.01
-#define SEARCH_FAILURES   10000.0
-#define SEARCH_MAX_TRIALS 100000.0
+#define SEARCH_FAILURES   2000.0
+#define SEARCH_MAX_TRIALS 4000.0
 
 gboolean run_best_interval(const RunModel *given, double *every, GError **error)
 {
     RunModel searched = *given, *m = &searched;
     double rate = run_rate_per_s(m), per_trial = rate * m->steps * m->step_s;
     if (per_trial > 0)
-        m->trials = (int)CLAMP(ceil(SEARCH_FAILURES / per_trial), m->trials, SEARCH_MAX_TRIALS);
+        m->trials = (int)MAX(MIN(ceil(SEARCH_FAILURES / per_trial), SEARCH_MAX_TRIALS), m->trials);
     double young = rate > 0 ? run_young_s(m->pause_s, 1 / rate) / m->step_s : m->steps;
     young = CLAMP(young, 1, m->steps);
     double lo = log(MAX(1, young / SEARCH_SPAN)), hi = log(MIN(m->steps, young * SEARCH_SPAN));

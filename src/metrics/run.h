@@ -51,7 +51,7 @@ typedef struct {
     double lost_s;    /* work done again after failures */
     double restart_s; /* restarting */
     double failures[FAILURE_KINDS];
-    double checkpoints; /* saves begun */
+    double checkpoints; /* made durable */
 } RunTrial;
 
 /* The P10, P50 and P90 of a figure over the trials (linear interpolation
@@ -71,10 +71,11 @@ typedef struct {
 } RunStats;
 
 /* A trial stops, and the run fails, past this many times its
- * failure-free length (steps x (step_s + pause_s / every)): the failures
- * outpace the restarts and the run would not end; so does a run whose
- * trials see more than RUN_MAX_FAILURES failures in all (a bound on the
- * work, ~1 s, whatever the rates). */
+ * failure-free length (its steps, pauses and waits on writes): the
+ * failures outpace the restarts and the run would not end. And a run
+ * whose trials see more than RUN_MAX_FAILURES failures in all fails (a
+ * bound on the work, about a second, whatever the rates): fewer trials
+ * would do. */
 #define RUN_MAX_SLOWDOWN 100.0
 #define RUN_MAX_FAILURES 1e7
 
@@ -89,7 +90,7 @@ gboolean run_trials(const RunModel *m, double every, RunStats *out, GError **err
 
 /* The interval, in steps, of the least mean wall-clock time, searched by
  * golden section on its logarithm around Young's interval, over enough
- * trials to see 10,000 failures (at most 100,000 trials, at least
+ * trials to see 2,000 failures (at most 4,000 trials, at least
  * m->trials), drawn alike for every interval so that their means compare
  * without their noise. Fails as run_trials. */
 gboolean run_best_interval(const RunModel *m, double *every, GError **error);

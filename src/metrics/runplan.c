@@ -47,6 +47,18 @@ gboolean runplan_parse_every(const char *text, RunChoice *c, GError **error)
     return FALSE;
 }
 
+gboolean runplan_check(const ClusterSpec *cluster, const RunChoice *choice, GError **error)
+{
+    if (choice->async && !(cluster->gpu.pcie_Bps > 0)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--async-save: expected the cluster's $.gpu.pcie_GBps (the snapshot's copy to "
+                    "host memory), got none in %s",
+                    cluster->path ? cluster->path : cluster->name);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 /* The run model of the plan's step, checkpoint and cluster. */
 static gboolean model_of(const ClusterSpec *cluster, const RunChoice *choice, RunPlan *p,
                          GError **error)
@@ -68,14 +80,9 @@ static gboolean model_of(const ClusterSpec *cluster, const RunChoice *choice, Ru
     gboolean spares = choice->hot_spares >= 0 ? choice->hot_spares : r->hot_spares;
     m->restart_s = (choice->restart_s >= 0 ? choice->restart_s : r->detect_s + r->restart_s) +
                    (spares ? 0 : r->replace_s) + p->checkpoint.load_s + r->warmup_steps * p->step_s;
+    if (!runplan_check(cluster, choice, error))
+        return FALSE;
     if (choice->async) {
-        if (!(cluster->gpu.pcie_Bps > 0)) {
-            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                        "--async-save: expected the cluster's $.gpu.pcie_GBps (the snapshot's "
-                        "copy to host memory), got none in %s",
-                        cluster->path ? cluster->path : cluster->name);
-            return FALSE;
-        }
         m->pause_s = p->checkpoint.snapshot_s;
         m->write_s = p->checkpoint.save_s;
     } else {

@@ -39,6 +39,10 @@ void runplan_choice_init(RunChoice *c);
  * a time with a unit s, min or h ("30min"). */
 gboolean runplan_parse_every(const char *text, RunChoice *c, GError **error);
 
+/* Whether the choice can run on the cluster: an asynchronous save needs
+ * the GPU's pcie_GBps. Fails (PS_ERROR_INPUT) naming the key. */
+gboolean runplan_check(const ClusterSpec *cluster, const RunChoice *choice, GError **error);
+
 typedef struct {
     int gpus, nodes;
     double tokens, step_s;

@@ -259,14 +259,19 @@ static void csv_value(GString *out, const Field *f)
         g_string_append_printf(out, "\"%s\"", f->text);
         break;
     case VALUE_STRING:
-        if (strpbrk(f->text, ",\"\n")) {
-            g_auto(GStrv) parts = g_strsplit(f->text, "\"", -1);
-            g_autofree char *escaped = g_strjoinv("\"\"", parts);
-            g_string_append_printf(out, "\"%s\"", escaped);
-        } else {
-            g_string_append(out, f->text);
-        }
+        report_csv_text(out, f->text);
         break;
+    }
+}
+
+void report_csv_text(GString *out, const char *text)
+{
+    if (strpbrk(text, ",\"\n")) {
+        g_auto(GStrv) parts = g_strsplit(text, "\"", -1);
+        g_autofree char *escaped = g_strjoinv("\"\"", parts);
+        g_string_append_printf(out, "\"%s\"", escaped);
+    } else {
+        g_string_append(out, text);
     }
 }
 

@@ -72,6 +72,10 @@ typedef struct {
 } Report;
 
 typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV } ReportFormat;
+
+/* Appends `text` as one CSV cell: quoted, its quotes doubled, when it
+ * holds a comma, a quote or a newline (RFC 4180). */
+void report_csv_text(GString *out, const char *text);
 extern const char *const report_format_names[]; /* "text", "json", "csv" */
 
 /* One size of a collective benchmark (plansim collective). */

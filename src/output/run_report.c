@@ -79,7 +79,6 @@ static int figures(const RunReport *r, Figure *f)
     n = add(f, n, "interval", "daly_s", p->daly_s, FALSE);
     n = add(f, n, "interval", "saxena_s", p->saxena_s, FALSE);
     n = add(f, n, NULL, "trials", m->trials, TRUE);
-    n = add(f, n, NULL, "seed", (double)m->seed, TRUE);
     n = add_spread(f, n, "days", s->mean.wall_s, &s->wall_s, 1 / 86400.0);
     n = add_spread(f, n, "gpu_hours", s->mean.wall_s, &s->wall_s, hours);
     if (r->gpu_hour_price > 0)
@@ -110,6 +109,7 @@ static char *render_json(const RunReport *r, const Figure *f, int n)
     g_autofree char *flags = plan_spec_flags(r->plan);
     jsonw_string(jsonw_key(&w, "plan"), flags);
     jsonw_string(jsonw_key(&w, "save"), r->async ? "async" : "sync");
+    jsonw_uint64(jsonw_key(&w, "seed"), r->run->model.seed);
     for (int i = 0; i < n;) {
         if (!f[i].group) {
             write_value(jsonw_key(&w, f[i].key), &f[i]);
@@ -129,13 +129,17 @@ static char *render_json(const RunReport *r, const Figure *f, int n)
 
 static char *render_csv(const RunReport *r, const Figure *f, int n)
 {
-    GString *out = g_string_new("model,cluster,plan,save");
+    GString *out = g_string_new("model,cluster,plan,save,seed");
     for (int i = 0; i < n; i++)
         g_string_append_printf(out, ",%s%s%s", f[i].group ? f[i].group : "", f[i].group ? "_" : "",
                                f[i].key);
     g_autofree char *flags = plan_spec_flags(r->plan);
-    g_string_append_printf(out, "\n%s,%s,%s,%s", r->model, r->cluster, flags,
-                           r->async ? "async" : "sync");
+    const char *cells[] = {r->model, r->cluster, flags, r->async ? "async" : "sync"};
+    for (gsize i = 0; i < G_N_ELEMENTS(cells); i++) {
+        g_string_append_c(out, i ? ',' : '\n');
+        report_csv_text(out, cells[i]);
+    }
+    g_string_append_printf(out, ",%" G_GUINT64_FORMAT, r->run->model.seed);
     for (int i = 0; i < n; i++) /* an infinite MTBF (no failures): an empty cell */
         if (isfinite(f[i].value))
             g_string_append_printf(out, f[i].count ? ",%.0f" : ",%.10g", f[i].value);
@@ -198,7 +202,9 @@ static char *render_text(const RunReport *r, const Figure *f, int n)
                                F("failures", "nic_per_1000_node_days"), m->restart_s / 60);
     else
         g_string_append(out, "failures     none (a failure rate of 0)\n");
-    g_autofree char *best = p->stats.every == p->best_every
+    g_autofree char *best = !isfinite(p->best_every)
+                                ? g_strdup("no best found (its search's runs would not end)")
+                            : p->stats.every == p->best_every
                                 ? g_strdup("the best simulated")
                                 : g_strdup_printf("the best simulated: %.0f steps (%.4g s)",
                                                   p->best_every, F("interval", "best_s"));
