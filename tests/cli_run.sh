@@ -109,7 +109,7 @@ check "sweep --rank-by run-time: the same table at -j 1 and -j 2" "$problem"
 # times as often as on 1, and the fastest plan by time (on 4 nodes) loses
 # by run-time to a slower one on 1 node
 problem=
-s="sweep --model $tiny --cluster $a100 --nodes 1,4 --global-batch-size 64 --tokens 5e11 --top 1 -j 2"
+s="sweep --model $tiny --cluster $a100 --nodes 1,4 --global-batch-size 64 --tokens 5e11 --top 1 -j 2 --pp 1 --recompute none --offload none"
 # shellcheck disable=SC2086
 "$PLANSIM" $s --rank-by time >"$tmp/by-time.out" 2>/dev/null || problem="$problem; --rank-by time failed"
 # shellcheck disable=SC2086
