@@ -153,23 +153,17 @@ static gboolean trial(const RunModel *m, double every, int index, double limit_s
         t->save_s += stalls;
         t->lost_s += f - kept * m->step_s - stalls;
         t->wall_s += f;
-        t->failures[failure_kind(&st, m, rate)]++;
         done += kept;
-        for (;;) { /* the restart, begun anew by each failure during it */
-            double g = next_failure(&st, rate);
-            if (g >= m->restart_s) {
-                t->restart_s += m->restart_s;
-                t->wall_s += m->restart_s;
-                break;
-            }
-            t->restart_s += g;
-            t->wall_s += g;
+        double g;
+        do { /* the failure, then the restart, begun anew by each failure during it */
             t->failures[failure_kind(&st, m, rate)]++;
             if (t->wall_s > limit_s || ++*events > RUN_MAX_FAILURES)
                 return FALSE;
-        }
-        if (t->wall_s > limit_s || ++*events > RUN_MAX_FAILURES)
-            return FALSE;
+            g = next_failure(&st, rate); /* MIN would draw it twice */
+            g = MIN(g, m->restart_s);
+            t->restart_s += g;
+            t->wall_s += g;
+        } while (g < m->restart_s);
     }
     return TRUE;
 }
