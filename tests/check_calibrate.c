@@ -425,9 +425,8 @@ START_TEST(collbench_symmetry_is_exact)
         g_autoptr(ClusterSpec) cl = test_shipped_cluster(clusters[c], 8);
         for (gsize o = 0; o < G_N_ELEMENTS(ops); o++)
             for (gsize r = 0; r < G_N_ELEMENTS(ranks); r++) {
-                GArray *sym =
-                    collbench_run_with(cl, ops[o], ranks[r], 1024, 1 << 28, ALGORITHM_AUTO,
-                                       1u << GROUP_TP | 1u << GROUP_DP, NULL);
+                GArray *sym = collbench_run_with(cl, ops[o], ranks[r], 1024, 1 << 28,
+                                                 ALGORITHM_AUTO, SYMMETRY_ALL, NULL);
                 GArray *all = collbench_run_with(cl, ops[o], ranks[r], 1024, 1 << 28,
                                                  ALGORITHM_AUTO, 0, NULL);
                 ck_assert_uint_eq(sym->len, all->len);

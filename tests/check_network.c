@@ -92,6 +92,26 @@ START_TEST(ring_across_nodes)
 }
 END_TEST
 
+/* Every hop of a ring between nodes stays on a rail, the hop from the last
+ * node back to the first too: over 3 nodes of 8 GPUs (3 not a multiple of
+ * 8, so a ring whose entry moved one member a node would come back on
+ * another rail) a spine 8 times thinner than the NICs beneath it changes
+ * nothing, busbw = 8 x 25 GB/s as in ring_across_nodes. Replayed in full
+ * and reduced (one rank: nodes shifted, members turned inside them), the
+ * same time. */
+START_TEST(ring_stays_on_rails)
+{
+    ClusterSpec *c = test_cluster(3, 8, NVLINK, IB);
+    c->oversubscription = 8;
+    GArray *full = collbench_run_with(c, COLL_ALL_REDUCE, 24, S, S, ALGORITHM_RING, 0, NULL);
+    CollRow r = g_array_index(full, CollRow, 0);
+    ck_assert_rel(r.busbw_Bps, 8 * IB, 1e-12);
+    ck_assert_rel(one(c, COLL_ALL_REDUCE, 24, ALGORITHM_RING).time_s, r.time_s, 1e-12);
+    g_array_free(full, TRUE);
+    cluster_spec_free(c);
+}
+END_TEST
+
 /* Hierarchical over k nodes of g GPUs (docs/model.md): reduce-scatter in the
  * node (g - 1)/g S / beta_intra, all-reduce of S/g on each rail
  * 2 (k - 1)/k (S/g) / beta_inter, all-gather in the node. */
@@ -545,6 +565,7 @@ Suite *suite_network(void)
     tcase_add_test(tc, ring_inside_a_node);
     tcase_add_test(tc, latency_per_message);
     tcase_add_test(tc, ring_across_nodes);
+    tcase_add_test(tc, ring_stays_on_rails);
     tcase_add_test(tc, hierarchical_across_nodes);
     tcase_add_test(tc, tree_inside_a_node);
     tcase_add_test(tc, auto_picks_by_size);

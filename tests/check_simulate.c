@@ -215,7 +215,8 @@ START_TEST(a_step_is_sized_by_its_reduced_build)
     test_resolve(c.plan, c.model, c.cluster);
     g_autoptr(Layout) layout = layout_new(c.plan, c.cluster);
     Topology *topo = topology_new(c.cluster, 4);
-    g_autoptr(Symmetry) shifts = symmetry_new(layout, topo, 1u << GROUP_TP | 1u << GROUP_DP);
+    g_autoptr(Symmetry) shifts =
+        symmetry_new(layout, topo, SYMMETRY_SHIFT(GROUP_TP) | SYMMETRY_SHIFT(GROUP_DP));
     g_autoptr(Symmetry) none = symmetry_new(layout, topo, 0);
     ck_assert_int_eq(symmetry_orbit(shifts), 8);
     g_autoptr(Graph) reduced =

@@ -7,7 +7,8 @@
  * ZeRO stage too), capacity, imbalance and dispatcher,
  * with every schedule, ZeRO stage, recomputation, rank order and forced
  * algorithm, contention on and off, are replayed twice: reduced (one rank
- * per orbit of the tp and dp shifts that map the cluster onto itself) and
+ * per orbit of the tp, cp and dp shifts and rotations inside nodes that
+ * map the cluster onto itself) and
  * at full fidelity. Their JSON reports must agree on every field within
  * 1e-9 relative, apart from what says how the replay ran: sim_wall_s,
  * events, simulated_ranks, symmetry and the plan's full_fidelity. The
@@ -136,8 +137,8 @@ static void random_plan(GRand *rng, const ModelSpec *m, const ClusterSpec *c, Pl
         p->moe_dispatcher = (MoeDispatcher)g_rand_int_range(rng, 0, 2);
     }
     p->dtype = (Dtype)PICK(rng, DTYPE_BF16, DTYPE_FP8);
-    p->offload = (Offload)PICK(rng, OFFLOAD_NONE, OFFLOAD_NONE, OFFLOAD_OPTIMIZER,
-                               OFFLOAD_ACTIVATIONS);
+    p->offload =
+        (Offload)PICK(rng, OFFLOAD_NONE, OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_ACTIVATIONS);
     if (p->offload == OFFLOAD_ACTIVATIONS) { /* no recomputation with it (offload.c) */
         p->recompute = RECOMPUTE_NONE;
         p->offload_layers = PICK(rng, 0, 1);
@@ -160,10 +161,23 @@ static cJSON *report(const ModelSpec *m, const ClusterSpec *c, PlanSpec *plan, g
     return doc;
 }
 
+/* The ranks a replay would simulate with the shifts alone, no rotations. */
+static int shifted_ranks(const PlanSpec *plan, const ClusterSpec *c)
+{
+    g_autoptr(Layout) l = layout_new(plan, c);
+    Topology *t = topology_new(c, c->nodes);
+    g_autoptr(Symmetry) sym = symmetry_new(
+        l, t, SYMMETRY_SHIFT(GROUP_TP) | SYMMETRY_SHIFT(GROUP_CP) | SYMMETRY_SHIFT(GROUP_DP));
+    topology_free(t);
+    int n;
+    symmetry_simulated(sym, &n);
+    return n;
+}
+
 START_TEST(reduced_replay_reports_what_the_full_one_does)
 {
     GRand *rng = g_rand_new_with_seed(20261130);
-    int tried = 0, compared = 0, reduced = 0, zero_ep = 0;
+    int tried = 0, compared = 0, reduced = 0, zero_ep = 0, rotated = 0;
     while (compared < PLANS) {
         ck_assert_msg(++tried < 20 * PLANS, "too few valid plans: %d of %d", compared, tried);
         ModelSpec *m = test_gpt(PICK(rng, 4, 8), 256, 8, 512, 128);
@@ -184,10 +198,10 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
             g_autofree char *why = difference(fast, full, "$");
             ck_assert_msg(!why, "plan %d (tp %d cp %d pp %d dp %d on %d x %d GPUs, %d NICs): %s",
                           compared, plan->tp, plan->cp, plan->pp, plan->dp, c->nodes,
-                          c->gpus_per_node,
-                          c->nics_per_node, why);
+                          c->gpus_per_node, c->nics_per_node, why);
             ck_assert_int_eq(all, plan_spec_gpus(plan));
             reduced += simulated < all;
+            rotated += simulated < shifted_ranks(plan, c);
             zero_ep += plan->ep > 1 && plan->zero_stage > 0;
             compared++;
             cJSON_Delete(fast);
@@ -202,9 +216,51 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
     ck_assert_msg(reduced >= PLANS / 3, "only %d of %d plans were reduced", reduced, PLANS);
     /* ZeRO's states and collectives split between the data-parallel and
      * the expert-data-parallel groups (zero.c) */
+    /* and some use rotations inside nodes, which shifts alone cannot */
+    ck_assert_msg(rotated >= PLANS / 20, "only %d of %d plans were rotated", rotated, PLANS);
     ck_assert_msg(zero_ep >= PLANS / 20, "only %d of %d plans had ZeRO with ep > 1", zero_ep,
                   PLANS);
     g_rand_free(rng);
+}
+END_TEST
+
+/* The ranks simulated for tp x dp (ep) on 8 nodes of 8 GPUs with `dims`. */
+static int simulated_of(int tp, int dp, int ep, unsigned dims)
+{
+    ClusterSpec *c = test_cluster(8, 8, 1e9, 1e9);
+    PlanSpec *plan = plan_spec_new();
+    plan->tp = tp;
+    plan->dp = dp;
+    plan->ep = ep;
+    Layout *l = layout_new(plan, c);
+    Topology *t = topology_new(c, c->nodes);
+    Symmetry *sym = symmetry_new(l, t, dims);
+    int n;
+    symmetry_simulated(sym, &n);
+    symmetry_free(sym);
+    topology_free(t);
+    layout_free(l);
+    plan_spec_free(plan);
+    cluster_spec_free(c);
+    return n;
+}
+
+/* By hand, 64 GPUs on 8 nodes (rank = GPU): a dp shift must move whole
+ * nodes and whole expert-parallel blocks, a turn must keep every GPU on
+ * its node and every block whole.
+ * - tp 1, dp 64, ep 8: shift 8 (a node, a block), turn 1: 1 rank; with the
+ *   shift alone, 8 (a node's);
+ * - ep 4: shift 8, turn 4 (blocks of 4 onto each other): 4 ranks;
+ * - ep 16: shift 16 (two nodes, a block), no turn inside a node keeps a
+ *   block of two nodes whole: 16;
+ * - tp 2, dp 32, ep 8: tp shift 1, dp shift 8 (two nodes), no turn: 8. */
+START_TEST(expert_blocks_and_turns_inside_nodes)
+{
+    ck_assert_int_eq(simulated_of(1, 64, 8, SYMMETRY_ALL), 1);
+    ck_assert_int_eq(simulated_of(1, 64, 8, SYMMETRY_SHIFT(GROUP_DP)), 8);
+    ck_assert_int_eq(simulated_of(1, 64, 4, SYMMETRY_ALL), 4);
+    ck_assert_int_eq(simulated_of(1, 64, 16, SYMMETRY_ALL), 16);
+    ck_assert_int_eq(simulated_of(2, 32, 8, SYMMETRY_ALL), 8);
 }
 END_TEST
 
@@ -278,8 +334,7 @@ START_TEST(link_classes_are_the_orbits_of_the_links)
                                 plan->rank_order = (RankOrder)order;
                                 Layout *l = layout_new(plan, c);
                                 Topology *t = topology_new(c, c->nodes);
-                                Symmetry *sym = symmetry_new(
-                                    l, t, 1u << GROUP_TP | 1u << GROUP_CP | 1u << GROUP_DP);
+                                Symmetry *sym = symmetry_new(l, t, SYMMETRY_ALL);
                                 int links = topology_links(t);
                                 g_autofree int *got = g_new(int, links);
                                 g_autofree int *want = g_new(int, links);
@@ -309,6 +364,7 @@ Suite *suite_symmetry(void)
     Suite *s = suite_create("symmetry");
     TCase *tc = tcase_create("random plans");
     tcase_add_test(tc, reduced_replay_reports_what_the_full_one_does);
+    tcase_add_test(tc, expert_blocks_and_turns_inside_nodes);
     suite_add_tcase(s, tc);
     TCase *links = tcase_create("link classes");
     tcase_add_test(links, link_classes_are_the_orbits_of_the_links);

@@ -85,7 +85,7 @@ static void replay_one(const ClusterSpec *cluster, CollOp op, int n, double byte
         g_assert(dims != 0); /* only a reduced replay can meet an asymmetry */
         for (int i = 0; i < symmetry_generators(sym); i++)
             if (broken & 1u << i)
-                dims &= ~(1u << symmetry_generator_dim(sym, i));
+                dims &= ~symmetry_generator_bit(sym, i);
     }
     topology_free(topo);
 }
@@ -93,8 +93,8 @@ static void replay_one(const ClusterSpec *cluster, CollOp op, int n, double byte
 GArray *collbench_run(const ClusterSpec *cluster, CollOp op, int ranks, double min_bytes,
                       double max_bytes, CollAlgorithm algorithm, GError **error)
 {
-    return collbench_run_with(cluster, op, ranks, min_bytes, max_bytes, algorithm,
-                              1u << GROUP_TP | 1u << GROUP_DP, error);
+    return collbench_run_with(cluster, op, ranks, min_bytes, max_bytes, algorithm, SYMMETRY_ALL,
+                              error);
 }
 
 GArray *collbench_run_with(const ClusterSpec *cluster, CollOp op, int ranks, double min_bytes,

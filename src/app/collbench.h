@@ -25,8 +25,9 @@
 GArray *collbench_run(const ClusterSpec *cluster, CollOp op, int ranks, double min_bytes,
                       double max_bytes, CollAlgorithm algorithm, GError **error);
 
-/* The same, reduced by the shifts of `dims` only (1 << GROUP_TP, 1 <<
- * GROUP_DP; 0: every GPU replayed, the oracle the tests compare with). */
+/* The same, reduced by the shifts and rotations of `dims` only
+ * (symmetry.h's SYMMETRY_ bits; 0: every GPU replayed, the oracle the
+ * tests compare with). */
 GArray *collbench_run_with(const ClusterSpec *cluster, CollOp op, int ranks, double min_bytes,
                            double max_bytes, CollAlgorithm algorithm, unsigned dims,
                            GError **error);

@@ -19,9 +19,6 @@ gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
     return sim_run_traced(model, cluster, plan, NULL, FALSE, out, error);
 }
 
-/* The shifts of tp, cp and dp that a replay may use (symmetry.h). */
-#define ALL_SHIFTS (1u << GROUP_TP | 1u << GROUP_CP | 1u << GROUP_DP)
-
 /* The previous build of a step, which sizes the next one (emit_tasks_under). */
 typedef struct {
     Graph *graph;
@@ -84,9 +81,10 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
     }
     gboolean what_if = whatif_active(w);
     EmitSlowdown slow = {gpu_factor, what_if ? w->jitter : 0, what_if ? w->seed : 0};
-    /* every shift of tp, cp and dp that maps the cluster onto itself, unless the
+    /* every shift and rotation of tp, cp and dp that maps the cluster onto itself, unless the
      * plan, a trace of every GPU or a what-if asks for all of them */
-    unsigned dims = plan->full_fidelity || what_if || (trace_path && !stages_only) ? 0 : ALL_SHIFTS;
+    unsigned dims =
+        plan->full_fidelity || what_if || (trace_path && !stages_only) ? 0 : SYMMETRY_ALL;
     Symmetry *sym = NULL;
     Graph *graph = NULL;
     Replay *rep = NULL;
@@ -95,8 +93,8 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
      * that build sizes it, so that a step over the cap is refused before
      * it is built */
     Build before = {NULL, NULL};
-    if (dims != ALL_SHIFTS) {
-        before.sym = symmetry_new(layout, topo, ALL_SHIFTS);
+    if (dims != SYMMETRY_ALL) {
+        before.sym = symmetry_new(layout, topo, SYMMETRY_ALL);
         before.graph =
             build(model, cluster, plan, layout, before.sym, NULL, &before, max_tasks, &failure);
     }
@@ -113,7 +111,7 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
         g_clear_error(&failure);
         for (int i = 0; i < symmetry_generators(sym); i++)
             if (broken & 1u << i)
-                dims &= ~(1u << symmetry_generator_dim(sym, i));
+                dims &= ~symmetry_generator_bit(sym, i);
         build_clear(&before);
         before = (Build){g_steal_pointer(&graph), g_steal_pointer(&sym)};
     }

@@ -218,9 +218,16 @@ static int ring_steps(CollOp op, int n)
 }
 
 /* Rings over the members of `s`: `channels` of them, each visiting the
- * nodes in order and a node's members rotated by the channel's number, so
- * that each channel leaves every node through a different member; `bytes`
- * from every rank to the next, split over the channels. */
+ * nodes in order and every node's members alike (as NCCL's rings, whose
+ * topology search finds the same pattern on identical nodes), from the
+ * member at the channel's start, `stride` apart between channels so that
+ * they leave through different NICs, round to the one before it. That
+ * last member sends to the next node over its own rail, to the next
+ * node's last member, which hands it on to the first over NVLink (NCCL's
+ * PXN; the hand-over is left out: NVLink has room for it). `bytes` from
+ * every rank to the next, split over the channels. Every node alike, a
+ * shift of whole nodes, and a turn of the members of every node when
+ * there is a channel from each, maps the rings onto themselves. */
 static void rings(CollPlan *plan, const Topology *t, const Spread *s, int n, int channels,
                   double bytes)
 {
@@ -229,20 +236,20 @@ static void rings(CollPlan *plan, const Topology *t, const Spread *s, int n, int
     for (int c = 0; c < channels; c++) {
         int len = 0;
         for (int r = 0; r < s->nodes; r++) {
-            /* node r starts where node r - 1 ended, one member back, so the
-             * hop between them stays on a rail; channels start `stride`
-             * apart, so that with fewer NICs than GPUs they leave through
-             * different NICs */
-            int count = s->count[r], stride = MAX(1, count / channels);
-            int start = ((c * stride - r) % count + count) % count;
+            int count = s->count[r], start = c * MAX(1, count / channels) % count;
             for (int k = 0; k < count; k++)
                 ring[len++] = s->by_node[s->first[r] + (start + k) % count];
         }
-        /* a node's last member sends to the next node, the others inside it */
+        /* inside a node, each member to the next; the last to the next
+         * node's last, or inside one node to the first */
         for (int r = 0, i = 0; r < s->nodes; r++)
-            for (int end = i + s->count[r]; i < end; i++)
-                add_at(plan, ring[i], ring[(i + 1) % n], bytes / channels,
-                       efficiency[i + 1 == end && s->nodes > 1]);
+            for (int end = i + s->count[r]; i < end; i++) {
+                gboolean last = i + 1 == end, across = last && s->nodes > 1;
+                int to = !last    ? i + 1
+                         : across ? (end + s->count[(r + 1) % s->nodes] - 1) % n
+                                  : end - s->count[r];
+                add_at(plan, ring[i], ring[to], bytes / channels, efficiency[across]);
+            }
     }
 }
 

@@ -483,8 +483,8 @@ static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *
     unsigned invariant = 0;
     int n_gen = 0;
     const SymmetryGenerator *gen = net->sym ? symmetry_generator_list(net->sym, &n_gen) : NULL;
-    if (net->sym && !symmetry_group_images(net->sym, members, n, &images, &invariant))
-        net->broken |= ~0u;
+    if (net->sym)
+        net->broken |= symmetry_group_images(net->sym, members, n, &images, &invariant);
     if (e->latency_bound)
         return; /* no flows: first_flow stays 0 */
     for (int p = 0; p < plan->n_phases; p++) {

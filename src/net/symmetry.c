@@ -1,10 +1,12 @@
 /* symmetry.c: finding the shifts that map a plan's cluster onto itself.
  *
- * A candidate shift is tried as a map of GPUs (rank r runs on GPU r): it
- * maps the cluster onto itself when one node map, one local-index map and
- * one NIC map explain the image of every GPU, and every node is whole (a
- * partly used node breaks every symmetry). Steps are tried from 1 upward
- * among the divisors of the dimension's size. The link classes follow
+ * A candidate shift or rotation is tried as a map of GPUs (rank r runs on
+ * GPU r): it maps the cluster onto itself when one node map, one
+ * local-index map and one NIC map explain the image of every GPU, and
+ * every node is whole (a partly used node breaks every symmetry). Steps
+ * are tried from 1 upward among the divisors of the dimension's size (a
+ * rotation's: of its window, the shift's step), keeping the first that
+ * also maps every communicator group onto one of its kind. The link classes follow
  * from the GPUs' orbits (symmetry.h, symmetry_link_classes). */
 #include "net/symmetry.h"
 
@@ -12,7 +14,8 @@
 
 struct Symmetry {
     const Layout *layout;
-    SymmetryGenerator gen[GROUP_DIMS];
+    SymmetryGenerator gen[2 * GROUP_DIMS];
+    unsigned bit[2 * GROUP_DIMS]; /* each generator's SYMMETRY_ bit */
     int n_gen;
     int orbit;
     int *simulated, n_simulated;
@@ -20,8 +23,10 @@ struct Symmetry {
     char name[16];
 };
 
-/* Whether shifting `dim` by `step` maps the cluster onto itself. */
-static gboolean maps_cluster(const Layout *l, const Topology *t, GroupKind dim, int step)
+/* Whether generator g maps the cluster onto itself (with `in_nodes`,
+ * every node onto itself). */
+static gboolean maps_cluster(const Layout *l, const Topology *t, const SymmetryGenerator *g,
+                             gboolean in_nodes)
 {
     int gpus = layout_ranks(l), per_node = topology_gpus_per_node(t);
     if (gpus % per_node != 0)
@@ -33,9 +38,10 @@ static gboolean maps_cluster(const Layout *l, const Topology *t, GroupKind dim, 
     memset(node_map, -1, sizeof(int) * (gsize)nodes);
     memset(local_map, -1, sizeof(int) * (gsize)per_node);
     memset(nic_map, -1, sizeof(int) * (gsize)nics);
-    SymmetryGenerator g = {dim, step, layout_size(l, dim), layout_stride(l, dim)};
     for (int gpu = 0; gpu < gpus; gpu++) {
-        int image = symmetry_shift_by(&g, gpu, 1);
+        int image = symmetry_shift_by(g, gpu, 1);
+        if (in_nodes && image / per_node != gpu / per_node)
+            return FALSE;
         int pairs[3][2] = {{gpu / per_node, image / per_node},
                            {gpu % per_node, image % per_node},
                            {topology_nic(t, gpu), topology_nic(t, image)}};
@@ -50,6 +56,46 @@ static gboolean maps_cluster(const Layout *l, const Topology *t, GroupKind dim, 
     return TRUE;
 }
 
+/* Whether generator g maps every group of every kind onto a group of its
+ * kind: always a shift's for the coordinates' groups, not for
+ * expert-parallel blocks a step cuts across. */
+static gboolean maps_groups(const Layout *l, const SymmetryGenerator *g)
+{
+    for (int kind = 0; kind < GROUP_KINDS; kind++) {
+        g_autofree int *image = g_new(int, layout_groups(l, kind));
+        memset(image, -1, sizeof(int) * (gsize)layout_groups(l, kind));
+        for (int r = 0; r < layout_ranks(l); r++) {
+            int *to = &image[layout_group_of(l, kind, r)];
+            int group = layout_group_of(l, kind, symmetry_shift_by(g, r, 1));
+            if (*to >= 0 && *to != group)
+                return FALSE;
+            *to = group;
+        }
+    }
+    return TRUE;
+}
+
+/* The smallest step of `dim` that works in windows of `window` (a
+ * rotation's: one that keeps every GPU on its node, as a rotation that
+ * swaps nodes turns the collectives' rings around): 0 when none does. */
+static int smallest_step(const Layout *l, const Topology *t, GroupKind dim, int window)
+{
+    gboolean rotation = window < layout_size(l, dim);
+    for (int step = 1; step < window; step++) {
+        SymmetryGenerator g = {dim, step, window, layout_stride(l, dim)};
+        if (window % step == 0 && maps_cluster(l, t, &g, rotation) && maps_groups(l, &g))
+            return step;
+    }
+    return 0;
+}
+
+static void add_generator(Symmetry *sym, SymmetryGenerator g, unsigned bit)
+{
+    sym->gen[sym->n_gen] = g;
+    sym->bit[sym->n_gen++] = bit;
+    sym->orbit *= g.size / g.step;
+}
+
 Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
 {
     Symmetry *sym = g_new0(Symmetry, 1);
@@ -61,18 +107,18 @@ Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
         [GROUP_TP] = "tp", [GROUP_CP] = "cp", [GROUP_DP] = "dp"};
     for (gsize i = 0; i < G_N_ELEMENTS(candidates); i++) {
         GroupKind dim = candidates[i];
-        int size = layout_size(layout, dim);
-        if (!(dims & 1u << dim))
+        int size = layout_size(layout, dim), stride = layout_stride(layout, dim), had = sym->n_gen;
+        if (!(dims & (SYMMETRY_SHIFT(dim) | SYMMETRY_ROTATE(dim))))
             continue;
-        for (int step = 1; step < size; step++) {
-            if (size % step != 0 || !maps_cluster(layout, t, dim, step))
-                continue;
-            sym->gen[sym->n_gen++] =
-                (SymmetryGenerator){dim, step, size, layout_stride(layout, dim)};
-            sym->orbit *= size / step;
+        int step = smallest_step(layout, t, dim, size);
+        if (step > 0 && dims & SYMMETRY_SHIFT(dim))
+            add_generator(sym, (SymmetryGenerator){dim, step, size, stride}, SYMMETRY_SHIFT(dim));
+        int turn =
+            step > 1 && dims & SYMMETRY_ROTATE(dim) ? smallest_step(layout, t, dim, step) : 0;
+        if (turn > 0)
+            add_generator(sym, (SymmetryGenerator){dim, turn, step, stride}, SYMMETRY_ROTATE(dim));
+        if (sym->n_gen > had)
             g_string_append_printf(name, "%s%s", name->len ? " x " : "", names[dim]);
-            break;
-        }
     }
     g_strlcpy(sym->name, name->len ? name->str : "none", sizeof sym->name);
     g_string_free(name, TRUE);
@@ -126,9 +172,9 @@ int symmetry_generators(const Symmetry *sym)
     return sym->n_gen;
 }
 
-GroupKind symmetry_generator_dim(const Symmetry *sym, int i)
+unsigned symmetry_generator_bit(const Symmetry *sym, int i)
 {
-    return sym->gen[i].dim;
+    return sym->bit[i];
 }
 
 int symmetry_shift(const Symmetry *sym, int i, int rank)
@@ -136,19 +182,22 @@ int symmetry_shift(const Symmetry *sym, int i, int rank)
     return symmetry_shift_by(&sym->gen[i], rank, 1);
 }
 
-gboolean symmetry_group_images(const Symmetry *sym, const int *members, int n, double *images,
+unsigned symmetry_group_images(const Symmetry *sym, const int *members, int n, double *images,
                                unsigned *invariant)
 {
     *images = 1;
     *invariant = 0;
+    unsigned broken = 0;
     g_autofree guint8 *in = NULL; /* a bit per rank: the members, when a shift must map them
                                    * onto themselves */
     for (int i = 0; i < sym->n_gen; i++) {
         const SymmetryGenerator *g = &sym->gen[i];
-        gboolean shared = TRUE;
-        for (int m = 1; m < n && shared; m++)
-            shared = symmetry_coord(g, members[m]) == symmetry_coord(g, members[0]);
-        if (shared) { /* every shift moves the whole group: size / step images */
+        gboolean window = TRUE; /* the members' coordinates within one window of `step` */
+        for (int m = 1; m < n && window; m++)
+            window =
+                symmetry_coord(g, members[m]) / g->step == symmetry_coord(g, members[0]) / g->step;
+        if (window) { /* every shift moves the whole group to another window: size / step
+                       * images */
             *images *= g->size / g->step;
             continue;
         }
@@ -157,14 +206,17 @@ gboolean symmetry_group_images(const Symmetry *sym, const int *members, int n, d
             for (int m = 0; m < n; m++)
                 in[members[m] / 8] |= (guint8)(1u << members[m] % 8);
         }
-        for (int m = 0; m < n; m++) { /* distinct members onto members: onto itself */
+        gboolean onto_itself = TRUE; /* distinct members onto members */
+        for (int m = 0; m < n && onto_itself; m++) {
             int image = symmetry_shift_by(g, members[m], 1);
-            if (!(in[image / 8] >> image % 8 & 1))
-                return FALSE;
+            onto_itself = in[image / 8] >> image % 8 & 1;
         }
-        *invariant |= 1u << i;
+        if (onto_itself)
+            *invariant |= 1u << i;
+        else
+            broken |= 1u << i;
     }
-    return TRUE;
+    return broken;
 }
 
 const SymmetryGenerator *symmetry_generator_list(const Symmetry *sym, int *n)

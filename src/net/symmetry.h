@@ -3,18 +3,24 @@
  *
  * A symmetry is a shift of the tensor-, context- or data-parallel
  * coordinate of every rank by a step k (modulo the dimension's size): rank
- * (t, c, d, p) goes to (t + k, c, d, p), say. Context-parallel ranks run
+ * (t, c, d, p) goes to (t + k, c, d, p), say; or a rotation inside windows
+ * of the coordinate: with windows of w, d = q w + i goes to q w + (i + k
+ * mod w), as a dimension spread over several nodes turns inside each node
+ * (its shift must move whole nodes). Context-parallel ranks run
  * alike because causal load balancing gives each the same work, and their
  * exchanges are collectives over the whole CP group (a ring exchange, an
- * all-to-all), which a cp shift maps onto itself. It counts only when it maps the cluster onto itself:
- * the GPUs of every node onto the GPUs of one node, the same local GPU
- * index to the same local index on every node, and GPUs that share a NIC
- * onto GPUs that share one (so NICs, rails and the spine map onto
- * themselves, and paths onto paths). Such a shift maps every program, every
- * communicator group (onto a group of its kind) and every path of the
- * replay onto another, so ranks in one orbit of the shifts run the same
- * tasks at the same times. For each dimension the smallest working step is
- * kept; a dimension without one is not symmetric.
+ * all-to-all), which a cp shift maps onto itself. It counts only when it
+ * maps the cluster onto itself: the GPUs of every node onto the GPUs of
+ * one node, the same local GPU index to the same local index on every
+ * node, and GPUs that share a NIC onto GPUs that share one (so NICs, rails
+ * and the spine map onto themselves, and paths onto paths), and every
+ * group of every kind onto a group of its kind (a dp step cutting
+ * expert-parallel blocks does not). Such a shift maps every program, every
+ * communicator group and every path of the replay onto another, so ranks
+ * in one orbit of the shifts run the same tasks at the same times. For
+ * each dimension the smallest working step is kept, and its window is
+ * that step: the rotation inside it by the smallest working step too; a
+ * dimension without either is not symmetric.
  *
  * The orbits are the simulated ranks' stand-ins: one rank per orbit is
  * simulated, the one with the smallest coordinates, which is also the
@@ -32,9 +38,16 @@
 
 typedef struct Symmetry Symmetry;
 
-/* The symmetry of `layout` on topology `t` among the dimensions `dims`
- * allows (bit 1 << GROUP_TP, 1 << GROUP_CP, 1 << GROUP_DP); dims 0 gives
- * none: every rank is simulated. */
+/* The shifts a symmetry may use: a bit per dimension (GROUP_TP, GROUP_CP,
+ * GROUP_DP) for its shift, and one for its rotation inside windows. */
+#define SYMMETRY_SHIFT(dim)  (1u << (dim))
+#define SYMMETRY_ROTATE(dim) (1u << (GROUP_DIMS + (dim)))
+#define SYMMETRY_ALL                                                                               \
+    (SYMMETRY_SHIFT(GROUP_TP) | SYMMETRY_SHIFT(GROUP_CP) | SYMMETRY_SHIFT(GROUP_DP) |              \
+     SYMMETRY_ROTATE(GROUP_TP) | SYMMETRY_ROTATE(GROUP_CP) | SYMMETRY_ROTATE(GROUP_DP))
+
+/* The symmetry of `layout` on topology `t` among the shifts `dims`
+ * allows (SYMMETRY_ bits); dims 0 gives none: every rank is simulated. */
 Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims);
 void symmetry_free(Symmetry *sym);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Symmetry, symmetry_free)
@@ -52,15 +65,18 @@ int symmetry_orbit(const Symmetry *sym);
  * dp", "tp", "dp", ..., or "none". */
 const char *symmetry_name(const Symmetry *sym);
 
-/* The generators: one shift per symmetric dimension, and the dimension
- * (GroupKind) each moves; symmetry_shift applies generator i to a rank. */
+/* The generators: a shift or a rotation per symmetric dimension, and the
+ * SYMMETRY_ bit of each (what to leave out of `dims` to do without it);
+ * symmetry_shift applies generator i to a rank. */
 int symmetry_generators(const Symmetry *sym);
-GroupKind symmetry_generator_dim(const Symmetry *sym, int i);
+unsigned symmetry_generator_bit(const Symmetry *sym, int i);
 int symmetry_shift(const Symmetry *sym, int i, int rank);
 
 /* A generator as the shifts below apply it: the coordinate of dimension
- * `dim`, `stride` apart in a rank's number, moves by `step` modulo `size`.
- * The network shifts every transfer of a plan, so these are inline. */
+ * `dim`, `stride` apart in a rank's number, moves by `step` modulo `size`
+ * (a rotation: `size` is the window, which divides the dimension's size,
+ * and the coordinate is the place in the window). The network shifts
+ * every transfer of a plan, so these are inline. */
 typedef struct {
     GroupKind dim;
     int step, size, stride;
@@ -102,10 +118,14 @@ static inline void symmetry_canon_by(const SymmetryGenerator *gen, int n, int sr
 
 /* The number of distinct groups the shifts map the group `members` onto,
  * and in `invariant` a bit per generator that maps it onto itself. Each
- * generator must either move the whole group (its members share the
- * coordinate the generator shifts) or map it onto itself; a group that is
- * neither breaks the symmetry: FALSE. */
-gboolean symmetry_group_images(const Symmetry *sym, const int *members, int n, double *images,
+ * generator must either move the whole group to groups apart from it (its
+ * members' coordinates along the generator's dimension lie in one window
+ * [k step, (k + 1) step): they share it, or they are an expert-parallel
+ * block within it) or map it onto itself; returns a bit per generator
+ * that does neither, whose symmetry the group breaks (0: none). A window's
+ * shifts are groups of its kind: symmetry_new keeps only steps that map
+ * every group of every kind onto one. */
+unsigned symmetry_group_images(const Symmetry *sym, const int *members, int n, double *images,
                                unsigned *invariant);
 
 /* The orbits of the links of `t`, the topology of the layout's GPUs,

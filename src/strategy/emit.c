@@ -729,7 +729,7 @@ static double group_images(const Graph *g, int group, const Symmetry *sym, doubl
     const int *gpus = graph_group_gpus(g, group, &n);
     double images;
     unsigned invariant;
-    return symmetry_group_images(sym, gpus, n, &images, &invariant) ? images : fallback;
+    return symmetry_group_images(sym, gpus, n, &images, &invariant) == 0 ? images : fallback;
 }
 
 double emit_tasks_under(const Graph *built, const Symmetry *built_sym, const Symmetry *sym)
