@@ -470,12 +470,56 @@ static void tally_add(Tally *t, const Transfer *tr)
     }
 }
 
+static guint flow_hash(gconstpointer p)
+{
+    const PlanFlow *f = p;
+    guint h = bits_hash(f->bytes) ^ (guint)f->n;
+    for (int k = 0; k < f->n; k++)
+        h = h * 31 + (guint)f->path[k];
+    return h;
+}
+
+static gboolean flow_equal(gconstpointer a, gconstpointer b)
+{
+    const PlanFlow *x = a, *y = b;
+    return x->n == y->n && x->bytes == y->bytes &&
+           memcmp(x->path, y->path, sizeof(int32_t) * (gsize)x->n) == 0;
+}
+
+/* Merges the flows of e->flows from `first` on that cross the same links
+ * (or link classes) in the same order with the same bytes, their weights
+ * summed, in order of first appearance: each weighs as the identical
+ * flows it stands for, so together they stand for them all (with a
+ * symmetry, an all-to-all's flows from one rank to every rank of another
+ * node's orbit are one). */
+static void merge_flows(GArray *flows, int first)
+{
+    GHashTable *at = g_hash_table_new(flow_hash, flow_equal); /* a flow -> its index + 1 */
+    int kept = first;
+    for (int i = first; i < (int)flows->len; i++) {
+        PlanFlow *f = &g_array_index(flows, PlanFlow, i);
+        int same = GPOINTER_TO_INT(g_hash_table_lookup(at, f)) - 1;
+        if (same >= 0) {
+            PlanFlow *into = &g_array_index(flows, PlanFlow, same);
+            for (int k = 0; k < f->n; k++)
+                into->weight[k] += f->weight[k];
+            continue;
+        }
+        g_array_index(flows, PlanFlow, kept) = *f;
+        g_hash_table_insert(at, &g_array_index(flows, PlanFlow, kept), GINT_TO_POINTER(kept + 1));
+        kept++;
+    }
+    g_array_set_size(flows, (guint)kept);
+    g_hash_table_destroy(at);
+}
+
 /* The flows of a plan's phases: one per transfer, copies of it merged,
  * or with a symmetry one per orbit (canonical forms counted, kept in
- * order of first appearance). A flow standing for k identical ones (the
- * same path, bytes and start) weighs k on each of its links: max-min
- * fair rates are unique, so identical flows get equal ones, which the
- * weighted flow gets. */
+ * order of first appearance), then flows over the same links merged
+ * (merge_flows). A flow standing for k identical ones (the same path,
+ * bytes and start) weighs k on each of its links: max-min fair rates are
+ * unique, so identical flows get equal ones, which the weighted flow
+ * gets. */
 static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *members, int n)
 {
     e->flows = g_array_new(FALSE, FALSE, sizeof(PlanFlow));
@@ -507,6 +551,7 @@ static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *
             g_array_append_val(e->flows, f);
         }
         tally_free(&tally);
+        merge_flows(e->flows, e->first_flow[p]);
     }
     e->first_flow[plan->n_phases] = (int)e->flows->len;
 }

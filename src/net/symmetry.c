@@ -76,8 +76,8 @@ static gboolean maps_groups(const Layout *l, const SymmetryGenerator *g)
 }
 
 /* The smallest step of `dim` that works in windows of `window` (a
- * rotation's: one that keeps every GPU on its node, as a rotation that
- * swaps nodes turns the collectives' rings around): 0 when none does. */
+ * turn's: one that keeps every GPU on its node, as a turn that swaps
+ * nodes runs the collectives' rings out of order): 0 when none does. */
 static int smallest_step(const Layout *l, const Topology *t, GroupKind dim, int window)
 {
     gboolean rotation = window < layout_size(l, dim);
@@ -113,10 +113,19 @@ Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
         int step = smallest_step(layout, t, dim, size);
         if (step > 0 && dims & SYMMETRY_SHIFT(dim))
             add_generator(sym, (SymmetryGenerator){dim, step, size, stride}, SYMMETRY_SHIFT(dim));
-        int turn =
-            step > 1 && dims & SYMMETRY_ROTATE(dim) ? smallest_step(layout, t, dim, step) : 0;
+        /* the turn: in the window dividing the shift's step that gives it
+         * the most places, the smallest first */
+        int window = 0, turn = 0;
+        for (int w = 2; w <= step && dims & SYMMETRY_ROTATE(dim); w++) {
+            int k = step % w == 0 ? smallest_step(layout, t, dim, w) : 0;
+            if (k > 0 && (turn == 0 || w / k > window / turn)) {
+                window = w;
+                turn = k;
+            }
+        }
         if (turn > 0)
-            add_generator(sym, (SymmetryGenerator){dim, turn, step, stride}, SYMMETRY_ROTATE(dim));
+            add_generator(sym, (SymmetryGenerator){dim, turn, window, stride},
+                          SYMMETRY_ROTATE(dim));
         if (sym->n_gen > had)
             g_string_append_printf(name, "%s%s", name->len ? " x " : "", names[dim]);
     }
