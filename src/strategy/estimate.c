@@ -25,30 +25,57 @@ int estimate_chunk_first_layer(const PlanSpec *plan, int g)
     return first;
 }
 
+/* Visits the segments a rank of stage `stage` holds (states_segment), in
+ * model order as emit.c walks them: the embedding, each chunk's layers,
+ * the head. A layer's segment depends only on whether it is MoE: each
+ * kind's is made once. */
+static void stage_segments(const ModelSpec *model, const PlanSpec *plan, int stage,
+                           void (*visit)(const Segment *seg, void *ctx), void *ctx)
+{
+    int chunks = plan->layers_per_stage.n;
+    Segment layer[2];
+    gboolean made[2] = {FALSE, FALSE};
+    for (int c = 0; c < plan->virtual_stages; c++) {
+        int g = c * plan->pp + stage, first = estimate_chunk_first_layer(plan, g);
+        if (g == 0) {
+            Segment embedding = states_segment(model, plan, SEGMENT_EMBEDDING, -1);
+            visit(&embedding, ctx);
+        }
+        for (int i = first; i < first + plan->layers_per_stage.v[g]; i++) {
+            int moe = tf_layer_moe(model, i);
+            if (!made[moe])
+                layer[moe] = states_segment(model, plan, SEGMENT_LAYER, i);
+            made[moe] = TRUE;
+            visit(&layer[moe], ctx);
+        }
+        if (g == chunks - 1) {
+            Segment head = states_segment(model, plan, SEGMENT_HEAD, -1);
+            visit(&head, ctx);
+        }
+    }
+}
+
 /* The parameters a rank of stage `stage` holds, and of them those on the
  * expert-data-parallel group and its layers', each summed segment by
- * segment (states_segment) in model order as emit.c sums them. */
+ * segment in model order as emit.c sums them. */
 typedef struct {
     double params, experts, layers;
 } StageParams;
 
+static void add_params(const Segment *seg, void *ctx)
+{
+    StageParams *p = ctx;
+    p->params += seg->params;
+    if (seg->kind != SEGMENT_LAYER)
+        return;
+    p->layers += seg->params;
+    p->experts += seg->expert_params;
+}
+
 static StageParams stage_params(const ModelSpec *model, const PlanSpec *plan, int stage)
 {
-    int chunks = plan->layers_per_stage.n;
     StageParams p = {0, 0, 0};
-    for (int c = 0; c < plan->virtual_stages; c++) {
-        int g = c * plan->pp + stage, first = estimate_chunk_first_layer(plan, g);
-        if (g == 0)
-            p.params += states_segment(model, plan, SEGMENT_EMBEDDING, -1).params;
-        for (int i = 0; i < plan->layers_per_stage.v[g]; i++) {
-            Segment layer = states_segment(model, plan, SEGMENT_LAYER, first + i);
-            p.params += layer.params;
-            p.layers += layer.params;
-            p.experts += layer.expert_params;
-        }
-        if (g == chunks - 1)
-            p.params += states_segment(model, plan, SEGMENT_HEAD, -1).params;
-    }
+    stage_segments(model, plan, stage, add_params, &p);
     return p;
 }
 
@@ -109,6 +136,35 @@ static double exchange_lower_bound_s(const ClusterSpec *cluster, double bytes, i
     return bytes * (n - 1) / n / links;
 }
 
+/* The most members of a group of `n` ranks one `stride` apart in dp x cp
+ * (1: dp x cp's own, ep for an expert group's) on one node: a node's GPUs;
+ * with the default numbering and tp dividing them, dp x cp's members lie
+ * tp apart, node / tp of them at most, and every stride-th of those. */
+static int most_on_a_node(const ClusterSpec *cluster, const PlanSpec *plan, int n, int stride)
+{
+    int node = cluster->gpus_per_node;
+    if (plan->rank_order != RANK_ORDER_TP_DP_PP || node % plan->tp != 0)
+        return MIN(n, node);
+    return MIN(n, (node / plan->tp + stride - 1) / stride);
+}
+
+/* A lower bound of an expert-parallel token exchange of `bytes` a rank
+ * over the plan's ep ranks, consecutive in dp x cp: the exchange's bound,
+ * and for an all-to-all (its direct plan: bytes / ep to every member) the
+ * bytes for ranks on other nodes (all but most_on_a_node of them), which
+ * leave through the rank's NIC (topology.c's paths). A ring's all-gather
+ * crosses nodes through a few members only. */
+static double ep_exchange_lower_bound_s(const ClusterSpec *cluster, const PlanSpec *plan,
+                                        double bytes)
+{
+    int n = plan->ep, nics;
+    double alone = exchange_lower_bound_s(cluster, bytes, n);
+    if (alone == 0 || plan->moe_dispatcher != MOE_DISPATCHER_ALL_TO_ALL)
+        return alone;
+    double across = bytes * (n - most_on_a_node(cluster, plan, n, 1)) / n;
+    return MAX(alone, across / topology_nic_capacity(cluster, &nics));
+}
+
 static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const GpuSpec *gpu,
                         const PlanSpec *plan, PieceCosts *c)
 {
@@ -133,9 +189,8 @@ static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const Gp
     /* expert parallelism's dispatch and combine, on the compute stream, in
      * each pass of a MoE block */
     if (plan->ep > 1 && tf_moe(m))
-        c->exchanges_s =
-            2 * exchange_lower_bound_s(cluster, tf_moe_dispatch_bytes(m, sh, plan->moe_dispatcher),
-                                       plan->ep);
+        c->exchanges_s = 2 * ep_exchange_lower_bound_s(
+                                 cluster, plan, tf_moe_dispatch_bytes(m, sh, plan->moe_dispatcher));
     c->replays_exchanges = plan->recompute == RECOMPUTE_FULL;
 }
 
@@ -237,50 +292,50 @@ static void add_big(double *sum, double times, double bytes, int n)
  * expert data parallel (n[1]): data_parallel.c's gradient reductions (a
  * bucket holds whole segments) and zero.c's gathers, as they emit them,
  * each counted only if every one of its kind is large (add_big). */
+typedef struct {
+    const PlanSpec *plan;
+    const int *n;
+    double *bytes, grad, reductions, gathers;
+} DpBytes;
+
+static void add_dp_bytes(const Segment *seg, void *ctx)
+{
+    const DpBytes *d = ctx;
+    double per = states_param_bytes(d->plan, seg->kind);
+    add_big(&d->bytes[0], d->reductions, d->grad * (seg->params - seg->expert_params), d->n[0]);
+    add_big(&d->bytes[1], d->reductions, d->grad * seg->expert_params, d->n[1]);
+    double gathered = d->plan->zero_stage == 3 ? seg->uses : seg->params;
+    add_big(&d->bytes[0], d->gathers, per * (gathered - seg->expert_params), d->n[0]);
+    add_big(&d->bytes[1], d->gathers, per * seg->expert_params, d->n[1]);
+}
+
 static void stage_dp_bytes(const ModelSpec *model, const PlanSpec *plan, int stage, const int n[2],
                            double bytes[2])
 {
-    int m = plan_spec_micro_batches(plan), chunks = plan->layers_per_stage.n;
-    double grad = states_bytes_per_param(plan, MEM_GRADS);
-    double reductions = plan->zero_stage >= 2 ? m : 1; /* every micro-batch from ZeRO-2 on */
+    int m = plan_spec_micro_batches(plan);
     bytes[0] = bytes[1] = 0;
-    for (int c = 0; c < plan->virtual_stages; c++) {
-        int g = c * plan->pp + stage, first = estimate_chunk_first_layer(plan, g);
-        for (int i = -1; i <= plan->layers_per_stage.v[g]; i++) {
-            SegmentKind kind = i < 0                              ? SEGMENT_EMBEDDING
-                               : i == plan->layers_per_stage.v[g] ? SEGMENT_HEAD
-                                                                  : SEGMENT_LAYER;
-            if ((kind == SEGMENT_EMBEDDING && g != 0) || (kind == SEGMENT_HEAD && g != chunks - 1))
-                continue;
-            Segment seg = states_segment(model, plan, kind, kind == SEGMENT_LAYER ? first + i : -1);
-            double per = states_param_bytes(plan, kind);
-            add_big(&bytes[0], reductions, grad * (seg.params - seg.expert_params), n[0]);
-            add_big(&bytes[1], reductions, grad * seg.expert_params, n[1]);
-            /* ZeRO-1 and 2 gather the updated parameters once; ZeRO-3 each
-             * segment's for every forward and every backward that makes
-             * input gradients, 2 m of them */
-            double gathers = plan->zero_stage == 3 ? 2.0 * m : plan->zero_stage > 0 ? 1 : 0;
-            double gathered = plan->zero_stage == 3 ? seg.uses : seg.params;
-            add_big(&bytes[0], gathers, per * (gathered - seg.expert_params), n[0]);
-            add_big(&bytes[1], gathers, per * seg.expert_params, n[1]);
-        }
-    }
+    /* gradients reduced every micro-batch from ZeRO-2 on; ZeRO-1 and 2
+     * gather the updated parameters once, ZeRO-3 each segment's for every
+     * forward and every backward that makes input gradients, 2 m of them */
+    DpBytes d = {plan,
+                 n,
+                 bytes,
+                 states_bytes_per_param(plan, MEM_GRADS),
+                 plan->zero_stage >= 2 ? m : 1,
+                 plan->zero_stage == 3  ? 2.0 * m
+                 : plan->zero_stage > 0 ? 1
+                                        : 0};
+    stage_segments(model, plan, stage, add_dp_bytes, &d);
 }
 
 double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
                                    const PlanSpec *plan)
 {
-    int node = cluster->gpus_per_node, nics;
+    int nics;
     double nic_Bps = topology_nic_capacity(cluster, &nics);
     int n[2] = {plan->dp * plan->cp, plan->dp * plan->cp / plan->ep};
-    /* the most members of a group on one node: a node's GPUs; with the
-     * default numbering and tp dividing them, dp x cp's members are tp
-     * apart, node / tp of them at most, and an expert group's every ep-th
-     * of those */
-    gboolean strided = plan->rank_order == RANK_ORDER_TP_DP_PP && node % plan->tp == 0;
-    int spread = strided ? node / plan->tp : node;
-    int here[2] = {MIN(n[0], spread),
-                   MIN(n[1], strided ? (spread + plan->ep - 1) / plan->ep : node)};
+    int here[2] = {most_on_a_node(cluster, plan, n[0], 1),
+                   most_on_a_node(cluster, plan, n[1], plan->ep)};
     double most = 0;
     for (int s = 0; s < plan->pp; s++) {
         double bytes[2], comm = 0;

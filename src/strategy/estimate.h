@@ -48,9 +48,12 @@
  * that direction, its NVLink's and its NIC's capacities together (a
  * transfer runs from its source's links to its destination's,
  * topology.c; the fluid model shares a link's capacity, and a transfer
- * holds it for its payload over an efficiency <= 1). An exchange whose
- * shards fit in a packet may be latency-bound (net.h) and load no link:
- * it counts 0.
+ * holds it for its payload over an efficiency <= 1). An all-to-all
+ * (net/algorithm.c's direct plan: S / n from the rank to every member)
+ * lasts at least as long as the bytes for members on other nodes take
+ * through the rank's own NIC, S (n - l) / n with l the most members on
+ * one node (as below). An exchange whose shards fit in a packet may be
+ * latency-bound (net.h) and load no link: it counts 0.
  * The step also lasts at least estimate_comm_lower_bound_s, and the bound
  * is the larger. A rank's communication stream runs its data-parallel
  * collectives (data_parallel.c's gradient reductions, zero.c's gathers)
