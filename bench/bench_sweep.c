@@ -15,9 +15,7 @@
  *     table 4), replayed alone;
  *   - mixtral-8x7b on 64 H100s and deepseek-v3 (the shipped Hugging Face
  *     config, 4,096 tokens) on 2,048 H100s: the default space, whether the
- *     winner uses expert parallelism; deepseek-v3 only when CASE names it,
- *     as one replay of its expert-parallel plans takes 15 to 40 s (the
- *     symmetry reduction keeps few of its shifts, docs/benchmarks.md);
+ *     winner uses expert parallelism;
  *   - llama3-8b-128k: Llama 3 8B at 131,072 tokens on 64 H100s, global
  *     batch 64: whether the winner uses context parallelism.
  * Prints the combinations, the plans per status, the median wall time and
@@ -40,22 +38,18 @@ typedef struct {
     const char *grid; /* a grid file of bench/, over the default space; NULL: none */
     gboolean pinned;  /* ZeRO-1 and sequence parallelism fixed (the 66-plan grid's) */
     gboolean small;   /* compared with the exhaustive sweep */
-    gboolean named;   /* run only when CASE names it: its replays take minutes */
 } Case;
 
 static const Case cases[] = {
     {"gpt3-66", "models/gpt3-175b.json", "dgx-a100-80gb.json", 128, 1536, 0, "grid-gpt3-66.json",
-     TRUE, TRUE, FALSE},
-    {"llama2-70b", "models/llama2-70b.json", "dgx-a100-80gb.json", 128, 1024, 0, NULL, FALSE, FALSE,
+     TRUE, TRUE},
+    {"llama2-70b", "models/llama2-70b.json", "dgx-a100-80gb.json", 128, 1024, 0, NULL, FALSE,
      FALSE},
-    {"llama3-405b", "models/llama3-405b.json", "dgx-h100.json", 2048, 2048, 0, NULL, FALSE, FALSE,
-     FALSE},
-    {"mixtral-8x7b", "models/mixtral-8x7b.json", "dgx-h100.json", 8, 1024, 0, NULL, FALSE, FALSE,
-     FALSE},
+    {"llama3-405b", "models/llama3-405b.json", "dgx-h100.json", 2048, 2048, 0, NULL, FALSE, FALSE},
+    {"mixtral-8x7b", "models/mixtral-8x7b.json", "dgx-h100.json", 8, 1024, 0, NULL, FALSE, FALSE},
     {"deepseek-v3", "models/hf/deepseek-v3.json", "dgx-h100.json", 256, 4096, 4096, NULL, FALSE,
-     FALSE, TRUE},
-    {"llama3-8b-128k", "models/llama3-8b.json", "dgx-h100.json", 8, 64, 131072, NULL, FALSE, FALSE,
      FALSE},
+    {"llama3-8b-128k", "models/llama3-8b.json", "dgx-h100.json", 8, 64, 131072, NULL, FALSE, FALSE},
 };
 
 /* The K best rows of a result, concatenated. */
@@ -203,7 +197,7 @@ int main(int argc, char **argv)
     gboolean exhaustive = argc > 2 ? atoi(argv[2]) != 0 : TRUE;
     const char *only = argc > 3 ? argv[3] : NULL;
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++)
-        if (only ? strstr(cases[i].name, only) != NULL : !cases[i].named)
+        if (!only || strstr(cases[i].name, only) != NULL)
             bench(&cases[i], repeats, exhaustive);
     return 0;
 }

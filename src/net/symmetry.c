@@ -57,11 +57,14 @@ static gboolean maps_cluster(const Layout *l, const Topology *t, const SymmetryG
 }
 
 /* Whether generator g maps every group of every kind onto a group of its
- * kind: always a shift's for the coordinates' groups, not for
- * expert-parallel blocks a step cuts across. */
+ * kind: always for the coordinates' groups (ranks that differ in some
+ * coordinates only still do when one moves), not for expert-parallel
+ * blocks a step cuts across, the only kinds looked at. */
 static gboolean maps_groups(const Layout *l, const SymmetryGenerator *g)
 {
-    for (int kind = 0; kind < GROUP_KINDS; kind++) {
+    if (layout_size(l, GROUP_EP) == 1)
+        return TRUE; /* single ranks, and dp x cp groups */
+    for (int kind = GROUP_EP; kind <= GROUP_EDP; kind++) {
         g_autofree int *image = g_new(int, layout_groups(l, kind));
         memset(image, -1, sizeof(int) * (gsize)layout_groups(l, kind));
         for (int r = 0; r < layout_ranks(l); r++) {
