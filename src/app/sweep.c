@@ -176,11 +176,13 @@ static void prepare(Job *job, Slot *slot)
         return;
     }
     const ClusterSpec *cluster = cluster_of(spec, slot->row.combination);
-    double bound = estimate_step_lower_bound_s(spec->model, cluster, plan);
+    double memory = estimate_peak_lower_bound_bytes(spec->model, cluster, plan);
+    gboolean fits = spec->exhaustive || memory <= cluster->gpu.memory_bytes;
+    /* a plan that does not fit needs its step bound for its CSV row only */
+    double bound = fits || spec->csv ? estimate_step_lower_bound_s(spec->model, cluster, plan) : 0;
     slot->row.bound_s = bound;
     slot->score_bound = bound > 0 ? score_bound(spec, plan, cluster, bound) : G_MAXDOUBLE;
-    double memory = estimate_peak_lower_bound_bytes(spec->model, cluster, plan);
-    if (!spec->exhaustive && memory > cluster->gpu.memory_bytes) {
+    if (!fits) {
         slot->row.status = REPORT_DOES_NOT_FIT;
         slot->row.peak_bytes = memory;
         return;
