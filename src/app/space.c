@@ -76,6 +76,11 @@ static gboolean ep(PlanSpec *plan, const Context *c, GError **error)
     return strategy_expert_parallel.check(plan, c->space->model, error);
 }
 
+static gboolean offload(PlanSpec *plan, const Context *c, GError **error)
+{
+    return strategy_offload.check(plan, c->space->model, error);
+}
+
 /* The rules, in the order they are held when they become decidable at
  * the same axis: the model's causes first (a tp that does not divide the
  * heads, before the GPUs it leaves over), then dp, which the later ones
@@ -90,6 +95,7 @@ static const Rule rules[] = {
     {BATCH | F(SCHEDULE) | F(VIRTUAL_STAGES), schedule},
     {F(TP) | F(SEQUENCE_PARALLEL) | F(TP_COMM_OVERLAP), tp},
     {SHAPE | F(EP) | F(ZERO_STAGE) | F(OFFLOAD), ep},
+    {F(OFFLOAD) | F(OFFLOAD_LAYERS) | F(RECOMPUTE) | F(LAYERS_PER_STAGE), offload},
 };
 #define RULES G_N_ELEMENTS(rules)
 

@@ -20,10 +20,10 @@ double offload_pcie_bytes_per_param(const PlanSpec *plan)
     return states_tensor_bytes(plan, TENSOR_PARAM);
 }
 
-/* How many layers of model chunk g, from its first, offload their
- * activations: offload_layers, or with 0 all but the chunk's last. */
-static int chunk_offloaded(const PlanSpec *plan, int g)
+int offload_chunk_layers(const PlanSpec *plan, int g)
 {
+    if (plan->offload != OFFLOAD_ACTIVATIONS)
+        return 0;
     int n = plan->layers_per_stage.v[g];
     return plan->offload_layers > 0 ? plan->offload_layers : MAX(n - 1, 0);
 }
@@ -35,7 +35,7 @@ double offload_layer_bytes(const ModelSpec *model, const PlanSpec *plan, int lay
     int g = 0, from = 0;
     while (layer >= from + plan->layers_per_stage.v[g])
         from += plan->layers_per_stage.v[g++];
-    if (layer - from >= chunk_offloaded(plan, g))
+    if (layer - from >= offload_chunk_layers(plan, g))
         return 0;
     double bytes = 0;
     for (int i = 0; i < TF_BLOCKS; i++)
@@ -115,6 +115,8 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **err
         return plan_field_fail(error, plan, PLAN_RECOMPUTE,
                                "none with offload activations (Megatron-Core refuses CPU "
                                "offloading with recomputation)");
+    if (!plan->layers_per_stage.v)
+        return TRUE; /* a sweep's walk, before the layers are split: checked once they are */
     int fewest = plan->layers_per_stage.v[0];
     for (int g = 1; g < plan->layers_per_stage.n; g++)
         fewest = MIN(fewest, plan->layers_per_stage.v[g]);

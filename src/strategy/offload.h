@@ -58,6 +58,11 @@ double offload_pcie_bytes_per_param(const PlanSpec *plan);
  * 0 otherwise. The plan must be resolved. */
 double offload_host_bytes(const ModelSpec *model, const PlanSpec *plan, int stage);
 
+/* How many layers of model chunk g, from its first, offload their
+ * activations: offload_layers, or with 0 all but the chunk's last; 0
+ * without offload activations. The plan must be resolved. */
+int offload_chunk_layers(const PlanSpec *plan, int g);
+
 /* A_l: the bytes layer `layer`'s forward keeps for its backward (both of
  * its blocks, tf_block_activation_bytes) when the plan offloads that
  * layer's activations; 0 otherwise. */
