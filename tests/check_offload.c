@@ -19,7 +19,8 @@
  * one micro-batch of 1 per rank. */
 static Run model_run(const char *model, Offload offload, int dp, int zero_stage)
 {
-    Run run = run_new(test_shipped_model("models", model), test_shipped_cluster("dgx-h100.json", 1));
+    Run run =
+        run_new(test_shipped_model("models", model), test_shipped_cluster("dgx-h100.json", 1));
     run.plan->dp = dp;
     run.plan->global_batch_size = dp;
     run.plan->zero_stage = zero_stage;
@@ -160,6 +161,21 @@ static double layer_bytes(int b)
     return 34.0 * S * b * H + 4.0 * A * S * b;
 }
 
+/* A layer's forward seconds t_f and backward seconds t_b = 2 t_f +
+ * FlashAttention's backward rest, for the run's plan on its GPU. */
+static void layer_times(const Run *run, double *t_f, double *t_b)
+{
+    Shard sh = tf_shard(run->plan);
+    OpList ops;
+    *t_f = 0;
+    for (int blk = 0; blk < TF_BLOCKS; blk++) {
+        tf_block_ops(run->model, (Block)blk, sh, &ops);
+        *t_f += tf_ops_s(&run->cluster->gpu, &ops);
+    }
+    tf_block_replay_ops(run->model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE, &ops);
+    *t_b = 2 * *t_f + tf_ops_s(&run->cluster->gpu, &ops);
+}
+
 /* L layers of vocabulary `vocab` on one GPU, m micro-batches of b, PCIe of
  * `pcie` bytes/s, offload `offload` (the default offload_layers: the
  * first L - 1). */
@@ -233,21 +249,49 @@ START_TEST(test_slow_pcie_stretches_step)
         run_simulate(&runs[o]);
         step[o] = runs[o].rep.metrics.step_time_s;
     }
-    const GpuSpec *gpu = &runs[1].cluster->gpu;
-    Shard sh = tf_shard(runs[1].plan);
+    double t_f, t_b;
+    layer_times(&runs[1], &t_f, &t_b);
     OpList ops;
-    double t_f = 0;
-    for (int blk = 0; blk < TF_BLOCKS; blk++) {
-        tf_block_ops(runs[1].model, (Block)blk, sh, &ops);
-        t_f += tf_ops_s(gpu, &ops);
-    }
-    tf_block_replay_ops(runs[1].model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE, &ops);
-    double t_b = 2 * t_f + tf_ops_s(gpu, &ops);
-    tf_head_ops(runs[1].model, sh, &ops);
-    double t_head = tf_ops_s(gpu, &ops), c = layer_bytes(1) / pcie;
+    tf_head_ops(runs[1].model, tf_shard(runs[1].plan), &ops);
+    double t_head = tf_ops_s(&runs[1].cluster->gpu, &ops), c = layer_bytes(1) / pcie;
     ck_assert_rel(step[1] - step[0], 2 * (L - 1) * c - (L - 1) * (t_f + t_b) - 3 * t_head, 1e-9);
     for (int o = 0; o < 2; o++)
         run_free(&runs[o]);
+}
+END_TEST
+
+/* The step bound counts the prefetches a backward waits for. L = 4
+ * layers on 2 stages of 2, m = 4 micro-batches of 1, copies of c = A_l /
+ * B = 1.5 t_b seconds: each stage offloads its first layer, whose prefetch
+ * starts as the backward of the layer above does (or earlier, while a
+ * stage waits for its gradients) and which its own backward waits for, so
+ * each micro-batch keeps each stage busy c - t_b longer than its compute:
+ * the bound rises by at least m (c - t_b) over that of copies as good as
+ * instant, and stays at most the replay. Without the waits it did not
+ * move (the copies' stream, 2 c a micro-batch, is less than the step). */
+START_TEST(test_prefetch_waits_bound_the_step)
+{
+    const int m = 4;
+    double t_f, t_b, c = 0, bound[2];
+    for (int slow = 0; slow < 2; slow++) {
+        Run run = run_new(test_gpt(L, H, A, 512, S), test_cluster(1, 2, 300e9, 25e9));
+        run.cluster->host_memory_bytes = 1e15;
+        run.plan->pp = 2;
+        run.plan->offload = OFFLOAD_ACTIVATIONS;
+        run.plan->micro_batch_size = 1;
+        run.plan->global_batch_size = m;
+        layer_times(&run, &t_f, &t_b);
+        c = 1.5 * t_b;
+        run.cluster->gpu.pcie_Bps = slow ? layer_bytes(1) / c : 1e30;
+        run_simulate(&run);
+        bound[slow] = estimate_step_lower_bound_s(run.model, run.cluster, run.plan);
+        ck_assert_msg(bound[slow] <= run.rep.metrics.step_time_s, "bound %.17g s, step %.17g s",
+                      bound[slow], run.rep.metrics.step_time_s);
+        run_free(&run);
+    }
+    ck_assert_msg(bound[1] - bound[0] >= m * (c - t_b) * (1 - 1e-6),
+                  "bounds %.17g and %.17g s, m (c - t_b) %.17g s", bound[0], bound[1],
+                  m * (c - t_b));
 }
 END_TEST
 
@@ -262,6 +306,7 @@ Suite *suite_offload(void)
     tcase_add_test(tc, test_activation_pcie_bytes);
     tcase_add_test(tc, test_activation_peak_falls);
     tcase_add_test(tc, test_slow_pcie_stretches_step);
+    tcase_add_test(tc, test_prefetch_waits_bound_the_step);
     suite_add_tcase(s, tc);
     return s;
 }

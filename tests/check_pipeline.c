@@ -12,6 +12,8 @@
 #include <math.h>
 
 #include "cost/transformer.h"
+#include "strategy/estimate.h"
+#include "strategy/schedule.h"
 #include "app/simulate.h"
 #include "testutil.h"
 
@@ -245,6 +247,57 @@ START_TEST(zero_bubble_in_flight)
 }
 END_TEST
 
+/* The most a stage holds, from its schedule's peaks (estimate_stage_held,
+ * schedule_peaks), equals the walk of its units it stands for: every unit
+ * in order, a forward adding its chunk's amount, a backward's end taking it
+ * away, the most after any unit. Every schedule, m from 1 to 12 where the
+ * schedule allows it, p 1, 2, 3 and 4, v 1 to 3 (interleaved), every
+ * stage, with random amounts per chunk. */
+START_TEST(stage_peaks_equal_the_walk)
+{
+    GRand *rng = g_rand_new_with_seed(7);
+    int compared = 0;
+    for (int sched = 0; sched < SCHEDULES; sched++) {
+        for (int p = 1; p <= 4; p++) {
+            for (int v = 1; v <= 3; v++) {
+                for (int m = 1; m <= 12; m++) {
+                    PlanSpec *plan = plan_spec_new();
+                    plan->schedule = (Schedule)sched;
+                    plan->pp = p;
+                    plan->virtual_stages = v;
+                    plan->dp = 1;
+                    plan->micro_batch_size = 1;
+                    plan->global_batch_size = m;
+                    if (!pipeline_schedules[sched]->check(plan, NULL)) {
+                        plan_spec_free(plan);
+                        continue;
+                    }
+                    for (int s = 0; s < p; s++) {
+                        double amount[3], walked = 0, held = 0;
+                        for (int k = 0; k < v; k++)
+                            amount[k] = g_rand_double_range(rng, 0, 1e9);
+                        StageWork w = {m, p, v, s};
+                        const GArray *units = schedule_units((Schedule)sched, &w);
+                        for (guint i = 0; i < units->len; i++) {
+                            const Unit *u = &g_array_index(units, Unit, i);
+                            held += u->forward                   ? amount[u->chunk]
+                                    : emit_unit_ends_backward(u) ? -amount[u->chunk]
+                                                                 : 0;
+                            walked = MAX(walked, held);
+                        }
+                        ck_assert_rel(estimate_stage_held(plan, s, amount), walked, 1e-12);
+                        compared++;
+                    }
+                    plan_spec_free(plan);
+                }
+            }
+        }
+    }
+    ck_assert_int_gt(compared, 500);
+    g_rand_free(rng);
+}
+END_TEST
+
 /* Interleaving: the first stage keeps Korthikanti's factor
  * 1 + (p - 1)/(p v) times the activations of all L layers (section 4.2.3):
  * its warm-up of 2(p - 1) + (v - 1)p forwards and one more hold p v + p - 1
@@ -400,6 +453,7 @@ Suite *suite_pipeline(void)
     tcase_add_test(tc, three_d_plan);
     tcase_add_test(tc, rank_order_moves_tp_across_nodes);
     tcase_add_test(tc, explicit_layer_split);
+    tcase_add_test(tc, stage_peaks_equal_the_walk);
     tcase_add_test(tc, tied_embedding_gradients_are_summed_over_the_ends);
     suite_add_tcase(s, tc);
     return s;

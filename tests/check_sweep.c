@@ -487,6 +487,46 @@ START_TEST(bounds_hold_with_experts_and_zero)
 }
 END_TEST
 
+/* Offloaded activations, on host links from as good as instant to 10,000
+ * times slower than the DGX A100's: on every valid plan (each schedule,
+ * with one layer or all but a chunk's last offloaded) the bounds hold,
+ * and on the slow links the prefetches a backward waits for raise the
+ * step bound of some. */
+#define OFFLOAD_GRID                                                                               \
+    "{\"tp\": [1, 2], \"pp\": [1, 2, 4], \"micro_batch_size\": [1, 2],"                            \
+    " \"schedule\": [\"gpipe\", \"1f1b\", \"interleaved\", \"zb-h1\", \"zb-h2\"],"                 \
+    " \"virtual_stages\": [1, 2], \"zero_stage\": [0, 3], \"offload\": [\"activations\"],"         \
+    " \"offload_layers\": [0, 1]}"
+
+START_TEST(bounds_hold_with_offloaded_activations)
+{
+    Fixture f = shipped_new(OFFLOAD_GRID);
+    const double fast = f.cluster->gpu.pcie_Bps;
+    int valid = 0, raised = 0;
+    for (gint64 c = 0; c < plan_grid_size(f.grid); c++) {
+        g_autoptr(PlanSpec) plan = plan_of(&f, c, 8);
+        if (!plan)
+            continue;
+        double bound_fast = 0;
+        for (double slower = 1; slower <= 1e4; slower *= 10) {
+            f.cluster->gpu.pcie_Bps = fast / slower;
+            double memory;
+            check_bounds(&f, plan, c, &memory);
+            double bound = estimate_step_lower_bound_s(f.model, f.cluster, plan);
+            if (slower == 1)
+                bound_fast = bound;
+            raised += bound > 1.01 * bound_fast &&
+                      bound > estimate_comm_lower_bound_s(f.model, f.cluster, plan);
+        }
+        f.cluster->gpu.pcie_Bps = fast;
+        valid++;
+    }
+    ck_assert_int_gt(valid, 50);
+    ck_assert_int_gt(raised, 0);
+    fixture_free(&f);
+}
+END_TEST
+
 /* A grid of 576 combinations, 180 valid on 8 GPUs. Under FlashAttention
  * (the default) "none" and "selective" recomputation have the same normal
  * form, so a pruned sweep replays one of each pair for both. */
@@ -925,6 +965,7 @@ Suite *suite_sweep(void)
     tc = tcase_create("bounds");
     tcase_add_test(tc, bounds_hold_on_every_plan);
     tcase_add_test(tc, bounds_hold_with_experts_and_zero);
+    tcase_add_test(tc, bounds_hold_with_offloaded_activations);
     tcase_add_test(tc, pruning_ranks_the_exhaustive_best);
     tcase_add_test(tc, axis_gains_match_the_exhaustive);
     tcase_add_test(tc, memory_precheck_only_drops_plans_that_cannot_fit);

@@ -25,31 +25,60 @@ int estimate_chunk_first_layer(const PlanSpec *plan, int g)
     return first;
 }
 
-/* Visits the segments a rank of stage `stage` holds (states_segment), in
- * model order as emit.c walks them: the embedding, each chunk's layers,
- * the head. A layer's segment depends only on whether it is MoE: each
- * kind's is made once. */
-static void stage_segments(const ModelSpec *model, const PlanSpec *plan, int stage,
-                           void (*visit)(const Segment *seg, void *ctx), void *ctx)
+/* The first layer of each model chunk of `plan`, and after the last its
+ * layer count: chunks + 1 of them, newly allocated. */
+static int *chunk_firsts(const PlanSpec *plan)
 {
-    int chunks = plan->layers_per_stage.n;
+    int chunks = plan->layers_per_stage.n, *first = g_new(int, chunks + 1);
+    first[0] = 0;
+    for (int g = 0; g < chunks; g++)
+        first[g + 1] = first[g] + plan->layers_per_stage.v[g];
+    return first;
+}
+
+/* The segments of a plan's stages (states_segment): a layer's depends
+ * only on whether it is MoE, so each kind's is made once, when first
+ * visited, for every stage. */
+typedef struct {
+    const ModelSpec *model;
+    const PlanSpec *plan;
+    int *first; /* chunk_firsts */
     Segment layer[2];
-    gboolean made[2] = {FALSE, FALSE};
+    gboolean made[2];
+} Segments;
+
+static Segments segments_new(const ModelSpec *model, const PlanSpec *plan)
+{
+    return (Segments){model, plan, chunk_firsts(plan), {{0}}, {FALSE, FALSE}};
+}
+
+static void segments_clear(Segments *segs)
+{
+    g_free(segs->first);
+}
+
+/* Visits the segments a rank of stage `stage` holds, in model order as
+ * emit.c walks them: the embedding, each chunk's layers, the head. */
+static void stage_segments(Segments *segs, int stage, void (*visit)(const Segment *seg, void *ctx),
+                           void *ctx)
+{
+    const PlanSpec *plan = segs->plan;
+    int chunks = plan->layers_per_stage.n;
     for (int c = 0; c < plan->virtual_stages; c++) {
-        int g = c * plan->pp + stage, first = estimate_chunk_first_layer(plan, g);
+        int g = c * plan->pp + stage;
         if (g == 0) {
-            Segment embedding = states_segment(model, plan, SEGMENT_EMBEDDING, -1);
+            Segment embedding = states_segment(segs->model, plan, SEGMENT_EMBEDDING, -1);
             visit(&embedding, ctx);
         }
-        for (int i = first; i < first + plan->layers_per_stage.v[g]; i++) {
-            int moe = tf_layer_moe(model, i);
-            if (!made[moe])
-                layer[moe] = states_segment(model, plan, SEGMENT_LAYER, i);
-            made[moe] = TRUE;
-            visit(&layer[moe], ctx);
+        for (int i = segs->first[g]; i < segs->first[g + 1]; i++) {
+            int moe = tf_layer_moe(segs->model, i);
+            if (!segs->made[moe])
+                segs->layer[moe] = states_segment(segs->model, plan, SEGMENT_LAYER, i);
+            segs->made[moe] = TRUE;
+            visit(&segs->layer[moe], ctx);
         }
         if (g == chunks - 1) {
-            Segment head = states_segment(model, plan, SEGMENT_HEAD, -1);
+            Segment head = states_segment(segs->model, plan, SEGMENT_HEAD, -1);
             visit(&head, ctx);
         }
     }
@@ -72,51 +101,66 @@ static void add_params(const Segment *seg, void *ctx)
     p->experts += seg->expert_params;
 }
 
-static StageParams stage_params(const ModelSpec *model, const PlanSpec *plan, int stage)
+static StageParams stage_params(Segments *segs, int stage)
 {
     StageParams p = {0, 0, 0};
-    stage_segments(model, plan, stage, add_params, &p);
+    stage_segments(segs, stage, add_params, &p);
+    return p;
+}
+
+/* stage_params of one stage of `plan`. */
+static StageParams one_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage)
+{
+    Segments segs = segments_new(model, plan);
+    StageParams p = stage_params(&segs, stage);
+    segments_clear(&segs);
     return p;
 }
 
 double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage)
 {
-    return stage_params(model, plan, stage).params;
+    return one_stage_params(model, plan, stage).params;
 }
 
 double estimate_stage_expert_params(const ModelSpec *model, const PlanSpec *plan, int stage)
 {
-    return stage_params(model, plan, stage).experts;
+    return one_stage_params(model, plan, stage).experts;
 }
 
 /* What a rank of stage s holds all step from "step begin": its model
  * states, then the GPU's runtime reserve, added in the order emit.c
  * allocates them. */
-static double held_bytes(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                         int s)
+static double held_bytes(Segments *segs, const ClusterSpec *cluster, int s)
 {
-    StageParams p = stage_params(model, plan, s);
-    return states_total_bytes(plan, p.params, p.experts, p.layers) + cluster->gpu.reserve_bytes;
+    StageParams p = stage_params(segs, s);
+    return states_total_bytes(segs->plan, p.params, p.experts, p.layers) +
+           cluster->gpu.reserve_bytes;
 }
 
 double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,
                              const PlanSpec *plan)
 {
+    Segments segs = segments_new(model, plan);
     double most = 0;
     for (int s = 0; s < plan->pp; s++)
-        most = MAX(most, held_bytes(model, cluster, plan, s));
+        most = MAX(most, held_bytes(&segs, cluster, s));
+    segments_clear(&segs);
     return most;
 }
 
 /* Per micro-batch on one GPU: the forward seconds and kept activation
- * bytes of the embedding, the head and each layer block, and the seconds
- * of each block's replay before its backward. */
+ * bytes of the embedding, the head and a layer of each kind (dense, MoE),
+ * the layer's backward seconds with its replay and token exchanges, and
+ * the first layer of each model chunk. The seconds only when `timed`: the
+ * memory bound needs the bytes alone. */
 typedef struct {
     const ModelSpec *model;
-    double embedding_s, head_s, block_s[TF_BLOCK_KINDS], replay_s[TF_BLOCK_KINDS];
-    double embedding_kept, head_kept, block_kept[TF_BLOCK_KINDS]; /* a kind no layer has: 0 */
-    double exchanges_s;         /* a MoE block's token exchanges, each pass (expert_parallel.c) */
-    gboolean replays_exchanges; /* a full recomputation replays them too */
+    const PlanSpec *plan;
+    gboolean timed;
+    double embedding_s, head_s, layer_s[2], layer_backward_s[2];
+    double embedding_kept, head_kept, layer_kept[2]; /* a kind no layer has: 0 */
+    double pcie_Bps;                                 /* the host link, for offloaded activations */
+    int *first;                                      /* per chunk, and the layers after the last */
 } PieceCosts;
 
 /* A lower bound of a collective of `bytes` over n ranks (as
@@ -166,78 +210,112 @@ static double ep_exchange_lower_bound_s(const ClusterSpec *cluster, const PlanSp
 }
 
 static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const GpuSpec *gpu,
-                        const PlanSpec *plan, PieceCosts *c)
+                        const PlanSpec *plan, gboolean timed, PieceCosts *c)
 {
     Shard sh = tf_shard(plan);
     OpList ops;
-    *c = (PieceCosts){.model = m};
-    tf_embedding_ops(m, sh, &ops);
-    c->embedding_s = tf_ops_s(gpu, &ops);
+    *c = (PieceCosts){.model = m, .plan = plan, .timed = timed, .pcie_Bps = gpu->pcie_Bps};
     c->embedding_kept = tf_embedding_activation_bytes(m, sh);
-    tf_head_ops(m, sh, &ops);
-    c->head_s = tf_ops_s(gpu, &ops);
     c->head_kept = tf_head_activation_bytes(m, sh);
+    double block_s[TF_BLOCK_KINDS] = {0}, replay_s[TF_BLOCK_KINDS] = {0},
+           block_kept[TF_BLOCK_KINDS] = {0};
     for (int b = 0; b < TF_BLOCK_KINDS; b++) {
         if (tf_block_layers(m, (Block)b) == 0)
             continue;
+        block_kept[b] = tf_block_activation_bytes(m, (Block)b, sh, plan->recompute);
+        if (!timed)
+            continue;
         tf_block_ops(m, (Block)b, sh, &ops);
-        c->block_s[b] = tf_ops_s(gpu, &ops);
+        block_s[b] = tf_ops_s(gpu, &ops);
         tf_block_replay_ops(m, (Block)b, sh, plan->recompute, &ops);
-        c->replay_s[b] = tf_ops_s(gpu, &ops);
-        c->block_kept[b] = tf_block_activation_bytes(m, (Block)b, sh, plan->recompute);
+        replay_s[b] = tf_ops_s(gpu, &ops);
     }
     /* expert parallelism's dispatch and combine, on the compute stream, in
-     * each pass of a MoE block */
-    if (plan->ep > 1 && tf_moe(m))
-        c->exchanges_s = 2 * ep_exchange_lower_bound_s(
-                                 cluster, plan, tf_moe_dispatch_bytes(m, sh, plan->moe_dispatcher));
-    c->replays_exchanges = plan->recompute == RECOMPUTE_FULL;
+     * each pass of a MoE block, and again in a full recomputation's */
+    double exchanges_s = 0;
+    if (timed && plan->ep > 1 && tf_moe(m))
+        exchanges_s = 2 * ep_exchange_lower_bound_s(
+                              cluster, plan, tf_moe_dispatch_bytes(m, sh, plan->moe_dispatcher));
+    for (int k = 0; k < 2; k++) {
+        double layer_replay_s = 0;
+        for (int i = 0; i < TF_BLOCKS; i++) {
+            Block b = i == 0 ? BLOCK_ATTENTION : k == 0 ? BLOCK_MLP : BLOCK_MOE;
+            c->layer_s[k] += block_s[b];
+            layer_replay_s += replay_s[b];
+            c->layer_kept[k] += block_kept[b];
+        }
+        double exchanges = k * exchanges_s;
+        c->layer_backward_s[k] = 2 * c->layer_s[k] + layer_replay_s +
+                                 exchanges * (plan->recompute == RECOMPUTE_FULL ? 2 : 1);
+        c->layer_s[k] += exchanges;
+    }
+    if (timed) {
+        tf_embedding_ops(m, sh, &ops);
+        c->embedding_s = tf_ops_s(gpu, &ops);
+        tf_head_ops(m, sh, &ops);
+        c->head_s = tf_ops_s(gpu, &ops);
+    }
+    c->first = chunk_firsts(plan);
+}
+
+static void piece_costs_clear(PieceCosts *c)
+{
+    g_free(c->first);
 }
 
 /* One micro-batch through model chunk g: its forward seconds, its
- * backward's (with the replays) and the activations its forward keeps. */
+ * backward's (with the replays), as the stage's busy time counts it and as
+ * a chain of stages waiting for each other's gradients does, and the
+ * activations its forward keeps.
+ *
+ * With offloaded activations, layer l's backward starts the prefetch of
+ * layer l - 1's (offload.c: once the compute before l's backward ended),
+ * which l - 1's backward waits for. The span from that compute's end to
+ * l - 1's backward holds l's backward and nothing else of the stage, so it
+ * lasts at least the longer of the two, and such spans do not overlap: the
+ * stage's busy time counts max(B(l), up(l - 1)) for B(l). In a chain the
+ * unit's first layer (a chunk's last, but with the head after it) may wait
+ * for its gradients while its prefetch runs, so the chain counts its pair
+ * at B(l) alone. */
 typedef struct {
-    double forward_s, backward_s, kept;
+    double forward_s, backward_s, chain_backward_s, kept;
 } ChunkCost;
 
-static ChunkCost chunk_cost(const PieceCosts *c, const PlanSpec *plan, int g)
+static ChunkCost chunk_cost(const PieceCosts *c, int g)
 {
-    /* its dense layers, then its MoE layers, each a sum of its blocks */
-    int n = plan->layers_per_stage.v[g], from = estimate_chunk_first_layer(plan, g), moe = 0;
-    for (int l = from; l < from + n; l++)
-        moe += tf_layer_moe(c->model, l);
-    int layers[2] = {n - moe, moe};
-    double exchanges = moe * c->exchanges_s;
+    const PlanSpec *plan = c->plan;
+    int from = c->first[g], to = c->first[g + 1];
+    int offloaded = c->pcie_Bps > 0 ? offload_chunk_layers(plan, g) : 0;
     gboolean first = g == 0, last = g == plan->layers_per_stage.n - 1;
-    double blocks_s = 0, replays_s = 0, blocks_kept = 0;
-    for (int k = 0; k < 2; k++) {
-        double layer_s = 0, replay_s = 0, layer_kept = 0;
-        for (int i = 0; i < TF_BLOCKS; i++) {
-            Block b = i == 0 ? BLOCK_ATTENTION : k == 0 ? BLOCK_MLP : BLOCK_MOE;
-            layer_s += c->block_s[b];
-            replay_s += c->replay_s[b];
-            layer_kept += c->block_kept[b];
-        }
-        blocks_s += layers[k] * layer_s;
-        replays_s += layers[k] * replay_s;
-        blocks_kept += layers[k] * layer_kept;
+    double ends = 2 * ((first ? c->embedding_s : 0) + (last ? c->head_s : 0));
+    ChunkCost cc = {first ? c->embedding_s : 0, ends, ends, first ? c->embedding_kept : 0};
+    for (int l = from; l < to; l++) {
+        int k = tf_layer_moe(c->model, l);
+        cc.forward_s += c->layer_s[k];
+        cc.kept += c->layer_kept[k];
+        double up_s = l > from && l - 1 < from + offloaded
+                          ? c->layer_kept[tf_layer_moe(c->model, l - 1)] / c->pcie_Bps
+                          : 0;
+        double b = c->layer_backward_s[k], waited = MAX(b, up_s);
+        cc.backward_s += waited;
+        cc.chain_backward_s += l == to - 1 && !last ? b : waited;
     }
-    double forward = (first ? c->embedding_s : 0) + blocks_s + (last ? c->head_s : 0);
-    return (ChunkCost){forward + exchanges,
-                       2 * forward + replays_s + exchanges * (c->replays_exchanges ? 2 : 1),
-                       (first ? c->embedding_kept : 0) + blocks_kept + (last ? c->head_kept : 0)};
+    if (last) {
+        cc.forward_s += c->head_s;
+        cc.kept += c->head_kept;
+    }
+    return cc;
 }
 
 double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk)
 {
     StageWork w = {plan_spec_micro_batches(plan), plan->pp, plan->virtual_stages, s};
-    const GArray *units = schedule_units(plan->schedule, &w);
-    double held = 0, most = 0;
-    for (guint i = 0; i < units->len; i++) {
-        const Unit *u = &g_array_index(units, Unit, i);
-        held += u->forward                   ? per_chunk[u->chunk]
-                : emit_unit_ends_backward(u) ? -per_chunk[u->chunk]
-                                             : 0;
+    const GArray *peaks = schedule_peaks(plan->schedule, &w);
+    double most = 0;
+    for (guint i = 0; i < peaks->len; i += (guint)w.chunks) {
+        double held = 0;
+        for (int k = 0; k < w.chunks; k++)
+            held += g_array_index(peaks, int, i + (guint)k) * MAX(per_chunk[k], 0);
         most = MAX(most, held);
     }
     return most;
@@ -245,16 +323,17 @@ double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk)
 
 /* The most activations a rank of stage s holds at the start of a forward
  * unit's last piece: its schedule's units in order, each forward keeping
- * its chunk's activations until that micro-batch's backward of the chunk. */
-static double stage_activations(const PieceCosts *c, const PlanSpec *plan, int s)
+ * its chunk's activations until that micro-batch's backward of the chunk,
+ * but for offloaded layers', which leave as soon as they may (offload.h). */
+static double stage_activations(const PieceCosts *c, int s)
 {
+    const PlanSpec *plan = c->plan;
     g_autofree double *kept = g_new(double, plan->virtual_stages);
     for (int k = 0; k < plan->virtual_stages; k++) {
-        int g = k * plan->pp + s, first = estimate_chunk_first_layer(plan, g);
-        kept[k] = chunk_cost(c, plan, g).kept;
-        /* offloaded activations leave as soon as they may (offload.h) */
-        for (int l = first; l < first + plan->layers_per_stage.v[g]; l++)
-            kept[k] -= offload_layer_bytes(c->model, plan, l);
+        int g = k * plan->pp + s, from = c->first[g];
+        kept[k] = chunk_cost(c, g).kept;
+        for (int l = from; l < from + offload_chunk_layers(plan, g); l++)
+            kept[k] -= c->layer_kept[tf_layer_moe(c->model, l)];
     }
     return estimate_stage_held(plan, s, kept);
 }
@@ -264,18 +343,29 @@ double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec
 {
     PieceCosts c;
     GpuSpec gpu = gpu_for_plan(&cluster->gpu, plan);
-    piece_costs(model, cluster, &gpu, plan, &c);
+    piece_costs(model, cluster, &gpu, plan, FALSE, &c);
+    Segments segs = segments_new(model, plan);
     double most = 0;
     for (int s = 0; s < plan->pp; s++)
-        most = MAX(most, held_bytes(model, cluster, plan, s) + stage_activations(&c, plan, s));
+        most = MAX(most, held_bytes(&segs, cluster, s) + stage_activations(&c, s));
+    segments_clear(&segs);
+    piece_costs_clear(&c);
     return most * (1 - MEMORY_SLACK);
+}
+
+static double optimizer_s(Segments *segs, const GpuSpec *gpu, int s)
+{
+    StageParams p = stage_params(segs, s);
+    return states_optimizer_s(gpu, segs->plan,
+                              states_shard_params(segs->plan, MEM_OPTIMIZER, p.params, p.experts));
 }
 
 double estimate_optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan, int s)
 {
-    StageParams p = stage_params(model, plan, s);
-    return states_optimizer_s(gpu, plan,
-                              states_shard_params(plan, MEM_OPTIMIZER, p.params, p.experts));
+    Segments segs = segments_new(model, plan);
+    double seconds = optimizer_s(&segs, gpu, s);
+    segments_clear(&segs);
+    return seconds;
 }
 
 /* Adds `times` a collective of `bytes` over a group of n to *sum, if its
@@ -309,9 +399,9 @@ static void add_dp_bytes(const Segment *seg, void *ctx)
     add_big(&d->bytes[1], d->gathers, per * seg->expert_params, d->n[1]);
 }
 
-static void stage_dp_bytes(const ModelSpec *model, const PlanSpec *plan, int stage, const int n[2],
-                           double bytes[2])
+static void stage_dp_bytes(Segments *segs, int stage, const int n[2], double bytes[2])
 {
+    const PlanSpec *plan = segs->plan;
     int m = plan_spec_micro_batches(plan);
     bytes[0] = bytes[1] = 0;
     /* gradients reduced every micro-batch from ZeRO-2 on; ZeRO-1 and 2
@@ -325,7 +415,7 @@ static void stage_dp_bytes(const ModelSpec *model, const PlanSpec *plan, int sta
                  plan->zero_stage == 3  ? 2.0 * m
                  : plan->zero_stage > 0 ? 1
                                         : 0};
-    stage_segments(model, plan, stage, add_dp_bytes, &d);
+    stage_segments(segs, stage, add_dp_bytes, &d);
 }
 
 double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
@@ -336,10 +426,11 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
     int n[2] = {plan->dp * plan->cp, plan->dp * plan->cp / plan->ep};
     int here[2] = {most_on_a_node(cluster, plan, n[0], 1),
                    most_on_a_node(cluster, plan, n[1], plan->ep)};
+    Segments segs = segments_new(model, plan);
     double most = 0;
     for (int s = 0; s < plan->pp; s++) {
         double bytes[2], comm = 0;
-        stage_dp_bytes(model, plan, s, n, bytes);
+        stage_dp_bytes(&segs, s, n, bytes);
         for (int k = 0; k < 2; k++) {
             /* the node's NICs, or the rank's own links, whichever is slower */
             double across = (double)(n[k] - here[k]) / n[k] / (MIN(here[k], nics) * nic_Bps);
@@ -347,6 +438,7 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
         }
         most = MAX(most, MAX(comm, offload_stream_s(model, cluster, plan, s)));
     }
+    segments_clear(&segs);
     return most * (1 - TIME_SLACK);
 }
 
@@ -356,32 +448,37 @@ double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
     GpuSpec plan_gpu = gpu_for_plan(&cluster->gpu, plan);
     const GpuSpec *gpu = &plan_gpu;
     PieceCosts c;
-    piece_costs(model, cluster, gpu, plan, &c);
+    piece_costs(model, cluster, gpu, plan, TRUE, &c);
     int m = plan_spec_micro_batches(plan);
     double fill = 0, drain = 0; /* F(s), B(s): chunks 0 .. s - 1, one micro-batch */
-    double opt0 = estimate_optimizer_s(model, gpu, plan, 0), most = 0;
+    Segments segs = segments_new(model, plan);
+    double opt0 = optimizer_s(&segs, gpu, 0), most = 0;
     gboolean split = schedule_splits_backward(plan); /* no drain: see estimate.h */
     for (int s = 0; s < plan->pp; s++) {
         double busy = 0;
+        ChunkCost here = {0, 0, 0, 0}; /* chunk s, for the stages after */
         for (int k = 0; k < plan->virtual_stages; k++) {
-            ChunkCost cc = chunk_cost(&c, plan, k * plan->pp + s);
+            ChunkCost cc = chunk_cost(&c, k * plan->pp + s);
             busy += m * (cc.forward_s + cc.backward_s);
+            if (k == 0)
+                here = cc;
         }
-        double opt = s == 0 ? opt0 : estimate_optimizer_s(model, gpu, plan, s);
+        double opt = s == 0 ? opt0 : optimizer_s(&segs, gpu, s);
         most = MAX(most, fill + busy + MAX(opt, drain + opt0));
-        ChunkCost here = chunk_cost(&c, plan, s); /* chunk s, for the stages after */
         fill += here.forward_s;
-        drain += split ? 0 : here.backward_s;
+        drain += split ? 0 : here.chain_backward_s;
     }
     /* one micro-batch in the pipeline at a time: m chains through every
      * chunk, forward then back, then stage 0's optimizer step */
     if (pipeline_schedules[plan->schedule]->one_at_a_time) {
         double chain = 0;
         for (int g = 0; g < plan->layers_per_stage.n; g++) {
-            ChunkCost cc = chunk_cost(&c, plan, g);
-            chain += cc.forward_s + cc.backward_s;
+            ChunkCost cc = chunk_cost(&c, g);
+            chain += cc.forward_s + cc.chain_backward_s;
         }
         most = MAX(most, m * chain + opt0);
     }
+    segments_clear(&segs);
+    piece_costs_clear(&c);
     return MAX(most * (1 - TIME_SLACK), estimate_comm_lower_bound_s(model, cluster, plan));
 }

@@ -54,6 +54,16 @@
  * through the rank's own NIC, S (n - l) / n with l the most members on
  * one node (as below). An exchange whose shards fit in a packet may be
  * latency-bound (net.h) and load no link: it counts 0.
+ * Offloaded activations come back for backward layer by layer: the
+ * prefetch of layer l - 1's starts once the compute before layer l's
+ * backward has ended, and l - 1's backward waits for it (offload.c). The
+ * span from that compute's end to l - 1's backward holds l's backward and
+ * no other task of the stage's compute stream, and lasts at least the
+ * copy, so U(s) counts max(B(l), copy(l - 1)) for B(l): such spans do not
+ * overlap, and each lies within the stage's busy time. In B(s) and the
+ * naive chain a unit's first layer (a chunk's last, but on the last chunk,
+ * whose head's backward runs first) may wait for its gradients while its
+ * prefetch runs: its pair counts B(l) alone there.
  * The step also lasts at least estimate_comm_lower_bound_s, and the bound
  * is the larger. A rank's communication stream runs its data-parallel
  * collectives (data_parallel.c's gradient reductions, zero.c's gathers)
@@ -103,7 +113,8 @@ int estimate_chunk_first_layer(const PlanSpec *plan, int g);
 /* The most bytes a rank of stage s holds at once when each forward unit of
  * its model chunk k (0 .. virtual_stages - 1) keeps per_chunk[k] until
  * that micro-batch's backward of the chunk ends, its schedule's units in
- * order (schedule_units). */
+ * order: the most over the schedule's peaks (schedule_peaks), a negative
+ * per_chunk[k] (a rounding's) counted as 0. */
 double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk);
 
 /* Parameters a rank of pipeline stage `stage` holds, all its model chunks

@@ -9,14 +9,19 @@ const PipeSchedule *const pipeline_schedules[SCHEDULES] = {
 #undef SCHEDULE
 };
 
-/* schedule_units' cache: per thread, units by (schedule, m, p, v, s),
- * emptied when it holds more than ORDER_CACHE_UNITS units. */
+/* schedule_units' cache: per thread, the units by (schedule, m, p, v, s)
+ * and their peaks once asked for, emptied when it holds more than
+ * ORDER_CACHE_UNITS units. */
 #define ORDER_CACHE_UNITS (1 << 22)
 typedef struct {
     int schedule, micro_batches, stages, chunks, stage;
 } OrderKey;
 typedef struct {
-    GHashTable *orders; /* OrderKey -> GArray of Unit */
+    GArray *units; /* Unit */
+    GArray *peaks; /* int, `chunks` a peak; NULL until schedule_peaks */
+} Order;
+typedef struct {
+    GHashTable *orders; /* OrderKey -> Order */
     gsize units;
 } OrderCache;
 
@@ -32,6 +37,15 @@ static gboolean order_equal(gconstpointer a, gconstpointer b)
     return memcmp(a, b, sizeof(OrderKey)) == 0;
 }
 
+static void order_free(gpointer data)
+{
+    Order *o = data;
+    g_array_unref(o->units);
+    if (o->peaks)
+        g_array_unref(o->peaks);
+    g_free(o);
+}
+
 static void cache_free(gpointer data)
 {
     OrderCache *c = data;
@@ -41,28 +55,80 @@ static void cache_free(gpointer data)
 
 static GPrivate order_cache = G_PRIVATE_INIT(cache_free);
 
-const GArray *schedule_units(Schedule schedule, const StageWork *w)
+static Order *order_of(Schedule schedule, const StageWork *w)
 {
     OrderCache *c = g_private_get(&order_cache);
     if (!c) {
         c = g_new0(OrderCache, 1);
-        c->orders =
-            g_hash_table_new_full(order_hash, order_equal, g_free, (GDestroyNotify)g_array_unref);
+        c->orders = g_hash_table_new_full(order_hash, order_equal, g_free, order_free);
         g_private_set(&order_cache, c);
     }
     OrderKey key = {schedule, w->micro_batches, w->stages, w->chunks, w->stage};
-    GArray *units = g_hash_table_lookup(c->orders, &key);
-    if (units)
-        return units;
+    Order *o = g_hash_table_lookup(c->orders, &key);
+    if (o)
+        return o;
     if (c->units > ORDER_CACHE_UNITS) {
         g_hash_table_remove_all(c->orders);
         c->units = 0;
     }
-    units = g_array_new(FALSE, FALSE, sizeof(Unit));
-    pipeline_schedules[schedule]->order(w, units);
-    c->units += units->len;
-    g_hash_table_insert(c->orders, g_memdup2(&key, sizeof key), units);
-    return units;
+    o = g_new0(Order, 1);
+    o->units = g_array_new(FALSE, FALSE, sizeof(Unit));
+    pipeline_schedules[schedule]->order(w, o->units);
+    c->units += o->units->len;
+    g_hash_table_insert(c->orders, g_memdup2(&key, sizeof key), o);
+    return o;
+}
+
+const GArray *schedule_units(Schedule schedule, const StageWork *w)
+{
+    return order_of(schedule, w)->units;
+}
+
+/* Whether count vector a (n counts) is at least b in every chunk. */
+static gboolean covers(const int *a, const int *b, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (a[k] < b[k])
+            return FALSE;
+    return TRUE;
+}
+
+/* The peaks of `units`: the counts after each forward unit (where a sum
+ * of non-negative amounts per count can peak), less those another one
+ * covers, first come first kept. */
+static GArray *peaks_of(const GArray *units, int chunks)
+{
+    GArray *peaks = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autofree int *now = g_new0(int, chunks);
+    for (guint i = 0; i < units->len; i++) {
+        const Unit *u = &g_array_index(units, Unit, i);
+        if (!u->forward) {
+            now[u->chunk] -= emit_unit_ends_backward(u);
+            continue;
+        }
+        now[u->chunk]++;
+        guint n = peaks->len / (guint)chunks, kept = 0;
+        int *p = (int *)peaks->data;
+        gboolean covered = FALSE;
+        for (guint j = 0; j < n && !covered; j++)
+            covered = covers(p + j * chunks, now, chunks);
+        if (covered)
+            continue;
+        for (guint j = 0; j < n; j++) /* drop the peaks `now` covers */
+            if (!covers(now, p + j * chunks, chunks))
+                memmove(p + kept++ * chunks, p + j * chunks, sizeof(int) * (gsize)chunks);
+        g_array_set_size(peaks, kept * (guint)chunks);
+        g_array_append_vals(peaks, now, (guint)chunks);
+    }
+    return peaks;
+}
+
+const GArray *schedule_peaks(Schedule schedule, const StageWork *w)
+{
+    Order *o = order_of(schedule, w);
+    if (!o->peaks)
+        o->peaks = peaks_of(o->units, w->chunks);
+    return o->peaks;
 }
 
 void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk)

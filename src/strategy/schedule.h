@@ -44,6 +44,15 @@ extern const PipeSchedule *const pipeline_schedules[SCHEDULES];
  * elsewhere); valid until the thread's next call. */
 const GArray *schedule_units(Schedule schedule, const StageWork *w);
 
+/* A stage's peaks under `schedule`: after a forward unit, the
+ * micro-batches per chunk whose forward has run and whose backward has
+ * not ended (emit_unit_ends_backward), as `chunks` ints, keeping only the
+ * count vectors no other one covers (at least as high in every chunk).
+ * Whatever each chunk's micro-batch holds, if not negative, the most the
+ * stage holds after any unit is held at one of them. Cached with the
+ * units, and valid as long. */
+const GArray *schedule_peaks(Schedule schedule, const StageWork *w);
+
 /* Appends one unit (a backward is whole). */
 void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk);
 
