@@ -281,6 +281,32 @@ char *plan_spec_flags(const PlanSpec *plan)
     return flags_text(out);
 }
 
+/* Appends `v` as six characters of '0' + 6 bits each (32 bits). */
+static void append_key_int(GString *out, int v)
+{
+    guint32 u = (guint32)v;
+    char digits[6];
+    for (int i = 0; i < 6; i++)
+        digits[i] = (char)('0' + (u >> (6 * i) & 63));
+    g_string_append_len(out, digits, 6);
+}
+
+char *plan_spec_key(const PlanSpec *plan)
+{
+    GString *out = g_string_sized_new(6 * (PLAN_N_FIELDS + 8));
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        if (plan_fields[f].kind != FIELD_LIST) {
+            append_key_int(out, plan_field_get(plan, (PlanField)f));
+            continue;
+        }
+        const PlanList *list = list_member((PlanSpec *)plan, (PlanField)f);
+        append_key_int(out, list->n);
+        for (int i = 0; i < list->n; i++)
+            append_key_int(out, list->v[i]);
+    }
+    return g_string_free(out, FALSE);
+}
+
 char *plan_spec_change_flags(const PlanSpec *from, const PlanSpec *to)
 {
     GString *out = g_string_new(NULL);

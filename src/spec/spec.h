@@ -343,6 +343,10 @@ long long plan_spec_gpus(const PlanSpec *plan);
  * by a file, a flag or a grid (its origin) or away from its default. */
 char *plan_spec_flags(const PlanSpec *plan);
 
+/* The plan's field values as a key: equal keys, equal values (origins
+ * aside). Text without a NUL, newly allocated. */
+char *plan_spec_key(const PlanSpec *plan);
+
 /* The flags that turn resolved plan `from` into `to` ("--tp 2
  * --sequence-parallel"): every field that differs but the layer split
  * (which resolves anew), and dp only where `from` set it (else it

@@ -44,7 +44,7 @@ char *strategy_normal_form(const PlanSpec *plan, const ModelSpec *model)
 {
     g_autoptr(PlanSpec) normal = plan_spec_copy(plan);
     strategy_normalize(normal, model);
-    return plan_spec_flags(normal);
+    return plan_spec_key(normal);
 }
 
 gboolean strategy_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,

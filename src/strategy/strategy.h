@@ -109,8 +109,8 @@ gboolean strategy_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterS
  * plan fields they print. */
 void strategy_normalize(PlanSpec *plan, const ModelSpec *model);
 
-/* The normal form of `plan` as text (its flags, plan_spec_flags): two
- * plans of equal texts emit the same tasks (twins). Newly allocated. */
+/* The normal form of `plan` as a key (plan_spec_key): two plans of equal
+ * keys emit the same tasks (twins). Newly allocated. */
 char *strategy_normal_form(const PlanSpec *plan, const ModelSpec *model);
 
 /* The strategies (one file each). */
