@@ -117,11 +117,13 @@ Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
         if (step > 0 && dims & SYMMETRY_SHIFT(dim))
             add_generator(sym, (SymmetryGenerator){dim, step, size, stride}, SYMMETRY_SHIFT(dim));
         /* the turn: in the window dividing the shift's step that gives it
-         * the most places, the smallest first */
+         * the most places, the largest of those that tie (its steps move
+         * more ranks at once, as whole expert blocks, which collectives
+         * break less often) */
         int window = 0, turn = 0;
         for (int w = 2; w <= step && dims & SYMMETRY_ROTATE(dim); w++) {
             int k = step % w == 0 ? smallest_step(layout, t, dim, w) : 0;
-            if (k > 0 && (turn == 0 || w / k > window / turn)) {
+            if (k > 0 && (turn == 0 || w / k >= window / turn)) {
                 window = w;
                 turn = k;
             }
