@@ -163,20 +163,37 @@ typedef struct {
     int *first;                                      /* per chunk, and the layers after the last */
 } PieceCosts;
 
+/* The payload a link of class `link` and `capacity` bytes/s carries at
+ * most each second: a transfer holds it for its payload over its
+ * efficiency, at most the class's (algorithm.c: Simple's; other
+ * protocols, tree and NVLS transfers and transfers across nodes only lower
+ * it). */
+static double payload_Bps(const LinkSpec *link, double capacity)
+{
+    return capacity * (link->efficiency > 0 ? link->efficiency : 1);
+}
+
+/* A GPU's NIC's payload_Bps. */
+static double nic_payload_Bps(const ClusterSpec *cluster)
+{
+    int nics;
+    return payload_Bps(&cluster->inter, topology_nic_capacity(cluster, &nics));
+}
+
 /* A lower bound of a collective of `bytes` over n ranks (as
  * emit_collective takes them; collective.h), whatever its op: an
  * all-gather brings every other rank's shard in, a reduce-scatter or an
  * all-to-all sends the rank's data for every other out (an all-reduce
  * does both), (n - 1) / n of the bytes, which pass the rank's links of
- * that direction: its NVLink's and its NIC's (topology.c). 0 for a
- * collective that may be latency-bound (its shards within a packet,
- * net.h), which loads no link. */
+ * that direction: its NVLink's and its NIC's (topology.c), each at most
+ * its payload_Bps. 0 for a collective that may be latency-bound (its
+ * shards within a packet, net.h), which loads no link. */
 static double exchange_lower_bound_s(const ClusterSpec *cluster, double bytes, int n)
 {
     if (n < 2 || bytes / n <= NET_PACKET_BYTES)
         return 0;
-    int nics;
-    double links = cluster->intra.bandwidth_Bps + topology_nic_capacity(cluster, &nics);
+    double links =
+        payload_Bps(&cluster->intra, cluster->intra.bandwidth_Bps) + nic_payload_Bps(cluster);
     return bytes * (n - 1) / n / links;
 }
 
@@ -201,12 +218,12 @@ static int most_on_a_node(const ClusterSpec *cluster, const PlanSpec *plan, int 
 static double ep_exchange_lower_bound_s(const ClusterSpec *cluster, const PlanSpec *plan,
                                         double bytes)
 {
-    int n = plan->ep, nics;
+    int n = plan->ep;
     double alone = exchange_lower_bound_s(cluster, bytes, n);
     if (alone == 0 || plan->moe_dispatcher != MOE_DISPATCHER_ALL_TO_ALL)
         return alone;
     double across = bytes * (n - most_on_a_node(cluster, plan, n, 1)) / n;
-    return MAX(alone, across / topology_nic_capacity(cluster, &nics));
+    return MAX(alone, across / nic_payload_Bps(cluster));
 }
 
 static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const GpuSpec *gpu,
@@ -422,7 +439,8 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
                                    const PlanSpec *plan)
 {
     int nics;
-    double nic_Bps = topology_nic_capacity(cluster, &nics);
+    topology_nic_capacity(cluster, &nics);
+    double nic_Bps = nic_payload_Bps(cluster);
     int n[2] = {plan->dp * plan->cp, plan->dp * plan->cp / plan->ep};
     int here[2] = {most_on_a_node(cluster, plan, n[0], 1),
                    most_on_a_node(cluster, plan, n[1], plan->ep)};

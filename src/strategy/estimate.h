@@ -48,11 +48,13 @@
  * that direction, its NVLink's and its NIC's capacities together (a
  * transfer runs from its source's links to its destination's,
  * topology.c; the fluid model shares a link's capacity, and a transfer
- * holds it for its payload over an efficiency <= 1). An all-to-all
+ * holds it for its payload over its efficiency, at most its link class's
+ * Simple efficiency: so each link carries at most its capacity times that
+ * efficiency in payload a second). An all-to-all
  * (net/algorithm.c's direct plan: S / n from the rank to every member)
  * lasts at least as long as the bytes for members on other nodes take
- * through the rank's own NIC, S (n - l) / n with l the most members on
- * one node (as below). An exchange whose shards fit in a packet may be
+ * through the rank's own NIC (at its efficiency too), S (n - l) / n with
+ * l the most members on one node (as below). An exchange whose shards fit in a packet may be
  * latency-bound (net.h) and load no link: it counts 0.
  * Offloaded activations come back for backward layer by layer: the
  * prefetch of layer l - 1's starts once the compute before layer l's
@@ -75,7 +77,8 @@
  * avoids, and a reduce-scatter must send out as much (the node's share of
  * the others' shards, reduced inside the node at best); an all-reduce
  * does both; an algorithm moves data among the group's members only, so
- * those bytes pass the NICs of the l members, min(l, NICs) of them. l is
+ * those bytes pass the NICs of the l members, min(l, NICs) of them, each
+ * at its capacity times its efficiency. l is
  * taken at its most, node / tp for dp x cp with the default numbering,
  * which only lowers the bound. Collectives whose shards fit in a packet
  * count 0, as above. And the rank's offload stream runs its copies and
