@@ -598,7 +598,10 @@ END_TEST
 /* The memory pre-check on GPUs of 24 MB: some plans are does_not_fit
  * without a replay, their peak_bytes the memory bound, and each of them
  * replayed does not fit, its peak at least the bound; the others are
- * replayed or pruned as usual. */
+ * replayed or pruned as usual. Without a CSV the rows are the same, but
+ * that a plan's model states alone pass the memory is enough: its
+ * peak_bytes is then their bound, above 24 MB and at most the whole
+ * bound. */
 START_TEST(memory_precheck_only_drops_plans_that_cannot_fit)
 {
     Fixture f = shipped_new(REAL_GRID);
@@ -627,6 +630,21 @@ START_TEST(memory_precheck_only_drops_plans_that_cannot_fit)
     ck_assert_int_eq(sweep_best(checked, 10, best_checked), n);
     for (int i = 0; i < n; i++)
         ck_assert_uint_eq(best_all[i], best_checked[i]);
+    SweepSpec spec = spec_of(&f, 8, 2, 1, 1, 0, FALSE);
+    spec.csv = FALSE;
+    SweepResult *plain = sweep_run(&spec, NULL);
+    int states_alone = 0;
+    for (guint i = 0; i < checked->rows->len; i++) {
+        const SweepRow *c = &g_array_index(checked->rows, SweepRow, i);
+        const SweepRow *p = &g_array_index(plain->rows, SweepRow, i);
+        ck_assert_int_eq(p->status, c->status);
+        if (c->status != REPORT_DOES_NOT_FIT)
+            continue;
+        ck_assert(p->peak_bytes > 24e6 && p->peak_bytes <= c->peak_bytes);
+        states_alone += p->peak_bytes < c->peak_bytes;
+    }
+    ck_assert_int_gt(states_alone, 0);
+    sweep_result_free(plain);
     sweep_result_free(all);
     sweep_result_free(checked);
     fixture_free(&f);

@@ -20,6 +20,7 @@
  * ran what, nor on how many threads there are. */
 #include "app/sweep.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -176,7 +177,10 @@ static void prepare(Job *job, Slot *slot)
         return;
     }
     const ClusterSpec *cluster = cluster_of(spec, slot->row.combination);
-    double memory = estimate_peak_lower_bound_bytes(spec->model, cluster, plan);
+    /* a CSV row gives the whole memory bound; else that the states pass
+     * the GPU's memory is enough */
+    double memory = estimate_peak_lower_bound_bytes_past(
+        spec->model, cluster, plan, spec->csv ? INFINITY : cluster->gpu.memory_bytes);
     gboolean fits = spec->exhaustive || memory <= cluster->gpu.memory_bytes;
     /* a plan that does not fit needs its step bound for its CSV row only */
     double bound = fits || spec->csv ? estimate_step_lower_bound_s(spec->model, cluster, plan) : 0;

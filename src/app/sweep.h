@@ -90,7 +90,8 @@ typedef struct {
     double score;        /* simulated: the figure ranked by (rank_by), larger better */
     double step_time_s;  /* simulated; pruned: the bound */
     double bound_s;      /* the step-time lower bound; 0 for an invalid plan */
-    double peak_bytes;   /* simulated; does_not_fit: the memory bound */
+    double peak_bytes;   /* simulated; does_not_fit: the memory bound (without a CSV, its
+                          * model states' alone when they pass the GPU's memory) */
     gboolean fits;       /* simulated and fits */
     gint64 twin_of;      /* a twin (sweep.c): the row of the first plan of its normal
                           * form, whose figures it has; -1 otherwise */

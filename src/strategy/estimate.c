@@ -7,6 +7,8 @@
  * tasks emit.c and recompute.c write, summed per model chunk. */
 #include "strategy/estimate.h"
 
+#include <math.h>
+
 #include "net/net.h"
 #include "strategy/offload.h"
 
@@ -355,19 +357,32 @@ static double stage_activations(const PieceCosts *c, int s)
     return estimate_stage_held(plan, s, kept);
 }
 
-double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec *cluster,
-                                       const PlanSpec *plan)
+double estimate_peak_lower_bound_bytes_past(const ModelSpec *model, const ClusterSpec *cluster,
+                                            const PlanSpec *plan, double limit)
 {
+    Segments segs = segments_new(model, plan);
+    g_autofree double *held = g_new(double, plan->pp);
+    double most = 0;
+    for (int s = 0; s < plan->pp; s++) {
+        held[s] = held_bytes(&segs, cluster, s);
+        most = MAX(most, held[s]);
+    }
+    segments_clear(&segs);
+    if (most * (1 - MEMORY_SLACK) > limit)
+        return most * (1 - MEMORY_SLACK); /* the activations only add to it */
     PieceCosts c;
     GpuSpec gpu = gpu_for_plan(&cluster->gpu, plan);
     piece_costs(model, cluster, &gpu, plan, FALSE, &c);
-    Segments segs = segments_new(model, plan);
-    double most = 0;
     for (int s = 0; s < plan->pp; s++)
-        most = MAX(most, held_bytes(&segs, cluster, s) + stage_activations(&c, s));
-    segments_clear(&segs);
+        most = MAX(most, held[s] + stage_activations(&c, s));
     piece_costs_clear(&c);
     return most * (1 - MEMORY_SLACK);
+}
+
+double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec *cluster,
+                                       const PlanSpec *plan)
+{
+    return estimate_peak_lower_bound_bytes_past(model, cluster, plan, INFINITY);
 }
 
 static double optimizer_s(Segments *segs, const GpuSpec *gpu, int s)

@@ -146,10 +146,17 @@ double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,
                              const PlanSpec *plan);
 
 /* A lower bound of the replayed memory peak: per stage, its model states,
- * the runtime reserve and the most activations its schedule's forward units keep at once; the
- * largest over the stages. Resolved, supported plans (strategy_check). */
+ * the runtime reserve and the most activations its schedule's forward
+ * units keep at once; the largest over the stages. Resolved, supported
+ * plans (strategy_check). */
 double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec *cluster,
                                        const PlanSpec *plan);
+
+/* The same, but once the model states and reserve alone pass `limit`
+ * (with the same slack), their bound: a lower bound too, enough to tell
+ * that the peak passes `limit`, without the activations' walk. */
+double estimate_peak_lower_bound_bytes_past(const ModelSpec *model, const ClusterSpec *cluster,
+                                            const PlanSpec *plan, double limit);
 
 /* A lower bound of the replayed step time, in seconds (the fill, busy and
  * drain argument above). Resolved, supported plans (strategy_check). */
