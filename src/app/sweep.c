@@ -21,6 +21,7 @@
 #include "app/sweep.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -348,17 +349,36 @@ static gboolean beats(double tokens_a, gint64 combo_a, double tokens_b, gint64 c
 }
 
 /* The order plans are replayed in: by step-time bound, then combination. */
-static int bound_order(const SweepRow *x, const SweepRow *y)
+static int bound_order(double bound_x, gint64 combo_x, double bound_y, gint64 combo_y)
 {
-    if (x->bound_s != y->bound_s)
-        return x->bound_s < y->bound_s ? -1 : 1;
-    return x->combination < y->combination ? -1 : x->combination > y->combination;
+    if (bound_x != bound_y)
+        return bound_x < bound_y ? -1 : 1;
+    return combo_x < combo_y ? -1 : combo_x > combo_y;
 }
 
-static int by_bound(gconstpointer a, gconstpointer b, gpointer user)
+/* A slot's place in the replay order: bound_order's keys, side by side
+ * (the slots lie far apart). */
+typedef struct {
+    double bound_s;
+    gint64 combination, slot;
+} BoundKey;
+
+static int by_bound_key(const void *a, const void *b)
 {
-    const Slot *slots = user;
-    return bound_order(&slots[*(const gint64 *)a].row, &slots[*(const gint64 *)b].row);
+    const BoundKey *x = a, *y = b;
+    return bound_order(x->bound_s, x->combination, y->bound_s, y->combination);
+}
+
+/* Sorts the slots `at` (n of them) in bound_order. */
+static void sort_by_bound(const Slot *slots, gint64 *at, gint64 n)
+{
+    BoundKey *keys = g_new(BoundKey, MAX(n, 1));
+    for (gint64 i = 0; i < n; i++)
+        keys[i] = (BoundKey){slots[at[i]].row.bound_s, slots[at[i]].row.combination, at[i]};
+    qsort(keys, (gsize)n, sizeof(BoundKey), by_bound_key);
+    for (gint64 i = 0; i < n; i++)
+        at[i] = keys[i].slot;
+    g_free(keys);
 }
 
 /* The best `k` (fewer at first) simulated rows that fit, best first, as
@@ -556,7 +576,7 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
         else
             job.settled++;
     }
-    g_qsort_with_data(at, (gint)candidates, sizeof(gint64), by_bound, job.slots);
+    sort_by_bound(job.slots, at, candidates);
     if (!g_atomic_int_get(spec->stop)) { /* else some candidates are not prepared */
         candidates = keep_firsts(&job, at, candidates, spec->exhaustive);
         branch_and_bound(&job, pool, at, candidates);
@@ -657,8 +677,9 @@ static gint64 row_of(const SweepResult *r, gint64 combo)
 static int by_row_bound(gconstpointer a, gconstpointer b, gpointer user)
 {
     const SweepResult *r = user;
-    return bound_order(&g_array_index(r->rows, SweepRow, *(const guint *)a),
-                       &g_array_index(r->rows, SweepRow, *(const guint *)b));
+    const SweepRow *x = &g_array_index(r->rows, SweepRow, *(const guint *)a),
+                   *y = &g_array_index(r->rows, SweepRow, *(const guint *)b);
+    return bound_order(x->bound_s, x->combination, y->bound_s, y->combination);
 }
 
 /* The gain of axis `a` (SweepAxisGain), at its value index v. */

@@ -281,30 +281,39 @@ char *plan_spec_flags(const PlanSpec *plan)
     return flags_text(out);
 }
 
-/* Appends `v` as six characters of '0' + 6 bits each (32 bits). */
-static void append_key_int(GString *out, int v)
+/* Writes `v` at `out`: one character, '0' + v, for 0 <= v < 64, else '~'
+ * and six of '0' + 6 bits each (32 bits), a prefix code; returns the end. */
+static char *key_int(char *out, int v)
 {
-    guint32 u = (guint32)v;
-    char digits[6];
+    if (v >= 0 && v < 64) {
+        *out++ = (char)('0' + v);
+        return out;
+    }
+    *out++ = '~';
     for (int i = 0; i < 6; i++)
-        digits[i] = (char)('0' + (u >> (6 * i) & 63));
-    g_string_append_len(out, digits, 6);
+        *out++ = (char)('0' + ((guint32)v >> (6 * i) & 63));
+    return out;
 }
 
 char *plan_spec_key(const PlanSpec *plan)
 {
-    GString *out = g_string_sized_new(6 * (PLAN_N_FIELDS + 8));
+    gsize values = PLAN_N_FIELDS;
+    for (int f = 0; f < PLAN_N_FIELDS; f++)
+        if (plan_fields[f].kind == FIELD_LIST)
+            values += (gsize)list_member((PlanSpec *)plan, (PlanField)f)->n;
+    char *key = g_malloc(7 * values + 1), *at = key;
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
         if (plan_fields[f].kind != FIELD_LIST) {
-            append_key_int(out, plan_field_get(plan, (PlanField)f));
+            at = key_int(at, plan_field_get(plan, (PlanField)f));
             continue;
         }
         const PlanList *list = list_member((PlanSpec *)plan, (PlanField)f);
-        append_key_int(out, list->n);
+        at = key_int(at, list->n);
         for (int i = 0; i < list->n; i++)
-            append_key_int(out, list->v[i]);
+            at = key_int(at, list->v[i]);
     }
-    return g_string_free(out, FALSE);
+    *at = '\0';
+    return key;
 }
 
 char *plan_spec_change_flags(const PlanSpec *from, const PlanSpec *to)
