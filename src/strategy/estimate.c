@@ -330,11 +330,14 @@ double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk)
 {
     StageWork w = {plan_spec_micro_batches(plan), plan->pp, plan->virtual_stages, s};
     const GArray *peaks = schedule_peaks(plan->schedule, &w);
-    double most = 0;
-    for (guint i = 0; i < peaks->len; i += (guint)w.chunks) {
+    double most = 0, largest = 0;
+    for (int k = 0; k < w.chunks; k++)
+        largest = MAX(largest, per_chunk[k]);
+    const int *peak = (const int *)peaks->data, *end = peak + peaks->len;
+    for (; peak < end && peak[0] * largest > most; peak += w.chunks + 1) {
         double held = 0;
         for (int k = 0; k < w.chunks; k++)
-            held += g_array_index(peaks, int, i + (guint)k) * MAX(per_chunk[k], 0);
+            held += peak[1 + k] * MAX(per_chunk[k], 0);
         most = MAX(most, held);
     }
     return most;

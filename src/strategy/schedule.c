@@ -93,9 +93,17 @@ static gboolean covers(const int *a, const int *b, int n)
     return TRUE;
 }
 
+static int by_total(gconstpointer a, gconstpointer b, gpointer chunks)
+{
+    (void)chunks;
+    int x = *(const int *)a, y = *(const int *)b;
+    return (y > x) - (y < x);
+}
+
 /* The peaks of `units`: the counts after each forward unit (where a sum
  * of non-negative amounts per count can peak), less those another one
- * covers, first come first kept. */
+ * covers, first come first kept; then each with its total first, the
+ * largest totals first (schedule.h). */
 static GArray *peaks_of(const GArray *units, int chunks)
 {
     GArray *peaks = g_array_new(FALSE, FALSE, sizeof(int));
@@ -120,7 +128,20 @@ static GArray *peaks_of(const GArray *units, int chunks)
         g_array_set_size(peaks, kept * (guint)chunks);
         g_array_append_vals(peaks, now, (guint)chunks);
     }
-    return peaks;
+    guint n = peaks->len / (guint)chunks;
+    GArray *totalled = g_array_sized_new(FALSE, FALSE, sizeof(int), n * (guint)(chunks + 1));
+    for (guint j = 0; j < n; j++) {
+        const int *c = &g_array_index(peaks, int, j * (guint)chunks);
+        int total = 0;
+        for (int k = 0; k < chunks; k++)
+            total += c[k];
+        g_array_append_val(totalled, total);
+        g_array_append_vals(totalled, c, (guint)chunks);
+    }
+    g_array_unref(peaks);
+    g_qsort_with_data(totalled->data, (gint)n, sizeof(int) * (gsize)(chunks + 1), by_total,
+                      GINT_TO_POINTER(chunks));
+    return totalled;
 }
 
 const GArray *schedule_peaks(Schedule schedule, const StageWork *w)

@@ -46,11 +46,13 @@ const GArray *schedule_units(Schedule schedule, const StageWork *w);
 
 /* A stage's peaks under `schedule`: after a forward unit, the
  * micro-batches per chunk whose forward has run and whose backward has
- * not ended (emit_unit_ends_backward), as `chunks` ints, keeping only the
- * count vectors no other one covers (at least as high in every chunk).
- * Whatever each chunk's micro-batch holds, if not negative, the most the
- * stage holds after any unit is held at one of them. Cached with the
- * units, and valid as long. */
+ * not ended (emit_unit_ends_backward), keeping only the count vectors no
+ * other one covers (at least as high in every chunk). Whatever each
+ * chunk's micro-batch holds, if not negative, the most the stage holds
+ * after any unit is held at one of them. Each peak is `chunks` + 1 ints:
+ * its total, then its counts; the largest totals first (so that a peak
+ * whose total times the largest amount cannot beat the most so far ends
+ * the search). Cached with the units, and valid as long. */
 const GArray *schedule_peaks(Schedule schedule, const StageWork *w);
 
 /* Appends one unit (a backward is whole). */
