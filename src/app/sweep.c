@@ -41,6 +41,7 @@ typedef struct {
     char *reason;       /* invalid: its reason, grouped on stderr */
     double score_bound; /* the score's upper bound: the score at the step-time bound */
     char *normal;       /* a candidate: its plan's normal form (strategy_normalize) */
+    guint normal_hash;  /* its g_str_hash, made while preparing (on the pool) */
     GArray *twins;      /* a replayed candidate: the slots (gint64) of the later
                          * candidates of the same normal form, whose rows its
                          * replay gives; NULL if none */
@@ -193,6 +194,7 @@ static void prepare(Job *job, Slot *slot)
         return;
     }
     slot->normal = strategy_normal_form(plan, spec->model);
+    slot->normal_hash = g_str_hash(slot->normal);
 }
 
 /* The slot's row from the report of its plan's replay (`rep`, whose plan
@@ -433,6 +435,17 @@ static void prune(Job *job, Slot *slot)
     g_mutex_unlock(&job->lock);
 }
 
+/* Slots by their normal form. */
+static guint normal_hash(gconstpointer slot)
+{
+    return ((const Slot *)slot)->normal_hash;
+}
+
+static gboolean normal_equal(gconstpointer a, gconstpointer b)
+{
+    return strcmp(((const Slot *)a)->normal, ((const Slot *)b)->normal) == 0;
+}
+
 /* Keeps, of the candidates `order` (n of them, sorted), the first of each
  * normal form, and makes the others its twins (row.twin_of); returns how
  * many are kept. A twin would replay exactly the tasks its first does
@@ -441,13 +454,13 @@ static void prune(Job *job, Slot *slot)
  * the twins only marked. */
 static gint64 keep_firsts(Job *job, gint64 *order, gint64 n, gboolean exhaustive)
 {
-    g_autoptr(GHashTable) first = g_hash_table_new(g_str_hash, g_str_equal);
+    g_autoptr(GHashTable) first = g_hash_table_new(normal_hash, normal_equal); /* Slot * */
     gint64 kept = 0;
     for (gint64 i = 0; i < n; i++) {
         Slot *slot = &job->slots[order[i]];
-        Slot *head = g_hash_table_lookup(first, slot->normal);
+        Slot *head = g_hash_table_lookup(first, slot);
         if (!head)
-            g_hash_table_insert(first, slot->normal, slot);
+            g_hash_table_insert(first, slot, slot);
         else
             slot->row.twin_of = head - job->slots;
         if (!head || exhaustive) {
