@@ -860,7 +860,7 @@ static char *simulate_command(const Inputs *in, const char *nodes, const PlanSpe
     g_autoptr(PlanSpec) shown = plan_spec_copy(plan);
     for (int f = 0; f < PLAN_N_FIELDS; f++)
         if (!base->origin[f])
-            g_clear_pointer(&shown->origin[f], g_free);
+            shown->origin[f] = NULL;
     g_autofree char *plan_flags = plan_spec_flags(shown);
     g_string_append_printf(command, " %s%s", plan_flags, tail ? tail : "");
     return g_string_free(command, FALSE);

@@ -45,10 +45,8 @@ int plan_field_get(const PlanSpec *plan, PlanField f)
 void plan_field_put(PlanSpec *plan, PlanField f, int value, const char *origin)
 {
     *member(plan, f) = value;
-    if (origin) {
-        g_free(plan->origin[f]);
-        plan->origin[f] = g_strdup(origin);
-    }
+    if (origin)
+        plan->origin[f] = origin;
 }
 
 PlanSpec *plan_spec_new(void)
@@ -65,7 +63,6 @@ PlanSpec *plan_spec_copy(const PlanSpec *plan)
     PlanSpec *copy = g_new(PlanSpec, 1);
     *copy = *plan;
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
-        copy->origin[f] = g_strdup(plan->origin[f]);
         if (plan_fields[f].kind == FIELD_LIST) {
             PlanList *list = list_member(copy, (PlanField)f);
             list->v = g_memdup2(list->v, sizeof(int) * (gsize)list->n);
@@ -78,11 +75,9 @@ void plan_spec_free(PlanSpec *plan)
 {
     if (!plan)
         return;
-    for (int f = 0; f < PLAN_N_FIELDS; f++) {
-        g_free(plan->origin[f]);
+    for (int f = 0; f < PLAN_N_FIELDS; f++)
         if (plan_fields[f].kind == FIELD_LIST)
             g_free(list_member(plan, (PlanField)f)->v);
-    }
     g_free(plan);
 }
 
@@ -205,8 +200,7 @@ static gboolean set_list(PlanSpec *plan, PlanField f, const double *values, int 
 gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *text, const char *origin,
                        GError **error)
 {
-    g_free(plan->origin[field]);
-    plan->origin[field] = g_strdup(origin);
+    plan->origin[field] = g_intern_string(origin);
     g_autofree char *got = g_strdup_printf("\"%s\"", text);
     if (plan_fields[field].kind == FIELD_LIST) { /* a flag's "12,12,10" */
         g_auto(GStrv) parts = g_strsplit(text, ",", -1);
@@ -346,8 +340,8 @@ gboolean plan_spec_load(PlanSpec *plan, const char *path, GError **error)
         const cJSON *item = cJSON_GetObjectItemCaseSensitive(doc->root, plan_fields[f].name);
         if (!item)
             continue;
-        g_free(plan->origin[f]);
-        plan->origin[f] = g_strdup_printf("%s: $.%s", path, plan_fields[f].name);
+        g_autofree char *origin = g_strdup_printf("%s: $.%s", path, plan_fields[f].name);
+        plan->origin[f] = g_intern_string(origin);
         if (!set_from_json(plan, (PlanField)f, item, error))
             return FALSE;
     }

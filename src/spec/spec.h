@@ -269,8 +269,9 @@ typedef struct {
 #include "spec/plan_fields.def"
 #undef PLAN_FIELD
     /* where each field's value came from: "FILE: $.key", "--flag" or NULL
-     * (the default), for error messages */
-    char *origin[PLAN_N_FIELDS];
+     * (the default), for error messages; strings that outlive every plan
+     * (literals, g_intern_string's), shared by copies, never freed */
+    const char *origin[PLAN_N_FIELDS];
 } PlanSpec;
 
 /* A plan holding the defaults (Megatron's where Megatron has one). */
@@ -291,7 +292,8 @@ gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *text, const 
 
 /* A scalar field's value (an INT, a BOOL's 0 or 1, a CHOICE's index), and
  * storing one that plan_field_parse returned, from `origin` (NULL: keep the
- * field's origin). */
+ * field's origin; else a string that outlives the plan, as
+ * PlanSpec.origin's, kept by reference). */
 int plan_field_get(const PlanSpec *plan, PlanField field);
 void plan_field_put(PlanSpec *plan, PlanField field, int value, const char *origin);
 
