@@ -28,6 +28,17 @@ int offload_chunk_layers(const PlanSpec *plan, int g)
     return plan->offload_layers > 0 ? plan->offload_layers : MAX(n - 1, 0);
 }
 
+/* A_l, whether offloaded or not: it depends only on whether the layer is
+ * MoE. */
+static double layer_activation_bytes(const ModelSpec *model, const PlanSpec *plan, int layer)
+{
+    double bytes = 0;
+    for (int i = 0; i < TF_BLOCKS; i++)
+        bytes += tf_block_activation_bytes(model, tf_layer_block(model, layer, i), tf_shard(plan),
+                                           plan->recompute);
+    return bytes;
+}
+
 double offload_layer_bytes(const ModelSpec *model, const PlanSpec *plan, int layer)
 {
     if (plan->offload != OFFLOAD_ACTIVATIONS)
@@ -35,12 +46,22 @@ double offload_layer_bytes(const ModelSpec *model, const PlanSpec *plan, int lay
     int g = 0, from = 0;
     while (layer >= from + plan->layers_per_stage.v[g])
         from += plan->layers_per_stage.v[g++];
-    if (layer - from >= offload_chunk_layers(plan, g))
-        return 0;
-    double bytes = 0;
-    for (int i = 0; i < TF_BLOCKS; i++)
-        bytes += tf_block_activation_bytes(model, tf_layer_block(model, layer, i), tf_shard(plan),
-                                           plan->recompute);
+    return layer - from < offload_chunk_layers(plan, g) ? layer_activation_bytes(model, plan, layer)
+                                                        : 0;
+}
+
+/* A micro-batch's offloaded activations of model chunk g: its offloaded
+ * layers' A_l in model order, each kind's made once. */
+static double chunk_offloaded_bytes(const ModelSpec *model, const PlanSpec *plan, int g)
+{
+    int from = estimate_chunk_first_layer(plan, g);
+    double bytes = 0, kind[2] = {-1, -1};
+    for (int l = from; l < from + offload_chunk_layers(plan, g); l++) {
+        int moe = tf_layer_moe(model, l);
+        if (kind[moe] < 0)
+            kind[moe] = layer_activation_bytes(model, plan, l);
+        bytes += kind[moe];
+    }
     return bytes;
 }
 
@@ -50,16 +71,14 @@ double offload_stream_s(const ModelSpec *model, const ClusterSpec *cluster, cons
     GpuSpec gpu = gpu_for_plan(&cluster->gpu, plan);
     if (plan->offload == OFFLOAD_NONE || gpu.pcie_Bps <= 0)
         return 0;
-    double params = estimate_stage_params(model, plan, stage);
-    if (plan->offload == OFFLOAD_OPTIMIZER) /* down, the Adam step, up */
+    if (plan->offload == OFFLOAD_OPTIMIZER) { /* down, the Adam step, up */
+        double params = estimate_stage_params(model, plan, stage);
         return 2 * offload_pcie_bytes_per_param(plan) * shard_params(plan, params) / gpu.pcie_Bps +
                offload_cpu_adam_s(cluster, plan, params);
-    double bytes = 0; /* a micro-batch's, each copied down and up */
-    for (int c = 0; c < plan->virtual_stages; c++) {
-        int g = c * plan->pp + stage, from = estimate_chunk_first_layer(plan, g);
-        for (int l = from; l < from + plan->layers_per_stage.v[g]; l++)
-            bytes += offload_layer_bytes(model, plan, l);
     }
+    double bytes = 0; /* a micro-batch's, each copied down and up */
+    for (int c = 0; c < plan->virtual_stages; c++)
+        bytes += chunk_offloaded_bytes(model, plan, c * plan->pp + stage);
     return 2 * bytes * plan_spec_micro_batches(plan) / gpu.pcie_Bps;
 }
 
@@ -68,11 +87,8 @@ double offload_stream_s(const ModelSpec *model, const ClusterSpec *cluster, cons
 static double host_activation_bytes(const ModelSpec *model, const PlanSpec *plan, int stage)
 {
     g_autofree double *chunk = g_new0(double, plan->virtual_stages);
-    for (int c = 0; c < plan->virtual_stages; c++) {
-        int g = c * plan->pp + stage, from = estimate_chunk_first_layer(plan, g);
-        for (int l = from; l < from + plan->layers_per_stage.v[g]; l++)
-            chunk[c] += offload_layer_bytes(model, plan, l);
-    }
+    for (int c = 0; c < plan->virtual_stages; c++)
+        chunk[c] = chunk_offloaded_bytes(model, plan, c * plan->pp + stage);
     return estimate_stage_held(plan, stage, chunk);
 }
 
