@@ -14,6 +14,7 @@
 
 #include "strategy/schedule.h"
 #include "strategy/states.h"
+#include "strategy/tensor_parallel.h"
 
 /* Slack for the rounding of long sums (estimate.h). */
 #define TIME_SLACK   1e-6
@@ -237,7 +238,10 @@ static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const Gp
     c->embedding_kept = tf_embedding_activation_bytes(m, sh);
     c->head_kept = tf_head_activation_bytes(m, sh);
     double block_s[TF_BLOCK_KINDS] = {0}, replay_s[TF_BLOCK_KINDS] = {0},
-           block_kept[TF_BLOCK_KINDS] = {0};
+           block_kept[TF_BLOCK_KINDS] = {0}, block_waits_s[TF_BLOCK_KINDS] = {0};
+    /* a tensor-parallel collective the forward waits for, at the least */
+    double tp_wait_s =
+        timed ? exchange_lower_bound_s(cluster, tp_layer_bytes(m, plan), plan->tp) : 0;
     for (int b = 0; b < TF_BLOCK_KINDS; b++) {
         if (tf_block_layers(m, (Block)b) == 0)
             continue;
@@ -246,6 +250,7 @@ static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const Gp
             continue;
         tf_block_ops(m, (Block)b, sh, &ops);
         block_s[b] = tf_ops_s(gpu, &ops);
+        block_waits_s[b] = tp_forward_waits(plan, &ops) * tp_wait_s;
         tf_block_replay_ops(m, (Block)b, sh, plan->recompute, &ops);
         replay_s[b] = tf_ops_s(gpu, &ops);
     }
@@ -256,17 +261,18 @@ static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const Gp
         exchanges_s = 2 * ep_exchange_lower_bound_s(
                               cluster, plan, tf_moe_dispatch_bytes(m, sh, plan->moe_dispatcher));
     for (int k = 0; k < 2; k++) {
-        double layer_replay_s = 0;
+        double layer_replay_s = 0, waits_s = 0;
         for (int i = 0; i < TF_BLOCKS; i++) {
             Block b = i == 0 ? BLOCK_ATTENTION : k == 0 ? BLOCK_MLP : BLOCK_MOE;
             c->layer_s[k] += block_s[b];
             layer_replay_s += replay_s[b];
             c->layer_kept[k] += block_kept[b];
+            waits_s += block_waits_s[b];
         }
         double exchanges = k * exchanges_s;
         c->layer_backward_s[k] = 2 * c->layer_s[k] + layer_replay_s +
                                  exchanges * (plan->recompute == RECOMPUTE_FULL ? 2 : 1);
-        c->layer_s[k] += exchanges;
+        c->layer_s[k] += exchanges + waits_s;
     }
     if (timed) {
         tf_embedding_ops(m, sh, &ops);

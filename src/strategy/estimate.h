@@ -56,6 +56,12 @@
  * through the rank's own NIC (at its efficiency too), S (n - l) / n with
  * l the most members on one node (as below). An exchange whose shards fit in a packet may be
  * latency-bound (net.h) and load no link: it counts 0.
+ * Without tp_comm_overlap a forward's tensor-parallel collectives stop
+ * its compute (tensor_parallel.c: the sum of a row-parallel output, and
+ * with sequence parallelism the gather of a column-parallel input, the
+ * next compute waiting for each): each such span holds no compute task
+ * and lasts at least the collective's bound below, so a layer's forward
+ * counts them (tensor_parallel.h, tp_forward_waits).
  * Offloaded activations come back for backward layer by layer: the
  * prefetch of layer l - 1's starts once the compute before layer l's
  * backward has ended, and l - 1's backward waits for it (offload.c). The

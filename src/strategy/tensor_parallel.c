@@ -39,9 +39,11 @@
  * The backward's collectives belong to B, but the all-gather of the column
  * GEMM's sharded input again (sequence parallelism), which only its weight
  * gradient needs and W runs. */
-#include "strategy/strategy.h"
+#include "strategy/tensor_parallel.h"
 
 #include <string.h>
+
+#include "strategy/strategy.h"
 
 #include "strategy/schedule.h"
 #include "strategy/states.h"
@@ -90,6 +92,29 @@ static gboolean named(const Op *op, const char *const *names, gsize n)
         if (strcmp(op->name, names[i]) == 0)
             return TRUE;
     return FALSE;
+}
+
+/* Whether `ops` has an operation of `names` (n of them). */
+static gboolean has_named(const OpList *ops, const char *const *names, gsize n)
+{
+    for (int i = 0; i < ops->n; i++)
+        if (named(&ops->ops[i], names, n))
+            return TRUE;
+    return FALSE;
+}
+
+int tp_forward_waits(const PlanSpec *plan, const OpList *ops)
+{
+    if (plan->tp == 1 || plan->tp_comm_overlap)
+        return 0;
+    return has_named(ops, summed_ops, G_N_ELEMENTS(summed_ops)) +
+           (plan->sequence_parallel && has_named(ops, column_ops, G_N_ELEMENTS(column_ops)));
+}
+
+double tp_layer_bytes(const ModelSpec *model, const PlanSpec *plan)
+{
+    return states_tensor_bytes(plan, TENSOR_ACTIVATION) * tf_tokens(model, tf_shard(plan)) *
+           model->hidden_size;
 }
 
 static gboolean active(const PlanSpec *plan)
@@ -209,8 +234,7 @@ static void step_begin(Emit *e, void *state)
         tf_block_ops(m, (Block)b, sh, &ops);
         st->kind[KIND_BLOCK + b] = cut(gpu, &ops);
     }
-    st->layer_bytes =
-        states_tensor_bytes(emit_plan(e), TENSOR_ACTIVATION) * tf_tokens(m, sh) * m->hidden_size;
+    st->layer_bytes = tp_layer_bytes(m, emit_plan(e));
 }
 
 /* A piece's compute being emitted: the work not yet in a task, and the
