@@ -741,16 +741,14 @@ START_TEST(bounds_hold_across_nodes)
 }
 END_TEST
 
-/* An all-to-all across nodes bounds the step: 16 experts over ep 16 on 2
+/* The all-to-all plan of the tests below: 16 experts over ep 16 on 2
  * nodes of 8 GPUs whose NICs are 100 times slower than NVLink (3 GB/s
- * against 300), wide tokens and thin experts. A rank sends 8/16 of each
- * exchange to the other node through its NIC (topology.c's paths): the
- * step bound is at most the replay and, with that term, within 2x of it
- * (0.0135 s against 0.0195 s); with the exchange's bytes over NVLink + NIC
- * alone it was 0.0030 s, a sixth. */
-START_TEST(expert_exchanges_across_nodes_bound_the_step)
+ * against 300), both link classes at `efficiency`, wide tokens and thin
+ * experts; its step bound and its replayed step. */
+static void exchange_plan(double efficiency, double *bound, double *step)
 {
     ClusterSpec *c = test_cluster(2, 8, 300e9, 3e9);
+    c->intra.efficiency = c->inter.efficiency = efficiency;
     ModelSpec *m = test_moe(2, 2048, 16, 1024, 1024, 16, 2, 128);
     PlanSpec *plan = plan_spec_new();
     plan->dp = 16;
@@ -761,12 +759,41 @@ START_TEST(expert_exchanges_across_nodes_bound_the_step)
     Report rep;
     GError *error = NULL;
     ck_assert_msg(sim_run(m, c, plan, &rep, &error), "%s", error ? error->message : "");
-    double bound = estimate_step_lower_bound_s(m, c, plan), step = rep.metrics.step_time_s;
-    ck_assert_msg(bound <= step && bound > 0.5 * step, "bound %.17g s, step %.17g s", bound, step);
+    *bound = estimate_step_lower_bound_s(m, c, plan);
+    *step = rep.metrics.step_time_s;
     report_clear(&rep);
     plan_spec_free(plan);
     model_spec_free(m);
     cluster_spec_free(c);
+}
+
+/* An all-to-all across nodes bounds the step (exchange_plan at full
+ * efficiency). A rank sends 8/16 of each exchange to the other node
+ * through its NIC (topology.c's paths): the step bound is at most the
+ * replay and, with that term, within 2x of it (0.0135 s against 0.0195
+ * s); with the exchange's bytes over NVLink + NIC alone it was 0.0030 s,
+ * a sixth. */
+START_TEST(expert_exchanges_across_nodes_bound_the_step)
+{
+    double bound, step;
+    exchange_plan(1, &bound, &step);
+    ck_assert_msg(bound <= step && bound > 0.5 * step, "bound %.17g s, step %.17g s", bound, step);
+}
+END_TEST
+
+/* A link carries its payload at most at its class's efficiency: the same
+ * plan with both link classes at half their line rate, where the
+ * exchanges' bytes through the NIC bound the step: they take at least
+ * twice as long, so the bound rises by more than half and stays at most
+ * the replay. Without the efficiency in the bound it did not move. */
+START_TEST(links_carry_their_efficiency)
+{
+    double bound[2], step[2];
+    for (int half = 0; half < 2; half++)
+        exchange_plan(half ? 0.5 : 1, &bound[half], &step[half]);
+    ck_assert_msg(bound[1] <= step[1] && bound[1] > 1.5 * bound[0],
+                  "bounds %.17g and %.17g s, steps %.17g and %.17g s", bound[0], bound[1], step[0],
+                  step[1]);
 }
 END_TEST
 
@@ -1025,6 +1052,7 @@ Suite *suite_sweep(void)
     tcase_add_test(tc, bounds_hold_across_nodes);
     tcase_add_test(tc, expert_exchanges_across_nodes_bound_the_step);
     tcase_add_test(tc, tensor_parallel_waits_bound_the_step);
+    tcase_add_test(tc, links_carry_their_efficiency);
     tcase_add_test(tc, gpus_fewer_than_the_cluster);
     tcase_add_test(tc, node_counts_are_an_axis);
     tcase_add_test(tc, too_many_plans_are_refused);
