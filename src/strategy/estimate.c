@@ -4,14 +4,15 @@
  * Per micro-batch, a piece of kind k costs the roofline time of its
  * forward operations and twice that backward, and recomputation replays
  * tf_block_replay_ops before each layer block's backward: exactly the
- * tasks emit.c and recompute.c write, summed per model chunk. */
+ * tasks emit.c and recompute.c write, summed per model chunk. A layer's
+ * forward also waits for its tensor-parallel collectives, and its backward
+ * for the prefetch of offloaded activations (estimate.h). */
 #include "strategy/estimate.h"
 
 #include <math.h>
 
 #include "net/net.h"
 #include "strategy/offload.h"
-
 #include "strategy/schedule.h"
 #include "strategy/states.h"
 #include "strategy/tensor_parallel.h"
@@ -154,12 +155,11 @@ double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,
 /* Per micro-batch on one GPU: the forward seconds and kept activation
  * bytes of the embedding, the head and a layer of each kind (dense, MoE),
  * the layer's backward seconds with its replay and token exchanges, and
- * the first layer of each model chunk. The seconds only when `timed`: the
- * memory bound needs the bytes alone. */
+ * the first layer of each model chunk. The seconds only when piece_costs
+ * is `timed`: the memory bound needs the bytes alone. */
 typedef struct {
     const ModelSpec *model;
     const PlanSpec *plan;
-    gboolean timed;
     double embedding_s, head_s, layer_s[2], layer_backward_s[2];
     double embedding_kept, head_kept, layer_kept[2]; /* a kind no layer has: 0 */
     double pcie_Bps;                                 /* the host link, for offloaded activations */
@@ -234,7 +234,7 @@ static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const Gp
 {
     Shard sh = tf_shard(plan);
     OpList ops;
-    *c = (PieceCosts){.model = m, .plan = plan, .timed = timed, .pcie_Bps = gpu->pcie_Bps};
+    *c = (PieceCosts){.model = m, .plan = plan, .pcie_Bps = gpu->pcie_Bps};
     c->embedding_kept = tf_embedding_activation_bytes(m, sh);
     c->head_kept = tf_head_activation_bytes(m, sh);
     double block_s[TF_BLOCK_KINDS] = {0}, replay_s[TF_BLOCK_KINDS] = {0},

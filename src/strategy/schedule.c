@@ -18,7 +18,7 @@ typedef struct {
 } OrderKey;
 typedef struct {
     GArray *units; /* Unit */
-    GArray *peaks; /* int, `chunks` a peak; NULL until schedule_peaks */
+    GArray *peaks; /* int, `chunks` + 1 a peak (schedule.h); NULL until schedule_peaks */
 } Order;
 typedef struct {
     GHashTable *orders; /* OrderKey -> Order */
@@ -93,9 +93,10 @@ static gboolean covers(const int *a, const int *b, int n)
     return TRUE;
 }
 
-static int by_total(gconstpointer a, gconstpointer b, gpointer chunks)
+/* Peaks by their totals, the largest first. */
+static int by_total(gconstpointer a, gconstpointer b, gpointer unused)
 {
-    (void)chunks;
+    (void)unused;
     int x = *(const int *)a, y = *(const int *)b;
     return (y > x) - (y < x);
 }
@@ -131,7 +132,7 @@ static GArray *peaks_of(const GArray *units, int chunks)
     guint n = peaks->len / (guint)chunks;
     GArray *totalled = g_array_sized_new(FALSE, FALSE, sizeof(int), n * (guint)(chunks + 1));
     for (guint j = 0; j < n; j++) {
-        const int *c = &g_array_index(peaks, int, j * (guint)chunks);
+        const int *c = &g_array_index(peaks, int, j *(guint)chunks);
         int total = 0;
         for (int k = 0; k < chunks; k++)
             total += c[k];
@@ -139,8 +140,7 @@ static GArray *peaks_of(const GArray *units, int chunks)
         g_array_append_vals(totalled, c, (guint)chunks);
     }
     g_array_unref(peaks);
-    g_qsort_with_data(totalled->data, (gint)n, sizeof(int) * (gsize)(chunks + 1), by_total,
-                      GINT_TO_POINTER(chunks));
+    g_qsort_with_data(totalled->data, (gint)n, sizeof(int) * (gsize)(chunks + 1), by_total, NULL);
     return totalled;
 }
 
