@@ -18,6 +18,7 @@
 
 #include "app/space.h"
 #include "app/sweep.h"
+#include "cost/transformer.h"
 #include "strategy/estimate.h"
 #include "strategy/strategy.h"
 #include "testutil.h"
@@ -743,13 +744,17 @@ END_TEST
 
 /* The all-to-all plan of the tests below: 16 experts over ep 16 on 2
  * nodes of 8 GPUs whose NICs are 100 times slower than NVLink (3 GB/s
- * against 300), both link classes at `efficiency`, wide tokens and thin
- * experts; its step bound and its replayed step. */
-static void exchange_plan(double efficiency, double *bound, double *step)
+ * against 300), both link classes at `efficiency`, a message across nodes
+ * `alpha` seconds, wide tokens and thin experts; its step bound and its
+ * replayed step, and its MoE layers in *moe (if not NULL). */
+static void exchange_plan(double efficiency, double alpha, double *bound, double *step, int *moe)
 {
     ClusterSpec *c = test_cluster(2, 8, 300e9, 3e9);
     c->intra.efficiency = c->inter.efficiency = efficiency;
+    c->inter.latency_s = alpha;
     ModelSpec *m = test_moe(2, 2048, 16, 1024, 1024, 16, 2, 128);
+    for (int l = 0; moe && l < m->layers; l++)
+        *moe += tf_layer_moe(m, l);
     PlanSpec *plan = plan_spec_new();
     plan->dp = 16;
     plan->ep = 16;
@@ -776,7 +781,7 @@ static void exchange_plan(double efficiency, double *bound, double *step)
 START_TEST(expert_exchanges_across_nodes_bound_the_step)
 {
     double bound, step;
-    exchange_plan(1, &bound, &step);
+    exchange_plan(1, 0, &bound, &step, NULL);
     ck_assert_msg(bound <= step && bound > 0.5 * step, "bound %.17g s, step %.17g s", bound, step);
 }
 END_TEST
@@ -790,10 +795,28 @@ START_TEST(links_carry_their_efficiency)
 {
     double bound[2], step[2];
     for (int half = 0; half < 2; half++)
-        exchange_plan(half ? 0.5 : 1, &bound[half], &step[half]);
+        exchange_plan(half ? 0.5 : 1, 0, &bound[half], &step[half], NULL);
     ck_assert_msg(bound[1] <= step[1] && bound[1] > 1.5 * bound[0],
                   "bounds %.17g and %.17g s, steps %.17g and %.17g s", bound[0], bound[1], step[0],
                   step[1]);
+}
+END_TEST
+
+/* An all-to-all waits its latency: the same plan with a message across
+ * nodes taking 1 ms (the Simple protocol alone, no base latency), so that
+ * each exchange, whose direct plan sends its 15 messages one after the
+ * other, waits 15 ms before its bytes move; per MoE layer a micro-batch
+ * makes 4 (dispatch and combine, forward and backward), so the step
+ * lasts at least 60 ms a MoE layer. Without the latency the bound was
+ * 0.0135 s. */
+START_TEST(all_to_all_latency_bounds_the_step)
+{
+    double bound, step;
+    int moe = 0;
+    exchange_plan(1, 1e-3, &bound, &step, &moe);
+    ck_assert_int_gt(moe, 0);
+    ck_assert_msg(bound >= moe * 4 * 15e-3 * (1 - 1e-6) && bound <= step,
+                  "bound %.17g s, latencies %.17g s, step %.17g s", bound, moe * 4 * 15e-3, step);
 }
 END_TEST
 
@@ -1053,6 +1076,7 @@ Suite *suite_sweep(void)
     tcase_add_test(tc, expert_exchanges_across_nodes_bound_the_step);
     tcase_add_test(tc, tensor_parallel_waits_bound_the_step);
     tcase_add_test(tc, links_carry_their_efficiency);
+    tcase_add_test(tc, all_to_all_latency_bounds_the_step);
     tcase_add_test(tc, gpus_fewer_than_the_cluster);
     tcase_add_test(tc, node_counts_are_an_axis);
     tcase_add_test(tc, too_many_plans_are_refused);

@@ -212,21 +212,47 @@ static int most_on_a_node(const ClusterSpec *cluster, const PlanSpec *plan, int 
     return MIN(n, (node / plan->tp + stride - 1) / stride);
 }
 
+/* The least per-message latency of the cluster's protocols on `link`. */
+static double least_alpha_s(const ClusterSpec *cluster, const LinkSpec *link)
+{
+    double alpha = link->latency_s;
+    if (cluster->protocols >> PROTOCOL_LL & 1)
+        alpha = MIN(alpha, link->ll_latency_s);
+    if (cluster->protocols >> PROTOCOL_LL128 & 1)
+        alpha = MIN(alpha, link->ll128_latency_s);
+    return alpha;
+}
+
+/* The least latency of an all-to-all over n members (algorithm.c's
+ * direct plan): its phase waits the cluster's base latency, then its n - 1
+ * messages one after the other, each at least least_alpha_s across nodes
+ * when `across` (the members span nodes), else on either link class. */
+static double all_to_all_latency_s(const ClusterSpec *cluster, int n, gboolean across)
+{
+    double inter = least_alpha_s(cluster, &cluster->inter);
+    double alpha = across ? inter : MIN(inter, least_alpha_s(cluster, &cluster->intra));
+    return cluster->base_latency_s + (n - 1) * alpha;
+}
+
 /* A lower bound of an expert-parallel token exchange of `bytes` a rank
  * over the plan's ep ranks, consecutive in dp x cp: the exchange's bound,
  * and for an all-to-all (its direct plan: bytes / ep to every member) the
  * bytes for ranks on other nodes (all but most_on_a_node of them), which
- * leave through the rank's NIC (topology.c's paths). A ring's all-gather
- * crosses nodes through a few members only. */
+ * leave through the rank's NIC (topology.c's paths), after its latency
+ * (across nodes when most_on_a_node is fewer than ep: its members cannot
+ * all be on one node). A ring's all-gather crosses nodes through a few
+ * members only. */
 static double ep_exchange_lower_bound_s(const ClusterSpec *cluster, const PlanSpec *plan,
                                         double bytes)
 {
-    int n = plan->ep;
+    int n = plan->ep, here = most_on_a_node(cluster, plan, n, 1);
     double alone = exchange_lower_bound_s(cluster, bytes, n);
-    if (alone == 0 || plan->moe_dispatcher != MOE_DISPATCHER_ALL_TO_ALL)
+    if (plan->moe_dispatcher != MOE_DISPATCHER_ALL_TO_ALL)
         return alone;
-    double across = bytes * (n - most_on_a_node(cluster, plan, n, 1)) / n;
-    return MAX(alone, across / nic_payload_Bps(cluster));
+    double latency_s = all_to_all_latency_s(cluster, n, here < n);
+    if (alone == 0) /* it may be latency-bound (net.h): its latency alone */
+        return latency_s;
+    return latency_s + MAX(alone, bytes * (n - here) / n / nic_payload_Bps(cluster));
 }
 
 static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const GpuSpec *gpu,

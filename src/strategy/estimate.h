@@ -54,8 +54,14 @@
  * (net/algorithm.c's direct plan: S / n from the rank to every member)
  * lasts at least as long as the bytes for members on other nodes take
  * through the rank's own NIC (at its efficiency too), S (n - l) / n with
- * l the most members on one node (as below). An exchange whose shards fit in a packet may be
- * latency-bound (net.h) and load no link: it counts 0.
+ * l the most members on one node (as below), after its latency: a
+ * collective's phase waits its latency before its transfers start
+ * (net.c), and the direct plan's one phase waits the cluster's base
+ * latency and its n - 1 messages one after the other, each at least the
+ * least per-message latency of the cluster's protocols (across nodes when
+ * l < n, else on either link class). An exchange whose shards fit in a
+ * packet may be latency-bound (net.h) and load no link: its bytes count 0
+ * (an all-to-all's latency still counts).
  * Without tp_comm_overlap a forward's tensor-parallel collectives stop
  * its compute (tensor_parallel.c: the sum of a row-parallel output, and
  * with sequence parallelism the gather of a column-parallel input, the
