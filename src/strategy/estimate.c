@@ -176,11 +176,10 @@ static double payload_Bps(const LinkSpec *link, double capacity)
     return capacity * (link->efficiency > 0 ? link->efficiency : 1);
 }
 
-/* A GPU's NIC's payload_Bps. */
-static double nic_payload_Bps(const ClusterSpec *cluster)
+/* A GPU's NIC's payload_Bps, and the node's NICs in *nics. */
+static double nic_payload_Bps(const ClusterSpec *cluster, int *nics)
 {
-    int nics;
-    return payload_Bps(&cluster->inter, topology_nic_capacity(cluster, &nics));
+    return payload_Bps(&cluster->inter, topology_nic_capacity(cluster, nics));
 }
 
 /* A lower bound of a collective of `bytes` over n ranks (as
@@ -195,8 +194,9 @@ static double exchange_lower_bound_s(const ClusterSpec *cluster, double bytes, i
 {
     if (n < 2 || bytes / n <= NET_PACKET_BYTES)
         return 0;
-    double links =
-        payload_Bps(&cluster->intra, cluster->intra.bandwidth_Bps) + nic_payload_Bps(cluster);
+    int nics;
+    double links = payload_Bps(&cluster->intra, cluster->intra.bandwidth_Bps) +
+                   nic_payload_Bps(cluster, &nics);
     return bytes * (n - 1) / n / links;
 }
 
@@ -245,14 +245,14 @@ static double all_to_all_latency_s(const ClusterSpec *cluster, int n, gboolean a
 static double ep_exchange_lower_bound_s(const ClusterSpec *cluster, const PlanSpec *plan,
                                         double bytes)
 {
-    int n = plan->ep, here = most_on_a_node(cluster, plan, n, 1);
+    int n = plan->ep, here = most_on_a_node(cluster, plan, n, 1), nics;
     double alone = exchange_lower_bound_s(cluster, bytes, n);
     if (plan->moe_dispatcher != MOE_DISPATCHER_ALL_TO_ALL)
         return alone;
     double latency_s = all_to_all_latency_s(cluster, n, here < n);
     if (alone == 0) /* it may be latency-bound (net.h): its latency alone */
         return latency_s;
-    return latency_s + MAX(alone, bytes * (n - here) / n / nic_payload_Bps(cluster));
+    return latency_s + MAX(alone, bytes * (n - here) / n / nic_payload_Bps(cluster, &nics));
 }
 
 static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const GpuSpec *gpu,
@@ -384,10 +384,8 @@ static double stage_activations(const PieceCosts *c, int s)
     const PlanSpec *plan = c->plan;
     g_autofree double *kept = g_new(double, plan->virtual_stages);
     for (int k = 0; k < plan->virtual_stages; k++) {
-        int g = k * plan->pp + s, from = c->first[g];
-        kept[k] = chunk_cost(c, g).kept;
-        for (int l = from; l < from + offload_chunk_layers(plan, g); l++)
-            kept[k] -= c->layer_kept[tf_layer_moe(c->model, l)];
+        int g = k * plan->pp + s;
+        kept[k] = chunk_cost(c, g).kept - offload_chunk_bytes(c->model, plan, g);
     }
     return estimate_stage_held(plan, s, kept);
 }
@@ -489,8 +487,7 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
                                    const PlanSpec *plan)
 {
     int nics;
-    topology_nic_capacity(cluster, &nics);
-    double nic_Bps = nic_payload_Bps(cluster);
+    double nic_Bps = nic_payload_Bps(cluster, &nics);
     int n[2] = {plan->dp * plan->cp, plan->dp * plan->cp / plan->ep};
     int here[2] = {most_on_a_node(cluster, plan, n[0], 1),
                    most_on_a_node(cluster, plan, n[1], plan->ep)};

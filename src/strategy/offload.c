@@ -50,10 +50,10 @@ double offload_layer_bytes(const ModelSpec *model, const PlanSpec *plan, int lay
                                                         : 0;
 }
 
-/* A micro-batch's offloaded activations of model chunk g: its offloaded
- * layers' A_l in model order, each kind's made once. */
-static double chunk_offloaded_bytes(const ModelSpec *model, const PlanSpec *plan, int g)
+double offload_chunk_bytes(const ModelSpec *model, const PlanSpec *plan, int g)
 {
+    if (plan->offload != OFFLOAD_ACTIVATIONS)
+        return 0;
     int from = estimate_chunk_first_layer(plan, g);
     double bytes = 0, kind[2] = {-1, -1};
     for (int l = from; l < from + offload_chunk_layers(plan, g); l++) {
@@ -78,7 +78,7 @@ double offload_stream_s(const ModelSpec *model, const ClusterSpec *cluster, cons
     }
     double bytes = 0; /* a micro-batch's, each copied down and up */
     for (int c = 0; c < plan->virtual_stages; c++)
-        bytes += chunk_offloaded_bytes(model, plan, c * plan->pp + stage);
+        bytes += offload_chunk_bytes(model, plan, c * plan->pp + stage);
     return 2 * bytes * plan_spec_micro_batches(plan) / gpu.pcie_Bps;
 }
 
@@ -88,7 +88,7 @@ static double host_activation_bytes(const ModelSpec *model, const PlanSpec *plan
 {
     g_autofree double *chunk = g_new0(double, plan->virtual_stages);
     for (int c = 0; c < plan->virtual_stages; c++)
-        chunk[c] = chunk_offloaded_bytes(model, plan, c * plan->pp + stage);
+        chunk[c] = offload_chunk_bytes(model, plan, c * plan->pp + stage);
     return estimate_stage_held(plan, stage, chunk);
 }
 

@@ -63,6 +63,11 @@ double offload_host_bytes(const ModelSpec *model, const PlanSpec *plan, int stag
  * without offload activations. The plan must be resolved. */
 int offload_chunk_layers(const PlanSpec *plan, int g);
 
+/* A micro-batch's offloaded activations of model chunk g: its offloaded
+ * layers' A_l (offload_layer_bytes) in model order; 0 without offload
+ * activations. The plan must be resolved. */
+double offload_chunk_bytes(const ModelSpec *model, const PlanSpec *plan, int g);
+
 /* A_l: the bytes layer `layer`'s forward keeps for its backward (both of
  * its blocks, tf_block_activation_bytes) when the plan offloads that
  * layer's activations; 0 otherwise. */

@@ -43,10 +43,9 @@
 
 #include <string.h>
 
-#include "strategy/strategy.h"
-
 #include "strategy/schedule.h"
 #include "strategy/states.h"
+#include "strategy/strategy.h"
 
 #include "base/error.h"
 
