@@ -188,8 +188,8 @@ missing=$tmp/no-such-folder
     -o "$missing/report.csv" >"$tmp/missing.out" 2>"$tmp/missing.err"
 status=$?
 problem=
-if [ "$status" -ne 1 ]; then
-    problem="$problem; exit status $status, expected 1"
+if [ "$status" -ne 2 ]; then
+    problem="$problem; exit status $status, expected 2 (a bad target is bad input)"
 fi
 lines=$(awk 'END { print NR }' "$tmp/missing.err")
 if [ "$lines" -ne 1 ] || [ "$(wc -l <"$tmp/missing.err" | tr -d ' ')" -ne 1 ]; then
@@ -208,7 +208,7 @@ fi
 if [ -n "$problem" ]; then
     problem="$problem; stderr: $(one_line "$tmp/missing.err")"
 fi
-check "-o into a missing folder exits 1 and creates nothing" "$problem"
+check "-o into a missing folder exits 2 and creates nothing" "$problem"
 
 # ---- (f) flags override the plan file ------------------------------------
 
@@ -464,15 +464,27 @@ cp "$tiny" "$tmp/w/model.json"
 refused "-o naming the --model input" "-o: expected a file that is not an input" \
     simulate --model "$tmp/w/model.json" --cluster "$a100" --nodes 1 -o "$tmp/w/model.json"
 cmp -s "$tiny" "$tmp/w/model.json" || check "-o naming the --model input leaves it" "overwritten"
-# a run whose -o fails takes back the trace it wrote
+# a run whose -o fails takes back the trace it wrote (/dev/full: every
+# write fails with ENOSPC); one whose -o is a bad target writes nothing
+if [ -c /dev/full ]; then
+    # shellcheck disable=SC2086
+    "$PLANSIM" $small --trace "$tmp/w/trace.json" -o /dev/full >/dev/null 2>"$tmp/fail.err"
+    status=$?
+    problem=
+    [ "$status" -eq 1 ] || problem="exit status $status, expected 1"
+    [ -e "$tmp/w/trace.json" ] && problem="$problem; the trace was left behind"
+    check "-o failing after --trace removes the trace" "$problem"
+fi
 # shellcheck disable=SC2086
 "$PLANSIM" $small --trace "$tmp/w/trace.json" -o "$tmp/w/no/such/folder/r.txt" \
     >/dev/null 2>"$tmp/fail.err"
 status=$?
 problem=
-[ "$status" -eq 1 ] || problem="exit status $status, expected 1"
-[ -e "$tmp/w/trace.json" ] && problem="$problem; the trace was left behind"
-check "-o failing after --trace removes the trace" "$problem"
+[ "$status" -eq 2 ] || problem="exit status $status, expected 2"
+[ -e "$tmp/w/trace.json" ] && problem="$problem; a trace was written"
+grep -q "r.txt: cannot write: its folder .*/no/such/folder does not exist" "$tmp/fail.err" ||
+    problem="$problem; stderr: $(one_line "$tmp/fail.err")"
+check "-o into a missing folder is refused before --trace is written" "$problem"
 
 # the extremes a cluster file and the what-ifs accept give finite reports:
 # every rate at its floor (docs/inputs.md), every latency at 1e9 us, a NIC

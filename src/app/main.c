@@ -26,6 +26,7 @@
 #include "app/advice.h"
 #include "app/calibrate.h"
 #include "app/calibruns.h"
+#include "app/cli.h"
 #include "app/collbench.h"
 #include "app/simulate.h"
 #include "app/sweep.h"
@@ -34,34 +35,6 @@
 #include "strategy/strategy.h"
 #include "base/error.h"
 #include "base/text.h"
-
-/* The shipped default (docs/inputs.md, "Shipped files"): GPT-3 175B on
- * 512 A100s, 8-way TP inside each node, 8-way PP across nodes, DP 8. */
-#define DEFAULT_MODEL   "models/gpt3-175b.json"
-#define DEFAULT_CLUSTER "topologies/dgx-a100-80gb.json"
-#define DEFAULT_PLAN    "plans/seed-512.json"
-
-/* Sequences per step when neither a plan file nor a flag gives them, in
- * simulate and sweep alike: Llama 2's batch, 4M tokens of 4,096 (Touvron
- * et al. 2023, section 2.2). */
-#define DEFAULT_GLOBAL_BATCH 1024
-/* The sequence length a Hugging Face config runs at without --seq-length:
- * it gives the longest context the model takes (max_position_embeddings,
- * 1M tokens for some), not the length it trains on; 4,096 is Llama 2's
- * and Megatron-LM's common pretraining length, and a config allowing less
- * keeps its own. */
-#define HF_DEFAULT_SEQ_LENGTH 4096
-
-/* The kinds of shipped inputs: the flag that names one and the folders
- * where a short name is looked for, first to last. */
-typedef struct {
-    const char *flag, *what;
-    const char *folders[3];
-} Shipped;
-
-static const Shipped shipped_models = {"--model", "model", {"models", "models/hf", NULL}};
-static const Shipped shipped_clusters = {"--cluster", "cluster", {"topologies", NULL}};
-static const Shipped shipped_plans = {"--plan", "plan", {"plans", NULL}};
 
 /* Set by SIGINT or SIGTERM during a sweep, to the signal's number: the
  * sweep stops and writes nothing. */
@@ -83,426 +56,23 @@ static int fail(GError *error)
     return status;
 }
 
-/* A shipped file or folder ("models/gpt3-175b.json"): in the current
- * folder if it is there, else in the installed data folder. */
-static char *shipped_path(const char *file)
-{
-    if (g_file_test(file, G_FILE_TEST_EXISTS))
-        return g_strdup(file);
-    return g_build_filename(PLANSIM_DATADIR, file, NULL);
-}
-
-static int compare_names(gconstpointer a, gconstpointer b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Adds the names of the .json files of a shipped folder to `names`. */
-static void add_shipped_names(GPtrArray *names, const char *folder)
-{
-    g_autofree char *path = shipped_path(folder);
-    g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
-    for (const char *file; dir && (file = g_dir_read_name(dir));)
-        if (g_str_has_suffix(file, ".json"))
-            g_ptr_array_add(names, g_strndup(file, strlen(file) - 5));
-}
-
-/* The file an input flag names: the file itself when there is one, else
- * for a name without a folder the shipped FOLDER/NAME.json (".json" may be
- * left out) of the first of `kind`'s folders that has it; `fallback` (a
- * shipped file) when the flag is absent. */
-static char *input_path(const Shipped *kind, const char *given, const char *fallback,
-                        GError **error)
-{
-    if (!given)
-        return shipped_path(fallback);
-    if (g_file_test(given, G_FILE_TEST_EXISTS) || strchr(given, G_DIR_SEPARATOR))
-        return g_strdup(given);
-    g_autofree char *stem =
-        g_str_has_suffix(given, ".json") ? g_strndup(given, strlen(given) - 5) : g_strdup(given);
-    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-    for (const char *const *folder = kind->folders; *folder; folder++) {
-        g_autofree char *file = g_strdup_printf("%s/%s.json", *folder, stem);
-        char *path = shipped_path(file);
-        if (g_file_test(path, G_FILE_TEST_IS_REGULAR))
-            return path;
-        g_free(path);
-        add_shipped_names(names, *folder);
-    }
-    g_ptr_array_sort(names, compare_names);
-    g_ptr_array_add(names, NULL);
-    const char *near = text_nearest(stem, (const char *const *)names->pdata);
-    g_autofree char *list = g_strjoinv(", ", (char **)names->pdata);
-    g_autofree char *hint = near ? g_strdup_printf(" (did you mean \"%s\"?)", near) : g_strdup("");
-    g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                "%s: expected a file or a shipped %s's name (%s), got \"%s\"%s", kind->flag,
-                kind->what, list, given, hint);
-    return NULL;
-}
-
-/* Whether two paths name the same file. */
-static gboolean same_file(const char *a, const char *b)
-{
-    GStatBuf x, y;
-    return g_stat(a, &x) == 0 && g_stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
-}
-
-/* A number from a flag in [lo, hi], or `fallback` when the flag is
- * absent: an integer when `integral`, a count with a suffix K, M, G or T
- * as every count is written (text_parse_count). */
-static gboolean parse_number(const char *flag, const char *text, double lo, double hi,
-                             gboolean integral, double fallback, double *out, GError **error)
-{
-    *out = fallback;
-    TextSuffixes suffixes = integral ? TEXT_BINARY : TEXT_PLAIN;
-    if (text && (!text_parse_count(text, suffixes, integral, out) || !(*out >= lo && *out <= hi))) {
-        g_set_error(
-            error, PS_ERROR, PS_ERROR_INPUT, "%s: expected %s from %.15g to %.15g%s, got \"%s\"",
-            flag, integral ? "an integer" : "a number", lo, hi, text_suffixes_help(suffixes), text);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-/* A size in bytes from a flag, in [lo, hi]: a count with a suffix K, M,
- * G or T for 2^10 .. 2^40 (text_parse_count), as nccl-tests reads its -b
- * and -e (parsesize in its src/common.cu); `fallback` when the flag is
- * absent. */
-static gboolean parse_bytes(const char *flag, const char *text, double lo, double hi,
-                            double fallback, double *out, GError **error)
-{
-    *out = fallback;
-    if (text && (!text_parse_count(text, TEXT_BINARY, FALSE, out) || !(*out >= lo && *out <= hi))) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "%s: expected a size from %.15g to %.15g bytes%s, got \"%s\"", flag, lo, hi,
-                    text_suffixes_help(TEXT_BINARY), text);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-/* A word from a flag, one of `table`'s (its index into `out`), or `out`
- * unchanged when the flag is absent. */
-static gboolean parse_choice(const char *flag, const char *text, const char *const *table, int *out,
-                             GError **error)
-{
-    int i = names_find(table, text);
-    if (text && i < 0) {
-        g_autofree char *choices = names_list(table, FALSE);
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected %s, got \"%s\"", flag, choices,
-                    text);
-        return FALSE;
-    }
-    *out = text ? i : *out;
-    return TRUE;
-}
-
-/* A file a command writes: its flag, and the path given (NULL: none). */
-typedef struct {
-    const char *flag, *path;
-} Output;
-
-/* Whether `path` names a file plansim replaces when it writes it: not
- * standard output ("-") nor an existing device or pipe (/dev/null). */
-static gboolean replaceable(const char *path)
-{
-    GStatBuf st;
-    return path && strcmp(path, "-") != 0 && (g_stat(path, &st) != 0 || S_ISREG(st.st_mode));
-}
-
-/* Whether two paths name one file: the same file if both exist, else the
- * same path once made absolute. */
-static gboolean same_target(const char *a, const char *b)
-{
-    if (g_file_test(a, G_FILE_TEST_EXISTS) || g_file_test(b, G_FILE_TEST_EXISTS))
-        return same_file(a, b);
-    g_autofree char *ca = g_canonicalize_filename(a, NULL), *cb = g_canonicalize_filename(b, NULL);
-    return strcmp(ca, cb) == 0;
-}
-
-/* Refuses outputs (n of them) that would overwrite one of the `inputs`
- * (`n_inputs` of them, NULLs skipped) or each other: the
- * input would be lost, or one output silently replace another. */
-static gboolean check_outputs(const Output *outs, int n, const char *const *inputs, int n_inputs,
-                              GError **error)
-{
-    for (int i = 0; i < n; i++) {
-        if (!replaceable(outs[i].path))
-            continue;
-        for (int j = 0; j < n_inputs; j++)
-            if (inputs[j] && same_target(outs[i].path, inputs[j])) {
-                g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                            "%s: expected a file that is not an input, got \"%s\", which is "
-                            "\"%s\" read as input",
-                            outs[i].flag, outs[i].path, inputs[j]);
-                return FALSE;
-            }
-        for (int j = 0; j < i; j++)
-            if (replaceable(outs[j].path) && same_target(outs[i].path, outs[j].path)) {
-                g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                            "%s: expected a file other than %s's, got \"%s\"", outs[i].flag,
-                            outs[j].flag, outs[i].path);
-                return FALSE;
-            }
-    }
-    return TRUE;
-}
-
-/* ---- the inputs simulate and sweep share -------------------------------- */
-
-typedef struct {
-    char *model, *cluster, *plan, *nodes, *seq_length;
-    Output outputs[2];                    /* what the command writes, checked against the inputs */
-    const char *grid;                     /* another input (sweep's --grid), or NULL */
-    char *flag_text[PLAN_N_FIELDS];       /* the plan flags given, as text */
-    const char *flag_name[PLAN_N_FIELDS]; /* the flag that gave each, "--no-x" included */
-    char **slow_gpu, **slow_link, *jitter, *seed; /* what-ifs (app/whatif.h) */
-} Inputs;
-
-/* A plan flag seen: --FLAG VALUE, a bare --BOOL, --BOOL=VALUE or --no-BOOL.
- * The last one given for a field wins. */
-static gboolean on_plan_flag(const char *name, const char *value, gpointer data, GError **error)
-{
-    Inputs *in = data;
-    gboolean negated = g_str_has_prefix(name, "--no-");
-    if (negated && value) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected no value, got \"%s\"", name,
-                    value);
-        return FALSE;
-    }
-    for (int f = 0; f < PLAN_N_FIELDS; f++) {
-        if (strcmp(name + (negated ? 5 : 2), plan_fields[f].flag) != 0)
-            continue;
-        g_free(in->flag_text[f]);
-        in->flag_text[f] = g_strdup(negated ? "false" : value ? value : "true");
-        in->flag_name[f] = negated ? "--no-" : "--";
-        return TRUE;
-    }
-    g_assert_not_reached();
-}
-
-static void inputs_entries(Inputs *in, GOptionContext *ctx)
-{
-    GOptionEntry entries[] = {
-        {"model", 0, 0, G_OPTION_ARG_FILENAME, &in->model,
-         "model JSON (plansim or Hugging Face), or a shipped model's name", "FILE"},
-        {"cluster", 0, 0, G_OPTION_ARG_FILENAME, &in->cluster,
-         "cluster JSON, or a shipped cluster's name", "FILE"},
-        {"plan", 0, 0, G_OPTION_ARG_FILENAME, &in->plan,
-         "plan JSON, or a shipped plan's name (flags override it)", "FILE"},
-        {"nodes", 0, 0, G_OPTION_ARG_STRING, &in->nodes, "override the cluster's node count", "N"},
-        {"seq-length", 0, 0, G_OPTION_ARG_STRING, &in->seq_length,
-         "tokens per sequence, over the model's", "S"},
-        {NULL},
-    };
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    /* every plan field's flag, from the table; a boolean's value is
-     * optional (--sequence-parallel, --sequence-parallel=false) and it has
-     * a --no- form */
-    GOptionEntry plan_entries[2 * PLAN_N_FIELDS + 1];
-    int n = 0;
-    static char no_flags[PLAN_N_FIELDS][64], no_help[PLAN_N_FIELDS][128];
-    for (int f = 0; f < PLAN_N_FIELDS; f++) {
-        const PlanFieldInfo *d = &plan_fields[f];
-        gboolean boolean = d->kind == FIELD_BOOL;
-        plan_entries[n++] = (GOptionEntry){d->flag,
-                                           0,
-                                           boolean ? G_OPTION_FLAG_OPTIONAL_ARG : 0,
-                                           G_OPTION_ARG_CALLBACK,
-                                           (gpointer)on_plan_flag,
-                                           d->help,
-                                           boolean ? "true|false" : "V"};
-        if (boolean) {
-            g_snprintf(no_flags[f], sizeof no_flags[f], "no-%s", d->flag);
-            g_snprintf(no_help[f], sizeof no_help[f], "--%s=false", d->flag);
-            plan_entries[n++] = (GOptionEntry){no_flags[f],
-                                               0,
-                                               G_OPTION_FLAG_OPTIONAL_ARG, /* to refuse a value */
-                                               G_OPTION_ARG_CALLBACK,
-                                               (gpointer)on_plan_flag,
-                                               no_help[f],
-                                               NULL};
-        }
-    }
-    plan_entries[n] = (GOptionEntry){NULL};
-    GOptionGroup *group = g_option_group_new(
-        "plan", "Plan options (override --plan):", "Show plan options", in, NULL);
-    g_option_group_add_entries(group, plan_entries);
-    g_option_context_add_group(ctx, group);
-    GOptionEntry whatif_entries[] = {
-        {"slow-gpu", 0, 0, G_OPTION_ARG_STRING_ARRAY, &in->slow_gpu,
-         "GPU RANK computes FACTOR (1 to 1000, \"2\" or \"2x\") times slower; repeatable",
-         "RANK:FACTOR"},
-        {"slow-link", 0, 0, G_OPTION_ARG_STRING_ARRAY, &in->slow_link,
-         "LINK, named as the report names links (\"node 0 nic 2 out\"; no direction: both), runs "
-         "FACTOR (1 to 1e6, \"2\" or \"2x\") times slower; repeatable",
-         "LINK:FACTOR"},
-        {"jitter", 0, 0, G_OPTION_ARG_STRING, &in->jitter,
-         "log-normal noise of mean 1 on every compute task, sigma SIGMA", "SIGMA"},
-        {"seed", 0, 0, G_OPTION_ARG_STRING, &in->seed,
-         "the seed of the jitter and of a run's failures (default 1)", "S"},
-        {NULL},
-    };
-    GOptionGroup *whatif = g_option_group_new(
-        "whatif", "What-if options (the step also replayed clean):", "Show what-if options", in,
-        NULL);
-    g_option_group_add_entries(whatif, whatif_entries);
-    g_option_context_add_group(ctx, whatif);
-}
-
-static void inputs_clear(Inputs *in)
-{
-    g_free(in->model);
-    g_free(in->cluster);
-    g_free(in->plan);
-    g_free(in->nodes);
-    g_free(in->seq_length);
-    for (int f = 0; f < PLAN_N_FIELDS; f++)
-        g_free(in->flag_text[f]);
-    g_strfreev(in->slow_gpu);
-    g_strfreev(in->slow_link);
-    g_free(in->jitter);
-    g_free(in->seed);
-}
-
-/* The what-if flags given (app/whatif.h). `seeds_runs`: --seed also
- * seeds a run's failures, so it may come without --jitter. */
-static WhatIf *inputs_whatif(const Inputs *in, gboolean seeds_runs, GError **error)
-{
-    g_autoptr(WhatIf) w = whatif_new();
-    const char *seed = seeds_runs && !in->jitter ? NULL : in->seed;
-    if (!whatif_parse(w, in->slow_gpu, in->slow_link, in->jitter, seed, error))
-        return NULL;
-    return g_steal_pointer(&w);
-}
-
-/* Loads the model (its sequence length replaced by --seq-length), the
- * cluster and the plan: the plan file, else `default_plan` (if any) when
- * the model and the cluster are the shipped defaults, named or not; then
- * the flags; then DEFAULT_GLOBAL_BATCH if nothing gave the global batch. */
-static gboolean inputs_load(const Inputs *in, const char *default_plan, ModelSpec **model,
-                            ClusterSpec **cluster, PlanSpec *plan, GError **error)
-{
-    double nodes;
-    gboolean max_positions;
-    g_autofree char *model_path = input_path(&shipped_models, in->model, DEFAULT_MODEL, error);
-    g_autofree char *cluster_path =
-        model_path ? input_path(&shipped_clusters, in->cluster, DEFAULT_CLUSTER, error) : NULL;
-    g_autofree char *plan_path =
-        in->plan && cluster_path ? input_path(&shipped_plans, in->plan, NULL, error) : NULL;
-    g_autofree char *default_model = shipped_path(DEFAULT_MODEL);
-    g_autofree char *default_cluster = shipped_path(DEFAULT_CLUSTER);
-    if (!cluster_path || (in->plan && !plan_path))
-        return FALSE;
-    if (!in->plan && default_plan && same_file(model_path, default_model) &&
-        same_file(cluster_path, default_cluster))
-        plan_path = shipped_path(default_plan);
-    const char *inputs[] = {model_path, cluster_path, plan_path, in->grid};
-    if (!check_outputs(in->outputs, G_N_ELEMENTS(in->outputs), inputs, G_N_ELEMENTS(inputs), error))
-        return FALSE;
-    if (!parse_number("--nodes", in->nodes, 1, CLUSTER_MAX_GPUS, TRUE, 0, &nodes, error) ||
-        !(*model = model_spec_load_noting(model_path, &max_positions, error)) ||
-        (in->seq_length &&
-         !model_spec_set_seq_length(*model, in->seq_length, "--seq-length", error)) ||
-        !(*cluster = cluster_spec_load(cluster_path, (int)nodes, error)) ||
-        (plan_path && !plan_spec_load(plan, plan_path, error)))
-        return FALSE;
-    if (max_positions && !in->seq_length) {
-        int longest = (*model)->seq_length;
-        if (longest > HF_DEFAULT_SEQ_LENGTH) {
-            g_autofree char *text = g_strdup_printf("%d", HF_DEFAULT_SEQ_LENGTH);
-            if (!model_spec_set_seq_length(*model, text, "--seq-length", error))
-                return FALSE;
-        }
-        fprintf(stderr,
-                "plansim: warning: %s: sequence length %d, as the config gives no training "
-                "length (max_position_embeddings, the longest context the model takes: %d); "
-                "--seq-length S sets it\n",
-                model_path, (*model)->seq_length, longest);
-    }
-    for (int f = 0; f < PLAN_N_FIELDS; f++) {
-        if (!in->flag_text[f])
-            continue;
-        g_autofree char *flag = g_strconcat(in->flag_name[f], plan_fields[f].flag, NULL);
-        if (!plan_spec_set(plan, (PlanField)f, in->flag_text[f], flag, error))
-            return FALSE;
-    }
-    /* as Megatron-LM derives dp from the world size, a flag that reshapes
-     * one replica of the model (tp, cp or pp) without --dp leaves dp to be
-     * derived again, not the plan file's */
-    if (!in->flag_text[PLAN_DP] &&
-        (in->flag_text[PLAN_TP] || in->flag_text[PLAN_CP] || in->flag_text[PLAN_PP]))
-        plan->dp = 0;
-    if (!plan->global_batch_size)
-        plan->global_batch_size = DEFAULT_GLOBAL_BATCH;
-    return TRUE;
-}
-
-/* The long options `ctx`'s help lists, without "--", into `names`. */
-static void help_options(GOptionContext *ctx, GPtrArray *names)
-{
-    g_autofree char *help = g_option_context_get_help(ctx, FALSE, NULL);
-    g_auto(GStrv) lines = g_strsplit(help, "\n", -1);
-    for (char **line = lines; *line; line++) {
-        const char *text = *line + strspn(*line, " ");
-        const char *option = text[0] == '-' ? strstr(text, "--") : NULL;
-        if (option)
-            g_ptr_array_add(names, g_strndup(option + 2, strcspn(option + 2, "= ")));
-    }
-}
-
-/* Replaces the parser's error about an unknown option with one that names
- * it and the nearest option `ctx` has. */
-static void suggest_option(GOptionContext *ctx, char **args, GError **error)
-{
-    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-    help_options(ctx, names);
-    g_ptr_array_add(names, NULL);
-    for (char **arg = args + 1; *arg && strcmp(*arg, "--") != 0; arg++) {
-        if (!g_str_has_prefix(*arg, "--"))
-            continue;
-        g_autofree char *name = g_strndup(*arg + 2, strcspn(*arg + 2, "="));
-        if (g_strv_contains((const char *const *)names->pdata, name))
-            continue;
-        const char *near = text_nearest(name, (const char *const *)names->pdata);
-        g_autofree char *hint =
-            near ? g_strdup_printf(" (did you mean --%s?)", near) : g_strdup("");
-        g_clear_error(error);
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: --%s: unknown option%s", args[0], name,
-                    hint);
-        return;
-    }
-}
-
 /* Parses a command's options into `entries` (and `in`, if any), then runs
  * `body`. */
 static int run_command(int argc, char **argv, const char *summary, GOptionEntry *entries,
-                       Inputs *in, gboolean (*body)(void *args, GError **error), void *args)
+                       CliInputs *in, gboolean (*body)(void *args, GError **error), void *args)
 {
     GOptionContext *ctx = g_option_context_new(summary);
     if (in)
-        inputs_entries(in, ctx);
+        cli_inputs_entries(in, ctx);
     g_option_context_add_main_entries(ctx, entries, NULL);
     GError *error = NULL;
-    g_auto(GStrv) given = g_strdupv(argv); /* as given: the parser may reorder argv */
-    gboolean ok = g_option_context_parse(ctx, &argc, &argv, &error);
-    if (!ok) {
-        g_prefix_error(&error, "%s: ", argv[0]);
-        if (g_error_matches(error, G_OPTION_ERROR, G_OPTION_ERROR_UNKNOWN_OPTION))
-            suggest_option(ctx, given, &error);
-    } else if (argc > 1) {
-        g_set_error(&error, PS_ERROR, PS_ERROR_INPUT, "%s: unexpected argument \"%s\"", argv[0],
-                    argv[1]);
-        ok = FALSE;
-    } else {
-        ok = body(args, &error);
-    }
+    gboolean ok = cli_parse(ctx, argc, argv, &error) && body(args, &error);
     g_option_context_free(ctx);
     for (GOptionEntry *e = entries; e->long_name; e++)
         if (e->arg == G_OPTION_ARG_STRING || e->arg == G_OPTION_ARG_FILENAME)
             g_free(*(char **)e->arg_data);
     if (in)
-        inputs_clear(in);
+        cli_inputs_clear(in);
     if (ok)
         return 0;
     return g_error_matches(error, PS_ERROR, PS_ERROR_INTERRUPTED)
@@ -536,7 +106,7 @@ static gboolean parse_training(const TrainingArgs *t, double *tokens, double *pr
         return FALSE;
     }
     return (!t->tokens || training_parse_count("--tokens", t->tokens, tokens, error)) &&
-           parse_number("--gpu-hour-price", t->price, 0, 1e6, FALSE, 0, price, error);
+           cli_parse_number("--gpu-hour-price", t->price, 0, 1e6, FALSE, 0, price, error);
 }
 
 /* ---- a whole run's choices (run and sweep --rank-by run-time) ------------- */
@@ -586,18 +156,18 @@ typedef struct {
     }
 
 /* The run's choices from its flags and --seed. */
-static gboolean parse_run(const Inputs *in, const RunArgs *r, RunChoice *c, GError **error)
+static gboolean parse_run(const CliInputs *in, const RunArgs *r, RunChoice *c, GError **error)
 {
     runplan_choice_init(c);
     double trials;
     static const char *const yes_no[] = {"no", "yes", NULL};
-    if (!parse_number("--trials", r->trials, 1, 100000, TRUE, RUNPLAN_TRIALS, &trials, error) ||
+    if (!cli_parse_number("--trials", r->trials, 1, 100000, TRUE, RUNPLAN_TRIALS, &trials, error) ||
         (r->every && !runplan_parse_every(r->every, c, error)) ||
-        !parse_number("--failure-rate", r->failure_rate, 0, 1e9, FALSE, -1,
+        !cli_parse_number("--failure-rate", r->failure_rate, 0, 1e9, FALSE, -1,
                       &c->failures_per_1000_node_days, error) ||
-        !parse_number("--restart", r->restart, 0, 1e9, FALSE, -1, &c->restart_s, error) ||
+        !cli_parse_number("--restart", r->restart, 0, 1e9, FALSE, -1, &c->restart_s, error) ||
         (r->hot_spares &&
-         !parse_choice("--hot-spares", r->hot_spares, yes_no, &c->hot_spares, error)))
+         !cli_parse_choice("--hot-spares", r->hot_spares, yes_no, &c->hot_spares, error)))
         return FALSE;
     if (in->seed && !g_ascii_string_to_unsigned(in->seed, 10, 0, G_MAXUINT64, &c->seed, NULL)) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
@@ -613,7 +183,7 @@ static gboolean parse_run(const Inputs *in, const RunArgs *r, RunChoice *c, GErr
 /* ---- simulate ------------------------------------------------------------- */
 
 typedef struct {
-    Inputs in;
+    CliInputs in;
     char *format, *output, *trace, *trace_ranks;
     gboolean no_advice;
     TrainingArgs training;
@@ -624,7 +194,7 @@ typedef struct {
  * nothing in it (its value differs from the one the plan runs as,
  * strategy_normalize: --cp-algorithm with cp 1, the experts' flags on a
  * dense model), and of GPUs of the cluster it leaves idle. */
-static void warn_plan(const Inputs *in, const PlanSpec *plan, const ModelSpec *model,
+static void warn_plan(const CliInputs *in, const PlanSpec *plan, const ModelSpec *model,
                       const ClusterSpec *cluster)
 {
     long long used = plan_spec_gpus(plan), gpus = cluster_spec_gpus(cluster);
@@ -657,19 +227,19 @@ static gboolean simulate(void *args, GError **error)
     g_autoptr(PlanSpec) plan = plan_spec_new();
     g_autoptr(ModelSpec) model = NULL;
     g_autoptr(ClusterSpec) cluster = NULL;
-    a->in.outputs[0] = (Output){"-o", a->output};
-    a->in.outputs[1] = (Output){"--trace", a->trace};
-    if (!parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
-        !inputs_load(&a->in, DEFAULT_PLAN, &model, &cluster, plan, error))
+    a->in.outputs[0] = (CliOutput){"-o", a->output};
+    a->in.outputs[1] = (CliOutput){"--trace", a->trace};
+    if (!cli_parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
+        !cli_inputs_load(&a->in, CLI_DEFAULT_PLAN, &model, &cluster, plan, error))
         return FALSE;
     static const char *const which[] = {"all", "stages", NULL};
     int stages_only = -1; /* by default every GPU of a small world, one per stage of a big one */
-    if (!parse_choice("--trace-ranks", a->trace_ranks, which, &stages_only, error) ||
+    if (!cli_parse_choice("--trace-ranks", a->trace_ranks, which, &stages_only, error) ||
         !strategy_resolve(plan, model, cluster, error))
         return FALSE;
     if (stages_only < 0)
         stages_only = plan_spec_gpus(plan) > 64;
-    g_autoptr(WhatIf) whatif = inputs_whatif(&a->in, FALSE, error);
+    g_autoptr(WhatIf) whatif = cli_inputs_whatif(&a->in, FALSE, error);
     Report rep;
     double tokens, price;
     if (!parse_training(&a->training, &tokens, &price, error))
@@ -707,7 +277,7 @@ static gboolean simulate(void *args, GError **error)
     report_clear(&rep);
     if (text_write_atomic(a->output ? a->output : "-", text, strlen(text), error))
         return TRUE;
-    if (replaceable(a->trace)) /* all or nothing: the trace the run wrote goes too */
+    if (cli_replaceable(a->trace)) /* all or nothing: the trace the run wrote goes too */
         g_unlink(a->trace);
     return FALSE;
 }
@@ -740,7 +310,7 @@ static int cmd_simulate(int argc, char **argv)
 /* ---- run -------------------------------------------------------------------- */
 
 typedef struct {
-    Inputs in;
+    CliInputs in;
     char *format, *output;
     TrainingArgs training;
     RunArgs run;
@@ -754,13 +324,13 @@ static gboolean run(void *args, GError **error)
     g_autoptr(ModelSpec) model = NULL;
     g_autoptr(ClusterSpec) cluster = NULL;
     g_autoptr(WhatIf) whatif = NULL;
-    a->in.outputs[0] = (Output){"-o", a->output};
+    a->in.outputs[0] = (CliOutput){"-o", a->output};
     double tokens, price;
     RunChoice choice;
-    if (!parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
-        !inputs_load(&a->in, DEFAULT_PLAN, &model, &cluster, plan, error) ||
+    if (!cli_parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
+        !cli_inputs_load(&a->in, CLI_DEFAULT_PLAN, &model, &cluster, plan, error) ||
         !strategy_resolve(plan, model, cluster, error) ||
-        !(whatif = inputs_whatif(&a->in, TRUE, error)) ||
+        !(whatif = cli_inputs_whatif(&a->in, TRUE, error)) ||
         !parse_training(&a->training, &tokens, &price, error) ||
         !parse_run(&a->in, &a->run, &choice, error))
         return FALSE;
@@ -806,7 +376,7 @@ static int cmd_run(int argc, char **argv)
 /* ---- sweep ------------------------------------------------------------------ */
 
 typedef struct {
-    Inputs in;
+    CliInputs in;
     char *gpus, *grid, *threads, *shard, *top, *output, *rank_by;
     gboolean exhaustive;
     TrainingArgs training;
@@ -846,7 +416,7 @@ static char *shell_word(const char *word)
 /* The simulate command that runs `plan` on the inputs `in` named, on
  * `nodes` (NULL: in's): the plan's flags those the user gave and those
  * away from their defaults (plan_spec_flags), not every axis swept. */
-static char *simulate_command(const Inputs *in, const char *nodes, const PlanSpec *plan,
+static char *simulate_command(const CliInputs *in, const char *nodes, const PlanSpec *plan,
                               const PlanSpec *base, const char *tail)
 {
     const char *flags[] = {"--model", "--cluster", "--nodes", "--seq-length"};
@@ -868,7 +438,7 @@ static char *simulate_command(const Inputs *in, const char *nodes, const PlanSpe
 
 /* The flags of a run as given (--tokens, the run's flags, --seed), for a
  * sweep ranked by run-time to name its best plan's `plansim run`. */
-static char *run_tail(const Inputs *in, const TrainingArgs *t, const RunArgs *r)
+static char *run_tail(const CliInputs *in, const TrainingArgs *t, const RunArgs *r)
 {
     const char *flags[] = {
         "--tokens",       "--gpu-hour-price", "--trials",     "--checkpoint-every",
@@ -942,7 +512,7 @@ static void print_gains(FILE *to, const SweepSpec *spec, const SweepResult *r, g
 /* The --top table: a header, a line per plan, the best first, each plan
  * once with the plans that replay as it named (twins_text; their rows
  * found in one pass), then the command that simulates the best. */
-static void print_best(FILE *to, const Inputs *in, const SweepSpec *spec, const SweepResult *r,
+static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, const SweepResult *r,
                        const guint *best, int n, const char *tail)
 {
     g_autoptr(GHashTable) place = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -1053,7 +623,7 @@ static GPtrArray *cluster_sizes(const ClusterSpec *cluster, char **sizes, GError
     g_ptr_array_add(clusters, cluster_spec_copy(cluster));
     for (guint i = 1; sizes && sizes[0] && sizes[i]; i++) {
         double nodes;
-        if (!parse_number("--nodes", sizes[i], 1, CLUSTER_MAX_GPUS / cluster->gpus_per_node, TRUE,
+        if (!cli_parse_number("--nodes", sizes[i], 1, CLUSTER_MAX_GPUS / cluster->gpus_per_node, TRUE,
                           0, &nodes, error)) {
             g_ptr_array_free(clusters, TRUE);
             return NULL;
@@ -1115,7 +685,7 @@ static gboolean sweep(void *args, GError **error)
     g_autoptr(WhatIf) whatif = NULL;
     double gpus, threads, top;
     int shard, shards;
-    a->in.outputs[0] = (Output){"-o", a->output};
+    a->in.outputs[0] = (CliOutput){"-o", a->output};
     a->in.grid = a->grid;
     /* --nodes 64,128,256: the inputs at the first size, then a cluster per
      * size, the sweep's outermost axis */
@@ -1125,13 +695,13 @@ static gboolean sweep(void *args, GError **error)
         a->in.nodes = g_strdup(sizes[0]);
     }
     g_autoptr(GPtrArray) clusters = NULL;
-    if (!inputs_load(&a->in, NULL, &model, &cluster, base, error) ||
+    if (!cli_inputs_load(&a->in, NULL, &model, &cluster, base, error) ||
         !(clusters = cluster_sizes(cluster, sizes, error)) ||
-        !(whatif = inputs_whatif(&a->in, TRUE, error)) ||
-        !parse_number("--gpus", a->gpus, 1, CLUSTER_MAX_GPUS, TRUE, 0, &gpus, error) ||
-        !parse_number("--threads", a->threads, 1, 1024, TRUE, g_get_num_processors(), &threads,
+        !(whatif = cli_inputs_whatif(&a->in, TRUE, error)) ||
+        !cli_parse_number("--gpus", a->gpus, 1, CLUSTER_MAX_GPUS, TRUE, 0, &gpus, error) ||
+        !cli_parse_number("--threads", a->threads, 1, 1024, TRUE, g_get_num_processors(), &threads,
                       error) ||
-        !parse_number("--top", a->top, 1, 1000, TRUE, SWEEP_DEFAULT_TOP, &top, error) ||
+        !cli_parse_number("--top", a->top, 1, 1000, TRUE, SWEEP_DEFAULT_TOP, &top, error) ||
         !parse_shard(a->shard, &shard, &shards, error))
         return FALSE;
     if (gpus && clusters->len > 1) {
@@ -1161,7 +731,7 @@ static gboolean sweep(void *args, GError **error)
     double tokens, price;
     int rank_by = SWEEP_RANK_TOKENS_PER_S;
     if (!parse_training(&a->training, &tokens, &price, error) ||
-        !parse_choice("--rank-by", a->rank_by, sweep_rank_names, &rank_by, error))
+        !cli_parse_choice("--rank-by", a->rank_by, sweep_rank_names, &rank_by, error))
         return FALSE;
     if (rank_by != SWEEP_RANK_TOKENS_PER_S && tokens <= 0) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
@@ -1314,19 +884,19 @@ static gboolean collective(void *args, GError **error)
     CollAlgorithm algorithm = ALGORITHM_AUTO;
     ReportFormat format = FORMAT_TEXT;
     double ranks, min_bytes, max_bytes, nodes;
-    if (!parse_choice("--op", a->op, collective_names, (int *)&op, error) ||
-        !parse_choice("--algorithm", a->algorithm, collective_algorithm_choices, (int *)&algorithm,
+    if (!cli_parse_choice("--op", a->op, collective_names, (int *)&op, error) ||
+        !cli_parse_choice("--algorithm", a->algorithm, collective_algorithm_choices, (int *)&algorithm,
                       error))
         return FALSE;
     g_autofree char *cluster_path =
-        input_path(&shipped_clusters, a->cluster, DEFAULT_CLUSTER, error);
+        cli_input_path(&cli_clusters, a->cluster, CLI_DEFAULT_CLUSTER, error);
     g_autoptr(ClusterSpec) cluster = NULL;
     if (!cluster_path ||
-        !parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
-        !parse_number("--nodes", a->nodes, 1, CLUSTER_MAX_GPUS, TRUE, 0, &nodes, error) ||
-        !parse_number("--ranks", a->ranks, 2, CLUSTER_MAX_GPUS, TRUE, 8, &ranks, error) ||
-        !parse_bytes("--min-bytes", a->min_bytes, 1, 1e15, 1 << 20, &min_bytes, error) ||
-        !parse_bytes("--max-bytes", a->max_bytes, 1, 1e15, 1 << 30, &max_bytes, error) ||
+        !cli_parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
+        !cli_parse_number("--nodes", a->nodes, 1, CLUSTER_MAX_GPUS, TRUE, 0, &nodes, error) ||
+        !cli_parse_number("--ranks", a->ranks, 2, CLUSTER_MAX_GPUS, TRUE, 8, &ranks, error) ||
+        !cli_parse_bytes("--min-bytes", a->min_bytes, 1, 1e15, 1 << 20, &min_bytes, error) ||
+        !cli_parse_bytes("--max-bytes", a->max_bytes, 1, 1e15, 1 << 30, &max_bytes, error) ||
         !(cluster = cluster_spec_load(cluster_path, (int)nodes, error)))
         return FALSE;
     GArray *rows = collbench_run(cluster, op, (int)ranks, min_bytes, max_bytes, algorithm, error);
@@ -1372,7 +942,7 @@ typedef struct {
 /* A run's model cell that is no file next to the runs: a shipped model. */
 static char *run_model_path(const char *cell, GError **error)
 {
-    return input_path(&shipped_models, cell, NULL, error);
+    return cli_input_path(&cli_models, cell, NULL, error);
 }
 
 /* calibrate --runs: the GPU's parameters fitted to measured runs. */
@@ -1415,7 +985,7 @@ static gboolean calibrate(void *args, GError **error)
         return FALSE;
     }
     g_autofree char *cluster_path =
-        input_path(&shipped_clusters, a->cluster, DEFAULT_CLUSTER, error);
+        cli_input_path(&cli_clusters, a->cluster, CLI_DEFAULT_CLUSTER, error);
     if (!cluster_path)
         return FALSE;
     g_autoptr(GPtrArray) inputs = g_ptr_array_new();
@@ -1423,8 +993,8 @@ static gboolean calibrate(void *args, GError **error)
     g_ptr_array_add(inputs, a->gemm ? a->gemm : a->runs);
     for (char **path = a->nccl; path && *path; path++)
         g_ptr_array_add(inputs, *path);
-    Output out = {"-o", a->output};
-    if (!check_outputs(&out, 1, (const char *const *)inputs->pdata, (int)inputs->len, error))
+    CliOutput out = {"-o", a->output};
+    if (!cli_check_outputs(&out, 1, (const char *const *)inputs->pdata, (int)inputs->len, error))
         return FALSE;
     if (a->runs)
         return calibrate_runs(a, cluster_path, error);
@@ -1520,6 +1090,8 @@ int main(int argc, char **argv)
         printf("plansim %s\n", PACKAGE_VERSION);
         return 0;
     }
-    fprintf(stderr, "plansim: unknown command \"%s\" (try plansim --help)\n", argv[1]);
+    g_autofree char *got = ps_error_quote(argv[1]);
+    g_autofree char *line = ps_error_escape(got);
+    fprintf(stderr, "plansim: unknown command %s (try plansim --help)\n", line);
     return 2;
 }

@@ -26,9 +26,7 @@ static void ps_error_private_clear(PsErrorPrivate *priv)
 
 G_DEFINE_EXTENDED_ERROR(PsError, ps_error)
 
-/* `got` cut after PS_ERROR_VALUE_MAX bytes, at a character's start, with
- * how long it was. */
-static char *cut_value(const char *got)
+char *ps_error_cut(const char *got)
 {
     gsize len = strlen(got), cut = PS_ERROR_VALUE_MAX;
     if (len <= PS_ERROR_VALUE_MAX)
@@ -36,6 +34,12 @@ static char *cut_value(const char *got)
     while (cut > 0 && ((guchar)got[cut] & 0xC0) == 0x80)
         cut--;
     return g_strdup_printf("%.*s... (%" G_GSIZE_FORMAT " bytes)", (int)cut, got, len);
+}
+
+char *ps_error_quote(const char *value)
+{
+    g_autofree char *cut = ps_error_cut(value);
+    return g_strdup_printf("\"%s\"", cut);
 }
 
 void ps_error_value(GError **error, const char *where, const char *got, const char *fmt, ...)
@@ -46,7 +50,7 @@ void ps_error_value(GError **error, const char *where, const char *got, const ch
     va_end(ap);
     if (!error)
         return;
-    g_autofree char *value = cut_value(got);
+    g_autofree char *value = ps_error_cut(got);
     g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected %s, got %s", where, expected, value);
     ps_error_get_private(*error)->reason = g_strdup_printf("%s: expected %s", where, expected);
 }

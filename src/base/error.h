@@ -34,6 +34,14 @@ char *ps_error_escape(const char *message);
 /* The longest value an error quotes whole, in bytes. */
 #define PS_ERROR_VALUE_MAX 120
 
+/* `value` cut after PS_ERROR_VALUE_MAX bytes, at a character's start,
+ * with how long it was ("...  (N bytes)"), newly allocated. */
+char *ps_error_cut(const char *value);
+
+/* `value` in double quotes, cut as ps_error_cut cuts it, newly
+ * allocated: how every error quotes a value it was given. */
+char *ps_error_quote(const char *value);
+
 /* Sets a PS_ERROR_INPUT error about one value: "WHERE: expected EXPECTED,
  * got GOT", GOT cut after PS_ERROR_VALUE_MAX bytes ("...  (N bytes)"),
  * remembering "WHERE: expected EXPECTED" as its reason, so that a sweep can

@@ -264,8 +264,57 @@ static gboolean write_device(const char *path, const char *data, gsize len, GErr
     return ok;
 }
 
+gboolean text_check_target(const char *path, GError **error)
+{
+    g_autofree char *folder = g_path_get_dirname(path);
+    const char *reason = !g_file_test(folder, G_FILE_TEST_EXISTS) ? "does not exist"
+                         : !g_file_test(folder, G_FILE_TEST_IS_DIR) ? "is not a folder"
+                                                                     : NULL;
+    if (reason)
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: cannot write: its folder %s %s", path,
+                    folder, reason);
+    return !reason;
+}
+
+/* Why GLib's writes fail, by their GFileError code: the reason in words,
+ * and whether it makes the target a bad one (a folder that takes no new
+ * file: /proc, read-only, not this user's) rather than a failed write. */
+static const struct {
+    GFileError code;
+    const char *reason;
+    gboolean bad_target;
+} write_failures[] = {
+    {.code = G_FILE_ERROR_NOENT, .reason = "its folder takes no new files", .bad_target = TRUE},
+    {.code = G_FILE_ERROR_ROFS, .reason = "its folder is read-only", .bad_target = TRUE},
+    {.code = G_FILE_ERROR_ACCES, .reason = "its folder is not writable here", .bad_target = TRUE},
+    {.code = G_FILE_ERROR_PERM, .reason = "its folder is not writable here", .bad_target = TRUE},
+    {.code = G_FILE_ERROR_ISDIR, .reason = "it is a folder", .bad_target = TRUE},
+    {.code = G_FILE_ERROR_NAMETOOLONG, .reason = "its name is too long", .bad_target = TRUE},
+    {.code = G_FILE_ERROR_NOSPC, .reason = "no space left on the device"},
+    {.code = G_FILE_ERROR_IO, .reason = "an input/output error"},
+};
+
+/* Sets *error for `path`, which GLib failed to write with `local` (whose
+ * message names its temporary file): the target and the real reason. */
+static void refuse_write(const char *path, const GError *local, GError **error)
+{
+    for (gsize i = 0; local->domain == G_FILE_ERROR && i < G_N_ELEMENTS(write_failures); i++)
+        if (local->code == (int)write_failures[i].code) {
+            g_set_error(error, PS_ERROR,
+                        write_failures[i].bad_target ? PS_ERROR_INPUT : PS_ERROR_IO,
+                        "%s: cannot write: %s", path, write_failures[i].reason);
+            return;
+        }
+    g_set_error(error, PS_ERROR, PS_ERROR_IO, "%s: cannot write: %s", path, local->message);
+}
+
 gboolean text_write_atomic(const char *path, const char *data, gsize len, GError **error)
 {
+    if (path && !*path) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "expected a file name to write (\"-\": standard output), got \"\"");
+        return FALSE;
+    }
     if (g_strcmp0(path, "-") == 0) {
         if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
             g_set_error(error, PS_ERROR, PS_ERROR_IO, "standard output: write failed");
@@ -277,6 +326,10 @@ gboolean text_write_atomic(const char *path, const char *data, gsize len, GError
      * rename would replace it */
     GStatBuf st;
     gboolean exists = g_stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: cannot write: it is a folder", path);
+        return FALSE;
+    }
     if (exists && !S_ISREG(st.st_mode))
         return write_device(path, data, len, error);
     /* a symbolic link is written through: its target is replaced, the
@@ -290,13 +343,15 @@ gboolean text_write_atomic(const char *path, const char *data, gsize len, GError
         }
         path = target;
     }
+    if (!text_check_target(path, error))
+        return FALSE;
     /* a temporary file beside `path`, renamed over it once complete (GLib
      * removes it on failure), with the mode of the file it replaces */
     GError *local = NULL;
     int mode = exists ? (int)(st.st_mode & 07777) : 0644;
     if (!g_file_set_contents_full(path, data, (gssize)len, G_FILE_SET_CONTENTS_CONSISTENT, mode,
                                   &local)) {
-        g_set_error(error, PS_ERROR, PS_ERROR_IO, "%s: cannot write: %s", path, local->message);
+        refuse_write(path, local, error);
         g_error_free(local);
         return FALSE;
     }

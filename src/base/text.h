@@ -56,12 +56,20 @@ const char *text_suffixes_help(TextSuffixes suffixes);
  * an error too. */
 gboolean text_read_input(const char *path, char **text, gsize *len, GError **error);
 
+/* Refuses, as a bad target (PS_ERROR_INPUT) named with its reason, a
+ * file to write whose folder is missing or no folder: what a command
+ * checks before it starts work whose result would be lost. */
+gboolean text_check_target(const char *path, GError **error);
+
 /* Writes `len` bytes to `path` whole or not at all: a temporary file in the
  * same folder, then rename(2), keeping the mode of the file it replaces
  * (0644, less the umask, for a new one). "-" means standard output; an
  * existing device or pipe (/dev/null) is written directly; a symbolic link
  * is written through (its target replaced, the link kept), and one to a
- * missing file is refused (PS_ERROR_IO). */
+ * missing file is refused (PS_ERROR_IO). An empty name, a folder, a
+ * missing folder and a folder that takes no new file (/proc, read-only)
+ * are bad targets (PS_ERROR_INPUT); a failed write is PS_ERROR_IO; the
+ * error names `path` and the reason, never the temporary file. */
 gboolean text_write_atomic(const char *path, const char *data, gsize len, GError **error);
 
 #endif

@@ -1,0 +1,511 @@
+/* cli.c: the command line's inputs (cli.h): the shipped inputs found by
+ * name, the flags' numbers, sizes and words, the outputs checked against
+ * the inputs, the inputs simulate, run and sweep share, and the parse of
+ * a command's arguments. */
+#include "app/cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "base/error.h"
+#include "base/names.h"
+#include "base/text.h"
+#include "strategy/strategy.h"
+
+/* Sequences per step when neither a plan file nor a flag gives them, in
+ * simulate and sweep alike: Llama 2's batch, 4M tokens of 4,096 (Touvron
+ * et al. 2023, section 2.2). */
+#define DEFAULT_GLOBAL_BATCH 1024
+/* The sequence length a Hugging Face config runs at without --seq-length:
+ * it gives the longest context the model takes (max_position_embeddings,
+ * 1M tokens for some), not the length it trains on; 4,096 is Llama 2's
+ * and Megatron-LM's common pretraining length, and a config allowing less
+ * keeps its own. */
+#define HF_DEFAULT_SEQ_LENGTH 4096
+
+const CliShipped cli_models = {.flag = "--model", .what = "model", .folders = {"models", "models/hf"}};
+const CliShipped cli_clusters = {.flag = "--cluster", .what = "cluster", .folders = {"topologies"}};
+const CliShipped cli_plans = {.flag = "--plan", .what = "plan", .folders = {"plans"}};
+
+/* Where shipped files are looked for, first to last: the current folder
+ * (""), the installed data folder, and the source tree configure ran in
+ * (the build's own inputs, for a build that was never installed). */
+static const char *const shipped_roots[] = {"", PLANSIM_DATADIR, PLANSIM_SRCDIR, NULL};
+
+/* `file` under shipped root `root`, newly allocated. */
+static char *under_root(const char *root, const char *file)
+{
+    return *root ? g_build_filename(root, file, NULL) : g_strdup(file);
+}
+
+char *cli_shipped_path(const char *file)
+{
+    for (const char *const *root = shipped_roots; *root; root++) {
+        char *path = under_root(*root, file);
+        if (g_file_test(path, G_FILE_TEST_EXISTS))
+            return path;
+        g_free(path);
+    }
+    return under_root(PLANSIM_DATADIR, file);
+}
+
+static int compare_names(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every folder a name of `kind` is looked for in (into `folders`), and
+ * the names of the .json files they hold (into `names`, sorted, each
+ * once). */
+static void shipped_names(const CliShipped *kind, GPtrArray *folders, GPtrArray *names)
+{
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+    for (const char *const *folder = kind->folders; *folder; folder++)
+        for (const char *const *root = shipped_roots; *root; root++) {
+            char *path = under_root(*root, *folder);
+            g_ptr_array_add(folders, path);
+            g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+            for (const char *file; dir && (file = g_dir_read_name(dir));) {
+                char *name = g_strndup(file, strlen(file) - MIN(strlen(file), 5));
+                if (g_str_has_suffix(file, ".json") && !g_hash_table_contains(seen, name)) {
+                    g_hash_table_add(seen, name);
+                    g_ptr_array_add(names, name);
+                } else {
+                    g_free(name);
+                }
+            }
+        }
+    g_ptr_array_sort(names, compare_names);
+}
+
+/* Refuses `given`, no file and no shipped name of `kind` (NULL: the
+ * shipped default `fallback` is missing), naming the folders looked in and
+ * what they hold. */
+static void refuse_name(const CliShipped *kind, const char *given, const char *stem,
+                        const char *fallback, GError **error)
+{
+    g_autoptr(GPtrArray) folders = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    shipped_names(kind, folders, names);
+    g_ptr_array_add(folders, NULL);
+    g_ptr_array_add(names, NULL);
+    g_autofree char *where = g_strjoinv(", ", (char **)folders->pdata);
+    g_autofree char *list = g_strjoinv(", ", (char **)names->pdata);
+    g_autofree char *held =
+        names->len > 1
+            ? g_strdup_printf("the shipped %ss there are %s", kind->what, list)
+            : g_strdup_printf("no shipped %s is there (install plansim, or give a file)", kind->what);
+    if (!given) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: expected a file, as the shipped default %s is in none of %s; %s",
+                    kind->flag, fallback, where, held);
+        return;
+    }
+    const char *near = stem ? text_nearest(stem, (const char *const *)names->pdata) : NULL;
+    g_autofree char *hint = near ? g_strdup_printf(" (did you mean \"%s\"?)", near) : g_strdup("");
+    g_autofree char *got = ps_error_quote(given);
+    g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                "%s: expected a file or a shipped %s's name, got %s%s; looked in %s: %s",
+                kind->flag, kind->what, got, hint, where, held);
+}
+
+char *cli_input_path(const CliShipped *kind, const char *given, const char *fallback,
+                     GError **error)
+{
+    if (!given) {
+        char *path = cli_shipped_path(fallback);
+        if (g_file_test(path, G_FILE_TEST_EXISTS))
+            return path;
+        g_free(path);
+        refuse_name(kind, NULL, NULL, fallback, error);
+        return NULL;
+    }
+    if (g_file_test(given, G_FILE_TEST_EXISTS) || strchr(given, G_DIR_SEPARATOR))
+        return g_strdup(given);
+    g_autofree char *stem =
+        g_str_has_suffix(given, ".json") ? g_strndup(given, strlen(given) - 5) : g_strdup(given);
+    for (const char *const *folder = kind->folders; *folder; folder++) {
+        g_autofree char *file = g_strdup_printf("%s/%s.json", *folder, stem);
+        char *path = cli_shipped_path(file);
+        if (g_file_test(path, G_FILE_TEST_IS_REGULAR))
+            return path;
+        g_free(path);
+    }
+    refuse_name(kind, given, stem, NULL, error);
+    return NULL;
+}
+
+/* Whether two paths name the same file. */
+gboolean cli_same_file(const char *a, const char *b)
+{
+    GStatBuf x, y;
+    return g_stat(a, &x) == 0 && g_stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* A number from a flag in [lo, hi], or `fallback` when the flag is
+ * absent: an integer when `integral`, a count with a suffix K, M, G or T
+ * as every count is written (text_parse_count). */
+gboolean cli_parse_number(const char *flag, const char *text, double lo, double hi,
+                             gboolean integral, double fallback, double *out, GError **error)
+{
+    *out = fallback;
+    TextSuffixes suffixes = integral ? TEXT_BINARY : TEXT_PLAIN;
+    if (text && (!text_parse_count(text, suffixes, integral, out) || !(*out >= lo && *out <= hi))) {
+        g_autofree char *got = ps_error_quote(text);
+        ps_error_value(error, flag, got, "%s from %.15g to %.15g%s",
+                       integral ? "an integer" : "a number", lo, hi, text_suffixes_help(suffixes));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* nccl-tests reads its -b and -e so (parsesize in its src/common.cu): a
+ * whole number of bytes, 1.5 bytes being none. */
+gboolean cli_parse_bytes(const char *flag, const char *text, double lo, double hi,
+                         double fallback, double *out, GError **error)
+{
+    *out = fallback;
+    if (text && (!text_parse_count(text, TEXT_BINARY, FALSE, out) || !(*out >= lo && *out <= hi) ||
+                 *out != floor(*out))) {
+        g_autofree char *got = ps_error_quote(text);
+        ps_error_value(error, flag, got, "a whole number of bytes from %.15g to %.15g%s", lo, hi,
+                       text_suffixes_help(TEXT_BINARY));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* A word from a flag, one of `table`'s (its index into `out`), or `out`
+ * unchanged when the flag is absent. */
+gboolean cli_parse_choice(const char *flag, const char *text, const char *const *table, int *out,
+                             GError **error)
+{
+    int i = names_find(table, text);
+    if (text && i < 0) {
+        g_autofree char *choices = names_list(table, FALSE);
+        g_autofree char *got = ps_error_quote(text);
+        ps_error_value(error, flag, got, "%s", choices);
+        return FALSE;
+    }
+    *out = text ? i : *out;
+    return TRUE;
+}
+
+/* Whether `path` names a file plansim replaces when it writes it: not
+ * standard output ("-") nor an existing device or pipe (/dev/null). */
+gboolean cli_replaceable(const char *path)
+{
+    GStatBuf st;
+    return path && strcmp(path, "-") != 0 && (g_stat(path, &st) != 0 || S_ISREG(st.st_mode));
+}
+
+/* Whether two paths name one file: the same file if both exist, else the
+ * same path once made absolute. */
+static gboolean same_target(const char *a, const char *b)
+{
+    if (g_file_test(a, G_FILE_TEST_EXISTS) || g_file_test(b, G_FILE_TEST_EXISTS))
+        return cli_same_file(a, b);
+    g_autofree char *ca = g_canonicalize_filename(a, NULL), *cb = g_canonicalize_filename(b, NULL);
+    return strcmp(ca, cb) == 0;
+}
+
+/* Refuses outputs (n of them) that would overwrite one of the `inputs`
+ * (`n_inputs` of them, NULLs skipped) or each other: the
+ * input would be lost, or one output silently replace another. */
+gboolean cli_check_outputs(const CliOutput *outs, int n, const char *const *inputs, int n_inputs,
+                              GError **error)
+{
+    for (int i = 0; i < n; i++) {
+        if (outs[i].path && !*outs[i].path) {
+            ps_error_value(error, outs[i].flag, "\"\"", "a file name (\"-\": standard output)");
+            return FALSE;
+        }
+        if (!cli_replaceable(outs[i].path))
+            continue;
+        if (!text_check_target(outs[i].path, error))
+            return FALSE;
+        for (int j = 0; j < n_inputs; j++)
+            if (inputs[j] && same_target(outs[i].path, inputs[j])) {
+                g_autofree char *out = ps_error_quote(outs[i].path);
+                g_autofree char *in = ps_error_quote(inputs[j]);
+                g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                            "%s: expected a file that is not an input, got %s, which is %s read "
+                            "as input",
+                            outs[i].flag, out, in);
+                return FALSE;
+            }
+        for (int j = 0; j < i; j++)
+            if (cli_replaceable(outs[j].path) && same_target(outs[i].path, outs[j].path)) {
+                g_autofree char *got = ps_error_quote(outs[i].path);
+                g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                            "%s: expected a file other than %s's, got %s", outs[i].flag,
+                            outs[j].flag, got);
+                return FALSE;
+            }
+    }
+    return TRUE;
+}
+
+/* A plan flag seen: --FLAG VALUE, a bare --BOOL, --BOOL=VALUE or --no-BOOL.
+ * The last one given for a field wins. */
+static gboolean on_plan_flag(const char *name, const char *value, gpointer data, GError **error)
+{
+    CliInputs *in = data;
+    gboolean negated = g_str_has_prefix(name, "--no-");
+    if (negated && value) {
+        g_autofree char *got = ps_error_quote(value);
+        ps_error_value(error, name, got, "no value");
+        return FALSE;
+    }
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        if (strcmp(name + (negated ? 5 : 2), plan_fields[f].flag) != 0)
+            continue;
+        g_free(in->flag_text[f]);
+        in->flag_text[f] = g_strdup(negated ? "false" : value ? value : "true");
+        in->flag_name[f] = negated ? "--no-" : "--";
+        return TRUE;
+    }
+    g_assert_not_reached();
+}
+
+void cli_inputs_entries(CliInputs *in, GOptionContext *ctx)
+{
+    GOptionEntry entries[] = {
+        {"model", 0, 0, G_OPTION_ARG_FILENAME, &in->model,
+         "model JSON (plansim or Hugging Face), or a shipped model's name", "FILE"},
+        {"cluster", 0, 0, G_OPTION_ARG_FILENAME, &in->cluster,
+         "cluster JSON, or a shipped cluster's name", "FILE"},
+        {"plan", 0, 0, G_OPTION_ARG_FILENAME, &in->plan,
+         "plan JSON, or a shipped plan's name (flags override it)", "FILE"},
+        {"nodes", 0, 0, G_OPTION_ARG_STRING, &in->nodes, "override the cluster's node count", "N"},
+        {"seq-length", 0, 0, G_OPTION_ARG_STRING, &in->seq_length,
+         "tokens per sequence, over the model's", "S"},
+        {NULL},
+    };
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    /* every plan field's flag, from the table; a boolean's value is
+     * optional (--sequence-parallel, --sequence-parallel=false) and it has
+     * a --no- form */
+    GOptionEntry plan_entries[2 * PLAN_N_FIELDS + 1];
+    int n = 0;
+    static char no_flags[PLAN_N_FIELDS][64], no_help[PLAN_N_FIELDS][128];
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        const PlanFieldInfo *d = &plan_fields[f];
+        gboolean boolean = d->kind == FIELD_BOOL;
+        plan_entries[n++] = (GOptionEntry){d->flag,
+                                           0,
+                                           boolean ? G_OPTION_FLAG_OPTIONAL_ARG : 0,
+                                           G_OPTION_ARG_CALLBACK,
+                                           (gpointer)on_plan_flag,
+                                           d->help,
+                                           boolean ? "true|false" : "V"};
+        if (boolean) {
+            g_snprintf(no_flags[f], sizeof no_flags[f], "no-%s", d->flag);
+            g_snprintf(no_help[f], sizeof no_help[f], "--%s=false", d->flag);
+            plan_entries[n++] = (GOptionEntry){no_flags[f],
+                                               0,
+                                               G_OPTION_FLAG_OPTIONAL_ARG, /* to refuse a value */
+                                               G_OPTION_ARG_CALLBACK,
+                                               (gpointer)on_plan_flag,
+                                               no_help[f],
+                                               NULL};
+        }
+    }
+    plan_entries[n] = (GOptionEntry){NULL};
+    GOptionGroup *group = g_option_group_new(
+        "plan", "Plan options (override --plan):", "Show plan options", in, NULL);
+    g_option_group_add_entries(group, plan_entries);
+    g_option_context_add_group(ctx, group);
+    GOptionEntry whatif_entries[] = {
+        {"slow-gpu", 0, 0, G_OPTION_ARG_STRING_ARRAY, &in->slow_gpu,
+         "GPU RANK computes FACTOR (1 to 1000, \"2\" or \"2x\") times slower; repeatable",
+         "RANK:FACTOR"},
+        {"slow-link", 0, 0, G_OPTION_ARG_STRING_ARRAY, &in->slow_link,
+         "LINK, named as the report names links (\"node 0 nic 2 out\"; no direction: both), runs "
+         "FACTOR (1 to 1e6, \"2\" or \"2x\") times slower; repeatable",
+         "LINK:FACTOR"},
+        {"jitter", 0, 0, G_OPTION_ARG_STRING, &in->jitter,
+         "log-normal noise of mean 1 on every compute task, sigma SIGMA", "SIGMA"},
+        {"seed", 0, 0, G_OPTION_ARG_STRING, &in->seed,
+         "the seed of the jitter and of a run's failures (default 1)", "S"},
+        {NULL},
+    };
+    GOptionGroup *whatif = g_option_group_new(
+        "whatif", "What-if options (the step also replayed clean):", "Show what-if options", in,
+        NULL);
+    g_option_group_add_entries(whatif, whatif_entries);
+    g_option_context_add_group(ctx, whatif);
+}
+
+void cli_inputs_clear(CliInputs *in)
+{
+    g_free(in->model);
+    g_free(in->cluster);
+    g_free(in->plan);
+    g_free(in->nodes);
+    g_free(in->seq_length);
+    for (int f = 0; f < PLAN_N_FIELDS; f++)
+        g_free(in->flag_text[f]);
+    g_strfreev(in->slow_gpu);
+    g_strfreev(in->slow_link);
+    g_free(in->jitter);
+    g_free(in->seed);
+}
+
+/* The what-if flags given (app/whatif.h). `seeds_runs`: --seed also
+ * seeds a run's failures, so it may come without --jitter. */
+WhatIf *cli_inputs_whatif(const CliInputs *in, gboolean seeds_runs, GError **error)
+{
+    g_autoptr(WhatIf) w = whatif_new();
+    const char *seed = seeds_runs && !in->jitter ? NULL : in->seed;
+    if (!whatif_parse(w, in->slow_gpu, in->slow_link, in->jitter, seed, error))
+        return NULL;
+    return g_steal_pointer(&w);
+}
+
+/* Loads the model (its sequence length replaced by --seq-length), the
+ * cluster and the plan: the plan file, else `default_plan` (if any) when
+ * the model and the cluster are the shipped defaults, named or not; then
+ * the flags; then DEFAULT_GLOBAL_BATCH if nothing gave the global batch. */
+gboolean cli_inputs_load(const CliInputs *in, const char *default_plan, ModelSpec **model,
+                            ClusterSpec **cluster, PlanSpec *plan, GError **error)
+{
+    double nodes;
+    gboolean max_positions;
+    g_autofree char *model_path = cli_input_path(&cli_models, in->model, CLI_DEFAULT_MODEL, error);
+    g_autofree char *cluster_path =
+        model_path ? cli_input_path(&cli_clusters, in->cluster, CLI_DEFAULT_CLUSTER, error) : NULL;
+    g_autofree char *plan_path =
+        in->plan && cluster_path ? cli_input_path(&cli_plans, in->plan, NULL, error) : NULL;
+    g_autofree char *default_model = cli_shipped_path(CLI_DEFAULT_MODEL);
+    g_autofree char *default_cluster = cli_shipped_path(CLI_DEFAULT_CLUSTER);
+    if (!cluster_path || (in->plan && !plan_path))
+        return FALSE;
+    if (!in->plan && default_plan && cli_same_file(model_path, default_model) &&
+        cli_same_file(cluster_path, default_cluster))
+        plan_path = cli_shipped_path(default_plan);
+    const char *inputs[] = {model_path, cluster_path, plan_path, in->grid};
+    if (!cli_check_outputs(in->outputs, G_N_ELEMENTS(in->outputs), inputs, G_N_ELEMENTS(inputs), error))
+        return FALSE;
+    if (!cli_parse_number("--nodes", in->nodes, 1, CLUSTER_MAX_GPUS, TRUE, 0, &nodes, error) ||
+        !(*model = model_spec_load_noting(model_path, &max_positions, error)) ||
+        (in->seq_length &&
+         !model_spec_set_seq_length(*model, in->seq_length, "--seq-length", error)) ||
+        !(*cluster = cluster_spec_load(cluster_path, (int)nodes, error)) ||
+        (plan_path && !plan_spec_load(plan, plan_path, error)))
+        return FALSE;
+    if (max_positions && !in->seq_length) {
+        int longest = (*model)->seq_length;
+        if (longest > HF_DEFAULT_SEQ_LENGTH) {
+            g_autofree char *text = g_strdup_printf("%d", HF_DEFAULT_SEQ_LENGTH);
+            if (!model_spec_set_seq_length(*model, text, "--seq-length", error))
+                return FALSE;
+        }
+        fprintf(stderr,
+                "plansim: warning: %s: sequence length %d, as the config gives no training "
+                "length (max_position_embeddings, the longest context the model takes: %d); "
+                "--seq-length S sets it\n",
+                model_path, (*model)->seq_length, longest);
+    }
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        if (!in->flag_text[f])
+            continue;
+        g_autofree char *flag = g_strconcat(in->flag_name[f], plan_fields[f].flag, NULL);
+        if (!plan_spec_set(plan, (PlanField)f, in->flag_text[f], flag, error))
+            return FALSE;
+    }
+    /* as Megatron-LM derives dp from the world size, a flag that reshapes
+     * one replica of the model (tp, cp or pp) without --dp leaves dp to be
+     * derived again, not the plan file's */
+    if (!in->flag_text[PLAN_DP] &&
+        (in->flag_text[PLAN_TP] || in->flag_text[PLAN_CP] || in->flag_text[PLAN_PP]))
+        plan->dp = 0;
+    if (!plan->global_batch_size)
+        plan->global_batch_size = DEFAULT_GLOBAL_BATCH;
+    return TRUE;
+}
+
+/* The long options `ctx`'s help lists, without "--", into `names`. */
+static void help_options(GOptionContext *ctx, GPtrArray *names)
+{
+    g_autofree char *help = g_option_context_get_help(ctx, FALSE, NULL);
+    g_auto(GStrv) lines = g_strsplit(help, "\n", -1);
+    for (char **line = lines; *line; line++) {
+        const char *text = *line + strspn(*line, " ");
+        const char *option = text[0] == '-' ? strstr(text, "--") : NULL;
+        if (option)
+            g_ptr_array_add(names, g_strndup(option + 2, strcspn(option + 2, "= ")));
+    }
+}
+
+/* Replaces the parser's error about an unknown option with one that names
+ * it and the nearest option `ctx` has. */
+static void suggest_option(GOptionContext *ctx, char **args, GError **error)
+{
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    help_options(ctx, names);
+    g_ptr_array_add(names, NULL);
+    for (char **arg = args + 1; *arg && strcmp(*arg, "--") != 0; arg++) {
+        if (!g_str_has_prefix(*arg, "--"))
+            continue;
+        g_autofree char *name = g_strndup(*arg + 2, strcspn(*arg + 2, "="));
+        if (g_strv_contains((const char *const *)names->pdata, name))
+            continue;
+        const char *near = text_nearest(name, (const char *const *)names->pdata);
+        g_autofree char *hint =
+            near ? g_strdup_printf(" (did you mean --%s?)", near) : g_strdup("");
+        g_autofree char *cut = ps_error_cut(name);
+        g_clear_error(error);
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: --%s: unknown option%s", args[0], cut,
+                    hint);
+        return;
+    }
+}
+
+
+/* Refuses the first argument of `argv` that is not UTF-8 (GLib's parser
+ * would take it as true for a boolean, or fail naming no flag), naming the
+ * flag it belongs to: its own "--flag" part, else the flag before it. */
+static gboolean check_utf8(int argc, char **argv, GError **error)
+{
+    for (int i = 1; i < argc; i++) {
+        if (g_utf8_validate(argv[i], -1, NULL))
+            continue;
+        const char *arg = argv[i];
+        const char *eq = strchr(arg, '=');
+        g_autofree char *flag = arg[0] == '-' && eq ? g_strndup(arg, (gsize)(eq - arg))
+                                : i > 1 && argv[i - 1][0] == '-' ? g_strdup(argv[i - 1])
+                                                                 : NULL;
+        g_autofree char *where = flag && g_utf8_validate(flag, -1, NULL)
+                                     ? g_strdup_printf("%s: %s", argv[0], flag)
+                                     : g_strdup(argv[0]);
+        g_autofree char *got = ps_error_quote(flag && eq ? eq + 1 : arg);
+        ps_error_value(error, where, got, "UTF-8 text");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean cli_parse(GOptionContext *ctx, int argc, char **argv, GError **error)
+{
+    if (!check_utf8(argc, argv, error))
+        return FALSE;
+    g_auto(GStrv) given = g_strdupv(argv); /* as given: the parser may reorder argv */
+    g_autofree char **args = g_memdup2(argv, sizeof *argv * (gsize)(argc + 1));
+    char **parsed = args;
+    if (!g_option_context_parse(ctx, &argc, &parsed, error)) {
+        g_prefix_error(error, "%s: ", given[0]);
+        if (g_error_matches(*error, G_OPTION_ERROR, G_OPTION_ERROR_UNKNOWN_OPTION))
+            suggest_option(ctx, given, error);
+        return FALSE;
+    }
+    if (argc > 1) {
+        g_autofree char *got = ps_error_quote(parsed[1]);
+        ps_error_value(error, given[0], got, "options, not arguments");
+        return FALSE;
+    }
+    return TRUE;
+}
