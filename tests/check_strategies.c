@@ -364,14 +364,21 @@ START_TEST(tp_must_divide_heads_and_ffn)
     plan->global_batch_size = 1;
     plan->tp = 4;
     ck_assert(!strategy_check(plan, m, &error));
-    ck_assert_str_eq(error->message, "tp: expected a divisor of attention_heads = 6, got 4");
+    ck_assert_str_eq(error->message, "tp: expected a divisor of attention_heads = 6 (Megatron-Core "
+                                     "splits the heads over the tensor-parallel group), got 4");
     g_clear_error(&error);
-    plan->tp = 2; /* divides 6 heads, but neither divides nor is a multiple of 3 KV heads */
+    plan->tp = 2; /* divides 6 heads, not 3 KV heads */
     ck_assert(!strategy_check(plan, m, &error));
     ck_assert_ptr_nonnull(strstr(error->message, "kv_heads = 3"));
     g_clear_error(&error);
-    plan->tp = 6; /* a multiple of the KV heads: each is replicated twice */
+    /* issue 33: a multiple of the KV heads too, as Megatron-Core's
+     * divide(num_query_groups, tp) asserts: no KV head is replicated */
+    plan->tp = 6;
     m->ffn_hidden_size = 384;
+    ck_assert(!strategy_check(plan, m, &error));
+    ck_assert_ptr_nonnull(strstr(error->message, "kv_heads = 3"));
+    g_clear_error(&error);
+    plan->tp = 3; /* divides the heads, the KV heads and the FFN */
     ck_assert(strategy_check(plan, m, NULL));
     plan->tp = 3;
     m->ffn_hidden_size = 100;

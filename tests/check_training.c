@@ -65,12 +65,15 @@ START_TEST(counts_take_decimal_suffixes)
                       good[i].text);
         ck_assert_double_eq(v, good[i].value);
     }
-    static const char *const bad[] = {"", "T", "2X", "2TT", "-1T", "0", "2 T", "nan", "inf"};
+    /* issue 33: under one token ("1e-308" was 1 step) or over
+     * TRAINING_MAX_TOKENS (1e18) is refused too */
+    static const char *const bad[] = {"",    "T",   "2X",  "2TT",    "-1T",  "0",
+                                      "2 T", "nan", "inf", "1e-308", "0.5", "1e19"};
     for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
         double v = 0;
         GError *error = NULL;
         ck_assert_msg(!training_parse_count("--tokens", bad[i], &v, &error), "\"%s\"", bad[i]);
-        ck_assert_ptr_nonnull(strstr(error->message, "--tokens: expected a positive number"));
+        ck_assert_ptr_nonnull(strstr(error->message, "--tokens: expected tokens from 1 to 1e+18"));
         g_error_free(error);
     }
 }

@@ -489,7 +489,7 @@ t="simulate --model $tiny --cluster $a100 --nodes 1"
 {
     expect_fail "--tokens with an unknown suffix" "--tokens" '"2X"' "K, M, B or G, T" -- \
         $t --tokens 2X
-    expect_fail "--tokens zero" "--tokens" '"0"' "a positive number" -- $t --tokens 0
+    expect_fail "--tokens zero" "--tokens" '"0"' "tokens from 1 to 1e+18" -- $t --tokens 0
     expect_fail "--gpu-hour-price without --tokens" "--gpu-hour-price" "--tokens" -- \
         $t --gpu-hour-price 2
     expect_fail "--gpu-hour-price negative" "--gpu-hour-price" '"-2"' -- \

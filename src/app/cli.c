@@ -154,7 +154,7 @@ gboolean cli_parse_number(const char *flag, const char *text, double lo, double 
     *out = fallback;
     TextSuffixes suffixes = integral ? TEXT_BINARY : TEXT_PLAIN;
     if (text && (!text_parse_count(text, suffixes, integral, out) || !(*out >= lo && *out <= hi))) {
-        g_autofree char *got = ps_error_quote(text);
+        g_autofree char *got = g_strdup_printf("\"%s\"", text);
         ps_error_value(error, flag, got, "%s from %.15g to %.15g%s",
                        integral ? "an integer" : "a number", lo, hi, text_suffixes_help(suffixes));
         return FALSE;
@@ -170,7 +170,7 @@ gboolean cli_parse_bytes(const char *flag, const char *text, double lo, double h
     *out = fallback;
     if (text && (!text_parse_count(text, TEXT_BINARY, FALSE, out) || !(*out >= lo && *out <= hi) ||
                  *out != floor(*out))) {
-        g_autofree char *got = ps_error_quote(text);
+        g_autofree char *got = g_strdup_printf("\"%s\"", text);
         ps_error_value(error, flag, got, "a whole number of bytes from %.15g to %.15g%s", lo, hi,
                        text_suffixes_help(TEXT_BINARY));
         return FALSE;
@@ -186,7 +186,7 @@ gboolean cli_parse_choice(const char *flag, const char *text, const char *const 
     int i = names_find(table, text);
     if (text && i < 0) {
         g_autofree char *choices = names_list(table, FALSE);
-        g_autofree char *got = ps_error_quote(text);
+        g_autofree char *got = g_strdup_printf("\"%s\"", text);
         ps_error_value(error, flag, got, "%s", choices);
         return FALSE;
     }
@@ -256,7 +256,7 @@ static gboolean on_plan_flag(const char *name, const char *value, gpointer data,
     CliInputs *in = data;
     gboolean negated = g_str_has_prefix(name, "--no-");
     if (negated && value) {
-        g_autofree char *got = ps_error_quote(value);
+        g_autofree char *got = g_strdup_printf("\"%s\"", value);
         ps_error_value(error, name, got, "no value");
         return FALSE;
     }
@@ -398,17 +398,19 @@ gboolean cli_inputs_load(const CliInputs *in, const char *default_plan, ModelSpe
         (plan_path && !plan_spec_load(plan, plan_path, error)))
         return FALSE;
     if (max_positions && !in->seq_length) {
+        /* the config's longest context, when it is no longer than the
+         * default, is taken as it is: nothing to warn of */
         int longest = (*model)->seq_length;
         if (longest > HF_DEFAULT_SEQ_LENGTH) {
             g_autofree char *text = g_strdup_printf("%d", HF_DEFAULT_SEQ_LENGTH);
             if (!model_spec_set_seq_length(*model, text, "--seq-length", error))
                 return FALSE;
+            fprintf(stderr,
+                    "plansim: warning: %s: sequence length %d, as the config gives no training "
+                    "length (max_position_embeddings, the longest context the model takes: %d); "
+                    "--seq-length S sets it\n",
+                    model_path, (*model)->seq_length, longest);
         }
-        fprintf(stderr,
-                "plansim: warning: %s: sequence length %d, as the config gives no training "
-                "length (max_position_embeddings, the longest context the model takes: %d); "
-                "--seq-length S sets it\n",
-                model_path, (*model)->seq_length, longest);
     }
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
         if (!in->flag_text[f])
@@ -482,7 +484,7 @@ static gboolean check_utf8(int argc, char **argv, GError **error)
         g_autofree char *where = flag && g_utf8_validate(flag, -1, NULL)
                                      ? g_strdup_printf("%s: %s", argv[0], flag)
                                      : g_strdup(argv[0]);
-        g_autofree char *got = ps_error_quote(flag && eq ? eq + 1 : arg);
+        g_autofree char *got = g_strdup_printf("\"%s\"", flag && eq ? eq + 1 : arg);
         ps_error_value(error, where, got, "UTF-8 text");
         return FALSE;
     }
@@ -503,7 +505,7 @@ gboolean cli_parse(GOptionContext *ctx, int argc, char **argv, GError **error)
         return FALSE;
     }
     if (argc > 1) {
-        g_autofree char *got = ps_error_quote(parsed[1]);
+        g_autofree char *got = g_strdup_printf("\"%s\"", parsed[1]);
         ps_error_value(error, given[0], got, "options, not arguments");
         return FALSE;
     }

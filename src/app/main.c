@@ -190,13 +190,40 @@ typedef struct {
     gboolean explain, breakdown;
 } SimulateArgs;
 
+/* The shortest sequence a step is more than latency at: under it the
+ * GEMMs are a few rows tall, and launches and the collectives' alpha make
+ * the step (pretraining runs 2,048 to 8,192 tokens). */
+#define LATENCY_MIN_SEQ_LENGTH 128
+
+/* Warns of a step that is all latency: sequences under
+ * LATENCY_MIN_SEQ_LENGTH tokens, or micro-batches of under one token per
+ * GPU of the tensor- and context-parallel group that splits them. */
+static void warn_latency(const PlanSpec *plan, const ModelSpec *model)
+{
+    double tokens_per_gpu =
+        (double)plan->micro_batch_size * model->seq_length / ((double)plan->tp * plan->cp);
+    if (model->seq_length < LATENCY_MIN_SEQ_LENGTH)
+        fprintf(stderr,
+                "plansim: warning: sequences of %d token%s, under %d: the step is mostly launch "
+                "and communication latency, and its MFU says little of a real run "
+                "(--seq-length sets it)\n",
+                model->seq_length, model->seq_length == 1 ? "" : "s", LATENCY_MIN_SEQ_LENGTH);
+    else if (tokens_per_gpu < 1)
+        fprintf(stderr,
+                "plansim: warning: a micro-batch of %d x %d tokens over tp x cp = %d GPUs is "
+                "under one token per GPU: the step is all latency (--micro-batch-size sets it)\n",
+                plan->micro_batch_size, model->seq_length, plan->tp * plan->cp);
+}
+
 /* Warns, for a plan that ran, of each plan flag given that changes
  * nothing in it (its value differs from the one the plan runs as,
  * strategy_normalize: --cp-algorithm with cp 1, the experts' flags on a
- * dense model), and of GPUs of the cluster it leaves idle. */
+ * dense model), of GPUs of the cluster it leaves idle, and of a step that
+ * is all latency. */
 static void warn_plan(const CliInputs *in, const PlanSpec *plan, const ModelSpec *model,
                       const ClusterSpec *cluster)
 {
+    warn_latency(plan, model);
     long long used = plan_spec_gpus(plan), gpus = cluster_spec_gpus(cluster);
     if (used < gpus) {
         g_autofree char *shape = plan_spec_shape(plan, TRUE);

@@ -79,6 +79,13 @@ static gboolean add_gpu(WhatIf *w, const char *text, GError **error)
         return refuse(error, "--slow-gpu", text,
                       "RANK:FACTOR with RANK a GPU's number (0, 1, ...)");
     g.rank = (int)r;
+    for (guint i = 0; i < w->gpus->len; i++)
+        if (g_array_index(w->gpus, WhatIfGpu, i).rank == g.rank) {
+            g_autofree char *expected = g_strdup_printf(
+                "one --slow-gpu per GPU (GPU %d is already %gx slower)", g.rank,
+                g_array_index(w->gpus, WhatIfGpu, i).factor);
+            return refuse(error, "--slow-gpu", text, expected);
+        }
     g_array_append_val(w->gpus, g);
     return TRUE;
 }
@@ -178,8 +185,14 @@ gboolean whatif_link_scales(const WhatIf *w, const Topology *t, double **out, GE
                 nodes, nodes > 1 ? "s" : "", example);
             return refuse(error, "--slow-link", wl->link, expected);
         }
-        while (k--)
+        while (k--) {
+            if (scale[found[k]] != 1) {
+                g_autofree char *quoted = g_strdup_printf("%s:%g", wl->link, wl->factor);
+                return refuse(error, "--slow-link", quoted,
+                              "one --slow-link per link (this one names a link given before)");
+            }
             scale[found[k]] = 1 / wl->factor;
+        }
     }
     *out = g_steal_pointer(&scale);
     return TRUE;

@@ -22,9 +22,8 @@ typedef struct {
     double sq;                        /* queries on this GPU: s / c under context parallelism */
     double keys;  /* keys a query's scores span: s, or the sliding window when shorter */
     double work;  /* of the sq x keys scores counted, the causal share the kernels do */
-    double hkv_t; /* this GPU's K (or V) width: h_kv / t, or one head's
-                   * width when t exceeds the KV heads (Megatron then
-                   * replicates KV heads) */
+    double hkv_t; /* this GPU's K (or V) width: h_kv / t (t divides the
+                   * KV heads, as Megatron-Core requires) */
     Dtype dtype;  /* of the linear layers' GEMMs */
     double e16;   /* bytes of a bf16 element */
     double eg;    /* bytes of a linear layer's GEMM input element */
@@ -49,7 +48,7 @@ static Dims dims(const ModelSpec *m, Shard sh)
     d.head = tf_head_dim(m);
     d.hq = d.a * d.head;
     d.hkv = (double)m->kv_heads * d.head;
-    d.hkv_t = m->kv_heads >= sh.tp ? d.hkv / d.t : d.head;
+    d.hkv_t = d.hkv / d.t;
     d.f = m->ffn_hidden_size;
     d.v = m->vocab_size;
     d.dtype = sh.dtype;

@@ -206,6 +206,16 @@ gboolean run_trials(const RunModel *m, double every, RunStats *out, GError **err
     memset(out, 0, sizeof *out);
     out->every = every;
     double clean = stretch_of(m, every, m->steps).end + m->write_s; /* without failures */
+    /* a trial's failures, about: a run too long for one trial is the
+     * tokens' fault, too many trials of a fine one the trials' */
+    double expected = run_rate_per_s(m) * clean;
+    if (expected > RUN_MAX_FAILURES) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--tokens: expected a run that sees at most %g failures, got %.4g steps "
+                    "(%.4g days without failures) that see about %.4g",
+                    RUN_MAX_FAILURES, m->steps, clean / 86400, expected);
+        return FALSE;
+    }
     g_autofree double *wall = g_new(double, m->trials);
     g_autofree double *ettr = g_new(double, m->trials);
     RunTrial *mean = &out->mean;

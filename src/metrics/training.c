@@ -35,9 +35,11 @@ void training_of_step(Training *out, double tokens, double gpu_hour_price, const
 gboolean training_parse_count(const char *flag, const char *text, double *out, GError **error)
 {
     double value = 0;
-    if (!text_parse_count(text, TEXT_DECIMAL, FALSE, &value) || !(value > 0)) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected a positive number%s, got \"%s\"",
-                    flag, text_suffixes_help(TEXT_DECIMAL), text);
+    if (!text_parse_count(text, TEXT_DECIMAL, FALSE, &value) ||
+        !(value >= 1 && value <= TRAINING_MAX_TOKENS)) {
+        g_autofree char *got = g_strdup_printf("\"%s\"", text);
+        ps_error_value(error, flag, got, "tokens from 1 to %g%s", TRAINING_MAX_TOKENS,
+                       text_suffixes_help(TEXT_DECIMAL));
         return FALSE;
     }
     *out = value;

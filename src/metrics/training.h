@@ -37,10 +37,16 @@ void training_compute(Training *out, double tokens, double gpu_hour_price, doubl
 void training_of_step(Training *out, double tokens, double gpu_hour_price, const ModelSpec *model,
                       const PlanSpec *plan, double step_time_s);
 
-/* A count from the flag `flag`: a positive decimal number, optionally
- * followed by one of the decimal suffixes K (1e3), M (1e6), B or G (1e9),
- * T (1e12), either case, as "2T" or "1.5b" (text_parse_count). Fails (PS_ERROR_INPUT) with one line
- * naming the flag and the text. */
+/* The most tokens a run may train on: a million times the largest
+ * published pretraining runs (tens of trillions), so that no count of
+ * steps overflows what the reports print. */
+#define TRAINING_MAX_TOKENS 1e18
+
+/* A count of tokens from the flag `flag`: a decimal number from 1 to
+ * TRAINING_MAX_TOKENS, optionally followed by one of the decimal suffixes
+ * K (1e3), M (1e6), B or G (1e9), T (1e12), either case, as "2T" or "1.5b"
+ * (text_parse_count). Fails (PS_ERROR_INPUT) with one line naming the flag
+ * and the text. */
 gboolean training_parse_count(const char *flag, const char *text, double *out, GError **error);
 
 #endif

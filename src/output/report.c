@@ -506,8 +506,9 @@ static void render_training_text(GString *out, const Training *t)
     if (t->tokens <= 0)
         return;
     g_string_append_printf(out,
-                           "training         %.4g tokens: %.0f steps, %.4g days, %.4g GPU-hours",
-                           t->tokens, t->steps, t->days, t->gpu_hours);
+                           "training         %.4g token%s: %.0f step%s, %.4g days, %.4g GPU-hours",
+                           t->tokens, t->tokens == 1 ? "" : "s", t->steps,
+                           t->steps == 1 ? "" : "s", t->days, t->gpu_hours);
     if (t->gpu_hour_price > 0)
         g_string_append_printf(out, ", cost %.4g (at %.4g per GPU-hour)", t->cost,
                                t->gpu_hour_price);
@@ -610,9 +611,10 @@ static void render_text(GString *out, const Report *rep)
                                m->host_bytes <= m->host_capacity_bytes ? "fits" : "DOES NOT FIT");
     render_diagnosis_text(out, &rep->diagnosis);
     g_string_append_printf(out,
-                           "simulated        %d of %d ranks (symmetry: %s), %" G_GUINT64_FORMAT
+                           "simulated        %d of %d rank%s (symmetry: %s), %" G_GUINT64_FORMAT
                            " events in %.3g s\n",
-                           m->simulated_ranks, rep->gpus, m->symmetry, m->events, rep->sim_wall_s);
+                           m->simulated_ranks, rep->gpus, rep->gpus == 1 ? "" : "s", m->symmetry,
+                           m->events, rep->sim_wall_s);
 }
 
 void report_clear(Report *rep)

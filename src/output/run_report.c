@@ -175,8 +175,9 @@ static char *render_text(const RunReport *r, const Figure *f, int n)
     GString *out = g_string_new(NULL);
     g_autofree char *flags = plan_spec_flags(r->plan);
 #define F(g, k) figure(f, n, g, k)
-    g_string_append_printf(out, "%s on %s: %d GPUs on %d nodes, %.4g tokens in %.0f steps\n",
-                           r->model, r->cluster, p->gpus, p->nodes, p->tokens, m->steps);
+    g_string_append_printf(out, "%s on %s: %d GPU%s on %d node%s, %.4g tokens in %.0f step%s\n",
+                           r->model, r->cluster, p->gpus, p->gpus == 1 ? "" : "s", p->nodes,
+                           p->nodes == 1 ? "" : "s", p->tokens, m->steps, m->steps == 1 ? "" : "s");
     g_string_append_printf(out, "plan: %s\n", flags);
     g_string_append_printf(out, "step         %.4g s (replayed)\n", m->step_s);
     g_string_append_printf(out,

@@ -124,6 +124,26 @@ static gboolean check_tree(const JsonDoc *doc, const cJSON *item, GString *path,
     return TRUE;
 }
 
+/* The offset of the first \u0000 escape in a string of `text`, or -1:
+ * cJSON decodes it into a NUL, which would silently cut the string
+ * ("x\u0000y" read as "x"). Walks strings and their escapes, so that an
+ * escaped backslash before "u0000" is no escape. */
+static gssize escaped_nul(const char *text)
+{
+    gboolean in_string = FALSE;
+    for (const char *c = text; *c; c++) {
+        if (*c == '"')
+            in_string = !in_string;
+        else if (in_string && *c == '\\') {
+            if (g_str_has_prefix(c + 1, "u0000"))
+                return c - text;
+            if (c[1])
+                c++; /* the escaped character */
+        }
+    }
+    return -1;
+}
+
 JsonDoc *json_doc_load(const char *path, GError **error)
 {
     g_autofree char *text = NULL;
@@ -133,6 +153,15 @@ JsonDoc *json_doc_load(const char *path, GError **error)
     if (strlen(text) != len) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: not a JSON text (it contains a NUL byte)",
                     path);
+        return NULL;
+    }
+    gssize nul = escaped_nul(text);
+    if (nul >= 0) {
+        int line, column;
+        line_column(text, (gsize)nul, &line, &column);
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: line %d, column %d: expected strings without NUL, got \"\\u0000\"",
+                    path, line, column);
         return NULL;
     }
     const char *end = NULL;

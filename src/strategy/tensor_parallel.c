@@ -130,28 +130,32 @@ static int piece_tasks(const PlanSpec *plan)
     return plan->tp_comm_overlap ? 2 * plan->tp + 2 * TP_OVERLAP_SPLITS : 7;
 }
 
-static gboolean divides(const PlanSpec *plan, int size, const char *what, GError **error)
+/* Refuses a tp that does not divide `size`, `what` of the model, naming
+ * `rule`: why Megatron-Core splits it over the tensor-parallel group. */
+static gboolean divides(const PlanSpec *plan, int size, const char *what, const char *rule,
+                        GError **error)
 {
     if (size % plan->tp == 0)
         return TRUE;
-    g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected a divisor of %s = %d, got %d",
-                plan_field_origin(plan, PLAN_TP), what, size, plan->tp);
+    g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: expected a divisor of %s = %d (%s), got %d",
+                plan_field_origin(plan, PLAN_TP), what, size, rule, plan->tp);
     return FALSE;
 }
 
+/* Megatron-Core's attention splits heads and query groups alike
+ * (megatron/core/transformer/attention.py: num_attention_heads_per_partition
+ * and num_query_groups_per_partition, each a divide() that asserts), and
+ * its MLP the FFN's columns: tp divides all three. */
 static gboolean check_model(const PlanSpec *plan, const ModelSpec *m, GError **error)
 {
-    if (!divides(plan, m->attention_heads, "attention_heads", error) ||
-        !divides(plan, m->ffn_hidden_size, "ffn_hidden_size", error))
-        return FALSE;
-    /* fewer KV heads than GPUs: Megatron replicates each over t / kv GPUs */
-    if (m->kv_heads % plan->tp != 0 && plan->tp % m->kv_heads != 0) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "%s: expected a divisor or a multiple of kv_heads = %d, got %d",
-                    plan_field_origin(plan, PLAN_TP), m->kv_heads, plan->tp);
-        return FALSE;
-    }
-    return TRUE;
+    return divides(plan, m->attention_heads, "attention_heads",
+                   "Megatron-Core splits the heads over the tensor-parallel group", error) &&
+           divides(plan, m->kv_heads, "kv_heads",
+                   "the KV heads, Megatron-Core's query groups, are split over the "
+                   "tensor-parallel group, never replicated",
+                   error) &&
+           divides(plan, m->ffn_hidden_size, "ffn_hidden_size",
+                   "Megatron-Core splits the MLP's columns over the tensor-parallel group", error);
 }
 
 static gboolean check(const PlanSpec *plan, const ModelSpec *m, GError **error)
