@@ -27,6 +27,7 @@
 #include "app/calibrate.h"
 #include "app/calibruns.h"
 #include "app/cli.h"
+#include "app/progress.h"
 #include "app/collbench.h"
 #include "app/simulate.h"
 #include "app/sweep.h"
@@ -282,16 +283,20 @@ static gboolean simulate(void *args, GError **error)
                     report_format_names[format]);
         return FALSE;
     }
+    Progress *progress = progress_start("simulate: replaying the step");
     if (!whatif ||
-        !sim_run_whatif(model, cluster, plan, whatif, a->trace, stages_only, &rep, error))
+        !sim_run_whatif(model, cluster, plan, whatif, a->trace, stages_only, &rep, error)) {
+        progress_stop(progress);
         return FALSE;
-    warn_plan(&a->in, plan, model, cluster);
+    }
     training_of_step(&rep.training, tokens, price, model, plan, rep.metrics.step_time_s);
     diagnosis_compute(&rep.diagnosis, &rep.metrics, model, cluster, plan);
     ReportAdvice advice[ADVICE_MAX];
     rep.advised = !rep.metrics.fits && !a->no_advice;
     rep.n_advice = rep.advised ? advice_find(model, cluster, plan, advice, &rep.advice_partial) : 0;
     rep.advice = advice;
+    progress_stop(progress);
+    warn_plan(&a->in, plan, model, cluster);
     Breakdown b;
     GpuSpec gpu = gpu_for_plan(&cluster->gpu, plan);
     if (a->breakdown)
@@ -367,7 +372,10 @@ static gboolean run(void *args, GError **error)
         return FALSE;
     }
     Report rep;
-    if (!sim_run_whatif(model, cluster, plan, whatif, NULL, FALSE, &rep, error))
+    Progress *progress = progress_start("run: replaying the step");
+    gboolean replayed = sim_run_whatif(model, cluster, plan, whatif, NULL, FALSE, &rep, error);
+    progress_stop(progress);
+    if (!replayed)
         return FALSE;
     warn_plan(&a->in, plan, model, cluster);
     if (!rep.metrics.fits)
@@ -376,9 +384,18 @@ static gboolean run(void *args, GError **error)
                 "%.4g (plansim simulate says what would make it fit)\n",
                 rep.metrics.peak_bytes / 1073741824.0, cluster->gpu.memory_bytes / 1073741824.0);
     RunPlan rp;
+    progress = progress_start("run: simulating the trials");
     gboolean ok = runplan_compute(model, cluster, plan, rep.metrics.step_time_s, tokens, &choice,
                                   TRUE, &rp, error);
-    RunReport rr = {model->name, cluster->name, plan, &rp, price, choice.async};
+    progress_stop(progress);
+    RunReport rr = {
+        .model = model->name,
+        .cluster = cluster->name,
+        .plan = plan,
+        .run = &rp,
+        .gpu_hour_price = price,
+        .async = choice.async,
+    };
     g_autofree char *text = ok ? run_report_render(&rr, format) : NULL;
     report_clear(&rep);
     return ok && text_write_atomic(a->output ? a->output : "-", text, strlen(text), error);
@@ -404,7 +421,7 @@ static int cmd_run(int argc, char **argv)
 
 typedef struct {
     CliInputs in;
-    char *gpus, *grid, *threads, *shard, *top, *output, *rank_by;
+    char *gpus, *grid, *threads, *shard, *top, *output, *rank_by, *max_plans;
     gboolean exhaustive;
     TrainingArgs training;
     RunArgs run;
@@ -710,7 +727,7 @@ static gboolean sweep(void *args, GError **error)
     g_autoptr(ClusterSpec) cluster = NULL;
     g_autoptr(PlanGrid) grid = NULL;
     g_autoptr(WhatIf) whatif = NULL;
-    double gpus, threads, top;
+    double gpus, threads, top, max_plans;
     int shard, shards;
     a->in.outputs[0] = (CliOutput){"-o", a->output};
     a->in.grid = a->grid;
@@ -729,8 +746,16 @@ static gboolean sweep(void *args, GError **error)
         !cli_parse_number("--threads", a->threads, 1, 1024, TRUE, g_get_num_processors(), &threads,
                       error) ||
         !cli_parse_number("--top", a->top, 1, 1000, TRUE, SWEEP_DEFAULT_TOP, &top, error) ||
+        !cli_parse_number("--max-plans", a->max_plans, 1, SWEEP_MAX_PLANS, TRUE,
+                          SWEEP_EXHAUSTIVE_PLANS, &max_plans, error) ||
         !parse_shard(a->shard, &shard, &shards, error))
         return FALSE;
+    if (a->max_plans && !a->exhaustive && whatif->jitter == 0) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--max-plans: expected --exhaustive (or --jitter) with it, got \"%s\" alone",
+                    a->max_plans);
+        return FALSE;
+    }
     if (gpus && clusters->len > 1) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "--gpus: expected none with several --nodes (each size's plans use all of its "
@@ -804,6 +829,7 @@ static gboolean sweep(void *args, GError **error)
                       .top = (int)top,
                       /* noise can make a step beat its bound: no pruning */
                       .exhaustive = a->exhaustive || whatif->jitter > 0,
+                      .max_plans = (gint64)max_plans,
                       .tokens = tokens,
                       .gpu_hour_price = price,
                       .rank_by = (SweepRank)rank_by,
@@ -889,6 +915,8 @@ static int cmd_sweep(int argc, char **argv)
          "WHAT"},
         {"exhaustive", 0, 0, G_OPTION_ARG_NONE, &a.exhaustive,
          "replay every valid plan: no memory pre-check, no pruning", NULL},
+        {"max-plans", 0, 0, G_OPTION_ARG_STRING, &a.max_plans,
+         "with --exhaustive, the most plans it replays (default 1000)", "N"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
          "write a CSV row for each plan to FILE (whole or not at all; - for stdout)", "FILE"},
         RUN_ENTRIES(a.run),
