@@ -171,9 +171,8 @@ static gboolean parse_run(const CliInputs *in, const RunArgs *r, RunChoice *c, G
          !cli_parse_choice("--hot-spares", r->hot_spares, yes_no, &c->hot_spares, error)))
         return FALSE;
     if (in->seed && !g_ascii_string_to_unsigned(in->seed, 10, 0, G_MAXUINT64, &c->seed, NULL)) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "--seed: expected an integer from 0 to 18446744073709551615, got \"%s\"",
-                    in->seed);
+        g_autofree char *got = g_strdup_printf("\"%s\"", in->seed);
+        ps_error_value(error, "--seed", got, "an integer from 0 to 18446744073709551615");
         return FALSE;
     }
     c->trials = (int)trials;
@@ -438,10 +437,8 @@ static gboolean parse_shard(const char *text, int *k, int *n, GError **error)
     guint64 a = 0, b = 0;
     if (!slash || !g_ascii_string_to_unsigned(first, 10, 1, 1000000, &a, NULL) ||
         !g_ascii_string_to_unsigned(slash + 1, 10, 1, 1000000, &b, NULL) || b < a) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "--shard: expected K/N with 1 <= K <= N, "
-                    "got \"%s\"",
-                    text);
+        g_autofree char *got = g_strdup_printf("\"%s\"", text);
+        ps_error_value(error, "--shard", got, "K/N with 1 <= K <= N");
         return FALSE;
     }
     *k = (int)a;
@@ -794,9 +791,9 @@ static gboolean sweep(void *args, GError **error)
     if (!parse_run(&a->in, &a->run, &run, error))
         return FALSE;
     if (a->in.seed && !a->in.jitter && rank_by != SWEEP_RANK_RUN_TIME) {
+        g_autofree char *got = ps_error_quote(a->in.seed);
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "--seed: expected --jitter or --rank-by run-time with it, got \"%s\" alone",
-                    a->in.seed);
+                    "--seed: expected --jitter or --rank-by run-time with it, got %s alone", got);
         return FALSE;
     }
     const char *run_flag = a->run.trials         ? "--trials"

@@ -134,9 +134,8 @@ static gboolean max_input_bytes(gsize *out, GError **error)
     const char *env = g_getenv(TEXT_MAX_INPUT_BYTES_ENV);
     guint64 v = TEXT_MAX_INPUT_BYTES_DEFAULT;
     if (env && !g_ascii_string_to_unsigned(env, 10, 1, G_MAXSIZE / 4, &v, NULL)) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "%s: expected a positive number of bytes, got \"%s\"", TEXT_MAX_INPUT_BYTES_ENV,
-                    env);
+        g_autofree char *got = g_strdup_printf("\"%s\"", env);
+        ps_error_value(error, TEXT_MAX_INPUT_BYTES_ENV, got, "a positive number of bytes");
         return FALSE;
     }
     *out = (gsize)v;

@@ -40,10 +40,9 @@ gboolean runplan_parse_every(const char *text, RunChoice *c, GError **error)
             return TRUE;
         }
     }
-    g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                "--checkpoint-every: expected auto, a whole number of steps (500) or a time with "
-                "a unit s, min or h (30min), got \"%s\"",
-                text);
+    g_autofree char *got = g_strdup_printf("\"%s\"", text);
+    ps_error_value(error, "--checkpoint-every", got,
+                   "auto, a whole number of steps (500) or a time with a unit s, min or h (30min)");
     return FALSE;
 }
 

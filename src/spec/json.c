@@ -102,9 +102,10 @@ static gboolean check_tree(const JsonDoc *doc, const cJSON *item, GString *path,
     cJSON_ArrayForEach(child, item)
     {
         if (object && !g_utf8_validate(child->string, -1, NULL)) {
+            g_autofree char *got = ps_error_quote(child->string);
             g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                        "%s: %s: expected keys of valid UTF-8 text, got \"%s\"", doc->path,
-                        path->str, child->string);
+                        "%s: %s: expected keys of valid UTF-8 text, got %s", doc->path,
+                        path->str, got);
             return FALSE;
         }
         if (object)

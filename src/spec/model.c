@@ -327,9 +327,9 @@ gboolean model_spec_set_seq_length(ModelSpec *model, const char *text, const cha
     double tokens = 0;
     if (!text_parse_count(text, TEXT_BINARY, TRUE, &tokens) ||
         !(tokens >= 1 && tokens <= G_MAXINT)) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "%s: expected a positive integer (tokens per sequence)%s, got \"%s\"", origin,
-                    text_suffixes_help(TEXT_BINARY), text);
+        g_autofree char *got = g_strdup_printf("\"%s\"", text);
+        ps_error_value(error, origin, got, "a positive integer (tokens per sequence)%s",
+                       text_suffixes_help(TEXT_BINARY));
         return FALSE;
     }
     model->seq_length = (int)tokens;
