@@ -23,17 +23,17 @@
  *            s --seed (the rest of the line); then whatif_check on the small
  *            cluster; and runplan_parse_every on each line starting with c
  *            (--checkpoint-every)
- * A file's input is written to a memfd and handed to the real loader by
- * its /proc/self/fd path (through a symbolic link with the file name the
- * nccl reader needs), as a file named on the command line would be; all
- * the parser returns is freed, so that a leak is a finding as much as a
- * crash or a sanitizer report is. */
-#define _GNU_SOURCE /* memfd_create, memmem */
+ * A file's input is handed to the real loader as the input file
+ * (fuzz_common.h; through a symbolic link with the file name the nccl
+ * reader needs); all the parser returns is freed, so that a leak is a
+ * finding as much as a crash or a sanitizer report is. */
+#define _GNU_SOURCE /* memmem */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
+
+#include "fuzz_common.h"
 
 #include "app/calibrate.h"
 #include "app/calibruns.h"
@@ -50,9 +50,7 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int input_fd = -1;
-static char input_path[64];
-static char *nccl_path;      /* a link named x_all_reduce.txt to input_path */
+static char *nccl_path;      /* a link named x_all_reduce.txt to the input file */
 static char *model_path;     /* the runs target's model file */
 static ModelSpec *model;     /* the plan targets' */
 static ClusterSpec *cluster; /* the plan, gemm and whatif targets' */
@@ -78,25 +76,13 @@ static gboolean is(const char *target)
     return strcmp(FUZZ_TARGET, target) == 0;
 }
 
-/* Makes the memfd hold exactly `size` bytes of `data`. */
-static void set_input(const void *data, size_t size)
-{
-    if (ftruncate(input_fd, 0) != 0 || (size && pwrite(input_fd, data, size, 0) != (ssize_t)size))
-        abort();
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    input_fd = memfd_create("plansim-fuzz-input", 0);
-    if (input_fd < 0)
-        abort();
-    g_snprintf(input_path, sizeof input_path, "/proc/self/fd/%d", input_fd);
     if (is("plan") || is("planmoe")) {
         const char *json = is("plan") ? model_json : moe_json;
-        set_input(json, strlen(json));
-        if (!(model = model_spec_load(input_path, NULL)))
+        if (!(model = model_spec_load(fuzz_file_set(json, strlen(json)), NULL)))
             abort();
     }
     if (is("runs")) {
@@ -107,14 +93,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         g_free(dir);
     }
     if (is("plan") || is("planmoe") || is("gemm") || is("whatif") || is("runs")) {
-        set_input(cluster_json, strlen(cluster_json));
-        if (!(cluster = cluster_spec_load(input_path, 0, NULL)))
+        if (!(cluster = cluster_spec_load(fuzz_file_set(cluster_json, strlen(cluster_json)), 0,
+                                          NULL)))
             abort();
     }
     if (is("nccl")) {
         char *dir = g_dir_make_tmp("plansim-fuzz-XXXXXX", NULL);
         nccl_path = dir ? g_build_filename(dir, "x_all_reduce.txt", NULL) : NULL;
-        if (!nccl_path || symlink(input_path, nccl_path) != 0)
+        if (!nccl_path || symlink(fuzz_file_path(), nccl_path) != 0)
             abort();
         g_free(dir);
     }
@@ -192,7 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     GError *error = NULL;
     if (is("hf") && !memmem(data, size, hf_key, sizeof hf_key - 1))
         return -1; /* not a Hugging Face config: keep it out of the corpus */
-    set_input(data, size);
+    const char *input_path = fuzz_file_set(data, size);
     if (is("model") || is("hf")) {
         model_spec_free(model_spec_load(input_path, &error));
     } else if (is("cluster")) {
@@ -215,9 +201,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         abort();
     }
-    /* bad input is an input error with a message, never anything else */
-    if (error && (!g_error_matches(error, PS_ERROR, PS_ERROR_INPUT) || !error->message[0]))
-        abort();
-    g_clear_error(&error);
+    fuzz_check_error(&error, 0);
     return 0;
 }

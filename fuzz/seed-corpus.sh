@@ -43,18 +43,146 @@ printf 'g3:2\nlnode 1 nic 0:0.5\nj0.1\ns7\n' >"$out/whatif/all.txt"
 printf 'lnode 0 gpu 0 nvlink out:0.25\nlrail 0 spine up:0.5\n' >"$out/whatif/links.txt"
 printf 'g15:1000\ng0:1\n' >"$out/whatif/gpus.txt"
 printf 'cauto\nc500\nc30min\nc2.5h\nc90s\n' >"$out/whatif/every.txt"
-# the test inputs: each to the target its keys belong to
-for f in "$src"/tests/data/*.json "$src"/tests/data/calibrate/*.json "$src"/tests/golden/inputs/*.json; do
+
+# sim: up to five parts, each ended by a NUL byte (fuzz_sim.c): a model, a
+# cluster, a plan and a grid file (an empty part: the default), then the
+# choices, a byte each
+sim() { # sim NAME PART... : an input of the parts given, files or (after -c) choices
+    name=$1
+    shift
+    mkdir -p "$out/sim"
+    for part in "$@"; do
+        case $part in
+        -c) ;;
+        '') printf '\0' ;;
+        \\*) printf "$part" ;; # the choices, as printf escapes
+        *) cat "$part" && printf '\0' ;;
+        esac
+    done >"$out/sim/$name"
+}
+sim_file() { # sim_file PART FILE: FILE as part PART (0 model, 1 cluster, 2 plan, 3 grid)
+    name=${2#"$src"/}
+    set -- "$1" "$2" "$(printf '%s' "${name#"$out"/}" | tr / _)"
+    case $1 in
+    0) sim "$3" "$2" ;;
+    1) sim "$3" '' "$2" ;;
+    2) sim "$3" '' '' "$2" ;;
+    3) sim "$3" '' '' "$sim_plan" "$2" -c '\000\000\000\100' ;; # at one node too
+    esac
+}
+sim_plan=$out/sim-plan.json # a small plan the grids sweep over
+printf '{"tp": 2, "pp": 2, "global_batch_size": 8}\n' >"$sim_plan"
+for f in "$src"/models/*.json "$src"/models/hf/*.json; do sim_file 0 "$f"; done
+for f in "$src"/topologies/*.json; do sim_file 1 "$f"; done
+for f in "$src"/plans/*.json "$out"/plan/*.json "$out"/planmoe/*.json; do sim_file 2 "$f"; done
+for f in "$src"/plots/*-grid.json "$out"/grid/*.json; do sim_file 3 "$f"; done
+# the choices (fuzz_sim.c's Choices): render, trials, every, flags, steps,
+# failure, restart, seed, slow_gpu, slow_factor, jitter, sweep, price
+sim_moe=$out/sim-moe.json
+printf '{"name": "tiny-moe", "layers": 4, "hidden_size": 256, "attention_heads": 8, "kv_heads": 8, "ffn_hidden_size": 1024, "vocab_size": 1024, "seq_length": 128, "experts": 8, "experts_per_token": 2, "moe_ffn_hidden_size": 512, "first_dense_layers": 1}\n' \
+    >"$sim_moe"
+sim json-explain '' '' "$sim_plan" '' -c '\001\001\000\000'
+sim csv-breakdown '' '' "$sim_plan" '' -c '\010\001\000\000'
+sim text-explain-tokens '' '' "$sim_plan" '' -c '\003\000\000\000\000\000\000\000\000\000\000\000\002'
+sim whatif-slow '' '' "$sim_plan" '' -c '\000\000\000\020\000\000\000\007\003\020'
+sim whatif-jitter '' '' "$sim_plan" '' -c '\000\000\000\020\000\000\000\007\000\000\031'
+sim run-failures '' '' "$sim_plan" '' -c '\000\003\004\000\377\040\002\005'
+sim run-async-spares '' '' "$sim_plan" '' -c '\000\001\002\015\077\020\000\001'
+sim run-best '' '' "$sim_plan" '' -c '\000\001\000\002\020\010\000\001'
+sim run-best-every '' '' "$sim_plan" '' -c '\000\002\011\003\100\030\000\002'
+sim moe-ep-dense '' '' "$out/planmoe/ep.json" ''
+sim moe-ep "$sim_moe" '' "$out/planmoe/ep.json" ''
+sim moe-zb "$sim_moe" '' "$out/planmoe/zb.json" '' -c '\001\000\000\020\000\000\000\000\001\010'
+printf '{"schedule": ["1f1b", "gpipe"], "zero_stage": [0, 3]}\n' >"$out/sim-grid.json"
+for k in 000 003 006 011 014 022; do # rank by tokens/s, time, cost, run-time; shards
+    sim "sweep-$k" '' '' "$sim_plan" "$out/sim-grid.json" -c "\\000\\001\\000\\340\\000\\000\\000\\000\\000\\000\\000\\$k\\001"
+done
+
+# cli: the arguments of simulate, each ended by a NUL byte (fuzz_cli.c)
+cli() { # cli NAME ARG...
+    name=$1
+    shift
+    mkdir -p "$out/cli"
+    for arg in "$@"; do printf '%s\0' "$arg"; done >"$out/cli/$name"
+}
+cli_words() { # cli_words NAME WORD...: a command line of the tests, its inputs named so
+    name=$1   # that they are found from any folder; a word of the tests' variables left
+    shift     # out, with the flag it is the value of
+    prev=
+    {
+        for word in "$@"; do
+            case $word in
+            *'$'*)
+                case $prev in *=*) ;; -*) prev= ;; esac
+                continue
+                ;;
+            models/*.json | topologies/*.json | plans/*.json) word=$(basename "$word" .json) ;;
+            tests/* | plots/* | models/* | topologies/*) word=$src/$word ;;
+            esac
+            [ -z "$prev" ] || printf '%s\n' "$prev"
+            prev=$word
+        done
+        [ -z "$prev" ] || printf '%s\n' "$prev"
+    } | tr '\n' '\0' >"$out/cli/$name"
+}
+mkdir -p "$out/cli"
+# the golden cases of simulate: NAME EXT simulate ARGUMENT...
+awk '$1 !~ /^#/ && $3 == "simulate" { $3 = $1 "-" $2; $1 = $2 = ""; print }' \
+    "$src/tests/golden/cases.txt" | while read -r name words; do
+    set -f # split on blanks, as golden.sh does, without globbing
+    # shellcheck disable=SC2086
+    cli_words "golden-$name" $words
+    set +f
+done
+# the command-line tests' simulate commands: continued lines joined, cut at
+# a redirection or the command's end, the tiny model and A100 cluster named
+for f in "$src"/tests/*.sh; do
+    awk '/\\$/ { sub(/\\$/, ""); line = line $0 " "; next }
+        { line = line $0 }
+        match(line, /(^|[ "])simulate( +-| *$)/) {
+            args = substr(line, RSTART)
+            sub(/^[ "]?simulate/, "", args)
+            sub(/ *[0-9]*[<>|;&)].*/, "", args)
+            gsub(/"\$tiny"/, "tiny-gpt", args)
+            gsub(/"\$a100"/, "dgx-a100-80gb", args)
+            gsub(/["\047]/, "", args)
+            print FNR, args
+        }
+        { line = "" }' "$f" | while read -r at words; do
+        set -f
+        # shellcheck disable=SC2086
+        cli_words "$(basename "$f" .sh)-$at" $words
+        set +f
+    done
+done
+cli bare
+cli outputs --model tiny-gpt --nodes 1 -o report.txt --trace trace.json --trace-ranks stages
+cli training --model llama3-8b --nodes 1 --tp 8 --tokens 2T --gpu-hour-price 2.5 --format json
+cli whatifs --model tiny-gpt --nodes 2 --slow-gpu 3:2 --slow-link 'node 1 nic 0:4' --jitter 0.1 --seed 7
+cli hf --model llama2-7b-config --cluster dgx-h200 --seq-length 2048 --pp 4 --schedule interleaved \
+    --virtual-stages 2
+cli moe --model mixtral-8x7b --cluster dgx-h100 --nodes 4 --ep 8 --moe-dispatcher all_gather \
+    --no-sequence-parallel --zero-stage=fsdp
+
+# the test inputs: each to the targets its keys belong to
+for f in "$src"/tests/data/*.json "$src"/tests/data/calibrate/*.json "$src"/tests/golden/inputs/*.json \
+    "$src"/topologies/runs/*.json; do
     [ -f "$f" ] || continue
     if grep -q num_hidden_layers "$f"; then
         seed hf "$f"
         seed model "$f"
+        sim_file 0 "$f"
     elif grep -q hidden_size "$f"; then
         seed model "$f"
+        sim_file 0 "$f"
     elif grep -q gpus_per_node "$f"; then
         seed cluster "$f"
+        sim_file 1 "$f"
     else # a plan or a grid: lists of values make a grid, but a plan may hold one
         seed plan "$f"
         seed grid "$f"
+        sim_file 2 "$f"
+        sim_file 3 "$f"
     fi
 done
+rm -f "$sim_plan" "$sim_moe" "$out/sim-grid.json"
