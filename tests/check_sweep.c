@@ -937,6 +937,38 @@ START_TEST(too_many_plans_are_refused)
 }
 END_TEST
 
+/* An exhaustive sweep replays at most max_plans plans: the grid's 10
+ * plans that pass the walk's rules (the header's count) are refused under
+ * a limit of 9, before any is made, naming --exhaustive, or --jitter when
+ * noise made the sweep exhaustive, and --max-plans; a limit of 10 replays
+ * all 10. */
+START_TEST(exhaustive_sweeps_are_limited)
+{
+    Fixture f = fixture_new();
+    SweepSpec spec = spec_of(&f, GPUS, 1, 1, 1, 0, TRUE);
+    spec.max_plans = VALID - 1;
+    GError *error = NULL;
+    ck_assert_ptr_null(sweep_run(&spec, &error));
+    ck_assert_str_eq(error->message,
+                     "--exhaustive: expected a space of at most 9 plans to replay every one "
+                     "(raise it with --max-plans), got 10 that pass the space's rules");
+    g_clear_error(&error);
+    WhatIf noise = {.jitter = 0.1, .seed = 1};
+    spec.whatif = &noise;
+    ck_assert_ptr_null(sweep_run(&spec, &error));
+    ck_assert_msg(g_str_has_prefix(error->message, "--jitter: expected a space of at most 9 plans"),
+                  "%s", error->message);
+    g_clear_error(&error);
+    spec.whatif = NULL;
+    spec.max_plans = VALID;
+    SweepResult *r = sweep_run(&spec, &error);
+    ck_assert_msg(r != NULL, "%s", error ? error->message : "");
+    ck_assert_int_eq(r->count[REPORT_SIMULATED], VALID);
+    sweep_result_free(r);
+    fixture_free(&f);
+}
+END_TEST
+
 /* The values a random space draws from: every axis of the default space
  * (plan_fields.def), with context parallelism (which tiny-gpt's 128
  * tokens do not reach by default) and the global batch. */
@@ -1080,6 +1112,7 @@ Suite *suite_sweep(void)
     tcase_add_test(tc, gpus_fewer_than_the_cluster);
     tcase_add_test(tc, node_counts_are_an_axis);
     tcase_add_test(tc, too_many_plans_are_refused);
+    tcase_add_test(tc, exhaustive_sweeps_are_limited);
     tcase_add_test(tc, random_spaces_rank_the_exhaustive_best);
     suite_add_tcase(s, tc);
     return s;

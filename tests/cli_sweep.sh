@@ -153,7 +153,7 @@ echo $$ >"$INT_DIR/int.pid" # then become the sweep, under script's terminal
 unset CI
 exec "$PLANSIM" sweep --model "$INT_SRC/models/llama2-7b.json" \
     --cluster "$INT_SRC/topologies/dgx-a100-80gb.json" --nodes 4 -j 1 --exhaustive \
-    -o "$INT_DIR/stopped.csv"
+    --max-plans 100000 -o "$INT_DIR/stopped.csv"
 RUN
 # started PID: whether the sweep shows it has started
 if script --version 2>/dev/null | grep -q util-linux; then

@@ -539,6 +539,27 @@ static void on_refused(const char *reason, gint64 count, gpointer user)
     w->refused += count;
 }
 
+/* Fails on more plans than a sweep runs, or an exhaustive one replays. */
+static gboolean plans_allowed(const SweepSpec *spec, gint64 plans, GError **error)
+{
+    gint64 most = spec->max_plans > 0 ? spec->max_plans : SWEEP_EXHAUSTIVE_PLANS;
+    gboolean noise = spec->whatif && spec->whatif->jitter > 0;
+    if (plans > SWEEP_MAX_PLANS)
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--grid: expected at most %d plans that pass the space's rules, got more",
+                    SWEEP_MAX_PLANS);
+    else if (spec->exhaustive && plans > most)
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: expected a space of at most %" G_GINT64_FORMAT " plans to replay every "
+                    "one%s (raise it with --max-plans), got %" G_GINT64_FORMAT
+                    " that pass the space's rules",
+                    noise ? "--jitter" : "--exhaustive", most,
+                    noise ? ", as a sweep under noise does" : "", plans);
+    else
+        return TRUE;
+    return FALSE;
+}
+
 SweepResult *sweep_run(const SweepSpec *spec, GError **error)
 {
     Space space = space_of(spec);
@@ -555,15 +576,11 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
     Walked walked = {spec, g_array_new(FALSE, FALSE, sizeof(gint64)),
                      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free), 0};
     GError *walk_error = NULL;
-    gboolean walked_all = space_walk(&space, on_leaf, on_refused, &walked, &walk_error);
-    if (!walked_all || walked.leaves->len > SWEEP_MAX_PLANS) {
-        if (walked.leaves->len > SWEEP_MAX_PLANS)
-            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                        "--grid: expected at most %d plans that pass the space's rules, got more",
-                        SWEEP_MAX_PLANS);
-        else
-            g_propagate_error(error, g_steal_pointer(&walk_error));
-        g_clear_error(&walk_error);
+    if (!space_walk(&space, on_leaf, on_refused, &walked, &walk_error) &&
+        walked.leaves->len > SWEEP_MAX_PLANS)
+        g_clear_error(&walk_error); /* on_leaf stopped it: plans_allowed says why */
+    if (walk_error || !plans_allowed(spec, walked.leaves->len, &walk_error)) {
+        g_propagate_error(error, walk_error);
         g_array_free(walked.leaves, TRUE);
         g_hash_table_destroy(walked.reasons);
         return NULL;

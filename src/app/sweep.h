@@ -55,6 +55,11 @@ extern const char *const sweep_rank_names[]; /* "tokens_per_s", "time", "cost", 
 /* The most plans a sweep runs: combinations its space's rules admit. */
 #define SWEEP_MAX_PLANS 10000000
 
+/* The most plans an exhaustive sweep replays unless told more
+ * (SweepSpec.max_plans, --max-plans): each is a replay, where branch and
+ * bound replays a few dozen of any space. */
+#define SWEEP_EXHAUSTIVE_PLANS 1000
+
 /* The best plans a sweep ranks unless told otherwise. */
 #define SWEEP_DEFAULT_TOP 10
 
@@ -73,6 +78,8 @@ typedef struct {
     volatile gint *stop;   /* set (by a signal handler) to stop early */
     int top;               /* K, the best plans kept exact; 0: SWEEP_DEFAULT_TOP */
     gboolean exhaustive;   /* replay every valid plan */
+    gint64 max_plans;      /* exhaustive: the most plans of the shard (those the space's
+                            * rules admit); 0: SWEEP_EXHAUSTIVE_PLANS */
     double tokens;         /* of the training run, for its totals; 0: none */
     double gpu_hour_price; /* for its cost; 0: none */
     SweepRank rank_by;     /* time, cost and run-time need tokens */
@@ -115,8 +122,10 @@ typedef struct {
  * on every machine, every combination in exactly one. */
 int sweep_shard_of(gint64 combination, int shards);
 
-/* Runs the sweep. Fails (PS_ERROR_INPUT) on a grid too large or a shard
- * out of range. */
+/* Runs the sweep. Fails (PS_ERROR_INPUT) on a grid too large, a shard out
+ * of range, or an exhaustive sweep over more than max_plans plans, before
+ * any is made (naming --exhaustive, or --jitter, whose noise makes a sweep
+ * exhaustive, and --max-plans). */
 SweepResult *sweep_run(const SweepSpec *spec, GError **error);
 void sweep_result_free(SweepResult *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SweepResult, sweep_result_free)
