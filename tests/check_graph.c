@@ -4,6 +4,9 @@
 #include <string.h>
 
 #include "core/graph.h"
+#include "base/bigmem.h"
+#include "strategy/emit.h"
+#include "strategy/strategy.h"
 #include "testutil.h"
 #include "base/error.h"
 
@@ -355,6 +358,114 @@ START_TEST(compressed_rows_hold_every_edge)
 }
 END_TEST
 
+/* The graph's arrays come from base/bigmem.h, whose check asks the system
+ * before a big request is made: 2^62 bytes (4 EiB, past any machine's
+ * address space) are refused as bad input, naming the bytes, and 1 MiB is
+ * granted. */
+START_TEST(memory_the_system_refuses_is_an_error)
+{
+    GError *error = NULL;
+    ck_assert(!bigmem_check((gsize)1 << 62, &error));
+    ck_assert(g_error_matches(error, PS_ERROR, PS_ERROR_INPUT));
+    ck_assert_msg(g_str_has_prefix(error->message, "mapping 4611686018427387904 bytes failed ("),
+                  "%s", error->message);
+    g_clear_error(&error);
+    ck_assert(bigmem_check((gsize)1 << 20, &error));
+    ck_assert_ptr_null(error);
+}
+END_TEST
+
+/* A random plan of every strategy on 16 GPUs (2 nodes of 8) of a small
+ * mixture of experts (4 layers, every one or every other one of 4
+ * experts), into `p`: tp, pp, cp (ring or Ulysses), ep, every schedule,
+ * interleaving, ZeRO 0 to 3, offload, sequence parallelism, tp overlap,
+ * recomputation, FP8, overlapped gathers and reductions, the experts'
+ * dispatcher, 1 to 8 micro-batches; FALSE when it does not resolve. */
+static gboolean random_plan(GRand *rng, Run *run)
+{
+    PlanSpec *p = run->plan;
+    static const int sizes[] = {1, 2, 4}, batches[] = {1, 2, 3, 4, 8};
+    p->tp = sizes[g_rand_int_range(rng, 0, 3)];
+    p->pp = sizes[g_rand_int_range(rng, 0, 3)];
+    p->cp = sizes[g_rand_int_range(rng, 0, 2)];
+    p->cp_algorithm = g_rand_boolean(rng) ? CP_ALL_TO_ALL : CP_RING;
+    p->ep = sizes[g_rand_int_range(rng, 0, 3)];
+    p->schedule = (Schedule)g_rand_int_range(rng, 0, SCHEDULES);
+    p->virtual_stages = p->schedule == SCHEDULE_INTERLEAVED ? 2 : 1;
+    p->zero_stage = g_rand_int_range(rng, 0, 4);
+    p->offload = (Offload)g_rand_int_range(rng, 0, 3);
+    p->sequence_parallel = p->tp > 1 && g_rand_boolean(rng);
+    p->tp_comm_overlap = p->sequence_parallel && g_rand_boolean(rng);
+    p->recompute = (Recompute)g_rand_int_range(rng, 0, 3);
+    p->dtype = g_rand_boolean(rng) ? DTYPE_FP8 : DTYPE_BF16;
+    p->overlap_param_gather = g_rand_boolean(rng);
+    p->overlap_grad_reduce = g_rand_boolean(rng);
+    p->moe_dispatcher = g_rand_boolean(rng) ? MOE_DISPATCHER_ALL_GATHER : MOE_DISPATCHER_ALL_TO_ALL;
+    p->micro_batch_size = sizes[g_rand_int_range(rng, 0, 2)];
+    run->model->moe_layer_frequency = g_rand_int_range(rng, 1, 3);
+    int dp = 16 / (p->tp * p->cp * p->pp);
+    p->global_batch_size = batches[g_rand_int_range(rng, 0, 5)] * p->micro_batch_size * MAX(dp, 1);
+    GError *error = NULL;
+    gboolean ok = strategy_resolve(p, run->model, run->cluster, &error);
+    g_clear_error(&error);
+    return ok;
+}
+
+/* The dry walk (emit_count_tasks) against the graphs emit_step builds, on
+ * random plans (random_plan), under every shift and rotation of the
+ * symmetry and under none: the count is the graph's, to the task; the
+ * lower bound passes at that count (emit_check_size); and under a cap one
+ * task short the step is refused before it is built (PS_ERROR_INPUT: the
+ * estimate put it past the cap, and the count refused it), as the dry
+ * walk says, but built under the count itself. */
+START_TEST(counted_tasks_are_the_graphs)
+{
+    enum { PLANS = 2000 };
+    GRand *rng = g_rand_new_with_seed(33);
+    int compared = 0;
+    for (int i = 0; i < PLANS; i++) {
+        Run run = run_new(test_moe(4, 128, 8, 512, 64, 4, 2, 256), test_cluster(2, 8, 300e9, 25e9));
+        run.cluster->gpu.peak_fp8_flops = 2 * run.cluster->gpu.peak_flops;
+        run.cluster->gpu.pcie_Bps = 50e9;
+        run.cluster->host_memory_bytes = 1e12;
+        run.cluster->cpu_adam_params_s = 4e9;
+        run.model->tied_embeddings = g_rand_boolean(rng);
+        if (!random_plan(rng, &run)) {
+            run_free(&run);
+            continue;
+        }
+        g_autoptr(Layout) layout = layout_new(run.plan, run.cluster);
+        Topology *topo = topology_new(run.cluster, 2);
+        for (int all = 0; all < 2; all++) {
+            g_autoptr(Symmetry) sym = symmetry_new(layout, topo, all ? SYMMETRY_ALL : 0);
+            int simulated;
+            symmetry_simulated(sym, &simulated);
+            gsize counted = emit_count_tasks(run.model, run.cluster, run.plan, layout, sym, NULL,
+                                             EMIT_MAX_TASKS);
+            GError *error = NULL;
+            Graph *g = emit_step(run.model, run.cluster, run.plan, layout, sym, NULL, counted, 0,
+                                 &error);
+            ck_assert_msg(g != NULL, "%s", error ? error->message : "");
+            ck_assert_uint_eq(graph_tasks(g), counted);
+            graph_free(g);
+            ck_assert(emit_check_size(run.model, run.plan, simulated, 0, counted, NULL));
+            ck_assert_uint_eq(emit_count_tasks(run.model, run.cluster, run.plan, layout, sym, NULL,
+                                               counted - 1),
+                              counted); /* it passes the cap at the last task */
+            ck_assert_ptr_null(emit_step(run.model, run.cluster, run.plan, layout, sym, NULL,
+                                         counted - 1, 0, &error));
+            ck_assert_msg(g_error_matches(error, PS_ERROR, PS_ERROR_INPUT), "%s", error->message);
+            g_clear_error(&error);
+            compared++;
+        }
+        topology_free(topo);
+        run_free(&run);
+    }
+    g_rand_free(rng);
+    ck_assert_int_gt(compared, PLANS / 4); /* a good share resolves */
+}
+END_TEST
+
 Suite *suite_graph(void)
 {
     Suite *s = suite_create("graph");
@@ -367,6 +478,10 @@ Suite *suite_graph(void)
     tcase_add_test(tc, memory_operations_in_task_order);
     tcase_add_test(tc, unjoined_collective_is_an_error);
     tcase_add_test(tc, compressed_rows_hold_every_edge);
+    tcase_add_test(tc, memory_the_system_refuses_is_an_error);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("emit");
+    tcase_add_test(tc, counted_tasks_are_the_graphs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -8,13 +8,18 @@
  * when freed (after a stay among the spares), instead of staying in the C
  * library's heap, where runs of different sizes one after another (a
  * sweep's, a benchmark's) would pile up. A smaller array comes from the C
- * library, behind the same header. */
+ * library, behind the same header. A request too big for the machine is
+ * found before it is made: bigmem_check maps the bytes as bigmem_alloc
+ * would, and gives them back untouched (no page is cleared). */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise (huge pages), before any include */
 
 #include "base/bigmem.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#include "base/error.h"
 
 #define HUGE_PAGE  ((gsize)2 << 20)
 #define SMALL_PAGE ((gsize)4096)
@@ -134,6 +139,29 @@ void *bigmem_alloc(gsize bytes)
     BigHead *h = g_malloc(sizeof(BigHead) + MAX(bytes, 1));
     *h = (BigHead){0};
     return h + 1;
+}
+
+gboolean bigmem_check(gsize bytes, GError **error)
+{
+#ifdef MAP_ANONYMOUS
+    gsize span = bytes + HUGE_PAGE; /* as bigmem_alloc maps it */
+    int reason = ENOMEM;            /* past gsize: no system maps that */
+    if (span > bytes) {
+        void *map = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (map != MAP_FAILED) {
+            munmap(map, span);
+            return TRUE;
+        }
+        reason = errno;
+    }
+    g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "mapping %zu bytes failed (%s)", bytes,
+                g_strerror(reason));
+    return FALSE;
+#else
+    (void)bytes;
+    (void)error;
+    return TRUE; /* plain C library memory: nothing to ask first */
+#endif
 }
 
 void bigmem_free(void *p)

@@ -7,8 +7,19 @@
 #include <glib.h>
 
 /* `bytes` of uninitialised memory (16-byte aligned), freed with
- * bigmem_free; aborts when the system has none. */
+ * bigmem_free. Every request is sized against the input caps before it is
+ * made, and the biggest asked of the system first (bigmem_check): failing
+ * after that, the system lost the memory it had; then it aborts. */
 void *bigmem_alloc(gsize bytes);
+
+/* Whether the system maps `bytes` more now, as bigmem_alloc maps them:
+ * they are mapped and given back at once, untouched, in microseconds. So
+ * the limits on a process's address space (ulimit -v) and the kernel's
+ * overcommit check refuse a run too big for the machine before it starts,
+ * not in the middle. FALSE and `error` set (PS_ERROR_INPUT: "mapping N
+ * bytes failed (the system's reason)", for the caller to prefix with what
+ * needed them) when it refuses. */
+gboolean bigmem_check(gsize bytes, GError **error);
 
 /* The same, zeroed. */
 void *bigmem_alloc0(gsize bytes);

@@ -10,7 +10,14 @@
  * communication stream. A forward piece allocates the activations it keeps
  * when it starts, a strategy's own piece of a layer block (a replay) those
  * it re-creates; the block's backward frees both when it ends
- * (emit_keep_activations). */
+ * (emit_keep_activations).
+ *
+ * The same walk counts a step without building it (a dry walk: no graph,
+ * emit_count_tasks): every task, dependency and memory operation the graph
+ * would get is counted where it would be added, and the strategies, which
+ * see tasks only through emit.h, get stand-in ids that are TASK_NONE
+ * exactly where the graph's would be. So the count is the graph's, to the
+ * task, in time linear in the tasks and no memory per task. */
 #include "strategy/emit.h"
 
 #include <math.h>
@@ -19,6 +26,7 @@
 #include "strategy/schedule.h"
 #include "strategy/strategy.h"
 #include "strategy/states.h"
+#include "base/bigmem.h"
 #include "base/error.h"
 
 /* What one piece costs and keeps, and the names of its tasks. */
@@ -28,6 +36,24 @@ typedef struct {
     const char *name[PHASES]; /* each phase's: formats of the micro-batch and the layer */
 } Cost;
 
+/* A group's collectives in a dry walk: a rank's k-th join of a group is
+ * the group's k-th collective (graph.h), so the group has as many as its
+ * most-joining member joined; the walk takes the ranks one after another. */
+typedef struct {
+    int rank;      /* the rank that joined last */
+    guint32 joins; /* its joins so far */
+    guint32 most;  /* the most joins of a member: the group's collectives */
+} DryGroup;
+
+/* What a dry walk counts: what the graph would hold. */
+typedef struct {
+    gsize tasks;               /* the ranks' own and one per collective */
+    gsize edges;               /* dependencies, stream order included */
+    gsize mem;                 /* memory operations */
+    GArray *groups;            /* DryGroup, by group id */
+    TaskId last[EMIT_STREAMS]; /* the rank's last task on each stream, as graph_last */
+} Dry;
+
 struct Emit {
     const ModelSpec *model;
     const ClusterSpec *cluster;
@@ -35,7 +61,8 @@ struct Emit {
     const PlanSpec *plan;
     const Layout *layout;
     const Symmetry *symmetry; /* the ranks emitted, and the GPUs they stand for */
-    Graph *graph;
+    Graph *graph; /* NULL: a dry walk, into `dry` */
+    Dry dry;
     /* graph groups, made when first used (-1 until then): */
     int *group_id[GROUP_KINDS]; /* per layout group */
     int *pair_id[DIRECTIONS];   /* per sending rank: with its receiver */
@@ -200,11 +227,74 @@ void emit_keep_activations(Emit *e, Block block, double kept, double recreated)
     e->recreated[block] = recreated;
 }
 
+/* ---- the graph, or a dry walk's counts ------------------------------------ */
+
+/* A dry walk's next task on the rank's `stream` (GRAPH_OFF_STREAM: none),
+ * a new one when `created`: a stand-in id, never TASK_NONE. */
+static TaskId dry_task(Emit *e, int stream, gboolean created)
+{
+    Dry *d = &e->dry;
+    g_assert(d->tasks < G_MAXINT32);
+    TaskId id = (TaskId)d->tasks;
+    d->tasks += created;
+    if (stream != GRAPH_OFF_STREAM) { /* stream order: an edge from the one before */
+        d->edges += d->last[stream] != TASK_NONE;
+        d->last[stream] = id;
+    }
+    return id;
+}
+
+/* A compute task of the rank's on `stream`. */
+static TaskId add_compute(Emit *e, int stream, double seconds, double flops, TaskTag tag,
+                          TaskName name)
+{
+    return e->graph ? graph_compute(e->graph, e->local, stream, seconds, flops, tag, name)
+                    : dry_task(e, stream, TRUE);
+}
+
+/* A marker on the rank's compute stream. */
+static TaskId add_marker(Emit *e, TaskName name)
+{
+    return e->graph ? graph_marker(e->graph, e->local, STREAM_COMPUTE, TAG_MARKER, name)
+                    : dry_task(e, STREAM_COMPUTE, TRUE);
+}
+
+/* The rank joins its next collective on graph group `group`. */
+static TaskId add_collective(Emit *e, int group, int stream, CollOp op, double bytes, TaskTag tag,
+                             TaskName name)
+{
+    if (e->graph)
+        return graph_collective(e->graph, group, e->local, stream, op, bytes, tag, name);
+    DryGroup *g = &g_array_index(e->dry.groups, DryGroup, group);
+    if (g->rank != e->local) { /* the next rank's first join */
+        g->rank = e->local;
+        g->joins = 0;
+    }
+    gboolean created = ++g->joins > g->most;
+    g->most = MAX(g->most, g->joins);
+    return dry_task(e, stream, created);
+}
+
+/* `after` waits for `before` (TASK_NONE: no-op). */
+static void add_dep(Emit *e, TaskId before, TaskId after)
+{
+    if (!e->graph)
+        e->dry.edges += before != TASK_NONE;
+    else
+        graph_dep(e->graph, before, after);
+}
+
+/* The tasks so far. */
+static gsize tasks_so_far(const Emit *e)
+{
+    return e->graph ? graph_tasks(e->graph) : e->dry.tasks;
+}
+
 /* The task just appended to the compute stream waits for the gates. */
 static void take_gates(Emit *e, TaskId t)
 {
     for (gsize i = 0; i < e->n_gates; i++)
-        graph_dep(e->graph, e->gates[i], t);
+        add_dep(e, e->gates[i], t);
     e->n_gates = 0;
 }
 
@@ -240,8 +330,7 @@ static double slowdown(Emit *e)
 
 TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName name)
 {
-    TaskId t =
-        graph_compute(e->graph, e->local, STREAM_COMPUTE, seconds * slowdown(e), flops, tag, name);
+    TaskId t = add_compute(e, STREAM_COMPUTE, seconds * slowdown(e), flops, tag, name);
     take_gates(e, t);
     return t;
 }
@@ -249,7 +338,7 @@ TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName
 TaskId emit_background(Emit *e, Stream stream, double seconds, TaskTag tag, TaskName name)
 {
     g_assert(stream != STREAM_COMPUTE);
-    return graph_compute(e->graph, e->local, stream, seconds, 0, tag, name);
+    return add_compute(e, stream, seconds, 0, tag, name);
 }
 
 void emit_gate(Emit *e, TaskId before)
@@ -266,8 +355,14 @@ void emit_gate(Emit *e, TaskId before)
 /* The graph group of `members`, registered in *id when first used. */
 static int group(Emit *e, int *id, const int *members, int n)
 {
-    if (*id < 0)
+    if (*id >= 0)
+        return *id;
+    if (e->graph) {
         *id = graph_add_group(e->graph, members, n);
+    } else {
+        *id = (int)e->dry.groups->len;
+        g_array_append_val(e->dry.groups, ((DryGroup){.rank = -1}));
+    }
     return *id;
 }
 
@@ -278,7 +373,7 @@ TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double
     if (n == 1)
         return TASK_NONE;
     int id = group(e, &e->group_id[kind][index], e->group_members[kind], n);
-    TaskId t = graph_collective(e->graph, id, e->local, stream, op, bytes, tag, name);
+    TaskId t = add_collective(e, id, stream, op, bytes, tag, name);
     if (stream == STREAM_COMPUTE)
         take_gates(e, t);
     return t;
@@ -303,8 +398,8 @@ static int pair(Emit *e, Direction d, int sender)
 
 TaskId emit_send(Emit *e, Direction d, double bytes, TaskId after, TaskName name)
 {
-    TaskId t = graph_collective(e->graph, pair(e, d, e->rank), e->local, STREAM_P2P, COLL_SEND_RECV,
-                                bytes, TAG_PP, name);
+    TaskId t = add_collective(e, pair(e, d, e->rank), STREAM_P2P, COLL_SEND_RECV, bytes, TAG_PP,
+                              name);
     emit_wait(e, after, t);
     return t;
 }
@@ -312,8 +407,8 @@ TaskId emit_send(Emit *e, Direction d, double bytes, TaskId after, TaskName name
 TaskId emit_recv(Emit *e, Direction d, double bytes, TaskName name)
 {
     int sender = neighbour(e, e->rank, d == TOWARD_NEXT ? TOWARD_PREV : TOWARD_NEXT);
-    return graph_collective(e->graph, pair(e, d, sender), e->local, GRAPH_OFF_STREAM,
-                            COLL_SEND_RECV, bytes, TAG_PP, name);
+    return add_collective(e, pair(e, d, sender), GRAPH_OFF_STREAM, COLL_SEND_RECV, bytes, TAG_PP,
+                          name);
 }
 
 TaskId emit_ends_collective(Emit *e, Stream stream, CollOp op, double bytes, TaskTag tag,
@@ -325,25 +420,28 @@ TaskId emit_ends_collective(Emit *e, Stream stream, CollOp op, double bytes, Tas
     int first = layout_rank(e->layout, c);
     c.pp = e->plan->pp - 1;
     int ends[2] = {first, layout_rank(e->layout, c)};
-    return graph_collective(e->graph, group(e, &e->ends_id[first], ends, 2), e->local, stream, op,
-                            bytes, tag, name);
+    return add_collective(e, group(e, &e->ends_id[first], ends, 2), stream, op, bytes, tag, name);
 }
 
 void emit_wait(Emit *e, TaskId before, TaskId after)
 {
     if (before != TASK_NONE && after != TASK_NONE)
-        graph_dep(e->graph, before, after);
+        add_dep(e, before, after);
 }
 
 TaskId emit_last(const Emit *e, Stream stream)
 {
-    return graph_last(e->graph, e->local, stream);
+    return e->graph ? graph_last(e->graph, e->local, stream) : e->dry.last[stream];
 }
 
 void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 {
-    if (task != TASK_NONE && bytes != 0)
+    if (task == TASK_NONE || bytes == 0)
+        return;
+    if (e->graph)
         graph_mem(e->graph, task, e->local, kind, bytes, at_end);
+    else
+        e->dry.mem++;
 }
 
 /* ---- costs and chunks ------------------------------------------------------ */
@@ -534,7 +632,7 @@ static void emit_unit(Emit *e, const Unit *u)
 /* Whether the graph has passed the cap on its size: emission stops. */
 static gboolean over_cap(const Emit *e)
 {
-    return graph_tasks(e->graph) > e->max_tasks;
+    return tasks_so_far(e) > e->max_tasks;
 }
 
 static void emit_rank_step(Emit *e, GArray *units)
@@ -564,8 +662,9 @@ static void emit_rank_step(Emit *e, GArray *units)
         if (e->active[i]->step_begin)
             e->active[i]->step_begin(e, e->state[i]);
     }
-    TaskId begin = graph_marker(e->graph, e->local, STREAM_COMPUTE, TAG_MARKER,
-                                (TaskName){.fmt = "step begin"});
+    for (int s = 0; s < EMIT_STREAMS; s++)
+        e->dry.last[s] = TASK_NONE; /* a dry walk's rank starts with empty streams */
+    TaskId begin = add_marker(e, (TaskName){.fmt = "step begin"});
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
         emit_mem(e, begin, (MemKind)k,
                  states_bytes(e->plan, (MemKind)k, e->params, e->experts, e->layers), FALSE);
@@ -592,17 +691,17 @@ static void emit_rank_step(Emit *e, GArray *units)
                               (TaskName){.fmt = "optimizer"});
     emit_wait(e, emit_last(e, STREAM_COMM), opt);
     EACH_STRATEGY(e, after_optimizer, opt);
-    TaskId end =
-        graph_marker(e->graph, e->local, STREAM_COMPUTE, TAG_MARKER, (TaskName){.fmt = "step end"});
+    TaskId end = add_marker(e, (TaskName){.fmt = "step end"});
     emit_wait(e, emit_last(e, STREAM_COMM), end);
     emit_wait(e, emit_last(e, STREAM_P2P), end);
 }
 
 /* The most tasks the step can have, for reserving room: every rank runs
- * every micro-batch's forward and backward through every piece of its
- * stage, and the active strategies add up to a few tasks per piece (their
- * piece_tasks, counting a collective once per rank, where the graph has
- * one per group). */
+ * every micro-batch's forward and backward (a B and a W when split)
+ * through every piece of its stage, and the active strategies add up to a
+ * few tasks per piece (their piece_tasks, counting a collective once per
+ * rank, where the graph has one per group). An estimate: the cap's own
+ * check is the dry walk's count (emit_step). */
 static double most_tasks(const Emit *e, int ranks)
 {
     const PlanSpec *p = e->plan;
@@ -610,8 +709,9 @@ static double most_tasks(const Emit *e, int ranks)
     for (int i = 0; e->active[i]; i++)
         if (e->active[i]->piece_tasks)
             per_piece += e->active[i]->piece_tasks(p);
+    double units = schedule_splits_backward(p) ? 3 : 2;
     double pieces = (TF_BLOCKS * (double)e->model->layers + 2) / p->pp + 2 * p->virtual_stages;
-    return ranks * (2.0 * e->micro_batches * pieces * per_piece + 4);
+    return ranks * (units * e->micro_batches * pieces * per_piece + 4);
 }
 
 /* The error for a step of more tasks than the cap; `got` says how many,
@@ -620,20 +720,35 @@ static double most_tasks(const Emit *e, int ranks)
 static void refuse_size(const ModelSpec *model, const PlanSpec *plan, int ranks, gsize max_tasks,
                         const char *got, PsErrorCode code, GError **error)
 {
+    int m = plan_spec_micro_batches(plan);
     g_set_error(error, PS_ERROR, code,
-                "%s: expected a step of at most %.0f tasks, got %s (%d ranks x %d micro-batches "
-                "x %d layers / %d stages): lower global_batch_size, the GPU count or the layers",
+                "%s: expected a step of at most %.0f tasks, got %s (%d rank%s x %d micro-batch%s "
+                "x %d layer%s / %d stage%s): lower global_batch_size, the GPU count or the layers",
                 plan_field_origin(plan, PLAN_GLOBAL_BATCH_SIZE), (double)max_tasks, got, ranks,
-                plan_spec_micro_batches(plan), model->layers, plan->pp);
+                ranks == 1 ? "" : "s", m, m == 1 ? "" : "es", model->layers,
+                model->layers == 1 ? "" : "s", plan->pp, plan->pp == 1 ? "" : "s");
+}
+
+/* The fewest tasks a step over `ranks` simulated ranks can have, ranks /
+ * pp on each stage (the symmetry shifts no stage), each running its two
+ * markers and its optimizer step, and for each micro-batch and model chunk
+ * of its stage a forward and a backward, or a B and a W: the forward of
+ * the embedding and of the head, and every pass of each of TF_BLOCKS
+ * blocks a layer, at least one compute task each (each has operations in
+ * every pass: GEMMs; a piece_compute may cut it, never drop it). The
+ * backward of the embedding (no input gradient: a B of none) and of the
+ * head are left out, and so is every strategy's own task. */
+static double fewest_tasks(const ModelSpec *model, const PlanSpec *plan, int ranks)
+{
+    double passes = schedule_splits_backward(plan) ? 3 : 2;
+    double per_stage_set = plan_spec_micro_batches(plan) * (passes * TF_BLOCKS * model->layers + 2);
+    return (double)ranks / plan->pp * per_stage_set + 3.0 * ranks;
 }
 
 gboolean emit_check_size(const ModelSpec *model, const PlanSpec *plan, int ranks,
                          double known_tasks, gsize max_tasks, GError **error)
 {
-    /* every rank runs a forward and a backward of each layer of its stage
-     * per micro-batch (every stage has as many of the ranks) */
-    double fewest = 2.0 * ranks * plan_spec_micro_batches(plan) * model->layers / plan->pp;
-    fewest = MAX(fewest, known_tasks);
+    double fewest = MAX(fewest_tasks(model, plan, ranks), known_tasks);
     if (fewest <= max_tasks)
         return TRUE;
     g_autofree char *got = g_strdup_printf("at least %.3g", fewest);
@@ -657,9 +772,20 @@ static void init_groups(Emit *e, int ranks)
     memset(e->ends_id, -1, sizeof(int) * (gsize)ranks);
 }
 
-Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                 const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
-                 gsize max_tasks, double known_tasks, GError **error)
+static void free_groups(Emit *e)
+{
+    for (int k = 0; k < GROUP_KINDS; k++)
+        g_clear_pointer(&e->group_id[k], g_free);
+    for (int d = 0; d < DIRECTIONS; d++)
+        g_clear_pointer(&e->pair_id[d], g_free);
+    g_clear_pointer(&e->ends_id, g_free);
+}
+
+/* The emitter of one step: its inputs, the active strategies, the costs
+ * and the chunks' segments; no graph yet (emit_clear frees it). */
+static Emit emit_init(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                      const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
+                      gsize max_tasks)
 {
     Emit e = {.model = model,
               .cluster = cluster,
@@ -668,57 +794,135 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
               .layout = layout,
               .symmetry = symmetry,
               .slow = slow,
+              .micro_batches = plan_spec_micro_batches(plan),
+              .computer = -1,
               .max_tasks = max_tasks};
-    e.micro_batches = plan_spec_micro_batches(plan);
-    int ranks = layout_ranks(layout), n_active = 0, simulated;
-    const int *ranks_of = symmetry_simulated(symmetry, &simulated);
-    e.computer = -1;
-    for (int i = 0; strategy_registry[i]; i++) {
+    for (int i = 0, n = 0; strategy_registry[i]; i++) {
         g_assert(i < STRATEGY_MAX);
         if (!strategy_registry[i]->active(plan))
             continue;
         if (strategy_registry[i]->piece_compute && e.computer < 0)
-            e.computer = n_active;
-        e.active[n_active++] = strategy_registry[i];
+            e.computer = n;
+        e.active[n++] = strategy_registry[i];
     }
-    if (!emit_check_size(model, plan, simulated, known_tasks, max_tasks, error))
-        return NULL; /* refused before anything is built */
-    for (int i = 0; i < n_active; i++)
-        e.state[i] = g_malloc0(MAX(e.active[i]->state_size, 1));
-    g_autoptr(Graph) graph = graph_new(simulated, graph_stream_count(&e));
-    /* a stream edge per task, fewer other dependencies; at most a memory
-     * operation per task */
-    gsize tasks = (gsize)MIN(most_tasks(&e, simulated), e.max_tasks);
-    graph_reserve(graph, tasks, 2 * tasks, tasks);
-    graph_place(graph, ranks_of, ranks);
-    e.graph = graph;
-    init_groups(&e, ranks);
     compute_costs(&e);
     lay_out_chunks(&e);
+    return e;
+}
 
+static void emit_clear(Emit *e)
+{
+    g_free(e->segments);
+    g_free(e->chunk_first);
+}
+
+/* Walks the step of every rank the symmetry simulates, into the graph or
+ * (none) the dry walk's counts, until the tasks pass the cap. */
+static void walk_step(Emit *e)
+{
+    int simulated;
+    const int *ranks_of = symmetry_simulated(e->symmetry, &simulated);
+    for (int i = 0; e->active[i]; i++)
+        e->state[i] = g_malloc0(MAX(e->active[i]->state_size, 1));
+    init_groups(e, layout_ranks(e->layout));
     GArray *units = g_array_new(FALSE, FALSE, sizeof(Unit));
-    for (e.local = 0; e.local < simulated && !over_cap(&e); e.local++) {
-        e.rank = ranks_of[e.local];
-        emit_rank_step(&e, units);
+    for (e->local = 0; e->local < simulated && !over_cap(e); e->local++) {
+        e->rank = ranks_of[e->local];
+        emit_rank_step(e, units);
     }
     g_array_free(units, TRUE);
-    g_free(e.gates);
-    g_free(e.segments);
-    g_free(e.chunk_first);
-    for (int i = 0; i < n_active; i++)
-        g_free(e.state[i]);
-    for (int k = 0; k < GROUP_KINDS; k++)
-        g_free(e.group_id[k]);
-    for (int d = 0; d < DIRECTIONS; d++)
-        g_free(e.pair_id[d]);
-    g_free(e.ends_id);
-    if (over_cap(&e)) {
-        refuse_size(model, plan, simulated, max_tasks, "more", PS_ERROR_OVER_CAP, error);
+    g_clear_pointer(&e->gates, g_free);
+    e->n_gates = e->gates_room = 0;
+    for (int i = 0; e->active[i]; i++)
+        g_clear_pointer(&e->state[i], g_free);
+    free_groups(e);
+}
+
+/* Counts the step by a dry walk into e->dry; FALSE when it passes the cap. */
+static gboolean count_step(Emit *e)
+{
+    e->dry = (Dry){.groups = g_array_new(FALSE, FALSE, sizeof(DryGroup))};
+    walk_step(e);
+    g_array_free(e->dry.groups, TRUE);
+    e->dry.groups = NULL;
+    return !over_cap(e);
+}
+
+gsize emit_count_tasks(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                       const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
+                       gsize max_tasks)
+{
+    Emit e = emit_init(model, cluster, plan, layout, symmetry, slow, max_tasks);
+    count_step(&e);
+    emit_clear(&e);
+    return e.dry.tasks;
+}
+
+/* The room reserved for a step's graph. */
+typedef struct {
+    gsize tasks, edges, mem;
+} Room;
+
+/* The room for the step over `simulated` ranks: its estimate (a stream
+ * edge per task, fewer other dependencies, at most a memory operation per
+ * task), or for a step the estimate puts past the cap a dry walk's counts,
+ * exact. FALSE (PS_ERROR_INPUT, before building) when those pass the cap,
+ * or when the system would not map the step. */
+static gboolean size_step(Emit *e, int simulated, Room *room, GError **error)
+{
+    double most = most_tasks(e, simulated);
+    gsize tasks = (gsize)MIN(most, e->max_tasks);
+    *room = (Room){tasks, 2 * tasks, tasks};
+    if (most > e->max_tasks) {
+        if (!count_step(e)) {
+            refuse_size(e->model, e->plan, simulated, e->max_tasks, "more", PS_ERROR_INPUT, error);
+            return FALSE;
+        }
+        *room = (Room){e->dry.tasks, e->dry.edges, e->dry.mem};
+    }
+    if (bigmem_check(room->tasks * EMIT_BYTES_PER_TASK, error))
+        return TRUE;
+    g_prefix_error(error,
+                   "%s: expected a step the system has the memory for, got %zu tasks (at %d bytes "
+                   "a task): ",
+                   plan_field_origin(e->plan, PLAN_GLOBAL_BATCH_SIZE), room->tasks,
+                   EMIT_BYTES_PER_TASK);
+    return FALSE;
+}
+
+/* Builds the step into a graph of `room`; NULL when it passes the cap
+ * after all (the estimate missed it: PS_ERROR_OVER_CAP) or does not seal. */
+static Graph *build_step(Emit *e, const Room *room, GError **error)
+{
+    int simulated;
+    const int *ranks_of = symmetry_simulated(e->symmetry, &simulated);
+    g_autoptr(Graph) graph = graph_new(simulated, graph_stream_count(e));
+    graph_reserve(graph, room->tasks, room->edges, room->mem);
+    graph_place(graph, ranks_of, layout_ranks(e->layout));
+    e->graph = graph;
+    walk_step(e);
+    if (over_cap(e)) {
+        refuse_size(e->model, e->plan, simulated, e->max_tasks, "more", PS_ERROR_OVER_CAP, error);
         return NULL;
     }
     if (!graph_seal(graph, error))
         return NULL;
     return g_steal_pointer(&graph);
+}
+
+Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                 const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
+                 gsize max_tasks, double known_tasks, GError **error)
+{
+    int simulated;
+    symmetry_simulated(symmetry, &simulated);
+    if (!emit_check_size(model, plan, simulated, known_tasks, max_tasks, error))
+        return NULL; /* refused in O(1), before anything is built */
+    Emit e = emit_init(model, cluster, plan, layout, symmetry, slow, max_tasks);
+    Room room;
+    Graph *graph = size_step(&e, simulated, &room, error) ? build_step(&e, &room, error) : NULL;
+    emit_clear(&e);
+    return graph;
 }
 
 /* The images of group `group` of `g` under sym's shifts; `fallback` when

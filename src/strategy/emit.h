@@ -230,9 +230,16 @@ void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 
 /* ---- driving the emitter (app/) --------------------------------------- */
 
-/* The most tasks a step may have, the cap plansim gives emit_step (about
- * 5.5 GB of graph and replay); a bigger step is refused as bad input. */
+/* The most tasks a step may have, the cap plansim gives emit_step; a
+ * bigger step is refused as bad input. */
 #define EMIT_MAX_TASKS 50000000
+
+/* The address space a step's graph and its replay map at their peak, per
+ * task (measured: 177 bytes a task, 8.4 GB, for GPT-3 175B's 47,579,236
+ * tasks on one rank; 6 GB of it resident): what emit_step asks the system
+ * for before building (bigmem_check), so that a step the machine cannot
+ * hold, under a limit such as ulimit -v, is refused, not aborted. */
+#define EMIT_BYTES_PER_TASK 180
 
 /* What-ifs on compute (app/whatif.h). Every compute task of rank r takes
  * gpu_factor[r] times its cost (a throttled GPU), times exp(sigma Z -
@@ -251,22 +258,37 @@ typedef struct {
  * compute slowed by `slow` (NULL: not at all; a slowed rank stands for
  * itself alone, so only without a symmetry). The plan must be resolved and
  * supported (strategy_check). Fails (PS_ERROR_INPUT) for a step of more
- * than `max_tasks` tasks: before building anything when a lower bound of
- * its size is already more (its own, or `known_tasks` when that is more:
- * a bound the caller knows, 0 for none; emit_tasks_under), else as soon
- * as the graph passes the cap (then PS_ERROR_OVER_CAP: the same error,
- * after work). */
+ * than `max_tasks` tasks, before building anything: at once when a lower
+ * bound of its size is already more (emit_check_size's, or `known_tasks`
+ * when that is more: a bound the caller knows, 0 for none;
+ * emit_tasks_under); else, when its estimate is over the cap, after
+ * counting it (emit_count_tasks), which also sizes the graph exactly; a
+ * step the estimate missed is refused as soon as the graph passes the cap
+ * (then PS_ERROR_OVER_CAP: the same error, after work). Also fails
+ * (PS_ERROR_INPUT) before building when the system would not map the
+ * step's EMIT_BYTES_PER_TASK a task. */
 Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                  const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
                  gsize max_tasks, double known_tasks, GError **error);
 
 /* Refuses (PS_ERROR_INPUT, FALSE) a step of `plan` whose ranks simulated
- * (`ranks`; at least plan->pp, one per stage) cannot fit in `max_tasks`
- * tasks: each runs a forward and a backward of each layer of its stage per
- * micro-batch, and the step has at least `known_tasks` (0: none known).
- * O(1), before anything is built (emit_step's own check). */
+ * (`ranks`; at least plan->pp, as many on each stage) cannot fit in
+ * `max_tasks` tasks: each runs its markers and optimizer step, and per
+ * micro-batch and chunk a forward and a backward (a B and a W when split)
+ * of each layer block of its stage, and the forward of its embedding or
+ * head, a task each at least; and the step has at least `known_tasks` (0:
+ * none known). O(1), before anything is built (emit_step's own check). */
 gboolean emit_check_size(const ModelSpec *model, const PlanSpec *plan, int ranks,
                          double known_tasks, gsize max_tasks, GError **error);
+
+/* The tasks emit_step builds for the step, to the task: the same walk,
+ * counting what it would add to the graph instead of adding it; or more
+ * than `max_tasks`, once the count passes it (the walk stops there). Time
+ * linear in the tasks, memory in the ranks and groups (tests hold it to
+ * the graphs built). */
+gsize emit_count_tasks(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                       const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
+                       gsize max_tasks);
 
 /* A lower bound of the tasks of the step built under `sym`, from `built`,
  * the same step built under `built_sym`, whose shifts include sym's (its
