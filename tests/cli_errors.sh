@@ -704,5 +704,31 @@ expect_fail "a step of 10^6 GPUs over the task cap, refused unbuilt" "--global-b
 expect_fail "2^31 - 1 micro-batches" "--global-batch-size" "got at least" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 8 --global-batch-size 2147483647 \
     --micro-batch-size 1
+# issue 33: every request sized before it is made. An all-to-all plans
+# n (n - 1) transfers, at most 2^25 = 33554432 in one collective (so
+# 5793 ranks, collbench.h); an all-reduce over 1,048,536 GB200s, 72 NICs a
+# node, up to 72 x (2 n + 4 x 14563) = 155183328
+expect_fail "collective all_to_all over 100,000 ranks" "--ranks" \
+    "expected at most 5793 for all_to_all" "got 100000" -- \
+    collective --cluster "$a100" --ranks 100000 --nodes 12500 --op all_to_all
+expect_fail "collective all_reduce over 2^20 GB200s" "--ranks" \
+    "expected a collective of at most 33554432 transfers" "up to 155183328" -- \
+    collective --cluster "$top_srcdir/topologies/gb200-nvl72.json" --nodes 14563 \
+    --ranks 1048536
+# a step whose estimate passes the cap, counted without being built:
+# GPT-3 175B on one rank, 114,688 micro-batches of 96 layers
+expect_fail "a step counted past the task cap" "--global-batch-size" \
+    "expected a step of at most 50000000 tasks, got more" -- \
+    simulate --model "$top_srcdir/models/gpt3-175b.json" --cluster "$a100" \
+    --global-batch-size 58720256 --micro-batch-size 1 --tp 1 --pp 1 --no-sequence-parallel \
+    --zero-stage 0
+# --exhaustive over the tiny GPT's default space on one node: 10304 plans
+# pass its rules (sweep's own count), over the default --max-plans 1000
+expect_fail "sweep --exhaustive over 1000 plans" "--exhaustive" \
+    "expected a space of at most 1000 plans" "raise it with --max-plans" "got 10304" -- \
+    sweep --model "$tiny" --cluster "$a100" --nodes 1 -j 1 --exhaustive
+expect_fail "sweep --max-plans without --exhaustive" "--max-plans" \
+    "expected --exhaustive (or --jitter) with it" -- \
+    sweep --model "$tiny" --cluster "$a100" --nodes 1 -j 1 --max-plans 20000
 
 finish

@@ -2,9 +2,13 @@
  * orbit of the cluster's symmetry. */
 #include "app/collbench.h"
 
+#include <math.h>
+
 #include "engine/engine.h"
 #include "layout/layout.h"
+#include "net/algorithm.h"
 #include "net/symmetry.h"
+#include "base/bigmem.h"
 #include "base/error.h"
 
 /* busbw / algbw for `op` over n ranks (nccl-tests' PERFORMANCE.md). */
@@ -90,6 +94,53 @@ static void replay_one(const ClusterSpec *cluster, CollOp op, int n, double byte
     topology_free(topo);
 }
 
+/* The most transfers a plan of `op` over GPUs 0 .. n-1 holds, over the
+ * algorithms that may run it (auto plans each; net/algorithm.c): over k
+ * nodes of g GPUs and C channels (NICs a node's members use, 1 inside a
+ * node), a ring C n, a tree 4 (n - 1) inside a node or C (2 (g - 1) k + 4
+ * (k - 1)) across, the hierarchical all-reduce 3 n, NVLS n, all at most
+ * max(C (2 n + 4 k), 4 n); an all-to-all n (n - 1), a send/recv 1. */
+static double most_transfers(const ClusterSpec *cluster, CollOp op, int n)
+{
+    if (op == COLL_ALL_TO_ALL)
+        return (double)n * (n - 1);
+    if (op == COLL_SEND_RECV)
+        return 1;
+    int nics, k = (n + cluster->gpus_per_node - 1) / cluster->gpus_per_node;
+    topology_nic_capacity(cluster, &nics);
+    double channels = k > 1 ? MAX(1, MIN(MIN(n, cluster->gpus_per_node), nics)) : 1;
+    return MAX(channels * (2.0 * n + 4.0 * k), 4.0 * n);
+}
+
+gboolean collbench_check(const ClusterSpec *cluster, CollOp op, int ranks, GError **error)
+{
+    double transfers = most_transfers(cluster, op, ranks);
+    if (transfers > COLLBENCH_MAX_TRANSFERS) {
+        if (op == COLL_ALL_TO_ALL) /* the most n of n (n - 1) <= the cap */
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                        "--ranks: expected at most %d for all_to_all, whose plan holds n (n - 1) "
+                        "transfers (at most %d in one collective), got %d",
+                        (int)floor((1 + sqrt(1 + 4.0 * COLLBENCH_MAX_TRANSFERS)) / 2),
+                        COLLBENCH_MAX_TRANSFERS, ranks);
+        else
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                        "--ranks: expected a collective of at most %d transfers, got %d ranks of "
+                        "%s: up to %.0f",
+                        COLLBENCH_MAX_TRANSFERS, ranks, collective_name(op), transfers);
+        return FALSE;
+    }
+    /* the plan's arrays at their last doubling, with the ones they grew from */
+    gsize bytes = (gsize)(3 * transfers) * (sizeof(Transfer) + 2 * sizeof(double));
+    if (!bigmem_check(bytes, error)) {
+        g_prefix_error(error,
+                       "--ranks: expected a collective the system has the memory for, got %d "
+                       "ranks of %s: ",
+                       ranks, collective_name(op));
+        return FALSE;
+    }
+    return TRUE;
+}
+
 GArray *collbench_run(const ClusterSpec *cluster, CollOp op, int ranks, double min_bytes,
                       double max_bytes, CollAlgorithm algorithm, GError **error)
 {
@@ -116,6 +167,8 @@ GArray *collbench_run_with(const ClusterSpec *cluster, CollOp op, int ranks, dou
                     min_bytes, max_bytes);
         return NULL;
     }
+    if (!collbench_check(cluster, op, ranks, error))
+        return NULL;
     GArray *rows = g_array_new(FALSE, FALSE, sizeof(CollRow));
     for (double bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
         CollRow row = {.bytes = bytes};

@@ -20,8 +20,23 @@
 #include "output/report.h"
 #include "spec/spec.h"
 
+/* The most transfers the plan of one collective may hold (net/algorithm.h:
+ * 40 bytes each, grown by doubling): about 1.3 GB. An all-to-all over n
+ * ranks has n (n - 1), so it runs over at most 5,793 ranks; the other
+ * operations about 2 per rank and channel (a node's NICs), so an all-reduce
+ * over 2^20 GPUs of 8 NICs a node fits. */
+#define COLLBENCH_MAX_TRANSFERS (1 << 25)
+
+/* Refuses (PS_ERROR_INPUT, naming --ranks) `op` over GPUs 0 .. ranks - 1 of
+ * `cluster` when its plans could hold more than COLLBENCH_MAX_TRANSFERS
+ * transfers, or when the system would not map them (base/bigmem.h); before
+ * anything is built, in microseconds. collbench_run checks it first;
+ * whoever replays a collective of its own shape (calibrate) asks too. */
+gboolean collbench_check(const ClusterSpec *cluster, CollOp op, int ranks, GError **error);
+
 /* The rows (CollRow) of the table; NULL and `error` set on bad input
- * (ranks, sizes, send/recv over other than 2 ranks). */
+ * (ranks, sizes, send/recv over other than 2 ranks, a collective over
+ * the cap: collbench_check). */
 GArray *collbench_run(const ClusterSpec *cluster, CollOp op, int ranks, double min_bytes,
                       double max_bytes, CollAlgorithm algorithm, GError **error);
 
