@@ -221,7 +221,7 @@ static double run_events(const ModelSpec *model, const ClusterSpec *cluster, con
     return run->trials * (1 + rate_per_s * RUN_MAX_SLOWDOWN * clean_s);
 }
 
-/* The whole run of 1 + steps steps of the step replayed in `rep`. */
+/* The whole run of 1 + c->steps steps, each of step_s as replayed. */
 static void run_plan(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                      double step_s, const Choices *c, GError **error)
 {
