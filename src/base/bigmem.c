@@ -67,13 +67,16 @@ static void give_back(int i)
     munmap(spare_take(i) - SMALL_PAGE, size);
 }
 
-/* The smallest spare mapping for an array of `rounded` bytes, if one
- * holds it in at most twice that; else NULL. */
+/* The smallest spare mapping for an array of `rounded` bytes (whole huge
+ * pages), or NULL when none holds it. One more than twice as big gives
+ * its tail back to the system: kept whole, it would stay resident beside
+ * the fresh mappings of a replay's bigger arrays, none of which it holds,
+ * while an array it held grew up from fresh pages. */
 static void *reuse(gsize rounded)
 {
     g_mutex_lock(&spare.lock);
     int best = -1;
-    gsize best_size = 2 * rounded + 1;
+    gsize best_size = G_MAXSIZE;
     for (int i = 0; i < spare.n; i++) {
         gsize size = spare_size(i) - SMALL_PAGE; /* the array's, past its header's page */
         if (size >= rounded && size < best_size) {
@@ -81,8 +84,12 @@ static void *reuse(gsize rounded)
             best_size = size;
         }
     }
-    void *found = best >= 0 ? spare_take(best) : NULL;
+    char *found = best >= 0 ? spare_take(best) : NULL;
     g_mutex_unlock(&spare.lock);
+    if (found && best_size > 2 * rounded) {
+        munmap(found + rounded, best_size - rounded);
+        ((BigHead *)found)[-1].mapped = SMALL_PAGE + rounded;
+    }
     return found;
 }
 

@@ -49,6 +49,7 @@ typedef struct {
 typedef struct {
     gsize tasks;               /* the ranks' own and one per collective */
     gsize edges;               /* dependencies, stream order included */
+    gsize slots;               /* places on streams: a task's, each member's of a collective */
     gsize mem;                 /* memory operations */
     GArray *groups;            /* DryGroup, by group id */
     TaskId last[EMIT_STREAMS]; /* the rank's last task on each stream, as graph_last */
@@ -238,6 +239,7 @@ static TaskId dry_task(Emit *e, int stream, gboolean created)
     TaskId id = (TaskId)d->tasks;
     d->tasks += created;
     if (stream != GRAPH_OFF_STREAM) { /* stream order: an edge from the one before */
+        d->slots++;
         d->edges += d->last[stream] != TASK_NONE;
         d->last[stream] = id;
     }
@@ -858,9 +860,10 @@ gsize emit_count_tasks(const ModelSpec *model, const ClusterSpec *cluster, const
     return e.dry.tasks;
 }
 
-/* The room reserved for a step's graph. */
+/* The room reserved for a step's graph: tasks, places on streams (a
+ * task's, each member's of a collective), dependencies, memory operations. */
 typedef struct {
-    gsize tasks, edges, mem;
+    gsize tasks, slots, edges, mem;
 } Room;
 
 /* The room for the step over `simulated` ranks: its estimate (a stream
@@ -872,13 +875,13 @@ static gboolean size_step(Emit *e, int simulated, Room *room, GError **error)
 {
     double most = most_tasks(e, simulated);
     gsize tasks = (gsize)MIN(most, e->max_tasks);
-    *room = (Room){tasks, 2 * tasks, tasks};
+    *room = (Room){tasks, tasks, 2 * tasks, tasks};
     if (most > e->max_tasks) {
         if (!count_step(e)) {
             refuse_size(e->model, e->plan, simulated, e->max_tasks, "more", PS_ERROR_INPUT, error);
             return FALSE;
         }
-        *room = (Room){e->dry.tasks, e->dry.edges, e->dry.mem};
+        *room = (Room){e->dry.tasks, e->dry.slots, e->dry.edges, e->dry.mem};
     }
     if (bigmem_check(room->tasks * EMIT_BYTES_PER_TASK, error))
         return TRUE;
@@ -897,7 +900,10 @@ static Graph *build_step(Emit *e, const Room *room, GError **error)
     int simulated;
     const int *ranks_of = symmetry_simulated(e->symmetry, &simulated);
     g_autoptr(Graph) graph = graph_new(simulated, graph_stream_count(e));
-    graph_reserve(graph, room->tasks, room->edges, room->mem);
+    /* graph_reserve makes as much room for places on streams as for tasks
+     * (a collective of many simulated members takes more), and graph_seal
+     * adds a task, its sentinel */
+    graph_reserve(graph, MAX(room->tasks + 1, room->slots), room->edges, room->mem);
     graph_place(graph, ranks_of, layout_ranks(e->layout));
     e->graph = graph;
     walk_step(e);
