@@ -705,14 +705,17 @@ expect_fail "2^31 - 1 micro-batches" "--global-batch-size" "got at least" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 8 --global-batch-size 2147483647 \
     --micro-batch-size 1
 # issue 33: every request sized before it is made. An all-to-all plans
-# n (n - 1) transfers, at most 2^25 = 33554432 in one collective (so
-# 5793 ranks, collbench.h); an all-reduce over 1,048,536 GB200s, 72 NICs a
+# n (n - 1) transfers, at most 2^24 = 16777216 in one collective (so
+# 4096 ranks, collbench.h); an all-reduce over 1,048,536 GB200s, 72 NICs a
 # node, up to 72 x (2 n + 4 x 14563) = 155183328
+expect_fail "collective all_to_all over 4,097 ranks" "--ranks" \
+    "expected at most 4096 for all_to_all" "got 4097" -- \
+    collective --cluster "$a100" --ranks 4097 --nodes 513 --op all_to_all
 expect_fail "collective all_to_all over 100,000 ranks" "--ranks" \
-    "expected at most 5793 for all_to_all" "got 100000" -- \
+    "expected at most 4096 for all_to_all" "got 100000" -- \
     collective --cluster "$a100" --ranks 100000 --nodes 12500 --op all_to_all
 expect_fail "collective all_reduce over 2^20 GB200s" "--ranks" \
-    "expected a collective of at most 33554432 transfers" "up to 155183328" -- \
+    "expected a collective of at most 16777216 transfers" "up to 155183328" -- \
     collective --cluster "$top_srcdir/topologies/gb200-nvl72.json" --nodes 14563 \
     --ranks 1048536
 # a step whose estimate passes the cap, counted without being built:

@@ -129,7 +129,9 @@ gboolean collbench_check(const ClusterSpec *cluster, CollOp op, int ranks, GErro
                         COLLBENCH_MAX_TRANSFERS, ranks, collective_name(op), transfers);
         return FALSE;
     }
-    /* the plan's arrays at their last doubling, with the ones they grew from */
+    /* the plan's arrays (a transfer and two doubles each) at their last
+     * doubling, with the ones they grew from: 120 bytes a transfer, more
+     * than the peak of the plan, the flows and their tallies (collbench.h) */
     gsize bytes = (gsize)(3 * transfers) * (sizeof(Transfer) + 2 * sizeof(double));
     if (!bigmem_check(bytes, error)) {
         g_prefix_error(error,
