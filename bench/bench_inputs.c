@@ -174,9 +174,9 @@ static gboolean calibrate_gemm(const void *arg, char *note, gsize note_size)
     if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
         GString *s = g_string_new("m,n,k,dtype,seconds\n");
         GpuSpec flat = base->gpu; /* its roofline, every GEMM at 60 % of the peak */
-        flat.gemm_points = 1;
-        flat.gemm_flop_per_byte[0] = 1;
-        flat.gemm_efficiency[0] = 0.6;
+        flat.gemm.n = 1;
+        flat.gemm.x[0] = 1;
+        flat.gemm.y[0] = 0.6;
         guint32 x = 1;
         for (int i = 0; i < rows; i++) {
             double side[3];
