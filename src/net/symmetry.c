@@ -18,8 +18,20 @@ struct Symmetry {
     unsigned bit[2 * GROUP_DIMS]; /* each generator's SYMMETRY_ bit */
     int n_gen;
     int orbit;
-    int *simulated, n_simulated;
-    int *local; /* per rank */
+    int *orbit_rep, n_orbits; /* each orbit's lowest rank, increasing */
+    int *orbit_local;         /* per rank: its index there, or -1 */
+    /* cells (symmetry_new_cells), per generator: each value's cell key digit
+     * (the marked values 0, 1, ... in increasing order, then one for all the
+     * unmarked), the digit's radix, and the unmarked values, increasing */
+    int *digit[2 * GROUP_DIMS];
+    int radix[2 * GROUP_DIMS];
+    int *unmarked[2 * GROUP_DIMS], n_unmarked[2 * GROUP_DIMS];
+    int cells_per_orbit;
+    gboolean cells;              /* some value is marked */
+    unsigned nic_moving;         /* a bit per generator that moves GPUs between NICs */
+    int *simulated, n_simulated; /* each cell's lowest rank, increasing */
+    int *local;                  /* per rank */
+    int *weight;                 /* per simulated rank: its cell's ranks */
     char name[16];
 };
 
@@ -99,10 +111,11 @@ static void add_generator(Symmetry *sym, SymmetryGenerator g, unsigned bit)
     sym->orbit *= g.size / g.step;
 }
 
-Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
+/* The shifts and turns `dims` allows that map the cluster onto itself
+ * (symmetry.h), and the orbits' lowest ranks. */
+static void find_generators(Symmetry *sym, const Topology *t, unsigned dims)
 {
-    Symmetry *sym = g_new0(Symmetry, 1);
-    sym->layout = layout;
+    const Layout *layout = sym->layout;
     sym->orbit = 1;
     GString *name = g_string_new(NULL);
     static const GroupKind candidates[] = {GROUP_TP, GROUP_CP, GROUP_DP};
@@ -137,26 +150,159 @@ Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
     g_strlcpy(sym->name, name->len ? name->str : "none", sizeof sym->name);
     g_string_free(name, TRUE);
     int ranks = layout_ranks(layout);
-    sym->local = g_new(int, ranks);
-    sym->simulated = g_new(int, ranks / sym->orbit);
+    sym->orbit_local = g_new(int, ranks);
+    sym->orbit_rep = g_new(int, ranks / sym->orbit);
     for (int r = 0; r < ranks; r++) {
         gboolean first = TRUE;
         for (int i = 0; i < sym->n_gen; i++)
             first = first && symmetry_coord(&sym->gen[i], r) < sym->gen[i].step;
-        sym->local[r] = first ? sym->n_simulated : -1;
+        sym->orbit_local[r] = first ? sym->n_orbits : -1;
         if (first)
-            sym->simulated[sym->n_simulated++] = r;
+            sym->orbit_rep[sym->n_orbits++] = r;
     }
-    g_assert(sym->n_simulated * sym->orbit == ranks);
+    g_assert(sym->n_orbits * sym->orbit == ranks);
+}
+
+/* Rank `rank`'s orbit coordinate along generator i (symmetry.h). */
+static int value(const Symmetry *sym, int i, int rank)
+{
+    return symmetry_coord(&sym->gen[i], rank) / sym->gen[i].step;
+}
+
+/* The cell key of `rank` (a digit per generator of `gens`, the others'
+ * 0): its cell among its orbit's. */
+static int cell_key(const Symmetry *sym, int rank, unsigned gens)
+{
+    int key = 0;
+    for (int i = sym->n_gen - 1; i >= 0; i--)
+        key = key * sym->radix[i] + (gens >> i & 1 ? sym->digit[i][value(sym, i, rank)] : 0);
+    return key;
+}
+
+/* Whether generator i moves some GPU of `t` to another NIC. */
+static gboolean moves_nics(const Symmetry *sym, const Topology *t, int i)
+{
+    for (int gpu = 0; gpu < topology_gpus(t); gpu++)
+        if (topology_nic(t, symmetry_shift_by(&sym->gen[i], gpu, 1)) != topology_nic(t, gpu))
+            return TRUE;
+    return FALSE;
+}
+
+/* Marks the values of `rank` along the generators of `gens` in `marked`
+ * (per generator, a flag per value). */
+static void mark(const Symmetry *sym, guint8 **marked, int rank, unsigned gens)
+{
+    for (int i = 0; i < sym->n_gen; i++)
+        if (gens >> i & 1)
+            marked[i][value(sym, i, rank)] = 1;
+}
+
+/* Marks what the what-ifs single out (symmetry_new_cells). */
+static void mark_whatifs(const Symmetry *sym, const Topology *t, const double *gpu_factor,
+                         const double *link_scale, guint8 **marked)
+{
+    unsigned all = (1u << sym->n_gen) - 1;
+    for (int gpu = 0; gpu < layout_ranks(sym->layout); gpu++) { /* rank r on GPU r */
+        if (gpu_factor && gpu_factor[gpu] != 1)
+            mark(sym, marked, gpu, all);
+        for (int dir = 0; link_scale && dir < 2; dir++) {
+            if (link_scale[topology_gpu_link(t, gpu, LINK_NVLINK, dir)] != 1 ||
+                link_scale[topology_gpu_link(t, gpu, LINK_NIC, dir)] != 1)
+                mark(sym, marked, gpu, all);
+            if (link_scale[topology_gpu_link(t, gpu, LINK_SPINE, dir)] != 1)
+                mark(sym, marked, gpu, sym->nic_moving);
+        }
+    }
+}
+
+/* The cells of the marked values: each generator's digits, and every
+ * cell's lowest rank and size, the cells in increasing order of it. */
+static void make_cells(Symmetry *sym, guint8 **marked)
+{
+    sym->cells_per_orbit = 1;
+    for (int i = 0; i < sym->n_gen; i++) {
+        int m = sym->gen[i].size / sym->gen[i].step, marks = 0;
+        sym->digit[i] = g_new(int, m);
+        sym->unmarked[i] = g_new(int, m);
+        for (int v = 0; v < m; v++)
+            if (marked[i][v])
+                sym->digit[i][v] = marks++;
+            else
+                sym->unmarked[i][sym->n_unmarked[i]++] = v;
+        for (int v = 0; v < m; v++)
+            if (!marked[i][v])
+                sym->digit[i][v] = marks;
+        sym->radix[i] = marks + (sym->n_unmarked[i] > 0);
+        sym->cells = sym->cells || marks > 0;
+        sym->cells_per_orbit *= sym->radix[i];
+    }
+    int cells = sym->n_orbits * sym->cells_per_orbit, ranks = layout_ranks(sym->layout);
+    sym->simulated = g_new(int, cells);
+    sym->weight = g_new(int, cells);
+    sym->local = g_new(int, ranks);
+    memset(sym->local, -1, sizeof(int) * (gsize)ranks);
+    g_autofree int *size = g_new0(int, ranks); /* per rank: its cell's if it is the lowest */
+    for (int o = 0; o < sym->n_orbits; o++)
+        for (int key = 0; key < sym->cells_per_orbit; key++) {
+            int rank = sym->orbit_rep[o], ranks_in = 1;
+            for (int i = 0, rest = key; i < sym->n_gen; rest /= sym->radix[i], i++) {
+                int d = rest % sym->radix[i], marks = sym->radix[i] - (sym->n_unmarked[i] > 0);
+                int lowest = d < marks ? 0 : sym->unmarked[i][0];
+                for (int v = 0; d < marks && v < sym->gen[i].size / sym->gen[i].step; v++)
+                    if (marked[i][v] && sym->digit[i][v] == d)
+                        lowest = v;
+                ranks_in *= d < marks ? 1 : sym->n_unmarked[i];
+                rank = symmetry_shift_by(&sym->gen[i], rank, lowest);
+            }
+            size[rank] = ranks_in;
+        }
+    for (int r = 0; r < ranks; r++) /* in increasing order */
+        if (size[r] > 0) {
+            sym->weight[sym->n_simulated] = size[r];
+            sym->local[r] = sym->n_simulated;
+            sym->simulated[sym->n_simulated++] = r;
+        }
+    g_assert(sym->n_simulated == cells);
+}
+
+Symmetry *symmetry_new_cells(const Layout *layout, const Topology *t, unsigned dims,
+                             const double *gpu_factor, const double *link_scale)
+{
+    Symmetry *sym = g_new0(Symmetry, 1);
+    sym->layout = layout;
+    find_generators(sym, t, dims);
+    guint8 *marked[2 * GROUP_DIMS];
+    for (int i = 0; i < sym->n_gen; i++) {
+        marked[i] = g_new0(guint8, sym->gen[i].size / sym->gen[i].step);
+        sym->nic_moving |= (unsigned)moves_nics(sym, t, i) << i;
+    }
+    mark_whatifs(sym, t, gpu_factor, link_scale, marked);
+    make_cells(sym, marked);
+    for (int l = 0; link_scale && l < topology_links(t) && sym->n_gen > 0; l++)
+        sym->cells = sym->cells || link_scale[l] != 1; /* a slowed rail that marks nothing */
+    for (int i = 0; i < sym->n_gen; i++)
+        g_free(marked[i]);
     return sym;
+}
+
+Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
+{
+    return symmetry_new_cells(layout, t, dims, NULL, NULL);
 }
 
 void symmetry_free(Symmetry *sym)
 {
     if (!sym)
         return;
+    for (int i = 0; i < sym->n_gen; i++) {
+        g_free(sym->digit[i]);
+        g_free(sym->unmarked[i]);
+    }
+    g_free(sym->orbit_rep);
+    g_free(sym->orbit_local);
     g_free(sym->local);
     g_free(sym->simulated);
+    g_free(sym->weight);
     g_free(sym);
 }
 
@@ -173,7 +319,22 @@ int symmetry_local(const Symmetry *sym, int rank)
 
 int symmetry_orbit(const Symmetry *sym)
 {
-    return sym->orbit;
+    return sym->cells ? 0 : sym->orbit;
+}
+
+gboolean symmetry_has_cells(const Symmetry *sym)
+{
+    return sym->cells;
+}
+
+int symmetry_weight(const Symmetry *sym, int local)
+{
+    return sym->weight[local];
+}
+
+int symmetry_cells_per_orbit(const Symmetry *sym)
+{
+    return sym->cells_per_orbit;
 }
 
 const char *symmetry_name(const Symmetry *sym)
@@ -249,7 +410,7 @@ static int representative(const Symmetry *sym, int rank)
 
 int symmetry_link_classes(const Symmetry *sym, const Topology *t, int *link_class)
 {
-    int gpus = topology_gpus(t), n = sym->n_simulated, rails = topology_nics(t);
+    int gpus = topology_gpus(t), n = sym->n_orbits, rails = topology_nics(t);
     int per_node = topology_gpus_per_node(t);
     g_assert(gpus == layout_ranks(sym->layout));
     /* per simulated rank: its NIC's class among the NIC classes, and the
@@ -257,14 +418,14 @@ int symmetry_link_classes(const Symmetry *sym, const Topology *t, int *link_clas
     g_autofree int *nic_class = g_new(int, n), *rail_low = g_new(int, n);
     int nic_classes = 0;
     for (int j = 0; j < n; j++) {
-        nic_class[j] = j > 0 && topology_gpu_link(t, sym->simulated[j], LINK_NIC, 0) ==
-                                    topology_gpu_link(t, sym->simulated[j - 1], LINK_NIC, 0)
+        nic_class[j] = j > 0 && topology_gpu_link(t, sym->orbit_rep[j], LINK_NIC, 0) ==
+                                    topology_gpu_link(t, sym->orbit_rep[j - 1], LINK_NIC, 0)
                            ? nic_classes - 1
                            : nic_classes++;
         rail_low[j] = rails;
     }
     for (int gpu = 0; gpu < gpus; gpu++) { /* NVLink ports and NICs */
-        int j = sym->local[representative(sym, gpu)];
+        int j = sym->orbit_local[representative(sym, gpu)];
         rail_low[j] = MIN(rail_low[j], topology_nic(t, gpu));
         for (int dir = 0; dir < 2; dir++) {
             link_class[topology_gpu_link(t, gpu, LINK_NVLINK, dir)] = 2 * j + dir;
@@ -278,10 +439,66 @@ int symmetry_link_classes(const Symmetry *sym, const Topology *t, int *link_clas
     for (int r = 0; r < rails; r++)
         rail_class[r] = rail_class[r] ? rail_classes++ : -1;
     for (int gpu = 0; gpu < per_node; gpu++) { /* node 0's GPUs use every rail */
-        int first =
-            2 * (n + nic_classes + rail_class[rail_low[sym->local[representative(sym, gpu)]]]);
+        int first = 2 * (n + nic_classes +
+                         rail_class[rail_low[sym->orbit_local[representative(sym, gpu)]]]);
         for (int dir = 0; dir < 2; dir++)
             link_class[topology_gpu_link(t, gpu, LINK_SPINE, dir)] = first + dir;
     }
     return 2 * (n + nic_classes + rail_classes);
+}
+
+void symmetry_instances(const Symmetry *sym, const int *members, int n, SymmetryInstances *out)
+{
+    *out = (SymmetryInstances){.n = 1};
+    for (int i = 0; i < sym->n_gen; i++) {
+        int v = value(sym, i, members[0]);
+        gboolean one = TRUE; /* the members hold one value of it */
+        for (int m = 1; m < n && one; m++)
+            one = value(sym, i, members[m]) == v;
+        if (!one || sym->digit[i][v] < sym->radix[i] - (sym->n_unmarked[i] > 0))
+            continue; /* every value, or a marked one: itself */
+        out->gen[out->moved] = i;
+        out->value[out->moved] = v;
+        out->values[out->moved++] = sym->n_unmarked[i];
+        out->n *= sym->n_unmarked[i];
+    }
+}
+
+int symmetry_instance_gpu(const Symmetry *sym, const SymmetryInstances *in, int k, int gpu)
+{
+    for (int j = 0; j < in->moved; k /= in->values[j], j++) {
+        int i = in->gen[j], to = sym->unmarked[i][k % in->values[j]];
+        gpu = symmetry_shift_by(&sym->gen[i], gpu, to - in->value[j]);
+    }
+    return gpu;
+}
+
+int symmetry_link_units(const Symmetry *sym, const Topology *t, int *unit)
+{
+    int links = topology_links(t), classes = symmetry_link_classes(sym, t, unit);
+    unsigned all = (1u << sym->n_gen) - 1;
+    g_autofree int *key = g_new(int, links);
+    for (int l = 0; l < links; l++) /* a class's, the cell key added below */
+        key[l] = unit[l] * sym->cells_per_orbit;
+    for (int gpu = 0; gpu < topology_gpus(t); gpu++)
+        for (int dir = 0; dir < 2; dir++) {
+            int port = topology_gpu_link(t, gpu, LINK_NVLINK, dir),
+                nic = topology_gpu_link(t, gpu, LINK_NIC, dir);
+            key[port] = unit[port] * sym->cells_per_orbit + cell_key(sym, gpu, all);
+            key[nic] = unit[nic] * sym->cells_per_orbit + cell_key(sym, gpu, all);
+        }
+    for (int gpu = 0; gpu < topology_gpus_per_node(t); gpu++) /* node 0's use every rail */
+        for (int dir = 0; dir < 2; dir++) {
+            int rail = topology_gpu_link(t, gpu, LINK_SPINE, dir);
+            key[rail] = unit[rail] * sym->cells_per_orbit + cell_key(sym, gpu, sym->nic_moving);
+        }
+    g_autofree int *number = g_new(int, (gsize)classes * sym->cells_per_orbit);
+    memset(number, -1, sizeof(int) * (gsize)classes * sym->cells_per_orbit);
+    int units = 0;
+    for (int l = 0; l < links; l++) {
+        if (number[key[l]] < 0)
+            number[key[l]] = units++;
+        unit[l] = number[key[l]];
+    }
+    return units;
 }

@@ -27,7 +27,16 @@
  * orbit's lowest-numbered rank. Every orbit has the same size (the shifts
  * move every rank). A communicator group is the set of ranks that differ
  * in some coordinates only; the shifts map it onto `images` distinct groups
- * (symmetry_group_images). */
+ * (symmetry_group_images).
+ *
+ * A what-if (app/whatif.h) slows one GPU or link, which no shift maps onto
+ * itself (the shifts move every rank). symmetry_new_cells keeps them
+ * anyway, in cells: each orbit cut around the ranks the what-if singles
+ * out, the cells standing for their ranks as orbits do, and each group's
+ * collectives for the groups in its orbit under the cells' permutations
+ * (symmetry_instances), whose transfers the network replays one by one
+ * over the link units (symmetry_link_units) and checks as it goes
+ * (net.h). */
 #ifndef PLANSIM_NET_SYMMETRY_H
 #define PLANSIM_NET_SYMMETRY_H
 
@@ -49,6 +58,30 @@ typedef struct Symmetry Symmetry;
 /* The symmetry of `layout` on topology `t` among the shifts `dims`
  * allows (SYMMETRY_ bits); dims 0 gives none: every rank is simulated. */
 Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims);
+
+/* symmetry_new's, cut into cells around what a what-if singles out
+ * (docs/model.md, "What-ifs"): the ranks whose compute runs
+ * `gpu_factor[rank]` != 1 times slower (NULL: none) and the GPUs of the
+ * links of `t` at `link_scale[link]` != 1 of their capacity (NULL: none).
+ *
+ * Every rank has orbit coordinates, one per generator: y_i = its
+ * coordinate along generator i's dimension (its place in the window, for a
+ * turn) over the generator's step, from 0 to m_i - 1 (m_i = size / step);
+ * a rank is its orbit's simulated rank and its y. A marked rank marks its
+ * y_i along every generator; a GPU on a slowed rail (a spine link) marks
+ * only its y_i along the generators that move GPUs between NICs (every GPU
+ * of a rail has those). A cell is an orbit and, along each generator,
+ * either one marked value or all the unmarked ones. Its simulated rank is
+ * its lowest. The cells are the orbits of K, the permutations of each
+ * generator's unmarked values (acting on y_i, one generator at a time):
+ * K maps every communicator group onto a group of its kind (a group holds
+ * one value of a generator or all of them, so a permutation moves it as
+ * the shift that moves that value does) and every rank onto one that runs
+ * the same program at the same speed; but it does not map the cluster's
+ * links onto links, which net.c checks for instead (net.h). Without marks,
+ * the cells are the orbits. */
+Symmetry *symmetry_new_cells(const Layout *layout, const Topology *t, unsigned dims,
+                             const double *gpu_factor, const double *link_scale);
 void symmetry_free(Symmetry *sym);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Symmetry, symmetry_free)
 
@@ -58,8 +91,19 @@ const int *symmetry_simulated(const Symmetry *sym, int *n);
 /* A rank's index among the simulated ranks, or -1 when it is not one. */
 int symmetry_local(const Symmetry *sym, int rank);
 
-/* Ranks each simulated rank stands for (1 without symmetry). */
+/* Ranks each simulated rank stands for (1 without symmetry), when they
+ * all stand for as many (no marks); 0 for cells around marks. */
 int symmetry_orbit(const Symmetry *sym);
+
+/* Whether marks cut the orbits into cells (symmetry_new_cells). */
+gboolean symmetry_has_cells(const Symmetry *sym);
+
+/* The ranks simulated rank `local` stands for: its cell's. */
+int symmetry_weight(const Symmetry *sym, int local);
+
+/* The cells one orbit is cut into, as many for every orbit (1 without
+ * marks). */
+int symmetry_cells_per_orbit(const Symmetry *sym);
 
 /* The symmetric dimensions, as reports say them: "tp x cp x dp", "tp x
  * dp", "tp", "dp", ..., or "none". */
@@ -127,6 +171,37 @@ static inline void symmetry_canon_by(const SymmetryGenerator *gen, int n, int sr
  * every group of every kind onto one. */
 unsigned symmetry_group_images(const Symmetry *sym, const int *members, int n, double *images,
                                unsigned *invariant);
+
+/* The communicator groups a group of `members` stands for under cells:
+ * its orbit under K (symmetry_new_cells), n of them, the shifts along the
+ * generators whose one value it holds that move that value over the other
+ * values of its cell (one instance, itself, for a group that holds a
+ * marked value or every value of each generator). Instances are numbered
+ * from 0 (mixed radix over those generators), and
+ * symmetry_instance_gpu gives the GPU that instance k has in place of the
+ * group's `gpu` (a member, or any GPU its collectives' transfers touch:
+ * a shift maps the cluster onto itself). The group must break no
+ * generator (symmetry_group_images). */
+typedef struct {
+    int n;                      /* instances */
+    int moved;                  /* generators that move them apart */
+    int gen[2 * GROUP_DIMS];    /* each one's index */
+    int value[2 * GROUP_DIMS];  /* the group's value along it */
+    int values[2 * GROUP_DIMS]; /* the values it takes there: its cell's */
+} SymmetryInstances;
+
+void symmetry_instances(const Symmetry *sym, const int *members, int n, SymmetryInstances *out);
+int symmetry_instance_gpu(const Symmetry *sym, const SymmetryInstances *in, int k, int gpu);
+
+/* The link units of `t` under cells: every link's (room for every link),
+ * numbered in order of their lowest link; returns how many. A unit is a
+ * link class (symmetry_link_classes) cut by the cells of its GPUs: a
+ * port's or a NIC's the cell key of its GPU (the GPUs sharing a NIC have
+ * the same orbit coordinates), a rail's the marked values of its GPUs
+ * along the generators that move GPUs between NICs. The links of a unit
+ * have one capacity but for those a what-if slows (net.c splits them off).
+ * Without marks, the link classes. */
+int symmetry_link_units(const Symmetry *sym, const Topology *t, int *unit);
 
 /* The orbits of the links of `t`, the topology of the layout's GPUs,
  * under the shifts: link_class[link] (room for every link) is its orbit's
