@@ -7,8 +7,9 @@
  * dependency that ends last is the one seen last: that is the task's
  * critical predecessor, which metrics use to say why a stream waited.
  * The loop reads the graph's flat arrays (graph_arrays) and allocates
- * nothing per event; a collective finds its network plan among the few its
- * group ran last, so most start without a lookup in the network.
+ * nothing per event. Every collective's network plan is found before the
+ * replay starts (net_seal needs them all), most among the few its group
+ * ran last, without a lookup in the network.
  *
  * Interference: each rank counts the collectives it is in; a compute task
  * on its first stream (the GPU's; one on another stream, a data loader's
@@ -156,8 +157,8 @@ static void start(Run *run, TaskId id, double now, TaskId pred)
     run->r->task[id].critical = pred;
     apply_mem(run, id, FALSE);
     if (t->kind == TASK_COLLECTIVE) {
-        int32_t plan = ((ReplayNet *)run->r)->plan[id] = plan_of(run, t);
-        run->r->algorithm[id] = net_start(run->net, now, id, plan, t->tag);
+        run->r->algorithm[id] =
+            net_start(run->net, now, id, ((ReplayNet *)run->r)->plan[id], t->tag);
         communicate(run, id, +1, now);
     } else if (t->kind == TASK_COMPUTE && t->stream == 0 && run->interference > 0) {
         double rate = compute_rate(run, t->owner);
@@ -243,7 +244,11 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
         for (int i = 0; i < GROUP_PLANS; i++)
             run.group_plans[group].plan[i] = -1;
     }
-    for (gsize id = 0; id < n; id++) /* starting a task reads no other's count */
+    for (gsize id = 0; id < n; id++) /* every collective's plan, before any starts */
+        if (run.a.task[id].kind == TASK_COLLECTIVE)
+            rn->plan[id] = plan_of(&run, &run.a.task[id]);
+    net_seal(net);
+    for (gsize id = 0; id < n && !net_broken(net); id++) /* starting reads no other's count */
         if ((r->task[id].waiting = run.a.npred[id]) == 0)
             start(&run, (TaskId)id, 0.0, TASK_NONE);
 

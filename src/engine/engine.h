@@ -26,7 +26,8 @@
 /* The network a replay runs its collectives on: the first `gpus` GPUs of
  * `cluster`, each graph rank on its GPU (graph_gpu). With a symmetry the
  * graph holds the programs of its simulated ranks only (symmetry.h), each
- * standing for its orbit, and their collectives for their images. */
+ * standing for its orbit (its cell, symmetry_new_cells), and their
+ * collectives for their images (their group's instances). */
 typedef struct {
     const ClusterSpec *cluster;
     int gpus;                 /* 0: as many as the graph has ranks */
@@ -40,7 +41,8 @@ typedef struct {
                                * communicates */
     const double *link_scale; /* per link of the topology (topology.h), the fraction
                                * of its capacity it runs at; NULL: all whole. Only
-                               * without a symmetry */
+                               * without a symmetry, or with cells around the
+                               * links it slows (symmetry_new_cells) */
     unsigned *broken;         /* out, if not NULL: the symmetry's generators some
                                * collective broke (net_broken), when the replay
                                * fails with PS_ERROR_ASYMMETRIC */

@@ -21,7 +21,10 @@
  * group some shift maps onto itself must be mapped onto itself by that
  * shift too (a tree rooted at one member is not; checked in time linear in
  * its transfers): otherwise the symmetry is broken and the replay says so
- * (net_broken).
+ * (net_broken). With cells around a what-if (symmetry_new_cells) a plan
+ * stands for its group's instances instead, whose transfers net_seal
+ * lists one by one over link units, and the replay checks each instant
+ * that they stand for the full one (the section "cells" below).
  * A collective whose every transfer carries at most one packet's data
  * (NET_PACKET_BYTES) is latency-bound: the fluid model of shared links is for
  * streams of packets, and such a collective takes its time alone, makes
@@ -51,13 +54,29 @@ typedef struct {
     double bytes;
 } PlanKey;
 
-/* A flow of a plan: a transfer (or, with a symmetry, an orbit of them). */
+/* A flow of a plan: a transfer (or, with a symmetry, an orbit of them;
+ * with cells, the transfers of its collectives with one path over the
+ * link units). */
 typedef struct {
-    int n; /* links (or link classes) on its path */
+    int n; /* links (or link classes, or units) on its path */
     int32_t path[SHARE_MAX_PATH];
     double weight[SHARE_MAX_PATH];
     double bytes;
+    int first_check, n_check; /* cells: the units whose links it crosses unequally
+                               * (net->checks) */
 } PlanFlow;
+
+/* Cells: a flow's unequal unit, and in net->check_counts from `first`
+ * how many of its transfers cross each link of each part of the unit. */
+typedef struct {
+    int32_t unit, first;
+} FlowCheck;
+
+/* Cells: the running flows that cross a unit unequally (share ids). */
+typedef struct {
+    int32_t *id;
+    int n, room;
+} UnitFlows;
 
 /* A cached plan: what running it needs of its CollPlan, whose transfers
  * are dropped once its flows are made. */
@@ -71,7 +90,14 @@ typedef struct {
     int first_flow[ALGO_MAX_PHASES + 1]; /* per phase, its first flow; one more entry */
     const int *members;                  /* the group's GPUs, n of them */
     int n;
-    double *sent; /* per member: the bytes it sends */
+    double *sent;           /* per member: the bytes it sends */
+    CollPlan *pending;      /* cells: its transfers, until net_seal makes its flows */
+    SymmetryInstances inst; /* cells: the collectives it stands for */
+    int *kinds;             /* cells: per phase from kind_first[phase], when the
+                             * collectives' flows are not all alike: the kinds of
+                             * collective, each as its flows' count, then their
+                             * indices in the phase (end_phase) */
+    int kind_first[ALGO_MAX_PHASES + 1];
 } PlanEntry;
 
 typedef struct {
@@ -105,19 +131,31 @@ struct Net {
     uint32_t *stamp, epoch;       /* per link: the phase of alone_s that last loaded it */
     double *sent;                 /* per GPU: scratch of net_plan, zero between uses */
     int32_t *out;                 /* per GPU: scratch of phase_invariant, -1 between uses */
+    /* cells (symmetry_has_cells): the flows are net_seal's, over link units
+     * (link_class, class_size), and the replay checks what makes them exact */
+    gboolean cells;
+    int tags;
+    GArray *checks;       /* FlowCheck */
+    GArray *check_counts; /* int */
+    int n_units;
+    int *parts;         /* per unit: its parts, 1 when every flow crosses its links alike */
+    UnitFlows *on_unit; /* per unit */
+    int32_t *dirty;     /* units whose unequal flows changed since the last check */
+    int n_dirty;
+    guint8 *is_dirty;  /* per unit */
+    double *part_load; /* scratch of check_unit: most parts x tags */
+    int32_t *flow_at;  /* per share flow: its index in its plan's flows */
+    int flow_room;
+    double *ended_s; /* per activity, most_flows each: when its phase's flows ended */
+    int most_flows;
 };
 
-/* A double's bits folded, inline: the tally hashes every transfer. */
+/* A double's bits folded, inline: plans' keys and flows hash it. */
 static inline guint bits_hash(double x)
 {
     guint64 bits;
     memcpy(&bits, &x, sizeof bits);
     return (guint)(bits ^ bits >> 32);
-}
-
-static guint transfer_hash(const Transfer *t)
-{
-    return ((guint)t->src * 2654435761u) ^ ((guint)t->dst * 40503u) ^ bits_hash(t->bytes);
 }
 
 static guint key_hash(gconstpointer p)
@@ -140,6 +178,8 @@ static void entry_free(gpointer p)
     PlanEntry *e = p;
     g_array_free(e->flows, TRUE);
     g_free(e->sent);
+    algo_plan_free(e->pending);
+    g_free(e->kinds);
     g_free(e);
 }
 
@@ -167,8 +207,9 @@ Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgo
     Net *net = g_new0(Net, 1);
     int nodes = (gpus + cluster->gpus_per_node - 1) / cluster->gpus_per_node;
     net->topo = topology_new(cluster, MAX(nodes, 1));
-    net->sym = sym && symmetry_orbit(sym) > 1 ? sym : NULL;
-    g_assert(!(net->sym && link_scale)); /* a slowed link has no images */
+    net->sym = sym && symmetry_orbit(sym) != 1 ? sym : NULL;
+    net->cells = net->sym && symmetry_has_cells(net->sym);
+    g_assert(!(net->sym && link_scale && !net->cells)); /* a slowed link has no images */
     for (int l = 0; link_scale && l < topology_links(net->topo); l++)
         if (link_scale[l] != 1) {
             topology_scale_link(net->topo, l, link_scale[l]);
@@ -176,14 +217,15 @@ Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgo
         }
     g_autofree double *capacity = NULL;
     int units = topology_links(net->topo);
-    if (net->sym) {
+    if (net->sym && !net->cells) {
         units = link_classes(net, &capacity);
     } else {
         capacity = g_new(double, units);
         for (int l = 0; l < units; l++)
             capacity[l] = topology_capacity(net->topo, l);
     }
-    net->share = share_new(capacity, units, tags);
+    net->tags = tags;
+    net->share = net->cells ? NULL : share_new(capacity, units, tags); /* cells: net_seal's */
     net->contention = contention;
     net->forced = algorithm != ALGORITHM_AUTO ? algorithm : cluster->algorithm;
     net->events = evq_new(64);
@@ -216,6 +258,19 @@ void net_free(Net *net)
     bigmem_free(net->out);
     g_free(net->link_class);
     g_free(net->class_size);
+    for (int u = 0; net->parts && u < net->n_units; u++)
+        g_free(net->on_unit[u].id);
+    if (net->checks) {
+        g_array_free(net->checks, TRUE);
+        g_array_free(net->check_counts, TRUE);
+    }
+    g_free(net->parts);
+    g_free(net->on_unit);
+    g_free(net->dirty);
+    g_free(net->is_dirty);
+    g_free(net->part_load);
+    g_free(net->flow_at);
+    g_free(net->ended_s);
     g_free(net);
 }
 
@@ -414,60 +469,75 @@ static gboolean phase_invariant(Net *net, const CollPlan *plan, const CollPhase 
     return same;
 }
 
-/* Distinct transfers in order of first appearance, each with its count:
- * an open-addressing hash of indices into `canon`. */
+/* Distinct keys (transfers, or net_seal's flow types) in order of first
+ * appearance, each with its count: an open-addressing hash of indices
+ * into `keys`. A key is a whole number of 32-bit words, padding zeroed. */
 typedef struct {
-    GArray *canon; /* Transfer */
+    GArray *keys;
     GArray *count; /* double */
-    int32_t *slot; /* index into canon, -1 empty; a power of two of them */
+    int32_t *slot; /* index into keys, -1 empty; a power of two of them */
     guint mask;
 } Tally;
 
-static Tally tally_new(void)
+static Tally tally_new(gsize key_size)
 {
-    Tally t = {g_array_new(FALSE, FALSE, sizeof(Transfer)), g_array_new(FALSE, FALSE, sizeof(double)),
-               g_new(int32_t, 16), 15};
+    g_assert(key_size % sizeof(guint32) == 0);
+    Tally t = {g_array_new(FALSE, FALSE, (guint)key_size),
+               g_array_new(FALSE, FALSE, sizeof(double)), g_new(int32_t, 16), 15};
     memset(t.slot, -1, sizeof(int32_t) * 16);
     return t;
 }
 
 static void tally_free(Tally *t)
 {
-    g_array_free(t->canon, TRUE);
+    g_array_free(t->keys, TRUE);
     g_array_free(t->count, TRUE);
     g_free(t->slot);
 }
 
-/* The slot of `tr` in t->slot: its index's, or the empty one it would take. */
-static guint tally_find(const Tally *t, const Transfer *tr)
+static const void *tally_key(const Tally *t, int i)
 {
-    guint h = transfer_hash(tr) & t->mask;
-    for (;; h = (h + 1) & t->mask) {
-        int32_t at = t->slot[h];
-        const Transfer *c = at >= 0 ? &g_array_index(t->canon, Transfer, at) : NULL;
-        if (!c || (c->src == tr->src && c->dst == tr->dst && c->bytes == tr->bytes))
-            return h;
-    }
+    return t->keys->data + (gsize)i * g_array_get_element_size(t->keys);
 }
 
-static void tally_add(Tally *t, const Transfer *tr)
+static guint key_words_hash(const void *key, gsize size)
 {
-    guint h = tally_find(t, tr);
+    const guint32 *w = key;
+    guint h = 2166136261u;
+    for (gsize i = 0; i < size / sizeof(guint32); i++)
+        h = (h ^ w[i]) * 16777619u;
+    return h ^ h >> 15;
+}
+
+/* The slot of `key` in t->slot: its index's, or the empty one it would take. */
+static guint tally_find(const Tally *t, const void *key)
+{
+    gsize size = g_array_get_element_size(t->keys);
+    for (guint h = key_words_hash(key, size) & t->mask;; h = (h + 1) & t->mask)
+        if (t->slot[h] < 0 || memcmp(tally_key(t, t->slot[h]), key, size) == 0)
+            return h;
+}
+
+/* Counts `key` once more; returns its index. */
+static int tally_add(Tally *t, const void *key)
+{
+    guint h = tally_find(t, key);
     if (t->slot[h] >= 0) {
         g_array_index(t->count, double, t->slot[h])++;
-        return;
+        return t->slot[h];
     }
     double one = 1;
-    t->slot[h] = (int32_t)t->canon->len;
-    g_array_append_val(t->canon, *tr);
+    int index = t->slot[h] = (int32_t)t->keys->len;
+    g_array_append_vals(t->keys, key, 1);
     g_array_append_val(t->count, one);
-    if (2 * t->canon->len > t->mask) { /* at most half full: rehash into twice the room */
+    if (2 * t->keys->len > t->mask) { /* at most half full: rehash into twice the room */
         t->mask = 2 * t->mask + 1;
         t->slot = g_renew(int32_t, t->slot, t->mask + 1);
         memset(t->slot, -1, sizeof(int32_t) * (t->mask + 1));
-        for (guint k = 0; k < t->canon->len; k++)
-            t->slot[tally_find(t, &g_array_index(t->canon, Transfer, k))] = (int32_t)k;
+        for (guint k = 0; k < t->keys->len; k++)
+            t->slot[tally_find(t, tally_key(t, (int)k))] = (int32_t)k;
     }
+    return index;
 }
 
 static guint flow_hash(gconstpointer p)
@@ -537,7 +607,7 @@ static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *
         for (int i = 0; i < n_gen; i++)
             if (invariant & 1u << i && !phase_invariant(net, plan, ph, &gen[i], members, n))
                 net->broken |= 1u << i;
-        Tally tally = tally_new();
+        Tally tally = tally_new(sizeof(Transfer));
         for (int k = 0; k < ph->count; k++) {
             const Transfer *tr = &plan->transfers[ph->first + k];
             Transfer c = *tr;
@@ -545,8 +615,8 @@ static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *
                 symmetry_canon_by(gen, n_gen, tr->src, tr->dst, &c.src, &c.dst);
             tally_add(&tally, &c);
         }
-        for (guint k = 0; k < tally.canon->len; k++) {
-            PlanFlow f = orbit_flow(net, &g_array_index(tally.canon, Transfer, k),
+        for (guint k = 0; k < tally.keys->len; k++) {
+            PlanFlow f = orbit_flow(net, tally_key(&tally, (int)k),
                                     g_array_index(tally.count, double, k), images);
             g_array_append_val(e->flows, f);
         }
@@ -571,6 +641,573 @@ static void count_sent(Net *net, PlanEntry *e, const CollPlan *plan, const int *
         net->sent[plan->transfers[i].src] = 0;
 }
 
+/* ---- cells ------------------------------------------------------------------ */
+
+/* With cells (symmetry_new_cells) a plan stands for its group's instances
+ * (symmetry_instances), which are not the group's images under K but
+ * shifts of it, so they are replayed transfer by transfer: net_seal, once
+ * every plan is made, lists each phase's transfers in every instance, with
+ * their links, and types them by their path over the link units, a flow a
+ * type (its transfers' count on each unit over the unit's links). The
+ * units are the link classes cut by the cells (symmetry_link_units), the
+ * slowed links alone, then cut again wherever a type crosses the links of
+ * a unit unequally (links with the same counts of every such type stay
+ * together): a ring's transfers into a marked rank's neighbour go over a
+ * unit of their own. What that cut does not make equal the replay checks,
+ * each instant (check_unit): the links of every part of a unit (its links
+ * with equal counts of every type) carry the same load, tag by tag. Then
+ * every link's flows get the fair rates their types get over the units:
+ * a unit saturates exactly when each of its links does, so every flow has
+ * a saturated link where no flow is faster, which makes the rates the
+ * max-min fair ones (Bertsekas and Gallager, "Data Networks", 6.5.2). And
+ * a group's instances, whose flows may differ in type, must end each phase
+ * together (end_phase), since one collective stands for them all. When a
+ * check fails the replay is broken (NET_BROKEN_CELLS). */
+
+#define CELL_TOLERANCE 1e-12 /* relative: loads and ends alike but for rounding */
+
+/* A type: a transfer's units in path order and its bytes. */
+typedef struct {
+    int32_t unit[TOPOLOGY_MAX_PATH];
+    int32_t n, pad;
+    double bytes;
+} TypeKey;
+
+/* A transfer of one instance in a phase, typed. */
+typedef struct {
+    int32_t link[TOPOLOGY_MAX_PATH];
+    int32_t n, type;
+} Member;
+
+/* A type's count on one link of a unit it crosses unequally. */
+typedef struct {
+    int32_t link, type, count;
+} Triple;
+
+/* A phase's members (instance after instance, transfers in plan order)
+ * over the units `unit`, and in `types` its types with their counts. */
+static Member *members_of(const Net *net, const PlanEntry *e, int p, const int *unit, Tally *types)
+{
+    const CollPhase *ph = &e->pending->phase[p];
+    Member *m = g_new(Member, (gsize)e->inst.n * ph->count);
+    for (int k = 0, at = 0; k < e->inst.n; k++)
+        for (int i = 0; i < ph->count; i++, at++) {
+            const Transfer *tr = &e->pending->transfers[ph->first + i];
+            int src = symmetry_instance_gpu(net->sym, &e->inst, k, tr->src),
+                dst = symmetry_instance_gpu(net->sym, &e->inst, k, tr->dst);
+            topology_path(net->topo, src, dst, m[at].link, &m[at].n);
+            TypeKey key = {.n = m[at].n, .bytes = tr->bytes};
+            for (int j = 0; j < m[at].n; j++)
+                key.unit[j] = unit[m[at].link[j]];
+            m[at].type = tally_add(types, &key);
+        }
+    return m;
+}
+
+/* Scratch of unequal(), per link and per unit, zero between uses. */
+typedef struct {
+    int32_t *count;        /* per link */
+    int32_t *seen, *first; /* per unit: links met, and the count of the first */
+    guint8 *alike;         /* per unit */
+    int32_t *touched;      /* the links met, n_touched of them (room for every link) */
+    int n_touched;
+} Counts;
+
+/* Appends to `triples` the counts of type `type` (its `n` members
+ * `m[order[..]]`) on the links of each unit it crosses unequally, and to
+ * `units` those units. */
+static void unequal(const int *unit, const double *unit_size, const Member *m, const int *order,
+                    int n, int type, Counts *c, GArray *triples, GArray *units)
+{
+    c->n_touched = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < m[order[i]].n; j++)
+            if (c->count[m[order[i]].link[j]]++ == 0)
+                c->touched[c->n_touched++] = m[order[i]].link[j];
+    for (int i = 0; i < c->n_touched; i++) {
+        int l = c->touched[i], u = unit[l];
+        if (c->seen[u]++ == 0) {
+            c->first[u] = c->count[l];
+            c->alike[u] = 1;
+        }
+        c->alike[u] &= c->count[l] == c->first[u];
+    }
+    for (int i = 0; i < c->n_touched; i++) {
+        int l = c->touched[i], u = unit[l];
+        if (c->seen[u] == 0)
+            continue; /* a unit done */
+        if (c->alike[u] && c->seen[u] == unit_size[u]) {
+            c->seen[u] = 0; /* alike over the whole unit */
+            continue;
+        }
+        if (c->seen[u] > 0) {
+            int32_t one = u;
+            g_array_append_val(units, one);
+            c->seen[u] = -1; /* appended: its links follow */
+        }
+    }
+    for (int i = 0; i < c->n_touched; i++) {
+        int l = c->touched[i];
+        if (c->seen[unit[l]] < 0) {
+            Triple t = {l, type, c->count[l]};
+            g_array_append_val(triples, t);
+        }
+    }
+    for (int i = 0; i < c->n_touched; i++) {
+        c->count[c->touched[i]] = 0;
+        c->seen[unit[c->touched[i]]] = 0;
+    }
+}
+
+static gint compare_triple(gconstpointer a, gconstpointer b)
+{
+    const Triple *x = a, *y = b;
+    return x->link != y->link ? (x->link > y->link) - (x->link < y->link)
+                              : (x->type > y->type) - (x->type < y->type);
+}
+
+/* A link's triples, for cut(): its unit and its (type, count) pairs. */
+typedef struct {
+    int unit;
+    const Triple *t;
+    int n;
+} LinkCounts;
+
+static guint link_counts_hash(gconstpointer p)
+{
+    const LinkCounts *k = p;
+    guint h = (guint)k->unit * 2654435761u;
+    for (int i = 0; i < k->n; i++)
+        h = (h ^ (guint)k->t[i].type * 40503u ^ (guint)k->t[i].count) * 16777619u;
+    return h;
+}
+
+static gboolean link_counts_equal(gconstpointer a, gconstpointer b)
+{
+    const LinkCounts *x = a, *y = b;
+    if (x->unit != y->unit || x->n != y->n)
+        return FALSE;
+    for (int i = 0; i < x->n; i++)
+        if (x->t[i].type != y->t[i].type || x->t[i].count != y->t[i].count)
+            return FALSE;
+    return TRUE;
+}
+
+/* Cuts the units `unit` of `links` links: links of one unit stay together
+ * when they have the same counts of every type in `triples` (sorted
+ * here). Writes each link's piece in `piece`, numbered in order of their
+ * lowest link, and in `lowest` (room for a piece per link) each piece's
+ * lowest link; returns how many. */
+static int cut(int links, const int *unit, GArray *triples, int *piece, int *lowest)
+{
+    g_array_sort(triples, compare_triple);
+    g_autofree LinkCounts *key = g_new(LinkCounts, links);
+    GHashTable *number = g_hash_table_new(link_counts_hash, link_counts_equal);
+    int pieces = 0;
+    for (int l = 0, at = 0; l < links; l++) {
+        const Triple *t = at < (int)triples->len ? &g_array_index(triples, Triple, at) : NULL;
+        int n = 0;
+        while (at + n < (int)triples->len && t[n].link == l)
+            n++;
+        key[l] = (LinkCounts){unit[l], n ? t : NULL, n};
+        at += n;
+        gpointer found = g_hash_table_lookup(number, &key[l]);
+        if (!found) {
+            lowest[pieces] = l;
+            found = GINT_TO_POINTER(++pieces);
+            g_hash_table_insert(number, &key[l], found);
+        }
+        piece[l] = GPOINTER_TO_INT(found) - 1;
+    }
+    g_hash_table_destroy(number);
+    return pieces;
+}
+
+/* The members of `types` types ordered by type (counting sort): type t's
+ * are order[start[t] .. start[t + 1]). */
+static int *by_type(const Member *m, int n, int types, int **start)
+{
+    *start = g_new0(int, types + 1);
+    for (int i = 0; i < n; i++)
+        (*start)[m[i].type + 1]++;
+    for (int t = 0; t < types; t++)
+        (*start)[t + 1] += (*start)[t];
+    int *order = g_new(int, MAX(n, 1)), *at = g_memdup2(*start, sizeof(int) * (gsize)types);
+    for (int i = 0; i < n; i++)
+        order[at[m[i].type]++] = i;
+    g_free(at);
+    return order;
+}
+
+/* What a pass over every pending phase yields: the unequal types' counts,
+ * and per type (numbered over all phases) the units it crosses unequally. */
+typedef struct {
+    GArray *triples; /* Triple */
+    GArray *unequal; /* int32: units, type after type */
+    GArray *first;   /* int: per type, its first in unequal; one more entry */
+} Pass;
+
+/* The flow of type `k` of `types` (its units in path order) over the
+ * units, weighted by its count on each link: count x occurrences / links
+ * in the unit. */
+static PlanFlow type_flow(const Net *net, const Tally *types, int k)
+{
+    const TypeKey *key = tally_key(types, k);
+    double count = g_array_index(types->count, double, k);
+    PlanFlow f = {.bytes = key->bytes};
+    for (int j = 0; j < key->n; j++) {
+        int u = key->unit[j], at = 0;
+        while (at < f.n && f.path[at] != u)
+            at++;
+        if (at == f.n) {
+            f.path[f.n] = u;
+            f.weight[f.n++] = 0;
+        }
+        f.weight[at] += count / net->class_size[u];
+    }
+    return f;
+}
+
+static int compare_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The kinds of instance of phase `p` of `e` whose members `m` are typed
+ * (each instance's types, as a sorted list), appended to `kinds` when
+ * there are more than one: each its count of distinct types, then those
+ * types. */
+static void add_kinds(const PlanEntry *e, int p, const Member *m, GArray *kinds)
+{
+    int per = e->pending->phase[p].count, n = e->inst.n;
+    g_autofree int *sorted = g_new(int, (gsize)n *per + 1);
+    for (int i = 0; i < n * per; i++)
+        sorted[i] = m[i].type;
+    Tally seen = tally_new(sizeof(int) * (gsize)per);
+    for (int k = 0; k < n; k++) {
+        int *list = &sorted[(gsize)k * per];
+        qsort(list, (gsize)per, sizeof(int), compare_int);
+        tally_add(&seen, list);
+    }
+    for (guint k = 0; seen.keys->len > 1 && k < seen.keys->len; k++) {
+        const int *list = tally_key(&seen, (int)k);
+        int count = 0;
+        guint at = kinds->len;
+        g_array_append_val(kinds, count);
+        for (int i = 0; i < per; i++)
+            if (i == 0 || list[i] != list[i - 1]) {
+                g_array_append_val(kinds, list[i]);
+                g_array_index(kinds, int, at)++;
+            }
+    }
+    tally_free(&seen);
+}
+
+/* One pass over every pending phase, its transfers typed over `unit`:
+ * the unequal counts in `pass`; with `flows`, each phase's flows (a type
+ * each) and kinds of instance are made too. */
+static void type_all(Net *net, const int *unit, gboolean flows, Pass *pass)
+{
+    int links = topology_links(net->topo), units = net->n_units;
+    Counts c = {g_new0(int32_t, links), g_new0(int32_t, units), g_new(int32_t, units),
+                g_new(guint8, units),   g_new(int32_t, links),  0};
+    *pass =
+        (Pass){g_array_new(FALSE, FALSE, sizeof(Triple)),
+               g_array_new(FALSE, FALSE, sizeof(int32_t)), g_array_new(FALSE, FALSE, sizeof(int))};
+    int zero = 0, types_so_far = 0;
+    g_array_append_val(pass->first, zero);
+    for (guint i = 0; i < net->plans->len; i++) {
+        PlanEntry *e = g_ptr_array_index(net->plans, i);
+        GArray *kinds = flows && e->pending ? g_array_new(FALSE, FALSE, sizeof(int)) : NULL;
+        for (int p = 0; e->pending && p < e->n_phases; p++) {
+            Tally types = tally_new(sizeof(TypeKey));
+            Member *m = members_of(net, e, p, unit, &types);
+            int n = e->inst.n * e->pending->phase[p].count, *start;
+            g_autofree int *order = by_type(m, n, (int)types.keys->len, &start);
+            for (int k = 0; k < (int)types.keys->len; k++) {
+                unequal(unit, net->class_size, m, &order[start[k]], start[k + 1] - start[k],
+                        types_so_far + k, &c, pass->triples, pass->unequal);
+                int end = (int)pass->unequal->len;
+                g_array_append_val(pass->first, end);
+            }
+            if (kinds) {
+                e->first_flow[p] = (int)e->flows->len;
+                for (int k = 0; k < (int)types.keys->len; k++) {
+                    PlanFlow f = type_flow(net, &types, k);
+                    g_array_append_val(e->flows, f);
+                }
+                e->kind_first[p] = (int)kinds->len;
+                add_kinds(e, p, m, kinds);
+            }
+            types_so_far += (int)types.keys->len;
+            g_free(start);
+            g_free(m);
+            tally_free(&types);
+        }
+        if (flows && e->pending) {
+            e->first_flow[e->n_phases] = (int)e->flows->len;
+            e->kind_first[e->n_phases] = (int)kinds->len;
+            e->kinds = (int *)(void *)g_array_free(kinds, FALSE);
+        }
+    }
+    g_free(c.count);
+    g_free(c.seen);
+    g_free(c.first);
+    g_free(c.alike);
+    g_free(c.touched);
+}
+
+static void pass_free(Pass *pass)
+{
+    g_array_free(pass->triples, TRUE);
+    g_array_free(pass->unequal, TRUE);
+    g_array_free(pass->first, TRUE);
+}
+
+/* Sets the units, link_class and class_size, from `unit` (per link). */
+static void set_units(Net *net, const int *unit, int units)
+{
+    int links = topology_links(net->topo);
+    g_free(net->link_class);
+    g_free(net->class_size);
+    net->link_class = g_memdup2(unit, sizeof(int) * (gsize)links);
+    net->class_size = g_new0(double, units);
+    for (int l = 0; l < links; l++)
+        net->class_size[unit[l]]++;
+    net->n_units = units;
+}
+
+/* The checks of the final pass: each unit's parts (its links' pieces by
+ * the counts of the types that cross it unequally), and each flow's
+ * counts on the parts of every unit it crosses unequally. */
+static void make_checks(Net *net, Pass *pass)
+{
+    int links = topology_links(net->topo);
+    g_autofree int *piece = g_new(int, links), *lowest = g_new(int, links);
+    int pieces = cut(links, net->link_class, pass->triples, piece, lowest);
+    /* each unit's pieces, its parts: unit u's are of_unit[pieces_from[u] ..
+     * pieces_from[u + 1]) */
+    net->parts = g_new0(int, net->n_units);
+    g_autofree int *pieces_from = g_new0(int, net->n_units + 1), *of_unit = g_new(int, pieces);
+    for (int k = 0; k < pieces; k++)
+        pieces_from[net->link_class[lowest[k]] + 1]++;
+    for (int u = 0; u < net->n_units; u++) {
+        net->parts[u] = pieces_from[u + 1];
+        pieces_from[u + 1] += pieces_from[u];
+    }
+    g_autofree int *at = g_memdup2(pieces_from, sizeof(int) * (gsize)net->n_units);
+    for (int k = 0; k < pieces; k++) /* in increasing order: a unit's lowest first */
+        of_unit[at[net->link_class[lowest[k]]]++] = k;
+    /* each piece's counts: its lowest link's triples (sorted by cut) */
+    g_autofree int *from = g_new(int, links + 1);
+    for (int l = 0, t = 0; l <= links; l++) {
+        from[l] = t;
+        while (l < links && t < (int)pass->triples->len &&
+               g_array_index(pass->triples, Triple, t).link == l)
+            t++;
+    }
+    net->checks = g_array_new(FALSE, FALSE, sizeof(FlowCheck));
+    net->check_counts = g_array_new(FALSE, FALSE, sizeof(int));
+    int type = 0, most = 1;
+    for (int u = 0; u < net->n_units; u++)
+        most = MAX(most, net->parts[u]);
+    for (guint i = 0; i < net->plans->len; i++) {
+        PlanEntry *e = g_ptr_array_index(net->plans, i);
+        for (guint f = 0; e->pending && f < e->flows->len; f++, type++) {
+            PlanFlow *flow = &g_array_index(e->flows, PlanFlow, f);
+            int first = g_array_index(pass->first, int, type),
+                end = g_array_index(pass->first, int, type + 1);
+            flow->first_check = (int)net->checks->len;
+            flow->n_check = end - first;
+            for (int j = first; j < end; j++) {
+                int u = g_array_index(pass->unequal, int32_t, j);
+                FlowCheck check = {u, (int32_t)net->check_counts->len};
+                g_array_append_val(net->checks, check);
+                g_array_set_size(net->check_counts, net->check_counts->len + net->parts[u]);
+                int *count = &g_array_index(net->check_counts, int, check.first);
+                memset(count, 0, sizeof(int) * (gsize)net->parts[u]);
+                for (int part = 0; part < net->parts[u]; part++) {
+                    int l = lowest[of_unit[pieces_from[u] + part]];
+                    for (int t = from[l]; t < from[l + 1]; t++)
+                        if (g_array_index(pass->triples, Triple, t).type == type)
+                            count[part] = g_array_index(pass->triples, Triple, t).count;
+                }
+            }
+        }
+    }
+    net->on_unit = g_new0(UnitFlows, net->n_units);
+    net->is_dirty = g_new0(guint8, net->n_units);
+    net->dirty = g_new(int32_t, net->n_units);
+    net->part_load = g_new(double, (gsize)most * net->tags);
+}
+
+void net_seal(Net *net)
+{
+    if (!net->cells)
+        return;
+    int links = topology_links(net->topo);
+    g_autofree int *unit = g_new(int, links), *lowest = g_new(int, links);
+    int units = symmetry_link_units(net->sym, net->topo, unit);
+    for (int l = 0; l < links; l++) /* a slowed link alone */
+        if (topology_slowdown(net->topo, l) != 1)
+            unit[l] = units++;
+    set_units(net, unit, units);
+    Pass first, last;
+    type_all(net, unit, FALSE, &first); /* the links a type crosses unequally cut */
+    units = cut(links, net->link_class, first.triples, unit, lowest);
+    pass_free(&first);
+    set_units(net, unit, units);
+    type_all(net, unit, TRUE, &last);
+    make_checks(net, &last);
+    pass_free(&last);
+    g_autofree double *capacity = g_new(double, units);
+    for (int l = 0; l < links; l++)
+        capacity[unit[l]] = topology_capacity(net->topo, l);
+    net->share = share_new(capacity, units, net->tags);
+    for (guint i = 0; i < net->plans->len; i++) {
+        PlanEntry *e = g_ptr_array_index(net->plans, i);
+        for (int p = 0; p < e->n_phases && e->pending; p++)
+            net->most_flows = MAX(net->most_flows, e->first_flow[p + 1] - e->first_flow[p]);
+        g_clear_pointer(&e->pending, algo_plan_free);
+    }
+}
+
+/* Marks unit `u` for check_units. */
+static void dirty(Net *net, int u)
+{
+    if (!net->is_dirty[u]) {
+        net->is_dirty[u] = 1;
+        net->dirty[net->n_dirty++] = u;
+    }
+}
+
+/* The plan flow share flow `id` runs. */
+static const PlanFlow *flow_of_share(const Net *net, int id)
+{
+    const Activity *a = &net->activities[share_token(net->share, id)];
+    return &g_array_index(a->entry->flows, PlanFlow, net->flow_at[id]);
+}
+
+/* Cells: share flow `id` started as flow `index` of its plan; it crosses
+ * its checks' units unequally. */
+static void flow_started(Net *net, int id, int index)
+{
+    if (id >= net->flow_room) {
+        net->flow_room = MAX(2 * net->flow_room, id + 16);
+        net->flow_at = g_renew(int32_t, net->flow_at, net->flow_room);
+    }
+    net->flow_at[id] = index;
+    const PlanFlow *f = flow_of_share(net, id);
+    for (int i = 0; i < f->n_check; i++) {
+        int u = g_array_index(net->checks, FlowCheck, f->first_check + i).unit;
+        UnitFlows *on = &net->on_unit[u];
+        if (on->n == on->room) {
+            on->room = MAX(2 * on->room, 4);
+            on->id = g_renew(int32_t, on->id, on->room);
+        }
+        on->id[on->n++] = id;
+        dirty(net, u);
+    }
+}
+
+/* Cells: share flow `id` of activity `a` ends now. */
+static void flow_ended(Net *net, int id, int32_t a)
+{
+    const Activity *act = &net->activities[a];
+    net->ended_s[(gsize)a * net->most_flows + net->flow_at[id] -
+                 act->entry->first_flow[act->phase]] = net->now;
+    const PlanFlow *f = flow_of_share(net, id);
+    for (int i = 0; i < f->n_check; i++) {
+        int u = g_array_index(net->checks, FlowCheck, f->first_check + i).unit;
+        UnitFlows *on = &net->on_unit[u];
+        int k = 0;
+        while (on->id[k] != id)
+            k++;
+        on->id[k] = on->id[--on->n];
+        dirty(net, u);
+    }
+}
+
+/* Whether `a` and `b` are equal but for rounding. */
+static gboolean alike(double a, double b)
+{
+    return fabs(a - b) <= CELL_TOLERANCE * MAX(fabs(a), fabs(b));
+}
+
+/* Whether the links of unit `u`'s parts all carry the same load, tag by
+ * tag: the unequal flows' counts on them times their rates (the others
+ * load every link of the unit alike). */
+static gboolean unit_alike(Net *net, int u)
+{
+    int parts = net->parts[u], tags = net->tags;
+    double *load = net->part_load;
+    memset(load, 0, sizeof(double) * (gsize)parts * tags);
+    const UnitFlows *on = &net->on_unit[u];
+    for (int i = 0; i < on->n; i++) {
+        const Activity *a = &net->activities[share_token(net->share, on->id[i])];
+        const PlanFlow *f = flow_of_share(net, on->id[i]);
+        const FlowCheck *c = &g_array_index(net->checks, FlowCheck, f->first_check);
+        while (c->unit != u)
+            c++;
+        const int *count = &g_array_index(net->check_counts, int, c->first);
+        double rate = share_rate(net->share, on->id[i]);
+        for (int p = 0; p < parts; p++)
+            load[p * tags + a->tag] += count[p] * rate;
+    }
+    for (int p = 1; p < parts; p++)
+        for (int tag = 0; tag < tags; tag++)
+            if (!alike(load[p * tags + tag], load[tag]))
+                return FALSE;
+    return TRUE;
+}
+
+/* Checks the units marked dirty since the last call. */
+static void check_units(Net *net)
+{
+    for (int i = 0; i < net->n_dirty; i++) {
+        int u = net->dirty[i];
+        net->is_dirty[u] = 0;
+        if (!unit_alike(net, u))
+            net->broken |= NET_BROKEN_CELLS;
+    }
+    net->n_dirty = 0;
+}
+
+/* Cells: whether every kind of instance of activity `a`'s phase ended it
+ * now, its last flow with the phase's. */
+static gboolean kinds_ended(const Net *net, int32_t a)
+{
+    const Activity *act = &net->activities[a];
+    const PlanEntry *e = act->entry;
+    const double *ended = &net->ended_s[(gsize)a * net->most_flows];
+    for (int at = e->kind_first[act->phase]; at < e->kind_first[act->phase + 1];) {
+        int n = e->kinds[at++];
+        double last = 0;
+        for (int i = 0; i < n; i++, at++)
+            last = MAX(last, ended[e->kinds[at]]);
+        if (!alike(last, net->now))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* Cells: keeps `plan` of the group `members` for net_seal, with the
+ * instances it stands for; none when it makes no flows. */
+static void hold(Net *net, PlanEntry *e, CollPlan *plan, const int *members, int n)
+{
+    double images;
+    unsigned invariant;
+    net->broken |= symmetry_group_images(net->sym, members, n, &images, &invariant);
+    e->flows = g_array_new(FALSE, FALSE, sizeof(PlanFlow));
+    if (e->latency_bound || !net->contention || net->broken) {
+        algo_plan_free(plan);
+        return;
+    }
+    symmetry_instances(net->sym, members, n, &e->inst);
+    e->pending = plan;
+}
+
 int net_plan(Net *net, CollOp op, const int *members, int n, double bytes)
 {
     PlanKey key = {members, n, op, net->forced, bytes};
@@ -588,9 +1225,13 @@ int net_plan(Net *net, CollOp op, const int *members, int n, double bytes)
     e->latency_bound = TRUE;
     for (int i = 0; i < plan->n_transfers; i++)
         e->latency_bound &= plan->payload[i] <= NET_PACKET_BYTES;
-    make_flows(net, e, plan, members, n);
     count_sent(net, e, plan, members, n);
-    algo_plan_free(plan);
+    if (net->cells) {
+        hold(net, e, plan, members, n);
+    } else {
+        make_flows(net, e, plan, members, n);
+        algo_plan_free(plan);
+    }
     int id = (int)net->plans->len;
     g_ptr_array_add(net->plans, e);
     g_hash_table_insert(net->plan_of, g_memdup2(&key, sizeof key), GINT_TO_POINTER(id + 1));
@@ -611,7 +1252,13 @@ static void push(Net *net, double time, int32_t id, unsigned kind, uint32_t vers
 
 static void flow_changed(void *ctx, int id, double end_s, uint32_t version)
 {
-    push(ctx, end_s, id, EV_FLOW, version);
+    Net *net = ctx;
+    push(net, end_s, id, EV_FLOW, version);
+    if (!net->cells)
+        return;
+    const PlanFlow *f = flow_of_share(net, id);
+    for (int i = 0; i < f->n_check; i++)
+        dirty(net, g_array_index(net->checks, FlowCheck, f->first_check + i).unit);
 }
 
 CollAlgorithm net_start(Net *net, double now, int32_t token, int plan, int tag)
@@ -621,6 +1268,9 @@ CollAlgorithm net_start(Net *net, double now, int32_t token, int plan, int tag)
         net->activities_room = MAX(2 * net->activities_room, 16);
         net->activities = g_renew(Activity, net->activities, net->activities_room);
         net->free_activities = g_renew(int32_t, net->free_activities, net->activities_room);
+        if (net->cells)
+            net->ended_s =
+                g_renew(double, net->ended_s, (gsize)net->activities_room * net->most_flows);
     }
     int32_t id = net->n_free > 0 ? net->free_activities[--net->n_free] : net->n_activities++;
     net->activities[id] = (Activity){token, e, 0, 0, tag};
@@ -656,7 +1306,10 @@ static void start_phase(Net *net, int32_t id)
     a->flows_left = end - first;
     for (int i = first; i < end; i++) {
         const PlanFlow *f = &g_array_index(a->entry->flows, PlanFlow, i);
-        share_start_weighted(net->share, net->now, f->path, f->weight, f->n, f->bytes, a->tag, id);
+        int flow = share_start_weighted(net->share, net->now, f->path, f->weight, f->n, f->bytes,
+                                        a->tag, id);
+        if (net->cells)
+            flow_started(net, flow, i);
     }
     if (end == first)
         finish(net, id);
@@ -666,6 +1319,8 @@ static void start_phase(Net *net, int32_t id)
 static void end_phase(Net *net, int32_t id)
 {
     Activity *a = &net->activities[id];
+    if (net->cells && !kinds_ended(net, id))
+        net->broken |= NET_BROKEN_CELLS;
     if (++a->phase < a->entry->n_phases)
         push(net, net->now + a->entry->latency_s[a->phase], id, EV_LATENCY, 0);
     else
@@ -690,12 +1345,16 @@ const int32_t *net_step(Net *net, int *n)
         } else if ((share_version(net->share, ev.payload) & VERSION_MASK) ==
                    (ev.aux & VERSION_MASK)) {
             int32_t id = share_token(net->share, ev.payload);
+            if (net->cells)
+                flow_ended(net, ev.payload, id);
             share_end(net->share, net->now, ev.payload);
             if (--net->activities[id].flows_left == 0)
                 end_phase(net, id);
         }
     }
     share_update(net->share, net->now, flow_changed, net);
+    if (net->cells)
+        check_units(net);
     *n = net->n_done;
     return net->done;
 }

@@ -37,11 +37,14 @@ typedef struct Net Net;
 /* The network of the first `gpus` GPUs of `cluster` (rank r on GPU r).
  * With a symmetry `sym` (NULL: none) the collectives started stand for
  * their images too (symmetry.h): their links are link classes, and the
- * bytes of a link are those of every link of its class. `algorithm`
- * forces one (AUTO: the cluster's choice); `tags` is the number of
- * purposes transfers are labelled with, for the per-link report.
- * `link_scale` (NULL: none; only without a symmetry) gives each link of
- * the topology the fraction of its capacity it runs at
+ * bytes of a link are those of every link of its class. With cells
+ * (symmetry_new_cells) they stand for their group's instances
+ * (symmetry_instances), over link units (net.c), and net_seal makes their
+ * flows. `algorithm` forces one (AUTO: the cluster's choice); `tags` is
+ * the number of purposes transfers are labelled with, for the per-link
+ * report. `link_scale` (NULL: none; only without a symmetry, or with
+ * cells around the GPUs of the links it slows) gives each link of the
+ * topology the fraction of its capacity it runs at
  * (topology_scale_link). */
 Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgorithm algorithm,
              gboolean contention, int tags, const double *link_scale);
@@ -55,14 +58,21 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Net, net_free)
  * one plan keep its index. */
 int net_plan(Net *net, CollOp op, const int *members, int n, double bytes);
 
+/* Once the plans of every collective to start are made, before the
+ * first starts: with cells, makes their flows (nothing otherwise). */
+void net_seal(Net *net);
+
 /* Starts collective `token` at `now` by plan `plan` (net_plan), labelled
  * `tag`. Returns the algorithm it runs. */
 CollAlgorithm net_start(Net *net, double now, int32_t token, int plan, int tag);
 
 /* The generators of the symmetry (a bit each) that some collective's plan
  * was not symmetric under, or whose group it split: the replay does not
- * stand for the full one, which must be replayed without them. 0 when all
- * is well. */
+ * stand for the full one, which must be replayed without them. With
+ * cells, also NET_BROKEN_CELLS when the links of a unit loaded unequally
+ * or a group's instances ended a phase apart: the cells do not stand for
+ * the full replay. 0 when all is well. */
+#define NET_BROKEN_CELLS (1u << 31)
 unsigned net_broken(const Net *net);
 
 /* When the network next changes (a phase's latency elapses, a transfer may
