@@ -11,13 +11,16 @@
  * map the cluster onto itself) and
  * at full fidelity. Their JSON reports must agree on every field within
  * 1e-9 relative, apart from what says how the replay ran: sim_wall_s,
- * events, simulated_ranks, symmetry and the plan's full_fidelity. The
- * generator is seeded, so every run tries the same plans. */
+ * events, simulated_ranks, symmetry and the plan's full_fidelity. So are
+ * they under random what-ifs (slowed GPUs and links), replayed in the
+ * cells around them. The generator is seeded, so every run tries the
+ * same plans. */
 #include <math.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "app/whatif.h"
 #include "cost/transformer.h"
 #include "net/symmetry.h"
 #include "strategy/strategy.h"
@@ -75,6 +78,19 @@ static int pick(GRand *rng, const int *values, int n)
     return values[g_rand_int_range(rng, 0, n)];
 }
 #define PICK(rng, ...) pick(rng, (const int[]){__VA_ARGS__}, G_N_ELEMENTS(((int[]){__VA_ARGS__})))
+
+/* A small random model, dense or a mixture of experts. */
+static ModelSpec *random_model(GRand *rng)
+{
+    ModelSpec *m = test_gpt(PICK(rng, 4, 8), 256, 8, 512, 128);
+    m->experts = PICK(rng, 0, 4); /* a mixture of experts, half the time */
+    m->experts_per_token = PICK(rng, 1, 2);
+    m->moe_ffn_hidden_size = 256;
+    /* mixed: dense layers first (DeepSeek's), or every other layer MoE */
+    m->moe_layer_frequency = PICK(rng, 1, 1, 2);
+    m->first_dense_layers = PICK(rng, 0, 0, 1);
+    return m;
+}
 
 /* A random cluster: latencies, NICs, spine and interference included. */
 static ClusterSpec *random_cluster(GRand *rng)
@@ -180,13 +196,7 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
     int tried = 0, compared = 0, reduced = 0, zero_ep = 0, rotated = 0;
     while (compared < PLANS) {
         ck_assert_msg(++tried < 20 * PLANS, "too few valid plans: %d of %d", compared, tried);
-        ModelSpec *m = test_gpt(PICK(rng, 4, 8), 256, 8, 512, 128);
-        m->experts = PICK(rng, 0, 4); /* a mixture of experts, half the time */
-        m->experts_per_token = PICK(rng, 1, 2);
-        m->moe_ffn_hidden_size = 256;
-        /* mixed: dense layers first (DeepSeek's), or every other layer MoE */
-        m->moe_layer_frequency = PICK(rng, 1, 1, 2);
-        m->first_dense_layers = PICK(rng, 0, 0, 1);
+        ModelSpec *m = random_model(rng);
         ClusterSpec *c = random_cluster(rng);
         PlanSpec *plan = plan_spec_new();
         random_plan(rng, m, c, plan);
@@ -220,6 +230,106 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
     ck_assert_msg(rotated >= PLANS / 20, "only %d of %d plans were rotated", rotated, PLANS);
     ck_assert_msg(zero_ep >= PLANS / 20, "only %d of %d plans had ZeRO with ep > 1", zero_ep,
                   PLANS);
+    g_rand_free(rng);
+}
+END_TEST
+
+/* ---- what-ifs ------------------------------------------------------------ */
+
+/* A random what-if on `c`'s GPUs for a plan of `gpus`: one or two slowed
+ * GPUs, a slowed link (a port, a NIC or a rail's spine link, one
+ * direction or both), or a GPU and a link, each 1.05 to 4 times slower. */
+static WhatIf *random_whatif(GRand *rng, const ClusterSpec *c, int gpus)
+{
+    Topology *t = topology_new(c, (gpus + c->gpus_per_node - 1) / c->gpus_per_node);
+    char *gpu[3] = {NULL}, *link[2] = {NULL};
+    int kind = g_rand_int_range(rng, 0, 4), n_gpu = MIN(gpus, kind == 0   ? 1
+                                                              : kind == 1 ? 2
+                                                                          : kind == 3);
+    int first = g_rand_int_range(rng, 0, gpus); /* two distinct GPUs when there are two */
+    for (int i = 0; i < n_gpu; i++)
+        gpu[i] =
+            g_strdup_printf("%d:%.3g", (first + i * g_rand_int_range(rng, 1, MAX(gpus, 2))) % gpus,
+                            g_rand_double_range(rng, 1.05, 4));
+    if (kind >= 2) {
+        g_autofree char *name = topology_link_name(t, g_rand_int_range(rng, 0, topology_links(t)));
+        if (g_rand_boolean(rng)) /* both directions */
+            *strrchr(name, ' ') = 0;
+        link[0] = g_strdup_printf("%s:%.3g", name, g_rand_double_range(rng, 1.05, 4));
+    }
+    topology_free(t);
+    WhatIf *w = whatif_new();
+    GError *error = NULL;
+    ck_assert_msg(whatif_parse(w, n_gpu ? gpu : NULL, link[0] ? link : NULL, NULL, NULL, &error),
+                  "%s", error ? error->message : "");
+    for (int i = 0; i < n_gpu; i++)
+        g_free(gpu[i]);
+    g_free(link[0]);
+    return w;
+}
+
+/* The report of `plan` under `w` as parsed JSON, replayed in full or not;
+ * *symmetry its symmetry field. */
+static cJSON *whatif_report(const ModelSpec *m, const ClusterSpec *c, PlanSpec *plan,
+                            const WhatIf *w, gboolean full, int *simulated, char **symmetry)
+{
+    plan->full_fidelity = full;
+    Report rep;
+    GError *error = NULL;
+    ck_assert_msg(sim_run_whatif(m, c, plan, w, NULL, FALSE, &rep, &error), "%s",
+                  error ? error->message : "");
+    *simulated = rep.metrics.simulated_ranks;
+    *symmetry = g_strdup(rep.metrics.symmetry);
+    g_autofree char *json = report_render(&rep, FORMAT_JSON, FALSE);
+    report_clear(&rep);
+    cJSON *doc = cJSON_Parse(json);
+    ck_assert_ptr_nonnull(doc);
+    return doc;
+}
+
+/* Under a slowed GPU or link, the replay in cells around it
+ * (symmetry_new_cells; every rank when they do not stand for it) reports
+ * what the full replay does, on every field, for random plans (those of
+ * the test above) and random what-ifs. */
+START_TEST(whatif_cells_report_what_the_full_replay_does)
+{
+    GRand *rng = g_rand_new_with_seed(20261203);
+    int tried = 0, compared = 0, reduced = 0, unequal = 0;
+    while (compared < PLANS) {
+        ck_assert_msg(++tried < 20 * PLANS, "too few valid plans: %d of %d", compared, tried);
+        ModelSpec *m = random_model(rng);
+        ClusterSpec *c = random_cluster(rng);
+        PlanSpec *plan = plan_spec_new();
+        random_plan(rng, m, c, plan);
+        GError *error = NULL;
+        if (plan_spec_resolve(plan, m, c, &error) && strategy_check(plan, m, &error)) {
+            int simulated, all, gpus = plan_spec_gpus(plan);
+            g_autofree char *symmetry = NULL, *none = NULL;
+            g_autoptr(WhatIf) w = random_whatif(rng, c, gpus);
+            cJSON *fast = whatif_report(m, c, plan, w, FALSE, &simulated, &symmetry);
+            cJSON *full = whatif_report(m, c, plan, w, TRUE, &all, &none);
+            g_autofree char *why = difference(fast, full, "$");
+            ck_assert_msg(
+                !why, "plan %d (tp %d cp %d pp %d dp %d ep %d on %d x %d GPUs, %d NICs), %s: %s",
+                compared, plan->tp, plan->cp, plan->pp, plan->dp, plan->ep, c->nodes,
+                c->gpus_per_node, c->nics_per_node, w->text, why);
+            ck_assert_int_eq(all, gpus);
+            reduced += simulated < all;
+            unequal += strstr(symmetry, "unequal") != NULL;
+            compared++;
+            cJSON_Delete(fast);
+            cJSON_Delete(full);
+        }
+        g_clear_error(&error);
+        plan_spec_free(plan);
+        cluster_spec_free(c);
+        model_spec_free(m);
+    }
+    /* most plans have a symmetry whose cells stand for their what-if (90
+     * of the 200), and some what-ifs break it (8): the full replay's
+     * fall-back is compared too */
+    ck_assert_msg(reduced >= PLANS / 3, "only %d of %d what-ifs were reduced", reduced, PLANS);
+    ck_assert_msg(unequal > 0, "no what-if was replayed in full for unequal cells");
     g_rand_free(rng);
 }
 END_TEST
@@ -373,6 +483,10 @@ Suite *suite_symmetry(void)
     tcase_add_test(tc, reduced_replay_reports_what_the_full_one_does);
     tcase_add_test(tc, expert_blocks_and_turns_inside_nodes);
     suite_add_tcase(s, tc);
+    TCase *whatifs = tcase_create("what-ifs");
+    tcase_set_timeout(whatifs, 300);
+    tcase_add_test(whatifs, whatif_cells_report_what_the_full_replay_does);
+    suite_add_tcase(s, whatifs);
     TCase *links = tcase_create("link classes");
     tcase_add_test(links, link_classes_are_the_orbits_of_the_links);
     suite_add_tcase(s, links);

@@ -6,6 +6,7 @@
 
 #include "engine/engine.h"
 #include "layout/layout.h"
+#include "net/net.h"
 #include "net/symmetry.h"
 #include "output/trace.h"
 #include "base/error.h"
@@ -33,13 +34,29 @@ static void build_clear(Build *b)
 
 /* Emits the step with the ranks `sym` simulates, compute slowed by `slow`
  * (NULL: none), refused before it is built when `before` (graph NULL:
- * none) shows it over the cap. */
+ * none; a step built without cells) shows it over the cap: with cells,
+ * each of an orbit's cells runs the orbit's program. */
 static Graph *build(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                     const Layout *layout, const Symmetry *sym, const EmitSlowdown *slow,
                     const Build *before, gsize max_tasks, GError **error)
 {
-    double known = before->graph ? emit_tasks_under(before->graph, before->sym, sym) : 0;
+    double known = 0;
+    if (before->graph && !symmetry_has_cells(before->sym))
+        known = symmetry_has_cells(sym)
+                    ? (double)graph_rank_tasks(before->graph) * symmetry_cells_per_orbit(sym)
+                    : emit_tasks_under(before->graph, before->sym, sym);
     return emit_step(model, cluster, plan, layout, sym, slow, max_tasks, known, error);
+}
+
+/* The step built with every shift and no what-if, which sizes a replay of
+ * fewer shifts, or of every rank, before it is built. */
+static Build build_sizing(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                          const Layout *layout, const Topology *topo, gsize max_tasks,
+                          GError **error)
+{
+    Build none = {NULL, NULL}, b = {NULL, symmetry_new(layout, topo, SYMMETRY_ALL)};
+    b.graph = build(model, cluster, plan, layout, b.sym, NULL, &none, max_tasks, error);
+    return b;
 }
 
 /* Replays `graph`, built for `sym`, links slowed by `link_scale` (NULL:
@@ -60,8 +77,9 @@ static Replay *replay(const ClusterSpec *cluster, const PlanSpec *plan, const La
     return engine_run(graph, &net, error);
 }
 
-/* One simulation, under the what-ifs `w` (NULL: none): every rank replayed
- * when some are set, since a slowed rank or link has no images. */
+/* One simulation, under the what-ifs `w` (NULL: none): slowed GPUs and
+ * links replayed in cells around them (symmetry_new_cells), or every rank
+ * when the cells do not stand for them (net_broken) or noise is set. */
 static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                     const WhatIf *w, const char *trace_path, gboolean stages_only, gsize max_tasks,
                     Report *out, GError **error)
@@ -79,12 +97,14 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
         topology_free(topo);
         return FALSE;
     }
-    gboolean what_if = whatif_active(w);
+    gboolean what_if = whatif_active(w), noise = what_if && w->jitter > 0;
     EmitSlowdown slow = {gpu_factor, what_if ? w->jitter : 0, what_if ? w->seed : 0};
     /* every shift and rotation of tp, cp and dp that maps the cluster onto itself, unless the
-     * plan, a trace of every GPU or a what-if asks for all of them */
-    unsigned dims =
-        plan->full_fidelity || what_if || (trace_path && !stages_only) ? 0 : SYMMETRY_ALL;
+     * plan, a trace of every GPU or noise on every rank asks for all of them; a what-if's cut
+     * into cells around what it slows */
+    unsigned dims = plan->full_fidelity || noise || (trace_path && !stages_only) ? 0 : SYMMETRY_ALL;
+    gboolean cells = what_if && dims != 0;
+    const char *replayed = noise ? "none (jitter)" : NULL; /* the report's symmetry, if not sym's */
     Symmetry *sym = NULL;
     Graph *graph = NULL;
     Replay *rep = NULL;
@@ -93,26 +113,33 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
      * that build sizes it, so that a step over the cap is refused before
      * it is built */
     Build before = {NULL, NULL};
-    if (dims != SYMMETRY_ALL) {
-        before.sym = symmetry_new(layout, topo, SYMMETRY_ALL);
-        before.graph =
-            build(model, cluster, plan, layout, before.sym, NULL, &before, max_tasks, &failure);
-    }
+    if (dims != SYMMETRY_ALL)
+        before = build_sizing(model, cluster, plan, layout, topo, max_tasks, &failure);
     while (!failure) {
         unsigned broken = 0;
-        sym = symmetry_new(layout, topo, dims);
+        sym = symmetry_new_cells(layout, topo, dims, cells ? gpu_factor : NULL,
+                                 cells ? link_scale : NULL);
         graph = build(model, cluster, plan, layout, sym, what_if ? &slow : NULL, &before, max_tasks,
                       &failure);
         rep =
             graph ? replay(cluster, plan, layout, sym, link_scale, graph, &broken, &failure) : NULL;
         if (rep || !g_error_matches(failure, PS_ERROR, PS_ERROR_ASYMMETRIC))
             break;
-        /* replay again without the shifts a collective broke */
         g_clear_error(&failure);
+        build_clear(&before);
+        if (broken & NET_BROKEN_CELLS) { /* the cells stand for no replay: replay every rank */
+            cells = FALSE;
+            dims = 0;
+            replayed = "none (what-if: cells unequal)";
+            g_clear_pointer(&graph, graph_free);
+            g_clear_pointer(&sym, symmetry_free);
+            before = build_sizing(model, cluster, plan, layout, topo, max_tasks, &failure);
+            continue;
+        }
+        /* replay again without the shifts a collective broke */
         for (int i = 0; i < symmetry_generators(sym); i++)
             if (broken & 1u << i)
                 dims &= ~symmetry_generator_bit(sym, i);
-        build_clear(&before);
         before = (Build){g_steal_pointer(&graph), g_steal_pointer(&sym)};
     }
     build_clear(&before);
@@ -131,8 +158,10 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
             .micro_batches = plan_spec_micro_batches(plan),
         };
         metrics_compute(graph, rep, layout, sym, model, cluster, plan, &out->metrics);
-        if (what_if)
-            g_strlcpy(out->metrics.symmetry, "none (what-if)", sizeof out->metrics.symmetry);
+        if (replayed)
+            g_strlcpy(out->metrics.symmetry, replayed, sizeof out->metrics.symmetry);
+        else if (symmetry_has_cells(sym))
+            g_strlcat(out->metrics.symmetry, " around the what-if", sizeof out->metrics.symmetry);
         out->sim_wall_s = (g_get_monotonic_time() - started) / 1e6;
     }
     if (ok && trace_path) {

@@ -27,10 +27,13 @@ gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, cons
                         const char *trace_path, gboolean stages_only, Report *out, GError **error);
 
 /* sim_run_traced under the what-ifs `whatif` (whatif.h; NULL or none set:
- * sim_run_traced itself). With some set, every rank is replayed, since a
- * slowed rank or link has no images (the report's symmetry reads "none
- * (what-if)"), and the plan is also simulated without them: the report's
- * whatif, clean_step_time_s and clean_critical_rank. */
+ * sim_run_traced itself). Slowed GPUs and links are replayed in cells
+ * around them (symmetry_new_cells: the report's symmetry reads "tp x dp
+ * around the what-if"), or with every rank when the cells do not stand
+ * for the full replay ("none (what-if: cells unequal)") or noise makes
+ * every rank its own ("none (jitter)"); the plan is also simulated
+ * without them: the report's whatif, clean_step_time_s and
+ * clean_critical_rank. */
 gboolean sim_run_whatif(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                         const WhatIf *whatif, const char *trace_path, gboolean stages_only,
                         Report *out, GError **error);

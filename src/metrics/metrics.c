@@ -102,9 +102,10 @@ static void split_rank(const Graph *g, const Replay *r, int rank, const Window *
 }
 
 /* From the first forward's start to the last backward's end, any rank;
- * and in *flops the FLOPs of every task, each simulated rank's `orbit`
- * times (it stands for its orbit), in one pass over the tasks. */
-static Window window_and_flops(const Graph *g, const Replay *r, int orbit, double *flops)
+ * and in *flops the FLOPs of every task, each simulated rank's as many
+ * times as the ranks it stands for (symmetry_weight), in one pass over
+ * the tasks. */
+static Window window_and_flops(const Graph *g, const Replay *r, const Symmetry *sym, double *flops)
 {
     Window ph = {INFINITY, 0};
     const Task *task = graph_arrays(g).task;
@@ -114,7 +115,8 @@ static Window window_and_flops(const Graph *g, const Replay *r, int orbit, doubl
             ph.start_s = MIN(ph.start_s, r->task[id].start_s);
         if (t->tag == TAG_BACKWARD)
             ph.end_s = MAX(ph.end_s, r->task[id].end_s);
-        *flops += t->flops * orbit;
+        if (t->kind == TASK_COMPUTE) /* the others have none */
+            *flops += t->flops * symmetry_weight(sym, t->owner);
     }
     return ph;
 }
@@ -251,21 +253,25 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
                      Metrics *out)
 {
     *out = (Metrics){0};
-    int ranks = graph_ranks(g), orbit = symmetry_orbit(sym);
+    int ranks = graph_ranks(g), least = G_MAXINT; /* the fewest ranks one stands for */
+    for (int rank = 0; rank < ranks; rank++)
+        least = MIN(least, symmetry_weight(sym, rank));
     out->simulated_ranks = ranks;
     g_strlcpy(out->symmetry, symmetry_name(sym), sizeof out->symmetry);
     out->events = r->events;
     out->step_time_s = r->makespan_s;
 
-    Window ph = window_and_flops(g, r, orbit, &out->hardware_flops);
-    double phase_s = ph.end_s - ph.start_s, bubble_sum = 0, latest_end = -1;
+    Window ph = window_and_flops(g, r, sym, &out->hardware_flops);
+    double phase_s = ph.end_s - ph.start_s, bubble_sum = 0, weights = 0, latest_end = -1;
     int critical_local = 0;
     g_autofree RankSplit *splits = g_new(RankSplit, ranks); /* the stages reuse them */
     for (int rank = 0; rank < ranks; rank++) {
         const RankSplit *s = &splits[rank];
         split_rank(g, r, rank, &ph, &splits[rank]);
+        double weight = (double)symmetry_weight(sym, rank) / least; /* 1 for all alike */
+        weights += weight;
         if (phase_s > 0) /* rounding can leave a hair below zero */
-            bubble_sum += MAX(0.0, phase_s - s->in_phase_s) / phase_s;
+            bubble_sum += weight * (MAX(0.0, phase_s - s->in_phase_s) / phase_s);
         if (rank == 0 || beats(s->end_s, latest_end)) { /* ranks in increasing order */
             latest_end = s->end_s;
             critical_local = rank;
@@ -274,7 +280,7 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     const RankSplit *critical = &splits[critical_local];
     out->critical_rank = graph_gpu(g, critical_local);
     out->critical_stage = layout_coord(layout, out->critical_rank).pp;
-    out->bubble_fraction = bubble_sum / ranks; /* every orbit is as large */
+    out->bubble_fraction = bubble_sum / weights; /* over every rank */
     out->compute_s = critical->compute_s;
     out->recompute_s = critical->recompute_s;
     out->exposed_comm_s = critical->comm_s;
@@ -285,7 +291,7 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
 
     double sequences = plan->global_batch_size;
     out->model_flops = tf_model_flops(model, sequences);
-    double peak = (double)ranks * orbit * cluster->gpu.peak_flops;
+    double peak = (double)layout_ranks(layout) * cluster->gpu.peak_flops;
     if (out->step_time_s > 0) {
         out->tokens_per_s = sequences * model->seq_length / out->step_time_s;
         out->mfu = out->model_flops / (out->step_time_s * peak);

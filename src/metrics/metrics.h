@@ -97,14 +97,15 @@ typedef struct {
     int peak_rank;
     double peak_split[MEM_KINDS]; /* bytes of each kind at that peak */
     guint64 events;
-    int simulated_ranks; /* ranks replayed: all, or one per symmetric orbit */
-    char symmetry[16];   /* "tp x dp", "tp", "dp" or "none" */
+    int simulated_ranks; /* ranks replayed: all, or one per symmetric orbit or cell */
+    char symmetry[40];   /* "tp x dp", "tp", "dp" or "none", with what a what-if did */
     int critical_rank;
     int critical_stage; /* its pipeline stage */
 } Metrics;
 
 /* Reads the metrics off a replay `r` of `g`, built for `plan` laid out as
- * `layout`, its ranks those `sym` simulates, each standing for its orbit.
+ * `layout`, its ranks those `sym` simulates, each standing for its orbit
+ * or cell (symmetry_weight).
  * metrics_clear frees what they own. */
 void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const Symmetry *sym,
                      const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,

@@ -256,7 +256,8 @@ typedef struct {
 /* Builds the graph of one step: the programs of the ranks `symmetry`
  * simulates (graph rank i runs on GPU symmetry_simulated[i]), every module,
  * compute slowed by `slow` (NULL: not at all; a slowed rank stands for
- * itself alone, so only without a symmetry). The plan must be resolved and
+ * itself alone: without a symmetry, or in cells around it,
+ * symmetry_new_cells; noise only without). The plan must be resolved and
  * supported (strategy_check). Fails (PS_ERROR_INPUT) for a step of more
  * than `max_tasks` tasks, before building anything: at once when a lower
  * bound of its size is already more (emit_check_size's, or `known_tasks`
