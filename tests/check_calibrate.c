@@ -83,6 +83,19 @@ START_TEST(recovers_known_parameters)
         ck_assert_rel(f->gpu.gemm.y[j], truth->gpu.gemm.y[j], 0.02);
     }
     ck_assert_ptr_nonnull(strstr(c->report, "all_reduce over 16 ranks on 2 hosts: 21 points"));
+    /* the same fit as when each point was replayed with its flows sharing
+     * the links, before calibrate took the collectives alone: the values
+     * its fitted file gave, to their 10 digits (plansim calibrate at
+     * 8f9cdf6, this command on these files) */
+    const double recorded[][2] = {
+        {f->intra.efficiency, 0.6958595116},        {f->intra.latency_s * 1e6, 3.749405736},
+        {f->intra.ll_latency_s * 1e6, 1.16651358},  {f->intra.ll128_latency_s * 1e6, 1.920804787},
+        {f->base_latency_s * 1e6, 12.10602953},     {f->inter.efficiency, 0.8900052451},
+        {f->inter.ll_latency_s * 1e6, 5.842426606}, {f->inter.ll128_latency_s * 1e6, 6.794348693},
+        {f->gpu.gemm.y[0], 0.4993651961},           {f->gpu.gemm.y[1], 0.8002524787},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(recorded); i++)
+        ck_assert_rel(recorded[i][0], recorded[i][1], 1e-9);
     for (gsize i = 0; i < G_N_ELEMENTS(files); i++)
         calib_nccl_free(nccl[i]);
 }
@@ -446,6 +459,47 @@ START_TEST(collbench_symmetry_is_exact)
 }
 END_TEST
 
+/* The time of a collective alone, which calibrate fits, is the replay's
+ * with its flows sharing the links, which plansim collective prints: the
+ * alone time of each phase is its latency and its most loaded link's
+ * bytes over its capacity, and for the rings, trees and direct exchanges
+ * of one collective on idle links every flow crossing that link carries
+ * the same bytes, so the flows' max-min fair rates end them all then.
+ * Every operation over a part of a node, a node and several nodes, on the
+ * shipped A100, H100 and GB200 NVL72 profiles (NVLS included), 1 KiB to
+ * 1 GiB: the same times to 1e-12 (the order of sums) and algorithms. */
+START_TEST(collbench_alone_is_the_replay)
+{
+    static const char *const clusters[] = {"dgx-a100-80gb.json", "dgx-h100.json",
+                                           "gb200-nvl72.json"};
+    static const CollOp ops[] = {COLL_ALL_REDUCE, COLL_ALL_GATHER, COLL_REDUCE_SCATTER,
+                                 COLL_ALL_TO_ALL, COLL_SEND_RECV};
+    static const int ranks[] = {4, 8, 64, 288};
+    for (gsize c = 0; c < G_N_ELEMENTS(clusters); c++) {
+        g_autoptr(ClusterSpec) cl = test_shipped_cluster(clusters[c], 0);
+        for (gsize o = 0; o < G_N_ELEMENTS(ops); o++)
+            for (gsize r = 0; r < G_N_ELEMENTS(ranks); r++) {
+                int n = ops[o] == COLL_SEND_RECV ? 2 : ranks[r];
+                if (n > cluster_spec_gpus(cl))
+                    continue;
+                GArray *rows = collbench_run(cl, ops[o], n, 1024, 1 << 30, ALGORITHM_AUTO, NULL);
+                ck_assert_ptr_nonnull(rows);
+                for (guint i = 0; i < rows->len; i++) {
+                    CollRow row = g_array_index(rows, CollRow, i);
+                    CollAlgorithm used;
+                    double t = collbench_alone_s(cl, ops[o], n, row.bytes, ALGORITHM_AUTO, &used);
+                    ck_assert_msg(fabs(t - row.time_s) <= 1e-12 * row.time_s &&
+                                      used == row.algorithm,
+                                  "%s %s over %d at %.0f B: %.17g (%d) alone, %.17g (%d) replayed",
+                                  clusters[c], collective_name(ops[o]), n, row.bytes, t, used,
+                                  row.time_s, row.algorithm);
+                }
+                g_array_free(rows, TRUE);
+            }
+    }
+}
+END_TEST
+
 Suite *suite_calibrate(void)
 {
     Suite *s = suite_create("calibrate");
@@ -455,6 +509,7 @@ Suite *suite_calibrate(void)
     tcase_add_test(tc, curve_from_none);
     tcase_add_test(tc, cluster_file_round_trip);
     tcase_add_test(tc, collbench_symmetry_is_exact);
+    tcase_add_test(tc, collbench_alone_is_the_replay);
     suite_add_tcase(s, tc);
     TCase *rd = tcase_create("readers");
     tcase_add_checked_fixture(rd, folder_new, folder_free);

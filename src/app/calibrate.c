@@ -165,19 +165,31 @@ static int shape(ClusterSpec *c, const CalibNccl *f)
     return ranks;
 }
 
-/* plansim's time for `bytes` of file `f`'s collective on cluster `c`. */
+gboolean calib_nccl_check(const ClusterSpec *base, const CalibNccl *f, GError **error)
+{
+    ClusterSpec shaped = *base;
+    int ranks = shape(&shaped, f);
+    GError *why = NULL;
+    if (collbench_check(&shaped, f->op, ranks, &why))
+        return TRUE;
+    /* collbench's reason, without the flag `plansim collective` takes */
+    const char *reason = why->message;
+    if (g_str_has_prefix(reason, "--ranks: "))
+        reason += strlen("--ranks: ");
+    g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: %s over %d ranks: %s", f->path,
+                collective_name(f->op), ranks, reason);
+    g_error_free(why);
+    return FALSE;
+}
+
+/* plansim's time for `bytes` of file `f`'s collective on cluster `c`: the
+ * collective alone, as collbench_run replays it (collbench.h). */
 static double model_s(const ClusterSpec *c, const CalibNccl *f, double bytes,
                       CollAlgorithm *algorithm)
 {
     ClusterSpec shaped = *c;
     int ranks = shape(&shaped, f);
-    GArray *rows = collbench_run(&shaped, f->op, ranks, bytes, bytes, c->algorithm, NULL);
-    g_assert(rows && rows->len == 1);
-    CollRow row = g_array_index(rows, CollRow, 0);
-    g_array_free(rows, TRUE);
-    if (algorithm)
-        *algorithm = row.algorithm;
-    return row.time_s;
+    return collbench_alone_s(&shaped, f->op, ranks, bytes, c->algorithm, algorithm);
 }
 
 static void apply(Fit *fit, const double *theta)

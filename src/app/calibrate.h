@@ -58,6 +58,12 @@ typedef struct {
  * (PS_ERROR_INPUT) naming the row and the times it may take. */
 gboolean calib_gemm_check(const GpuSpec *gpu, const CalibGemm *g, GError **error);
 
+/* Checks an nccl-tests file against the base cluster before calib_run:
+ * its collective, on the file's shape, is one plansim can replay
+ * (collbench_check: an all-to-all over more ranks than its plan may hold
+ * is not). Fails (PS_ERROR_INPUT) naming the file. */
+gboolean calib_nccl_check(const ClusterSpec *base, const CalibNccl *f, GError **error);
+
 Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nccl,
                        const CalibGemm *gemm);
 void calib_free(Calibration *c);

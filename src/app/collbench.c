@@ -38,10 +38,11 @@ static Layout *layout_of(const ClusterSpec *cluster, int n)
 }
 
 /* The time of one collective over GPUs 0 .. n-1, replaying the GPUs of
- * `sym`; FALSE when a transfer broke the symmetry (*broken says which
- * generators). */
+ * `sym`, its transfers sharing links or (`contention` FALSE) alone; FALSE
+ * when a transfer broke the symmetry (*broken says which generators). */
 static gboolean replay_sym(const ClusterSpec *cluster, const Symmetry *sym, CollOp op, int n,
-                           double bytes, CollAlgorithm algorithm, CollRow *row, unsigned *broken)
+                           double bytes, CollAlgorithm algorithm, gboolean contention, CollRow *row,
+                           unsigned *broken)
 {
     int simulated;
     const int *gpus = symmetry_simulated(sym, &simulated);
@@ -59,7 +60,7 @@ static gboolean replay_sym(const ClusterSpec *cluster, const Symmetry *sym, Coll
                      .gpus = n,
                      .symmetry = sym,
                      .algorithm = algorithm,
-                     .contention = TRUE,
+                     .contention = contention,
                      .tags = 1,
                      .broken = broken};
     Replay *r = engine_run(g, &net, NULL);
@@ -76,7 +77,7 @@ static gboolean replay_sym(const ClusterSpec *cluster, const Symmetry *sym, Coll
  * reduced by the symmetry of `dims` (0: every GPU replayed), and again
  * without the shifts a transfer broke, as simulate does. */
 static void replay_one(const ClusterSpec *cluster, CollOp op, int n, double bytes,
-                       CollAlgorithm algorithm, unsigned dims, CollRow *row)
+                       CollAlgorithm algorithm, unsigned dims, gboolean contention, CollRow *row)
 {
     g_autoptr(Layout) layout = layout_of(cluster, n);
     Topology *topo =
@@ -84,7 +85,7 @@ static void replay_one(const ClusterSpec *cluster, CollOp op, int n, double byte
     for (;;) {
         unsigned broken = 0;
         g_autoptr(Symmetry) sym = symmetry_new(layout, topo, dims);
-        if (replay_sym(cluster, sym, op, n, bytes, algorithm, row, &broken))
+        if (replay_sym(cluster, sym, op, n, bytes, algorithm, contention, row, &broken))
             break;
         g_assert(dims != 0); /* only a reduced replay can meet an asymmetry */
         for (int i = 0; i < symmetry_generators(sym); i++)
@@ -174,10 +175,20 @@ GArray *collbench_run_with(const ClusterSpec *cluster, CollOp op, int ranks, dou
     GArray *rows = g_array_new(FALSE, FALSE, sizeof(CollRow));
     for (double bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
         CollRow row = {.bytes = bytes};
-        replay_one(cluster, op, ranks, bytes, algorithm, dims, &row);
+        replay_one(cluster, op, ranks, bytes, algorithm, dims, TRUE, &row);
         row.algbw_Bps = row.time_s > 0 ? bytes / row.time_s : 0;
         row.busbw_Bps = row.algbw_Bps * bus_factor(op, ranks);
         g_array_append_val(rows, row);
     }
     return rows;
+}
+
+double collbench_alone_s(const ClusterSpec *cluster, CollOp op, int ranks, double bytes,
+                         CollAlgorithm algorithm, CollAlgorithm *used)
+{
+    CollRow row = {.bytes = bytes};
+    replay_one(cluster, op, ranks, bytes, algorithm, SYMMETRY_ALL, FALSE, &row);
+    if (used)
+        *used = row.algorithm;
+    return row.time_s;
 }

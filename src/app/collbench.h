@@ -49,4 +49,15 @@ GArray *collbench_run_with(const ClusterSpec *cluster, CollOp op, int ranks, dou
                            double max_bytes, CollAlgorithm algorithm, unsigned dims,
                            GError **error);
 
+/* The time of `op` of `bytes` over GPUs 0 .. ranks - 1 taken alone: the
+ * cost of the algorithm and protocol chosen as simulate chooses them
+ * (net.h), its transfers not replayed as flows, in *used the algorithm
+ * (NULL: not wanted). For one collective on idle links that is the
+ * replay's time, which collbench_run reports (check_calibrate holds the
+ * two together on the shipped clusters), in a fraction of the work:
+ * calibrate times its points so. The shape must be one collbench_run
+ * takes and collbench_check passes. */
+double collbench_alone_s(const ClusterSpec *cluster, CollOp op, int ranks, double bytes,
+                         CollAlgorithm algorithm, CollAlgorithm *used);
+
 #endif

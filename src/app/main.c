@@ -1061,6 +1061,8 @@ static gboolean calibrate(void *args, GError **error)
         if (!data)
             return FALSE;
         g_ptr_array_add(nccl, data);
+        if (!calib_nccl_check(base, data, error))
+            return FALSE;
     }
     g_autoptr(Calibration) c =
         calib_run(base, (CalibNccl *const *)nccl->pdata, (int)nccl->len, gemm);

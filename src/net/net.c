@@ -599,8 +599,8 @@ static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *
     const SymmetryGenerator *gen = net->sym ? symmetry_generator_list(net->sym, &n_gen) : NULL;
     if (net->sym)
         net->broken |= symmetry_group_images(net->sym, members, n, &images, &invariant);
-    if (e->latency_bound)
-        return; /* no flows: first_flow stays 0 */
+    if (e->latency_bound || !net->contention)
+        return; /* no flows (without contention, none is run): first_flow stays 0 */
     for (int p = 0; p < plan->n_phases; p++) {
         const CollPhase *ph = &plan->phase[p];
         e->first_flow[p] = (int)e->flows->len;
