@@ -384,14 +384,18 @@ START_TEST(reads_gemm_rows)
 }
 END_TEST
 
-/* A bf16 GEMM of 512^3 on the A100 profile (312 TFLOP/s, 108 SMs):
- * 2 x 512^3 = 2.68e8 FLOPs in 16 tiles of 128 x 128, one wave of 108
- * tiles of 2 x 128 x 128 x 512 FLOPs = 1.81e9 FLOPs, 5.81 us at the peak
- * plus the launch; at 1 % of it, 100 times the compute. Rows outside are
- * refused naming the line; an fp8 row too, the A100 having no FP8 peak. */
+/* A bf16 GEMM of 512^3 on the A100 profile (312 TFLOP/s, 2,039 GB/s, 108
+ * SMs): 2 x 512^3 = 2.68e8 FLOPs, 0.860 us at the peak, and 3 x 512^2 x 2
+ * bytes = 1.57 MB, 0.771 us at the bandwidth: nothing can take less than
+ * 0.860 us (the roofline). The model's slowest for it: 16 tiles of 128 x
+ * 128 in one wave of 108 tiles of 2 x 128 x 128 x 512 FLOPs = 1.81e9
+ * FLOPs, 5.81 us at the peak, at 1 % of it 100 times that, plus the
+ * launch. Rows outside are refused naming the line; an fp8 row too, the
+ * A100 having no FP8 peak. */
 START_TEST(gemm_rows_checked_against_the_gpu)
 {
     g_autoptr(ClusterSpec) a100 = test_shipped_cluster("dgx-a100-80gb.json", 0);
+    double roofline_s = MAX(2 * 512.0 * 512 * 512 / 312e12, 3 * 512.0 * 512 * 2 / 2039e9);
     double wave_s = 108 * 2 * 128.0 * 128 * 512 / 312e12;
     static const struct {
         const char *row, *message;
@@ -411,16 +415,42 @@ START_TEST(gemm_rows_checked_against_the_gpu)
                       error ? error->message : "no error");
         g_clear_error(&error);
     }
-    /* the ends of the range pass: at the peak (plus launch) and at 1 % of it */
-    for (int end = 0; end < 2; end++) {
-        double t = (end ? wave_s / CALIB_MIN_GEMM_EFFICIENCY : wave_s) + a100->gpu.launch_s;
-        g_autofree char *row =
-            g_strdup_printf("512,512,512,bf16,%.17g\n", t * (end ? 0.999 : 1.001));
-        g_autofree char *path = write_file("g.csv", row);
-        g_autoptr(CalibGemm) g = calib_gemm_load(path, NULL);
-        GError *error = NULL;
-        ck_assert_msg(calib_gemm_check(&a100->gpu, g, &error), "%s", error ? error->message : "");
-    }
+    /* the ends of the range pass, just inside, and fail just outside: the
+     * roofline, and 1 % of the peak on the model's wave */
+    for (int end = 0; end < 2; end++)
+        for (int inside = 0; inside < 2; inside++) {
+            double t = end ? wave_s / CALIB_MIN_GEMM_EFFICIENCY + a100->gpu.launch_s : roofline_s;
+            double by = (end == 0) == (inside == 1) ? 1.001 : 0.999;
+            g_autofree char *row = g_strdup_printf("512,512,512,bf16,%.17g\n", t * by);
+            g_autofree char *path = write_file("g.csv", row);
+            g_autoptr(CalibGemm) g = calib_gemm_load(path, NULL);
+            GError *error = NULL;
+            gboolean passed = calib_gemm_check(&a100->gpu, g, &error);
+            ck_assert_msg(passed == inside, "end %d, inside %d: %s", end, inside,
+                          error ? error->message : "passed");
+            g_clear_error(&error);
+        }
+}
+END_TEST
+
+/* A realistic small-GEMM curve on the A100 profile passes: cuBLAS's bf16
+ * 512^3 in 3 to 5 us (about 90 to 54 TFLOP/s; issue 33's figures, faster
+ * than the model's floor of one wave of 128 x 128 tiles, 5.81 us, plus 2 us
+ * of launch) and 16,384^3 at 80 to 85 % of the 312 TFLOP/s peak,
+ * 2 x 16384^3 / (0.80 x 312e12) = 35.2 ms to 33.2 ms. */
+START_TEST(realistic_gemm_curve_passes)
+{
+    g_autoptr(ClusterSpec) a100 = test_shipped_cluster("dgx-a100-80gb.json", 0);
+    double big = 2 * 16384.0 * 16384 * 16384 / 312e12;
+    g_autofree char *rows =
+        g_strdup_printf("512,512,512,bf16,3e-6\n512,512,512,bf16,5e-6\n"
+                        "16384,16384,16384,bf16,%.9g\n16384,16384,16384,bf16,%.9g\n",
+                        big / 0.80, big / 0.85);
+    g_autofree char *path = write_file("g.csv", rows);
+    g_autoptr(CalibGemm) g = calib_gemm_load(path, NULL);
+    ck_assert_ptr_nonnull(g);
+    GError *error = NULL;
+    ck_assert_msg(calib_gemm_check(&a100->gpu, g, &error), "%s", error ? error->message : "");
 }
 END_TEST
 
@@ -517,6 +547,7 @@ Suite *suite_calibrate(void)
     tcase_add_test(rd, nccl_errors_name_the_line);
     tcase_add_test(rd, reads_gemm_rows);
     tcase_add_test(rd, gemm_rows_checked_against_the_gpu);
+    tcase_add_test(rd, realistic_gemm_curve_passes);
     suite_add_tcase(s, rd);
     return s;
 }

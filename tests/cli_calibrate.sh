@@ -88,6 +88,10 @@ bad "16,385 ranks" "$tmp/huge_all_reduce.txt:16385: expected at most 16384 ranks
 printf '512,512,512,bf16,1000\n' >"$tmp/slow.csv"
 bad "a GEMM time in microseconds" "$tmp/slow.csv:1: expected a time in seconds from" \
     --gemm "$tmp/slow.csv"
+# 2 x 512^3 FLOPs at start.json's 312 TFLOP/s: 0.86 us, the roofline
+printf '512,512,512,bf16,5e-7\n' >"$tmp/fast.csv"
+bad "a GEMM faster than the roofline" "$tmp/fast.csv:1: expected a time in seconds from 8.6e-07" \
+    --gemm "$tmp/fast.csv"
 printf '512,512,512,fp8,1e-4\n' >"$tmp/fp8.csv"
 bad "an fp8 GEMM on a GPU without FP8" "$tmp/fp8.csv:1: expected a dtype the GPU" \
     --gemm "$tmp/fp8.csv"

@@ -399,13 +399,14 @@ gboolean calib_gemm_check(const GpuSpec *gpu, const CalibGemm *g, GError **error
                            dtype);
             return FALSE;
         }
-        /* the fastest time: the peak and the bandwidth at efficiency 1;
-         * the slowest a compute-bound row may take: CALIB_MIN_GEMM_EFFICIENCY */
+        /* the fastest time physics allows: the FLOPs at the dtype's peak or
+         * the bytes at the memory's bandwidth, whichever takes longer (no
+         * tile, wave or launch); the slowest a compute-bound row may take in
+         * the model: CALIB_MIN_GEMM_EFFICIENCY of it */
         static const double one = 1;
         GpuSpec unit = with_curve(gpu, &one, &one, 1);
-        unit.memory_efficiency = 1;
         Op op = calib_gemm_op(row);
-        double fastest = roofline_s(&unit, &op);
+        double fastest = MAX(op.flops / roofline_peak(gpu, row->dtype), op.bytes / gpu->memory_Bps);
         double slowest = gemm_compute_s(&unit, &op) / CALIB_MIN_GEMM_EFFICIENCY + gpu->launch_s;
         double e = implied(gpu, row);
         if (row->time_s >= fastest && (e == 0 || e >= CALIB_MIN_GEMM_EFFICIENCY))

@@ -51,10 +51,13 @@ typedef struct {
 } Calibration;
 
 /* Checks the GEMM rows against the base GPU before calib_run: each row's
- * dtype has a peak on it, no row is faster than the GPU's peak and memory
- * bandwidth at efficiency 1 allow (its roofline time, launch included),
- * and each compute-bound row implies an efficiency of at least
- * CALIB_MIN_GEMM_EFFICIENCY (a time in microseconds does not). Fails
+ * dtype has a peak on it, no row is faster than physics allows (its FLOPs
+ * at that peak or its bytes at the memory bandwidth, whichever is longer:
+ * the roofline at efficiency 1, with no tile, wave or launch), and each
+ * compute-bound row implies an efficiency of at least
+ * CALIB_MIN_GEMM_EFFICIENCY (a time in microseconds does not). A row
+ * faster than the model's own floor (its waves of tiles at the peak, and
+ * the launch) passes: the fit says how far off it is. Fails
  * (PS_ERROR_INPUT) naming the row and the times it may take. */
 gboolean calib_gemm_check(const GpuSpec *gpu, const CalibGemm *g, GError **error);
 
