@@ -8,6 +8,7 @@
  * profile, which the fit must give back. */
 #include <glib/gstdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "app/calibrate.h"
@@ -174,6 +175,98 @@ START_TEST(round_trip_a100)
         ck_assert_rel(f->gpu.gemm.y[j], a100->gpu.gemm.y[j], 1e-3);
     for (gsize i = 0; i < G_N_ELEMENTS(nccl); i++)
         calib_nccl_free(nccl[i]);
+}
+END_TEST
+
+/* The warnings of `c`, joined by newlines, for messages. */
+static char *warnings_of(const Calibration *c)
+{
+    return g_strjoinv("\n", c->warnings);
+}
+
+/* Whether one of the warnings of `c` holds `text`, on one line. */
+static gboolean warned(const Calibration *c, const char *text)
+{
+    for (char **w = c->warnings; *w; w++)
+        if (strstr(*w, text) && !strchr(*w, '\n'))
+            return TRUE;
+    return FALSE;
+}
+
+/* Exact all-reduce data over one A100 node, every time halved: the large
+ * sizes, whose time is their bytes over the links' bandwidth times the
+ * efficiency, would need 2 x 0.775 = 1.55, so the efficiency ends on its
+ * bound of 1 and those sizes stay about 0.775 / 0.5 - 1 = 55 % too slow
+ * (a little less: the latencies fitted lower shave some off); no point
+ * crosses nodes, so none depends on inter_node's parameters, kept at the
+ * profile's; LL's latency, which the fit lowers until LL runs no size's
+ * point, goes back to the profile's 0.8 us at no cost; the Simple
+ * protocol's, lowered where it weighs under 5 % on any point, would cost
+ * the fit at 3 us, so it stays. One warning line each. */
+START_TEST(fit_warns_of_bounds_kept_values_and_errors)
+{
+    g_autoptr(ClusterSpec) a100 = test_shipped_cluster("dgx-a100-80gb.json", 0);
+    CalibNccl *nccl[] = {exact_nccl(a100, COLL_ALL_REDUCE, 8, 1)};
+    for (guint i = 0; i < nccl[0]->points->len; i++)
+        g_array_index(nccl[0]->points, CalibPoint, i).time_s /= 2;
+    g_autoptr(Calibration) c = calib_run(a100, nccl, 1, NULL);
+    const ClusterSpec *f = c->cluster;
+    g_autofree char *all = warnings_of(c);
+    ck_assert_double_eq(f->intra.efficiency, 1);
+    ck_assert_double_eq(f->intra.ll_latency_s, a100->intra.ll_latency_s);
+    ck_assert_double_eq(f->inter.efficiency, a100->inter.efficiency);
+    ck_assert(f->intra.latency_s < a100->intra.latency_s);
+    static const char *const expected[] = {
+        "intra_node.efficiency: fitted to 1, the upper end of its range (0.01 to 1)",
+        "intra_node.ll_latency_us: no point depends on it where the fit took it (",
+        "kept at the base's 0.8 us, which fits as well",
+        "intra_node.latency_us: no point depends on it where the fit took it (",
+        "but at the base's 3 us the mean |error| is ",
+        "inter_node.efficiency: no point depends on it (sensitivity 0): kept at the base's 0.96",
+        "inter_node.latency_us: no point depends on it (sensitivity 0): kept at the base's 8 us",
+        "exact: mean |error| ",
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(expected); i++)
+        ck_assert_msg(warned(c, expected[i]), "no warning \"%s\" in\n%s", expected[i], all);
+    const char *errors = strstr(all, "exact: mean |error| ");
+    double mean, largest;
+    ck_assert_int_eq(
+        sscanf(errors, "exact: mean |error| %lf %% (over 5 %%), largest %lf", &mean, &largest), 2);
+    ck_assert_msg(mean > 5 && largest > 50 && largest <= 55, "%s", errors);
+    /* a line per parameter kept, and the bound, the stayed and the errors */
+    int kept = 0;
+    for (const char *r = c->report; (r = strstr(r, "  kept\n")); r++)
+        kept++;
+    ck_assert_int_eq(g_strv_length(c->warnings), kept + 3);
+    calib_nccl_free(nccl[0]);
+}
+END_TEST
+
+/* Data made without LL: from the A100 profile, with LL at 0.8 us, the fit
+ * raises intra_node.ll_latency_us until no size runs LL, where no point
+ * depends on it; at 0.8 us LL would run the small sizes again, slower than
+ * the data, so it stays where the fit took it, said so with the errors
+ * either way. */
+START_TEST(moved_where_no_point_depends_stays_when_it_matters)
+{
+    g_autoptr(ClusterSpec) a100 = test_shipped_cluster("dgx-a100-80gb.json", 0);
+    g_autoptr(ClusterSpec) truth = cluster_spec_copy(a100);
+    truth->protocols &= ~(1u << PROTOCOL_LL);
+    CalibNccl *nccl[] = {exact_nccl(truth, COLL_ALL_REDUCE, 8, 1)};
+    g_autoptr(Calibration) c = calib_run(a100, nccl, 1, NULL);
+    g_autofree char *all = warnings_of(c);
+    ck_assert(c->cluster->intra.ll_latency_s > a100->intra.ll_latency_s);
+    const char *w = strstr(all, "intra_node.ll_latency_us: no point depends on it where the fit "
+                                "took it (");
+    ck_assert_msg(w, "%s", all);
+    double worse, now;
+    ck_assert_msg(sscanf(strstr(w, "but at the base's 0.8 us"),
+                         "but at the base's 0.8 us the mean |error| is %lf %%, not %lf %%", &worse,
+                         &now) == 2,
+                  "%s", w);
+    ck_assert_msg(worse > now && strstr(w, "it stays, a bound the data sets"), "%s", w);
+    ck_assert_ptr_nonnull(strstr(c->report, "intra_node.ll_latency_us            0.8000"));
+    calib_nccl_free(nccl[0]);
 }
 END_TEST
 
@@ -451,6 +544,45 @@ START_TEST(realistic_gemm_curve_passes)
     ck_assert_ptr_nonnull(g);
     GError *error = NULL;
     ck_assert_msg(calib_gemm_check(&a100->gpu, g, &error), "%s", error ? error->message : "");
+    /* fitted, the model cannot time 512^3 under its floor: the curve's
+     * point at 102 flop/byte, which 512^3's 2 x 512^3 / (3 x 512^2 x 2) =
+     * 170.7 flop/byte weighs on, ends on its bound of 1, and the rows at
+     * 3 and 5 us stay off by more than 15 %; gemm_sustained is the
+     * profile's */
+    g_autoptr(Calibration) c = calib_run(a100, NULL, 0, g);
+    g_autofree char *all = warnings_of(c);
+    ck_assert_double_eq(c->cluster->gpu.gemm.y[0], 1);
+    ck_assert_msg(warned(c, "gpu.gemm_efficiency at 102 flop/byte: fitted to 1, the upper end of "
+                            "its range (0.01 to 1)"),
+                  "%s", all);
+    ck_assert_msg(warned(c, "% at line 1 (over 15 %)"), "%s", all);
+    ck_assert_double_eq(c->cluster->gpu.gemm_sustained, a100->gpu.gemm_sustained);
+}
+END_TEST
+
+/* A curve point no row reaches keeps the profile's value, with a warning:
+ * rows of 8,192^3 and 16,384^3 (2,731 and 5,461 flop/byte) lie beyond the
+ * A100 curve's last point, 788 flop/byte, and weigh on it alone. And a GEMM
+ * fit keeps the profile's gemm_sustained (0.845), which the microbenchmark
+ * rows do not measure. */
+START_TEST(curve_point_no_row_reaches_is_kept)
+{
+    g_autoptr(ClusterSpec) a100 = test_shipped_cluster("dgx-a100-80gb.json", 0);
+    double flops = 2 * 8192.0 * 8192 * 8192;
+    g_autofree char *rows = g_strdup_printf("8192,8192,8192,bf16,%.9g\n"
+                                            "16384,16384,16384,bf16,%.9g\n",
+                                            flops / (0.8 * 312e12), 8 * flops / (0.8 * 312e12));
+    g_autofree char *path = write_file("g.csv", rows);
+    g_autoptr(CalibGemm) g = calib_gemm_load(path, NULL);
+    ck_assert(calib_gemm_check(&a100->gpu, g, NULL));
+    g_autoptr(Calibration) c = calib_run(a100, NULL, 0, g);
+    g_autofree char *all = warnings_of(c);
+    ck_assert_double_eq(c->cluster->gpu.gemm.y[0], a100->gpu.gemm.y[0]);
+    ck_assert_msg(warned(c, "gpu.gemm_efficiency at 102 flop/byte: no row depends on it "
+                            "(sensitivity 0): kept at the base's 0.425"),
+                  "%s", all);
+    ck_assert_int_eq(g_strv_length(c->warnings), 1);
+    ck_assert_double_eq(c->cluster->gpu.gemm_sustained, 0.845);
 }
 END_TEST
 
@@ -540,6 +672,8 @@ Suite *suite_calibrate(void)
     tcase_add_test(tc, cluster_file_round_trip);
     tcase_add_test(tc, collbench_symmetry_is_exact);
     tcase_add_test(tc, collbench_alone_is_the_replay);
+    tcase_add_test(tc, fit_warns_of_bounds_kept_values_and_errors);
+    tcase_add_test(tc, moved_where_no_point_depends_stays_when_it_matters);
     suite_add_tcase(s, tc);
     TCase *rd = tcase_create("readers");
     tcase_add_checked_fixture(rd, folder_new, folder_free);
@@ -548,6 +682,7 @@ Suite *suite_calibrate(void)
     tcase_add_test(rd, reads_gemm_rows);
     tcase_add_test(rd, gemm_rows_checked_against_the_gpu);
     tcase_add_test(rd, realistic_gemm_curve_passes);
+    tcase_add_test(rd, curve_point_no_row_reaches_is_kept);
     suite_add_tcase(s, rd);
     return s;
 }

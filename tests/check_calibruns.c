@@ -163,9 +163,57 @@ START_TEST(fit_recovers_known_parameters)
                   "recovered gemm_sustained %.4f (0.7), comm_compute_interference %.4f (0.2)",
                   fit->cluster->gpu.gemm_sustained, fit->cluster->gpu.comm_interference);
     ck_assert(fit->max_error < 1e-3);
+    /* both fitted, inside their ranges, the runs reproduced: nothing to warn of */
+    ck_assert_msg(fit->warnings[0] == NULL, "%s", fit->warnings[0]);
+    ck_assert_ptr_nonnull(strstr(fit->report, "gemm_sustained                      1.0000"));
+    ck_assert_ptr_nonnull(strstr(fit->report, "fitted\n"));
     g_string_free(csv, TRUE);
     test_remove(g_steal_pointer(&probe_path));
     test_remove(g_steal_pointer(&runs_path));
+}
+END_TEST
+
+/* A fit that cannot reproduce its runs says so: two runs of Llama-like
+ * 1.7B on one H100 each, measured 10 times slower than the shipped profile
+ * predicts. gemm_sustained can slow only the GEMMs, by at most 0.645 / 0.2
+ * = 3.2 times, so it ends on its lower bound, 0.2, and the runs stay off
+ * by more than 15 %; one GPU runs no collective, so no run depends on
+ * comm_compute_interference (its Jacobian's column is 0): kept at the
+ * profile's 0. One warning line each. */
+START_TEST(fit_warns_of_a_bad_fit)
+{
+    g_autoptr(ClusterSpec) h100 = test_shipped_cluster("dgx-h100.json", 0);
+    g_autofree char *model = test_shipped("topologies/runs", "mcore-gpt-1.7b.json");
+    static const char header[] = "model,gpus,micro_batch_size,global_batch_size,step_s\n";
+    g_autofree char *probe_csv =
+        g_strdup_printf("%s%s,1,1,8,1\n%s,1,2,8,1\n", header, model, model);
+    g_autofree char *probe_path = test_write_tmp(probe_csv);
+    g_autoptr(CalibRuns) probe = runs_load(probe_path);
+    g_autoptr(RunsFit) predicted = fit_named(h100, probe, "", FALSE);
+    /* the error against a step of 1 s is 1 / step - 1 */
+    g_autofree char *csv =
+        g_strdup_printf("%s%s,1,1,8,%.9g\n%s,1,2,8,%.9g\n", header, model,
+                        10 / (1 + predicted->error[0]), model, 10 / (1 + predicted->error[1]));
+    g_autofree char *path = test_write_tmp(csv);
+    g_autoptr(CalibRuns) runs = runs_load(path);
+    g_autoptr(RunsFit) fit =
+        fit_named(h100, runs, "gemm_sustained,comm_compute_interference", FALSE);
+    ck_assert_double_eq(fit->cluster->gpu.gemm_sustained, 0.2);
+    ck_assert_double_eq(fit->cluster->gpu.comm_interference, h100->gpu.comm_interference);
+    static const char *const expected[] = {
+        "gemm_sustained: fitted to 0.2, the lower end of its range (0.2 to 1)",
+        "comm_compute_interference: no run depends on it (sensitivity 0): kept at the base's 0",
+        ": mean |error| ",
+    };
+    ck_assert_int_eq(g_strv_length(fit->warnings), G_N_ELEMENTS(expected));
+    for (gsize i = 0; i < G_N_ELEMENTS(expected); i++)
+        ck_assert_msg(strstr(fit->warnings[i], expected[i]) && !strchr(fit->warnings[i], '\n'),
+                      "warning %zu: %s", i, fit->warnings[i]);
+    ck_assert_ptr_nonnull(strstr(fit->warnings[2], "(over 15 %)"));
+    ck_assert_ptr_nonnull(strstr(fit->report, "comm_compute_interference           0.0000      "
+                                              "0.0000  kept"));
+    test_remove(g_steal_pointer(&probe_path));
+    test_remove(g_steal_pointer(&path));
 }
 END_TEST
 
@@ -197,6 +245,7 @@ Suite *suite_calibruns(void)
     tcase_add_test(tc, shipped_h100_meets_the_targets);
     tcase_add_test(tc, fit_reproduces_the_shipped_profiles);
     tcase_add_test(tc, fit_recovers_known_parameters);
+    tcase_add_test(tc, fit_warns_of_a_bad_fit);
     tcase_add_test(tc, more_parameters_than_runs_refused);
     suite_add_tcase(s, tc);
     return s;

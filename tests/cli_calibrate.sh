@@ -30,10 +30,37 @@ for line in "all_reduce over 8 ranks on 1 host: 21 points" \
 done
 check "calibrate writes a cluster and prints its residuals" "$problem"
 
+# the two parameters no point depends on (one host: inter_node's are
+# constant), one warning line each
+problem=
+for key in inter_node.efficiency inter_node.tree_efficiency; do
+    grep -q "^plansim: warning: $key: no point depends on it" "$tmp/stderr" ||
+        problem="$problem; stderr lacks the warning of $key"
+done
+grep -v -q '^plansim: warning: ' "$tmp/stderr" && problem="$problem; stderr holds other lines"
+check "calibrate warns of each parameter it keeps" "$problem"
+
 problem=
 "$PLANSIM" simulate --cluster "$tmp/fit/cluster.json" --model "$tiny" --tp 2 --pp 2 \
     -o "$tmp/step.txt" 2>"$tmp/stderr" || problem="simulate refused it: $(one_line "$tmp/stderr")"
 check "simulate accepts the calibrated cluster" "$problem"
+
+# a realistic small-GEMM curve on the shipped A100 profile (512^3 bf16 in
+# 3 us, 16,384^3 at 82 % of 312 TFLOP/s: 2 x 16384^3 / (0.82 x 312e12) =
+# 34.4 ms): taken, fitted, the misfit at 512^3 warned of, gemm_sustained
+# the profile's 0.845
+printf 'm,n,k,dtype,seconds\n512,512,512,bf16,3e-6\n16384,16384,16384,bf16,0.0344\n' >"$tmp/real.csv"
+"$PLANSIM" calibrate --cluster "$top_srcdir/topologies/dgx-a100-80gb.json" --gemm "$tmp/real.csv" \
+    -o "$tmp/fit/gemm.json" >"$tmp/report" 2>"$tmp/stderr"
+status=$?
+problem=
+[ "$status" -eq 0 ] || problem="exit status $status: $(one_line "$tmp/stderr")"
+grep -q '^plansim: warning: gpu.gemm_efficiency at 102 flop/byte: fitted to 1, the upper end' \
+    "$tmp/stderr" || problem="$problem; no warning of the curve's point on its bound"
+grep -q "^plansim: warning: $tmp/real.csv: mean |error| .* at line 2 (over 15 %)" "$tmp/stderr" ||
+    problem="$problem; no warning of the errors"
+grep -q '"gemm_sustained": 0.845,' "$tmp/fit/gemm.json" || problem="$problem; gemm_sustained changed"
+check "calibrate --gemm takes a realistic curve, keeps gemm_sustained and warns" "$problem"
 
 # ---- bad input --------------------------------------------------------------
 
@@ -85,6 +112,15 @@ awk 'BEGIN { for (r = 0; r <= 16384; r++)
     >"$tmp/huge_all_reduce.txt"
 bad "16,385 ranks" "$tmp/huge_all_reduce.txt:16385: expected at most 16384 ranks" \
     --nccl-tests "$tmp/huge_all_reduce.txt"
+# an all-to-all has n (n - 1) transfers, at most 2^24 in a plan: 4,096 ranks
+awk 'BEGIN { print "# Collective test starting: alltoall_perf"
+    for (r = 0; r < 4104; r++)
+        printf "#  Rank %d Group 0 Pid 1 on h%d device %d [0] H100\n", r, r / 8, r % 8
+    print "#  size  count  type  redop  root  time  algbw  busbw  #wrong"
+    print "  1048576  262144  float  none  -1  900.0  0  0  0" }' >"$tmp/a2a.txt"
+bad "an all-to-all over more ranks than a plan holds" \
+    "$tmp/a2a.txt: all_to_all over 4104 ranks: expected at most 4096 for all_to_all" \
+    --nccl-tests "$tmp/a2a.txt"
 printf '512,512,512,bf16,1000\n' >"$tmp/slow.csv"
 bad "a GEMM time in microseconds" "$tmp/slow.csv:1: expected a time in seconds from" \
     --gemm "$tmp/slow.csv"

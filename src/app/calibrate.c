@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "app/collbench.h"
@@ -71,6 +72,70 @@ void calib_each(int n, void (*one)(const void *ctx, int i), const void *ctx)
     share_run(&shares[0]);
     for (int t = 1; t < threads; t++)
         g_thread_join(running[t]);
+}
+
+/* ---- the fit's warnings -------------------------------------------------------- */
+
+char *calib_bound_warning(const char *key, double value, double lo, double hi, const char *unit)
+{
+    /* a bound reached through exp(log(bound)) is off by an ulp or two */
+    gboolean low = fabs(value - lo) <= 1e-9 * fabs(lo), high = fabs(value - hi) <= 1e-9 * fabs(hi);
+    if (!low && !high)
+        return NULL;
+    return g_strdup_printf("%s: fitted to %.4g%s, the %s end of its range (%.4g to %.4g%s): the "
+                           "measurements would take it further than the model allows",
+                           key, value, unit, low ? "lower" : "upper", lo, hi, unit);
+}
+
+char *calib_kept_warning(const char *key, const char *what, double sensitivity, double base,
+                         double left, const char *unit)
+{
+    g_autofree char *how = sensitivity == 0 ? g_strdup("sensitivity 0")
+                                            : g_strdup_printf("sensitivity %.2g, under %.2g",
+                                                              sensitivity, CALIB_MIN_SENSITIVITY);
+    if (isnan(left))
+        return g_strdup_printf("%s: no %s depends on it (%s): kept at the base's %.4g%s", key, what,
+                               how, base, unit);
+    return g_strdup_printf("%s: no %s depends on it where the fit took it (%.4g%s, %s): kept at "
+                           "the base's %.4g%s, which fits as well",
+                           key, what, left, unit, how, base, unit);
+}
+
+char *calib_error_warning(const char *path, const double *err, const int *line, int n)
+{
+    double mean = 0, max = 0;
+    int worst = 0;
+    for (int i = 0; i < n; i++) {
+        mean += fabs(err[i]) / n;
+        if (fabs(err[i]) > max) {
+            max = fabs(err[i]);
+            worst = line[i];
+        }
+    }
+    gboolean off = mean > CALIB_WARN_MEAN_ERROR, far = max > CALIB_WARN_MAX_ERROR;
+    if (!off && !far)
+        return NULL;
+    g_autofree char *over_mean = g_strdup_printf(" (over %.0f %%)", 100 * CALIB_WARN_MEAN_ERROR);
+    g_autofree char *over_max = g_strdup_printf(" (over %.0f %%)", 100 * CALIB_WARN_MAX_ERROR);
+    return g_strdup_printf("%s: mean |error| %.2f %%%s, largest %.2f %% at line %d%s: the model "
+                           "does not reproduce these measurements",
+                           path, 100 * mean, off ? over_mean : "", 100 * max, worst,
+                           far ? over_max : "");
+}
+
+void calib_print_warnings(char *const *warnings)
+{
+    for (char *const *w = warnings; *w; w++) {
+        g_autofree char *line = ps_error_escape(*w); /* a file's name may hold a newline */
+        fprintf(stderr, "plansim: warning: %s\n", line);
+    }
+}
+
+/* Adds `warning` (NULL: none) to `warnings`. */
+static void warn(GPtrArray *warnings, char *warning)
+{
+    if (warning)
+        g_ptr_array_add(warnings, warning);
 }
 
 /* ---- the collective parameters ---------------------------------------------- */
@@ -151,7 +216,13 @@ typedef struct {
     int *point_file, *point_index; /* each point's file and index in it */
     int np, idx[N_PARAMS];         /* the parameters this cluster has */
     double theta[N_PARAMS];        /* their logarithms */
+    double theta0[N_PARAMS];       /* the base's, where the fit starts */
     gboolean moved[N_PARAMS];      /* set from theta; else the base's value */
+    /* a parameter the fit moved where no point depends on it: there
+     * (left), and whether it went back to the base's value; else the mean
+     * |error| that value gives (worse) against the fit's (now) */
+    gboolean went_back[N_PARAMS];
+    double left[N_PARAMS], worse[N_PARAMS], now[N_PARAMS];
     double sensitivity[N_PARAMS];
 } Fit;
 
@@ -281,11 +352,12 @@ static gboolean lm_step(const Fit *fit, const double *J, const double *r, const 
 }
 
 /* Levenberg-Marquardt from the base's values; leaves the fitted values in
- * fit->work and each parameter's sensitivity at them. */
-static void fit_collectives(Fit *fit)
+ * fit->theta, each parameter's sensitivity at them, their residuals in r
+ * (n_points); returns their cost. */
+static double minimise(Fit *fit, double *r)
 {
     int n = fit->n_points, np = fit->np, nf;
-    g_autofree double *r = g_new(double, n), *rt = g_new(double, n);
+    g_autofree double *rt = g_new(double, n);
     g_autofree double *J = g_new(double, (gsize)n *np), *trial = g_new(double, np);
     int free[N_PARAMS];
     double lambda = 1e-3, cost = residuals(fit, fit->theta, r);
@@ -318,6 +390,45 @@ static void fit_collectives(Fit *fit)
         jacobian(fit, fit->theta, r, J);
         if (gain < LM_MIN_GAIN)
             break;
+    }
+    return cost;
+}
+
+/* The mean |fitted / measured - 1| of residuals r. */
+static double mean_error(const Fit *fit, const double *r)
+{
+    double sum = 0;
+    for (int i = 0; i < fit->n_points; i++)
+        sum += fabs(expm1(r[i]));
+    return sum / fit->n_points;
+}
+
+/* The fit from the base's values, then each parameter it moved to where
+ * no point depends on it (sensitivity under CALIB_MIN_SENSITIVITY: a
+ * protocol's latency raised until the protocol is never chosen, say), in
+ * turn: back to the base's value when that leaves the cost as it is (to
+ * 1e-9), kept there; else it stays where the fit took it, the fit being
+ * worse without it. Leaves the values in fit->work. */
+static void fit_collectives(Fit *fit)
+{
+    g_autofree double *r = g_new(double, fit->n_points), *rt = g_new(double, fit->n_points);
+    double cost = minimise(fit, r);
+    for (int j = 0; j < fit->np; j++) {
+        if (!fit->moved[j] || fit->sensitivity[j] >= CALIB_MIN_SENSITIVITY)
+            continue;
+        fit->left[j] = exp(fit->theta[j]);
+        fit->moved[j] = FALSE;
+        double back = residuals(fit, fit->theta, rt);
+        fit->went_back[j] = back <= cost * (1 + 1e-9);
+        if (fit->went_back[j]) {
+            cost = back;
+            fit->theta[j] = fit->theta0[j];
+            memcpy(r, rt, fit->n_points * sizeof *r);
+        } else {
+            fit->moved[j] = TRUE;
+            fit->worse[j] = mean_error(fit, rt);
+            fit->now[j] = mean_error(fit, r);
+        }
     }
     apply(fit, fit->theta);
 }
@@ -423,8 +534,10 @@ gboolean calib_gemm_check(const GpuSpec *gpu, const CalibGemm *g, GError **error
     return TRUE;
 }
 
-/* Fits gpu's curve to the rows; appends the curve's points to `out`. */
-static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out)
+/* Fits gpu's curve to the rows (its other values, gemm_sustained with
+ * them, kept); appends the curve's points to `out` and its warnings to
+ * `warnings`: a point on a bound, or that no row reaches. */
+static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out, GPtrArray *warnings)
 {
     int rows = (int)g->rows->len, used = 0;
     g_autofree double *e = g_new(double, rows), *xi = g_new(double, rows);
@@ -443,6 +556,8 @@ static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out)
     if (!used) {
         g_string_append_printf(out, "# %s: no row is compute-bound: the GEMM curve is kept\n",
                                g->path);
+        warn(warnings,
+             g_strdup_printf("%s: no row is compute-bound: the GEMM curve is kept", g->path));
         return;
     }
     double x[CURVE_POINTS], e0[CURVE_POINTS], a[CURVE_POINTS * CURVE_POINTS] = {0};
@@ -472,15 +587,20 @@ static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out)
     if (!calib_solve(a, b, k)) { /* the ridge keeps it positive definite, but in exact arithmetic */
         g_string_append_printf(
             out, "# %s: the fit is numerically singular: the GEMM curve is kept\n", g->path);
+        warn(warnings, g_strdup_printf(
+                           "%s: the fit is numerically singular: the GEMM curve is kept", g->path));
         return;
     }
-    g_string_append_printf(out, "# gpu.gemm_efficiency point   base  fitted  rows\n");
+    g_string_append_printf(out, "# gpu.gemm_efficiency point   base  fitted  rows  status\n");
     for (int j = 0; j < k; j++) {
-        b[j] = CLAMP(b[j], 0.01, 1);
-        g_string_append_printf(out, "%-10.4g flop/byte        %6.4f  %6.4f  %4d\n", x[j], e0[j],
-                               b[j], support[j]);
+        b[j] = CLAMP(b[j], CALIB_MIN_GEMM_EFFICIENCY, 1);
+        g_string_append_printf(out, "%-10.4g flop/byte        %6.4f  %6.4f  %4d  %s\n", x[j], e0[j],
+                               b[j], support[j], support[j] ? "fitted" : "kept");
+        g_autofree char *key = g_strdup_printf("gpu.gemm_efficiency at %.4g flop/byte", x[j]);
+        warn(warnings, support[j] ? calib_bound_warning(key, b[j], CALIB_MIN_GEMM_EFFICIENCY, 1, "")
+                                  : calib_kept_warning(key, "row", 0, e0[j], NAN, ""));
     }
-    *gpu = with_curve(gpu, x, b, k);
+    gpu->gemm = with_curve(gpu, x, b, k).gemm;
 }
 
 /* ---- the report -------------------------------------------------------------------- */
@@ -496,10 +616,14 @@ static void summary(GString *out, const char *what, const double *err, int n)
                            n ? 100 * sum / n : 0, 100 * max);
 }
 
-static void nccl_residuals(GString *out, const ClusterSpec *c, const CalibNccl *f)
+/* File f's points under the fitted cluster `c`, and the warning of their
+ * errors. */
+static void nccl_residuals(GString *out, GPtrArray *warnings, const ClusterSpec *c,
+                           const CalibNccl *f)
 {
     int n = (int)f->points->len;
     g_autofree double *err = g_new(double, n);
+    g_autofree int *line = g_new(int, n);
     GString *rows =
         g_string_new("#        size(B)  measured(us)    fitted(us)  error(%)  algorithm\n");
     for (int i = 0; i < n; i++) {
@@ -507,6 +631,7 @@ static void nccl_residuals(GString *out, const ClusterSpec *c, const CalibNccl *
         CollAlgorithm used;
         double t = model_s(c, f, p->bytes, &used);
         err[i] = t / p->time_s - 1;
+        line[i] = p->line;
         g_string_append_printf(rows, "%16.0f  %12.2f  %12.2f  %8.2f  %s\n", p->bytes,
                                p->time_s * 1e6, t * 1e6, 100 * err[i],
                                collective_algorithm_name(used));
@@ -517,12 +642,16 @@ static void nccl_residuals(GString *out, const ClusterSpec *c, const CalibNccl *
     summary(out, what, err, n);
     g_string_append(out, rows->str);
     g_string_free(rows, TRUE);
+    warn(warnings, calib_error_warning(f->path, err, line, n));
 }
 
-static void gemm_residuals(GString *out, const GpuSpec *gpu, const CalibGemm *g)
+/* The GEMM rows under the fitted GPU, and the warning of their errors. */
+static void gemm_residuals(GString *out, GPtrArray *warnings, const GpuSpec *gpu,
+                           const CalibGemm *g)
 {
     int n = (int)g->rows->len;
     g_autofree double *err = g_new(double, n);
+    g_autofree int *line = g_new(int, n);
     GString *rows =
         g_string_new("#      m       n       k  measured(us)    fitted(us)  error(%)\n");
     for (int i = 0; i < n; i++) {
@@ -531,6 +660,7 @@ static void gemm_residuals(GString *out, const GpuSpec *gpu, const CalibGemm *g)
         GpuSpec alone = microbenchmark(gpu);
         double t = roofline_s(&alone, &op);
         err[i] = t / row->time_s - 1;
+        line[i] = row->line;
         g_string_append_printf(rows, "%8.0f%8.0f%8.0f  %12.2f  %12.2f  %8.2f%s\n", row->m, row->n,
                                row->k, row->time_s * 1e6, t * 1e6, 100 * err[i],
                                implied(gpu, row) > 0 ? "" : "  memory-bound: not fitted");
@@ -539,9 +669,49 @@ static void gemm_residuals(GString *out, const GpuSpec *gpu, const CalibGemm *g)
     summary(out, what, err, n);
     g_string_append(out, rows->str);
     g_string_free(rows, TRUE);
+    warn(warnings, calib_error_warning(g->path, err, line, n));
 }
 
 /* ---- the run ------------------------------------------------------------------------ */
+
+/* The warning of parameter j, if any (its value in `unit`, `scale` times
+ * the spec's): fitted on a bound; fitted where no point depends on it, the
+ * fit worse at the base's value; kept, no point depending on it, or none
+ * where the fit had taken it. */
+static char *parameter_warning(const Fit *fit, int j, double scale, const char *unit)
+{
+    int p = fit->idx[j];
+    const char *key = params[p].key;
+    double base = value(fit->base, p) * scale, fitted = value(&fit->work, p) * scale;
+    double sensitivity = fit->sensitivity[j];
+    if (!fit->moved[j])
+        return calib_kept_warning(key, "point", sensitivity, base,
+                                  fit->went_back[j] ? fit->left[j] * scale : NAN, unit);
+    if (sensitivity >= CALIB_MIN_SENSITIVITY)
+        return calib_bound_warning(key, fitted, lowest[params[p].kind] * scale,
+                                   highest[params[p].kind] * scale, unit);
+    return g_strdup_printf("%s: no point depends on it where the fit took it (%.4g%s, sensitivity "
+                           "%.2g, under %.2g), but at the base's %.4g%s the mean |error| is %.2f "
+                           "%%, not %.2f %%: it stays, a bound the data sets rather than a value "
+                           "it measures",
+                           key, fitted, unit, sensitivity, CALIB_MIN_SENSITIVITY, base, unit,
+                           100 * fit->worse[j], 100 * fit->now[j]);
+}
+
+/* The collective parameters' table, and their warnings. */
+static void report_collectives(GString *out, GPtrArray *warnings, const Fit *fit)
+{
+    g_string_append(out, "# parameter                           base      fitted  sensitivity  "
+                         "status\n");
+    for (int j = 0; j < fit->np; j++) {
+        int p = fit->idx[j];
+        double scale = params[p].kind == LATENCY ? 1e6 : 1;
+        g_string_append_printf(out, "%-30s  %10.4f  %10.4f  %11.2f  %s\n", params[p].key,
+                               value(fit->base, p) * scale, value(&fit->work, p) * scale,
+                               fit->sensitivity[j], fit->moved[j] ? "fitted" : "kept");
+        warn(warnings, parameter_warning(fit, j, scale, params[p].kind == LATENCY ? " us" : ""));
+    }
+}
 
 Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nccl,
                        const CalibGemm *gemm)
@@ -553,7 +723,7 @@ Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nc
         double v = value(&fit.work, j);
         if (params[j].kind == EFFICIENCY && v == 0) /* spec.h: 0 counts as 1 */
             *slot(&fit.work, j) = v = 1;
-        fit.theta[fit.np] = log(v > 0 ? v : LATENCY_START);
+        fit.theta[fit.np] = fit.theta0[fit.np] = log(v > 0 ? v : LATENCY_START);
         fit.idx[fit.np++] = j;
     }
     ClusterSpec normalised = fit.work;
@@ -570,29 +740,23 @@ Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nc
     fit.point_file = point_file;
     fit.point_index = point_index;
     GString *out = g_string_new(NULL);
+    GPtrArray *warnings = g_ptr_array_new();
     g_string_append_printf(out, "# plansim calibrate: %s\n", base->name);
     if (fit.n_points > 0) {
         fit_collectives(&fit);
-        g_string_append(out,
-                        "# parameter                           base      fitted  sensitivity\n");
-        for (int j = 0; j < fit.np; j++) {
-            int p = fit.idx[j];
-            double scale = params[p].kind == LATENCY ? 1e6 : 1;
-            g_string_append_printf(out, "%-30s  %10.4f  %10.4f  %11.2f%s\n", params[p].key,
-                                   value(&normalised, p) * scale, value(&fit.work, p) * scale,
-                                   fit.sensitivity[j],
-                                   fit.moved[j] ? "" : "  (kept: the data does not constrain it)");
-        }
+        report_collectives(out, warnings, &fit);
     }
     if (gemm)
-        fit_gemm(&fit.work.gpu, gemm, out);
+        fit_gemm(&fit.work.gpu, gemm, out, warnings);
     for (int f = 0; f < n_nccl; f++)
-        nccl_residuals(out, &fit.work, nccl[f]);
+        nccl_residuals(out, warnings, &fit.work, nccl[f]);
     if (gemm)
-        gemm_residuals(out, &fit.work.gpu, gemm);
+        gemm_residuals(out, warnings, &fit.work.gpu, gemm);
+    g_ptr_array_add(warnings, NULL);
     Calibration *c = g_new(Calibration, 1);
     c->cluster = cluster_spec_copy(&fit.work);
     c->report = g_string_free(out, FALSE);
+    c->warnings = (char **)g_ptr_array_free(warnings, FALSE);
     return c;
 }
 
@@ -602,5 +766,6 @@ void calib_free(Calibration *c)
         return;
     cluster_spec_free(c->cluster);
     g_free(c->report);
+    g_strfreev(c->warnings);
     g_free(c);
 }

@@ -11,7 +11,12 @@
  * squared logarithms of fitted over measured time, with a forward-
  * difference Jacobian. A parameter moves only while some point's time
  * depends on it, d log t / d log p >= CALIB_MIN_SENSITIVITY; one the data
- * does not constrain keeps the base cluster's value. Each file is timed on
+ * does not constrain keeps the base cluster's value; one the fit took to
+ * where no point depends on it (sensitivity under the same: a protocol's
+ * latency raised until the protocol runs no point) goes back to the base's
+ * value when that leaves the fit's cost as it is, and otherwise stays,
+ * with a warning. Each point is the collective alone
+ * (collbench_alone_s), which is its replay's time. Each file is timed on
  * its own shape: as many nodes as it has hosts, as many GPUs per node as
  * ranks per host (send/recv: two ranks, on two nodes when the file spans
  * several hosts).
@@ -39,16 +44,50 @@
 #define CALIB_RIDGE               1e-6
 #define CALIB_MIN_GEMM_EFFICIENCY 0.01 /* the curve's lowest point */
 #define CALIB_MAX_THREADS         64   /* replaying points at once, at most the cores */
+#define CALIB_WARN_MEAN_ERROR     0.05 /* a fit's mean |error| over which it warns */
+#define CALIB_WARN_MAX_ERROR      0.15 /* and a point's */
 
 /* The base cluster with the fitted values (names copied), and the fit's
- * report: each parameter's base and fitted value and its sensitivity, each
- * GEMM curve point's, then each file's residuals per point (measured,
- * fitted, relative error) with its mean and largest |error|. Either list
- * of inputs may be empty. */
+ * report: each parameter's base and fitted value, its sensitivity and
+ * whether it was fitted or kept at the base's value, each GEMM curve
+ * point's, then each file's residuals per point (measured, fitted,
+ * relative error) with its mean and largest |error|. Either list of inputs
+ * may be empty. The warnings, one line each (for "plansim: warning: "):
+ * a fitted parameter or curve point on a bound of its range; each kept
+ * parameter, which no point depends on (sensitivity under
+ * CALIB_MIN_SENSITIVITY), or none did where the fit had taken it, from
+ * where it went back to the base's value at no cost; one fitted where no
+ * point depends on it that stays because the base's value would fit worse
+ * (the mean |error| either way); a curve point no row reaches; a
+ * file whose mean |error| passes CALIB_WARN_MEAN_ERROR or some point's
+ * CALIB_WARN_MAX_ERROR. A GEMM fit changes the curve alone: the GPU's
+ * gemm_sustained and the rest stay the base's. */
 typedef struct {
     ClusterSpec *cluster;
     char *report;
+    char **warnings; /* NULL-terminated */
 } Calibration;
+
+/* The warnings of a fit (calibrate's and calibrate --runs'), newly
+ * allocated, NULL when there is none to give:
+ *   - parameter `key` fitted to `value`, on `lo` or `hi`, the ends of its
+ *     range (in `unit`, "" or " us");
+ *   - parameter `key` kept at `base` since no `what` ("point", "run",
+ *     "row") depends on it (its `sensitivity`, 0 or under
+ *     CALIB_MIN_SENSITIVITY), where the fit had taken it to `left` (NAN:
+ *     it never moved);
+ *   - the errors `err` (fitted / measured - 1) of the n rows of `path` at
+ *     lines `line`, when their mean |error| passes CALIB_WARN_MEAN_ERROR or
+ *     the largest CALIB_WARN_MAX_ERROR. */
+char *calib_bound_warning(const char *key, double value, double lo, double hi, const char *unit);
+char *calib_kept_warning(const char *key, const char *what, double sensitivity, double base,
+                         double left, const char *unit);
+char *calib_error_warning(const char *path, const double *err, const int *line, int n);
+
+/* Prints each of the NULL-terminated `warnings` on stderr as the program's
+ * other warnings are, "plansim: warning: WARNING", one line each (control
+ * characters escaped, ps_error_escape). */
+void calib_print_warnings(char *const *warnings);
 
 /* Checks the GEMM rows against the base GPU before calib_run: each row's
  * dtype has a peak on it, no row is faster than physics allows (its FLOPs

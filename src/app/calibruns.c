@@ -278,6 +278,38 @@ static void summarise(const double *err, int n, double *mean, double *max)
     }
 }
 
+/* After the fit: a parameter no run depends on (its Jacobian's column all
+ * 0) goes back to its base value, kept; the others are fitted, and warned
+ * of when on a bound of their range. Sets fitted[] and appends the
+ * warnings; TRUE when some parameter went back (the residuals change). */
+static gboolean keep_unused(const Fit *fit, const double *J, const double *base_theta,
+                            double *theta, gboolean *fitted, GPtrArray *warnings)
+{
+    gboolean back = FALSE;
+    for (int j = 0; j < fit->np; j++) {
+        const ParamInfo *info = &param_info[fit->params[j]];
+        const char *key = calib_run_params[fit->params[j]];
+        const char *unit = info->unit == 1 ? "" : " us";
+        fitted[j] = FALSE;
+        for (int i = 0; i < fit->n; i++)
+            fitted[j] |= J[i * fit->np + j] != 0;
+        char *warning;
+        if (fitted[j]) {
+            warning = calib_bound_warning(key, theta[j] / info->unit, info->lo / info->unit,
+                                          info->hi / info->unit, unit);
+        } else {
+            warning =
+                calib_kept_warning(key, "run", 0, base_theta[j] / info->unit,
+                                   theta[j] != base_theta[j] ? theta[j] / info->unit : NAN, unit);
+            back |= theta[j] != base_theta[j];
+            theta[j] = base_theta[j];
+        }
+        if (warning)
+            g_ptr_array_add(warnings, warning);
+    }
+    return back;
+}
+
 RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const int *params,
                         int n_params, gboolean leave_one_out)
 {
@@ -303,9 +335,16 @@ RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const in
     for (int i = 0; i < n; i++)
         weight[i] = 1;
     g_autofree double *J = g_new(double, (gsize)n *MAX(n_params, 1));
+    for (int i = 0; i < n * MAX(n_params, 1); i++)
+        J[i] = NAN; /* none computed: a fit that starts exact */
     residuals(fit, theta, weight, r);
-    if (n_params > 0)
+    GPtrArray *warnings = g_ptr_array_new();
+    gboolean is_fitted[CALIB_RUNS_MAX_PARAMS];
+    if (n_params > 0) {
         minimise(fit, theta, weight, r, J, FALSE);
+        if (keep_unused(fit, J, base_theta, theta, is_fitted, warnings))
+            residuals(fit, theta, weight, r);
+    }
 
     RunsFit *out = g_new0(RunsFit, 1);
     out->n = n;
@@ -336,11 +375,12 @@ RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const in
     GString *rep = g_string_new(NULL);
     g_string_append_printf(rep, "# plansim calibrate --runs %s: %d runs, base %s\n", runs->path, n,
                            base->name);
-    g_string_append(rep, "# parameter                          base      fitted\n");
+    g_string_append(rep, "# parameter                          base      fitted  status\n");
     for (int j = 0; j < n_params; j++) {
         double unit = param_info[params[j]].unit;
-        g_string_append_printf(rep, "%-30s  %10.4f  %10.4f\n", calib_run_params[params[j]],
-                               base_theta[j] / unit, theta[j] / unit);
+        g_string_append_printf(rep, "%-30s  %10.4f  %10.4f  %s\n", calib_run_params[params[j]],
+                               base_theta[j] / unit, theta[j] / unit,
+                               is_fitted[j] ? "fitted" : "kept");
     }
     g_string_append_printf(rep, "# runs: mean |error| %.2f %%, max %.2f %%", 100 * out->mean_error,
                            100 * out->max_error);
@@ -363,6 +403,14 @@ RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const in
         g_string_append_c(rep, '\n');
     }
     out->report = g_string_free(rep, FALSE);
+    g_autofree int *line = g_new(int, n);
+    for (int i = 0; i < n; i++)
+        line[i] = fit->runs[i].line;
+    char *off = calib_error_warning(runs->path, out->error, line, n);
+    if (off)
+        g_ptr_array_add(warnings, off);
+    g_ptr_array_add(warnings, NULL);
+    out->warnings = (char **)g_ptr_array_free(warnings, FALSE);
     for (int i = 0; i < n; i++)
         plan_spec_free(fit->plans[i]);
     g_free(fit->plans);
@@ -376,6 +424,7 @@ void calib_runs_fit_free(RunsFit *fit)
         return;
     cluster_spec_free(fit->cluster);
     g_free(fit->report);
+    g_strfreev(fit->warnings);
     g_free(fit->error);
     g_free(fit->loo);
     g_free(fit);

@@ -40,9 +40,16 @@ gboolean calib_runs_params_parse(const char *list, const char *origin, int *para
 gboolean calib_runs_check(const ClusterSpec *base, const CalibRuns *runs, int n_params,
                           GError **error);
 
+/* A parameter no run depends on (its column of the last Jacobian all 0)
+ * keeps its base value; the warnings (calibrate.h's, one line each): a
+ * fitted parameter on a bound of its range, a kept one, and errors whose
+ * mean |error| passes CALIB_WARN_MEAN_ERROR or whose largest passes
+ * CALIB_WARN_MAX_ERROR. */
 typedef struct {
     ClusterSpec *cluster; /* the base with the fitted values */
-    char *report;         /* the parameters, then each run's measure, prediction, errors */
+    char *report;         /* the parameters (fitted or kept), then each run's measure,
+                           * prediction, errors */
+    char **warnings;      /* NULL-terminated */
     int n;
     double *error; /* per run, predicted / measured - 1 under the fit */
     double *loo;   /* per run, leave-one-out; NULL unless asked */

@@ -1013,6 +1013,7 @@ static gboolean calibrate_runs(CalibrateArgs *a, const char *cluster_path, GErro
     if (!text_write_atomic(a->output, json, strlen(json), error))
         return FALSE;
     fputs(fit->report, strcmp(a->output, "-") == 0 ? stderr : stdout);
+    calib_print_warnings(fit->warnings);
     return TRUE;
 }
 
@@ -1070,6 +1071,7 @@ static gboolean calibrate(void *args, GError **error)
     if (!text_write_atomic(a->output, json, strlen(json), error))
         return FALSE;
     fputs(c->report, strcmp(a->output, "-") == 0 ? stderr : stdout);
+    calib_print_warnings(c->warnings);
     return TRUE;
 }
 
