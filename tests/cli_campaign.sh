@@ -80,6 +80,14 @@ refused "a number flag's non-UTF-8 value is refused, naming the flag" 2 \
     '^plansim: simulate: --tp: expected UTF-8 text, got "\\xff"$' \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp "$bad"
 
+# valid UTF-8 beyond ASCII is no charset conversion's to fail (the fuzzer's
+# first finding: "Invalid byte sequence in conversion input", no flag named)
+refused "a UTF-8 value beyond ASCII reaches the flag's own check" 2 \
+    '^plansim: --tp: expected an integer from 1 to 1048576, got "é"$' \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp=é
+refused "a missing value names its flag" 2 '^plansim: simulate: Missing argument for --model$' \
+    simulate --model
+
 # ---- one cap on echoed values -----------------------------------------------------
 
 nines=$(awk 'BEGIN { while (n++ < 100000) printf "9" }')

@@ -271,6 +271,10 @@ static gboolean on_plan_flag(const char *name, const char *value, gpointer data,
     g_assert_not_reached();
 }
 
+/* Every value is taken as its bytes (G_OPTION_ARG_FILENAME,
+ * G_OPTION_FLAG_FILENAME), never converted from the locale's charset,
+ * which plansim never sets (so "C": "--tp=é" would fail naming no flag):
+ * cli_parse has checked they are UTF-8. */
 void cli_inputs_entries(CliInputs *in, GOptionContext *ctx)
 {
     GOptionEntry entries[] = {
@@ -280,8 +284,8 @@ void cli_inputs_entries(CliInputs *in, GOptionContext *ctx)
          "cluster JSON, or a shipped cluster's name", "FILE"},
         {"plan", 0, 0, G_OPTION_ARG_FILENAME, &in->plan,
          "plan JSON, or a shipped plan's name (flags override it)", "FILE"},
-        {"nodes", 0, 0, G_OPTION_ARG_STRING, &in->nodes, "override the cluster's node count", "N"},
-        {"seq-length", 0, 0, G_OPTION_ARG_STRING, &in->seq_length,
+        {"nodes", 0, 0, G_OPTION_ARG_FILENAME, &in->nodes, "override the cluster's node count", "N"},
+        {"seq-length", 0, 0, G_OPTION_ARG_FILENAME, &in->seq_length,
          "tokens per sequence, over the model's", "S"},
         {NULL},
     };
@@ -297,7 +301,8 @@ void cli_inputs_entries(CliInputs *in, GOptionContext *ctx)
         gboolean boolean = d->kind == FIELD_BOOL;
         plan_entries[n++] = (GOptionEntry){d->flag,
                                            0,
-                                           boolean ? G_OPTION_FLAG_OPTIONAL_ARG : 0,
+                                           G_OPTION_FLAG_FILENAME |
+                                               (boolean ? G_OPTION_FLAG_OPTIONAL_ARG : 0),
                                            G_OPTION_ARG_CALLBACK,
                                            (gpointer)on_plan_flag,
                                            d->help,
@@ -307,7 +312,8 @@ void cli_inputs_entries(CliInputs *in, GOptionContext *ctx)
             g_snprintf(no_help[f], sizeof no_help[f], "--%s=false", d->flag);
             plan_entries[n++] = (GOptionEntry){no_flags[f],
                                                0,
-                                               G_OPTION_FLAG_OPTIONAL_ARG, /* to refuse a value */
+                                               G_OPTION_FLAG_FILENAME |
+                                                   G_OPTION_FLAG_OPTIONAL_ARG, /* to refuse a value */
                                                G_OPTION_ARG_CALLBACK,
                                                (gpointer)on_plan_flag,
                                                no_help[f],
@@ -320,16 +326,16 @@ void cli_inputs_entries(CliInputs *in, GOptionContext *ctx)
     g_option_group_add_entries(group, plan_entries);
     g_option_context_add_group(ctx, group);
     GOptionEntry whatif_entries[] = {
-        {"slow-gpu", 0, 0, G_OPTION_ARG_STRING_ARRAY, &in->slow_gpu,
+        {"slow-gpu", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &in->slow_gpu,
          "GPU RANK computes FACTOR (1 to 1000, \"2\" or \"2x\") times slower; repeatable",
          "RANK:FACTOR"},
-        {"slow-link", 0, 0, G_OPTION_ARG_STRING_ARRAY, &in->slow_link,
+        {"slow-link", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &in->slow_link,
          "LINK, named as the report names links (\"node 0 nic 2 out\"; no direction: both), runs "
          "FACTOR (1 to 1e6, \"2\" or \"2x\") times slower; repeatable",
          "LINK:FACTOR"},
-        {"jitter", 0, 0, G_OPTION_ARG_STRING, &in->jitter,
+        {"jitter", 0, 0, G_OPTION_ARG_FILENAME, &in->jitter,
          "log-normal noise of mean 1 on every compute task, sigma SIGMA", "SIGMA"},
-        {"seed", 0, 0, G_OPTION_ARG_STRING, &in->seed,
+        {"seed", 0, 0, G_OPTION_ARG_FILENAME, &in->seed,
          "the seed of the jitter and of a run's failures (default 1)", "S"},
         {NULL},
     };
@@ -502,6 +508,12 @@ gboolean cli_parse(GOptionContext *ctx, int argc, char **argv, GError **error)
         g_prefix_error(error, "%s: ", given[0]);
         if (g_error_matches(*error, G_OPTION_ERROR, G_OPTION_ERROR_UNKNOWN_OPTION))
             suggest_option(ctx, given, error);
+        if ((*error)->domain != PS_ERROR) { /* GLib's own (a missing value): bad input too */
+            GError *glib = *error;
+            *error = NULL;
+            g_set_error_literal(error, PS_ERROR, PS_ERROR_INPUT, glib->message);
+            g_error_free(glib);
+        }
         return FALSE;
     }
     if (argc > 1) {

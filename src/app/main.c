@@ -70,7 +70,7 @@ static int run_command(int argc, char **argv, const char *summary, GOptionEntry 
     gboolean ok = cli_parse(ctx, argc, argv, &error) && body(args, &error);
     g_option_context_free(ctx);
     for (GOptionEntry *e = entries; e->long_name; e++)
-        if (e->arg == G_OPTION_ARG_STRING || e->arg == G_OPTION_ARG_FILENAME)
+        if (e->arg == G_OPTION_ARG_FILENAME)
             g_free(*(char **)e->arg_data);
     if (in)
         cli_inputs_clear(in);
@@ -89,11 +89,11 @@ typedef struct {
 
 #define TRAINING_ENTRIES(t)                                                                        \
     {"tokens",    0,                                                                               \
-     0,           G_OPTION_ARG_STRING,                                                             \
+     0,           G_OPTION_ARG_FILENAME,                                                             \
      &(t).tokens, "tokens to train on, for the run's steps, days and GPU-hours (2T = 2e12)",       \
      "N"},                                                                                         \
     {                                                                                              \
-        "gpu-hour-price", 0, 0, G_OPTION_ARG_STRING, &(t).price,                                   \
+        "gpu-hour-price", 0, 0, G_OPTION_ARG_FILENAME, &(t).price,                                   \
             "price of one GPU-hour, for the run's cost (needs --tokens)", "P"                      \
     }
 
@@ -119,13 +119,13 @@ typedef struct {
 
 #define RUN_ENTRIES(r)                                                                             \
     {"trials",    0,                                                                               \
-     0,           G_OPTION_ARG_STRING,                                                             \
+     0,           G_OPTION_ARG_FILENAME,                                                             \
      &(r).trials, "runs simulated, for the P10, P50 and P90 (default 100)",                        \
      "N"},                                                                                         \
         {"checkpoint-every",                                                                       \
          0,                                                                                        \
          0,                                                                                        \
-         G_OPTION_ARG_STRING,                                                                      \
+         G_OPTION_ARG_FILENAME,                                                                      \
          &(r).every,                                                                               \
          "auto (default: the best simulated), steps (500) or a time (30min, 2h)",                  \
          "WHEN"},                                                                                  \
@@ -139,19 +139,19 @@ typedef struct {
         {"failure-rate",                                                                           \
          0,                                                                                        \
          0,                                                                                        \
-         G_OPTION_ARG_STRING,                                                                      \
+         G_OPTION_ARG_FILENAME,                                                                      \
          &(r).failure_rate,                                                                        \
          "failures per 1,000 node-days, all kinds (default: the cluster's)",                       \
          "R"},                                                                                     \
         {"restart",                                                                                \
          0,                                                                                        \
          0,                                                                                        \
-         G_OPTION_ARG_STRING,                                                                      \
+         G_OPTION_ARG_FILENAME,                                                                      \
          &(r).restart,                                                                             \
          "seconds from a failure to relaunched, before loading (default: the cluster's)",          \
          "S"},                                                                                     \
     {                                                                                              \
-        "hot-spares", 0, 0, G_OPTION_ARG_STRING, &(r).hot_spares,                                  \
+        "hot-spares", 0, 0, G_OPTION_ARG_FILENAME, &(r).hot_spares,                                  \
             "yes or no: a spare node replaces a failed one at once (default: the cluster's)",      \
             "YES|NO"                                                                               \
     }
@@ -317,12 +317,12 @@ static int cmd_simulate(int argc, char **argv)
 {
     SimulateArgs a = {0};
     GOptionEntry entries[] = {
-        {"format", 0, 0, G_OPTION_ARG_STRING, &a.format, "text (default), json or csv", "FORMAT"},
+        {"format", 0, 0, G_OPTION_ARG_FILENAME, &a.format, "text (default), json or csv", "FORMAT"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
          "write the report to FILE (whole or not at all)", "FILE"},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &a.trace,
          "write the replay as a Chrome trace (Perfetto, chrome://tracing)", "FILE"},
-        {"trace-ranks", 0, 0, G_OPTION_ARG_STRING, &a.trace_ranks,
+        {"trace-ranks", 0, 0, G_OPTION_ARG_FILENAME, &a.trace_ranks,
          "all, or stages (each stage's first GPU); default all up to 64 GPUs", "WHICH"},
         {"no-advice", 0, 0, G_OPTION_ARG_NONE, &a.no_advice,
          "a plan that does not fit: skip looking for the changes that make it fit", NULL},
@@ -404,7 +404,7 @@ static int cmd_run(int argc, char **argv)
 {
     RunCommandArgs a = {0};
     GOptionEntry entries[] = {
-        {"format", 0, 0, G_OPTION_ARG_STRING, &a.format, "text (default), json or csv", "FORMAT"},
+        {"format", 0, 0, G_OPTION_ARG_FILENAME, &a.format, "text (default), json or csv", "FORMAT"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
          "write the report to FILE (whole or not at all)", "FILE"},
         TRAINING_ENTRIES(a.training),
@@ -896,23 +896,23 @@ static int cmd_sweep(int argc, char **argv)
 {
     SweepArgs a = {0};
     GOptionEntry entries[] = {
-        {"gpus", 0, 0, G_OPTION_ARG_STRING, &a.gpus, "GPUs each plan uses (default: all)", "N"},
+        {"gpus", 0, 0, G_OPTION_ARG_FILENAME, &a.gpus, "GPUs each plan uses (default: all)", "N"},
         {"grid", 0, 0, G_OPTION_ARG_FILENAME, &a.grid,
          "values to try per plan field (JSON), over the default space", "FILE"},
-        {"threads", 'j', 0, G_OPTION_ARG_STRING, &a.threads, "threads (default: every core)", "N"},
-        {"shard", 0, 0, G_OPTION_ARG_STRING, &a.shard, "run only the K-th of N slices", "K/N"},
-        {"top", 0, 0, G_OPTION_ARG_STRING, &a.top,
+        {"threads", 'j', 0, G_OPTION_ARG_FILENAME, &a.threads, "threads (default: every core)", "N"},
+        {"shard", 0, 0, G_OPTION_ARG_FILENAME, &a.shard, "run only the K-th of N slices", "K/N"},
+        {"top", 0, 0, G_OPTION_ARG_FILENAME, &a.top,
          "the K best plans that fit, each once, as a table on stdout (stderr with -o -); default "
          "10",
          "K"},
         TRAINING_ENTRIES(a.training),
-        {"rank-by", 0, 0, G_OPTION_ARG_STRING, &a.rank_by,
+        {"rank-by", 0, 0, G_OPTION_ARG_FILENAME, &a.rank_by,
          "tokens_per_s (default), or for --tokens the run's time, cost (GPU-hours) or run-time "
          "(its mean wall-clock time with failures and checkpoints)",
          "WHAT"},
         {"exhaustive", 0, 0, G_OPTION_ARG_NONE, &a.exhaustive,
          "replay every valid plan: no memory pre-check, no pruning", NULL},
-        {"max-plans", 0, 0, G_OPTION_ARG_STRING, &a.max_plans,
+        {"max-plans", 0, 0, G_OPTION_ARG_FILENAME, &a.max_plans,
          "with --exhaustive, the most plans it replays (default 1000)", "N"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
          "write a CSV row for each plan to FILE (whole or not at all; - for stdout)", "FILE"},
@@ -963,19 +963,19 @@ static int cmd_collective(int argc, char **argv)
 {
     CollectiveArgs a = {0};
     GOptionEntry entries[] = {
-        {"op", 0, 0, G_OPTION_ARG_STRING, &a.op,
+        {"op", 0, 0, G_OPTION_ARG_FILENAME, &a.op,
          "all_reduce (default), all_gather, reduce_scatter, all_to_all, send_recv", "OP"},
-        {"ranks", 0, 0, G_OPTION_ARG_STRING, &a.ranks, "GPUs taking part (default 8)", "N"},
+        {"ranks", 0, 0, G_OPTION_ARG_FILENAME, &a.ranks, "GPUs taking part (default 8)", "N"},
         {"cluster", 0, 0, G_OPTION_ARG_FILENAME, &a.cluster,
          "cluster JSON, or a shipped cluster's name", "FILE"},
-        {"nodes", 0, 0, G_OPTION_ARG_STRING, &a.nodes, "override the cluster's node count", "N"},
-        {"min-bytes", 0, 0, G_OPTION_ARG_STRING, &a.min_bytes,
+        {"nodes", 0, 0, G_OPTION_ARG_FILENAME, &a.nodes, "override the cluster's node count", "N"},
+        {"min-bytes", 0, 0, G_OPTION_ARG_FILENAME, &a.min_bytes,
          "smallest size, bytes or K, M, G (default 1M)", "B"},
-        {"max-bytes", 0, 0, G_OPTION_ARG_STRING, &a.max_bytes,
+        {"max-bytes", 0, 0, G_OPTION_ARG_FILENAME, &a.max_bytes,
          "largest size, bytes or K, M, G (default 1G)", "B"},
-        {"algorithm", 0, 0, G_OPTION_ARG_STRING, &a.algorithm,
+        {"algorithm", 0, 0, G_OPTION_ARG_FILENAME, &a.algorithm,
          "auto (default), ring, tree, hierarchical or nvls", "A"},
-        {"format", 0, 0, G_OPTION_ARG_STRING, &a.format, "text (default), json or csv", "FORMAT"},
+        {"format", 0, 0, G_OPTION_ARG_FILENAME, &a.format, "text (default), json or csv", "FORMAT"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
          "write the table to FILE (whole or not at all)", "FILE"},
         {NULL},
@@ -1089,7 +1089,7 @@ static int cmd_calibrate(int argc, char **argv)
          "measured runs, CSV: model, gpus, plan fields, and step_s, tokens_per_s_per_gpu or "
          "tflops_per_gpu",
          "FILE"},
-        {"fit", 0, 0, G_OPTION_ARG_STRING, &a.fit,
+        {"fit", 0, 0, G_OPTION_ARG_FILENAME, &a.fit,
          "with --runs, the GPU parameters to fit (default: " CALIB_RUNS_DEFAULT_FIT ")", "LIST"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
          "write the fitted cluster to FILE (whole or not at all)", "FILE"},
