@@ -235,11 +235,13 @@ void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 #define EMIT_MAX_TASKS 50000000
 
 /* The address space a step's graph and its replay map at their peak, per
- * task (measured: 177 bytes a task, 8.4 GB, for GPT-3 175B's 47,579,236
- * tasks on one rank; 6 GB of it resident): what emit_step asks the system
- * for before building (bigmem_check), so that a step the machine cannot
- * hold, under a limit such as ulimit -v, is refused, not aborted. */
-#define EMIT_BYTES_PER_TASK 180
+ * task of the room reserved (measured: 118 bytes a task, 5.6 GB, for
+ * GPT-3 175B's 47,579,236 tasks on one rank, counted and reserved to the
+ * task; 2.7 GB for 15,860,006 events' step reserved by its estimate):
+ * what emit_step asks the system for before building (bigmem_check), so
+ * that a step the machine cannot hold, under a limit such as ulimit -v,
+ * is refused, not aborted. */
+#define EMIT_BYTES_PER_TASK 120
 
 /* What-ifs on compute (app/whatif.h). Every compute task of rank r takes
  * gpu_factor[r] times its cost (a throttled GPU), times exp(sigma Z -
