@@ -14,10 +14,13 @@
  * The measurement files are made here, in a temporary folder, from a
  * latency-bandwidth curve and a fixed fraction of the peak. Prints the
  * median of REPEATS runs (default 3; the calibrations of 2,048 ranks and
- * more run once). Figures, not pass/fail: `make bench`.
+ * more run once), and of each calibration the fit's warnings. Figures, not
+ * pass/fail: `make bench`.
  *
- *   bench/bench_inputs [REPEATS [CASE]]
- * CASE: run only the cases whose name contains it ("gemm"). */
+ *   bench/bench_inputs [REPEATS [MOST_RANKS [CASE]]]
+ * MOST_RANKS: skip the calibrations of more ranks (default 4,096: none;
+ * 1,024, the smallest size, runs every case in a few seconds). CASE: run
+ * only the cases whose name contains it ("gemm"). */
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
@@ -152,10 +155,13 @@ static gboolean calibrate_nccl(const void *arg, char *note, gsize note_size)
     }
     g_autoptr(ClusterSpec) base = h100();
     CalibNccl *nccl = calib_nccl_load(path, NULL);
-    if (!base || !nccl)
+    if (!base || !nccl || !calib_nccl_check(base, nccl, NULL)) {
+        calib_nccl_free(nccl);
         return FALSE;
+    }
     Calibration *c = calib_run(base, &nccl, 1, NULL);
-    g_snprintf(note, note_size, "%d points", nccl->points->len);
+    g_snprintf(note, note_size, "%d points, %u warnings", nccl->points->len,
+               g_strv_length(c->warnings));
     calib_free(c);
     calib_nccl_free(nccl);
     return TRUE;
@@ -212,20 +218,29 @@ typedef struct {
     const char *name;
     CaseFn fn;
     int arg;
+    int ranks;     /* of a calibration's nccl-tests file; 0: none */
     gboolean once; /* run once, whatever REPEATS says */
 } Case;
 
 static const Case cases[] = {
-    {"advice, micro-batch 2^20", advise, 1 << 20, FALSE},
-    {"advice, micro-batch 2^31-1", advise, G_MAXINT, FALSE},
-    {"advice, GPT-3 175B x 512", advise_gpt3, 0, FALSE},
-    {"cap, 131,072 nodes", over_cap, 0, FALSE},
-    {"calibrate 1,024 ranks", calibrate_nccl, 1024, FALSE},
-    {"calibrate 2,048 ranks", calibrate_nccl, 2048, TRUE},
-    {"calibrate 4,096 ranks", calibrate_nccl, 4096, TRUE},
-    {"calibrate gemm 1,000 rows", calibrate_gemm, 1000, FALSE},
-    {"calibrate gemm 10,000 rows", calibrate_gemm, 10000, FALSE},
-    {"calibrate gemm 100,000 rows", calibrate_gemm, 100000, FALSE},
+    {.name = "advice, micro-batch 2^20", .fn = advise, .arg = 1 << 20},
+    {.name = "advice, micro-batch 2^31-1", .fn = advise, .arg = G_MAXINT},
+    {.name = "advice, GPT-3 175B x 512", .fn = advise_gpt3},
+    {.name = "cap, 131,072 nodes", .fn = over_cap},
+    {.name = "calibrate 1,024 ranks", .fn = calibrate_nccl, .arg = 1024, .ranks = 1024},
+    {.name = "calibrate 2,048 ranks",
+     .fn = calibrate_nccl,
+     .arg = 2048,
+     .ranks = 2048,
+     .once = TRUE},
+    {.name = "calibrate 4,096 ranks",
+     .fn = calibrate_nccl,
+     .arg = 4096,
+     .ranks = 4096,
+     .once = TRUE},
+    {.name = "calibrate gemm 1,000 rows", .fn = calibrate_gemm, .arg = 1000},
+    {.name = "calibrate gemm 10,000 rows", .fn = calibrate_gemm, .arg = 10000},
+    {.name = "calibrate gemm 100,000 rows", .fn = calibrate_gemm, .arg = 100000},
 };
 
 static void bench(const Case *k, int repeats)
@@ -251,11 +266,12 @@ static void bench(const Case *k, int repeats)
 int main(int argc, char **argv)
 {
     int repeats = argc > 1 ? MAX(1, atoi(argv[1])) : 3;
+    int most_ranks = argc > 2 ? atoi(argv[2]) : 4096;
     folder = g_dir_make_tmp("plansim-bench-XXXXXX", NULL);
     if (!folder)
         return 1;
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++)
-        if (argc <= 2 || strstr(cases[i].name, argv[2]))
+        if (cases[i].ranks <= most_ranks && (argc <= 3 || strstr(cases[i].name, argv[3])))
             bench(&cases[i], repeats);
     g_autoptr(GDir) dir = g_dir_open(folder, 0, NULL);
     const char *name;

@@ -26,8 +26,9 @@
  * model FLOPs). At most CALIB_MAX_RUNS rows.
  *
  * A file may hold at most CALIB_MAX_RANKS ranks: each point of a fit is
- * replayed on the file's shape, dozens of times (calibrate.h), and 16,384
- * ranks take minutes on two cores (docs/benchmarks.md).
+ * timed on the file's shape, hundreds of times (calibrate.h), each time
+ * over every rank, and 16,384 ranks take about 30 s of CPU
+ * (docs/benchmarks.md).
  *
  * Bad input fails with one PS_ERROR_INPUT line "FILE:LINE: expected WHAT,
  * got VALUE" ("FILE: ..." for what no line holds, such as a file with no
