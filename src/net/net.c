@@ -759,11 +759,21 @@ static void unequal(const int *unit, const double *unit_size, const Member *m, c
     }
 }
 
-static gint compare_triple(gconstpointer a, gconstpointer b)
+/* Orders `triples`, made type after type in increasing order, by link
+ * then type: a counting sort by link, which keeps each link's in their
+ * types' order. */
+static void sort_triples(GArray *triples, int links)
 {
-    const Triple *x = a, *y = b;
-    return x->link != y->link ? (x->link > y->link) - (x->link < y->link)
-                              : (x->type > y->type) - (x->type < y->type);
+    g_autofree int *at = g_new0(int, links + 1);
+    const Triple *t = (const Triple *)(void *)triples->data;
+    for (guint i = 0; i < triples->len; i++)
+        at[t[i].link + 1]++;
+    for (int l = 0; l < links; l++)
+        at[l + 1] += at[l];
+    g_autofree Triple *sorted = g_new(Triple, MAX(triples->len, 1));
+    for (guint i = 0; i < triples->len; i++)
+        sorted[at[t[i].link]++] = t[i];
+    memcpy(triples->data, sorted, sizeof(Triple) * triples->len);
 }
 
 /* A link's triples, for cut(): its unit and its (type, count) pairs. */
@@ -793,15 +803,19 @@ static gboolean link_counts_equal(gconstpointer a, gconstpointer b)
     return TRUE;
 }
 
-/* Cuts the units `unit` of `links` links: links of one unit stay together
- * when they have the same counts of every type in `triples` (sorted
- * here). Writes each link's piece in `piece`, numbered in order of their
- * lowest link, and in `lowest` (room for a piece per link) each piece's
- * lowest link; returns how many. */
-static int cut(int links, const int *unit, GArray *triples, int *piece, int *lowest)
+/* Cuts the units `unit` (`units` of them) of `links` links: links of one
+ * unit stay together when they have the same counts of every type in
+ * `triples` (made type after type; sorted here). Writes each link's piece
+ * in `piece`, numbered in order of their lowest link, and in `lowest`
+ * (room for a piece per link) each piece's lowest link; returns how many.
+ * Most links have no triples: their unit's piece of none is found without
+ * a hash. */
+static int cut(int links, int units, const int *unit, GArray *triples, int *piece, int *lowest)
 {
-    g_array_sort(triples, compare_triple);
+    sort_triples(triples, links);
     g_autofree LinkCounts *key = g_new(LinkCounts, links);
+    g_autofree int *none = g_new(int, units); /* per unit: its piece of no triples + 1 */
+    memset(none, 0, sizeof(int) * (gsize)units);
     GHashTable *number = g_hash_table_new(link_counts_hash, link_counts_equal);
     int pieces = 0;
     for (int l = 0, at = 0; l < links; l++) {
@@ -809,8 +823,16 @@ static int cut(int links, const int *unit, GArray *triples, int *piece, int *low
         int n = 0;
         while (at + n < (int)triples->len && t[n].link == l)
             n++;
-        key[l] = (LinkCounts){unit[l], n ? t : NULL, n};
         at += n;
+        if (n == 0) {
+            if (none[unit[l]] == 0) {
+                lowest[pieces] = l;
+                none[unit[l]] = ++pieces;
+            }
+            piece[l] = none[unit[l]] - 1;
+            continue;
+        }
+        key[l] = (LinkCounts){unit[l], t, n};
         gpointer found = g_hash_table_lookup(number, &key[l]);
         if (!found) {
             lowest[pieces] = l;
@@ -985,7 +1007,7 @@ static void make_checks(Net *net, Pass *pass)
 {
     int links = topology_links(net->topo);
     g_autofree int *piece = g_new(int, links), *lowest = g_new(int, links);
-    int pieces = cut(links, net->link_class, pass->triples, piece, lowest);
+    int pieces = cut(links, net->n_units, net->link_class, pass->triples, piece, lowest);
     /* each unit's pieces, its parts: unit u's are of_unit[pieces_from[u] ..
      * pieces_from[u + 1]) */
     net->parts = g_new0(int, net->n_units);
@@ -1055,7 +1077,7 @@ void net_seal(Net *net)
     set_units(net, unit, units);
     Pass first, last;
     type_all(net, unit, FALSE, &first); /* the links a type crosses unequally cut */
-    units = cut(links, net->link_class, first.triples, unit, lowest);
+    units = cut(links, net->n_units, net->link_class, first.triples, unit, lowest);
     pass_free(&first);
     set_units(net, unit, units);
     type_all(net, unit, TRUE, &last);
