@@ -133,6 +133,20 @@ START_TEST(jitter_is_deterministic_per_seed)
 }
 END_TEST
 
+/* A GPU and a link 1 time slower slow nothing: the clean step, with the
+ * clean replay's symmetry (the dp shift: one rank of the 4). */
+START_TEST(factor_one_is_the_clean_step)
+{
+    Run c = dp_case();
+    Report rep = whatif_run(&c, "2:1", "node 1 nic 0:1", NULL, NULL);
+    ck_assert_double_eq(rep.metrics.step_time_s, c.rep.metrics.step_time_s);
+    ck_assert_int_eq(rep.metrics.simulated_ranks, 1);
+    ck_assert_str_eq(rep.metrics.symmetry, "dp");
+    report_clear(&rep);
+    run_free(&c);
+}
+END_TEST
+
 /* Ranks and links are checked against the plan, one error line each. */
 START_TEST(unknown_rank_or_link_is_refused)
 {
@@ -164,6 +178,7 @@ Suite *suite_whatif(void)
     tcase_add_test(tc, slow_nic_stretches_the_all_reduce_by_the_ratio);
     tcase_add_test(tc, slow_nvlink_port_stretches_the_all_reduce);
     tcase_add_test(tc, jitter_is_deterministic_per_seed);
+    tcase_add_test(tc, factor_one_is_the_clean_step);
     tcase_add_test(tc, unknown_rank_or_link_is_refused);
     suite_add_tcase(s, tc);
     return s;

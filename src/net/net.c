@@ -209,12 +209,12 @@ Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgo
     net->topo = topology_new(cluster, MAX(nodes, 1));
     net->sym = sym && symmetry_orbit(sym) != 1 ? sym : NULL;
     net->cells = net->sym && symmetry_has_cells(net->sym);
-    g_assert(!(net->sym && link_scale && !net->cells)); /* a slowed link has no images */
     for (int l = 0; link_scale && l < topology_links(net->topo); l++)
         if (link_scale[l] != 1) {
             topology_scale_link(net->topo, l, link_scale[l]);
             net->slowed = TRUE;
         }
+    g_assert(!(net->sym && net->slowed && !net->cells)); /* a slowed link has no images */
     g_autofree double *capacity = NULL;
     int units = topology_links(net->topo);
     if (net->sym && !net->cells) {

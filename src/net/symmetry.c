@@ -7,7 +7,14 @@
  * are tried from 1 upward among the divisors of the dimension's size (a
  * rotation's: of its window, the shift's step), keeping the first that
  * also maps every communicator group onto one of its kind. The link classes follow
- * from the GPUs' orbits (symmetry.h, symmetry_link_classes). */
+ * from the GPUs' orbits (symmetry.h, symmetry_link_classes).
+ *
+ * Cells (symmetry_new_cells): a what-if marks orbit coordinates, and each
+ * orbit is cut, generator by generator, into its marked values and the
+ * rest; a cell's key is a digit per generator (mixed radix), its
+ * simulated rank its orbit's lowest shifted to the lowest value of each
+ * digit. Why the cells run alike is in symmetry.h; what the links need
+ * besides, net.c checks. */
 #include "net/symmetry.h"
 
 #include <string.h>
