@@ -764,6 +764,8 @@ static void unequal(const int *unit, const double *unit_size, const Member *m, c
  * types' order. */
 static void sort_triples(GArray *triples, int links)
 {
+    if (triples->len == 0) /* no data to copy (memcpy of NULL is undefined) */
+        return;
     g_autofree int *at = g_new0(int, links + 1);
     const Triple *t = (const Triple *)(void *)triples->data;
     for (guint i = 0; i < triples->len; i++)
