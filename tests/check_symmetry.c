@@ -190,37 +190,63 @@ static int shifted_ranks(const PlanSpec *plan, const ClusterSpec *c)
     return n;
 }
 
+/* A random step that resolves and passes the strategies' checks: a
+ * random model, cluster and plan drawn until they do (the draws of the
+ * ones refused count in *tried, at most 20 x PLANS in all), freed with
+ * random_step_clear. */
+typedef struct {
+    ModelSpec *m;
+    ClusterSpec *c;
+    PlanSpec *plan;
+} RandomStep;
+
+static RandomStep random_step(GRand *rng, int *tried, int compared)
+{
+    for (;;) {
+        ck_assert_msg(++*tried < 20 * PLANS, "too few valid plans: %d of %d", compared, *tried);
+        RandomStep s = {.m = random_model(rng), .c = random_cluster(rng), .plan = plan_spec_new()};
+        random_plan(rng, s.m, s.c, s.plan);
+        GError *error = NULL;
+        if (plan_spec_resolve(s.plan, s.m, s.c, &error) && strategy_check(s.plan, s.m, &error))
+            return s;
+        g_clear_error(&error);
+        plan_spec_free(s.plan);
+        cluster_spec_free(s.c);
+        model_spec_free(s.m);
+    }
+}
+
+static void random_step_clear(RandomStep *s)
+{
+    plan_spec_free(s->plan);
+    cluster_spec_free(s->c);
+    model_spec_free(s->m);
+}
+
 START_TEST(reduced_replay_reports_what_the_full_one_does)
 {
     GRand *rng = g_rand_new_with_seed(20261130);
     int tried = 0, compared = 0, reduced = 0, zero_ep = 0, rotated = 0;
     while (compared < PLANS) {
-        ck_assert_msg(++tried < 20 * PLANS, "too few valid plans: %d of %d", compared, tried);
-        ModelSpec *m = random_model(rng);
-        ClusterSpec *c = random_cluster(rng);
-        PlanSpec *plan = plan_spec_new();
-        random_plan(rng, m, c, plan);
-        GError *error = NULL;
-        if (plan_spec_resolve(plan, m, c, &error) && strategy_check(plan, m, &error)) {
-            int simulated, all;
-            cJSON *fast = report(m, c, plan, FALSE, &simulated);
-            cJSON *full = report(m, c, plan, TRUE, &all);
-            g_autofree char *why = difference(fast, full, "$");
-            ck_assert_msg(!why, "plan %d (tp %d cp %d pp %d dp %d on %d x %d GPUs, %d NICs): %s",
-                          compared, plan->tp, plan->cp, plan->pp, plan->dp, c->nodes,
-                          c->gpus_per_node, c->nics_per_node, why);
-            ck_assert_int_eq(all, plan_spec_gpus(plan));
-            reduced += simulated < all;
-            rotated += simulated < shifted_ranks(plan, c);
-            zero_ep += plan->ep > 1 && plan->zero_stage > 0;
-            compared++;
-            cJSON_Delete(fast);
-            cJSON_Delete(full);
-        }
-        g_clear_error(&error);
-        plan_spec_free(plan);
-        cluster_spec_free(c);
-        model_spec_free(m);
+        RandomStep s = random_step(rng, &tried, compared);
+        const ModelSpec *m = s.m;
+        const ClusterSpec *c = s.c;
+        PlanSpec *plan = s.plan;
+        int simulated, all;
+        cJSON *fast = report(m, c, plan, FALSE, &simulated);
+        cJSON *full = report(m, c, plan, TRUE, &all);
+        g_autofree char *why = difference(fast, full, "$");
+        ck_assert_msg(!why, "plan %d (tp %d cp %d pp %d dp %d on %d x %d GPUs, %d NICs): %s",
+                      compared, plan->tp, plan->cp, plan->pp, plan->dp, c->nodes,
+                      c->gpus_per_node, c->nics_per_node, why);
+        ck_assert_int_eq(all, plan_spec_gpus(plan));
+        reduced += simulated < all;
+        rotated += simulated < shifted_ranks(plan, c);
+        zero_ep += plan->ep > 1 && plan->zero_stage > 0;
+        compared++;
+        cJSON_Delete(fast);
+        cJSON_Delete(full);
+        random_step_clear(&s);
     }
     /* most plans fill their nodes and have a symmetry to use */
     ck_assert_msg(reduced >= PLANS / 3, "only %d of %d plans were reduced", reduced, PLANS);
@@ -296,34 +322,27 @@ START_TEST(whatif_cells_report_what_the_full_replay_does)
     GRand *rng = g_rand_new_with_seed(20261203);
     int tried = 0, compared = 0, reduced = 0, unequal = 0;
     while (compared < PLANS) {
-        ck_assert_msg(++tried < 20 * PLANS, "too few valid plans: %d of %d", compared, tried);
-        ModelSpec *m = random_model(rng);
-        ClusterSpec *c = random_cluster(rng);
-        PlanSpec *plan = plan_spec_new();
-        random_plan(rng, m, c, plan);
-        GError *error = NULL;
-        if (plan_spec_resolve(plan, m, c, &error) && strategy_check(plan, m, &error)) {
-            int simulated, all, gpus = plan_spec_gpus(plan);
-            g_autofree char *symmetry = NULL, *none = NULL;
-            g_autoptr(WhatIf) w = random_whatif(rng, c, gpus);
-            cJSON *fast = whatif_report(m, c, plan, w, FALSE, &simulated, &symmetry);
-            cJSON *full = whatif_report(m, c, plan, w, TRUE, &all, &none);
-            g_autofree char *why = difference(fast, full, "$");
-            ck_assert_msg(
-                !why, "plan %d (tp %d cp %d pp %d dp %d ep %d on %d x %d GPUs, %d NICs), %s: %s",
-                compared, plan->tp, plan->cp, plan->pp, plan->dp, plan->ep, c->nodes,
-                c->gpus_per_node, c->nics_per_node, w->text, why);
-            ck_assert_int_eq(all, gpus);
-            reduced += simulated < all;
-            unequal += strstr(symmetry, "unequal") != NULL;
-            compared++;
-            cJSON_Delete(fast);
-            cJSON_Delete(full);
-        }
-        g_clear_error(&error);
-        plan_spec_free(plan);
-        cluster_spec_free(c);
-        model_spec_free(m);
+        RandomStep s = random_step(rng, &tried, compared);
+        const ModelSpec *m = s.m;
+        const ClusterSpec *c = s.c;
+        PlanSpec *plan = s.plan;
+        int simulated, all, gpus = plan_spec_gpus(plan);
+        g_autofree char *symmetry = NULL, *none = NULL;
+        g_autoptr(WhatIf) w = random_whatif(rng, c, gpus);
+        cJSON *fast = whatif_report(m, c, plan, w, FALSE, &simulated, &symmetry);
+        cJSON *full = whatif_report(m, c, plan, w, TRUE, &all, &none);
+        g_autofree char *why = difference(fast, full, "$");
+        ck_assert_msg(
+            !why, "plan %d (tp %d cp %d pp %d dp %d ep %d on %d x %d GPUs, %d NICs), %s: %s",
+            compared, plan->tp, plan->cp, plan->pp, plan->dp, plan->ep, c->nodes, c->gpus_per_node,
+            c->nics_per_node, w->text, why);
+        ck_assert_int_eq(all, gpus);
+        reduced += simulated < all;
+        unequal += strstr(symmetry, "unequal") != NULL;
+        compared++;
+        cJSON_Delete(fast);
+        cJSON_Delete(full);
+        random_step_clear(&s);
     }
     /* most plans have a symmetry whose cells stand for their what-if (90
      * of the 200), and some what-ifs break it (8): the full replay's

@@ -41,7 +41,9 @@ static char *under_root(const char *root, const char *file)
     return *root ? g_build_filename(root, file, NULL) : g_strdup(file);
 }
 
-char *cli_shipped_path(const char *file)
+/* `file` under the first shipped root that has it, newly allocated, or
+ * NULL. */
+static char *shipped_find(const char *file)
 {
     for (const char *const *root = shipped_roots; *root; root++) {
         char *path = under_root(*root, file);
@@ -49,7 +51,13 @@ char *cli_shipped_path(const char *file)
             return path;
         g_free(path);
     }
-    return under_root(PLANSIM_DATADIR, file);
+    return NULL;
+}
+
+char *cli_shipped_path(const char *file)
+{
+    char *path = shipped_find(file);
+    return path ? path : under_root(PLANSIM_DATADIR, file);
 }
 
 static int compare_names(gconstpointer a, gconstpointer b)
@@ -116,12 +124,10 @@ char *cli_input_path(const CliShipped *kind, const char *given, const char *fall
                      GError **error)
 {
     if (!given) {
-        char *path = cli_shipped_path(fallback);
-        if (g_file_test(path, G_FILE_TEST_EXISTS))
-            return path;
-        g_free(path);
-        refuse_name(kind, NULL, NULL, fallback, error);
-        return NULL;
+        char *path = shipped_find(fallback);
+        if (!path)
+            refuse_name(kind, NULL, NULL, fallback, error);
+        return path;
     }
     if (g_file_test(given, G_FILE_TEST_EXISTS) || strchr(given, G_DIR_SEPARATOR))
         return g_strdup(given);
@@ -129,8 +135,8 @@ char *cli_input_path(const CliShipped *kind, const char *given, const char *fall
         g_str_has_suffix(given, ".json") ? g_strndup(given, strlen(given) - 5) : g_strdup(given);
     for (const char *const *folder = kind->folders; *folder; folder++) {
         g_autofree char *file = g_strdup_printf("%s/%s.json", *folder, stem);
-        char *path = cli_shipped_path(file);
-        if (g_file_test(path, G_FILE_TEST_IS_REGULAR))
+        char *path = shipped_find(file);
+        if (path && g_file_test(path, G_FILE_TEST_IS_REGULAR))
             return path;
         g_free(path);
     }
