@@ -375,6 +375,16 @@ START_TEST(memory_the_system_refuses_is_an_error)
 }
 END_TEST
 
+/* A request the system refuses after all (bigmem_check passed, then the
+ * memory went) ends the process with exit status 1 and one line, never an
+ * abort: 2^62 bytes are past any machine's address space. An exit test,
+ * so run in a child of its own (CK_FORK, the default). */
+START_TEST(memory_refused_after_the_check_exits_1)
+{
+    bigmem_free(bigmem_alloc((gsize)1 << 62));
+}
+END_TEST
+
 /* A random plan of every strategy on 16 GPUs (2 nodes of 8) of a small
  * mixture of experts (4 layers, every one or every other one of 4
  * experts), into `p`: tp, pp, cp (ring or Ulysses), ep, every schedule,
@@ -479,6 +489,7 @@ Suite *suite_graph(void)
     tcase_add_test(tc, unjoined_collective_is_an_error);
     tcase_add_test(tc, compressed_rows_hold_every_edge);
     tcase_add_test(tc, memory_the_system_refuses_is_an_error);
+    tcase_add_exit_test(tc, memory_refused_after_the_check_exits_1, 1);
     suite_add_tcase(s, tc);
     tc = tcase_create("emit");
     tcase_add_test(tc, counted_tasks_are_the_graphs);

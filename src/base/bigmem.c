@@ -16,6 +16,8 @@
 #include "base/bigmem.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -118,6 +120,29 @@ void bigmem_release(void)
     g_mutex_unlock(&spare.lock);
 }
 
+/* `span` bytes newly mapped. Refused, the spares go back to the system and
+ * it is asked again; refused again, the system has lost memory since the
+ * run was sized (bigmem_check): one line and exit status 1, as a failed
+ * write ends, never an abort. */
+#ifdef MAP_ANONYMOUS
+static char *map_fresh(gsize span)
+{
+    char *map = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) {
+        bigmem_release();
+        map = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
+    if (map == MAP_FAILED) {
+        fprintf(stderr,
+                "plansim: out of memory: the system refused %zu bytes more (%s), though the run "
+                "was sized to fit before it started: free memory, or give it a smaller step\n",
+                span, g_strerror(errno));
+        exit(1);
+    }
+    return map;
+}
+#endif
+
 void *bigmem_alloc(gsize bytes)
 {
 #ifdef MAP_ANONYMOUS
@@ -127,9 +152,7 @@ void *bigmem_alloc(gsize bytes)
         if (again)
             return again;
         gsize span = rounded + HUGE_PAGE; /* room to align, with the header's page */
-        char *map = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (map == MAP_FAILED)
-            g_error("out of memory: %zu bytes", span);
+        char *map = map_fresh(span);
         char *data = (char *)(((guintptr)map + SMALL_PAGE + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
         char *head = data - SMALL_PAGE;
         if (head > map) /* keep the header's page, the array and nothing else */

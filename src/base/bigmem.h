@@ -8,8 +8,10 @@
 
 /* `bytes` of uninitialised memory (16-byte aligned), freed with
  * bigmem_free. Every request is sized against the input caps before it is
- * made, and the biggest asked of the system first (bigmem_check): failing
- * after that, the system lost the memory it had; then it aborts. */
+ * made, and the biggest asked of the system first (bigmem_check): refused
+ * after that, the spares are given back and the system asked again; refused
+ * again, the system lost the memory it had: one line on stderr and exit
+ * status 1 (never an abort). */
 void *bigmem_alloc(gsize bytes);
 
 /* Whether the system maps `bytes` more now, as bigmem_alloc maps them:
