@@ -21,8 +21,10 @@
 #include <cjson/cJSON.h>
 
 #include "app/whatif.h"
+#include "base/error.h"
 #include "cost/transformer.h"
 #include "net/symmetry.h"
+#include "strategy/emit.h"
 #include "strategy/strategy.h"
 #include "testutil.h"
 
@@ -256,6 +258,64 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
     ck_assert_msg(rotated >= PLANS / 20, "only %d of %d plans were rotated", rotated, PLANS);
     ck_assert_msg(zero_ep >= PLANS / 20, "only %d of %d plans had ZeRO with ep > 1", zero_ep,
                   PLANS);
+    g_rand_free(rng);
+}
+END_TEST
+
+/* A step of many micro-batches whose build at every shift is already a
+ * 50th of the cap is first probed at 2 pp micro-batches (simulate.h,
+ * sim_run_within), which finds the shifts the step breaks: the step,
+ * replayed at once with the rest, reports what the full replay does, at
+ * the symmetry the step finds without a probe (under the default cap,
+ * which these small steps are far from: no probe). Random steps (those of
+ * the tests above) of 16 pp or 32 pp micro-batches; some break a shift. A
+ * step the cap refuses is refused before it is built (PS_ERROR_INPUT). */
+START_TEST(a_probed_step_reports_what_the_full_one_does)
+{
+    enum { PROBED = 40 };
+    GRand *rng = g_rand_new_with_seed(202612031);
+    int tried = 0, compared = 0, broken = 0, refused = 0;
+    while (compared < PROBED) {
+        RandomStep s = random_step(rng, &tried, compared);
+        PlanSpec *plan = s.plan;
+        plan->global_batch_size =
+            (gint64)plan->micro_batch_size * plan->dp * 2 * plan->pp * PICK(rng, 8, 16);
+        g_autoptr(Layout) layout = layout_new(plan, s.c);
+        int gpus = layout_ranks(layout), simulated, unprobed, all;
+        Topology *topo = topology_new(s.c, (gpus + s.c->gpus_per_node - 1) / s.c->gpus_per_node);
+        g_autoptr(Symmetry) every = symmetry_new(layout, topo, SYMMETRY_ALL);
+        topology_free(topo);
+        symmetry_simulated(every, &simulated);
+        gsize cap = (gsize)(emit_tasks_at_least(s.m, plan, simulated) * 50);
+        Report rep;
+        GError *error = NULL;
+        if (!sim_run_within(s.m, s.c, plan, cap, &rep, &error)) {
+            ck_assert_msg(g_error_matches(error, PS_ERROR, PS_ERROR_INPUT), "%s", error->message);
+            g_clear_error(&error);
+            refused++;
+            random_step_clear(&s);
+            continue;
+        }
+        g_autofree char *json = report_render(&rep, FORMAT_JSON, FALSE);
+        g_autofree char *symmetry = g_strdup(rep.metrics.symmetry);
+        broken += rep.metrics.simulated_ranks > simulated;
+        report_clear(&rep);
+        cJSON *probed = cJSON_Parse(json);
+        cJSON *plain = report(s.m, s.c, plan, FALSE, &unprobed);
+        cJSON *full = report(s.m, s.c, plan, TRUE, &all);
+        g_autofree char *why = difference(probed, full, "$");
+        ck_assert_msg(!why, "plan %d (tp %d cp %d pp %d dp %d): %s", compared, plan->tp, plan->cp,
+                      plan->pp, plan->dp, why);
+        const char *want = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(plain, "symmetry"));
+        ck_assert_str_eq(symmetry, want);
+        compared++;
+        cJSON_Delete(probed);
+        cJSON_Delete(plain);
+        cJSON_Delete(full);
+        random_step_clear(&s);
+    }
+    ck_assert_msg(broken >= 2, "only %d of %d probed steps broke a shift", broken, compared);
+    ck_assert_msg(refused <= compared, "%d refused, %d compared", refused, compared);
     g_rand_free(rng);
 }
 END_TEST
@@ -501,6 +561,7 @@ Suite *suite_symmetry(void)
     TCase *tc = tcase_create("random plans");
     tcase_add_test(tc, reduced_replay_reports_what_the_full_one_does);
     tcase_add_test(tc, expert_blocks_and_turns_inside_nodes);
+    tcase_add_test(tc, a_probed_step_reports_what_the_full_one_does);
     suite_add_tcase(s, tc);
     TCase *whatifs = tcase_create("what-ifs");
     tcase_set_timeout(whatifs, 300);

@@ -77,6 +77,111 @@ static Replay *replay(const ClusterSpec *cluster, const PlanSpec *plan, const La
     return engine_run(graph, &net, error);
 }
 
+/* How a step is replayed: the shifts of its symmetry, whether in cells
+ * around a what-if, and the report's word for it when not the symmetry's
+ * own (NULL). */
+typedef struct {
+    unsigned dims;
+    gboolean cells;
+    const char *replayed;
+} Fidelity;
+
+/* What one simulation replays over: the plan's ranks and network, and the
+ * what-if's factors (NULL: none). */
+typedef struct {
+    const ModelSpec *model;
+    const ClusterSpec *cluster;
+    const Layout *layout;
+    const Topology *topo;
+    const double *gpu_factor, *link_scale;
+    const EmitSlowdown *slow;
+    gsize max_tasks;
+} Stage;
+
+/* Replays `plan` over `st` at fidelity `*f`, with fewer shifts each time
+ * a collective breaks them, or every rank when the what-if's cells stand
+ * for no replay, until one holds; `*f` then says how it was replayed, and
+ * *graph and *sym what it was. `before` (graph NULL: none) sizes the first
+ * build, and is cleared. NULL on error. */
+static Replay *replay_settled(const Stage *st, const PlanSpec *plan, Fidelity *f, Build *before,
+                              Graph **graph, Symmetry **sym, GError **error)
+{
+    Replay *rep = NULL;
+    GError *failure = NULL;
+    while (!failure) {
+        unsigned broken = 0;
+        *sym = symmetry_new_cells(st->layout, st->topo, f->dims, f->cells ? st->gpu_factor : NULL,
+                                  f->cells ? st->link_scale : NULL);
+        *graph = build(st->model, st->cluster, plan, st->layout, *sym, st->slow, before,
+                       st->max_tasks, &failure);
+        rep = *graph ? replay(st->cluster, plan, st->layout, *sym, st->link_scale, *graph, &broken,
+                              &failure)
+                     : NULL;
+        if (rep || !g_error_matches(failure, PS_ERROR, PS_ERROR_ASYMMETRIC))
+            break;
+        g_clear_error(&failure);
+        build_clear(before);
+        if (broken & NET_BROKEN_CELLS) { /* the cells stand for no replay: replay every rank */
+            *f = (Fidelity){.dims = 0, .cells = FALSE, .replayed = "none (what-if: cells unequal)"};
+            g_clear_pointer(graph, graph_free);
+            g_clear_pointer(sym, symmetry_free);
+            *before = build_sizing(st->model, st->cluster, plan, st->layout, st->topo,
+                                   st->max_tasks, &failure);
+            continue;
+        }
+        /* replay again without the shifts a collective broke */
+        for (int i = 0; i < symmetry_generators(*sym); i++)
+            if (broken & 1u << i)
+                f->dims &= ~symmetry_generator_bit(*sym, i);
+        *before = (Build){g_steal_pointer(graph), g_steal_pointer(sym)};
+    }
+    build_clear(before);
+    if (failure)
+        g_propagate_error(error, failure);
+    return rep;
+}
+
+/* A probe finds the shifts a step breaks before the step is built when
+ * the step has at least PROBE_RATIO times the probe's micro-batches (so
+ * the probe costs at most 1/PROBE_RATIO of the build it may save), and
+ * when, at every shift, the step already has a PROBE_SHARE-th of the cap
+ * (emit_tasks_at_least): with fewer shifts it may pass the cap. */
+#define PROBE_RATIO 8
+#define PROBE_SHARE 50
+
+/* The fidelity at which `plan` replays, found on a probe: the same plan
+ * with 2 pp micro-batches (as few as every schedule takes). A shift breaks when
+ * a collective's transfers differ on its images, which the number of
+ * micro-batches does not change: every group, size and algorithm is the
+ * probe's. So a big step whose symmetry breaks is built once, at the
+ * fidelity that holds, instead of first at every shift, and a step over
+ * the cap at that fidelity is refused in O(1) (emit_check_size), before
+ * anything big is built. Exact whatever the probe finds: the step's own
+ * replay still checks its shifts. `*f` unchanged when no probe is worth
+ * making; FALSE on the probe's error. */
+static gboolean probe_fidelity(const Stage *st, const PlanSpec *plan, Fidelity *f,
+                               GError **error)
+{
+    int m = plan_spec_micro_batches(plan), simulated;
+    g_autoptr(Symmetry) every = symmetry_new(st->layout, st->topo, f->dims);
+    symmetry_simulated(every, &simulated);
+    if (f->dims == 0 || symmetry_orbit(every) == 1 || m < PROBE_RATIO * 2 * plan->pp ||
+        emit_tasks_at_least(st->model, plan, simulated) * PROBE_SHARE < st->max_tasks)
+        return TRUE;
+    g_autoptr(PlanSpec) probe = plan_spec_copy(plan);
+    probe->global_batch_size = (gint64)plan->micro_batch_size * plan->dp * 2 * plan->pp;
+    if (!strategy_check(probe, st->model, NULL))
+        return TRUE; /* a schedule that takes no such probe: the step finds its own breaks */
+    Build none = {NULL, NULL};
+    Graph *graph = NULL;
+    Symmetry *sym = NULL;
+    Replay *rep = replay_settled(st, probe, f, &none, &graph, &sym, error);
+    replay_free(rep);
+    graph_free(graph);
+    symmetry_free(sym);
+    return rep != NULL;
+}
+
 /* One simulation, under the what-ifs `w` (NULL: none): slowed GPUs and
  * links replayed in cells around them (symmetry_new_cells), or every rank
  * when the cells do not stand for them (net_broken) or noise is set. */
@@ -99,49 +204,36 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
     }
     gboolean what_if = whatif_active(w), noise = what_if && w->jitter > 0;
     EmitSlowdown slow = {gpu_factor, what_if ? w->jitter : 0, what_if ? w->seed : 0};
+    Stage st = {.model = model,
+                .cluster = cluster,
+                .layout = layout,
+                .topo = topo,
+                .gpu_factor = gpu_factor,
+                .link_scale = link_scale,
+                .slow = what_if ? &slow : NULL,
+                .max_tasks = max_tasks};
     /* every shift and rotation of tp, cp and dp that maps the cluster onto itself, unless the
      * plan, a trace of every GPU or noise on every rank asks for all of them; a what-if's cut
      * into cells around what it slows */
     unsigned dims = plan->full_fidelity || noise || (trace_path && !stages_only) ? 0 : SYMMETRY_ALL;
-    gboolean cells = what_if && dims != 0;
-    const char *replayed = noise ? "none (jitter)" : NULL; /* the report's symmetry, if not sym's */
+    Fidelity f = {.dims = dims,
+                  .cells = what_if && dims != 0,
+                  .replayed = noise ? "none (jitter)" : NULL};
     Symmetry *sym = NULL;
     Graph *graph = NULL;
     Replay *rep = NULL;
     GError *failure = NULL;
-    /* a step replayed with fewer shifts is first built with all of them:
-     * that build sizes it, so that a step over the cap is refused before
-     * it is built */
+    /* a step replayed with fewer shifts than a probe found is first built
+     * with all of them: that build sizes it, so that a step over the cap is
+     * refused before it is built */
     Build before = {NULL, NULL};
     if (dims != SYMMETRY_ALL)
         before = build_sizing(model, cluster, plan, layout, topo, max_tasks, &failure);
-    while (!failure) {
-        unsigned broken = 0;
-        sym = symmetry_new_cells(layout, topo, dims, cells ? gpu_factor : NULL,
-                                 cells ? link_scale : NULL);
-        graph = build(model, cluster, plan, layout, sym, what_if ? &slow : NULL, &before, max_tasks,
-                      &failure);
-        rep =
-            graph ? replay(cluster, plan, layout, sym, link_scale, graph, &broken, &failure) : NULL;
-        if (rep || !g_error_matches(failure, PS_ERROR, PS_ERROR_ASYMMETRIC))
-            break;
-        g_clear_error(&failure);
-        build_clear(&before);
-        if (broken & NET_BROKEN_CELLS) { /* the cells stand for no replay: replay every rank */
-            cells = FALSE;
-            dims = 0;
-            replayed = "none (what-if: cells unequal)";
-            g_clear_pointer(&graph, graph_free);
-            g_clear_pointer(&sym, symmetry_free);
-            before = build_sizing(model, cluster, plan, layout, topo, max_tasks, &failure);
-            continue;
-        }
-        /* replay again without the shifts a collective broke */
-        for (int i = 0; i < symmetry_generators(sym); i++)
-            if (broken & 1u << i)
-                dims &= ~symmetry_generator_bit(sym, i);
-        before = (Build){g_steal_pointer(&graph), g_steal_pointer(&sym)};
-    }
+    else /* at the probe's fidelity, the step's own checks size it (emit_step) */
+        probe_fidelity(&st, plan, &f, &failure);
+    if (!failure)
+        rep = replay_settled(&st, plan, &f, &before, &graph, &sym, &failure);
+    const char *replayed = f.replayed;
     build_clear(&before);
     topology_free(topo);
     if (failure)

@@ -17,7 +17,10 @@ gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
 
 /* sim_run for a step of at most `max_tasks` tasks (emit_step's cap; sim_run
  * gives EMIT_MAX_TASKS): a bigger one fails (PS_ERROR_INPUT), before it is
- * built when its size is known in advance. */
+ * built when its size is known in advance. A step of at least 16 x pp
+ * micro-batches and, at every shift of its symmetry, a 50th of the cap
+ * (emit_tasks_at_least) is first probed at 2 x pp micro-batches, to replay it
+ * at once with the shifts it keeps (the same report). */
 gboolean sim_run_within(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                         gsize max_tasks, Report *out, GError **error);
 

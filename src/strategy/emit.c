@@ -731,26 +731,21 @@ static void refuse_size(const ModelSpec *model, const PlanSpec *plan, int ranks,
                 model->layers == 1 ? "" : "s", plan->pp, plan->pp == 1 ? "" : "s");
 }
 
-/* The fewest tasks a step over `ranks` simulated ranks can have, ranks /
- * pp on each stage (the symmetry shifts no stage), each running its two
- * markers and its optimizer step, and for each micro-batch and model chunk
- * of its stage a forward and a backward, or a B and a W: the forward of
- * the embedding and of the head, and every pass of each of TF_BLOCKS
- * blocks a layer, at least one compute task each (each has operations in
- * every pass: GEMMs; a piece_compute may cut it, never drop it). The
- * backward of the embedding (no input gradient: a B of none) and of the
- * head are left out, and so is every strategy's own task. */
-static double fewest_tasks(const ModelSpec *model, const PlanSpec *plan, int ranks)
+/* emit.h's bound. Left out of it: the backward of the embedding (no input
+ * gradient: a B of none) and of the head, and every strategy's own task. */
+double emit_tasks_at_least(const ModelSpec *model, const PlanSpec *plan, int ranks)
 {
     double passes = schedule_splits_backward(plan) ? 3 : 2;
-    double per_stage_set = plan_spec_micro_batches(plan) * (passes * TF_BLOCKS * model->layers + 2);
+    double chunks = (double)plan->pp * plan->virtual_stages;
+    double per_stage_set = plan_spec_micro_batches(plan) *
+                           (passes * TF_BLOCKS * model->layers + 2 + 2 * (chunks - 1));
     return (double)ranks / plan->pp * per_stage_set + 3.0 * ranks;
 }
 
 gboolean emit_check_size(const ModelSpec *model, const PlanSpec *plan, int ranks,
                          double known_tasks, gsize max_tasks, GError **error)
 {
-    double fewest = MAX(fewest_tasks(model, plan, ranks), known_tasks);
+    double fewest = MAX(emit_tasks_at_least(model, plan, ranks), known_tasks);
     if (fewest <= max_tasks)
         return TRUE;
     g_autofree char *got = g_strdup_printf("at least %.3g", fewest);

@@ -284,6 +284,20 @@ Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanS
 gboolean emit_check_size(const ModelSpec *model, const PlanSpec *plan, int ranks,
                          double known_tasks, gsize max_tasks, GError **error);
 
+/* The fewest tasks a step of `plan` over `ranks` simulated ranks can
+ * have, ranks / pp on each stage (the symmetry shifts no stage), each
+ * running its two markers and its optimizer step, and for each
+ * micro-batch and model chunk of its stage a forward and a backward, or a
+ * B and a W: the forward of the embedding and of the head, and every pass
+ * of each of TF_BLOCKS blocks a layer, at least one compute task each
+ * (each has operations in every pass: GEMMs; a piece_compute may cut it,
+ * never drop it); and per micro-batch, between each two consecutive model
+ * chunks of the pp x virtual_stages, a transfer of activations forward
+ * and one of gradients backward (pipeline.c; a task of two ranks of the
+ * same stage set: the symmetry shifts no stage). O(1): emit_check_size's
+ * bound. */
+double emit_tasks_at_least(const ModelSpec *model, const PlanSpec *plan, int ranks);
+
 /* The tasks emit_step builds for the step, to the task: the same walk,
  * counting what it would add to the graph instead of adding it; or more
  * than `max_tasks`, once the count passes it (the walk stops there). Time
