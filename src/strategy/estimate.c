@@ -360,7 +360,7 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
 
 double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk)
 {
-    StageWork w = {plan_spec_micro_batches(plan), plan->pp, plan->virtual_stages, s};
+    StageWork w = schedule_stage_work(plan, plan_spec_micro_batches(plan), s);
     const GArray *peaks = schedule_peaks(plan->schedule, &w);
     double most = 0, largest = 0;
     for (int k = 0; k < w.chunks; k++)

@@ -37,7 +37,7 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **err
 static void schedule(Emit *e, GArray *units)
 {
     const PlanSpec *plan = emit_plan(e);
-    StageWork w = {emit_micro_batches(e), plan->pp, plan->virtual_stages, emit_stage(e)};
+    StageWork w = schedule_stage_work(plan, emit_micro_batches(e), emit_stage(e));
     schedule_of(plan)->order(&w, units);
 }
 

@@ -9,12 +9,33 @@ const PipeSchedule *const pipeline_schedules[SCHEDULES] = {
 #undef SCHEDULE
 };
 
-/* schedule_units' cache: per thread, the units by (schedule, m, p, v, s)
+/* Each schedule's own plan field (SCHEDULE_KNOB), or -1. */
+static const int own_field[SCHEDULES] = {
+#define SCHEDULE(ID, name, row) [SCHEDULE_##ID] = -1,
+#define SCHEDULE_KNOB(ID, name, row, KNOB, ...) [SCHEDULE_##ID] = PLAN_##KNOB,
+#include "base/schedules.def"
+#undef SCHEDULE_KNOB
+#undef SCHEDULE
+};
+
+StageWork schedule_stage_work(const PlanSpec *plan, int micro_batches, int stage)
+{
+    int field = own_field[plan->schedule];
+    return (StageWork){
+        .micro_batches = micro_batches,
+        .stages = plan->pp,
+        .chunks = plan->virtual_stages,
+        .stage = stage,
+        .knob = field < 0 ? 0 : plan_field_get(plan, (PlanField)field),
+    };
+}
+
+/* schedule_units' cache: per thread, the units by (schedule, m, p, v, s, knob)
  * and their peaks once asked for, emptied when it holds more than
  * ORDER_CACHE_UNITS units. */
 #define ORDER_CACHE_UNITS (1 << 22)
 typedef struct {
-    int schedule, micro_batches, stages, chunks, stage;
+    int schedule, micro_batches, stages, chunks, stage, knob;
 } OrderKey;
 typedef struct {
     GArray *units; /* Unit */
@@ -29,7 +50,8 @@ static guint order_hash(gconstpointer k)
 {
     const OrderKey *o = k;
     return (guint)o->schedule * 16777619u ^ (guint)o->micro_batches * 2654435761u ^
-           (guint)o->stages * 40503u ^ (guint)o->chunks * 97u ^ (guint)o->stage;
+           (guint)o->stages * 40503u ^ (guint)o->chunks * 97u ^ (guint)o->stage ^
+           (guint)o->knob * 2246822519u;
 }
 
 static gboolean order_equal(gconstpointer a, gconstpointer b)
@@ -63,7 +85,12 @@ static Order *order_of(Schedule schedule, const StageWork *w)
         c->orders = g_hash_table_new_full(order_hash, order_equal, g_free, order_free);
         g_private_set(&order_cache, c);
     }
-    OrderKey key = {schedule, w->micro_batches, w->stages, w->chunks, w->stage};
+    OrderKey key = {.schedule = schedule,
+                    .micro_batches = w->micro_batches,
+                    .stages = w->stages,
+                    .chunks = w->chunks,
+                    .stage = w->stage,
+                    .knob = w->knob};
     Order *o = g_hash_table_lookup(c->orders, &key);
     if (o)
         return o;

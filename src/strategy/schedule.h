@@ -4,19 +4,24 @@
  * checks the plan fields it constrains. Each schedule is one file
  * (schedule_NAME.c) defining its row; pipeline_schedules, in schedule.c,
  * indexes the rows by the plan's Schedule value. A new schedule is its
- * file plus its row in base/schedules.def. */
+ * file plus its row in base/schedules.def, which may give it a plan field
+ * of its own (SCHEDULE_KNOB), that its order reads as StageWork's knob. */
 #ifndef PLANSIM_STRATEGY_SCHEDULE_H
 #define PLANSIM_STRATEGY_SCHEDULE_H
 
 #include "strategy/emit.h"
 
 /* What a stage's schedule orders: m micro-batches through p stages, v model
- * chunks per stage, for stage s. */
+ * chunks per stage, for stage s; and the value of the schedule's own plan
+ * field, for one declared with it (base/schedules.def's SCHEDULE_KNOB): a
+ * schedule's order reads the plan through these alone, so that a stage's
+ * order is cached by them. */
 typedef struct {
     int micro_batches; /* m */
     int stages;        /* p */
     int chunks;        /* v */
     int stage;         /* s, 0 .. p - 1 */
+    int knob;          /* its own field's value; 0 for a schedule without one */
 } StageWork;
 
 typedef struct {
@@ -37,6 +42,9 @@ typedef struct {
 
 /* The rows, indexed by Schedule. */
 extern const PipeSchedule *const pipeline_schedules[SCHEDULES];
+
+/* What stage `stage` of `plan`'s pipeline orders, over `micro_batches`. */
+StageWork schedule_stage_work(const PlanSpec *plan, int micro_batches, int stage);
 
 /* A stage's units in the order `schedule` runs them, as its order()
  * appends them, from a cache of the orders this thread asked for before

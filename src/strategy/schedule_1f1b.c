@@ -19,4 +19,8 @@ static void order(const StageWork *w, GArray *units)
         schedule_add(units, mb, FALSE, 0);
 }
 
-const PipeSchedule schedule_1f1b = {"1f1b", order, schedule_check_one_chunk, FALSE, FALSE};
+const PipeSchedule schedule_1f1b = {
+    .name = "1f1b",
+    .order = order,
+    .check = schedule_check_one_chunk,
+};

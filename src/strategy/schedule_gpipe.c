@@ -10,4 +10,8 @@ static void order(const StageWork *w, GArray *units)
         schedule_add(units, mb, FALSE, 0);
 }
 
-const PipeSchedule schedule_gpipe = {"gpipe", order, schedule_check_one_chunk, FALSE, FALSE};
+const PipeSchedule schedule_gpipe = {
+    .name = "gpipe",
+    .order = order,
+    .check = schedule_check_one_chunk,
+};

@@ -48,4 +48,8 @@ static gboolean check(const PlanSpec *plan, GError **error)
     return TRUE;
 }
 
-const PipeSchedule schedule_interleaved = {"interleaved", order, check, FALSE, FALSE};
+const PipeSchedule schedule_interleaved = {
+    .name = "interleaved",
+    .order = order,
+    .check = check,
+};

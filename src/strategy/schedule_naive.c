@@ -11,4 +11,9 @@ static void order(const StageWork *w, GArray *units)
     }
 }
 
-const PipeSchedule schedule_naive = {"naive", order, schedule_check_one_chunk, FALSE, TRUE};
+const PipeSchedule schedule_naive = {
+    .name = "naive",
+    .order = order,
+    .check = schedule_check_one_chunk,
+    .one_at_a_time = TRUE,
+};

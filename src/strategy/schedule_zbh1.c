@@ -31,4 +31,9 @@ static gboolean check(const PlanSpec *plan, GError **error)
     return schedule_check_zero_bubble(plan, 1, error);
 }
 
-const PipeSchedule schedule_zbh1 = {"zb-h1", order, check, TRUE, FALSE};
+const PipeSchedule schedule_zbh1 = {
+    .name = "zb-h1",
+    .order = order,
+    .check = check,
+    .split_backward = TRUE,
+};

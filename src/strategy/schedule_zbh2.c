@@ -64,4 +64,9 @@ static gboolean check(const PlanSpec *plan, GError **error)
     return schedule_check_zero_bubble(plan, 2 * plan->pp - 1, error);
 }
 
-const PipeSchedule schedule_zbh2 = {"zb-h2", order, check, TRUE, FALSE};
+const PipeSchedule schedule_zbh2 = {
+    .name = "zb-h2",
+    .order = order,
+    .check = check,
+    .split_backward = TRUE,
+};
