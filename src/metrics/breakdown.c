@@ -2,6 +2,7 @@
  * class (breakdown.h). */
 #include "metrics/breakdown.h"
 
+#include "layout/chunks.h"
 #include "strategy/estimate.h"
 
 const char *const breakdown_class_names[] = {"gemm", "attention_forward", "attention_backward",
@@ -41,16 +42,16 @@ void breakdown_compute(const ModelSpec *model, const GpuSpec *gpu, const PlanSpe
 {
     *out = (Breakdown){.stage = stage};
     Shard sh = tf_shard(plan);
-    int chunks = plan->layers_per_stage.n;
+    int chunks = chunks_count(plan);
     OpList ops;
     for (int k = 0; k < plan->virtual_stages; k++) {
-        int g = k * plan->pp + stage;
+        int g = chunks_of_stage(plan, stage, k);
         if (g == 0) {
             tf_embedding_ops(model, sh, &ops);
             add_forward_backward(out, gpu, &ops);
         }
-        int first = estimate_chunk_first_layer(plan, g);
-        for (int layer = first; layer < first + plan->layers_per_stage.v[g]; layer++)
+        int first = chunks_first_layer(plan, g);
+        for (int layer = first; layer < first + chunks_layers(plan, g); layer++)
             for (int i = 0; i < TF_BLOCKS; i++) {
                 Block block = tf_layer_block(model, layer, i);
                 tf_block_ops(model, block, sh, &ops);

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "layout/chunks.h"
 #include "strategy/offload.h"
 
 /* The forward-backward phase of the step, as a time window. */
@@ -181,8 +182,7 @@ static void stage_table(const Graph *g, const Replay *r, const Layout *layout, c
         const RankSplit *split = &splits[rank];
         CommStat table[TAG_KINDS][COLL_N_OPS]; /* sends: on the p2p stream alone */
         count_comm(g, r, rank, STREAM_P2P, STREAM_P2P + 1, table);
-        for (int c = 0; c < plan->virtual_stages; c++)
-            st->layers += plan->layers_per_stage.v[c * plan->pp + s];
+        st->layers = chunks_stage_layers(plan, s);
         st->embedding = s == 0;
         st->head = s == plan->pp - 1;
         st->busy_s = split->compute_s;

@@ -23,6 +23,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "layout/chunks.h"
 #include "strategy/schedule.h"
 #include "strategy/strategy.h"
 #include "strategy/states.h"
@@ -212,7 +213,7 @@ double emit_layer_params(const Emit *e)
 
 int emit_model_chunk(const Emit *e, const Unit *u)
 {
-    return u->chunk * e->plan->pp + e->stage;
+    return chunks_of_stage(e->plan, e->stage, u->chunk);
 }
 
 const Segment *emit_segment_next(const Emit *e, const Unit *u, const Segment *seg)
@@ -494,7 +495,7 @@ static void lay_out_chunks(Emit *e)
 {
     const ModelSpec *m = e->model;
     const PlanSpec *plan = e->plan;
-    int chunks = plan->layers_per_stage.n;
+    int chunks = chunks_count(plan);
     e->segments = g_new(Segment, m->layers + 2);
     e->chunk_first = g_new(int, chunks + 1);
     int n = 0, layer_index = 0;
@@ -502,7 +503,7 @@ static void lay_out_chunks(Emit *e)
         e->chunk_first[g] = n;
         if (g == 0)
             e->segments[n++] = states_segment(m, plan, SEGMENT_EMBEDDING, -1);
-        for (int i = 0; i < plan->layers_per_stage.v[g]; i++, layer_index++)
+        for (int i = 0; i < chunks_layers(plan, g); i++, layer_index++)
             e->segments[n++] = states_segment(m, plan, SEGMENT_LAYER, layer_index);
         if (g == chunks - 1)
             e->segments[n++] = states_segment(m, plan, SEGMENT_HEAD, -1);

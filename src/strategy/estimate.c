@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "net/net.h"
+#include "layout/chunks.h"
 #include "strategy/offload.h"
 #include "strategy/schedule.h"
 #include "strategy/states.h"
@@ -21,39 +22,20 @@
 #define TIME_SLACK   1e-6
 #define MEMORY_SLACK 1e-9
 
-int estimate_chunk_first_layer(const PlanSpec *plan, int g)
-{
-    int first = 0;
-    for (int k = 0; k < g; k++)
-        first += plan->layers_per_stage.v[k];
-    return first;
-}
-
-/* The first layer of each model chunk of `plan`, and after the last its
- * layer count: chunks + 1 of them, newly allocated. */
-static int *chunk_firsts(const PlanSpec *plan)
-{
-    int chunks = plan->layers_per_stage.n, *first = g_new(int, chunks + 1);
-    first[0] = 0;
-    for (int g = 0; g < chunks; g++)
-        first[g + 1] = first[g] + plan->layers_per_stage.v[g];
-    return first;
-}
-
 /* The segments of a plan's stages (states_segment): a layer's depends
  * only on whether it is MoE, so each kind's is made once, when first
  * visited, for every stage. */
 typedef struct {
     const ModelSpec *model;
     const PlanSpec *plan;
-    int *first; /* chunk_firsts */
+    int *first; /* chunks_firsts */
     Segment layer[2];
     gboolean made[2];
 } Segments;
 
 static Segments segments_new(const ModelSpec *model, const PlanSpec *plan)
 {
-    return (Segments){model, plan, chunk_firsts(plan), {{0}}, {FALSE, FALSE}};
+    return (Segments){model, plan, chunks_firsts(plan), {{0}}, {FALSE, FALSE}};
 }
 
 static void segments_clear(Segments *segs)
@@ -67,9 +49,9 @@ static void stage_segments(Segments *segs, int stage, void (*visit)(const Segmen
                            void *ctx)
 {
     const PlanSpec *plan = segs->plan;
-    int chunks = plan->layers_per_stage.n;
+    int chunks = chunks_count(plan);
     for (int c = 0; c < plan->virtual_stages; c++) {
-        int g = c * plan->pp + stage;
+        int g = chunks_of_stage(plan, stage, c);
         if (g == 0) {
             Segment embedding = states_segment(segs->model, plan, SEGMENT_EMBEDDING, -1);
             visit(&embedding, ctx);
@@ -306,7 +288,7 @@ static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const Gp
         tf_head_ops(m, sh, &ops);
         c->head_s = tf_ops_s(gpu, &ops);
     }
-    c->first = chunk_firsts(plan);
+    c->first = chunks_firsts(plan);
 }
 
 static void piece_costs_clear(PieceCosts *c)
@@ -337,7 +319,7 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
     const PlanSpec *plan = c->plan;
     int from = c->first[g], to = c->first[g + 1];
     int offloaded = c->pcie_Bps > 0 ? offload_chunk_layers(plan, g) : 0;
-    gboolean first = g == 0, last = g == plan->layers_per_stage.n - 1;
+    gboolean first = g == 0, last = g == chunks_count(plan) - 1;
     double ends = 2 * ((first ? c->embedding_s : 0) + (last ? c->head_s : 0));
     ChunkCost cc = {first ? c->embedding_s : 0, ends, ends, first ? c->embedding_kept : 0};
     for (int l = from; l < to; l++) {
@@ -384,7 +366,7 @@ static double stage_activations(const PieceCosts *c, int s)
     const PlanSpec *plan = c->plan;
     g_autofree double *kept = g_new(double, plan->virtual_stages);
     for (int k = 0; k < plan->virtual_stages; k++) {
-        int g = k * plan->pp + s;
+        int g = chunks_of_stage(plan, s, k);
         kept[k] = chunk_cost(c, g).kept - offload_chunk_bytes(c->model, plan, g);
     }
     return estimate_stage_held(plan, s, kept);
@@ -523,7 +505,7 @@ double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
         double busy = 0;
         ChunkCost here = {0, 0, 0, 0}; /* chunk s, for the stages after */
         for (int k = 0; k < plan->virtual_stages; k++) {
-            ChunkCost cc = chunk_cost(&c, k * plan->pp + s);
+            ChunkCost cc = chunk_cost(&c, chunks_of_stage(plan, s, k));
             busy += m * (cc.forward_s + cc.backward_s);
             if (k == 0)
                 here = cc;
@@ -537,7 +519,7 @@ double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
      * chunk, forward then back, then stage 0's optimizer step */
     if (pipeline_schedules[plan->schedule]->one_at_a_time) {
         double chain = 0;
-        for (int g = 0; g < plan->layers_per_stage.n; g++) {
+        for (int g = 0; g < chunks_count(plan); g++) {
             ChunkCost cc = chunk_cost(&c, g);
             chain += cc.forward_s + cc.chain_backward_s;
         }

@@ -121,10 +121,6 @@
 #include "strategy/emit.h"
 #include "spec/spec.h"
 
-/* The model's first layer in model chunk `g` (0 .. pp x virtual_stages - 1,
- * the plan's layers_per_stage). */
-int estimate_chunk_first_layer(const PlanSpec *plan, int g);
-
 /* The most bytes a rank of stage s holds at once when each forward unit of
  * its model chunk k (0 .. virtual_stages - 1) keeps per_chunk[k] until
  * that micro-batch's backward of the chunk ends, its schedule's units in

@@ -3,6 +3,7 @@
  * prefetched back for their backward (offload.h). */
 #include "strategy/offload.h"
 
+#include "layout/chunks.h"
 #include "strategy/estimate.h"
 #include "strategy/strategy.h"
 #include "strategy/states.h"
@@ -24,7 +25,7 @@ int offload_chunk_layers(const PlanSpec *plan, int g)
 {
     if (plan->offload != OFFLOAD_ACTIVATIONS)
         return 0;
-    int n = plan->layers_per_stage.v[g];
+    int n = chunks_layers(plan, g);
     return plan->offload_layers > 0 ? plan->offload_layers : MAX(n - 1, 0);
 }
 
@@ -43,10 +44,8 @@ double offload_layer_bytes(const ModelSpec *model, const PlanSpec *plan, int lay
 {
     if (plan->offload != OFFLOAD_ACTIVATIONS)
         return 0;
-    int g = 0, from = 0;
-    while (layer >= from + plan->layers_per_stage.v[g])
-        from += plan->layers_per_stage.v[g++];
-    return layer - from < offload_chunk_layers(plan, g) ? layer_activation_bytes(model, plan, layer)
+    int g = chunks_of_layer(plan, layer);
+    return layer - chunks_first_layer(plan, g) < offload_chunk_layers(plan, g) ? layer_activation_bytes(model, plan, layer)
                                                         : 0;
 }
 
@@ -54,7 +53,7 @@ double offload_chunk_bytes(const ModelSpec *model, const PlanSpec *plan, int g)
 {
     if (plan->offload != OFFLOAD_ACTIVATIONS)
         return 0;
-    int from = estimate_chunk_first_layer(plan, g);
+    int from = chunks_first_layer(plan, g);
     double bytes = 0, kind[2] = {-1, -1};
     for (int l = from; l < from + offload_chunk_layers(plan, g); l++) {
         int moe = tf_layer_moe(model, l);
@@ -78,7 +77,7 @@ double offload_stream_s(const ModelSpec *model, const ClusterSpec *cluster, cons
     }
     double bytes = 0; /* a micro-batch's, each copied down and up */
     for (int c = 0; c < plan->virtual_stages; c++)
-        bytes += offload_chunk_bytes(model, plan, c * plan->pp + stage);
+        bytes += offload_chunk_bytes(model, plan, chunks_of_stage(plan, stage, c));
     return 2 * bytes * plan_spec_micro_batches(plan) / gpu.pcie_Bps;
 }
 
@@ -88,7 +87,7 @@ static double host_activation_bytes(const ModelSpec *model, const PlanSpec *plan
 {
     g_autofree double *chunk = g_new0(double, plan->virtual_stages);
     for (int c = 0; c < plan->virtual_stages; c++)
-        chunk[c] = offload_chunk_bytes(model, plan, c * plan->pp + stage);
+        chunk[c] = offload_chunk_bytes(model, plan, chunks_of_stage(plan, stage, c));
     return estimate_stage_held(plan, stage, chunk);
 }
 
@@ -133,9 +132,9 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **err
                                "offloading with recomputation)");
     if (!plan->layers_per_stage.v)
         return TRUE; /* a sweep's walk, before the layers are split: checked once they are */
-    int fewest = plan->layers_per_stage.v[0];
-    for (int g = 1; g < plan->layers_per_stage.n; g++)
-        fewest = MIN(fewest, plan->layers_per_stage.v[g]);
+    int fewest = chunks_layers(plan, 0);
+    for (int g = 1; g < chunks_count(plan); g++)
+        fewest = MIN(fewest, chunks_layers(plan, g));
     if (plan->offload_layers > fewest - 1)
         return plan_field_fail(error, plan, PLAN_OFFLOAD_LAYERS,
                                "at most the layers of a model chunk less one, %d", fewest - 1);

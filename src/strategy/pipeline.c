@@ -13,6 +13,7 @@
  * is done; the receiving unit's first task waits for the transfer. A tied
  * word embedding, held by the first and the last stage, has its gradients
  * summed over the two at the end of the step. */
+#include "layout/chunks.h"
 #include "strategy/schedule.h"
 #include "strategy/states.h"
 #include "strategy/strategy.h"
@@ -64,7 +65,7 @@ static TaskName transfer_name(gboolean forward, int mb, int from_chunk)
 static void unit_begin(Emit *e, void *state, const Unit *u)
 {
     (void)state;
-    int g = emit_model_chunk(e, u), last = emit_plan(e)->layers_per_stage.n - 1;
+    int g = emit_model_chunk(e, u), last = chunks_count(emit_plan(e)) - 1;
     if (u->forward && g > 0)
         emit_gate(e, emit_recv(e, TOWARD_NEXT, transfer_bytes(e),
                                transfer_name(TRUE, u->micro_batch, g - 1)));
@@ -76,7 +77,7 @@ static void unit_begin(Emit *e, void *state, const Unit *u)
 static void unit_end(Emit *e, void *state, const Unit *u, TaskId done)
 {
     (void)state;
-    int g = emit_model_chunk(e, u), last = emit_plan(e)->layers_per_stage.n - 1;
+    int g = emit_model_chunk(e, u), last = chunks_count(emit_plan(e)) - 1;
     if (u->forward && g < last)
         emit_send(e, TOWARD_NEXT, transfer_bytes(e), done, transfer_name(TRUE, u->micro_batch, g));
     if (emit_unit_passes_gradients(u) && g > 0)
