@@ -126,6 +126,32 @@ static const BadCase bad[] = {
      "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, "
      "\"comm_compute_interference\": 1}, " GOOD_LINKS "}",
      {"$.gpu.comm_compute_interference", "from 0 to 0.95", "got 1"}},
+    /* the calibration record: names of cluster_params.def, each listed once */
+    {CLUSTER,
+     GOOD_CLUSTER ", \"calibration\": {\"by\": \"me\", \"base\": \"b.json\", \"fitted\": "
+                  "[\"gpu.gemm_sustained\", \"gpu.gemm_sustaned\"]}}",
+     {"$.calibration.fitted[1]: expected a parameter calibrate fits, one of "
+      "\"intra_node.efficiency\", \"intra_node.latency_us\", ",
+      "\"gpu.memory_efficiency\", got \"gpu.gemm_sustaned\""}},
+    {CLUSTER,
+     GOOD_CLUSTER ", \"calibration\": {\"by\": \"me\", \"base\": \"b.json\", \"kept\": "
+                  "[\"inter_node.efficiency\"], \"given\": [\"inter_node.efficiency\"]}}",
+     {"$.calibration.given[0]", "listed once (it is in \"kept\" already)",
+      "got \"inter_node.efficiency\""}},
+    {CLUSTER,
+     GOOD_CLUSTER ", \"calibration\": {\"by\": \"me\", \"base\": \"b.json\", \"fitted\": "
+                  "\"gpu.gemm_sustained\"}}",
+     {"$.calibration.fitted: expected a list of parameter names", "got \"gpu.gemm_sustained\""}},
+    {CLUSTER,
+     GOOD_CLUSTER ", \"calibration\": {\"by\": \"me\", \"base\": \"b.json\", \"given\": [3]}}",
+     {"$.calibration.given[0]", "got 3"}},
+    {CLUSTER,
+     GOOD_CLUSTER ", \"calibration\": {\"base\": \"b.json\", \"fitted\": []}}",
+     {"$.calibration.by: missing"}},
+    {CLUSTER,
+     GOOD_CLUSTER ", \"calibration\": {\"by\": \"me\", \"base\": \"b.json\", \"fited\": []}}",
+     {"$.calibration.fited", "unknown key", "\"fitted\""}},
+    {CLUSTER, GOOD_CLUSTER ", \"calibration\": [\"fitted\"]}", {"$.calibration", "object"}},
     {PLAN, "{\"tp\": 2, \"pp\": 2, \"tp\": 2}", {"$.tp: key given twice"}},
     {PLAN, "{\"collective_algorithm\": \"tree2\"}", {"$.collective_algorithm", "got \"tree2\""}},
     {PLAN, "{\"link_contention\": 0}", {"$.link_contention", "true or false"}},
@@ -256,6 +282,62 @@ START_TEST(defaults_and_units)
 }
 END_TEST
 
+/* A cluster file's calibration record: read into the states its lists
+ * say (a name in no list unlisted), written last with each list in
+ * cluster_params.def's order (intra_node's efficiency before inter_node's,
+ * though the file lists them the other way; an absent list written
+ * empty), then read and written again byte for byte; copied with the
+ * cluster; and nothing else of the cluster differs from the same file
+ * without it, so that no simulation sees it. */
+START_TEST(calibration_record_round_trip)
+{
+    char *plain_path = test_write_tmp(GOOD_CLUSTER "}");
+    char *path = test_write_tmp(
+        GOOD_CLUSTER ", \"calibration\": {\"by\": \"plansim calibrate\", \"base\": \"b.json\", "
+                     "\"fitted\": [\"inter_node.efficiency\", \"intra_node.efficiency\"], "
+                     "\"kept\": [\"inter_node.tree_efficiency\"]}}");
+    GError *error = NULL;
+    g_autoptr(ClusterSpec) plain = cluster_spec_load(plain_path, 0, &error);
+    g_autoptr(ClusterSpec) c = cluster_spec_load(path, 0, &error);
+    ck_assert_msg(plain && c, "%s", error ? error->message : "");
+    const ClusterCalibration *r = c->calibration;
+    ck_assert_ptr_null(plain->calibration);
+    ck_assert_str_eq(r->by, "plansim calibrate");
+    ck_assert_str_eq(r->base, "b.json");
+    for (int p = 0; p < CLUSTER_N_PARAMS; p++) {
+        ParamState expected =
+            p == CLUSTER_PARAM_INTRA_EFFICIENCY || p == CLUSTER_PARAM_INTER_EFFICIENCY
+                ? PARAM_FITTED
+            : p == CLUSTER_PARAM_TREE_EFFICIENCY ? PARAM_KEPT
+                                                 : PARAM_UNLISTED;
+        ck_assert_msg(r->state[p] == expected, "%s", cluster_param_names[p]);
+    }
+    g_autofree char *json = cluster_spec_json(c);
+    const char *record = strstr(json, "\"calibration\"");
+    ck_assert_msg(record && record > strstr(json, "\"oversubscription\""), "%s", json);
+    ck_assert_ptr_nonnull(
+        strstr(record, "\"fitted\": [\"intra_node.efficiency\", \"inter_node.efficiency\"]"));
+    ck_assert_ptr_nonnull(strstr(record, "\"kept\": [\"inter_node.tree_efficiency\"]"));
+    ck_assert_ptr_nonnull(strstr(record, "\"given\": []\n  }\n}\n"));
+    char *again_path = test_write_tmp(json);
+    g_autoptr(ClusterSpec) again = cluster_spec_load(again_path, 0, &error);
+    ck_assert_msg(again, "%s", error ? error->message : "");
+    g_autofree char *json_again = cluster_spec_json(again);
+    ck_assert_str_eq(json_again, json);
+    g_autoptr(ClusterSpec) copy = cluster_spec_copy(c);
+    ck_assert(copy->calibration != r && copy->calibration->base != r->base);
+    ck_assert_str_eq(copy->calibration->base, "b.json");
+    ck_assert(memcmp(copy->calibration->state, r->state, sizeof r->state) == 0);
+    ClusterSpec x = *plain, y = *c;
+    x.path = y.path = x.name = y.name = x.gpu.name = y.gpu.name = NULL;
+    y.calibration = NULL;
+    ck_assert(memcmp(&x, &y, sizeof x) == 0);
+    test_remove(plain_path);
+    test_remove(path);
+    test_remove(again_path);
+}
+END_TEST
+
 /* Flags are validated like file values and name the flag. */
 START_TEST(flags_and_resolution)
 {
@@ -382,6 +464,7 @@ Suite *suite_spec(void)
     tcase_add_test(tc, shipped_files_load);
     tcase_add_test(tc, hugging_face_config);
     tcase_add_test(tc, defaults_and_units);
+    tcase_add_test(tc, calibration_record_round_trip);
     tcase_add_test(tc, flags_and_resolution);
     tcase_add_test(tc, uneven_layers_go_to_the_middle_stages);
     tcase_add_test(tc, counts_and_sizes);

@@ -1,9 +1,9 @@
 #!/bin/sh
 # tests/docs.sh: the docs name what the tables hold. Every row of the
-# tables (strategies, schedules, plan fields, communication purposes,
-# streams, collective algorithms), every hook of the strategy interface and
-# every unit suite must be named where a reader looks for it; a row added
-# without its documentation fails here.
+# tables (strategies, schedules, plan fields, calibrated parameters,
+# communication purposes, streams, collective algorithms), every hook of
+# the strategy interface and every unit suite must be named where a
+# reader looks for it; a row added without its documentation fails here.
 . "${top_srcdir:?}/tests/cli_lib.sh"
 
 d="$top_srcdir/docs"
@@ -38,6 +38,9 @@ named "schedule of schedules.def" cli.md \
 # shellcheck disable=SC2046
 named "plan field of plan_fields.def" inputs.md \
     $(names src/spec/plan_fields.def 's/^PLAN_FIELD([A-Z_0-9]*, \([a-z_0-9]*\),.*/\1/p')
+# shellcheck disable=SC2046
+named "parameter of cluster_params.def" inputs.md \
+    $(names src/spec/cluster_params.def 's/^CLUSTER_PARAM([A-Z_0-9]*, \([a-z_]*\), \([a-z_0-9]*\),.*/\1.\2/p')
 # shellcheck disable=SC2046
 named "communication purpose of tags.def" report.md \
     $(names src/strategy/tags.def 's/^TAG([A-Z]*, "\([a-z]*\)".*/\1/p')

@@ -4,7 +4,8 @@
  * returned ClusterSpec: every rate and size positive (the runtime reserve
  * >= 0 and at most the memory), efficiencies in (0, 1],
  * latencies >= 0, a GEMM efficiency curve (if any) with increasing
- * intensities, and at most 2^20 GPUs. */
+ * intensities, and at most 2^20 GPUs. The "calibration" record is read,
+ * checked and written back, never used. */
 #include <math.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ static const char *const cluster_keys[] = {"name",
                                            "host_memory_GiB",
                                            "cpu_adam_params_per_s",
                                            "reliability",
+                                           "calibration",
                                            NULL};
 static const char *const storage_keys[] = {"read_bandwidth_GBps",  "preprocess_samples_per_s",
                                            "write_bandwidth_GBps", "aggregate_read_GBps",
@@ -63,6 +65,27 @@ static const char *const intra_keys[] = {
 static const char *const inter_keys[] = {"bandwidth_GBps", "latency_us",       "efficiency",
                                          "ll_latency_us",  "ll128_latency_us", "tree_efficiency",
                                          "nics_per_node",  "oversubscription", NULL};
+/* The calibration record's keys: what wrote it and from what, then the
+ * lists of the states PARAM_FITTED on (calibration_keys[FIRST_LIST + s -
+ * PARAM_FITTED] lists state s). */
+static const char *const calibration_keys[] = {"by", "base", "fitted", "kept", "given", NULL};
+#define FIRST_LIST 2
+G_STATIC_ASSERT(G_N_ELEMENTS(calibration_keys) == FIRST_LIST + PARAM_STATES - PARAM_FITTED + 1);
+
+const char *const cluster_param_names[] = {
+#define CLUSTER_PARAM(ID, object, key, fit, needs) #object "." #key,
+#include "spec/cluster_params.def"
+#undef CLUSTER_PARAM
+    NULL};
+
+/* What a profile must model for a parameter to exist: its row's `needs`. */
+typedef enum { NEEDS_ALWAYS, NEEDS_LL, NEEDS_LL128, NEEDS_NVLS, NEEDS_CURVE } ParamNeeds;
+static const ParamNeeds param_needs[] = {
+#define CLUSTER_PARAM(ID, object, key, fit, needs) [CLUSTER_PARAM_##ID] = NEEDS_##needs,
+#include "spec/cluster_params.def"
+#undef CLUSTER_PARAM
+};
+
 /* The per-message latency keys of the protocols besides Simple, by
  * CollProtocol. */
 static const char *const protocol_latency_keys[] = {"ll_latency_us", "ll128_latency_us"};
@@ -412,6 +435,51 @@ static void write_reliability(JsonWriter *w, const ClusterSpec *c)
     jsonw_end(w);
 }
 
+/* The optional "calibration": "by" and "base", strings, and the lists
+ * "fitted", "kept" and "given" (absent: empty) of parameters by name
+ * (cluster_param_names), each parameter in one list at most. */
+static gboolean read_calibration(const JsonDoc *doc, ClusterSpec *c, GError **error)
+{
+    const char *where = "$.calibration";
+    if (!cJSON_GetObjectItemCaseSensitive(doc->root, "calibration"))
+        return TRUE;
+    g_autoptr(ClusterCalibration) r = g_new0(ClusterCalibration, 1);
+    const cJSON *o = json_object(doc, doc->root, "$", "calibration", error);
+    if (!o || !json_check_keys(doc, o, where, calibration_keys, error) ||
+        !json_string(doc, o, where, "by", TRUE, NULL, &r->by, error) ||
+        !json_string(doc, o, where, "base", TRUE, NULL, &r->base, error))
+        return FALSE;
+    for (ParamState s = PARAM_FITTED; s < PARAM_STATES; s++) {
+        const char *key = calibration_keys[FIRST_LIST + s - PARAM_FITTED];
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(o, key), *item;
+        if (list && !cJSON_IsArray(list)) {
+            json_fail(error, doc, where, key, list, "a list of parameter names");
+            return FALSE;
+        }
+        int i = 0;
+        cJSON_ArrayForEach(item, list)
+        {
+            int p = names_find(cluster_param_names, cJSON_GetStringValue(item));
+            if (p < 0 || r->state[p] != PARAM_UNLISTED) {
+                g_autofree char *at = g_strdup_printf("%s[%d]", key, i);
+                g_autofree char *names = p < 0 ? names_list(cluster_param_names, TRUE) : NULL;
+                if (p < 0)
+                    json_fail(error, doc, where, at, item, "a parameter calibrate fits, one of %s",
+                              names);
+                else
+                    json_fail(error, doc, where, at, item,
+                              "a parameter listed once (it is in \"%s\" already)",
+                              calibration_keys[FIRST_LIST + r->state[p] - PARAM_FITTED]);
+                return FALSE;
+            }
+            r->state[p] = s;
+            i++;
+        }
+    }
+    c->calibration = g_steal_pointer(&r);
+    return TRUE;
+}
+
 ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **error)
 {
     g_autoptr(JsonDoc) doc = json_doc_load(path, error);
@@ -439,7 +507,8 @@ ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **er
                      error) ||
         !json_number(doc, doc->root, "$", "cpu_adam_params_per_s", FALSE, MIN_RATE, 1e18, 0,
                      &c->cpu_adam_params_s, error) ||
-        !read_reliability(doc, c, (int)per_node, (int)nics, error))
+        !read_reliability(doc, c, (int)per_node, (int)nics, error) ||
+        !read_calibration(doc, c, error))
         return NULL;
     c->host_memory_bytes = host_gib * 1073741824.0;
     c->path = g_strdup(path);
@@ -457,6 +526,15 @@ ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **er
     return g_steal_pointer(&c);
 }
 
+void cluster_calibration_free(ClusterCalibration *r)
+{
+    if (!r)
+        return;
+    g_free(r->by);
+    g_free(r->base);
+    g_free(r);
+}
+
 void cluster_spec_free(ClusterSpec *cluster)
 {
     if (!cluster)
@@ -464,6 +542,7 @@ void cluster_spec_free(ClusterSpec *cluster)
     g_free(cluster->name);
     g_free(cluster->gpu.name);
     g_free(cluster->path);
+    cluster_calibration_free(cluster->calibration);
     g_free(cluster);
 }
 
@@ -473,6 +552,11 @@ ClusterSpec *cluster_spec_copy(const ClusterSpec *c)
     copy->name = g_strdup(c->name);
     copy->gpu.name = g_strdup(c->gpu.name);
     copy->path = g_strdup(c->path);
+    if (c->calibration) {
+        copy->calibration = g_memdup2(c->calibration, sizeof *c->calibration);
+        copy->calibration->by = g_strdup(c->calibration->by);
+        copy->calibration->base = g_strdup(c->calibration->base);
+    }
     return copy;
 }
 
@@ -493,6 +577,26 @@ static void write_curve(JsonWriter *w, const char *key, const Curve *c)
         jsonw_begin_list(w, JSONW_INLINE);
         jsonw_number(w, c->x[i]);
         jsonw_number(w, c->y[i]);
+        jsonw_end(w);
+    }
+    jsonw_end(w);
+}
+
+/* The calibration record, if any: each list in cluster_params.def's
+ * order, empty ones too. */
+static void write_calibration(JsonWriter *w, const ClusterCalibration *r)
+{
+    if (!r)
+        return;
+    jsonw_begin_object(jsonw_key(w, "calibration"), 4);
+    jsonw_string(jsonw_key(w, "by"), r->by);
+    jsonw_string(jsonw_key(w, "base"), r->base);
+    for (ParamState s = PARAM_FITTED; s < PARAM_STATES; s++) {
+        jsonw_begin_list(jsonw_key(w, calibration_keys[FIRST_LIST + s - PARAM_FITTED]),
+                         JSONW_INLINE);
+        for (int p = 0; p < CLUSTER_N_PARAMS; p++)
+            if (r->state[p] == s)
+                jsonw_string(w, cluster_param_names[p]);
         jsonw_end(w);
     }
     jsonw_end(w);
@@ -578,6 +682,7 @@ char *cluster_spec_json(const ClusterSpec *c)
     jsonw_int(jsonw_key(&w, "nics_per_node"), c->nics_per_node);
     jsonw_number(jsonw_key(&w, "oversubscription"), c->oversubscription);
     jsonw_end(&w);
+    write_calibration(&w, c->calibration);
     jsonw_end(&w);
     g_string_append_c(out, '\n');
     return g_string_free(out, FALSE);
@@ -586,6 +691,22 @@ char *cluster_spec_json(const ClusterSpec *c)
 int cluster_spec_gpus(const ClusterSpec *cluster)
 {
     return cluster->nodes * cluster->gpus_per_node;
+}
+
+gboolean cluster_spec_has_param(const ClusterSpec *c, ClusterParam p)
+{
+    switch (param_needs[p]) {
+    case NEEDS_LL:
+        return c->protocols >> PROTOCOL_LL & 1;
+    case NEEDS_LL128:
+        return c->protocols >> PROTOCOL_LL128 & 1;
+    case NEEDS_NVLS:
+        return c->nvls;
+    case NEEDS_CURVE:
+        return c->gpu.gemm.n > 0;
+    default:
+        return TRUE;
+    }
 }
 
 /* Fails for a key the value of `plan`'s `field` needs and the cluster

@@ -162,6 +162,42 @@ typedef struct {
     int warmup_steps; /* after each restart, steps whose time is lost to warm-up */
 } ReliabilitySpec;
 
+/* The parameters plansim calibrate fits (cluster_params.def), named
+ * "object.key" by their place in a cluster file ("intra_node.efficiency",
+ * "gpu.gemm_sustained"): cluster_param_names, by ClusterParam,
+ * NULL-terminated. */
+typedef enum {
+#define CLUSTER_PARAM(ID, ...) CLUSTER_PARAM_##ID,
+#include "spec/cluster_params.def"
+#undef CLUSTER_PARAM
+    CLUSTER_N_PARAMS
+} ClusterParam;
+extern const char *const cluster_param_names[];
+
+/* How a calibrated profile came by a parameter, the lists of its
+ * "calibration" (docs/inputs.md, "Calibration"). */
+typedef enum {
+    PARAM_UNLISTED, /* in no list */
+    PARAM_FITTED,   /* freed by the fit and moved by it */
+    PARAM_KEPT,     /* freed by the fit and left at the base's value: no measurement
+                     * depends on it (or none where the fit had taken it) */
+    PARAM_GIVEN,    /* not freed by the fit (another fit's, or not named by --fit):
+                     * the base's value, as the base gave it */
+    PARAM_STATES
+} ParamState;
+
+/* A profile's record of the fit that wrote it ("calibration"). The
+ * simulation never reads it. */
+typedef struct {
+    char *by;                           /* what wrote it: "plansim calibrate" */
+    char *base;                         /* the profile it was fitted from: its file,
+                                         * or its name where it was built in code */
+    ParamState state[CLUSTER_N_PARAMS]; /* by ClusterParam */
+} ClusterCalibration;
+
+void cluster_calibration_free(ClusterCalibration *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ClusterCalibration, cluster_calibration_free)
+
 typedef struct {
     char *name;
     int nodes;
@@ -190,9 +226,10 @@ typedef struct {
     double storage_total_write_Bps; /* (0 there too: unlimited) */
     ReliabilitySpec reliability;
     /* The host, per node, for offload (offload.h); 0: not given. */
-    double host_memory_bytes; /* CPU memory */
-    double cpu_adam_params_s; /* parameters the node's CPUs step with Adam per second */
-    char *path;               /* the file it was read from, for errors; NULL if built */
+    double host_memory_bytes;        /* CPU memory */
+    double cpu_adam_params_s;        /* parameters the node's CPUs step with Adam per second */
+    char *path;                      /* the file it was read from, for errors; NULL if built */
+    ClusterCalibration *calibration; /* how calibrate fitted it; NULL: no record */
 } ClusterSpec;
 
 /* The most GPUs a cluster may hold. */
@@ -202,16 +239,22 @@ typedef struct {
 ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **error);
 void cluster_spec_free(ClusterSpec *cluster);
 
-/* A copy of `c`, its strings too. */
+/* A copy of `c`, its strings and calibration record too. */
 ClusterSpec *cluster_spec_copy(const ClusterSpec *c);
 
 /* A cluster file (docs/inputs.md, "Cluster") that cluster_spec_load reads
- * back into the same values, to 10 significant digits. */
+ * back into the same values, to 10 significant digits, and then writes
+ * again byte for byte; the calibration record, if any, last. */
 char *cluster_spec_json(const ClusterSpec *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ClusterSpec, cluster_spec_free)
 
 /* GPUs in the cluster. */
 int cluster_spec_gpus(const ClusterSpec *cluster);
+
+/* Whether cluster `c` models parameter `p` (its row's `needs`): LL's and
+ * LL128's latencies where the cluster models the protocol, NVLS's
+ * parameters where it has NVLS, the GEMM curve where it has one. */
+gboolean cluster_spec_has_param(const ClusterSpec *c, ClusterParam p);
 
 /* ---- plan ------------------------------------------------------------- */
 
