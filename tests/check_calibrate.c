@@ -242,6 +242,62 @@ START_TEST(fit_warns_of_bounds_kept_values_and_errors)
 }
 END_TEST
 
+/* The profile calibrate writes records how it came by each parameter.
+ * The inputs of the test above: one node, all-reduce timed at half what
+ * the A100 profile gives. By hand: the fit moves intra_node's efficiency
+ * (to its bound of 1) and its Simple latency (which stays where the fit
+ * took it): fitted; LL's latency goes back to the profile's, and no point
+ * crosses nodes, so none depends on inter_node's efficiency, Simple
+ * latency or tree efficiency (sensitivity 0): kept, as the report marks
+ * each. No GEMMs were timed, and --runs' parameters are not this fit's:
+ * the curve and gemm_sustained are given. The A100 profile has no NVLS:
+ * its parameters are in no list. The file written says the same. */
+START_TEST(written_profile_records_fitted_kept_and_given)
+{
+    g_autoptr(ClusterSpec) a100 = test_shipped_cluster("dgx-a100-80gb.json", 0);
+    CalibNccl *nccl[] = {exact_nccl(a100, COLL_ALL_REDUCE, 8, 1)};
+    for (guint i = 0; i < nccl[0]->points->len; i++)
+        g_array_index(nccl[0]->points, CalibPoint, i).time_s /= 2;
+    g_autoptr(Calibration) c = calib_run(a100, nccl, 1, NULL);
+    g_autofree char *json = cluster_spec_json(c->cluster);
+    char *path = test_write_tmp(json);
+    GError *error = NULL;
+    g_autoptr(ClusterSpec) written = cluster_spec_load(path, 0, &error);
+    test_remove(path);
+    ck_assert_msg(written, "%s", error ? error->message : "?");
+    const ClusterCalibration *r = written->calibration;
+    ck_assert_str_eq(r->by, "plansim calibrate");
+    ck_assert_str_eq(r->base, a100->path);
+    static const struct {
+        ClusterParam param;
+        ParamState state;
+    } expected[] = {
+        {CLUSTER_PARAM_INTRA_EFFICIENCY, PARAM_FITTED},
+        {CLUSTER_PARAM_INTRA_LATENCY, PARAM_FITTED},
+        {CLUSTER_PARAM_INTRA_LL_LATENCY, PARAM_KEPT},
+        {CLUSTER_PARAM_INTER_EFFICIENCY, PARAM_KEPT},
+        {CLUSTER_PARAM_INTER_LATENCY, PARAM_KEPT},
+        {CLUSTER_PARAM_TREE_EFFICIENCY, PARAM_KEPT},
+        {CLUSTER_PARAM_GEMM_EFFICIENCY, PARAM_GIVEN},
+        {CLUSTER_PARAM_GEMM_SUSTAINED, PARAM_GIVEN},
+        {CLUSTER_PARAM_NVLS_EFFICIENCY, PARAM_UNLISTED},
+        {CLUSTER_PARAM_NVLS_LATENCY, PARAM_UNLISTED},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(expected); i++)
+        ck_assert_msg(r->state[expected[i].param] == expected[i].state, "%s: %d, not %d",
+                      cluster_param_names[expected[i].param], r->state[expected[i].param],
+                      expected[i].state);
+    /* as many kept as the report's table marks kept */
+    int kept = 0, listed_kept = 0;
+    for (const char *line = c->report; (line = strstr(line, "  kept\n")); line++)
+        kept++;
+    for (int p = 0; p < CLUSTER_N_PARAMS; p++)
+        listed_kept += r->state[p] == PARAM_KEPT;
+    ck_assert_int_eq(listed_kept, kept);
+    calib_nccl_free(nccl[0]);
+}
+END_TEST
+
 /* Data made without LL: from the A100 profile, with LL at 0.8 us, the fit
  * raises intra_node.ll_latency_us until no size runs LL, where no point
  * depends on it; at 0.8 us LL would run the small sizes again, slower than
@@ -674,6 +730,7 @@ Suite *suite_calibrate(void)
     tcase_add_test(tc, collbench_alone_is_the_replay);
     tcase_add_test(tc, fit_warns_of_bounds_kept_values_and_errors);
     tcase_add_test(tc, moved_where_no_point_depends_stays_when_it_matters);
+    tcase_add_test(tc, written_profile_records_fitted_kept_and_given);
     suite_add_tcase(s, tc);
     TCase *rd = tcase_create("readers");
     tcase_add_checked_fixture(rd, folder_new, folder_free);

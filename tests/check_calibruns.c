@@ -212,6 +212,14 @@ START_TEST(fit_warns_of_a_bad_fit)
     ck_assert_ptr_nonnull(strstr(fit->warnings[2], "(over 15 %)"));
     ck_assert_ptr_nonnull(strstr(fit->report, "comm_compute_interference           0.0000      "
                                               "0.0000  kept"));
+    /* the profile's record says the same; what --fit did not name is given,
+     * the microbenchmarks' parameters too (NVLS's: the H100 has it) */
+    const ParamState *state = fit->cluster->calibration->state;
+    ck_assert_int_eq(state[CLUSTER_PARAM_GEMM_SUSTAINED], PARAM_FITTED);
+    ck_assert_int_eq(state[CLUSTER_PARAM_COMM_INTERFERENCE], PARAM_KEPT);
+    ck_assert_int_eq(state[CLUSTER_PARAM_LAUNCH], PARAM_GIVEN);
+    ck_assert_int_eq(state[CLUSTER_PARAM_NVLS_EFFICIENCY], PARAM_GIVEN);
+    ck_assert_int_eq(state[CLUSTER_PARAM_GEMM_EFFICIENCY], PARAM_GIVEN);
     test_remove(g_steal_pointer(&probe_path));
     test_remove(g_steal_pointer(&path));
 }

@@ -142,33 +142,29 @@ static void warn(GPtrArray *warnings, char *warning)
 
 typedef enum { EFFICIENCY, LATENCY } ParamKind;
 
-/* What the cluster must model for a parameter to exist. */
-typedef enum { ALWAYS, WITH_LL, WITH_LL128, WITH_NVLS } ParamNeeds;
-
-/* A link class's parameters: LinkSpec's, under the class's key. */
-#define LINK_PARAMS(class, member)                                                                 \
-    {class ".efficiency", offsetof(ClusterSpec, member.efficiency), EFFICIENCY, ALWAYS},           \
-        {class ".latency_us", offsetof(ClusterSpec, member.latency_s), LATENCY, ALWAYS},           \
-        {class ".ll_latency_us", offsetof(ClusterSpec, member.ll_latency_s), LATENCY, WITH_LL},    \
+/* A link class's parameters: LinkSpec's, the rows CLASS_... */
+#define LINK_PARAMS(CLASS, member)                                                                 \
+    {CLUSTER_PARAM_##CLASS##_EFFICIENCY, offsetof(ClusterSpec, member.efficiency), EFFICIENCY},    \
+        {CLUSTER_PARAM_##CLASS##_LATENCY, offsetof(ClusterSpec, member.latency_s), LATENCY},       \
+        {CLUSTER_PARAM_##CLASS##_LL_LATENCY, offsetof(ClusterSpec, member.ll_latency_s), LATENCY}, \
     {                                                                                              \
-        class ".ll128_latency_us", offsetof(ClusterSpec, member.ll128_latency_s), LATENCY,         \
-            WITH_LL128                                                                             \
+        CLUSTER_PARAM_##CLASS##_LL128_LATENCY, offsetof(ClusterSpec, member.ll128_latency_s),      \
+            LATENCY                                                                                \
     }
 
-/* The collective model's parameters (spec.h, LinkSpec and ClusterSpec),
- * named by their cluster-file keys. */
+/* The collective model's parameters (spec.h, LinkSpec and ClusterSpec):
+ * the NCCL rows of cluster_params.def, in their order. */
 static const struct {
-    const char *key;
-    gsize offset; /* of the double in ClusterSpec */
+    ClusterParam param; /* its name and whether the cluster has it */
+    gsize offset;       /* of the double in ClusterSpec */
     ParamKind kind;
-    ParamNeeds needs;
 } params[] = {
-    LINK_PARAMS("intra_node", intra),
-    {"intra_node.base_latency_us", offsetof(ClusterSpec, base_latency_s), LATENCY, ALWAYS},
-    {"intra_node.nvls_efficiency", offsetof(ClusterSpec, nvls_efficiency), EFFICIENCY, WITH_NVLS},
-    {"intra_node.nvls_latency_us", offsetof(ClusterSpec, nvls_latency_s), LATENCY, WITH_NVLS},
-    LINK_PARAMS("inter_node", inter),
-    {"inter_node.tree_efficiency", offsetof(ClusterSpec, tree_efficiency), EFFICIENCY, ALWAYS},
+    LINK_PARAMS(INTRA, intra),
+    {CLUSTER_PARAM_BASE_LATENCY, offsetof(ClusterSpec, base_latency_s), LATENCY},
+    {CLUSTER_PARAM_NVLS_EFFICIENCY, offsetof(ClusterSpec, nvls_efficiency), EFFICIENCY},
+    {CLUSTER_PARAM_NVLS_LATENCY, offsetof(ClusterSpec, nvls_latency_s), LATENCY},
+    LINK_PARAMS(INTER, inter),
+    {CLUSTER_PARAM_TREE_EFFICIENCY, offsetof(ClusterSpec, tree_efficiency), EFFICIENCY},
 };
 
 #define N_PARAMS ((int)G_N_ELEMENTS(params))
@@ -194,18 +190,9 @@ static double value(const ClusterSpec *c, int j)
     return *(const double *)((const char *)c + params[j].offset);
 }
 
-static gboolean exists(const ClusterSpec *c, int j)
+static const char *key_of(int j)
 {
-    switch (params[j].needs) {
-    case WITH_LL:
-        return c->protocols >> PROTOCOL_LL & 1;
-    case WITH_LL128:
-        return c->protocols >> PROTOCOL_LL128 & 1;
-    case WITH_NVLS:
-        return c->nvls;
-    default:
-        return TRUE;
-    }
+    return cluster_param_names[params[j].param];
 }
 
 typedef struct {
@@ -536,8 +523,9 @@ gboolean calib_gemm_check(const GpuSpec *gpu, const CalibGemm *g, GError **error
 
 /* Fits gpu's curve to the rows (its other values, gemm_sustained with
  * them, kept); appends the curve's points to `out` and its warnings to
- * `warnings`: a point on a bound, or that no row reaches. */
-static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out, GPtrArray *warnings)
+ * `warnings`: a point on a bound, or that no row reaches. FALSE when the
+ * curve is kept whole (no row compute-bound, or the fit singular). */
+static gboolean fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out, GPtrArray *warnings)
 {
     int rows = (int)g->rows->len, used = 0;
     g_autofree double *e = g_new(double, rows), *xi = g_new(double, rows);
@@ -558,7 +546,7 @@ static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out, GPtrArray *
                                g->path);
         warn(warnings,
              g_strdup_printf("%s: no row is compute-bound: the GEMM curve is kept", g->path));
-        return;
+        return FALSE;
     }
     double x[CURVE_POINTS], e0[CURVE_POINTS], a[CURVE_POINTS * CURVE_POINTS] = {0};
     double b[CURVE_POINTS], w[CURVE_POINTS];
@@ -589,7 +577,7 @@ static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out, GPtrArray *
             out, "# %s: the fit is numerically singular: the GEMM curve is kept\n", g->path);
         warn(warnings, g_strdup_printf(
                            "%s: the fit is numerically singular: the GEMM curve is kept", g->path));
-        return;
+        return FALSE;
     }
     g_string_append_printf(out, "# gpu.gemm_efficiency point   base  fitted  rows  status\n");
     for (int j = 0; j < k; j++) {
@@ -601,6 +589,7 @@ static void fit_gemm(GpuSpec *gpu, const CalibGemm *g, GString *out, GPtrArray *
                                   : calib_kept_warning(key, "row", 0, e0[j], NAN, ""));
     }
     gpu->gemm = with_curve(gpu, x, b, k).gemm;
+    return TRUE;
 }
 
 /* ---- the report -------------------------------------------------------------------- */
@@ -681,7 +670,7 @@ static void gemm_residuals(GString *out, GPtrArray *warnings, const GpuSpec *gpu
 static char *parameter_warning(const Fit *fit, int j, double scale, const char *unit)
 {
     int p = fit->idx[j];
-    const char *key = params[p].key;
+    const char *key = key_of(p);
     double base = value(fit->base, p) * scale, fitted = value(&fit->work, p) * scale;
     double sensitivity = fit->sensitivity[j];
     if (!fit->moved[j])
@@ -706,11 +695,23 @@ static void report_collectives(GString *out, GPtrArray *warnings, const Fit *fit
     for (int j = 0; j < fit->np; j++) {
         int p = fit->idx[j];
         double scale = params[p].kind == LATENCY ? 1e6 : 1;
-        g_string_append_printf(out, "%-30s  %10.4f  %10.4f  %11.2f  %s\n", params[p].key,
+        g_string_append_printf(out, "%-30s  %10.4f  %10.4f  %11.2f  %s\n", key_of(p),
                                value(fit->base, p) * scale, value(&fit->work, p) * scale,
                                fit->sensitivity[j], fit->moved[j] ? "fitted" : "kept");
         warn(warnings, parameter_warning(fit, j, scale, params[p].kind == LATENCY ? " us" : ""));
     }
+}
+
+void calib_record(ClusterSpec *fitted, const ClusterSpec *base, const ParamState *freed)
+{
+    ClusterCalibration *r = g_new0(ClusterCalibration, 1);
+    r->by = g_strdup(CALIB_BY);
+    r->base = g_strdup(base->path ? base->path : base->name);
+    for (int p = 0; p < CLUSTER_N_PARAMS; p++)
+        if (cluster_spec_has_param(fitted, p))
+            r->state[p] = freed[p] != PARAM_UNLISTED ? freed[p] : PARAM_GIVEN;
+    cluster_calibration_free(fitted->calibration);
+    fitted->calibration = r;
 }
 
 Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nccl,
@@ -718,7 +719,7 @@ Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nc
 {
     Fit fit = {.work = *base, .base = base, .files = nccl, .n_files = n_nccl};
     for (int j = 0; j < N_PARAMS; j++) {
-        if (!exists(base, j))
+        if (!cluster_spec_has_param(base, params[j].param))
             continue;
         double v = value(&fit.work, j);
         if (params[j].kind == EFFICIENCY && v == 0) /* spec.h: 0 counts as 1 */
@@ -741,13 +742,17 @@ Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nc
     fit.point_index = point_index;
     GString *out = g_string_new(NULL);
     GPtrArray *warnings = g_ptr_array_new();
+    ParamState freed[CLUSTER_N_PARAMS] = {PARAM_UNLISTED};
     g_string_append_printf(out, "# plansim calibrate: %s\n", base->name);
     if (fit.n_points > 0) {
         fit_collectives(&fit);
         report_collectives(out, warnings, &fit);
+        for (int j = 0; j < fit.np; j++)
+            freed[params[fit.idx[j]].param] = fit.moved[j] ? PARAM_FITTED : PARAM_KEPT;
     }
     if (gemm)
-        fit_gemm(&fit.work.gpu, gemm, out, warnings);
+        freed[CLUSTER_PARAM_GEMM_EFFICIENCY] =
+            fit_gemm(&fit.work.gpu, gemm, out, warnings) ? PARAM_FITTED : PARAM_KEPT;
     for (int f = 0; f < n_nccl; f++)
         nccl_residuals(out, warnings, &fit.work, nccl[f]);
     if (gemm)
@@ -755,6 +760,7 @@ Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nc
     g_ptr_array_add(warnings, NULL);
     Calibration *c = g_new(Calibration, 1);
     c->cluster = cluster_spec_copy(&fit.work);
+    calib_record(c->cluster, base, freed);
     c->report = g_string_free(out, FALSE);
     c->warnings = (char **)g_ptr_array_free(warnings, FALSE);
     return c;

@@ -47,11 +47,12 @@
 #define CALIB_WARN_MEAN_ERROR     0.05 /* a fit's mean |error| over which it warns */
 #define CALIB_WARN_MAX_ERROR      0.15 /* and a point's */
 
-/* The base cluster with the fitted values (names copied), and the fit's
- * report: each parameter's base and fitted value, its sensitivity and
- * whether it was fitted or kept at the base's value, each GEMM curve
- * point's, then each file's residuals per point (measured, fitted,
- * relative error) with its mean and largest |error|. Either list of inputs
+/* The base cluster with the fitted values (names copied) and the record
+ * of the fit (calib_record), and the fit's report: each parameter's base
+ * and fitted value, its sensitivity and whether it was fitted or kept at
+ * the base's value, each GEMM curve point's, then each file's residuals
+ * per point (measured, fitted, relative error) with its mean and largest
+ * |error|. Either list of inputs
  * may be empty. The warnings, one line each (for "plansim: warning: "):
  * a fitted parameter or curve point on a bound of its range; each kept
  * parameter, which no point depends on (sensitivity under
@@ -67,6 +68,17 @@ typedef struct {
     char *report;
     char **warnings; /* NULL-terminated */
 } Calibration;
+
+/* What a calibrated profile's record says wrote it. */
+#define CALIB_BY "plansim calibrate"
+
+/* Gives `fitted`, a profile fitted from `base`, the record of that fit in
+ * place of any it had (the base's, copied with it): by CALIB_BY, from
+ * base's file (its name if built in code); each parameter `fitted` has
+ * (cluster_spec_has_param) as `freed` says, by ClusterParam: PARAM_FITTED
+ * or PARAM_KEPT for one the fit freed, PARAM_UNLISTED for one it did not,
+ * which the record lists as PARAM_GIVEN. */
+void calib_record(ClusterSpec *fitted, const ClusterSpec *base, const ParamState *freed);
 
 /* The warnings of a fit (calibrate's and calibrate --runs'), newly
  * allocated, NULL when there is none to give:

@@ -13,34 +13,54 @@
 #include "cost/transformer.h"
 #include "strategy/strategy.h"
 
-/* The parameters, by their keys in a cluster file's "gpu": where GpuSpec
- * keeps them, their range, the Jacobian's step (down for an efficiency,
- * so that it stays at most 1), the unit of the file (1e-6: the file's
- * microseconds for GpuSpec's seconds) and the value a GpuSpec's 0 stands
- * for (spec.h; 0: none, 0 is the value). */
+/* The parameters: the RUNS rows of spec/cluster_params.def, by their keys
+ * in a cluster file's "gpu" (calib_run_params) and their ClusterParam
+ * (run_param). */
+#define RUNS_ROW(...) __VA_ARGS__
+#define NCCL_ROW(...)
+#define GEMM_ROW(...)
+const char *const calib_run_params[] = {
+#define CLUSTER_PARAM(ID, object, key, fit, needs) fit##_ROW(#key, )
+#include "spec/cluster_params.def"
+#undef CLUSTER_PARAM
+    NULL};
+static const ClusterParam run_param[] = {
+#define CLUSTER_PARAM(ID, object, key, fit, needs) fit##_ROW(CLUSTER_PARAM_##ID, )
+#include "spec/cluster_params.def"
+#undef CLUSTER_PARAM
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(run_param) + 1 == G_N_ELEMENTS(calib_run_params));
+
+/* Each one's place in GpuSpec, its range, the Jacobian's step (down for
+ * an efficiency, so that it stays at most 1), the unit of the file (1e-6:
+ * the file's microseconds for GpuSpec's seconds) and the value a
+ * GpuSpec's 0 stands for (spec.h; 0: none, 0 is the value). */
 typedef struct {
     gsize offset;
     double lo, hi, step, unit, zero_means;
 } ParamInfo;
 
-static const ParamInfo param_info[] = {
-    {offsetof(GpuSpec, gemm_sustained), 0.2, 1, -0.01, 1, 1},
-    {offsetof(GpuSpec, attention_forward_efficiency), 0.05, 1, -0.01, 1,
-     GPU_ATTENTION_FORWARD_EFFICIENCY},
-    {offsetof(GpuSpec, attention_backward_efficiency), 0.05, 1, -0.01, 1,
-     GPU_ATTENTION_BACKWARD_EFFICIENCY},
-    {offsetof(GpuSpec, comm_interference), 0, 0.95, 0.01, 1, 0},
-    {offsetof(GpuSpec, launch_s), 0, 1e-4, 5e-7, 1e-6, 0},
-    {offsetof(GpuSpec, memory_efficiency), 0.2, 1, -0.01, 1, 0},
+static const ParamInfo param_info[CLUSTER_N_PARAMS] = {
+    [CLUSTER_PARAM_GEMM_SUSTAINED] = {offsetof(GpuSpec, gemm_sustained), 0.2, 1, -0.01, 1, 1},
+    [CLUSTER_PARAM_ATTENTION_FORWARD_EFFICIENCY] = {offsetof(GpuSpec, attention_forward_efficiency),
+                                                    0.05, 1, -0.01, 1,
+                                                    GPU_ATTENTION_FORWARD_EFFICIENCY},
+    [CLUSTER_PARAM_ATTENTION_BACKWARD_EFFICIENCY] = {offsetof(GpuSpec,
+                                                              attention_backward_efficiency),
+                                                     0.05, 1, -0.01, 1,
+                                                     GPU_ATTENTION_BACKWARD_EFFICIENCY},
+    [CLUSTER_PARAM_COMM_INTERFERENCE] = {offsetof(GpuSpec, comm_interference), 0, 0.95, 0.01, 1, 0},
+    [CLUSTER_PARAM_LAUNCH] = {offsetof(GpuSpec, launch_s), 0, 1e-4, 5e-7, 1e-6, 0},
+    [CLUSTER_PARAM_MEMORY_EFFICIENCY] = {offsetof(GpuSpec, memory_efficiency), 0.2, 1, -0.01, 1, 0},
 };
-const char *const calib_run_params[] = {"gemm_sustained",
-                                        "attention_forward_efficiency",
-                                        "attention_backward_efficiency",
-                                        "comm_compute_interference",
-                                        "kernel_launch_us",
-                                        "memory_efficiency",
-                                        NULL};
-G_STATIC_ASSERT(G_N_ELEMENTS(param_info) + 1 == G_N_ELEMENTS(calib_run_params));
+
+/* Parameter p's (an index of calib_run_params). */
+static const ParamInfo *info_of(int p)
+{
+    const ParamInfo *i = &param_info[run_param[p]];
+    g_assert(i->hi > i->lo); /* every RUNS row has its ParamInfo */
+    return i;
+}
 
 #define RUNS_MAX_ITERATIONS 20
 #define RUNS_MIN_GAIN       1e-4 /* relative fall of the cost that goes on */
@@ -48,7 +68,7 @@ G_STATIC_ASSERT(G_N_ELEMENTS(param_info) + 1 == G_N_ELEMENTS(calib_run_params));
 
 static double *slot(GpuSpec *gpu, int p)
 {
-    return (double *)((char *)gpu + param_info[p].offset);
+    return (double *)((char *)gpu + info_of(p)->offset);
 }
 
 gboolean calib_runs_params_parse(const char *list, const char *origin, int *params, int *n,
@@ -138,8 +158,8 @@ typedef struct {
 /* The base's value of parameter p, its default for 0 where 0 means one. */
 static double base_value(const GpuSpec *gpu, int p)
 {
-    double v = *(const double *)((const char *)gpu + param_info[p].offset);
-    return v == 0 && param_info[p].zero_means > 0 ? param_info[p].zero_means : v;
+    double v = *(const double *)((const char *)gpu + info_of(p)->offset);
+    return v == 0 && info_of(p)->zero_means > 0 ? info_of(p)->zero_means : v;
 }
 
 /* log of the throughput plansim predicts for run i under `theta`. */
@@ -221,7 +241,7 @@ static void minimise(const Fit *fit, double *theta, const double *weight, double
     double cost = cost_of(fit, weight, r);
     for (int it = 0; it < RUNS_MAX_ITERATIONS && cost > 0; it++) {
         for (int j = 0; !chord && j < np; j++) { /* the Jacobian, stepping inside the range */
-            const ParamInfo *info = &param_info[fit->params[j]];
+            const ParamInfo *info = info_of(fit->params[j]);
             double step = theta[j] + info->step >= info->lo && theta[j] + info->step <= info->hi
                               ? info->step
                               : -info->step;
@@ -245,7 +265,7 @@ static void minimise(const Fit *fit, double *theta, const double *weight, double
                 a[x * np + x] += lambda * MAX(a[x * np + x], 1e-12);
             if (calib_solve(a, g, np)) {
                 for (int x = 0; x < np; x++) {
-                    const ParamInfo *info = &param_info[fit->params[x]];
+                    const ParamInfo *info = info_of(fit->params[x]);
                     trial[x] = CLAMP(theta[x] + g[x], info->lo, info->hi);
                 }
                 trial_cost = residuals(fit, trial, weight, rt);
@@ -287,7 +307,7 @@ static gboolean keep_unused(const Fit *fit, const double *J, const double *base_
 {
     gboolean back = FALSE;
     for (int j = 0; j < fit->np; j++) {
-        const ParamInfo *info = &param_info[fit->params[j]];
+        const ParamInfo *info = info_of(fit->params[j]);
         const char *key = calib_run_params[fit->params[j]];
         const char *unit = info->unit == 1 ? "" : " us";
         fitted[j] = FALSE;
@@ -368,16 +388,20 @@ RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const in
     }
 
     ClusterSpec fitted = *base;
-    for (int j = 0; j < n_params; j++)
+    ParamState freed[CLUSTER_N_PARAMS] = {PARAM_UNLISTED};
+    for (int j = 0; j < n_params; j++) {
         *slot(&fitted.gpu, params[j]) = theta[j];
+        freed[run_param[params[j]]] = is_fitted[j] ? PARAM_FITTED : PARAM_KEPT;
+    }
     out->cluster = cluster_spec_copy(&fitted);
+    calib_record(out->cluster, base, freed);
 
     GString *rep = g_string_new(NULL);
     g_string_append_printf(rep, "# plansim calibrate --runs %s: %d runs, base %s\n", runs->path, n,
                            base->name);
     g_string_append(rep, "# parameter                          base      fitted  status\n");
     for (int j = 0; j < n_params; j++) {
-        double unit = param_info[params[j]].unit;
+        double unit = info_of(params[j])->unit;
         g_string_append_printf(rep, "%-30s  %10.4f  %10.4f  %s\n", calib_run_params[params[j]],
                                base_theta[j] / unit, theta[j] / unit,
                                is_fitted[j] ? "fitted" : "kept");

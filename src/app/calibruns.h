@@ -46,7 +46,9 @@ gboolean calib_runs_check(const ClusterSpec *base, const CalibRuns *runs, int n_
  * mean |error| passes CALIB_WARN_MEAN_ERROR or whose largest passes
  * CALIB_WARN_MAX_ERROR. */
 typedef struct {
-    ClusterSpec *cluster; /* the base with the fitted values */
+    ClusterSpec *cluster; /* the base with the fitted values, and the record of the fit
+                           * (calib_record: each parameter --fit names fitted or kept,
+                           * the others given) */
     char *report;         /* the parameters (fitted or kept), then each run's measure,
                            * prediction, errors */
     char **warnings;      /* NULL-terminated */
