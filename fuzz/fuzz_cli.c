@@ -1,6 +1,6 @@
 /* fuzz_cli.c: a libFuzzer target over the command line of `plansim
  * simulate`, from its arguments to a resolved plan, through the parser
- * main uses (app/cli.h).
+ * the commands use (app/cli.h).
  *
  * The input is the arguments after "simulate", each ended by a NUL byte
  * or by the input's end: NUL is the one byte an argument cannot hold, so

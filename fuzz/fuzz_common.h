@@ -4,7 +4,7 @@
  * input (or each part of one), which a target hands to the real loaders
  * by its /proc/self/fd path, as a file named on the command line would
  * be. And the rule every target holds each input to: it fails, if at
- * all, with an error main reports as bad input. */
+ * all, with an error the command line reports as bad input. */
 #ifndef PLANSIM_FUZZ_COMMON_H
 #define PLANSIM_FUZZ_COMMON_H
 

@@ -30,8 +30,8 @@ static void apply_change(PlanSpec *plan, ClusterSpec *cluster, const char *chang
 }
 
 /* `model` on one DGX A100 node at micro-batch `mbs`, a global batch of 64
- * fixed (as plansim's default is, main.c), replayed: a plan that does not
- * fit. */
+ * fixed (as plansim's default plan fixes one, CLI_DEFAULT_PLAN), replayed:
+ * a plan that does not fit. */
 static Run not_fitting(const char *model, int mbs)
 {
     Run c =

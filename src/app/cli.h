@@ -1,5 +1,5 @@
-/* cli.h: the command line's inputs, parsed and loaded: what main.c and the
- * command-line fuzz target share.
+/* cli.h: the command line's inputs, parsed and loaded: what the commands
+ * (app/cmd_*.c) and the command-line fuzz target share.
  *
  * A command's flags are parsed by cli_parse (GLib's option parser, after a
  * check that every argument is UTF-8), the shared inputs (model, cluster,

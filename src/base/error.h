@@ -1,8 +1,9 @@
 /* error.h: plansim's one GError domain.
  *
  * Bad input is reported through GError with this domain; the message is the
- * whole line main.c prints after "plansim: " (file, JSON path, value and what
- * was expected). Bugs are g_assert, never a GError. */
+ * whole line the command line (app/command.c) prints after "plansim: "
+ * (file, JSON path, value and what was expected). Bugs are g_assert, never
+ * a GError. */
 #ifndef PLANSIM_BASE_ERROR_H
 #define PLANSIM_BASE_ERROR_H
 
@@ -27,8 +28,9 @@ GQuark ps_error_quark(void);
 /* `message` as one printable line, newly allocated: a newline becomes \n, a
  * carriage return \r, a tab \t, any other control character \xHH (C1
  * controls \u00HH) and each byte of invalid UTF-8 \xHH; all else, a
- * backslash included, is kept. main.c passes every error through it, so that
- * a value quoted from the input cannot break the one-line rule. */
+ * backslash included, is kept. The command line passes every error
+ * through it, so that a value quoted from the input cannot break the
+ * one-line rule. */
 char *ps_error_escape(const char *message);
 
 /* The longest value an error quotes whole, in bytes. */

@@ -1,0 +1,92 @@
+/* cmd_run.c: plansim run (cmd_run.h), a whole training run's report from
+ * one replayed step. */
+#include <stdio.h>
+#include <string.h>
+
+#include "app/cmd_run.h"
+#include "app/cli.h"
+#include "app/command.h"
+#include "app/progress.h"
+#include "app/simulate.h"
+#include "metrics/runplan.h"
+#include "output/report.h"
+#include "output/run_report.h"
+#include "strategy/strategy.h"
+#include "base/error.h"
+#include "base/text.h"
+
+typedef struct {
+    CliInputs in;
+    char *format, *output;
+    CommandTraining training;
+    CommandRunFlags run;
+} RunCommandArgs;
+
+static gboolean run(void *args, GError **error)
+{
+    RunCommandArgs *a = args;
+    ReportFormat format = FORMAT_TEXT;
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    g_autoptr(ModelSpec) model = NULL;
+    g_autoptr(ClusterSpec) cluster = NULL;
+    g_autoptr(WhatIf) whatif = NULL;
+    a->in.outputs[0] = (CliOutput){.flag = "-o", .path = a->output};
+    double tokens, price;
+    RunChoice choice;
+    if (!cli_parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
+        !cli_inputs_load(&a->in, CLI_DEFAULT_PLAN, &model, &cluster, plan, error) ||
+        !strategy_resolve(plan, model, cluster, error) ||
+        !(whatif = cli_inputs_whatif(&a->in, TRUE, error)) ||
+        !command_parse_training(&a->training, &tokens, &price, error) ||
+        !command_parse_run(&a->in, &a->run, &choice, error))
+        return FALSE;
+    if (tokens <= 0) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--tokens: expected the tokens the run trains on (2T), got none");
+        return FALSE;
+    }
+    Report rep;
+    Progress *progress = progress_start("run: replaying the step");
+    gboolean replayed = sim_run_whatif(model, cluster, plan, whatif, NULL, FALSE, &rep, error);
+    progress_stop(progress);
+    if (!replayed)
+        return FALSE;
+    command_warn_plan(&a->in, plan, model, cluster);
+    if (!rep.metrics.fits)
+        fprintf(stderr,
+                "plansim: warning: the plan does not fit: %.4g GiB at its peak, over the GPU's "
+                "%.4g (plansim simulate says what would make it fit)\n",
+                rep.metrics.peak_bytes / 1073741824.0, cluster->gpu.memory_bytes / 1073741824.0);
+    RunPlan rp;
+    progress = progress_start("run: simulating the trials");
+    gboolean ok = runplan_compute(model, cluster, plan, rep.metrics.step_time_s, tokens, &choice,
+                                  TRUE, &rp, error);
+    progress_stop(progress);
+    RunReport rr = {
+        .model = model->name,
+        .cluster = cluster->name,
+        .plan = plan,
+        .run = &rp,
+        .gpu_hour_price = price,
+        .async = choice.async,
+    };
+    g_autofree char *text = ok ? run_report_render(&rr, format) : NULL;
+    report_clear(&rep);
+    return ok && text_write_atomic(a->output ? a->output : "-", text, strlen(text), error);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    RunCommandArgs a = {0};
+    GOptionEntry entries[] = {
+        {"format", 0, 0, G_OPTION_ARG_FILENAME, &a.format, "text (default), json or csv", "FORMAT"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
+         "write the report to FILE (whole or not at all)", "FILE"},
+        COMMAND_TRAINING_ENTRIES(a.training),
+        COMMAND_RUN_ENTRIES(a.run),
+        {NULL},
+    };
+    return command_main(argc, argv,
+                        "- a whole training run: failures, checkpoints, restarts and goodput",
+                        entries, &a.in, run, &a);
+}

@@ -1,0 +1,119 @@
+/* cmd_simulate.c: plansim simulate (cmd_simulate.h), one step's report
+ * from the inputs and the command's own flags. */
+#include <stdio.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "app/cmd_simulate.h"
+#include "app/advice.h"
+#include "app/cli.h"
+#include "app/command.h"
+#include "app/progress.h"
+#include "app/simulate.h"
+#include "metrics/breakdown.h"
+#include "metrics/diagnosis.h"
+#include "metrics/training.h"
+#include "output/report.h"
+#include "strategy/strategy.h"
+#include "base/error.h"
+#include "base/text.h"
+
+typedef struct {
+    CliInputs in;
+    char *format, *output, *trace, *trace_ranks;
+    gboolean no_advice;
+    CommandTraining training;
+    gboolean explain, breakdown;
+} SimulateArgs;
+
+static gboolean simulate(void *args, GError **error)
+{
+    SimulateArgs *a = args;
+    ReportFormat format = FORMAT_TEXT;
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    g_autoptr(ModelSpec) model = NULL;
+    g_autoptr(ClusterSpec) cluster = NULL;
+    a->in.outputs[0] = (CliOutput){.flag = "-o", .path = a->output};
+    a->in.outputs[1] = (CliOutput){.flag = "--trace", .path = a->trace};
+    if (!cli_parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
+        !cli_inputs_load(&a->in, CLI_DEFAULT_PLAN, &model, &cluster, plan, error))
+        return FALSE;
+    static const char *const which[] = {"all", "stages", NULL};
+    int stages_only = -1; /* by default every GPU of a small world, one per stage of a big one */
+    if (!cli_parse_choice("--trace-ranks", a->trace_ranks, which, &stages_only, error) ||
+        !strategy_resolve(plan, model, cluster, error))
+        return FALSE;
+    if (stages_only < 0)
+        stages_only = plan_spec_gpus(plan) > 64;
+    g_autoptr(WhatIf) whatif = cli_inputs_whatif(&a->in, FALSE, error);
+    Report rep;
+    double tokens, price;
+    if (!command_parse_training(&a->training, &tokens, &price, error))
+        return FALSE;
+    if (a->explain && a->breakdown) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--explain: expected the report, got --breakdown (which replaces it)");
+        return FALSE;
+    }
+    if (a->explain && format != FORMAT_TEXT) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--explain: expected --format text (JSON has the \"diagnosis\"), got %s",
+                    report_format_names[format]);
+        return FALSE;
+    }
+    Progress *progress = progress_start("simulate: replaying the step");
+    if (!whatif ||
+        !sim_run_whatif(model, cluster, plan, whatif, a->trace, stages_only, &rep, error)) {
+        progress_stop(progress);
+        return FALSE;
+    }
+    training_of_step(&rep.training, tokens, price, model, plan, rep.metrics.step_time_s);
+    diagnosis_compute(&rep.diagnosis, &rep.metrics, model, cluster, plan);
+    ReportAdvice advice[ADVICE_MAX];
+    rep.advised = !rep.metrics.fits && !a->no_advice;
+    rep.n_advice = rep.advised ? advice_find(model, cluster, plan, advice, &rep.advice_partial) : 0;
+    rep.advice = advice;
+    progress_stop(progress);
+    command_warn_plan(&a->in, plan, model, cluster);
+    Breakdown b;
+    GpuSpec gpu = gpu_for_plan(&cluster->gpu, plan);
+    if (a->breakdown)
+        breakdown_compute(model, &gpu, plan, rep.metrics.critical_stage, &b);
+    g_autofree char *report = a->breakdown ? report_breakdown_render(&rep, &b, format)
+                                           : report_render(&rep, format, TRUE);
+    g_autofree char *prose = a->explain ? report_explain(&rep) : NULL;
+    g_autofree char *text = g_strjoin("\n", report, prose, NULL);
+    advice_clear(advice, rep.n_advice);
+    report_clear(&rep);
+    if (text_write_atomic(a->output ? a->output : "-", text, strlen(text), error))
+        return TRUE;
+    if (cli_replaceable(a->trace)) /* all or nothing: the trace the run wrote goes too */
+        g_unlink(a->trace);
+    return FALSE;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+    SimulateArgs a = {0};
+    GOptionEntry entries[] = {
+        {"format", 0, 0, G_OPTION_ARG_FILENAME, &a.format, "text (default), json or csv", "FORMAT"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
+         "write the report to FILE (whole or not at all)", "FILE"},
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &a.trace,
+         "write the replay as a Chrome trace (Perfetto, chrome://tracing)", "FILE"},
+        {"trace-ranks", 0, 0, G_OPTION_ARG_FILENAME, &a.trace_ranks,
+         "all, or stages (each stage's first GPU); default all up to 64 GPUs", "WHICH"},
+        {"no-advice", 0, 0, G_OPTION_ARG_NONE, &a.no_advice,
+         "a plan that does not fit: skip looking for the changes that make it fit", NULL},
+        COMMAND_TRAINING_ENTRIES(a.training),
+        {"breakdown", 0, 0, G_OPTION_ARG_NONE, &a.breakdown,
+         "instead of the report, where the critical rank's step goes by kernel class "
+         "(GEMM, attention, memory-bound, optimizer, exposed communication per group)",
+         NULL},
+        {"explain", 0, 0, G_OPTION_ARG_NONE, &a.explain,
+         "after the report, walk the diagnosis checklist in prose", NULL},
+        {NULL},
+    };
+    return command_main(argc, argv, "- simulate one training step", entries, &a.in, simulate, &a);
+}

@@ -1,0 +1,520 @@
+/* cmd_sweep.c: plansim sweep (cmd_sweep.h), the best plans of a space
+ * (app/sweep.c runs it) and the sweep's text report: the --top table with
+ * each plan's twins, the command that simulates the best, what each axis
+ * bought it, the space walked and the reasons of the invalid plans. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/cmd_sweep.h"
+#include "app/cli.h"
+#include "app/command.h"
+#include "app/sweep.h"
+#include "metrics/runplan.h"
+#include "output/report.h"
+#include "spec/spec.h"
+#include "base/error.h"
+#include "base/text.h"
+
+typedef struct {
+    CliInputs in;
+    char *gpus, *grid, *threads, *shard, *top, *output, *rank_by, *max_plans;
+    gboolean exhaustive;
+    CommandTraining training;
+    CommandRunFlags run;
+} SweepArgs;
+
+/* "K/N" into k and n. */
+static gboolean parse_shard(const char *text, int *k, int *n, GError **error)
+{
+    *k = *n = 1;
+    if (!text)
+        return TRUE;
+    const char *slash = strchr(text, '/');
+    g_autofree char *first = slash ? g_strndup(text, (gsize)(slash - text)) : NULL;
+    guint64 a = 0, b = 0;
+    if (!slash || !g_ascii_string_to_unsigned(first, 10, 1, 1000000, &a, NULL) ||
+        !g_ascii_string_to_unsigned(slash + 1, 10, 1, 1000000, &b, NULL) || b < a) {
+        g_autofree char *got = g_strdup_printf("\"%s\"", text);
+        ps_error_value(error, "--shard", got, "K/N with 1 <= K <= N");
+        return FALSE;
+    }
+    *k = (int)a;
+    *n = (int)b;
+    return TRUE;
+}
+
+/* `word` as one word of a shell command: quoted only when it must be. */
+static char *shell_word(const char *word)
+{
+    static const char plain[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+-";
+    return word[0] && strspn(word, plain) == strlen(word) ? g_strdup(word) : g_shell_quote(word);
+}
+
+/* The simulate command that runs `plan` on the inputs `in` named, on
+ * `nodes` (NULL: in's): the plan's flags those the user gave and those
+ * away from their defaults (plan_spec_flags), not every axis swept. */
+static char *simulate_command(const CliInputs *in, const char *nodes, const PlanSpec *plan,
+                              const PlanSpec *base, const char *tail)
+{
+    const char *flags[] = {"--model", "--cluster", "--nodes", "--seq-length"};
+    const char *values[] = {in->model, in->cluster, nodes ? nodes : in->nodes, in->seq_length};
+    GString *command = g_string_new(tail ? "plansim run" : "plansim simulate");
+    for (gsize i = 0; i < G_N_ELEMENTS(flags); i++) {
+        g_autofree char *word = values[i] ? shell_word(values[i]) : NULL;
+        if (word)
+            g_string_append_printf(command, " %s %s", flags[i], word);
+    }
+    g_autoptr(PlanSpec) shown = plan_spec_copy(plan);
+    for (int f = 0; f < PLAN_N_FIELDS; f++)
+        if (!base->origin[f])
+            shown->origin[f] = NULL;
+    g_autofree char *plan_flags = plan_spec_flags(shown);
+    g_string_append_printf(command, " %s%s", plan_flags, tail ? tail : "");
+    return g_string_free(command, FALSE);
+}
+
+/* The flags of a run as given (--tokens, the run's flags, --seed), for a
+ * sweep ranked by run-time to name its best plan's `plansim run`. */
+static char *run_tail(const CliInputs *in, const CommandTraining *t, const CommandRunFlags *r)
+{
+    const char *flags[] = {
+        "--tokens",       "--gpu-hour-price", "--trials",     "--checkpoint-every",
+        "--failure-rate", "--restart",        "--hot-spares", "--seed"};
+    const char *values[] = {t->tokens,       t->price,   r->trials,     r->every,
+                            r->failure_rate, r->restart, r->hot_spares, in->seed};
+    GString *tail = g_string_new(NULL);
+    for (gsize i = 0; i < G_N_ELEMENTS(flags); i++) {
+        g_autofree char *word = values[i] ? shell_word(values[i]) : NULL;
+        if (word)
+            g_string_append_printf(tail, " %s %s", flags[i], word);
+    }
+    if (r->async)
+        g_string_append(tail, " --async-save");
+    return g_string_free(tail, FALSE);
+}
+
+/* The plans that replay as the row `best` of the table (its twins,
+ * sweep.h), `twins` of them (rows), each as the flags it differs from it
+ * by: " (also --recompute selective; ...)", at most TWINS_SHOWN of them,
+ * then how many more; "" when it has none. */
+#define TWINS_SHOWN 3
+static char *twins_text(const SweepSpec *spec, const SweepResult *r, guint best,
+                        const GArray *twins)
+{
+    if (twins->len == 0)
+        return g_strdup("");
+    g_autoptr(PlanSpec) first = sweep_plan(spec, &g_array_index(r->rows, SweepRow, best));
+    GString *text = g_string_new(" (also ");
+    for (guint i = 0; i < MIN(twins->len, TWINS_SHOWN); i++) {
+        const SweepRow *row = &g_array_index(r->rows, SweepRow, g_array_index(twins, guint, i));
+        g_autoptr(PlanSpec) twin = sweep_plan(spec, row);
+        g_autofree char *flags = plan_spec_change_flags(first, twin);
+        g_string_append_printf(text, "%s%s", i ? "; " : "", flags);
+    }
+    if (twins->len > TWINS_SHOWN)
+        g_string_append_printf(text, "; %u more", twins->len - TWINS_SHOWN);
+    g_string_append(text, ")");
+    return g_string_free(text, FALSE);
+}
+
+/* What each axis bought the winner `plan` (row `winner`): the best plan
+ * with the axis at its default (sweep_axis_gains) and the winner's gain
+ * over it, a line each. */
+static void print_gains(FILE *to, const SweepSpec *spec, const SweepResult *r, guint winner,
+                        const PlanSpec *plan)
+{
+    g_autofree SweepAxisGain *gains = g_new(SweepAxisGain, MAX(spec->grid->axes->len, 1));
+    int n = sweep_axis_gains(spec, r, winner, gains);
+    if (n > 0)
+        fprintf(to, "what the winner's choices bought (against the best plan at each default):\n");
+    double mine = g_array_index(r->rows, SweepRow, winner).score;
+    for (int i = 0; i < n; i++) {
+        g_autoptr(PlanSpec) at = plan_spec_copy(plan);
+        plan_field_put(at, gains[i].field, gains[i].value, NULL);
+        g_autofree char *flag = plan_spec_change_flags(plan, at);
+        if (gains[i].row < 0) {
+            fprintf(to, "  %-32s %s\n", flag,
+                    gains[i].exact ? "no plan fits" : "none that fits among the few replayed");
+            continue;
+        }
+        const SweepRow *row = &g_array_index(r->rows, SweepRow, gains[i].row);
+        g_autofree char *summary = sweep_summary(spec, row);
+        g_autofree char *gain = g_strdup_printf(
+            "%s%+.1f %%", gains[i].exact ? "" : "<= ", 100 * (mine / gains[i].score - 1));
+        fprintf(to, "  %-32s %s  (its best%s: %s)\n", flag, gain, gains[i].exact ? "" : " replayed",
+                summary);
+    }
+}
+
+/* The --top table: a header, a line per plan, the best first, each plan
+ * once with the plans that replay as it named (twins_text; their rows
+ * found in one pass), then the command that simulates the best. */
+static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, const SweepResult *r,
+                       const guint *best, int n, const char *tail)
+{
+    g_autoptr(GHashTable) place = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GArray **twins = g_new(GArray *, n);
+    for (int i = 0; i < n; i++) {
+        twins[i] = g_array_new(FALSE, FALSE, sizeof(guint));
+        g_hash_table_insert(place, GUINT_TO_POINTER(best[i] + 1), GINT_TO_POINTER(i + 1));
+    }
+    for (guint k = 0; k < r->rows->len; k++) {
+        gint64 head = g_array_index(r->rows, SweepRow, k).twin_of;
+        int i =
+            head < 0 ? 0 : GPOINTER_TO_INT(g_hash_table_lookup(place, GUINT_TO_POINTER(head + 1)));
+        if (i > 0)
+            g_array_append_val(twins[i - 1], k);
+    }
+    double peak_flops = spec->cluster->gpu.peak_flops;
+    gboolean run = spec->rank_by == SWEEP_RANK_RUN_TIME; /* a column of the run's mean days */
+    fprintf(to, "%4s %10s %9s %6s %11s %9s %s %s\n", "rank", "tokens/s", "step(s)", "MFU(%)",
+            "TFLOP/s/GPU", "peak(GiB)", run ? " run(days)" : "", "plan");
+    for (int i = 0; i < n; i++) {
+        const SweepRow *row = &g_array_index(r->rows, SweepRow, best[i]);
+        g_autofree char *also = twins_text(spec, r, best[i], twins[i]);
+        g_autofree char *summary = sweep_summary(spec, row);
+        g_autofree char *days = !run             ? g_strdup("")
+                                : row->score > 0 ? g_strdup_printf(" %9.4g", 1 / row->score / 86400)
+                                                 : g_strdup_printf(" %9s", "never");
+        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s %s%s\n", i + 1, row->tokens_per_s,
+                row->step_time_s, 100 * row->mfu, row->mfu * peak_flops / 1e12,
+                row->peak_bytes / 1073741824.0, days, summary, also);
+        g_array_free(twins[i], TRUE);
+    }
+    g_free(twins);
+    const SweepRow *winner = &g_array_index(r->rows, SweepRow, best[0]);
+    g_autoptr(PlanSpec) plan = sweep_plan(spec, winner);
+    g_autofree char *nodes =
+        spec->n_clusters > 1 ? g_strdup_printf("%d", sweep_cluster(spec, winner)->nodes) : NULL;
+    g_autofree char *command = simulate_command(in, nodes, plan, spec->base, tail);
+    fprintf(to, "best: %s\n", command);
+    print_gains(to, spec, r, best[0], plan);
+}
+
+/* An axis's values as its flag takes them, comma-separated, a run of
+ * three or more consecutive integers as its ends: "2,4,8", "1..126". */
+static char *axis_text(const GridAxis *axis, const PlanSpec *base)
+{
+    g_autoptr(PlanSpec) shown = plan_spec_copy(base);
+    GString *values = g_string_new(NULL);
+    const int *v = (const int *)axis->values->data;
+    gboolean numbers = plan_fields[axis->field].kind == FIELD_INT;
+    for (guint i = 0, end; i < axis->values->len; i = end + 1) {
+        for (end = i; numbers && end + 1 < axis->values->len && v[end + 1] == v[end] + 1; end++)
+            ;
+        if (end < i + 2)
+            end = i;
+        plan_field_put(shown, axis->field, v[i], NULL);
+        g_autofree char *text = plan_field_text(shown, axis->field);
+        g_string_append_printf(values, "%s%s", i ? "," : "", text);
+        if (end > i)
+            g_string_append_printf(values, "..%d", v[end]);
+    }
+    return g_string_free(values, FALSE);
+}
+
+/* The space a sweep walks, as its axes: "nodes 64,128 x tp 1,2,4 x pp 1,2
+ * x ..."; "one plan" with no axis. */
+static char *space_text(const PlanGrid *grid, const PlanSpec *base, const GPtrArray *clusters)
+{
+    GString *text = g_string_new(grid->axes->len || clusters->len > 1 ? "" : "one plan");
+    for (guint i = 0; clusters->len > 1 && i < clusters->len; i++)
+        g_string_append_printf(text, "%s%d%s", i ? "," : "nodes ",
+                               ((const ClusterSpec *)g_ptr_array_index(clusters, i))->nodes,
+                               i + 1 == clusters->len && grid->axes->len ? " x " : "");
+    for (guint i = 0; i < grid->axes->len; i++) {
+        const GridAxis *axis = &g_array_index(grid->axes, GridAxis, i);
+        g_autofree char *values = axis_text(axis, base);
+        g_string_append_printf(text, "%s%s %s", i ? " x " : "", plan_fields[axis->field].name,
+                               values);
+    }
+    return g_string_free(text, FALSE);
+}
+
+/* A field the plan file or a flag sets is pinned: the grid's axis for it
+ * goes, the default grid's silently, a grid file's (`grid_file`) with a
+ * note on stderr. */
+static void pin_fields(PlanGrid *grid, const PlanSpec *base, const char *grid_file)
+{
+    for (guint i = grid->axes->len; i-- > 0;) {
+        const GridAxis *axis = &g_array_index(grid->axes, GridAxis, i);
+        PlanField f = axis->field;
+        if (!base->origin[f])
+            continue;
+        if (grid_file) {
+            g_autofree char *values = axis_text(axis, base);
+            g_autofree char *value = plan_field_text(base, f);
+            fprintf(stderr, "plansim: note: %s pins %s to %s: %s's values %s are not swept\n",
+                    plan_field_origin(base, f), plan_fields[f].name, value, grid_file, values);
+        }
+        plan_grid_remove(grid, f);
+    }
+}
+
+/* The clusters of a --nodes list (`sizes`, NULL or one: `cluster` alone),
+ * copies of `cluster` (loaded at the first size); fails on a size not a
+ * node count or one given twice. */
+static GPtrArray *cluster_sizes(const ClusterSpec *cluster, char **sizes, GError **error)
+{
+    GPtrArray *clusters = g_ptr_array_new_with_free_func((GDestroyNotify)cluster_spec_free);
+    g_ptr_array_add(clusters, cluster_spec_copy(cluster));
+    for (guint i = 1; sizes && sizes[0] && sizes[i]; i++) {
+        double nodes;
+        if (!cli_parse_number("--nodes", sizes[i], 1, CLUSTER_MAX_GPUS / cluster->gpus_per_node,
+                              TRUE, 0, &nodes, error)) {
+            g_ptr_array_free(clusters, TRUE);
+            return NULL;
+        }
+        for (guint k = 0; k < clusters->len; k++) {
+            if (((const ClusterSpec *)g_ptr_array_index(clusters, k))->nodes == (int)nodes) {
+                g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                            "--nodes: expected distinct node counts, got %s twice", sizes[i]);
+                g_ptr_array_free(clusters, TRUE);
+                return NULL;
+            }
+        }
+        ClusterSpec *more = cluster_spec_copy(cluster);
+        more->nodes = (int)nodes;
+        g_ptr_array_add(clusters, more);
+    }
+    return clusters;
+}
+
+/* The most reasons of invalid plans a sweep lists. */
+#define REASONS_SHOWN 12
+
+static gint by_count(gconstpointer a, gconstpointer b, gpointer reasons)
+{
+    gint64 x = *(gint64 *)g_hash_table_lookup(reasons, a),
+           y = *(gint64 *)g_hash_table_lookup(reasons, b);
+    return x != y ? (x < y ? 1 : -1) : strcmp(a, b);
+}
+
+/* The reasons plans were invalid, the commonest first (ties: by text, the
+ * same order every run), REASONS_SHOWN of them, then how many more. */
+static void print_reasons(GHashTable *reasons)
+{
+    GList *all = g_list_sort_with_data(g_hash_table_get_keys(reasons), by_count, reasons);
+    gint64 more = 0, rest = 0;
+    int shown = 0;
+    for (GList *l = all; l; l = l->next) {
+        gint64 n = *(gint64 *)g_hash_table_lookup(reasons, l->data);
+        if (shown++ < REASONS_SHOWN) {
+            fprintf(stderr, "  %6" G_GINT64_FORMAT "  %s\n", n, (char *)l->data);
+        } else {
+            more++;
+            rest += n;
+        }
+    }
+    if (more)
+        fprintf(stderr, "  %6" G_GINT64_FORMAT "  for %" G_GINT64_FORMAT " other reasons\n", rest,
+                more);
+    g_list_free(all);
+}
+
+static gboolean sweep(void *args, GError **error)
+{
+    SweepArgs *a = args;
+    g_autoptr(PlanSpec) base = plan_spec_new();
+    g_autoptr(ModelSpec) model = NULL;
+    g_autoptr(ClusterSpec) cluster = NULL;
+    g_autoptr(PlanGrid) grid = NULL;
+    g_autoptr(WhatIf) whatif = NULL;
+    double gpus, threads, top, max_plans;
+    int shard, shards;
+    a->in.outputs[0] = (CliOutput){.flag = "-o", .path = a->output};
+    a->in.grid = a->grid;
+    /* --nodes 64,128,256: the inputs at the first size, then a cluster per
+     * size, the sweep's outermost axis */
+    g_auto(GStrv) sizes = a->in.nodes ? g_strsplit(a->in.nodes, ",", -1) : NULL;
+    if (sizes && g_strv_length(sizes) > 1) {
+        g_free(a->in.nodes);
+        a->in.nodes = g_strdup(sizes[0]);
+    }
+    g_autoptr(GPtrArray) clusters = NULL;
+    if (!cli_inputs_load(&a->in, NULL, &model, &cluster, base, error) ||
+        !(clusters = cluster_sizes(cluster, sizes, error)) ||
+        !(whatif = cli_inputs_whatif(&a->in, TRUE, error)) ||
+        !cli_parse_number("--gpus", a->gpus, 1, CLUSTER_MAX_GPUS, TRUE, 0, &gpus, error) ||
+        !cli_parse_number("--threads", a->threads, 1, 1024, TRUE, g_get_num_processors(), &threads,
+                          error) ||
+        !cli_parse_number("--top", a->top, 1, 1000, TRUE, SWEEP_DEFAULT_TOP, &top, error) ||
+        !cli_parse_number("--max-plans", a->max_plans, 1, SWEEP_MAX_PLANS, TRUE,
+                          SWEEP_EXHAUSTIVE_PLANS, &max_plans, error) ||
+        !parse_shard(a->shard, &shard, &shards, error))
+        return FALSE;
+    if (a->max_plans && !a->exhaustive && whatif->jitter == 0) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--max-plans: expected --exhaustive (or --jitter) with it, got \"%s\" alone",
+                    a->max_plans);
+        return FALSE;
+    }
+    if (gpus && clusters->len > 1) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--gpus: expected none with several --nodes (each size's plans use all of its "
+                    "GPUs), got %s",
+                    a->gpus);
+        return FALSE;
+    }
+    if (gpus > cluster_spec_gpus(cluster)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--gpus: expected at most the cluster's %d, "
+                    "got %s",
+                    cluster_spec_gpus(cluster), a->gpus);
+        return FALSE;
+    }
+    for (guint i = 0; i < clusters->len; i++) {
+        const ClusterSpec *c = g_ptr_array_index(clusters, i);
+        if (!whatif_check(whatif, c, gpus ? (int)gpus : cluster_spec_gpus(c), error))
+            return FALSE;
+    }
+    grid = plan_grid_default(model, cluster);
+    pin_fields(grid, base, NULL);
+    if (a->grid && !plan_grid_load(grid, a->grid, error))
+        return FALSE;
+    pin_fields(grid, base, a->grid);
+    double tokens, price;
+    int rank_by = SWEEP_RANK_TOKENS_PER_S;
+    if (!command_parse_training(&a->training, &tokens, &price, error) ||
+        !cli_parse_choice("--rank-by", a->rank_by, sweep_rank_names, &rank_by, error))
+        return FALSE;
+    if (rank_by != SWEEP_RANK_TOKENS_PER_S && tokens <= 0) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--rank-by: expected --tokens too for \"%s\" (of a run), got none", a->rank_by);
+        return FALSE;
+    }
+    RunChoice run;
+    if (!command_parse_run(&a->in, &a->run, &run, error))
+        return FALSE;
+    if (a->in.seed && !a->in.jitter && rank_by != SWEEP_RANK_RUN_TIME) {
+        g_autofree char *got = ps_error_quote(a->in.seed);
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--seed: expected --jitter or --rank-by run-time with it, got %s alone", got);
+        return FALSE;
+    }
+    const char *run_flag = a->run.trials         ? "--trials"
+                           : a->run.every        ? "--checkpoint-every"
+                           : a->run.async        ? "--async-save"
+                           : a->run.failure_rate ? "--failure-rate"
+                           : a->run.restart      ? "--restart"
+                           : a->run.hot_spares   ? "--hot-spares"
+                                                 : NULL;
+    if (run_flag && rank_by != SWEEP_RANK_RUN_TIME) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: expected --rank-by run-time with it (a run's flag), got --rank-by %s",
+                    run_flag, sweep_rank_names[rank_by]);
+        return FALSE;
+    }
+    if (rank_by == SWEEP_RANK_RUN_TIME && !runplan_check(cluster, &run, error))
+        return FALSE;
+    SweepSpec spec = {.model = model,
+                      .cluster = cluster,
+                      .clusters = (const ClusterSpec *const *)clusters->pdata,
+                      .n_clusters = (int)clusters->len,
+                      .base = base,
+                      .grid = grid,
+                      .gpus = (int)gpus,
+                      .threads = (int)threads,
+                      .shard = shard,
+                      .shards = shards,
+                      .progress = isatty(2) && !g_getenv("CI"),
+                      .top = (int)top,
+                      /* noise can make a step beat its bound: no pruning */
+                      .exhaustive = a->exhaustive || whatif->jitter > 0,
+                      .max_plans = (gint64)max_plans,
+                      .tokens = tokens,
+                      .gpu_hour_price = price,
+                      .rank_by = (SweepRank)rank_by,
+                      .run = &run,
+                      .whatif = whatif,
+                      .csv = a->output != NULL};
+    spec.stop = command_interrupts_catch(); /* Ctrl-C stops the sweep, which writes nothing */
+    g_autoptr(SweepResult) r = sweep_run(&spec, error);
+    command_interrupts_release();
+    if (!r)
+        return FALSE;
+    if (r->stopped) {
+        fprintf(stderr, "plansim: sweep interrupted: nothing written\n");
+        g_set_error(error, PS_ERROR, PS_ERROR_INTERRUPTED, "interrupted");
+        return FALSE;
+    }
+    if (r->count[REPORT_INVALID] == r->combinations && shards == 1) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "%s: expected a grid with at least one valid plan, got %" G_GINT64_FORMAT
+                    " combinations, all invalid",
+                    a->grid ? a->grid : "the default grid", r->combinations);
+        return FALSE;
+    }
+    /* the CSV only when asked (-o FILE, or -o - for stdout); the table on
+     * stdout unless the CSV is there */
+    if (a->output) {
+        GString *csv = g_string_new(r->header);
+        for (guint i = 0; i < r->rows->len; i++)
+            g_string_append(csv, g_array_index(r->rows, SweepRow, i).csv);
+        gboolean ok = text_write_atomic(a->output, csv->str, csv->len, error);
+        g_string_free(csv, TRUE);
+        if (!ok)
+            return FALSE;
+    }
+    gboolean table_out = !a->output || strcmp(a->output, "-") != 0;
+    g_autofree char *tail =
+        rank_by == SWEEP_RANK_RUN_TIME ? run_tail(&a->in, &a->training, &a->run) : NULL;
+    g_autofree guint *best = g_new(guint, (gsize)top);
+    int n = sweep_best(r, (int)top, best);
+    if (table_out && n > 0)
+        print_best(stdout, &a->in, &spec, r, best, n, tail);
+    g_autofree char *space = space_text(grid, base, clusters);
+    fprintf(stderr, "sweep: %s\n", space);
+    fprintf(stderr, "sweep: %" G_GINT64_FORMAT " combinations, %" G_GINT64_FORMAT " valid:",
+            r->combinations, r->combinations - r->count[REPORT_INVALID]);
+    for (int s = 0; s < REPORT_STATUSES; s++) { /* "120 simulated (90 replayed), 3 pruned, ..." */
+        fprintf(stderr, "%s %" G_GINT64_FORMAT " %s", s ? "," : "", r->count[s],
+                report_status_names[s]);
+        if (s == REPORT_SIMULATED)
+            fprintf(stderr, " (%" G_GINT64_FORMAT " replayed)", r->replayed);
+        if (s == REPORT_INVALID && r->refused > 0)
+            fprintf(stderr, " (%" G_GINT64_FORMAT " refused by the space's rules, unvisited)",
+                    r->refused);
+    }
+    fprintf(stderr, "\n");
+    print_reasons(r->reasons);
+    if (n == 0)
+        fprintf(stderr, "sweep: no plan fits in memory\n");
+    else if (!table_out)
+        print_best(stderr, &a->in, &spec, r, best, n, tail);
+    return TRUE;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    SweepArgs a = {0};
+    GOptionEntry entries[] = {
+        {"gpus", 0, 0, G_OPTION_ARG_FILENAME, &a.gpus, "GPUs each plan uses (default: all)", "N"},
+        {"grid", 0, 0, G_OPTION_ARG_FILENAME, &a.grid,
+         "values to try per plan field (JSON), over the default space", "FILE"},
+        {"threads", 'j', 0, G_OPTION_ARG_FILENAME, &a.threads, "threads (default: every core)",
+         "N"},
+        {"shard", 0, 0, G_OPTION_ARG_FILENAME, &a.shard, "run only the K-th of N slices", "K/N"},
+        {"top", 0, 0, G_OPTION_ARG_FILENAME, &a.top,
+         "the K best plans that fit, each once, as a table on stdout (stderr with -o -); default "
+         "10",
+         "K"},
+        COMMAND_TRAINING_ENTRIES(a.training),
+        {"rank-by", 0, 0, G_OPTION_ARG_FILENAME, &a.rank_by,
+         "tokens_per_s (default), or for --tokens the run's time, cost (GPU-hours) or run-time "
+         "(its mean wall-clock time with failures and checkpoints)",
+         "WHAT"},
+        {"exhaustive", 0, 0, G_OPTION_ARG_NONE, &a.exhaustive,
+         "replay every valid plan: no memory pre-check, no pruning", NULL},
+        {"max-plans", 0, 0, G_OPTION_ARG_FILENAME, &a.max_plans,
+         "with --exhaustive, the most plans it replays (default 1000)", "N"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
+         "write a CSV row for each plan to FILE (whole or not at all; - for stdout)", "FILE"},
+        COMMAND_RUN_ENTRIES(a.run),
+        {NULL},
+    };
+    return command_main(argc, argv, "- the best plans of a grid (-o: a CSV row for each plan)",
+                        entries, &a.in, sweep, &a);
+}
