@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "strategy/schedule.h"
 #include "strategy/strategy.h"
 
 /* What the rules see besides the plan. */
@@ -16,31 +15,18 @@ typedef struct {
     gboolean dp_swept; /* dp is an axis: the walk sets it, derive_dp only checks it */
 } Context;
 
-/* A rule: a check of a plan's fields that reads only `reads` (bits
- * 1 << PlanField) of the plan; it may set dp (derive_dp). */
+/* A rule: a check of a plan's fields that reads only `reads` (PLAN_BIT
+ * bits) of the plan: one of the plan's own (`check`, which may set dp:
+ * derive_dp) or a strategy's (`strategy`'s check_model or check, which
+ * declares what it reads: strategy.h). */
 typedef struct {
     guint64 reads;
     gboolean (*check)(PlanSpec *plan, const Context *c, GError **error);
+    gboolean (*strategy)(const PlanSpec *plan, const ModelSpec *model, GError **error);
 } Rule;
 
-#define F(field) (G_GUINT64_CONSTANT(1) << PLAN_##field)
-#define SHAPE    (F(TP) | F(CP) | F(PP) | F(DP))
-#define BATCH    (SHAPE | F(MICRO_BATCH_SIZE) | F(GLOBAL_BATCH_SIZE))
-
-static gboolean tp_model(PlanSpec *plan, const Context *c, GError **error)
-{
-    return strategy_tensor_parallel.check_model(plan, c->space->model, error);
-}
-
-static gboolean ep_model(PlanSpec *plan, const Context *c, GError **error)
-{
-    return strategy_expert_parallel.check_model(plan, c->space->model, error);
-}
-
-static gboolean cp_model(PlanSpec *plan, const Context *c, GError **error)
-{
-    return strategy_context_parallel.check_model(plan, c->space->model, error);
-}
+#define SHAPE (PLAN_BIT(TP) | PLAN_BIT(CP) | PLAN_BIT(PP) | PLAN_BIT(DP))
+#define BATCH (SHAPE | PLAN_BIT(MICRO_BATCH_SIZE) | PLAN_BIT(GLOBAL_BATCH_SIZE))
 
 static gboolean derive_dp(PlanSpec *plan, const Context *c, GError **error)
 {
@@ -60,44 +46,43 @@ static gboolean chunks(PlanSpec *plan, const Context *c, GError **error)
     return plan_spec_check_chunks(plan, c->space->model, error);
 }
 
-static gboolean schedule(PlanSpec *plan, const Context *c, GError **error)
+/* The most rules: a check_model and a check a strategy, and the plan's. */
+#define RULES_MAX (2 * STRATEGY_MAX + 3)
+
+/* The rules into `rules`, in the order they are held when they become
+ * decidable at the same axis: the model's causes first (each strategy's
+ * check_model: a tp that does not divide the heads, before the GPUs it
+ * leaves over), then dp, which the later ones read, the batch and the
+ * chunks, then each strategy's check, in registry order. Returns their
+ * number. */
+static int make_rules(Rule *rules)
 {
-    (void)c;
-    return plan->global_batch_size == 0 || pipeline_schedules[plan->schedule]->check(plan, error);
+    int n = 0;
+    for (const Strategy *const *s = strategy_registry; *s; s++)
+        if ((*s)->check_model)
+            rules[n++] = (Rule){.reads = (*s)->check_model_reads, .strategy = (*s)->check_model};
+    rules[n++] = (Rule){.reads = SHAPE, .check = derive_dp};
+    rules[n++] = (Rule){.reads = BATCH, .check = batch};
+    rules[n++] = (Rule){.reads = PLAN_BIT(PP) | PLAN_BIT(VIRTUAL_STAGES) |
+                                 PLAN_BIT(LAYERS_PER_STAGE),
+                        .check = chunks};
+    for (const Strategy *const *s = strategy_registry; *s; s++)
+        if ((*s)->check)
+            rules[n++] = (Rule){.reads = (*s)->check_reads, .strategy = (*s)->check};
+    for (int r = 0; r < n; r++)
+        g_assert(rules[r].reads != 0); /* a strategy's check declares what it reads */
+    return n;
 }
 
-static gboolean tp(PlanSpec *plan, const Context *c, GError **error)
+/* Whether rule `r` admits the plan so far. */
+static gboolean rule_admits(const Rule *r, PlanSpec *plan, const Context *c, GError **error)
 {
-    return strategy_tensor_parallel.check(plan, c->space->model, error);
+    if (r->check)
+        return r->check(plan, c, error);
+    if (r->reads & PLAN_BIT(GLOBAL_BATCH_SIZE) && plan->global_batch_size == 0)
+        return TRUE; /* the batch unresolved: decided once it is */
+    return r->strategy(plan, c->space->model, error);
 }
-
-static gboolean ep(PlanSpec *plan, const Context *c, GError **error)
-{
-    return strategy_expert_parallel.check(plan, c->space->model, error);
-}
-
-static gboolean offload(PlanSpec *plan, const Context *c, GError **error)
-{
-    return strategy_offload.check(plan, c->space->model, error);
-}
-
-/* The rules, in the order they are held when they become decidable at
- * the same axis: the model's causes first (a tp that does not divide the
- * heads, before the GPUs it leaves over), then dp, which the later ones
- * read. */
-static const Rule rules[] = {
-    {F(TP), tp_model},
-    {F(EP), ep_model},
-    {F(TP) | F(CP) | F(CP_ALGORITHM), cp_model},
-    {SHAPE, derive_dp},
-    {BATCH, batch},
-    {F(PP) | F(VIRTUAL_STAGES) | F(LAYERS_PER_STAGE), chunks},
-    {BATCH | F(SCHEDULE) | F(VIRTUAL_STAGES), schedule},
-    {F(TP) | F(SEQUENCE_PARALLEL) | F(TP_COMM_OVERLAP), tp},
-    {SHAPE | F(EP) | F(ZERO_STAGE) | F(OFFLOAD), ep},
-    {F(OFFLOAD) | F(OFFLOAD_LAYERS) | F(RECOMPUTE) | F(LAYERS_PER_STAGE), offload},
-};
-#define RULES G_N_ELEMENTS(rules)
 
 gint64 space_size(const Space *s)
 {
@@ -157,14 +142,16 @@ typedef struct {
     gint64 steps;                              /* values set so far */
     gboolean stopped;                          /* by `leaf`, or past SPACE_MAX_STEPS */
     int cluster;                               /* the number of c.cluster */
-    GHashTable *refusals[G_N_ELEMENTS(rules)]; /* per rule: Reads -> its reason */
-    int reads[G_N_ELEMENTS(rules)][READS_MAX]; /* per rule: the scalar fields it reads */
-    int n_reads[G_N_ELEMENTS(rules)];
+    Rule rules[RULES_MAX];
+    int n_rules;
+    GHashTable *refusals[RULES_MAX]; /* per rule: Reads -> its reason */
+    int reads[RULES_MAX][READS_MAX]; /* per rule: the scalar fields it reads */
+    int n_reads[RULES_MAX];
 } Walk;
 
 /* Whether the rules of `level` admit the plan so far; if not, says so
  * (refused) for the `below` combinations under it. */
-static Reads reads_of(const Walk *w, guint r)
+static Reads reads_of(const Walk *w, int r)
 {
     Reads k = {{w->cluster}};
     for (int i = 0; i < w->n_reads[r]; i++)
@@ -192,13 +179,13 @@ static gboolean reads_equal(gconstpointer a, gconstpointer b)
  * again costs a lookup, not a check and its message. */
 static gboolean admitted(Walk *w, int level)
 {
-    for (guint r = 0; r < RULES; r++) {
-        if (!(w->level_rules[level * RULES + r]))
+    for (int r = 0; r < w->n_rules; r++) {
+        if (!(w->level_rules[level * w->n_rules + r]))
             continue;
         Reads key = reads_of(w, r);
         const char *reason = g_hash_table_lookup(w->refusals[r], &key);
         GError *error = NULL;
-        if (!reason && !rules[r].check(w->plan, &w->c, &error)) {
+        if (!reason && !rule_admits(&w->rules[r], w->plan, &w->c, &error)) {
             reason = g_strdup(ps_error_reason(error));
             g_hash_table_insert(w->refusals[r], g_memdup2(&key, sizeof key), (gpointer)reason);
             g_error_free(error);
@@ -234,29 +221,30 @@ gboolean space_walk(const Space *s, SpaceLeaf leaf, SpaceRefused refused, gpoint
               .plan = plan_spec_copy(s->base),
               .axes = (const GridAxis *)s->grid->axes->data,
               .n_axes = n_axes,
-              .level_rules = g_new0(guint8, (gsize)(n_axes + 1) * RULES),
               .below = g_new(gint64, n_axes + 1),
               .leaf = leaf,
               .refused = refused,
               .user = user};
+    w.n_rules = make_rules(w.rules);
+    w.level_rules = g_new0(guint8, (gsize)(n_axes + 1) * (gsize)w.n_rules);
     /* a rule is held at the level of the last axis it reads (0: the
      * cluster's, before any axis) */
-    for (guint r = 0; r < RULES; r++) {
+    for (int r = 0; r < w.n_rules; r++) {
         int level = 0;
         for (int a = 0; a < n_axes; a++)
-            if (rules[r].reads & (G_GUINT64_CONSTANT(1) << w.axes[a].field))
+            if (w.rules[r].reads & (G_GUINT64_CONSTANT(1) << w.axes[a].field))
                 level = a + 1;
-        w.level_rules[level * RULES + r] = 1;
+        w.level_rules[level * w.n_rules + r] = 1;
     }
     for (int a = 0; a < n_axes; a++)
         w.c.dp_swept |= w.axes[a].field == PLAN_DP;
     w.below[n_axes] = 1;
     for (int l = n_axes; l > 0; l--)
         w.below[l - 1] = w.below[l] * w.axes[l - 1].values->len;
-    for (guint r = 0; r < RULES; r++) {
+    for (int r = 0; r < w.n_rules; r++) {
         w.refusals[r] = g_hash_table_new_full(reads_hash, reads_equal, g_free, g_free);
         for (int f = 0; f < PLAN_N_FIELDS; f++) {
-            if (rules[r].reads >> f & 1 && plan_fields[f].kind != FIELD_LIST) {
+            if (w.rules[r].reads >> f & 1 && plan_fields[f].kind != FIELD_LIST) {
                 g_assert(w.n_reads[r] < READS_MAX);
                 w.reads[r][w.n_reads[r]++] = f;
             }
@@ -269,7 +257,7 @@ gboolean space_walk(const Space *s, SpaceLeaf leaf, SpaceRefused refused, gpoint
         if (admitted(&w, 0))
             walk(&w, 0, k);
     }
-    for (guint r = 0; r < RULES; r++)
+    for (int r = 0; r < w.n_rules; r++)
         g_hash_table_destroy(w.refusals[r]);
     plan_spec_free(w.plan);
     g_free(w.level_rules);

@@ -141,6 +141,7 @@ const Strategy strategy_context_parallel = {
     .name = "context_parallel",
     .active = active,
     .check_model = check_model,
+    .check_model_reads = PLAN_BIT(TP) | PLAN_BIT(CP) | PLAN_BIT(CP_ALGORITHM),
     .piece_tasks = piece_tasks,
     .state_size = sizeof(CpState),
     .streams = 1u << STREAM_CP,

@@ -108,6 +108,9 @@ const Strategy strategy_expert_parallel = {
     .active = active,
     .check_model = check_model,
     .check = check,
+    .check_model_reads = PLAN_BIT(EP),
+    .check_reads = PLAN_BIT(TP) | PLAN_BIT(CP) | PLAN_BIT(PP) | PLAN_BIT(DP) | PLAN_BIT(EP) |
+                   PLAN_BIT(ZERO_STAGE) | PLAN_BIT(OFFLOAD),
     .piece_tasks = piece_tasks,
     .piece_passes = PASS_FORWARD | PASS_INPUT_GRAD, /* the tokens' routes, not the weights' */
     .piece_begin = piece_begin,

@@ -238,6 +238,8 @@ const Strategy strategy_offload = {
     .name = "offload",
     .active = active,
     .check = check,
+    .check_reads = PLAN_BIT(OFFLOAD) | PLAN_BIT(OFFLOAD_LAYERS) | PLAN_BIT(RECOMPUTE) |
+                   PLAN_BIT(LAYERS_PER_STAGE),
     .piece_tasks = piece_tasks,
     .state_size = sizeof(OffloadState),
     .streams = 1u << STREAM_OFFLOAD,

@@ -131,6 +131,16 @@ const Strategy strategy_pipeline = {
     .name = "pipeline",
     .active = active,
     .check = check,
+    /* the batch's shape, and every schedule's own field (SCHEDULE_KNOB) */
+    .check_reads = PLAN_BIT(TP) | PLAN_BIT(CP) | PLAN_BIT(PP) | PLAN_BIT(DP) |
+                   PLAN_BIT(MICRO_BATCH_SIZE) | PLAN_BIT(GLOBAL_BATCH_SIZE) | PLAN_BIT(SCHEDULE) |
+                   PLAN_BIT(VIRTUAL_STAGES)
+#define SCHEDULE(ID, name, row)
+#define SCHEDULE_KNOB(ID, name, row, KNOB, ...) | PLAN_BIT(KNOB)
+#include "base/schedules.def"
+#undef SCHEDULE_KNOB
+#undef SCHEDULE
+    ,
     .comm_advice = comm_advice,
     .schedule = schedule,
     .unit_begin = unit_begin,

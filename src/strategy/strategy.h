@@ -13,6 +13,9 @@
 /* The most strategies the registry may hold. */
 #define STRATEGY_MAX 16
 
+/* A plan field as a bit of a set of fields (1 << PlanField). */
+#define PLAN_BIT(ID) (G_GUINT64_CONSTANT(1) << PLAN_##ID)
+
 typedef struct {
     const char *name;
     /* Whether the plan uses this strategy. */
@@ -26,6 +29,12 @@ typedef struct {
      * over); check sees the resolved plan. */
     gboolean (*check_model)(const PlanSpec *plan, const ModelSpec *model, GError **error);
     gboolean (*check)(const PlanSpec *plan, const ModelSpec *model, GError **error);
+    /* The plan fields each reads (PLAN_BIT), and none other: a sweep
+     * holds a check at the first axis that sets them all, and keeps its
+     * verdict by their values (app/space.c), so a check of a strategy is
+     * a rule of the sweep's space without a word elsewhere. A check that
+     * reads global_batch_size passes while the batch is unresolved (0). */
+    guint64 check_model_reads, check_reads;
     /* The most tasks the strategy adds per piece of a step (its
      * collectives, replays, gathers), for the room the emitter reserves
      * before building the step; NULL: none. */

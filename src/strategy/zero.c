@@ -219,6 +219,7 @@ const Strategy strategy_zero = {
     .name = "zero",
     .active = active,
     .check = check,
+    .check_reads = PLAN_BIT(FP8_PARAM_GATHER) | PLAN_BIT(DTYPE) | PLAN_BIT(ZERO_STAGE),
     .comm_advice = comm_advice,
     .piece_tasks = piece_tasks,
     .state_size = sizeof(ZeroState),
