@@ -247,7 +247,7 @@ START_TEST(zero_bubble_in_flight)
 }
 END_TEST
 
-/* The most a stage holds, from its schedule's peaks (estimate_stage_held,
+/* The most a stage holds, from its schedule's peaks (schedule_stage_held,
  * schedule_peaks), equals the walk of its units it stands for: every unit
  * in order, a forward adding its chunk's amount, a backward's end taking it
  * away, the most after any unit. Every schedule, m from 1 to 12 where the
@@ -276,16 +276,16 @@ START_TEST(stage_peaks_equal_the_walk)
                         double amount[3], walked = 0, held = 0;
                         for (int k = 0; k < v; k++)
                             amount[k] = g_rand_double_range(rng, 0, 1e9);
-                        StageWork w = {m, p, v, s};
+                        StageWork w = schedule_stage_work(plan, m, s);
                         const GArray *units = schedule_units((Schedule)sched, &w);
                         for (guint i = 0; i < units->len; i++) {
                             const Unit *u = &g_array_index(units, Unit, i);
                             held += u->forward                   ? amount[u->chunk]
-                                    : emit_unit_ends_backward(u) ? -amount[u->chunk]
+                                    : unit_ends_backward(u) ? -amount[u->chunk]
                                                                  : 0;
                             walked = MAX(walked, held);
                         }
-                        ck_assert_rel(estimate_stage_held(plan, s, amount), walked, 1e-12);
+                        ck_assert_rel(schedule_stage_held(plan, s, amount), walked, 1e-12);
                         compared++;
                     }
                     plan_spec_free(plan);

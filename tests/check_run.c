@@ -13,7 +13,7 @@
 #include "metrics/runplan.h"
 #include "output/run_report.h"
 #include "cost/transformer.h"
-#include "strategy/estimate.h"
+#include "strategy/states.h"
 #include "strategy/strategy.h"
 #include "testutil.h"
 
@@ -226,7 +226,7 @@ START_TEST(checkpoint_bytes_by_zero_stage)
         ck_assert_rel(c.total_bytes, 14 * 120143872.0, 1e-12);
         double most = 0;
         for (int s = 0; s < 2; s++)
-            most = MAX(most, estimate_stage_params(model, plan, s));
+            most = MAX(most, states_stage_params_of(model, plan, s).params);
         double expected = zero == 0   ? 14 * most
                           : zero == 3 ? 14 * most / 4
                                       : 2 * most + 12 * most / 4;

@@ -3,7 +3,6 @@
 #include "metrics/checkpoint.h"
 
 #include "layout/layout.h"
-#include "strategy/estimate.h"
 #include "strategy/states.h"
 
 /* Whether `rank` is the first member of its group of `kind`: the replica
@@ -35,8 +34,9 @@ void checkpoint_of_plan(Checkpoint *out, const ModelSpec *model, const ClusterSp
     g_autofree double *params = g_new(double, plan->pp);
     g_autofree double *experts = g_new(double, plan->pp);
     for (int s = 0; s < plan->pp; s++) {
-        params[s] = estimate_stage_params(model, plan, s);
-        experts[s] = estimate_stage_expert_params(model, plan, s);
+        StageParams p = states_stage_params_of(model, plan, s);
+        params[s] = p.params;
+        experts[s] = p.experts;
     }
     int ranks = layout_ranks(l), per_node = cluster->gpus_per_node;
     double node = 0;

@@ -67,7 +67,7 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
     DpState *st = state;
     const PlanSpec *plan = emit_plan(e);
     gboolean every_micro_batch = plan->zero_stage >= 2;
-    if (!emit_unit_ends_backward(u) ||
+    if (!unit_ends_backward(u) ||
         (!every_micro_batch && u->micro_batch != emit_micro_batches(e) - 1))
         return; /* accumulated locally */
     st->producer = last;

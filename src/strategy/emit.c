@@ -540,7 +540,7 @@ static gboolean takes_part(const Strategy *s, unsigned passes)
 static TaskId piece_task(Emit *e, const PieceRef *p, double seconds, double flops, TaskTag tag,
                          TaskName name, double activation_bytes, gboolean at_end)
 {
-    unsigned passes = schedule_passes(p->phase);
+    unsigned passes = unit_passes(p->phase);
     for (int i = 0; e->active[i]; i++)
         if (e->active[i]->piece_begin && takes_part(e->active[i], passes))
             e->active[i]->piece_begin(e, e->state[i], p);
@@ -565,24 +565,14 @@ TaskId emit_piece(Emit *e, const PieceRef *p, double seconds, double flops, Task
 
 gboolean emit_piece_backward(const PieceRef *p)
 {
-    return (schedule_passes(p->phase) & PASS_INPUT_GRAD) != 0;
-}
-
-gboolean emit_unit_passes_gradients(const Unit *u)
-{
-    return !u->forward && u->part != BACKWARD_WEIGHT;
-}
-
-gboolean emit_unit_ends_backward(const Unit *u)
-{
-    return !u->forward && u->part != BACKWARD_INPUT;
+    return (unit_passes(p->phase) & PASS_INPUT_GRAD) != 0;
 }
 
 /* A piece of the unit's walk: forward keeps its activations, backward
  * frees them with what was re-created since (a split backward at the end
  * of its W: the weight gradients need the layer inputs and the output
  * gradients, and this ledger keeps the block's activations whole until
- * then). Its work is its phase's (schedule_work). */
+ * then). Its work is its phase's (unit_work). */
 static TaskId walk_piece(Emit *e, const Unit *u, const Segment *seg, Block block)
 {
     static const Phase backward_phase[] = {[BACKWARD_WHOLE] = PHASE_BACKWARD,
@@ -595,10 +585,10 @@ static TaskId walk_piece(Emit *e, const Unit *u, const Segment *seg, Block block
     Phase phase = u->forward ? PHASE_FORWARD : backward_phase[u->part];
     PieceRef p = {seg, block, phase, u->micro_batch, FALSE};
     TaskName name = {.fmt = c->name[phase], .a = u->micro_batch, .b = seg->layer};
-    PassWork w = schedule_work(schedule_passes(phase), &c->work, 1);
+    PassWork w = unit_work(unit_passes(phase), &c->work, 1);
     if (u->forward)
         return piece_task(e, &p, w.seconds, w.flops, TAG_FORWARD, name, kept, FALSE);
-    double freed = emit_unit_ends_backward(u) ? kept + recreated : 0;
+    double freed = unit_ends_backward(u) ? kept + recreated : 0;
     return piece_task(e, &p, w.seconds, w.flops, TAG_BACKWARD, name, -freed, TRUE);
 }
 

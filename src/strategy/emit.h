@@ -27,6 +27,7 @@
 #include "net/symmetry.h"
 #include "cost/transformer.h"
 #include "spec/spec.h"
+#include "strategy/unit.h"
 
 /* A rank's streams (streams.def). */
 typedef enum {
@@ -61,48 +62,6 @@ typedef enum {
 #undef TAG
     TAG_KINDS
 } TaskTag;
-
-/* PHASE_BACKWARD is a whole backward; a zero-bubble schedule splits it
- * into the input gradients (PHASE_INPUT_GRAD, with every operation's
- * backward but the weight gradients) and the weight gradients
- * (PHASE_WEIGHT_GRAD), as Unit's `part` says. */
-typedef enum {
-    PHASE_FORWARD,
-    PHASE_BACKWARD,
-    PHASE_RECOMPUTE,
-    PHASE_INPUT_GRAD,
-    PHASE_WEIGHT_GRAD,
-    PHASES
-} Phase;
-
-/* The passes a phase makes over a piece's operations (schedule_passes):
- * the forward (a forward, or recomputation's replay of one), the input
- * gradients (a whole backward, or B) and the weight gradients (a whole
- * backward, or W). A strategy says in which passes its piece hooks take
- * part (Strategy.piece_passes). */
-typedef enum { PASS_FORWARD = 1, PASS_INPUT_GRAD = 2, PASS_WEIGHT_GRAD = 4 } Pass;
-
-/* What a backward unit computes: the whole backward (1F1B and the other
- * schedules), or one of its halves (zero-bubble schedules, Qi et al.
- * 2024): B, the input gradients, which the stage before waits for, and W,
- * the weight gradients, which nothing but the gradients' reduction and the
- * optimizer wait for. W runs after B; the activations stay until W ends. */
-typedef enum { BACKWARD_WHOLE, BACKWARD_INPUT, BACKWARD_WEIGHT } BackwardPart;
-
-typedef struct {
-    int micro_batch;   /* 0-based, within the step */
-    gboolean forward;  /* else backward */
-    int chunk;         /* the rank's model chunk, 0 .. virtual_stages - 1 */
-    BackwardPart part; /* a backward's: BACKWARD_WHOLE unless split */
-} Unit;
-
-/* Whether unit `u` receives and sends its gradients between stages: a
- * whole backward or a B (input gradients). */
-gboolean emit_unit_passes_gradients(const Unit *u);
-
-/* Whether unit `u` completes its chunk's weight gradients and frees the
- * activations its forward kept: a whole backward or a W. */
-gboolean emit_unit_ends_backward(const Unit *u);
 
 typedef enum { SEGMENT_EMBEDDING, SEGMENT_LAYER, SEGMENT_HEAD } SegmentKind;
 

@@ -22,103 +22,12 @@
 #define TIME_SLACK   1e-6
 #define MEMORY_SLACK 1e-9
 
-/* The segments of a plan's stages (states_segment): a layer's depends
- * only on whether it is MoE, so each kind's is made once, when first
- * visited, for every stage. */
-typedef struct {
-    const ModelSpec *model;
-    const PlanSpec *plan;
-    int *first; /* chunks_firsts */
-    Segment layer[2];
-    gboolean made[2];
-} Segments;
-
-static Segments segments_new(const ModelSpec *model, const PlanSpec *plan)
-{
-    return (Segments){model, plan, chunks_firsts(plan), {{0}}, {FALSE, FALSE}};
-}
-
-static void segments_clear(Segments *segs)
-{
-    g_free(segs->first);
-}
-
-/* Visits the segments a rank of stage `stage` holds, in model order as
- * emit.c walks them: the embedding, each chunk's layers, the head. */
-static void stage_segments(Segments *segs, int stage, void (*visit)(const Segment *seg, void *ctx),
-                           void *ctx)
-{
-    const PlanSpec *plan = segs->plan;
-    int chunks = chunks_count(plan);
-    for (int c = 0; c < plan->virtual_stages; c++) {
-        int g = chunks_of_stage(plan, stage, c);
-        if (g == 0) {
-            Segment embedding = states_segment(segs->model, plan, SEGMENT_EMBEDDING, -1);
-            visit(&embedding, ctx);
-        }
-        for (int i = segs->first[g]; i < segs->first[g + 1]; i++) {
-            int moe = tf_layer_moe(segs->model, i);
-            if (!segs->made[moe])
-                segs->layer[moe] = states_segment(segs->model, plan, SEGMENT_LAYER, i);
-            segs->made[moe] = TRUE;
-            visit(&segs->layer[moe], ctx);
-        }
-        if (g == chunks - 1) {
-            Segment head = states_segment(segs->model, plan, SEGMENT_HEAD, -1);
-            visit(&head, ctx);
-        }
-    }
-}
-
-/* The parameters a rank of stage `stage` holds, and of them those on the
- * expert-data-parallel group and its layers', each summed segment by
- * segment in model order as emit.c sums them. */
-typedef struct {
-    double params, experts, layers;
-} StageParams;
-
-static void add_params(const Segment *seg, void *ctx)
-{
-    StageParams *p = ctx;
-    p->params += seg->params;
-    if (seg->kind != SEGMENT_LAYER)
-        return;
-    p->layers += seg->params;
-    p->experts += seg->expert_params;
-}
-
-static StageParams stage_params(Segments *segs, int stage)
-{
-    StageParams p = {0, 0, 0};
-    stage_segments(segs, stage, add_params, &p);
-    return p;
-}
-
-/* stage_params of one stage of `plan`. */
-static StageParams one_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage)
-{
-    Segments segs = segments_new(model, plan);
-    StageParams p = stage_params(&segs, stage);
-    segments_clear(&segs);
-    return p;
-}
-
-double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage)
-{
-    return one_stage_params(model, plan, stage).params;
-}
-
-double estimate_stage_expert_params(const ModelSpec *model, const PlanSpec *plan, int stage)
-{
-    return one_stage_params(model, plan, stage).experts;
-}
-
 /* What a rank of stage s holds all step from "step begin": its model
  * states, then the GPU's runtime reserve, added in the order emit.c
  * allocates them. */
-static double held_bytes(Segments *segs, const ClusterSpec *cluster, int s)
+static double held_bytes(StageSegments *segs, const ClusterSpec *cluster, int s)
 {
-    StageParams p = stage_params(segs, s);
+    StageParams p = states_stage_params(segs, s);
     return states_total_bytes(segs->plan, p.params, p.experts, p.layers) +
            cluster->gpu.reserve_bytes;
 }
@@ -126,11 +35,11 @@ static double held_bytes(Segments *segs, const ClusterSpec *cluster, int s)
 double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,
                              const PlanSpec *plan)
 {
-    Segments segs = segments_new(model, plan);
+    StageSegments segs = states_stage_segments(model, plan);
     double most = 0;
     for (int s = 0; s < plan->pp; s++)
         most = MAX(most, held_bytes(&segs, cluster, s));
-    segments_clear(&segs);
+    states_stage_segments_clear(&segs);
     return most;
 }
 
@@ -340,23 +249,6 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
     return cc;
 }
 
-double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk)
-{
-    StageWork w = schedule_stage_work(plan, plan_spec_micro_batches(plan), s);
-    const GArray *peaks = schedule_peaks(plan->schedule, &w);
-    double most = 0, largest = 0;
-    for (int k = 0; k < w.chunks; k++)
-        largest = MAX(largest, per_chunk[k]);
-    const int *peak = (const int *)peaks->data, *end = peak + peaks->len;
-    for (; peak < end && peak[0] * largest > most; peak += w.chunks + 1) {
-        double held = 0;
-        for (int k = 0; k < w.chunks; k++)
-            held += peak[1 + k] * MAX(per_chunk[k], 0);
-        most = MAX(most, held);
-    }
-    return most;
-}
-
 /* The most activations a rank of stage s holds at the start of a forward
  * unit's last piece: its schedule's units in order, each forward keeping
  * its chunk's activations until that micro-batch's backward of the chunk,
@@ -369,20 +261,20 @@ static double stage_activations(const PieceCosts *c, int s)
         int g = chunks_of_stage(plan, s, k);
         kept[k] = chunk_cost(c, g).kept - offload_chunk_bytes(c->model, plan, g);
     }
-    return estimate_stage_held(plan, s, kept);
+    return schedule_stage_held(plan, s, kept);
 }
 
 double estimate_peak_lower_bound_bytes_past(const ModelSpec *model, const ClusterSpec *cluster,
                                             const PlanSpec *plan, double limit)
 {
-    Segments segs = segments_new(model, plan);
+    StageSegments segs = states_stage_segments(model, plan);
     g_autofree double *held = g_new(double, plan->pp);
     double most = 0;
     for (int s = 0; s < plan->pp; s++) {
         held[s] = held_bytes(&segs, cluster, s);
         most = MAX(most, held[s]);
     }
-    segments_clear(&segs);
+    states_stage_segments_clear(&segs);
     if (most * (1 - MEMORY_SLACK) > limit)
         return most * (1 - MEMORY_SLACK); /* the activations only add to it */
     PieceCosts c;
@@ -400,18 +292,18 @@ double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec
     return estimate_peak_lower_bound_bytes_past(model, cluster, plan, INFINITY);
 }
 
-static double optimizer_s(Segments *segs, const GpuSpec *gpu, int s)
+static double optimizer_s(StageSegments *segs, const GpuSpec *gpu, int s)
 {
-    StageParams p = stage_params(segs, s);
+    StageParams p = states_stage_params(segs, s);
     return states_optimizer_s(gpu, segs->plan,
                               states_shard_params(segs->plan, MEM_OPTIMIZER, p.params, p.experts));
 }
 
 double estimate_optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan, int s)
 {
-    Segments segs = segments_new(model, plan);
+    StageSegments segs = states_stage_segments(model, plan);
     double seconds = optimizer_s(&segs, gpu, s);
-    segments_clear(&segs);
+    states_stage_segments_clear(&segs);
     return seconds;
 }
 
@@ -446,7 +338,7 @@ static void add_dp_bytes(const Segment *seg, void *ctx)
     add_big(&d->bytes[1], d->gathers, per * seg->expert_params, d->n[1]);
 }
 
-static void stage_dp_bytes(Segments *segs, int stage, const int n[2], double bytes[2])
+static void stage_dp_bytes(StageSegments *segs, int stage, const int n[2], double bytes[2])
 {
     const PlanSpec *plan = segs->plan;
     int m = plan_spec_micro_batches(plan);
@@ -462,7 +354,7 @@ static void stage_dp_bytes(Segments *segs, int stage, const int n[2], double byt
                  plan->zero_stage == 3  ? 2.0 * m
                  : plan->zero_stage > 0 ? 1
                                         : 0};
-    stage_segments(segs, stage, add_dp_bytes, &d);
+    states_stage_visit(segs, stage, add_dp_bytes, &d);
 }
 
 double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
@@ -473,7 +365,7 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
     int n[2] = {plan->dp * plan->cp, plan->dp * plan->cp / plan->ep};
     int here[2] = {most_on_a_node(cluster, plan, n[0], 1),
                    most_on_a_node(cluster, plan, n[1], plan->ep)};
-    Segments segs = segments_new(model, plan);
+    StageSegments segs = states_stage_segments(model, plan);
     double most = 0;
     for (int s = 0; s < plan->pp; s++) {
         double bytes[2], comm = 0;
@@ -485,7 +377,7 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
         }
         most = MAX(most, MAX(comm, offload_stream_s(model, cluster, plan, s)));
     }
-    segments_clear(&segs);
+    states_stage_segments_clear(&segs);
     return most * (1 - TIME_SLACK);
 }
 
@@ -498,7 +390,7 @@ double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
     piece_costs(model, cluster, gpu, plan, TRUE, &c);
     int m = plan_spec_micro_batches(plan);
     double fill = 0, drain = 0; /* F(s), B(s): chunks 0 .. s - 1, one micro-batch */
-    Segments segs = segments_new(model, plan);
+    StageSegments segs = states_stage_segments(model, plan);
     double opt0 = optimizer_s(&segs, gpu, 0), most = 0;
     gboolean split = schedule_splits_backward(plan); /* no drain: see estimate.h */
     for (int s = 0; s < plan->pp; s++) {
@@ -525,7 +417,7 @@ double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
         }
         most = MAX(most, m * chain + opt0);
     }
-    segments_clear(&segs);
+    states_stage_segments_clear(&segs);
     piece_costs_clear(&c);
     return MAX(most * (1 - TIME_SLACK), estimate_comm_lower_bound_s(model, cluster, plan));
 }

@@ -121,21 +121,6 @@
 #include "strategy/emit.h"
 #include "spec/spec.h"
 
-/* The most bytes a rank of stage s holds at once when each forward unit of
- * its model chunk k (0 .. virtual_stages - 1) keeps per_chunk[k] until
- * that micro-batch's backward of the chunk ends, its schedule's units in
- * order: the most over the schedule's peaks (schedule_peaks), a negative
- * per_chunk[k] (a rounding's) counted as 0. */
-double estimate_stage_held(const PlanSpec *plan, int s, const double *per_chunk);
-
-/* Parameters a rank of pipeline stage `stage` holds, all its model chunks
- * together, summed segment by segment in model order as emit.c does. The
- * plan must be resolved. */
-double estimate_stage_params(const ModelSpec *model, const PlanSpec *plan, int stage);
-/* Of them, those whose states live on the expert-data-parallel group
- * (states_layer_expert_params): 0 with ep 1. */
-double estimate_stage_expert_params(const ModelSpec *model, const PlanSpec *plan, int stage);
-
 /* A lower bound of the step from its communication and offload streams
  * (see below). */
 double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,

@@ -64,7 +64,7 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
 static void unit_end(Emit *e, void *state, const Unit *u, TaskId last)
 {
     const Fp8State *st = state;
-    if (st->unit_gemms == 0 || !(u->forward || emit_unit_passes_gradients(u)))
+    if (st->unit_gemms == 0 || !(u->forward || unit_passes_gradients(u)))
         return;
     double bytes = st->unit_gemms * (u->forward ? AMAX_FORWARD : AMAX_BACKWARD) * AMAX_BYTES;
     TaskName name = {.fmt = u->forward ? "fwd mb%d c%d amax" : "bwd mb%d c%d amax",

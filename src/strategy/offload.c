@@ -4,7 +4,7 @@
 #include "strategy/offload.h"
 
 #include "layout/chunks.h"
-#include "strategy/estimate.h"
+#include "strategy/schedule.h"
 #include "strategy/strategy.h"
 #include "strategy/states.h"
 
@@ -71,7 +71,7 @@ double offload_stream_s(const ModelSpec *model, const ClusterSpec *cluster, cons
     if (plan->offload == OFFLOAD_NONE || gpu.pcie_Bps <= 0)
         return 0;
     if (plan->offload == OFFLOAD_OPTIMIZER) { /* down, the Adam step, up */
-        double params = estimate_stage_params(model, plan, stage);
+        double params = states_stage_params_of(model, plan, stage).params;
         return 2 * offload_pcie_bytes_per_param(plan) * shard_params(plan, params) / gpu.pcie_Bps +
                offload_cpu_adam_s(cluster, plan, params);
     }
@@ -88,7 +88,7 @@ static double host_activation_bytes(const ModelSpec *model, const PlanSpec *plan
     g_autofree double *chunk = g_new0(double, plan->virtual_stages);
     for (int c = 0; c < plan->virtual_stages; c++)
         chunk[c] = offload_chunk_bytes(model, plan, chunks_of_stage(plan, stage, c));
-    return estimate_stage_held(plan, stage, chunk);
+    return schedule_stage_held(plan, stage, chunk);
 }
 
 double offload_host_bytes(const ModelSpec *model, const PlanSpec *plan, int stage)
@@ -96,7 +96,7 @@ double offload_host_bytes(const ModelSpec *model, const PlanSpec *plan, int stag
     switch (plan->offload) {
     case OFFLOAD_OPTIMIZER:
         return (STATES_OPTIMIZER_BYTES + offload_pcie_bytes_per_param(plan)) *
-               shard_params(plan, estimate_stage_params(model, plan, stage));
+               shard_params(plan, states_stage_params_of(model, plan, stage).params);
     case OFFLOAD_ACTIVATIONS:
         return host_activation_bytes(model, plan, stage);
     case OFFLOAD_NONE:
@@ -193,7 +193,7 @@ static TaskId copy_activations(Emit *e, int layer, int mb, gboolean down, TaskId
 static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *seg)
 {
     OffloadState *st = state;
-    if (!emit_unit_passes_gradients(u) || seg->kind != SEGMENT_LAYER)
+    if (!unit_passes_gradients(u) || seg->kind != SEGMENT_LAYER)
         return;
     if (offload_layer_bytes(emit_model(e), emit_plan(e), seg->layer) > 0)
         emit_gate(e, st->up);

@@ -54,7 +54,7 @@ double offload_pcie_bytes_per_param(const PlanSpec *plan);
  * came down; with offload activations the most offloaded bytes of the
  * micro-batches it holds, in its schedule's order of units, each forward
  * adding its chunk's offloaded layers' A_l until its backward ends
- * (estimate_stage_held: at a zero-bubble schedule's W, an upper bound);
+ * (schedule_stage_held: at a zero-bubble schedule's W, an upper bound);
  * 0 otherwise. The plan must be resolved. */
 double offload_host_bytes(const ModelSpec *model, const PlanSpec *plan, int stage);
 

@@ -69,7 +69,7 @@ static void unit_begin(Emit *e, void *state, const Unit *u)
     if (u->forward && g > 0)
         emit_gate(e, emit_recv(e, TOWARD_NEXT, transfer_bytes(e),
                                transfer_name(TRUE, u->micro_batch, g - 1)));
-    if (emit_unit_passes_gradients(u) && g < last)
+    if (unit_passes_gradients(u) && g < last)
         emit_gate(e, emit_recv(e, TOWARD_PREV, transfer_bytes(e),
                                transfer_name(FALSE, u->micro_batch, g + 1)));
 }
@@ -80,7 +80,7 @@ static void unit_end(Emit *e, void *state, const Unit *u, TaskId done)
     int g = emit_model_chunk(e, u), last = chunks_count(emit_plan(e)) - 1;
     if (u->forward && g < last)
         emit_send(e, TOWARD_NEXT, transfer_bytes(e), done, transfer_name(TRUE, u->micro_batch, g));
-    if (emit_unit_passes_gradients(u) && g > 0)
+    if (unit_passes_gradients(u) && g > 0)
         emit_send(e, TOWARD_PREV, transfer_bytes(e), done, transfer_name(FALSE, u->micro_batch, g));
 }
 

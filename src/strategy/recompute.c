@@ -80,7 +80,7 @@ static void step_begin(Emit *e, void *state)
 static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *seg)
 {
     const RecomputeState *st = state;
-    if (!emit_unit_passes_gradients(u) || seg->kind != SEGMENT_LAYER)
+    if (!unit_passes_gradients(u) || seg->kind != SEGMENT_LAYER)
         return;
     static const char *const names[TF_BLOCK_KINDS] = {
         "recompute mb%d L%d attn", "recompute mb%d L%d mlp", "recompute mb%d L%d mlp"};

@@ -139,7 +139,7 @@ static GArray *peaks_of(const GArray *units, int chunks)
     for (guint i = 0; i < units->len; i++) {
         const Unit *u = &g_array_index(units, Unit, i);
         if (!u->forward) {
-            now[u->chunk] -= emit_unit_ends_backward(u);
+            now[u->chunk] -= unit_ends_backward(u);
             continue;
         }
         now[u->chunk]++;
@@ -179,6 +179,23 @@ const GArray *schedule_peaks(Schedule schedule, const StageWork *w)
     return o->peaks;
 }
 
+double schedule_stage_held(const PlanSpec *plan, int s, const double *per_chunk)
+{
+    StageWork w = schedule_stage_work(plan, plan_spec_micro_batches(plan), s);
+    const GArray *peaks = schedule_peaks(plan->schedule, &w);
+    double most = 0, largest = 0;
+    for (int k = 0; k < w.chunks; k++)
+        largest = MAX(largest, per_chunk[k]);
+    const int *peak = (const int *)peaks->data, *end = peak + peaks->len;
+    for (; peak < end && peak[0] * largest > most; peak += w.chunks + 1) {
+        double held = 0;
+        for (int k = 0; k < w.chunks; k++)
+            held += peak[1 + k] * MAX(per_chunk[k], 0);
+        most = MAX(most, held);
+    }
+    return most;
+}
+
 void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk)
 {
     Unit u = {micro_batch, forward, chunk, BACKWARD_WHOLE};
@@ -194,36 +211,6 @@ void schedule_add_part(GArray *units, int micro_batch, BackwardPart part)
 gboolean schedule_splits_backward(const PlanSpec *plan)
 {
     return pipeline_schedules[plan->schedule]->split_backward;
-}
-
-unsigned schedule_passes(Phase phase)
-{
-    static const unsigned passes[PHASES] = {
-        [PHASE_FORWARD] = PASS_FORWARD,
-        [PHASE_RECOMPUTE] = PASS_FORWARD,
-        [PHASE_BACKWARD] = PASS_INPUT_GRAD | PASS_WEIGHT_GRAD,
-        [PHASE_INPUT_GRAD] = PASS_INPUT_GRAD,
-        [PHASE_WEIGHT_GRAD] = PASS_WEIGHT_GRAD,
-    };
-    return passes[phase];
-}
-
-PassWork schedule_work(unsigned passes, const OpsWork *w, double share)
-{
-    PassWork p = {0};
-    if (passes & PASS_FORWARD) {
-        p.seconds += w->seconds;
-        p.flops += w->flops;
-    }
-    if (passes & PASS_INPUT_GRAD) {
-        p.seconds += 2 * w->seconds - w->wgrad_seconds;
-        p.flops += 2 * w->flops - w->wgrad_flops;
-    }
-    if (passes & PASS_WEIGHT_GRAD) {
-        p.seconds += w->wgrad_seconds;
-        p.flops += w->wgrad_flops;
-    }
-    return (PassWork){share * p.seconds, share * p.flops};
 }
 
 gboolean schedule_check_one_chunk(const PlanSpec *plan, GError **error)

@@ -9,7 +9,8 @@
 #ifndef PLANSIM_STRATEGY_SCHEDULE_H
 #define PLANSIM_STRATEGY_SCHEDULE_H
 
-#include "strategy/emit.h"
+#include "spec/spec.h"
+#include "strategy/unit.h"
 
 /* What a stage's schedule orders: m micro-batches through p stages, v model
  * chunks per stage, for stage s; and the value of the schedule's own plan
@@ -54,7 +55,7 @@ const GArray *schedule_units(Schedule schedule, const StageWork *w);
 
 /* A stage's peaks under `schedule`: after a forward unit, the
  * micro-batches per chunk whose forward has run and whose backward has
- * not ended (emit_unit_ends_backward), keeping only the count vectors no
+ * not ended (unit_ends_backward), keeping only the count vectors no
  * other one covers (at least as high in every chunk). Whatever each
  * chunk's micro-batch holds, if not negative, the most the stage holds
  * after any unit is held at one of them. Each peak is `chunks` + 1 ints:
@@ -62,6 +63,13 @@ const GArray *schedule_units(Schedule schedule, const StageWork *w);
  * whose total times the largest amount cannot beat the most so far ends
  * the search). Cached with the units, and valid as long. */
 const GArray *schedule_peaks(Schedule schedule, const StageWork *w);
+
+/* The most bytes a rank of stage s holds at once when each forward unit of
+ * its model chunk k (0 .. virtual_stages - 1) keeps per_chunk[k] until
+ * that micro-batch's backward of the chunk ends, its schedule's units in
+ * order: the most over the schedule's peaks (schedule_peaks), a negative
+ * per_chunk[k] (a rounding's) counted as 0. */
+double schedule_stage_held(const PlanSpec *plan, int s, const double *per_chunk);
 
 /* Appends one unit (a backward is whole). */
 void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk);
@@ -72,19 +80,6 @@ void schedule_add_part(GArray *units, int micro_batch, BackwardPart part);
 
 /* Whether the plan's schedule splits backward units. */
 gboolean schedule_splits_backward(const PlanSpec *plan);
-
-/* The passes (Pass bits) phase `phase` makes. */
-unsigned schedule_passes(Phase phase);
-
-/* The time and hardware FLOPs of `share` of operations that take `w`
- * (their forward, and their backward's weight gradients), in `passes`:
- * the forward once, the input gradients twice the forward less the weight
- * gradients, the weight gradients theirs. So a whole backward takes twice
- * the forward, and B and W split it; the one home of that split. */
-typedef struct {
-    double seconds, flops;
-} PassWork;
-PassWork schedule_work(unsigned passes, const OpsWork *w, double share);
 
 /* The check of the zero-bubble schedules: one chunk per stage, pp >= 2,
  * and at least `least` micro-batches per step. */

@@ -2,6 +2,8 @@
  * parameter and element, and their ZeRO split. */
 #include "strategy/states.h"
 
+#include "layout/chunks.h"
+
 /* fp32 gradients' bytes an element */
 #define FP32_BYTES 4
 
@@ -129,4 +131,64 @@ double states_total_bytes(const PlanSpec *plan, double params, double experts, d
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
         bytes += states_bytes(plan, (MemKind)k, params, experts, layers);
     return bytes;
+}
+
+StageSegments states_stage_segments(const ModelSpec *model, const PlanSpec *plan)
+{
+    return (StageSegments){.model = model, .plan = plan, .first = chunks_firsts(plan)};
+}
+
+void states_stage_segments_clear(StageSegments *segs)
+{
+    g_free(segs->first);
+}
+
+void states_stage_visit(StageSegments *segs, int stage,
+                        void (*visit)(const Segment *seg, void *ctx), void *ctx)
+{
+    const PlanSpec *plan = segs->plan;
+    int chunks = chunks_count(plan);
+    for (int c = 0; c < plan->virtual_stages; c++) {
+        int g = chunks_of_stage(plan, stage, c);
+        if (g == 0) {
+            Segment embedding = states_segment(segs->model, plan, SEGMENT_EMBEDDING, -1);
+            visit(&embedding, ctx);
+        }
+        for (int i = segs->first[g]; i < segs->first[g + 1]; i++) {
+            int moe = tf_layer_moe(segs->model, i);
+            if (!segs->made[moe])
+                segs->layer[moe] = states_segment(segs->model, plan, SEGMENT_LAYER, i);
+            segs->made[moe] = TRUE;
+            visit(&segs->layer[moe], ctx);
+        }
+        if (g == chunks - 1) {
+            Segment head = states_segment(segs->model, plan, SEGMENT_HEAD, -1);
+            visit(&head, ctx);
+        }
+    }
+}
+
+static void add_params(const Segment *seg, void *ctx)
+{
+    StageParams *p = ctx;
+    p->params += seg->params;
+    if (seg->kind != SEGMENT_LAYER)
+        return;
+    p->layers += seg->params;
+    p->experts += seg->expert_params;
+}
+
+StageParams states_stage_params(StageSegments *segs, int stage)
+{
+    StageParams p = {0, 0, 0};
+    states_stage_visit(segs, stage, add_params, &p);
+    return p;
+}
+
+StageParams states_stage_params_of(const ModelSpec *model, const PlanSpec *plan, int stage)
+{
+    StageSegments segs = states_stage_segments(model, plan);
+    StageParams p = states_stage_params(&segs, stage);
+    states_stage_segments_clear(&segs);
+    return p;
 }

@@ -93,4 +93,37 @@ double states_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double shard
  * Psi / d, fp32 (bf16) gradients; the experts' part of Psi over d_e. */
 double states_total_bytes(const PlanSpec *plan, double params, double experts, double layers);
 
+/* The segments a rank of each pipeline stage holds (states_segment), for
+ * walking stage after stage: a layer's segment depends only on whether it
+ * is MoE, so each kind's is made once, when first visited. */
+typedef struct {
+    const ModelSpec *model;
+    const PlanSpec *plan;
+    int *first; /* chunks_firsts */
+    Segment layer[2];
+    gboolean made[2];
+} StageSegments;
+
+/* The segments of `plan`'s stages (resolved), cleared with
+ * states_stage_segments_clear. */
+StageSegments states_stage_segments(const ModelSpec *model, const PlanSpec *plan);
+void states_stage_segments_clear(StageSegments *segs);
+
+/* Visits the segments a rank of stage `stage` holds, in model order as
+ * emit.c walks them: the embedding, each chunk's layers, the head. */
+void states_stage_visit(StageSegments *segs, int stage,
+                        void (*visit)(const Segment *seg, void *ctx), void *ctx);
+
+/* The parameters a rank of stage `stage` holds, and of them those on the
+ * expert-data-parallel group (states_layer_expert_params: 0 with ep 1)
+ * and its layers', each summed segment by segment in model order as
+ * emit.c sums them. */
+typedef struct {
+    double params, experts, layers;
+} StageParams;
+StageParams states_stage_params(StageSegments *segs, int stage);
+
+/* states_stage_params of one stage of `plan` (resolved). */
+StageParams states_stage_params_of(const ModelSpec *model, const PlanSpec *plan, int stage);
+
 #endif

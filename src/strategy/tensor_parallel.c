@@ -35,7 +35,7 @@
  * recomputation's replay is a forward, with its collectives.
  *
  * Under a zero-bubble schedule a backward is B, the input gradients, or W,
- * the weight gradients, each span's share of it as schedule_work has it.
+ * the weight gradients, each span's share of it as unit_work has it.
  * The backward's collectives belong to B, but the all-gather of the column
  * GEMM's sharded input again (sequence parallelism), which only its weight
  * gradient needs and W runs. */
@@ -281,7 +281,7 @@ static void add(Parts *q, const Span *s, unsigned passes, double share)
 {
     if (passes == 0)
         return;
-    PassWork w = schedule_work(passes, &s->work, share);
+    PassWork w = unit_work(passes, &s->work, share);
     q->seconds += w.seconds;
     q->flops += w.flops;
     if (s->ops && !q->ops)
@@ -438,7 +438,7 @@ static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag
                .name = name,
                .first = TASK_NONE,
                .last = TASK_NONE};
-    unsigned passes = schedule_passes(p->phase);
+    unsigned passes = unit_passes(p->phase);
     if (passes == PASS_FORWARD) /* a forward, or full recomputation's replay of one */
         forward(&q, &st->kind[kind], plan->sequence_parallel, plan->tp_comm_overlap);
     else

@@ -151,7 +151,7 @@ static TaskId gather(Emit *e, const Unit *u, const Segment *seg, TaskId after)
  * zero-bubble schedule's) needs none, and ZeRO-3 gathers nothing for it. */
 static gboolean uses_params(const Unit *u)
 {
-    return u->forward || emit_unit_passes_gradients(u);
+    return u->forward || unit_passes_gradients(u);
 }
 
 static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *seg)
