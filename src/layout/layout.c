@@ -131,11 +131,9 @@ static void fill_groups(Layout *l, RankOrder order)
 /* Cuts every dp x cp group, D members in rank order, into the groups of
  * expert parallelism (kind GROUP_EP: members i .. i + ep - 1, i a multiple
  * of ep) and of expert data parallelism (GROUP_EDP: members j, j + ep, ...). */
-static void carve_expert_groups(Layout *l, int ep)
+static void carve_expert_groups(Layout *l)
 {
-    int d = l->size[GROUP_DP_CP];
-    l->size[GROUP_EP] = ep;
-    l->size[GROUP_EDP] = d / ep;
+    int d = l->size[GROUP_DP_CP], ep = l->size[GROUP_EP];
     for (int k = GROUP_EP; k <= GROUP_EDP; k++) {
         l->members[k] = bigmem_alloc(sizeof(int) * (gsize)l->ranks);
         l->group_index[k] = bigmem_alloc(sizeof(int) * (gsize)l->ranks);
@@ -152,14 +150,34 @@ static void carve_expert_groups(Layout *l, int ep)
     }
 }
 
+int layout_plan_size(const PlanSpec *plan, GroupKind kind)
+{
+    switch (kind) {
+    case GROUP_TP:
+        return plan->tp;
+    case GROUP_CP:
+        return plan->cp;
+    case GROUP_DP:
+        return plan->dp;
+    case GROUP_PP:
+        return plan->pp;
+    case GROUP_DP_CP:
+        return plan->dp * plan->cp;
+    case GROUP_EP:
+        return plan->ep;
+    case GROUP_EDP:
+        return plan->dp * plan->cp / plan->ep;
+    case GROUP_KINDS:
+        break;
+    }
+    g_assert_not_reached();
+}
+
 Layout *layout_new(const PlanSpec *plan, const ClusterSpec *cluster)
 {
     Layout *l = g_new0(Layout, 1);
-    l->size[GROUP_TP] = plan->tp;
-    l->size[GROUP_CP] = plan->cp;
-    l->size[GROUP_DP] = plan->dp;
-    l->size[GROUP_PP] = plan->pp;
-    l->size[GROUP_DP_CP] = plan->dp * plan->cp;
+    for (int k = 0; k < GROUP_KINDS; k++)
+        l->size[k] = layout_plan_size(plan, (GroupKind)k);
     int stride = 1;
     for (int i = 0; i < GROUP_DIMS; i++) {
         GroupKind k = orders[plan->rank_order][i];
@@ -169,7 +187,7 @@ Layout *layout_new(const PlanSpec *plan, const ClusterSpec *cluster)
     l->ranks = stride;
     g_assert(l->ranks > 0 && l->ranks <= cluster_spec_gpus(cluster));
     fill_groups(l, plan->rank_order);
-    carve_expert_groups(l, plan->ep);
+    carve_expert_groups(l);
     return l;
 }
 

@@ -41,6 +41,12 @@ typedef struct {
 
 typedef struct Layout Layout;
 
+/* The ranks of one group of `kind` under the resolved `plan`, as
+ * layout_new forms them, without a layout: along a dimension its size;
+ * dp x cp for GROUP_DP_CP; ep for GROUP_EP; dp x cp / ep for GROUP_EDP.
+ * The one home of each group's width. */
+int layout_plan_size(const PlanSpec *plan, GroupKind kind);
+
 /* The layout of a resolved plan on a cluster. */
 Layout *layout_new(const PlanSpec *plan, const ClusterSpec *cluster);
 void layout_free(Layout *l);

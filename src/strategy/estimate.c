@@ -362,7 +362,7 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
 {
     int nics;
     double nic_Bps = nic_payload_Bps(cluster, &nics);
-    int n[2] = {plan->dp * plan->cp, plan->dp * plan->cp / plan->ep};
+    int n[2] = {layout_plan_size(plan, GROUP_DP_CP), layout_plan_size(plan, GROUP_EDP)};
     int here[2] = {most_on_a_node(cluster, plan, n[0], 1),
                    most_on_a_node(cluster, plan, n[1], plan->ep)};
     StageSegments segs = states_stage_segments(model, plan);

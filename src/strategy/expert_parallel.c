@@ -33,7 +33,7 @@ static gboolean check_model(const PlanSpec *plan, const ModelSpec *model, GError
 static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **error)
 {
     (void)model;
-    int ep = plan->ep, dp_cp = plan->dp * plan->cp;
+    int ep = plan->ep, dp_cp = layout_plan_size(plan, GROUP_DP_CP);
     if (dp_cp % ep != 0)
         return plan_field_fail(error, plan, PLAN_EP, "a divisor of dp x cp = %d", dp_cp);
     if (ep > 1 && plan->zero_stage > 0 && plan->offload == OFFLOAD_OPTIMIZER)

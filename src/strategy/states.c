@@ -75,12 +75,12 @@ static void shards_over(const PlanSpec *plan, int d, int shards[MEM_KINDS])
 
 void states_shards(const PlanSpec *plan, int shards[MEM_KINDS])
 {
-    shards_over(plan, plan->dp * plan->cp, shards);
+    shards_over(plan, layout_plan_size(plan, GROUP_DP_CP), shards);
 }
 
 void states_expert_shards(const PlanSpec *plan, int shards[MEM_KINDS])
 {
-    shards_over(plan, plan->dp * plan->cp / plan->ep, shards);
+    shards_over(plan, layout_plan_size(plan, GROUP_EDP), shards);
 }
 
 double states_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, int layer)

@@ -82,7 +82,7 @@ static int piece_tasks(const PlanSpec *plan)
 static void normalize(PlanSpec *plan, const ModelSpec *model)
 {
     (void)model;
-    if (plan->dp * plan->cp == 1 && !plan->fp8_param_gather)
+    if (layout_plan_size(plan, GROUP_DP_CP) == 1 && !plan->fp8_param_gather)
         plan->zero_stage = 0;
     if (plan->zero_stage == 0 || plan->zero_stage == 3)
         plan->overlap_param_gather = TRUE;
@@ -179,7 +179,7 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
     ZeroState *st = state;
     if (emit_plan(e)->zero_stage < 3 || !uses_params(u))
         return;
-    if (emit_plan(e)->dp * emit_plan(e)->cp > 1)
+    if (layout_plan_size(emit_plan(e), GROUP_DP_CP) > 1)
         emit_mem(e, last, MEM_BUFFERS, -states_param_bytes(emit_plan(e), seg->kind) * seg->uses,
                  TRUE);
     st->prev_end = last;
