@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "app/simulate.h"
+#include "metrics/metrics.h"
 #include "base/error.h"
 #include "strategy/estimate.h"
 #include "strategy/strategy.h"
@@ -141,7 +142,7 @@ static void consider(Search *s, const Change *change, int n, GArray *fit, GArray
         c.change[i] = change[i];
     c.memory_bytes = estimate_peak_lower_bound_bytes(s->model, s->cluster, p);
     c.bound_s = estimate_step_lower_bound_s(s->model, s->cluster, p);
-    g_array_append_val(c.memory_bytes > s->cluster->gpu.memory_bytes ? over : fit, c);
+    g_array_append_val(metrics_fits(s->cluster, c.memory_bytes, 0) ? fit : over, c);
 }
 
 /* The change set `set` (n, in row order) but its change `skip` (-1:

@@ -10,6 +10,7 @@
 #include "spec/spec.h"
 #include "base/names.h"
 #include "base/text.h"
+#include "base/units.h"
 
 typedef struct {
     char *op, *ranks, *cluster, *nodes, *min_bytes, *max_bytes, *algorithm, *format, *output;
@@ -33,8 +34,8 @@ static gboolean collective(void *args, GError **error)
         !cli_parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
         !cli_parse_number("--nodes", a->nodes, 1, CLUSTER_MAX_GPUS, TRUE, 0, &nodes, error) ||
         !cli_parse_number("--ranks", a->ranks, 2, CLUSTER_MAX_GPUS, TRUE, 8, &ranks, error) ||
-        !cli_parse_bytes("--min-bytes", a->min_bytes, 1, 1e15, 1 << 20, &min_bytes, error) ||
-        !cli_parse_bytes("--max-bytes", a->max_bytes, 1, 1e15, 1 << 30, &max_bytes, error) ||
+        !cli_parse_bytes("--min-bytes", a->min_bytes, 1, 1e15, UNITS_MIB, &min_bytes, error) ||
+        !cli_parse_bytes("--max-bytes", a->max_bytes, 1, 1e15, UNITS_GIB, &max_bytes, error) ||
         !(cluster = cluster_spec_load(cluster_path, (int)nodes, error)))
         return FALSE;
     GArray *rows = collbench_run(cluster, op, (int)ranks, min_bytes, max_bytes, algorithm, error);

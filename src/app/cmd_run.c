@@ -14,6 +14,7 @@
 #include "strategy/strategy.h"
 #include "base/error.h"
 #include "base/text.h"
+#include "base/units.h"
 
 typedef struct {
     CliInputs in;
@@ -56,7 +57,7 @@ static gboolean run(void *args, GError **error)
         fprintf(stderr,
                 "plansim: warning: the plan does not fit: %.4g GiB at its peak, over the GPU's "
                 "%.4g (plansim simulate says what would make it fit)\n",
-                rep.metrics.peak_bytes / 1073741824.0, cluster->gpu.memory_bytes / 1073741824.0);
+                rep.metrics.peak_bytes / UNITS_GIB, cluster->gpu.memory_bytes / UNITS_GIB);
     RunPlan rp;
     progress = progress_start("run: simulating the trials");
     gboolean ok = runplan_compute(model, cluster, plan, rep.metrics.step_time_s, tokens, &choice,

@@ -15,6 +15,7 @@
 #include "spec/spec.h"
 #include "base/error.h"
 #include "base/text.h"
+#include "base/units.h"
 
 typedef struct {
     CliInputs in;
@@ -180,7 +181,7 @@ static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, con
                                                  : g_strdup_printf(" %9s", "never");
         fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s %s%s\n", i + 1, row->tokens_per_s,
                 row->step_time_s, 100 * row->mfu, row->mfu * peak_flops / 1e12,
-                row->peak_bytes / 1073741824.0, days, summary, also);
+                row->peak_bytes / UNITS_GIB, days, summary, also);
         g_array_free(twins[i], TRUE);
     }
     g_free(twins);

@@ -27,6 +27,7 @@
 
 #include "app/simulate.h"
 #include "app/space.h"
+#include "metrics/metrics.h"
 #include "metrics/training.h"
 #include "strategy/estimate.h"
 #include "strategy/strategy.h"
@@ -183,7 +184,7 @@ static void prepare(Job *job, Slot *slot)
      * the GPU's memory is enough */
     double memory = estimate_peak_lower_bound_bytes_past(
         spec->model, cluster, plan, spec->csv ? INFINITY : cluster->gpu.memory_bytes);
-    gboolean fits = spec->exhaustive || memory <= cluster->gpu.memory_bytes;
+    gboolean fits = spec->exhaustive || metrics_fits(cluster, memory, 0);
     /* a plan that does not fit needs its step bound for its CSV row only */
     double bound = fits || spec->csv ? estimate_step_lower_bound_s(spec->model, cluster, plan) : 0;
     slot->row.bound_s = bound;

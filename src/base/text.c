@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/units.h"
 
 /* Levenshtein distance between a and the first lb bytes of b. */
 static gsize edit_distance(const char *a, const char *b, gsize lb)
@@ -92,11 +93,11 @@ gboolean text_parse_count(const char *text, TextSuffixes suffixes, gboolean whol
     static const struct {
         char letter;
         double decimal, binary; /* 0: not a suffix of that kind */
-    } units[] = {{'k', 1e3, 0x1p10},
-                 {'m', 1e6, 0x1p20},
+    } units[] = {{'k', 1e3, UNITS_KIB},
+                 {'m', 1e6, UNITS_MIB},
                  {'b', 1e9, 0},
-                 {'g', 1e9, 0x1p30},
-                 {'t', 1e12, 0x1p40}};
+                 {'g', 1e9, UNITS_GIB},
+                 {'t', 1e12, UNITS_TIB}};
     gsize len = strlen(text);
     double scale = 1;
     for (gsize i = 0; suffixes != TEXT_PLAIN && len > 1 && i < G_N_ELEMENTS(units); i++)

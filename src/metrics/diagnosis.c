@@ -7,8 +7,9 @@
 #include "layout/layout.h"
 #include "strategy/data_loader.h"
 #include "strategy/strategy.h"
+#include "base/units.h"
 
-static const double GiB = 1073741824.0;
+static const double GiB = UNITS_GIB;
 
 /* What the checks read. */
 typedef struct {

@@ -310,8 +310,13 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     out->capacity_bytes = cluster->gpu.memory_bytes;
     out->host_bytes = host_bytes(layout, model, cluster, plan);
     out->host_capacity_bytes = cluster->host_memory_bytes;
-    out->fits = out->peak_bytes <= out->capacity_bytes &&
-                (out->host_bytes == 0 || out->host_bytes <= out->host_capacity_bytes);
+    out->fits = metrics_fits(cluster, out->peak_bytes, out->host_bytes);
+}
+
+gboolean metrics_fits(const ClusterSpec *cluster, double gpu_bytes, double host_bytes)
+{
+    return gpu_bytes <= cluster->gpu.memory_bytes &&
+           (host_bytes == 0 || host_bytes <= cluster->host_memory_bytes);
 }
 
 void metrics_clear(Metrics *m)

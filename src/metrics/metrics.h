@@ -103,6 +103,13 @@ typedef struct {
     int critical_stage; /* its pipeline stage */
 } Metrics;
 
+/* Whether a rank that peaks at `gpu_bytes` on its GPU and keeps
+ * `host_bytes` on its host (0: nothing) fits `cluster`'s memory: the one
+ * verdict, for a replayed peak (Metrics.fits) and for a lower bound of
+ * one (a sweep's and advice's pre-checks: a bound over the memory does
+ * not fit). */
+gboolean metrics_fits(const ClusterSpec *cluster, double gpu_bytes, double host_bytes);
+
 /* Reads the metrics off a replay `r` of `g`, built for `plan` laid out as
  * `layout`, its ranks those `sym` simulates, each standing for its orbit
  * or cell (symmetry_weight).

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/jsonw.h"
+#include "base/units.h"
 
 typedef enum { VALUE_NUMBER, VALUE_INT, VALUE_BOOL, VALUE_STRING, VALUE_LIST } ValueKind;
 
@@ -471,7 +472,7 @@ static void render_csv(GString *out, const Fields *fs, gboolean header)
     g_string_append_c(out, '\n');
 }
 
-static const double GiB = 1073741824.0;
+static const double GiB = UNITS_GIB;
 
 /* A plan that does not fit says so first, with the changes that fix it. */
 static void render_fit_text(GString *out, const Report *rep)

@@ -15,6 +15,7 @@
 
 #include "strategy/emit.h"
 #include "base/jsonw.h"
+#include "base/units.h"
 
 typedef struct {
     double time_s;
@@ -124,7 +125,7 @@ static void memory_events(JsonWriter *w, const Graph *g, const Replay *r, int ra
         jsonw_int(jsonw_key(w, "pid"), graph_gpu(g, rank));
         jsonw_fixed(jsonw_key(w, "ts"), p->time_s * 1e6, 3);
         jsonw_begin_object(jsonw_key(w, "args"), JSONW_INLINE);
-        jsonw_fixed(jsonw_key(w, "GiB"), in_use / 1073741824.0, 6);
+        jsonw_fixed(jsonw_key(w, "GiB"), in_use / UNITS_GIB, 6);
         jsonw_end(w);
         jsonw_end(w);
     }
