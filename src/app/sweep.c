@@ -144,7 +144,7 @@ static double score(const SweepSpec *spec, const PlanSpec *plan, const ClusterSp
     case SWEEP_RANK_TOKENS_PER_S:
         break;
     }
-    return (double)plan->global_batch_size * spec->model->seq_length / step_s;
+    return training_tokens_per_s(spec->model, plan, step_s);
 }
 
 /* An upper bound of the score of a plan whose step takes at least

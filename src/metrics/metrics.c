@@ -12,6 +12,8 @@
  * that the comm table's exposed parts add up to exposed_comm_s. */
 #include "metrics/metrics.h"
 
+#include "metrics/training.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -293,7 +295,7 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     out->model_flops = tf_model_flops(model, sequences);
     double peak = (double)layout_ranks(layout) * cluster->gpu.peak_flops;
     if (out->step_time_s > 0) {
-        out->tokens_per_s = sequences * model->seq_length / out->step_time_s;
+        out->tokens_per_s = training_tokens_per_s(model, plan, out->step_time_s);
         out->mfu = out->model_flops / (out->step_time_s * peak);
         out->hfu = out->hardware_flops / (out->step_time_s * peak);
     }

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/text.h"
+#include "metrics/training.h"
 
 void runplan_choice_init(RunChoice *c)
 {
@@ -104,7 +105,7 @@ gboolean runplan_compute(const ModelSpec *model, const ClusterSpec *cluster, con
     checkpoint_of_plan(&out->checkpoint, model, cluster, plan);
     RunModel *m = &out->model;
     m->step_s = step_s;
-    m->steps = ceil(tokens / ((double)plan->global_batch_size * model->seq_length));
+    m->steps = ceil(tokens / training_tokens_per_step(model, plan));
     if (!model_of(cluster, choice, out, error))
         return FALSE;
     double rate = run_rate_per_s(m);

@@ -23,10 +23,20 @@ void training_compute(Training *out, double tokens, double gpu_hour_price, doubl
     out->tokens_per_gpu_s = tokens_per_step / (step_time_s * gpus);
 }
 
+double training_tokens_per_step(const ModelSpec *model, const PlanSpec *plan)
+{
+    return (double)plan->global_batch_size * model->seq_length;
+}
+
+double training_tokens_per_s(const ModelSpec *model, const PlanSpec *plan, double step_time_s)
+{
+    return training_tokens_per_step(model, plan) / step_time_s;
+}
+
 void training_of_step(Training *out, double tokens, double gpu_hour_price, const ModelSpec *model,
                       const PlanSpec *plan, double step_time_s)
 {
-    double tokens_per_step = (double)plan->global_batch_size * model->seq_length;
+    double tokens_per_step = training_tokens_per_step(model, plan);
     long long gpus = plan_spec_gpus(plan);
     training_compute(out, tokens, gpu_hour_price, tokens_per_step, step_time_s,
                      gpus <= G_MAXINT ? (int)gpus : 0);

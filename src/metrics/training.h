@@ -32,6 +32,12 @@ typedef struct {
 void training_compute(Training *out, double tokens, double gpu_hour_price, double tokens_per_step,
                       double step_time_s, int gpus);
 
+/* The tokens of one step of `plan` (resolved) of `model`:
+ * global_batch_size x seq_length; the one home of a step's tokens, and of
+ * the throughput, those tokens over the step's seconds. */
+double training_tokens_per_step(const ModelSpec *model, const PlanSpec *plan);
+double training_tokens_per_s(const ModelSpec *model, const PlanSpec *plan, double step_time_s);
+
 /* training_compute for a step of `plan` (resolved) of `model` taking
  * step_time_s: global_batch_size x seq_length tokens on tp x pp x dp GPUs. */
 void training_of_step(Training *out, double tokens, double gpu_hour_price, const ModelSpec *model,
