@@ -15,9 +15,9 @@ START_TEST(pops_in_time_order)
     double last = -1;
     for (int i = 0; i < 5; i++) {
         ck_assert(evq_pop(q, &ev));
-        ck_assert_double_eq(ev.time_s, i + 1); /* 1, 2, 3, 4, 5 */
-        ck_assert(ev.time_s > last);
-        last = ev.time_s;
+        ck_assert_double_eq(ev.key, i + 1); /* 1, 2, 3, 4, 5 */
+        ck_assert(ev.key > last);
+        last = ev.key;
     }
     ck_assert(!evq_pop(q, &ev));
     evq_free(q);
@@ -105,15 +105,15 @@ START_TEST(matches_reference_under_interleaving)
         }
         int best = 0;
         for (int i = 1; i < nref; i++)
-            if (ref[i].time_s < ref[best].time_s ||
-                (ref[i].time_s == ref[best].time_s && ref[i].seq < ref[best].seq))
+            if (ref[i].key < ref[best].key ||
+                (ref[i].key == ref[best].key && ref[i].seq < ref[best].seq))
                 best = i;
         Event ev;
         Event top;
         ck_assert(evq_peek(q, &top));
         ck_assert(evq_pop(q, &ev));
         ck_assert_int_eq(top.payload, ev.payload);
-        ck_assert_double_eq(ev.time_s, ref[best].time_s);
+        ck_assert_double_eq(ev.key, ref[best].key);
         ck_assert_int_eq(ev.payload, ref[best].payload);
         ref[best] = ref[--nref];
         ck_assert_uint_eq(evq_size(q), (unsigned)nref);

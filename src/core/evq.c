@@ -1,6 +1,6 @@
-/* evq.c: a binary min-heap and a sorted run, ordered by (time_s, seq).
+/* evq.c: a binary min-heap and a sorted run, ordered by (key, seq).
  *
- * Keys compare by time and then by the strictly increasing push sequence,
+ * Events compare by key and then by the strictly increasing push sequence,
  * so no two keys are equal and the pop order is a total order. An event no
  * earlier than the last one in the run joins the run's end, and one
  * strictly earlier than the first joins its front (an event that happens
@@ -48,17 +48,17 @@ void evq_free(EventQueue *q)
     g_free(q);
 }
 
-/* Whether an event of key (time_s, seq) pops before `b`; without
+/* Whether an event of key (key, seq) pops before `b`; without
  * branches, which the heap's comparisons, near coin tosses, would
  * mispredict. */
-static int key_before(double time_s, uint64_t seq, const Event *b)
+static int key_before(double key, uint64_t seq, const Event *b)
 {
-    return (time_s < b->time_s) | ((time_s == b->time_s) & (seq < b->seq));
+    return (key < b->key) | ((key == b->key) & (seq < b->seq));
 }
 
 static int before(const Event *a, const Event *b)
 {
-    return key_before(a->time_s, a->seq, b);
+    return key_before(a->key, a->seq, b);
 }
 
 static Event *run_at(const EventQueue *q, gsize i)
@@ -100,7 +100,7 @@ static Event *run_prepend(EventQueue *q)
     return &q->run[q->head];
 }
 
-static G_GNUC_NO_INLINE void heap_push(EventQueue *q, double time_s, uint64_t seq, int32_t payload,
+static G_GNUC_NO_INLINE void heap_push(EventQueue *q, double key, uint64_t seq, int32_t payload,
                                        uint32_t aux)
 {
     if (q->size == q->capacity) {
@@ -110,12 +110,12 @@ static G_GNUC_NO_INLINE void heap_push(EventQueue *q, double time_s, uint64_t se
     gsize i = q->size++;
     while (i > 0) {
         gsize parent = (i - 1) / 2;
-        if (!key_before(time_s, seq, &q->heap[parent]))
+        if (!key_before(key, seq, &q->heap[parent]))
             break;
         q->heap[i] = q->heap[parent];
         i = parent;
     }
-    q->heap[i] = (Event){time_s, seq, payload, aux};
+    q->heap[i] = (Event){key, seq, payload, aux};
 }
 
 static G_GNUC_NO_INLINE void heap_pop(EventQueue *q)
@@ -136,19 +136,19 @@ static G_GNUC_NO_INLINE void heap_pop(EventQueue *q)
     q->heap[i] = last;
 }
 
-void evq_push(EventQueue *q, double time_s, int32_t payload, uint32_t aux)
+void evq_push(EventQueue *q, double key, int32_t payload, uint32_t aux)
 {
     uint64_t seq = q->next_seq++;
     Event *slot;
-    if (q->length == 0 || time_s >= run_at(q, q->length - 1)->time_s)
+    if (q->length == 0 || key >= run_at(q, q->length - 1)->key)
         slot = run_append(q); /* after the run's last: its seq is larger */
-    else if (time_s < q->run[q->head].time_s)
+    else if (key < q->run[q->head].key)
         slot = run_prepend(q); /* strictly earlier than the run's first */
     else {
-        heap_push(q, time_s, seq, payload, aux);
+        heap_push(q, key, seq, payload, aux);
         return;
     }
-    *slot = (Event){time_s, seq, payload, aux};
+    *slot = (Event){key, seq, payload, aux};
 }
 
 /* The earliest event, or NULL. */
@@ -165,12 +165,12 @@ gboolean evq_pop(EventQueue *q, Event *out)
     return evq_pop_until(q, INFINITY, out);
 }
 
-/* Pops the earliest event into *out if its time is `time_s` or earlier
- * (strictly earlier if `strictly`). */
-static gboolean pop_if(EventQueue *q, double time_s, gboolean strictly, Event *out)
+/* Pops the first event into *out if its key is `key` or less (strictly
+ * less if `strictly`). */
+static gboolean pop_if(EventQueue *q, double key, gboolean strictly, Event *out)
 {
     const Event *e = earliest(q);
-    if (!e || e->time_s > time_s || (strictly && e->time_s == time_s))
+    if (!e || e->key > key || (strictly && e->key == key))
         return FALSE;
     *out = *e;
     if (e == &q->heap[0]) {
@@ -182,14 +182,14 @@ static gboolean pop_if(EventQueue *q, double time_s, gboolean strictly, Event *o
     return TRUE;
 }
 
-gboolean evq_pop_until(EventQueue *q, double time_s, Event *out)
+gboolean evq_pop_until(EventQueue *q, double key, Event *out)
 {
-    return pop_if(q, time_s, FALSE, out);
+    return pop_if(q, key, FALSE, out);
 }
 
-gboolean evq_pop_before(EventQueue *q, double time_s, Event *out)
+gboolean evq_pop_before(EventQueue *q, double key, Event *out)
 {
-    return pop_if(q, time_s, TRUE, out);
+    return pop_if(q, key, TRUE, out);
 }
 
 gboolean evq_peek(const EventQueue *q, Event *out)
@@ -203,7 +203,7 @@ gboolean evq_peek(const EventQueue *q, Event *out)
 double evq_next_s(const EventQueue *q)
 {
     const Event *e = earliest(q);
-    return e ? e->time_s : INFINITY;
+    return e ? e->key : INFINITY;
 }
 
 gsize evq_size(const EventQueue *q)

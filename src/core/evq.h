@@ -1,7 +1,10 @@
-/* evq.h: the event queue, ordered by (time, sequence) keys.
+/* evq.h: the event queue, ordered by (key, sequence).
  *
- * Events with equal times pop in the order they were pushed (the sequence
- * number breaks ties), so a replay is deterministic bit for bit. Storage is
+ * The key is what orders the events: the time of an event for the engine
+ * and the network, a fair share for the max-min solver (share.c), which
+ * fixes the smallest first. Events with equal keys pop in the order they
+ * were pushed (the sequence number breaks ties), so a replay is
+ * deterministic bit for bit. Storage is
  * two flat arrays, a min-heap and a sorted run for events pushed in time
  * order (evq.c); each doubles when full, so pushing allocates only while
  * the queue first grows. */
@@ -12,7 +15,7 @@
 #include <stdint.h>
 
 typedef struct {
-    double time_s;
+    double key;      /* the order: a time in seconds, or a share (evq.h) */
     uint64_t seq;    /* push order, the tie-breaker */
     int32_t payload; /* what happens: for the engine, the task that ends */
     uint32_t aux;    /* the pusher's own: a kind, a version */
@@ -24,24 +27,25 @@ typedef struct EventQueue EventQueue;
 EventQueue *evq_new(gsize capacity);
 void evq_free(EventQueue *q);
 
-/* Pushes an event at `time_s`. */
-void evq_push(EventQueue *q, double time_s, int32_t payload, uint32_t aux);
+/* Pushes an event of key `key`. */
+void evq_push(EventQueue *q, double key, int32_t payload, uint32_t aux);
 
-/* The earliest event, without popping it; FALSE when the queue is empty. */
+/* The first event (lowest key, then lowest sequence), without popping it;
+ * FALSE when the queue is empty. */
 gboolean evq_peek(const EventQueue *q, Event *out);
 
-/* The earliest event's time; INFINITY when the queue is empty. */
+/* The first event's key (the next time, for a queue of times); INFINITY
+ * when the queue is empty. */
 double evq_next_s(const EventQueue *q);
 
-/* Pops the earliest event (lowest time, then lowest sequence) into *out;
- * FALSE when the queue is empty. */
+/* Pops the first event into *out; FALSE when the queue is empty. */
 gboolean evq_pop(EventQueue *q, Event *out);
 
-/* The same, if that event's time is `time_s` or earlier; else FALSE. */
-gboolean evq_pop_until(EventQueue *q, double time_s, Event *out);
+/* The same, if that event's key is `key` or less; else FALSE. */
+gboolean evq_pop_until(EventQueue *q, double key, Event *out);
 
-/* The same, if that event's time is strictly earlier than `time_s`. */
-gboolean evq_pop_before(EventQueue *q, double time_s, Event *out);
+/* The same, if that event's key is strictly less than `key`. */
+gboolean evq_pop_before(EventQueue *q, double key, Event *out);
 
 gsize evq_size(const EventQueue *q);
 

@@ -335,9 +335,9 @@ static void fill(Share *s)
     while (evq_pop(s->heap, &top)) {
         int32_t bottleneck = top.payload;
         if (s->unfixed[bottleneck] <= 0 ||
-            top.time_s != s->left[bottleneck] / s->unfixed[bottleneck])
+            top.key != s->left[bottleneck] / s->unfixed[bottleneck])
             continue; /* stale: the link's share has grown since */
-        double share = top.time_s;
+        double share = top.key;
         const LinkFlows *lf = &s->on_link[bottleneck];
         for (int j = 0; j < lf->n; j++) {
             FlowSolve *x = &s->solve[lf->id[j]];

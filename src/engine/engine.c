@@ -261,7 +261,7 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
             if (run.version && ev.aux != run.version[ev.payload])
                 continue; /* a compute task whose rate changed since */
             ended++;
-            end(&run, ev.payload, ev.time_s);
+            end(&run, ev.payload, ev.key);
             continue;
         }
         if (network == INFINITY)
