@@ -304,9 +304,15 @@ Shard tf_shard(const PlanSpec *plan)
      * busiest sets the pace */
     int load =
         plan->moe_capacity_percent > 0 ? plan->moe_capacity_percent : plan->moe_imbalance_percent;
-    return (Shard){plan->micro_batch_size, plan->tp,    plan->sequence_parallel,
-                   plan->attention,        plan->dtype, plan->ep,
-                   load / 100.0,           plan->cp,    plan->moe_capacity_percent > 0};
+    return (Shard){.micro_batch = plan->micro_batch_size,
+                   .tp = plan->tp,
+                   .sequence_parallel = plan->sequence_parallel,
+                   .attention = plan->attention,
+                   .dtype = plan->dtype,
+                   .ep = plan->ep,
+                   .expert_load = load / 100.0,
+                   .cp = plan->cp,
+                   .expert_padded = plan->moe_capacity_percent > 0};
 }
 
 double tf_tokens(const ModelSpec *m, Shard sh)
