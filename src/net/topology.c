@@ -144,18 +144,26 @@ int topology_node(const Topology *t, int gpu)
     return gpu / t->gpus_per_node;
 }
 
-double topology_alpha(const Topology *t, gboolean across_nodes, CollProtocol p)
+double topology_link_alpha(const LinkSpec *l, CollProtocol p)
 {
-    const LinkSpec *l = &t->link[across_nodes ? 1 : 0];
     return p == PROTOCOL_LL      ? l->ll_latency_s
            : p == PROTOCOL_LL128 ? l->ll128_latency_s
                                  : l->latency_s;
 }
 
+double topology_link_efficiency(const LinkSpec *l)
+{
+    return l->efficiency > 0 ? l->efficiency : 1;
+}
+
+double topology_alpha(const Topology *t, gboolean across_nodes, CollProtocol p)
+{
+    return topology_link_alpha(&t->link[across_nodes ? 1 : 0], p);
+}
+
 double topology_efficiency(const Topology *t, gboolean across_nodes)
 {
-    double e = t->link[across_nodes ? 1 : 0].efficiency;
-    return e > 0 ? e : 1;
+    return topology_link_efficiency(&t->link[across_nodes ? 1 : 0]);
 }
 
 gboolean topology_has_protocol(const Topology *t, CollProtocol p)

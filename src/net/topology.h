@@ -75,6 +75,12 @@ int topology_node(const Topology *t, int gpu);
  * (1 for an ideal cluster); and whether the nodes have NVLink SHARP, with
  * its efficiency and latency. */
 double topology_alpha(const Topology *t, gboolean across_nodes, CollProtocol p);
+/* The same of a link class `l` alone: its latency per message with
+ * protocol `p`, and its Simple efficiency (1 when not given): the one
+ * home of those defaults, for the topology and for the bounds of
+ * netbound.h, which have a cluster but no topology. */
+double topology_link_alpha(const LinkSpec *l, CollProtocol p);
+double topology_link_efficiency(const LinkSpec *l);
 double topology_efficiency(const Topology *t, gboolean across_nodes);
 gboolean topology_has_protocol(const Topology *t, CollProtocol p);
 double topology_base_latency(const Topology *t);

@@ -11,7 +11,7 @@
 
 #include <math.h>
 
-#include "net/net.h"
+#include "net/netbound.h"
 #include "layout/chunks.h"
 #include "strategy/offload.h"
 #include "strategy/schedule.h"
@@ -57,40 +57,6 @@ typedef struct {
     int *first;                                      /* per chunk, and the layers after the last */
 } PieceCosts;
 
-/* The payload a link of class `link` and `capacity` bytes/s carries at
- * most each second: a transfer holds it for its payload over its
- * efficiency, at most the class's (algorithm.c: Simple's; other
- * protocols, tree and NVLS transfers and transfers across nodes only lower
- * it). */
-static double payload_Bps(const LinkSpec *link, double capacity)
-{
-    return capacity * (link->efficiency > 0 ? link->efficiency : 1);
-}
-
-/* A GPU's NIC's payload_Bps, and the node's NICs in *nics. */
-static double nic_payload_Bps(const ClusterSpec *cluster, int *nics)
-{
-    return payload_Bps(&cluster->inter, topology_nic_capacity(cluster, nics));
-}
-
-/* A lower bound of a collective of `bytes` over n ranks (as
- * emit_collective takes them; collective.h), whatever its op: an
- * all-gather brings every other rank's shard in, a reduce-scatter or an
- * all-to-all sends the rank's data for every other out (an all-reduce
- * does both), (n - 1) / n of the bytes, which pass the rank's links of
- * that direction: its NVLink's and its NIC's (topology.c), each at most
- * its payload_Bps. 0 for a collective that may be latency-bound (its
- * shards within a packet, net.h), which loads no link. */
-static double exchange_lower_bound_s(const ClusterSpec *cluster, double bytes, int n)
-{
-    if (n < 2 || bytes / n <= NET_PACKET_BYTES)
-        return 0;
-    int nics;
-    double links = payload_Bps(&cluster->intra, cluster->intra.bandwidth_Bps) +
-                   nic_payload_Bps(cluster, &nics);
-    return bytes * (n - 1) / n / links;
-}
-
 /* The most members of a group of `n` ranks one `stride` apart in dp x cp
  * (1: dp x cp's own, ep for an expert group's) on one node: a node's GPUs;
  * with the default numbering and tp dividing them, dp x cp's members lie
@@ -101,28 +67,6 @@ static int most_on_a_node(const ClusterSpec *cluster, const PlanSpec *plan, int 
     if (plan->rank_order != RANK_ORDER_TP_DP_PP || node % plan->tp != 0)
         return MIN(n, node);
     return MIN(n, (node / plan->tp + stride - 1) / stride);
-}
-
-/* The least per-message latency of the cluster's protocols on `link`. */
-static double least_alpha_s(const ClusterSpec *cluster, const LinkSpec *link)
-{
-    double alpha = link->latency_s;
-    if (cluster->protocols >> PROTOCOL_LL & 1)
-        alpha = MIN(alpha, link->ll_latency_s);
-    if (cluster->protocols >> PROTOCOL_LL128 & 1)
-        alpha = MIN(alpha, link->ll128_latency_s);
-    return alpha;
-}
-
-/* The least latency of an all-to-all over n members (algorithm.c's
- * direct plan): its phase waits the cluster's base latency, then its n - 1
- * messages one after the other, each at least least_alpha_s across nodes
- * when `across` (the members span nodes), else on either link class. */
-static double all_to_all_latency_s(const ClusterSpec *cluster, int n, gboolean across)
-{
-    double inter = least_alpha_s(cluster, &cluster->inter);
-    double alpha = across ? inter : MIN(inter, least_alpha_s(cluster, &cluster->intra));
-    return cluster->base_latency_s + (n - 1) * alpha;
 }
 
 /* A lower bound of an expert-parallel token exchange of `bytes` a rank
@@ -137,13 +81,14 @@ static double ep_exchange_lower_bound_s(const ClusterSpec *cluster, const PlanSp
                                         double bytes)
 {
     int n = plan->ep, here = most_on_a_node(cluster, plan, n, 1), nics;
-    double alone = exchange_lower_bound_s(cluster, bytes, n);
+    double alone = netbound_exchange_s(cluster, bytes, n);
     if (plan->moe_dispatcher != MOE_DISPATCHER_ALL_TO_ALL)
         return alone;
-    double latency_s = all_to_all_latency_s(cluster, n, here < n);
+    double latency_s = netbound_all_to_all_latency_s(cluster, n, here < n);
     if (alone == 0) /* it may be latency-bound (net.h): its latency alone */
         return latency_s;
-    return latency_s + MAX(alone, bytes * (n - here) / n / nic_payload_Bps(cluster, &nics));
+    double across = bytes * (n - here) / n / netbound_nic_payload_Bps(cluster, &nics);
+    return latency_s + MAX(alone, across);
 }
 
 static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const GpuSpec *gpu,
@@ -158,7 +103,7 @@ static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const Gp
            block_kept[TF_BLOCK_KINDS] = {0}, block_waits_s[TF_BLOCK_KINDS] = {0};
     /* a tensor-parallel collective the forward waits for, at the least */
     double tp_wait_s =
-        timed ? exchange_lower_bound_s(cluster, tp_layer_bytes(m, plan), plan->tp) : 0;
+        timed ? netbound_exchange_s(cluster, tp_layer_bytes(m, plan), plan->tp) : 0;
     for (int b = 0; b < TF_BLOCK_KINDS; b++) {
         if (tf_block_layers(m, (Block)b) == 0)
             continue;
@@ -307,12 +252,11 @@ double estimate_optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const Pl
     return seconds;
 }
 
-/* Adds `times` a collective of `bytes` over a group of n to *sum, if its
- * shards exceed a packet: a smaller one may be latency-bound (net.h) and
- * load no link. */
+/* Adds `times` a collective of `bytes` over a group of n to *sum, if it
+ * loads the links (netbound_loads_links). */
 static void add_big(double *sum, double times, double bytes, int n)
 {
-    if (bytes / n > NET_PACKET_BYTES)
+    if (netbound_loads_links(bytes, n))
         *sum += times * bytes;
 }
 
@@ -361,7 +305,7 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
                                    const PlanSpec *plan)
 {
     int nics;
-    double nic_Bps = nic_payload_Bps(cluster, &nics);
+    double nic_Bps = netbound_nic_payload_Bps(cluster, &nics);
     int n[2] = {layout_plan_size(plan, GROUP_DP_CP), layout_plan_size(plan, GROUP_EDP)};
     int here[2] = {most_on_a_node(cluster, plan, n[0], 1),
                    most_on_a_node(cluster, plan, n[1], plan->ep)};
@@ -373,7 +317,7 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
         for (int k = 0; k < 2; k++) {
             /* the node's NICs, or the rank's own links, whichever is slower */
             double across = (double)(n[k] - here[k]) / n[k] / (MIN(here[k], nics) * nic_Bps);
-            comm += MAX(across * bytes[k], exchange_lower_bound_s(cluster, bytes[k], n[k]));
+            comm += MAX(across * bytes[k], netbound_exchange_s(cluster, bytes[k], n[k]));
         }
         most = MAX(most, MAX(comm, offload_stream_s(model, cluster, plan, s)));
     }
