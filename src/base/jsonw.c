@@ -92,7 +92,8 @@ static void begin(JsonWriter *w, char open, char close, int layout)
     g_assert(w->depth < JSONW_MAX_DEPTH);
     before_value(w);
     g_string_append_c(w->out, open);
-    w->open[w->depth++] = (JsonwFrame){close, layout, w->line_indent, 0};
+    w->open[w->depth++] =
+        (JsonwFrame){.close = close, .layout = layout, .line_indent = w->line_indent, .members = 0};
 }
 
 void jsonw_begin_object(JsonWriter *w, int layout)

@@ -93,11 +93,11 @@ gboolean text_parse_count(const char *text, TextSuffixes suffixes, gboolean whol
     static const struct {
         char letter;
         double decimal, binary; /* 0: not a suffix of that kind */
-    } units[] = {{'k', 1e3, UNITS_KIB},
-                 {'m', 1e6, UNITS_MIB},
-                 {'b', 1e9, 0},
-                 {'g', 1e9, UNITS_GIB},
-                 {'t', 1e12, UNITS_TIB}};
+    } units[] = {{.letter = 'k', .decimal = 1e3, .binary = UNITS_KIB},
+                 {.letter = 'm', .decimal = 1e6, .binary = UNITS_MIB},
+                 {.letter = 'b', .decimal = 1e9, .binary = 0},
+                 {.letter = 'g', .decimal = 1e9, .binary = UNITS_GIB},
+                 {.letter = 't', .decimal = 1e12, .binary = UNITS_TIB}};
     gsize len = strlen(text);
     double scale = 1;
     for (gsize i = 0; suffixes != TEXT_PLAIN && len > 1 && i < G_N_ELEMENTS(units); i++)

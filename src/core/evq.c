@@ -115,7 +115,7 @@ static G_GNUC_NO_INLINE void heap_push(EventQueue *q, double key, uint64_t seq, 
         q->heap[i] = q->heap[parent];
         i = parent;
     }
-    q->heap[i] = (Event){key, seq, payload, aux};
+    q->heap[i] = (Event){.key = key, .seq = seq, .payload = payload, .aux = aux};
 }
 
 static G_GNUC_NO_INLINE void heap_pop(EventQueue *q)
@@ -148,7 +148,7 @@ void evq_push(EventQueue *q, double key, int32_t payload, uint32_t aux)
         heap_push(q, key, seq, payload, aux);
         return;
     }
-    *slot = (Event){key, seq, payload, aux};
+    *slot = (Event){.key = key, .seq = seq, .payload = payload, .aux = aux};
 }
 
 /* The earliest event, or NULL. */

@@ -145,7 +145,7 @@ Graph *graph_new(int ranks, int streams)
     g->rank_groups = g_new0(GArray *, ranks);
     g->joined = g_new(Membership, ranks);
     for (int r = 0; r < ranks; r++)
-        g->joined[r] = (Membership){-1, -1};
+        g->joined[r] = (Membership){.group = -1, .index = -1};
     return g;
 }
 
@@ -224,7 +224,7 @@ int graph_add_group(Graph *g, const int *gpus, int n)
             continue;
         if (!g->rank_groups[rank])
             g->rank_groups[rank] = g_array_new(FALSE, FALSE, sizeof(Membership));
-        Membership m = {id, grp.n_members++};
+        Membership m = {.group = id, .index = grp.n_members++};
         g_array_append_val(g->rank_groups[rank], m);
         g_array_append_val(g->members, rank);
     }
@@ -237,7 +237,7 @@ int graph_add_group(Graph *g, const int *gpus, int n)
 static inline void add_edge(Graph *g, TaskId before, TaskId after)
 {
     g->edges = room_for(g->edges, &g->edges_room, g->n_edges + 1, sizeof(Pair));
-    g->edges[g->n_edges++] = (Pair){before, after};
+    g->edges[g->n_edges++] = (Pair){.key = before, .value = after};
     g->tasks[before].first_succ++; /* counts them until sealed */
     g->npred[after]++;
 }
@@ -258,7 +258,7 @@ static inline void enqueue(Graph *g, TaskId task, int rank, int stream)
         add_edge(g, g->last[row], task);
     g->last[row] = task;
     g->slots = room_for(g->slots, &g->slots_room, g->n_slots + 1, sizeof(Pair));
-    g->slots[g->n_slots++] = (Pair){row, task};
+    g->slots[g->n_slots++] = (Pair){.key = row, .value = task};
 }
 
 /* Appends a task of `kind`, `owner` and `tag`, named `name`, its other
@@ -312,7 +312,7 @@ TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, do
         g->tasks[id].stream = NO_STREAM_YET;
         g->tasks[id].op = (uint8_t)op;
         grp->colls = room_for(grp->colls, &grp->colls_room, grp->n_colls + 1, sizeof(Collective));
-        grp->colls[grp->n_colls++] = (Collective){id, 0};
+        grp->colls[grp->n_colls++] = (Collective){.task = id, .joined = 0};
     }
     Collective *c = &grp->colls[*k];
     Task *t = &g->tasks[c->task];
@@ -339,7 +339,10 @@ void graph_mem(Graph *g, TaskId task, int rank, int category, double bytes, gboo
     mem_room_for(g, g->n_mem + 1);
     g->mem_sorted = g->n_mem == 0 || (g->mem_sorted && task >= g->mem_task[g->n_mem - 1]);
     g->mem_task[g->n_mem] = task;
-    g->mem[g->n_mem++] = (MemOp){bytes, rank, (uint8_t)category, (uint8_t)(at_end ? 1 : 0)};
+    g->mem[g->n_mem++] = (MemOp){.bytes = bytes,
+                                 .rank = rank,
+                                 .category = (uint8_t)category,
+                                 .at_end = (uint8_t)(at_end ? 1 : 0)};
     g->tasks[task].first_mem++; /* counts them until sealed */
 }
 
@@ -349,7 +352,7 @@ void graph_mem(Graph *g, TaskId task, int rank, int category, double bytes, gboo
 static Rows build_rows(const Pair *pairs, gsize n, gsize rows)
 {
     g_assert(n <= G_MAXUINT32);
-    Rows r = {g_new0(uint32_t, rows + 1), bigmem_alloc(sizeof(int32_t) * n)};
+    Rows r = {.offset = g_new0(uint32_t, rows + 1), .values = bigmem_alloc(sizeof(int32_t) * n)};
     for (gsize i = 0; i < n; i++)
         r.offset[pairs[i].key]++;
     for (gsize i = 0; i < rows; i++)
@@ -468,7 +471,7 @@ char *graph_name(const Graph *g, TaskId id)
 GraphArrays graph_arrays(const Graph *g)
 {
     g_assert(g->sealed);
-    return (GraphArrays){g->tasks, g->succ, g->mem, g->npred};
+    return (GraphArrays){.task = g->tasks, .succ = g->succ, .mem = g->mem, .npred = g->npred};
 }
 
 const TaskId *graph_succ(const Graph *g, TaskId id, int *n)

@@ -32,7 +32,8 @@ static Waves waves_of(const GpuSpec *gpu, const Op *op)
 {
     double tm = tile_side(GEMM_TILE, op->m), tn = tile_side(GEMM_TILE, op->n);
     double tiles = op->batch * ceil(op->m / tm) * ceil(op->n / tn);
-    return (Waves){ceil(tiles / gpu->sm_count), gpu->sm_count * 2 * tm * tn * op->k};
+    return (Waves){.waves = ceil(tiles / gpu->sm_count),
+                   .wave_flops = gpu->sm_count * 2 * tm * tn * op->k};
 }
 
 double gemm_waves(const GpuSpec *gpu, const Op *op)

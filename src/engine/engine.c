@@ -162,7 +162,8 @@ static void start(Run *run, TaskId id, double now, TaskId pred)
         communicate(run, id, +1, now);
     } else if (t->kind == TASK_COMPUTE && t->stream == 0 && run->interference > 0) {
         double rate = compute_rate(run, t->owner);
-        run->running[t->owner] = (Running){id, t->seconds, now, rate};
+        run->running[t->owner] =
+            (Running){.task = id, .remaining = t->seconds, .since = now, .rate = rate};
         evq_push(run->q, now + t->seconds / rate, id, run->version[id]);
     } else {
         evq_push(run->q, now + (t->kind == TASK_COMPUTE ? t->seconds : 0), id, 0);
