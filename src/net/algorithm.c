@@ -106,7 +106,12 @@ typedef struct {
 
 static Spread spread_new(const Topology *t, const int *members, int n)
 {
-    Spread s = {0, 0, TRUE, g_new(int, n), g_new(int, n), g_new0(int, n)};
+    Spread s = {.nodes = 0,
+                .per_node = 0,
+                .uniform = TRUE,
+                .by_node = g_new(int, n),
+                .first = g_new(int, n),
+                .count = g_new0(int, n)};
     int lo = G_MAXINT, hi = -1; /* the members' nodes, a row + 1 per node between */
     for (int i = 0; i < n; i++) {
         lo = MIN(lo, topology_node(t, members[i]));
@@ -151,7 +156,7 @@ struct CollRanks {
 CollRanks *algo_ranks_new(const Topology *t, const int *members, int n)
 {
     CollRanks *r = g_new(CollRanks, 1);
-    *r = (CollRanks){t, members, n, spread_new(t, members, n)};
+    *r = (CollRanks){.t = t, .members = members, .n = n, .s = spread_new(t, members, n)};
     return r;
 }
 
@@ -178,7 +183,7 @@ static void add_at(CollPlan *plan, int src, int dst, double payload, double effi
         plan->efficiency =
             bigmem_grow(plan->efficiency, sizeof(double) * old, sizeof(double) * room);
     }
-    plan->transfers[plan->n_transfers] = (Transfer){src, dst, 0};
+    plan->transfers[plan->n_transfers] = (Transfer){.src = src, .dst = dst};
     plan->payload[plan->n_transfers] = payload;
     plan->efficiency[plan->n_transfers++] = efficiency;
     plan->phase[plan->n_phases - 1].count++;
@@ -264,7 +269,12 @@ static void ring_over(CollPlan *plan, const Topology *t, int *gpus, int n, int p
         first[r] = r * per_node;
         count[r] = per_node;
     }
-    Spread s = {nodes, per_node, TRUE, gpus, first, count};
+    Spread s = {.nodes = nodes,
+                .per_node = per_node,
+                .uniform = TRUE,
+                .by_node = gpus,
+                .first = first,
+                .count = count};
     rings(plan, t, &s, n, 1, bytes);
     if (first != one)
         g_free(first);
@@ -441,9 +451,12 @@ static const unsigned direct_protocols = ALL_PROTOCOLS;
 /* ---- the table, and the choice ------------------------------------------- */
 
 const CollAlgorithmRow algo_table[ALGORITHMS] = {
-    [ALGORITHM_AUTO] = {"auto", NULL, NULL, 0},
-#define ALGORITHM(ID, name, forcible)                                                              \
-    [ALGORITHM_##ID] = {#name, name##_applies, name##_plan, name##_protocols},
+    [ALGORITHM_AUTO] = {.name = "auto"},
+#define ALGORITHM(ID, algo, forcible)                                                              \
+    [ALGORITHM_##ID] = {.name = #algo,                                                             \
+                        .applies = algo##_applies,                                                 \
+                        .plan = algo##_plan,                                                       \
+                        .protocols = algo##_protocols},
 #include "base/algorithms.def"
 #undef ALGORITHM
 };

@@ -425,8 +425,8 @@ static int transfers_out(const Net *net, OutLists *lists, int src, const Symmetr
             for (int w = 0; w < 2; w++)
                 lists->list[w] = g_renew(Transfer, lists->list[w], lists->room);
         }
-        lists->list[which][n++] =
-            (Transfer){0, g ? symmetry_shift_by(g, tr->dst, 1) : tr->dst, tr->bytes};
+        lists->list[which][n++] = (Transfer){
+            .src = 0, .dst = g ? symmetry_shift_by(g, tr->dst, 1) : tr->dst, .bytes = tr->bytes};
     }
     sort_transfers(lists->list[which], n);
     return n;
@@ -440,8 +440,11 @@ static int transfers_out(const Net *net, OutLists *lists, int src, const Symmetr
 static gboolean phase_invariant(Net *net, const CollPlan *plan, const CollPhase *ph,
                                 const SymmetryGenerator *g, const int *members, int n)
 {
-    OutLists lists = {plan, ph, g_new(int32_t, MAX(ph->count, 1)),
-                      {g_new(Transfer, 16), g_new(Transfer, 16)}, 16};
+    OutLists lists = {.plan = plan,
+                      .ph = ph,
+                      .next = g_new(int32_t, MAX(ph->count, 1)),
+                      .list = {g_new(Transfer, 16), g_new(Transfer, 16)},
+                      .room = 16};
     for (int k = ph->count - 1; k >= 0; k--) {
         int src = plan->transfers[ph->first + k].src;
         lists.next[k] = net->out[src];
@@ -482,8 +485,10 @@ typedef struct {
 static Tally tally_new(gsize key_size)
 {
     g_assert(key_size % sizeof(guint32) == 0);
-    Tally t = {g_array_new(FALSE, FALSE, (guint)key_size),
-               g_array_new(FALSE, FALSE, sizeof(double)), g_new(int32_t, 16), 15};
+    Tally t = {.keys = g_array_new(FALSE, FALSE, (guint)key_size),
+               .count = g_array_new(FALSE, FALSE, sizeof(double)),
+               .slot = g_new(int32_t, 16),
+               .mask = 15};
     memset(t.slot, -1, sizeof(int32_t) * 16);
     return t;
 }
@@ -749,7 +754,7 @@ static void unequal(const int *unit, const double *unit_size, const Member *m, c
     for (int i = 0; i < c->n_touched; i++) {
         int l = c->touched[i];
         if (c->seen[unit[l]] < 0) {
-            Triple t = {l, type, c->count[l]};
+            Triple t = {.link = l, .type = type, .count = c->count[l]};
             g_array_append_val(triples, t);
         }
     }
@@ -834,7 +839,7 @@ static int cut(int links, int units, const int *unit, GArray *triples, int *piec
             piece[l] = none[unit[l]] - 1;
             continue;
         }
-        key[l] = (LinkCounts){unit[l], t, n};
+        key[l] = (LinkCounts){.unit = unit[l], .t = t, .n = n};
         gpointer found = g_hash_table_lookup(number, &key[l]);
         if (!found) {
             lowest[pieces] = l;
@@ -934,11 +939,14 @@ static void add_kinds(const PlanEntry *e, int p, const Member *m, GArray *kinds)
 static void type_all(Net *net, const int *unit, gboolean flows, Pass *pass)
 {
     int links = topology_links(net->topo), units = net->n_units;
-    Counts c = {g_new0(int32_t, links), g_new0(int32_t, units), g_new(int32_t, units),
-                g_new(guint8, units),   g_new(int32_t, links),  0};
-    *pass =
-        (Pass){g_array_new(FALSE, FALSE, sizeof(Triple)),
-               g_array_new(FALSE, FALSE, sizeof(int32_t)), g_array_new(FALSE, FALSE, sizeof(int))};
+    Counts c = {.count = g_new0(int32_t, links),
+                .seen = g_new0(int32_t, units),
+                .first = g_new(int32_t, units),
+                .alike = g_new(guint8, units),
+                .touched = g_new(int32_t, links)};
+    *pass = (Pass){.triples = g_array_new(FALSE, FALSE, sizeof(Triple)),
+                   .unequal = g_array_new(FALSE, FALSE, sizeof(int32_t)),
+                   .first = g_array_new(FALSE, FALSE, sizeof(int))};
     int zero = 0, types_so_far = 0;
     g_array_append_val(pass->first, zero);
     for (guint i = 0; i < net->plans->len; i++) {
@@ -1046,7 +1054,7 @@ static void make_checks(Net *net, Pass *pass)
             flow->n_check = end - first;
             for (int j = first; j < end; j++) {
                 int u = g_array_index(pass->unequal, int32_t, j);
-                FlowCheck check = {u, (int32_t)net->check_counts->len};
+                FlowCheck check = {.unit = u, .first = (int32_t)net->check_counts->len};
                 g_array_append_val(net->checks, check);
                 g_array_set_size(net->check_counts, net->check_counts->len + net->parts[u]);
                 int *count = &g_array_index(net->check_counts, int, check.first);
@@ -1234,7 +1242,7 @@ static void hold(Net *net, PlanEntry *e, CollPlan *plan, const int *members, int
 
 int net_plan(Net *net, CollOp op, const int *members, int n, double bytes)
 {
-    PlanKey key = {members, n, op, net->forced, bytes};
+    PlanKey key = {.members = members, .n = n, .op = op, .forced = net->forced, .bytes = bytes};
     gpointer found = g_hash_table_lookup(net->plan_of, &key);
     if (found)
         return GPOINTER_TO_INT(found) - 1;
@@ -1297,7 +1305,7 @@ CollAlgorithm net_start(Net *net, double now, int32_t token, int plan, int tag)
                 g_renew(double, net->ended_s, (gsize)net->activities_room * net->most_flows);
     }
     int32_t id = net->n_free > 0 ? net->free_activities[--net->n_free] : net->n_activities++;
-    net->activities[id] = (Activity){token, e, 0, 0, tag};
+    net->activities[id] = (Activity){.token = token, .entry = e, .phase = 0, .tag = tag};
     if (net->contention && !e->latency_bound)
         push(net, now + e->latency_s[0], id, EV_LATENCY, 0);
     else

@@ -104,7 +104,8 @@ static int smallest_step(const Layout *l, const Topology *t, GroupKind dim, int 
 {
     gboolean rotation = window < layout_size(l, dim);
     for (int step = 1; step < window; step++) {
-        SymmetryGenerator g = {dim, step, window, layout_stride(l, dim)};
+        SymmetryGenerator g = {
+            .dim = dim, .step = step, .size = window, .stride = layout_stride(l, dim)};
         if (window % step == 0 && maps_cluster(l, t, &g, rotation) && maps_groups(l, &g))
             return step;
     }
@@ -135,7 +136,9 @@ static void find_generators(Symmetry *sym, const Topology *t, unsigned dims)
             continue;
         int step = smallest_step(layout, t, dim, size);
         if (step > 0 && dims & SYMMETRY_SHIFT(dim))
-            add_generator(sym, (SymmetryGenerator){dim, step, size, stride}, SYMMETRY_SHIFT(dim));
+            add_generator(
+                sym, (SymmetryGenerator){.dim = dim, .step = step, .size = size, .stride = stride},
+                SYMMETRY_SHIFT(dim));
         /* the turn: in the window dividing the shift's step that gives it
          * the most places, the largest of those that tie (its steps move
          * more ranks at once, as whole expert blocks, which collectives
@@ -149,8 +152,10 @@ static void find_generators(Symmetry *sym, const Topology *t, unsigned dims)
             }
         }
         if (turn > 0)
-            add_generator(sym, (SymmetryGenerator){dim, turn, window, stride},
-                          SYMMETRY_ROTATE(dim));
+            add_generator(
+                sym,
+                (SymmetryGenerator){.dim = dim, .step = turn, .size = window, .stride = stride},
+                SYMMETRY_ROTATE(dim));
         if (sym->n_gen > had)
             g_string_append_printf(name, "%s%s", name->len ? " x " : "", names[dim]);
     }
