@@ -583,7 +583,7 @@ static TaskId walk_piece(Emit *e, const Unit *u, const Segment *seg, Block block
     double kept = layer ? e->kept[block] : c->kept_bytes;
     double recreated = layer ? e->recreated[block] : 0;
     Phase phase = u->forward ? PHASE_FORWARD : backward_phase[u->part];
-    PieceRef p = {seg, block, phase, u->micro_batch, FALSE};
+    PieceRef p = {.segment = seg, .block = block, .phase = phase, .micro_batch = u->micro_batch};
     TaskName name = {.fmt = c->name[phase], .a = u->micro_batch, .b = seg->layer};
     PassWork w = unit_work(unit_passes(phase), &c->work, 1);
     if (u->forward)
@@ -861,13 +861,14 @@ static gboolean size_step(Emit *e, int simulated, Room *room, GError **error)
 {
     double most = most_tasks(e, simulated);
     gsize tasks = (gsize)MIN(most, e->max_tasks);
-    *room = (Room){tasks, tasks, 2 * tasks, tasks};
+    *room = (Room){.tasks = tasks, .slots = tasks, .edges = 2 * tasks, .mem = tasks};
     if (most > e->max_tasks) {
         if (!count_step(e)) {
             refuse_size(e->model, e->plan, simulated, e->max_tasks, "more", PS_ERROR_INPUT, error);
             return FALSE;
         }
-        *room = (Room){e->dry.tasks, e->dry.slots, e->dry.edges, e->dry.mem};
+        *room = (Room){
+            .tasks = e->dry.tasks, .slots = e->dry.slots, .edges = e->dry.edges, .mem = e->dry.mem};
     }
     if (bigmem_check(room->tasks * EMIT_BYTES_PER_TASK, error))
         return TRUE;

@@ -175,7 +175,10 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
     int offloaded = c->pcie_Bps > 0 ? offload_chunk_layers(plan, g) : 0;
     gboolean first = g == 0, last = g == chunks_count(plan) - 1;
     double ends = 2 * ((first ? c->embedding_s : 0) + (last ? c->head_s : 0));
-    ChunkCost cc = {first ? c->embedding_s : 0, ends, ends, first ? c->embedding_kept : 0};
+    ChunkCost cc = {.forward_s = first ? c->embedding_s : 0,
+                    .backward_s = ends,
+                    .chain_backward_s = ends,
+                    .kept = first ? c->embedding_kept : 0};
     for (int l = from; l < to; l++) {
         int k = tf_layer_moe(c->model, l);
         cc.forward_s += c->layer_s[k];
@@ -290,14 +293,14 @@ static void stage_dp_bytes(StageSegments *segs, int stage, const int n[2], doubl
     /* gradients reduced every micro-batch from ZeRO-2 on; ZeRO-1 and 2
      * gather the updated parameters once, ZeRO-3 each segment's for every
      * forward and every backward that makes input gradients, 2 m of them */
-    DpBytes d = {plan,
-                 n,
-                 bytes,
-                 states_bytes_per_param(plan, MEM_GRADS),
-                 plan->zero_stage >= 2 ? m : 1,
-                 plan->zero_stage == 3  ? 2.0 * m
-                 : plan->zero_stage > 0 ? 1
-                                        : 0};
+    DpBytes d = {.plan = plan,
+                 .n = n,
+                 .bytes = bytes,
+                 .grad = states_bytes_per_param(plan, MEM_GRADS),
+                 .reductions = plan->zero_stage >= 2 ? m : 1,
+                 .gathers = plan->zero_stage == 3  ? 2.0 * m
+                            : plan->zero_stage > 0 ? 1
+                                                   : 0};
     states_stage_visit(segs, stage, add_dp_bytes, &d);
 }
 
@@ -339,7 +342,7 @@ double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
     gboolean split = schedule_splits_backward(plan); /* no drain: see estimate.h */
     for (int s = 0; s < plan->pp; s++) {
         double busy = 0;
-        ChunkCost here = {0, 0, 0, 0}; /* chunk s, for the stages after */
+        ChunkCost here = {0}; /* chunk s, for the stages after */
         for (int k = 0; k < plan->virtual_stages; k++) {
             ChunkCost cc = chunk_cost(&c, chunks_of_stage(plan, s, k));
             busy += m * (cc.forward_s + cc.backward_s);

@@ -95,7 +95,11 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
         const BlockReplay *r = &st->block[b];
         if (!r->replays)
             continue;
-        PieceRef p = {seg, b, PHASE_RECOMPUTE, u->micro_batch, partial};
+        PieceRef p = {.segment = seg,
+                      .block = b,
+                      .phase = PHASE_RECOMPUTE,
+                      .micro_batch = u->micro_batch,
+                      .partial = partial};
         TaskName name = {.fmt = names[b], .a = u->micro_batch, .b = seg->layer};
         emit_piece(e, &p, r->seconds, r->flops, TAG_RECOMPUTE, name, r->bytes);
     }
@@ -104,7 +108,11 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
         const BlockReplay *r = &st->block[b];
         if (r->rest_ops == 0)
             continue;
-        PieceRef p = {seg, b, PHASE_BACKWARD, u->micro_batch, TRUE};
+        PieceRef p = {.segment = seg,
+                      .block = b,
+                      .phase = PHASE_BACKWARD,
+                      .micro_batch = u->micro_batch,
+                      .partial = TRUE};
         TaskName name = {.fmt = rest_names[b], .a = u->micro_batch, .b = seg->layer};
         emit_piece(e, &p, r->rest_seconds, r->rest_flops, TAG_BACKWARD, name, 0);
     }

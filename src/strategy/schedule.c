@@ -198,13 +198,14 @@ double schedule_stage_held(const PlanSpec *plan, int s, const double *per_chunk)
 
 void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk)
 {
-    Unit u = {micro_batch, forward, chunk, BACKWARD_WHOLE};
+    Unit u = {
+        .micro_batch = micro_batch, .forward = forward, .chunk = chunk, .part = BACKWARD_WHOLE};
     g_array_append_val(units, u);
 }
 
 void schedule_add_part(GArray *units, int micro_batch, BackwardPart part)
 {
-    Unit u = {micro_batch, FALSE, 0, part};
+    Unit u = {.micro_batch = micro_batch, .forward = FALSE, .chunk = 0, .part = part};
     g_array_append_val(units, u);
 }
 

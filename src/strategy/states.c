@@ -28,17 +28,24 @@ Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind
     switch (kind) {
     case SEGMENT_EMBEDDING: {
         double p = tf_embedding_params(model, tp);
-        return (Segment){kind, -1, p, p, 0};
+        return (Segment){.kind = kind, .layer = -1, .params = p, .uses = p};
     }
     case SEGMENT_LAYER: {
         double p = tf_layer_params_at(model, layer, tp, plan->ep);
-        return (Segment){kind, layer, p, p, states_layer_expert_params(model, plan, layer)};
+        return (Segment){.kind = kind,
+                         .layer = layer,
+                         .params = p,
+                         .uses = p,
+                         .expert_params = states_layer_expert_params(model, plan, layer)};
     }
     case SEGMENT_HEAD:
         break;
     }
     double head = tf_head_params(model, tp);
-    return (Segment){kind, -1, head + (plan->pp > 1 ? words : 0), head + words, 0};
+    return (Segment){.kind = kind,
+                     .layer = -1,
+                     .params = head + (plan->pp > 1 ? words : 0),
+                     .uses = head + words};
 }
 
 double states_bytes_per_param(const PlanSpec *plan, MemKind kind)
@@ -180,7 +187,7 @@ static void add_params(const Segment *seg, void *ctx)
 
 StageParams states_stage_params(StageSegments *segs, int stage)
 {
-    StageParams p = {0, 0, 0};
+    StageParams p = {0};
     states_stage_visit(segs, stage, add_params, &p);
     return p;
 }

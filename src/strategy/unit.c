@@ -38,5 +38,5 @@ PassWork unit_work(unsigned passes, const OpsWork *w, double share)
         p.seconds += w->wgrad_seconds;
         p.flops += w->wgrad_flops;
     }
-    return (PassWork){share * p.seconds, share * p.flops};
+    return (PassWork){.seconds = share * p.seconds, .flops = share * p.flops};
 }
