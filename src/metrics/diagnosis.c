@@ -188,29 +188,38 @@ static const struct {
     double threshold;
     void (*check)(DiagCheck *c, const Step *s);
 } checklist[DIAG_ITEMS] = {
-    [DIAG_COMPUTE] = {"compute", "How close is the step to the ideal 6ND / (GPUs x peak)?", 0.45,
-                      check_compute},
-    [DIAG_COMMUNICATION] = {"communication", "How much communication is exposed, per group?", 0.10,
-                            check_communication},
-    [DIAG_BUBBLE] = {"bubble", "How large is the pipeline bubble, for how many micro-batches?",
-                     0.10, check_bubble},
-    [DIAG_MEMORY] = {"memory",
-                     "How much memory headroom is left; are recomputation or "
-                     "ZeRO-2/3 needed?",
-                     0.90, check_memory},
-    [DIAG_DATA] = {"data", "Is data loading (storage reads, preprocessing) the bottleneck?", 1.0,
-                   check_data},
+    [DIAG_COMPUTE] = {.name = "compute",
+                      .question = "How close is the step to the ideal 6ND / (GPUs x peak)?",
+                      .threshold = 0.45,
+                      .check = check_compute},
+    [DIAG_COMMUNICATION] = {.name = "communication",
+                            .question = "How much communication is exposed, per group?",
+                            .threshold = 0.10,
+                            .check = check_communication},
+    [DIAG_BUBBLE] = {.name = "bubble",
+                     .question = "How large is the pipeline bubble, for how many micro-batches?",
+                     .threshold = 0.10,
+                     .check = check_bubble},
+    [DIAG_MEMORY] = {.name = "memory",
+                     .question = "How much memory headroom is left; are recomputation or "
+                                 "ZeRO-2/3 needed?",
+                     .threshold = 0.90,
+                     .check = check_memory},
+    [DIAG_DATA] = {.name = "data",
+                   .question = "Is data loading (storage reads, preprocessing) the bottleneck?",
+                   .threshold = 1.0,
+                   .check = check_data},
 };
 
 void diagnosis_compute(Diagnosis *out, const Metrics *m, const ModelSpec *model,
                        const ClusterSpec *cluster, const PlanSpec *plan)
 {
-    Step s = {m,
-              cluster,
-              plan,
-              (double)plan_spec_gpus(plan),
-              plan_spec_micro_batches(plan),
-              model->seq_length};
+    Step s = {.m = m,
+              .cluster = cluster,
+              .plan = plan,
+              .gpus = (double)plan_spec_gpus(plan),
+              .micro_batches = plan_spec_micro_batches(plan),
+              .seq_length = model->seq_length};
     for (int i = 0; i < DIAG_ITEMS; i++) {
         DiagCheck *c = &out->item[i];
         *c = (DiagCheck){.name = checklist[i].name,

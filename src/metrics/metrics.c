@@ -110,7 +110,7 @@ static void split_rank(const Graph *g, const Replay *r, int rank, const Window *
  * the tasks. */
 static Window window_and_flops(const Graph *g, const Replay *r, const Symmetry *sym, double *flops)
 {
-    Window ph = {INFINITY, 0};
+    Window ph = {.start_s = INFINITY, .end_s = 0};
     const Task *task = graph_arrays(g).task;
     for (gsize id = 0; id < r->tasks; id++) {
         const Task *t = &task[id];

@@ -186,7 +186,7 @@ static RunSpread spread(double *v, int n)
         int lo = (int)floor(at), hi = MIN(lo + 1, n - 1);
         p[i] = v[lo] + (at - lo) * (v[hi] - v[lo]);
     }
-    return (RunSpread){p[0], p[1], p[2]};
+    return (RunSpread){.p10 = p[0], .p50 = p[1], .p90 = p[2]};
 }
 
 /* The mean and standard deviation of n values. */
@@ -303,7 +303,7 @@ gboolean run_best_interval(const RunModel *given, double *every, GError **error)
     double young = rate > 0 ? run_young_s(m->pause_s, 1 / rate) / m->step_s : m->steps;
     young = CLAMP(young, 1, m->steps);
     double lo = log(MAX(1, young / SEARCH_SPAN)), hi = log(MIN(m->steps, young * SEARCH_SPAN));
-    Search s = {m, young, INFINITY, error, FALSE};
+    Search s = {.m = m, .best_every = young, .best_wall = INFINITY, .error = error};
     const double phi = (sqrt(5) - 1) / 2;
     double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
     double wa = wall_at(&s, a), wb = wall_at(&s, b);

@@ -22,7 +22,7 @@ gboolean runplan_parse_every(const char *text, RunChoice *c, GError **error)
     static const struct {
         const char *unit;
         double s;
-    } units[] = {{"s", 1}, {"min", 60}, {"h", 3600}};
+    } units[] = {{.unit = "s", .s = 1}, {.unit = "min", .s = 60}, {.unit = "h", .s = 3600}};
     c->every_steps = c->every_s = 0;
     if (strcmp(text, "auto") == 0)
         return TRUE;

@@ -39,7 +39,12 @@ static Field *put(Fields *fs, const char *section, const char *name, ValueKind k
                   const char *text)
 {
     g_assert(fs->n < MAX_FIELDS);
-    fs->f[fs->n] = (Field){section, name, kind, number, g_strdup(text), NULL, IN_BOTH, FALSE};
+    fs->f[fs->n] = (Field){.section = section,
+                           .name = name,
+                           .kind = kind,
+                           .number = number,
+                           .text = g_strdup(text),
+                           .where = IN_BOTH};
     return &fs->f[fs->n++];
 }
 
@@ -97,14 +102,17 @@ static void put_training(Fields *fs, const Training *t)
         double value;
         gboolean priced;
     } totals[] = {
-        {"tokens", VALUE_INT, t->tokens, FALSE},
-        {"gpu_hour_price", VALUE_NUMBER, t->gpu_hour_price, TRUE},
-        {"steps", VALUE_INT, t->steps, FALSE},
-        {"time_s", VALUE_NUMBER, t->time_s, FALSE},
-        {"days", VALUE_NUMBER, t->days, FALSE},
-        {"gpu_hours", VALUE_NUMBER, t->gpu_hours, FALSE},
-        {"cost", VALUE_NUMBER, t->cost, TRUE},
-        {"tokens_per_gpu_s", VALUE_NUMBER, t->tokens_per_gpu_s, FALSE},
+        {.name = "tokens", .kind = VALUE_INT, .value = t->tokens},
+        {.name = "gpu_hour_price",
+         .kind = VALUE_NUMBER,
+         .value = t->gpu_hour_price,
+         .priced = TRUE},
+        {.name = "steps", .kind = VALUE_INT, .value = t->steps},
+        {.name = "time_s", .kind = VALUE_NUMBER, .value = t->time_s},
+        {.name = "days", .kind = VALUE_NUMBER, .value = t->days},
+        {.name = "gpu_hours", .kind = VALUE_NUMBER, .value = t->gpu_hours},
+        {.name = "cost", .kind = VALUE_NUMBER, .value = t->cost, .priced = TRUE},
+        {.name = "tokens_per_gpu_s", .kind = VALUE_NUMBER, .value = t->tokens_per_gpu_s},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(totals); i++) {
         char *column = g_strdup_printf("training_%s", totals[i].name);
@@ -292,8 +300,10 @@ static int comm_rows(const Metrics *m, CommRow rows[TAG_KINDS * COLL_N_OPS])
         for (int op = 0; op < COLL_N_OPS; op++)
             if (m->comm[tag][op].count > 0) {
                 CommRow *row = &rows[n++];
-                *row = (CommRow){emit_comm_name((TaskTag)tag), collective_name((CollOp)op),
-                                 &m->comm[tag][op], ""};
+                *row = (CommRow){.group = emit_comm_name((TaskTag)tag),
+                                 .op = collective_name((CollOp)op),
+                                 .stat = &m->comm[tag][op],
+                                 .algorithms = ""};
                 for (int a = 0; a < ALGORITHMS; a++) {
                     if (!(row->stat->algorithms & 1u << a))
                         continue;

@@ -19,7 +19,7 @@ typedef struct {
 static int add(Figure *f, int n, const char *group, const char *key, double value, gboolean count)
 {
     g_assert(n < MAX_FIGURES);
-    f[n] = (Figure){group, key, value, count};
+    f[n] = (Figure){.group = group, .key = key, .value = value, .count = count};
     return n + 1;
 }
 

@@ -73,7 +73,11 @@ static void rank_events(JsonWriter *w, const Graph *g, const Replay *r, int rank
             double end_us = round(r->task[tasks[i]].end_s * 1e9) / 1e3;
             gboolean coll = t->kind == TASK_COLLECTIVE;
             if (coll) {
-                Member m = {tasks[i], rank, gpu, stream, start_us};
+                Member m = {.task = tasks[i],
+                            .rank = rank,
+                            .gpu = gpu,
+                            .stream = stream,
+                            .start_us = start_us};
                 g_array_append_val(members, m);
             }
             g_autofree char *task_name = graph_name(g, tasks[i]);
@@ -107,7 +111,7 @@ static void memory_events(JsonWriter *w, const Graph *g, const Replay *r, int ra
                 if (ops[k].rank != rank)
                     continue;
                 double t = ops[k].at_end ? r->task[tasks[i]].end_s : r->task[tasks[i]].start_s;
-                MemPoint p = {t, ops[k].bytes, (int)points->len};
+                MemPoint p = {.time_s = t, .bytes = ops[k].bytes, .order = (int)points->len};
                 g_array_append_val(points, p);
             }
         }
