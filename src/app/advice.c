@@ -18,13 +18,13 @@ static const struct {
     const char *values;
     gboolean smaller;
 } candidates[] = {
-    {PLAN_ZERO_STAGE, "1,2,3", FALSE},
-    {PLAN_RECOMPUTE, "selective,full", FALSE},
-    {PLAN_SEQUENCE_PARALLEL, "true", FALSE},
-    {PLAN_MICRO_BATCH_SIZE, "32,16,8,4,2,1", TRUE},
-    {PLAN_TP, "2,4,8,16,32,64", FALSE},
-    {PLAN_PP, "2,4,8,16,32,64", FALSE},
-    {PLAN_OFFLOAD, "optimizer,activations", FALSE},
+    {.field = PLAN_ZERO_STAGE, .values = "1,2,3"},
+    {.field = PLAN_RECOMPUTE, .values = "selective,full"},
+    {.field = PLAN_SEQUENCE_PARALLEL, .values = "true"},
+    {.field = PLAN_MICRO_BATCH_SIZE, .values = "32,16,8,4,2,1", .smaller = TRUE},
+    {.field = PLAN_TP, .values = "2,4,8,16,32,64"},
+    {.field = PLAN_PP, .values = "2,4,8,16,32,64"},
+    {.field = PLAN_OFFLOAD, .values = "optimizer,activations"},
 };
 
 /* One value of one row. */
@@ -66,7 +66,7 @@ static GArray *single_changes(const PlanSpec *plan)
         g_auto(GStrv) values = g_strsplit(candidates[r].values, ",", -1);
         int own = plan_field_get(plan, candidates[r].field);
         for (char **v = values; *v; v++) {
-            Change c = {r, 0};
+            Change c = {.row = r};
             gboolean parsed = plan_field_parse(candidates[r].field, *v, "advice", &c.value, NULL);
             g_assert(parsed);
             if (candidates[r].smaller ? c.value < own : c.value > own)
@@ -248,7 +248,9 @@ static int replay_best(Search *s, GArray *cands, ReportAdvice out[ADVICE_MAX])
             g_free(out[--n].change);
         memmove(&out[at + 1], &out[at], sizeof *out * (gsize)(n - at));
         memmove(&order[at + 1], &order[at], sizeof *order * (gsize)(n - at));
-        out[at] = (ReportAdvice){change_text(s->plan, c->plan, s->nodes), step, peak};
+        out[at] = (ReportAdvice){.change = change_text(s->plan, c->plan, s->nodes),
+                                 .step_time_s = step,
+                                 .peak_bytes = peak};
         order[at] = c->order;
         n++;
     }
@@ -334,11 +336,11 @@ int advice_find(const ModelSpec *model, const ClusterSpec *cluster, const PlanSp
                 ReportAdvice out[ADVICE_MAX], gboolean *partial)
 {
     *partial = FALSE;
-    Search s = {model,
-                cluster,
-                plan,
-                plan_spec_gpus(plan),
-                NULL,
+    Search s = {.model = model,
+                .cluster = cluster,
+                .plan = plan,
+                .gpus = plan_spec_gpus(plan),
+                .nodes = NULL,
                 .budget = ADVICE_BUDGET_EVENTS,
                 .partial = partial};
     int n = search(&s, out);
@@ -350,8 +352,13 @@ int advice_find(const ModelSpec *model, const ClusterSpec *cluster, const PlanSp
         if ((long long)more.nodes * more.gpus_per_node > CLUSTER_MAX_GPUS)
             break;
         g_autofree char *nodes = g_strdup_printf("--nodes %d", more.nodes);
-        Search bigger = {
-            model, &more, plan, s.gpus * times, nodes, .budget = s.budget, .partial = partial};
+        Search bigger = {.model = model,
+                         .cluster = &more,
+                         .plan = plan,
+                         .gpus = s.gpus * times,
+                         .nodes = nodes,
+                         .budget = s.budget,
+                         .partial = partial};
         n = search(&bigger, out);
         s.budget = bigger.budget;
     }

@@ -14,9 +14,11 @@ static const struct {
     const char *program;
     CollOp op;
 } programs[] = {
-    {"all_reduce", COLL_ALL_REDUCE},         {"all_gather", COLL_ALL_GATHER},
-    {"reduce_scatter", COLL_REDUCE_SCATTER}, {"alltoall", COLL_ALL_TO_ALL},
-    {"sendrecv", COLL_SEND_RECV},
+    {.program = "all_reduce", .op = COLL_ALL_REDUCE},
+    {.program = "all_gather", .op = COLL_ALL_GATHER},
+    {.program = "reduce_scatter", .op = COLL_REDUCE_SCATTER},
+    {.program = "alltoall", .op = COLL_ALL_TO_ALL},
+    {.program = "sendrecv", .op = COLL_SEND_RECV},
 };
 
 /* The file's lines, without their "\n" or "\r\n"; NULL-terminated. */
@@ -123,7 +125,7 @@ static gboolean rank_line(NcclReader *r, char **t, const char *line, int ln, GEr
     }
     gpointer index;
     if (!g_hash_table_lookup_extended(r->host_index, t[on + 1], NULL, &index)) {
-        Host h = {g_strdup(t[on + 1]), 0, ln};
+        Host h = {.host = g_strdup(t[on + 1]), .ranks = 0, .line = ln};
         index = GUINT_TO_POINTER(r->hosts->len);
         g_hash_table_insert(r->host_index, (char *)h.host, index);
         g_array_append_val(r->hosts, h);
@@ -234,8 +236,12 @@ CalibNccl *calib_nccl_load(const char *path, GError **error)
     g_autoptr(CalibNccl) d = g_new0(CalibNccl, 1);
     d->path = g_strdup(path);
     d->points = g_array_new(FALSE, FALSE, sizeof(CalibPoint));
-    NcclReader r = {path, -1, 0, g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
-                    g_array_new(FALSE, FALSE, sizeof(Host)), d};
+    NcclReader r = {.path = path,
+                    .program = -1,
+                    .time_col = 0,
+                    .host_index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+                    .hosts = g_array_new(FALSE, FALSE, sizeof(Host)),
+                    .data = d};
     gboolean ok = TRUE;
     for (int i = 0; ok && lines[i]; i++)
         ok = nccl_line(&r, lines[i], i + 1, error);
@@ -360,11 +366,11 @@ static gboolean runs_header(RunsReader *r, const char *line, int ln, GError **er
         const char *key = g_strstrip(f[i]);
         int k, dup = 0;
         if ((k = names_find(fixed_columns, key)) >= 0)
-            r->cols[i] = (Column){(ColKind)k, 0};
+            r->cols[i] = (Column){.kind = (ColKind)k};
         else if ((k = names_find(run_measure_names, key)) >= 0)
-            r->cols[i] = (Column){COL_MEASURE, k};
+            r->cols[i] = (Column){.kind = COL_MEASURE, .which = k};
         else if ((k = names_find(plan_field_names(), key)) >= 0)
-            r->cols[i] = (Column){COL_FIELD, k};
+            r->cols[i] = (Column){.kind = COL_FIELD, .which = k};
         else {
             g_autofree char *fields = g_strjoinv(", ", (char **)plan_field_names());
             g_autofree char *expected = g_strdup_printf(
@@ -507,7 +513,8 @@ CalibRuns *calib_runs_load(const char *path, CalibModelPath resolve, GError **er
     g_autoptr(CalibRuns) d = g_new0(CalibRuns, 1);
     d->path = g_strdup(path);
     d->runs = g_array_new(FALSE, FALSE, sizeof(CalibRun));
-    RunsReader r = {path, g_path_get_dirname(path), resolve, NULL, 0, d};
+    RunsReader r = {
+        .path = path, .folder = g_path_get_dirname(path), .resolve = resolve, .data = d};
     gboolean ok = TRUE;
     for (int i = 0; ok && lines[i]; i++) {
         if (!lines[i][0] || lines[i][0] == '#')

@@ -66,7 +66,7 @@ void calib_each(int n, void (*one)(const void *ctx, int i), const void *ctx)
     Share shares[CALIB_MAX_THREADS];
     GThread *running[CALIB_MAX_THREADS];
     for (int t = 0; t < threads; t++) {
-        shares[t] = (Share){one, ctx, n, t, threads};
+        shares[t] = (Share){.one = one, .ctx = ctx, .n = n, .first = t, .stride = threads};
         running[t] = t ? g_thread_new("calibrate", share_run, &shares[t]) : NULL;
     }
     share_run(&shares[0]);
@@ -143,14 +143,16 @@ static void warn(GPtrArray *warnings, char *warning)
 typedef enum { EFFICIENCY, LATENCY } ParamKind;
 
 /* A link class's parameters: LinkSpec's, the rows CLASS_... */
+/* clang-format off */
 #define LINK_PARAMS(CLASS, member)                                                                 \
-    {CLUSTER_PARAM_##CLASS##_EFFICIENCY, offsetof(ClusterSpec, member.efficiency), EFFICIENCY},    \
-        {CLUSTER_PARAM_##CLASS##_LATENCY, offsetof(ClusterSpec, member.latency_s), LATENCY},       \
-        {CLUSTER_PARAM_##CLASS##_LL_LATENCY, offsetof(ClusterSpec, member.ll_latency_s), LATENCY}, \
-    {                                                                                              \
-        CLUSTER_PARAM_##CLASS##_LL128_LATENCY, offsetof(ClusterSpec, member.ll128_latency_s),      \
-            LATENCY                                                                                \
-    }
+    {.param = CLUSTER_PARAM_##CLASS##_EFFICIENCY,                                                  \
+     .offset = offsetof(ClusterSpec, member.efficiency), .kind = EFFICIENCY},                      \
+    {.param = CLUSTER_PARAM_##CLASS##_LATENCY,                                                     \
+     .offset = offsetof(ClusterSpec, member.latency_s), .kind = LATENCY},                          \
+    {.param = CLUSTER_PARAM_##CLASS##_LL_LATENCY,                                                  \
+     .offset = offsetof(ClusterSpec, member.ll_latency_s), .kind = LATENCY},                       \
+    {.param = CLUSTER_PARAM_##CLASS##_LL128_LATENCY,                                               \
+     .offset = offsetof(ClusterSpec, member.ll128_latency_s), .kind = LATENCY}
 
 /* The collective model's parameters (spec.h, LinkSpec and ClusterSpec):
  * the NCCL rows of cluster_params.def, in their order. */
@@ -160,12 +162,17 @@ static const struct {
     ParamKind kind;
 } params[] = {
     LINK_PARAMS(INTRA, intra),
-    {CLUSTER_PARAM_BASE_LATENCY, offsetof(ClusterSpec, base_latency_s), LATENCY},
-    {CLUSTER_PARAM_NVLS_EFFICIENCY, offsetof(ClusterSpec, nvls_efficiency), EFFICIENCY},
-    {CLUSTER_PARAM_NVLS_LATENCY, offsetof(ClusterSpec, nvls_latency_s), LATENCY},
+    {.param = CLUSTER_PARAM_BASE_LATENCY,
+     .offset = offsetof(ClusterSpec, base_latency_s), .kind = LATENCY},
+    {.param = CLUSTER_PARAM_NVLS_EFFICIENCY,
+     .offset = offsetof(ClusterSpec, nvls_efficiency), .kind = EFFICIENCY},
+    {.param = CLUSTER_PARAM_NVLS_LATENCY,
+     .offset = offsetof(ClusterSpec, nvls_latency_s), .kind = LATENCY},
     LINK_PARAMS(INTER, inter),
-    {CLUSTER_PARAM_TREE_EFFICIENCY, offsetof(ClusterSpec, tree_efficiency), EFFICIENCY},
+    {.param = CLUSTER_PARAM_TREE_EFFICIENCY,
+     .offset = offsetof(ClusterSpec, tree_efficiency), .kind = EFFICIENCY},
 };
+/* clang-format on */
 
 #define N_PARAMS ((int)G_N_ELEMENTS(params))
 
@@ -279,7 +286,7 @@ static void point_residual(const void *ctx, int i)
 static double residuals(Fit *fit, const double *theta, double *r)
 {
     apply(fit, theta);
-    calib_each(fit->n_points, point_residual, &(PointResidual){fit, r});
+    calib_each(fit->n_points, point_residual, &(PointResidual){.fit = fit, .r = r});
     double cost = 0;
     for (int i = 0; i < fit->n_points; i++)
         cost += r[i] * r[i];

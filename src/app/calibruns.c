@@ -40,19 +40,30 @@ typedef struct {
     double lo, hi, step, unit, zero_means;
 } ParamInfo;
 
+/* clang-format off */
 static const ParamInfo param_info[CLUSTER_N_PARAMS] = {
-    [CLUSTER_PARAM_GEMM_SUSTAINED] = {offsetof(GpuSpec, gemm_sustained), 0.2, 1, -0.01, 1, 1},
-    [CLUSTER_PARAM_ATTENTION_FORWARD_EFFICIENCY] = {offsetof(GpuSpec, attention_forward_efficiency),
-                                                    0.05, 1, -0.01, 1,
-                                                    GPU_ATTENTION_FORWARD_EFFICIENCY},
-    [CLUSTER_PARAM_ATTENTION_BACKWARD_EFFICIENCY] = {offsetof(GpuSpec,
-                                                              attention_backward_efficiency),
-                                                     0.05, 1, -0.01, 1,
-                                                     GPU_ATTENTION_BACKWARD_EFFICIENCY},
-    [CLUSTER_PARAM_COMM_INTERFERENCE] = {offsetof(GpuSpec, comm_interference), 0, 0.95, 0.01, 1, 0},
-    [CLUSTER_PARAM_LAUNCH] = {offsetof(GpuSpec, launch_s), 0, 1e-4, 5e-7, 1e-6, 0},
-    [CLUSTER_PARAM_MEMORY_EFFICIENCY] = {offsetof(GpuSpec, memory_efficiency), 0.2, 1, -0.01, 1, 0},
+    [CLUSTER_PARAM_GEMM_SUSTAINED] =
+        {.offset = offsetof(GpuSpec, gemm_sustained),
+         .lo = 0.2, .hi = 1, .step = -0.01, .unit = 1, .zero_means = 1},
+    [CLUSTER_PARAM_ATTENTION_FORWARD_EFFICIENCY] =
+        {.offset = offsetof(GpuSpec, attention_forward_efficiency),
+         .lo = 0.05, .hi = 1, .step = -0.01, .unit = 1,
+         .zero_means = GPU_ATTENTION_FORWARD_EFFICIENCY},
+    [CLUSTER_PARAM_ATTENTION_BACKWARD_EFFICIENCY] =
+        {.offset = offsetof(GpuSpec, attention_backward_efficiency),
+         .lo = 0.05, .hi = 1, .step = -0.01, .unit = 1,
+         .zero_means = GPU_ATTENTION_BACKWARD_EFFICIENCY},
+    [CLUSTER_PARAM_COMM_INTERFERENCE] =
+        {.offset = offsetof(GpuSpec, comm_interference),
+         .lo = 0, .hi = 0.95, .step = 0.01, .unit = 1, .zero_means = 0},
+    [CLUSTER_PARAM_LAUNCH] =
+        {.offset = offsetof(GpuSpec, launch_s),
+         .lo = 0, .hi = 1e-4, .step = 5e-7, .unit = 1e-6, .zero_means = 0},
+    [CLUSTER_PARAM_MEMORY_EFFICIENCY] =
+        {.offset = offsetof(GpuSpec, memory_efficiency),
+         .lo = 0.2, .hi = 1, .step = -0.01, .unit = 1, .zero_means = 0},
 };
+/* clang-format on */
 
 /* Parameter p's (an index of calib_run_params). */
 static const ParamInfo *info_of(int p)
@@ -209,7 +220,7 @@ static void run_prediction(const void *ctx, int i)
  * the same whatever the threads. */
 static double residuals(const Fit *fit, const double *theta, const double *weight, double *r)
 {
-    calib_each(fit->n, run_prediction, &(RunPrediction){fit, theta, r});
+    calib_each(fit->n, run_prediction, &(RunPrediction){.fit = fit, .theta = theta, .out = r});
     double cost = 0;
     for (int i = 0; i < fit->n; i++) {
         r[i] -= fit->measured[i];

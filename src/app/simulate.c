@@ -54,7 +54,7 @@ static Build build_sizing(const ModelSpec *model, const ClusterSpec *cluster, co
                           const Layout *layout, const Topology *topo, gsize max_tasks,
                           GError **error)
 {
-    Build none = {NULL, NULL}, b = {NULL, symmetry_new(layout, topo, SYMMETRY_ALL)};
+    Build none = {0}, b = {.sym = symmetry_new(layout, topo, SYMMETRY_ALL)};
     b.graph = build(model, cluster, plan, layout, b.sym, NULL, &none, max_tasks, error);
     return b;
 }
@@ -133,7 +133,7 @@ static Replay *replay_settled(const Stage *st, const PlanSpec *plan, Fidelity *f
         for (int i = 0; i < symmetry_generators(*sym); i++)
             if (broken & 1u << i)
                 f->dims &= ~symmetry_generator_bit(*sym, i);
-        *before = (Build){g_steal_pointer(graph), g_steal_pointer(sym)};
+        *before = (Build){.graph = g_steal_pointer(graph), .sym = g_steal_pointer(sym)};
     }
     build_clear(before);
     if (failure)
@@ -172,7 +172,7 @@ static gboolean probe_fidelity(const Stage *st, const PlanSpec *plan, Fidelity *
     probe->global_batch_size = (gint64)plan->micro_batch_size * plan->dp * 2 * plan->pp;
     if (!strategy_check(probe, st->model, NULL))
         return TRUE; /* a schedule that takes no such probe: the step finds its own breaks */
-    Build none = {NULL, NULL};
+    Build none = {0};
     Graph *graph = NULL;
     Symmetry *sym = NULL;
     Replay *rep = replay_settled(st, probe, f, &none, &graph, &sym, error);
@@ -203,7 +203,9 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
         return FALSE;
     }
     gboolean what_if = whatif_active(w), noise = what_if && w->jitter > 0;
-    EmitSlowdown slow = {gpu_factor, what_if ? w->jitter : 0, what_if ? w->seed : 0};
+    EmitSlowdown slow = {.gpu_factor = gpu_factor,
+                         .jitter_sigma = what_if ? w->jitter : 0,
+                         .seed = what_if ? w->seed : 0};
     Stage st = {.model = model,
                 .cluster = cluster,
                 .layout = layout,
@@ -226,7 +228,7 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
     /* a step replayed with fewer shifts than a probe found is first built
      * with all of them: that build sizes it, so that a step over the cap is
      * refused before it is built */
-    Build before = {NULL, NULL};
+    Build before = {0};
     if (dims != SYMMETRY_ALL)
         before = build_sizing(model, cluster, plan, layout, topo, max_tasks, &failure);
     else /* at the probe's fidelity, the step's own checks size it (emit_step) */

@@ -153,7 +153,7 @@ typedef struct {
  * (refused) for the `below` combinations under it. */
 static Reads reads_of(const Walk *w, int r)
 {
-    Reads k = {{w->cluster}};
+    Reads k = {.values = {w->cluster}};
     for (int i = 0; i < w->n_reads[r]; i++)
         k.values[i + 1] = plan_field_get(w->plan, (PlanField)w->reads[r][i]);
     return k;

@@ -94,12 +94,12 @@ static char *summary_of(const PlanSpec *p)
 /* The sweep's space (app/space.h). */
 static Space space_of(const SweepSpec *spec)
 {
-    return (Space){spec->model,
-                   spec->clusters ? spec->clusters : &spec->cluster,
-                   spec->clusters ? spec->n_clusters : 1,
-                   spec->gpus,
-                   spec->base,
-                   spec->grid};
+    return (Space){.model = spec->model,
+                   .clusters = spec->clusters ? spec->clusters : &spec->cluster,
+                   .n_clusters = spec->clusters ? spec->n_clusters : 1,
+                   .gpus = spec->gpus,
+                   .base = spec->base,
+                   .grid = spec->grid};
 }
 
 /* The plan of combination `combo`, resolved and checked; on an invalid one
@@ -377,7 +377,9 @@ static void sort_by_bound(const Slot *slots, gint64 *at, gint64 n)
 {
     BoundKey *keys = g_new(BoundKey, MAX(n, 1));
     for (gint64 i = 0; i < n; i++)
-        keys[i] = (BoundKey){slots[at[i]].row.bound_s, slots[at[i]].row.combination, at[i]};
+        keys[i] = (BoundKey){.bound_s = slots[at[i]].row.bound_s,
+                             .combination = slots[at[i]].row.combination,
+                             .slot = at[i]};
     qsort(keys, (gsize)n, sizeof(BoundKey), by_bound_key);
     for (gint64 i = 0; i < n; i++)
         at[i] = keys[i].slot;
@@ -481,7 +483,11 @@ static void branch_and_bound(Job *job, GThreadPool *pool, gint64 *order, gint64 
     const SweepSpec *spec = job->spec;
     int k = spec->top > 0 ? spec->top : SWEEP_DEFAULT_TOP;
     gint64 wave_size = spec->exhaustive ? MAX(n, 1) : MAX(2 * (gint64)k, 16);
-    Top top = {g_new(guint, k), 0, k, (const char *)&job->slots[0].row, sizeof(Slot)};
+    Top top = {.at = g_new(guint, k),
+               .n = 0,
+               .k = k,
+               .rows = (const char *)&job->slots[0].row,
+               .stride = sizeof(Slot)};
     g_autofree gint64 *wave = g_new(gint64, wave_size);
     gint64 next = 0;
     while (next < n && !g_atomic_int_get(spec->stop)) {
@@ -574,8 +580,10 @@ SweepResult *sweep_run(const SweepSpec *spec, GError **error)
                     "--shard: expected K/N with 1 <= K <= N, got %d/%d", spec->shard, spec->shards);
         return NULL;
     }
-    Walked walked = {spec, g_array_new(FALSE, FALSE, sizeof(gint64)),
-                     g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free), 0};
+    Walked walked = {.spec = spec,
+                     .leaves = g_array_new(FALSE, FALSE, sizeof(gint64)),
+                     .reasons = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+                     .refused = 0};
     GError *walk_error = NULL;
     if (!space_walk(&space, on_leaf, on_refused, &walked, &walk_error) &&
         walked.leaves->len > SWEEP_MAX_PLANS)
@@ -666,7 +674,7 @@ void sweep_result_free(SweepResult *r)
 
 int sweep_best(const SweepResult *r, int k, guint *best)
 {
-    Top top = {best, 0, k, r->rows->data, sizeof(SweepRow)};
+    Top top = {.at = best, .n = 0, .k = k, .rows = r->rows->data, .stride = sizeof(SweepRow)};
     for (guint i = 0; i < r->rows->len; i++)
         top_offer(&top, i);
     return top.n;
@@ -719,7 +727,11 @@ static void gain_of(const SweepSpec *spec, const SweepResult *r, guint winner, g
 {
     const GridAxis *axis = &g_array_index(spec->grid->axes, GridAxis, a);
     g_autoptr(GArray) pruned = g_array_new(FALSE, FALSE, sizeof(guint));
-    *g = (SweepAxisGain){axis->field, g_array_index(axis->values, int, v), -1, 0, TRUE};
+    *g = (SweepAxisGain){.field = axis->field,
+                         .value = g_array_index(axis->values, int, v),
+                         .row = -1,
+                         .score = 0,
+                         .exact = TRUE};
     for (guint i = 0; i < r->rows->len; i++) {
         const SweepRow *row = &g_array_index(r->rows, SweepRow, i);
         if (!((row->status == REPORT_SIMULATED && row->fits) || row->status == REPORT_PRUNED) ||
