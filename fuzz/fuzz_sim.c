@@ -45,6 +45,7 @@
 #include "output/report.h"
 #include "strategy/strategy.h"
 #include "base/error.h"
+#include "base/shipped.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -95,8 +96,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    tiny_gpt = cli_shipped_path("models/tiny-gpt.json");
-    a100 = cli_shipped_path("topologies/dgx-a100-80gb.json");
+    tiny_gpt = shipped_path("models/tiny-gpt.json");
+    a100 = shipped_path("topologies/dgx-a100-80gb.json");
     if (!g_file_test(tiny_gpt, G_FILE_TEST_IS_REGULAR) || !g_file_test(a100, G_FILE_TEST_IS_REGULAR))
         abort();
     return 0;

@@ -1,7 +1,7 @@
-/* cli.c: the command line's inputs (cli.h): the shipped inputs found by
- * name, the flags' numbers, sizes and words, the outputs checked against
- * the inputs, the inputs simulate, run and sweep share, and the parse of
- * a command's arguments. */
+/* cli.c: the command line's inputs (cli.h): the files the input flags
+ * name (a shipped name through base/shipped.h), the flags' numbers, sizes
+ * and words, the outputs checked against the inputs, the inputs simulate,
+ * run and sweep share, and the parse of a command's arguments. */
 #include "app/cli.h"
 
 #include <math.h>
@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/names.h"
+#include "base/shipped.h"
 #include "base/text.h"
 #include "strategy/strategy.h"
 
@@ -26,122 +27,34 @@
  * keeps its own. */
 #define HF_DEFAULT_SEQ_LENGTH 4096
 
-const CliShipped cli_models = {.flag = "--model", .what = "model", .folders = {"models", "models/hf"}};
-const CliShipped cli_clusters = {.flag = "--cluster", .what = "cluster", .folders = {"topologies"}};
-const CliShipped cli_plans = {.flag = "--plan", .what = "plan", .folders = {"plans"}};
-
-/* Where shipped files are looked for, first to last: the current folder
- * (""), the installed data folder, and the source tree configure ran in
- * (the build's own inputs, for a build that was never installed). */
-static const char *const shipped_roots[] = {"", PLANSIM_DATADIR, PLANSIM_SRCDIR, NULL};
-
-/* `file` under shipped root `root`, newly allocated. */
-static char *under_root(const char *root, const char *file)
-{
-    return *root ? g_build_filename(root, file, NULL) : g_strdup(file);
-}
-
-/* `file` under the first shipped root that has it, newly allocated, or
- * NULL. */
-static char *shipped_find(const char *file)
-{
-    for (const char *const *root = shipped_roots; *root; root++) {
-        char *path = under_root(*root, file);
-        if (g_file_test(path, G_FILE_TEST_EXISTS))
-            return path;
-        g_free(path);
-    }
-    return NULL;
-}
-
-char *cli_shipped_path(const char *file)
-{
-    char *path = shipped_find(file);
-    return path ? path : under_root(PLANSIM_DATADIR, file);
-}
-
-static int compare_names(gconstpointer a, gconstpointer b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every folder a name of `kind` is looked for in (into `folders`), and
- * the names of the .json files they hold (into `names`, sorted, each
- * once). */
-static void shipped_names(const CliShipped *kind, GPtrArray *folders, GPtrArray *names)
-{
-    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
-    for (const char *const *folder = kind->folders; *folder; folder++)
-        for (const char *const *root = shipped_roots; *root; root++) {
-            char *path = under_root(*root, *folder);
-            g_ptr_array_add(folders, path);
-            g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
-            for (const char *file; dir && (file = g_dir_read_name(dir));) {
-                char *name = g_strndup(file, strlen(file) - MIN(strlen(file), 5));
-                if (g_str_has_suffix(file, ".json") && !g_hash_table_contains(seen, name)) {
-                    g_hash_table_add(seen, name);
-                    g_ptr_array_add(names, name);
-                } else {
-                    g_free(name);
-                }
-            }
-        }
-    g_ptr_array_sort(names, compare_names);
-}
-
-/* Refuses `given`, no file and no shipped name of `kind` (NULL: the
- * shipped default `fallback` is missing), naming the folders looked in and
- * what they hold. */
-static void refuse_name(const CliShipped *kind, const char *given, const char *stem,
-                        const char *fallback, GError **error)
-{
-    g_autoptr(GPtrArray) folders = g_ptr_array_new_with_free_func(g_free);
-    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-    shipped_names(kind, folders, names);
-    g_ptr_array_add(folders, NULL);
-    g_ptr_array_add(names, NULL);
-    g_autofree char *where = g_strjoinv(", ", (char **)folders->pdata);
-    g_autofree char *list = g_strjoinv(", ", (char **)names->pdata);
-    g_autofree char *held =
-        names->len > 1
-            ? g_strdup_printf("the shipped %ss there are %s", kind->what, list)
-            : g_strdup_printf("no shipped %s is there (install plansim, or give a file)", kind->what);
-    if (!given) {
-        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "%s: expected a file, as the shipped default %s is in none of %s; %s",
-                    kind->flag, fallback, where, held);
-        return;
-    }
-    const char *near = stem ? text_nearest(stem, (const char *const *)names->pdata) : NULL;
-    g_autofree char *hint = near ? g_strdup_printf(" (did you mean \"%s\"?)", near) : g_strdup("");
-    g_autofree char *got = ps_error_quote(given);
-    g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                "%s: expected a file or a shipped %s's name, got %s%s; looked in %s: %s",
-                kind->flag, kind->what, got, hint, where, held);
-}
+const CliShipped cli_models = {.flag = "--model", .files = &shipped_models};
+const CliShipped cli_clusters = {.flag = "--cluster", .files = &shipped_clusters};
+const CliShipped cli_plans = {.flag = "--plan", .files = &shipped_plans};
 
 char *cli_input_path(const CliShipped *kind, const char *given, const char *fallback,
                      GError **error)
 {
     if (!given) {
         char *path = shipped_find(fallback);
-        if (!path)
-            refuse_name(kind, NULL, NULL, fallback, error);
+        if (!path) {
+            g_autoptr(GPtrArray) folders = g_ptr_array_new_with_free_func(g_free);
+            g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+            shipped_names(kind->files, folders, names);
+            g_autofree char *held = shipped_held(kind->files, names);
+            g_ptr_array_add(folders, NULL);
+            g_autofree char *where = g_strjoinv(", ", (char **)folders->pdata);
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                        "%s: expected a file, as the shipped default %s is in none of %s; %s",
+                        kind->flag, fallback, where, held);
+        }
         return path;
     }
     if (g_file_test(given, G_FILE_TEST_EXISTS) || strchr(given, G_DIR_SEPARATOR))
         return g_strdup(given);
-    g_autofree char *stem =
-        g_str_has_suffix(given, ".json") ? g_strndup(given, strlen(given) - 5) : g_strdup(given);
-    for (const char *const *folder = kind->folders; *folder; folder++) {
-        g_autofree char *file = g_strdup_printf("%s/%s.json", *folder, stem);
-        char *path = shipped_find(file);
-        if (path && g_file_test(path, G_FILE_TEST_IS_REGULAR))
-            return path;
-        g_free(path);
-    }
-    refuse_name(kind, given, stem, NULL, error);
-    return NULL;
+    char *path = shipped_named(kind->files, given);
+    if (!path)
+        shipped_refuse(error, kind->files, kind->flag, given);
+    return path;
 }
 
 /* Whether two paths name the same file. */
@@ -392,13 +305,13 @@ gboolean cli_inputs_load(const CliInputs *in, const char *default_plan, ModelSpe
         model_path ? cli_input_path(&cli_clusters, in->cluster, CLI_DEFAULT_CLUSTER, error) : NULL;
     g_autofree char *plan_path =
         in->plan && cluster_path ? cli_input_path(&cli_plans, in->plan, NULL, error) : NULL;
-    g_autofree char *default_model = cli_shipped_path(CLI_DEFAULT_MODEL);
-    g_autofree char *default_cluster = cli_shipped_path(CLI_DEFAULT_CLUSTER);
+    g_autofree char *default_model = shipped_path(CLI_DEFAULT_MODEL);
+    g_autofree char *default_cluster = shipped_path(CLI_DEFAULT_CLUSTER);
     if (!cluster_path || (in->plan && !plan_path))
         return FALSE;
     if (!in->plan && default_plan && cli_same_file(model_path, default_model) &&
         cli_same_file(cluster_path, default_cluster))
-        plan_path = cli_shipped_path(default_plan);
+        plan_path = shipped_path(default_plan);
     const char *inputs[] = {model_path, cluster_path, plan_path, in->grid};
     if (!cli_check_outputs(in->outputs, G_N_ELEMENTS(in->outputs), inputs, G_N_ELEMENTS(inputs), error))
         return FALSE;

@@ -7,7 +7,7 @@
  * CliInputs, and cli_inputs_load turns them into specs. Shipped inputs
  * (models/, topologies/, plans/) are found by name in the current folder,
  * the installed data folder and the source tree plansim was built from
- * (cli_shipped_path). Every function that meets bad input returns FALSE or
+ * (base/shipped.h). Every function that meets bad input returns FALSE or
  * NULL with a PS_ERROR_INPUT error naming the flag and the value. */
 #ifndef PLANSIM_APP_CLI_H
 #define PLANSIM_APP_CLI_H
@@ -15,6 +15,7 @@
 #include <glib.h>
 
 #include "app/whatif.h"
+#include "base/shipped.h"
 #include "spec/spec.h"
 
 /* The shipped default (docs/inputs.md, "Shipped files"): GPT-3 175B on
@@ -23,21 +24,14 @@
 #define CLI_DEFAULT_CLUSTER "topologies/dgx-a100-80gb.json"
 #define CLI_DEFAULT_PLAN    "plans/seed-512.json"
 
-/* A kind of shipped input: the flag that names one, what it is, and the
- * folders where a short name is looked for, first to last. */
+/* A kind of shipped input: the flag that names one, and its files
+ * (base/shipped.h: what it is, the folders a short name is looked for in). */
 typedef struct {
-    const char *flag, *what;
-    const char *folders[3];
+    const char *flag;
+    const ShippedKind *files;
 } CliShipped;
 
 extern const CliShipped cli_models, cli_clusters, cli_plans;
-
-/* A shipped file or folder ("models/gpt3-175b.json"), newly allocated: in
- * the current folder if it is there, else in the installed data folder if
- * that exists, else in the source tree plansim was configured in (so that
- * a build that was never installed finds its inputs from any folder); the
- * installed path when none has it. */
-char *cli_shipped_path(const char *file);
 
 /* The file an input flag names, newly allocated: the file itself when
  * there is one, else for a name without a folder the shipped
