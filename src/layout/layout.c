@@ -173,6 +173,15 @@ int layout_plan_size(const PlanSpec *plan, GroupKind kind)
     g_assert_not_reached();
 }
 
+int layout_plan_most_on_a_node(const ClusterSpec *cluster, const PlanSpec *plan, int n,
+                               int stride)
+{
+    int node = cluster->gpus_per_node;
+    if (plan->rank_order != RANK_ORDER_TP_DP_PP || node % plan->tp != 0)
+        return MIN(n, node);
+    return MIN(n, (node / plan->tp + stride - 1) / stride);
+}
+
 Layout *layout_new(const PlanSpec *plan, const ClusterSpec *cluster)
 {
     Layout *l = g_new0(Layout, 1);

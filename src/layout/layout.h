@@ -47,6 +47,15 @@ typedef struct Layout Layout;
  * The one home of each group's width. */
 int layout_plan_size(const PlanSpec *plan, GroupKind kind);
 
+/* The most members of a group of `n` ranks one `stride` apart in dp x cp
+ * (1: dp x cp's own, ep for an expert group's) on one node of `cluster`,
+ * at most: a node's GPUs; with the default numbering (tp-dp-pp) and tp
+ * dividing them, dp x cp's members lie tp apart, node / tp of them at
+ * most, and every stride-th of those. For the bounds of what must cross
+ * the nodes' NICs. */
+int layout_plan_most_on_a_node(const ClusterSpec *cluster, const PlanSpec *plan, int n,
+                               int stride);
+
 /* The layout of a resolved plan on a cluster. */
 Layout *layout_new(const PlanSpec *plan, const ClusterSpec *cluster);
 void layout_free(Layout *l);

@@ -19,6 +19,11 @@ gboolean netbound_loads_links(double bytes, int n)
     return bytes / n > NET_PACKET_BYTES;
 }
 
+double netbound_loaded_bytes(double times, double bytes, int n)
+{
+    return netbound_loads_links(bytes, n) ? times * bytes : 0;
+}
+
 double netbound_exchange_s(const ClusterSpec *cluster, double bytes, int n)
 {
     if (n < 2 || !netbound_loads_links(bytes, n))

@@ -31,6 +31,10 @@ double netbound_nic_payload_Bps(const ClusterSpec *cluster, int *nics);
  * shards exceed a packet. */
 gboolean netbound_loads_links(double bytes, int n);
 
+/* `times` x `bytes`, the bytes `times` collectives of `bytes` over n ranks
+ * move, if they load the links; else 0. */
+double netbound_loaded_bytes(double times, double bytes, int n);
+
 /* A lower bound of a collective of `bytes` over n ranks (as
  * emit_collective takes them; collective.h), whatever its op: an
  * all-gather brings every other rank's shard in, a reduce-scatter or an

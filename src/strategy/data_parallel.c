@@ -21,6 +21,7 @@
  * the routed experts' gradients reduce the same way over the
  * expert-data-parallel group instead (names "... expert ...", same tag).
  * The optimizer step waits for the last reduction (emit.c). */
+#include "net/netbound.h"
 #include "strategy/strategy.h"
 #include "strategy/states.h"
 
@@ -91,10 +92,24 @@ static char *comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *c
                     "data-parallel ranks (more tp or pp)");
 }
 
+/* The gradients' reductions of `seg` in a step, over dp x cp and the
+ * experts' over expert data parallel: every micro-batch from ZeRO-2 on,
+ * else once (a bucket holds whole segments). */
+static void segment_comm_bytes(const PlanSpec *plan, const Segment *seg, double bytes[2])
+{
+    double times = plan->zero_stage >= 2 ? plan_spec_micro_batches(plan) : 1;
+    double grad = states_bytes_per_param(plan, MEM_GRADS);
+    bytes[0] += netbound_loaded_bytes(times, grad * (seg->params - seg->expert_params),
+                                      layout_plan_size(plan, GROUP_DP_CP));
+    bytes[1] += netbound_loaded_bytes(times, grad * seg->expert_params,
+                                      layout_plan_size(plan, GROUP_EDP));
+}
+
 const Strategy strategy_data_parallel = {
     .name = "data_parallel",
     .active = active,
     .state_size = sizeof(DpState),
     .segment_end = segment_end,
     .comm_advice = comm_advice,
+    .segment_comm_bytes = segment_comm_bytes,
 };

@@ -16,7 +16,7 @@
 #include "strategy/offload.h"
 #include "strategy/schedule.h"
 #include "strategy/states.h"
-#include "strategy/tensor_parallel.h"
+#include "strategy/strategy.h"
 
 /* Slack for the rounding of long sums (estimate.h). */
 #define TIME_SLACK   1e-6
@@ -57,40 +57,6 @@ typedef struct {
     int *first;                                      /* per chunk, and the layers after the last */
 } PieceCosts;
 
-/* The most members of a group of `n` ranks one `stride` apart in dp x cp
- * (1: dp x cp's own, ep for an expert group's) on one node: a node's GPUs;
- * with the default numbering and tp dividing them, dp x cp's members lie
- * tp apart, node / tp of them at most, and every stride-th of those. */
-static int most_on_a_node(const ClusterSpec *cluster, const PlanSpec *plan, int n, int stride)
-{
-    int node = cluster->gpus_per_node;
-    if (plan->rank_order != RANK_ORDER_TP_DP_PP || node % plan->tp != 0)
-        return MIN(n, node);
-    return MIN(n, (node / plan->tp + stride - 1) / stride);
-}
-
-/* A lower bound of an expert-parallel token exchange of `bytes` a rank
- * over the plan's ep ranks, consecutive in dp x cp: the exchange's bound,
- * and for an all-to-all (its direct plan: bytes / ep to every member) the
- * bytes for ranks on other nodes (all but most_on_a_node of them), which
- * leave through the rank's NIC (topology.c's paths), after its latency
- * (across nodes when most_on_a_node is fewer than ep: its members cannot
- * all be on one node). A ring's all-gather crosses nodes through a few
- * members only. */
-static double ep_exchange_lower_bound_s(const ClusterSpec *cluster, const PlanSpec *plan,
-                                        double bytes)
-{
-    int n = plan->ep, here = most_on_a_node(cluster, plan, n, 1), nics;
-    double alone = netbound_exchange_s(cluster, bytes, n);
-    if (plan->moe_dispatcher != MOE_DISPATCHER_ALL_TO_ALL)
-        return alone;
-    double latency_s = netbound_all_to_all_latency_s(cluster, n, here < n);
-    if (alone == 0) /* it may be latency-bound (net.h): its latency alone */
-        return latency_s;
-    double across = bytes * (n - here) / n / netbound_nic_payload_Bps(cluster, &nics);
-    return latency_s + MAX(alone, across);
-}
-
 static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const GpuSpec *gpu,
                         const PlanSpec *plan, gboolean timed, PieceCosts *c)
 {
@@ -100,10 +66,9 @@ static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const Gp
     c->embedding_kept = tf_embedding_activation_bytes(m, sh);
     c->head_kept = tf_head_activation_bytes(m, sh);
     double block_s[TF_BLOCK_KINDS] = {0}, replay_s[TF_BLOCK_KINDS] = {0},
-           block_kept[TF_BLOCK_KINDS] = {0}, block_waits_s[TF_BLOCK_KINDS] = {0};
-    /* a tensor-parallel collective the forward waits for, at the least */
-    double tp_wait_s =
-        timed ? netbound_exchange_s(cluster, tp_layer_bytes(m, plan), plan->tp) : 0;
+           block_kept[TF_BLOCK_KINDS] = {0};
+    /* what each active strategy's tasks add to a block's passes, at the least */
+    BlockBound added[STRATEGY_MAX][TF_BLOCK_KINDS] = {{{0}}};
     for (int b = 0; b < TF_BLOCK_KINDS; b++) {
         if (tf_block_layers(m, (Block)b) == 0)
             continue;
@@ -112,29 +77,33 @@ static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const Gp
             continue;
         tf_block_ops(m, (Block)b, sh, &ops);
         block_s[b] = tf_ops_s(gpu, &ops);
-        block_waits_s[b] = tp_forward_waits(plan, &ops) * tp_wait_s;
+        for (int k = 0; strategy_registry[k]; k++)
+            if (strategy_registry[k]->block_bound && strategy_registry[k]->active(plan))
+                added[k][b] = strategy_registry[k]->block_bound(m, cluster, plan, (Block)b, &ops);
         tf_block_replay_ops(m, (Block)b, sh, plan->recompute, &ops);
         replay_s[b] = tf_ops_s(gpu, &ops);
     }
-    /* expert parallelism's dispatch and combine, on the compute stream, in
-     * each pass of a MoE block, and again in a full recomputation's */
-    double exchanges_s = 0;
-    if (timed && plan->ep > 1 && tf_moe(m))
-        exchanges_s = 2 * ep_exchange_lower_bound_s(
-                              cluster, plan, tf_moe_dispatch_bytes(m, sh, plan->moe_dispatcher));
     for (int k = 0; k < 2; k++) {
-        double layer_replay_s = 0, waits_s = 0;
+        double layer_replay_s = 0, added_forward_s = 0, added_backward_s = 0;
         for (int i = 0; i < TF_BLOCKS; i++) {
             Block b = i == 0 ? BLOCK_ATTENTION : k == 0 ? BLOCK_MLP : BLOCK_MOE;
             c->layer_s[k] += block_s[b];
             layer_replay_s += replay_s[b];
             c->layer_kept[k] += block_kept[b];
-            waits_s += block_waits_s[b];
         }
-        double exchanges = k * exchanges_s;
-        c->layer_backward_s[k] = 2 * c->layer_s[k] + layer_replay_s +
-                                 exchanges * (plan->recompute == RECOMPUTE_FULL ? 2 : 1);
-        c->layer_s[k] += exchanges + waits_s;
+        /* a strategy's over the layer's blocks, then the strategies' */
+        for (int s = 0; strategy_registry[s]; s++) {
+            double forward_s = 0, backward_s = 0;
+            for (int i = 0; i < TF_BLOCKS; i++) {
+                Block b = i == 0 ? BLOCK_ATTENTION : k == 0 ? BLOCK_MLP : BLOCK_MOE;
+                forward_s += added[s][b].forward_s;
+                backward_s += added[s][b].backward_s;
+            }
+            added_forward_s += forward_s;
+            added_backward_s += backward_s;
+        }
+        c->layer_backward_s[k] = 2 * c->layer_s[k] + layer_replay_s + added_backward_s;
+        c->layer_s[k] += added_forward_s;
     }
     if (timed) {
         tf_embedding_ops(m, sh, &ops);
@@ -255,53 +224,32 @@ double estimate_optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const Pl
     return seconds;
 }
 
-/* Adds `times` a collective of `bytes` over a group of n to *sum, if it
- * loads the links (netbound_loads_links). */
-static void add_big(double *sum, double times, double bytes, int n)
-{
-    if (netbound_loads_links(bytes, n))
-        *sum += times * bytes;
-}
-
-/* The bytes of a rank of stage `stage`'s data-parallel collectives in a
- * step, [0] over dp x cp (n[0] ranks) and [1] the routed experts' over
- * expert data parallel (n[1]): data_parallel.c's gradient reductions (a
- * bucket holds whole segments) and zero.c's gathers, as they emit them,
- * each counted only if every one of its kind is large (add_big). */
+/* A stage's bytes on the communication stream, [0] over dp x cp and [1]
+ * over expert data parallel, as the segments are visited. */
 typedef struct {
     const PlanSpec *plan;
-    const int *n;
-    double *bytes, grad, reductions, gathers;
-} DpBytes;
+    double *bytes;
+} CommBytes;
 
-static void add_dp_bytes(const Segment *seg, void *ctx)
+/* Adds each active strategy's bytes for `seg` (Strategy.segment_comm_bytes). */
+static void add_comm_bytes(const Segment *seg, void *ctx)
 {
-    const DpBytes *d = ctx;
-    double per = states_param_bytes(d->plan, seg->kind);
-    add_big(&d->bytes[0], d->reductions, d->grad * (seg->params - seg->expert_params), d->n[0]);
-    add_big(&d->bytes[1], d->reductions, d->grad * seg->expert_params, d->n[1]);
-    double gathered = d->plan->zero_stage == 3 ? seg->uses : seg->params;
-    add_big(&d->bytes[0], d->gathers, per * (gathered - seg->expert_params), d->n[0]);
-    add_big(&d->bytes[1], d->gathers, per * seg->expert_params, d->n[1]);
+    const CommBytes *c = ctx;
+    for (const Strategy *const *s = strategy_registry; *s; s++)
+        if ((*s)->segment_comm_bytes && (*s)->active(c->plan))
+            (*s)->segment_comm_bytes(c->plan, seg, c->bytes);
 }
 
-static void stage_dp_bytes(StageSegments *segs, int stage, const int n[2], double bytes[2])
+/* The least seconds the strategies' own streams are busy on a rank of
+ * stage `stage` (Strategy.stream_bound_s), the longest. */
+static double streams_s(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                        int stage)
 {
-    const PlanSpec *plan = segs->plan;
-    int m = plan_spec_micro_batches(plan);
-    bytes[0] = bytes[1] = 0;
-    /* gradients reduced every micro-batch from ZeRO-2 on; ZeRO-1 and 2
-     * gather the updated parameters once, ZeRO-3 each segment's for every
-     * forward and every backward that makes input gradients, 2 m of them */
-    DpBytes d = {.plan = plan,
-                 .n = n,
-                 .bytes = bytes,
-                 .grad = states_bytes_per_param(plan, MEM_GRADS),
-                 .reductions = plan->zero_stage >= 2 ? m : 1,
-                 .gathers = plan->zero_stage == 3  ? 2.0 * m
-                            : plan->zero_stage > 0 ? 1
-                                                   : 0};
-    states_stage_visit(segs, stage, add_dp_bytes, &d);
+    double most = 0;
+    for (const Strategy *const *s = strategy_registry; *s; s++)
+        if ((*s)->stream_bound_s && (*s)->active(plan))
+            most = MAX(most, (*s)->stream_bound_s(model, cluster, plan, stage));
+    return most;
 }
 
 double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
@@ -310,19 +258,19 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
     int nics;
     double nic_Bps = netbound_nic_payload_Bps(cluster, &nics);
     int n[2] = {layout_plan_size(plan, GROUP_DP_CP), layout_plan_size(plan, GROUP_EDP)};
-    int here[2] = {most_on_a_node(cluster, plan, n[0], 1),
-                   most_on_a_node(cluster, plan, n[1], plan->ep)};
+    int here[2] = {layout_plan_most_on_a_node(cluster, plan, n[0], 1),
+                   layout_plan_most_on_a_node(cluster, plan, n[1], plan->ep)};
     StageSegments segs = states_stage_segments(model, plan);
     double most = 0;
     for (int s = 0; s < plan->pp; s++) {
-        double bytes[2], comm = 0;
-        stage_dp_bytes(&segs, s, n, bytes);
+        double bytes[2] = {0, 0}, comm = 0;
+        states_stage_visit(&segs, s, add_comm_bytes, &(CommBytes){.plan = plan, .bytes = bytes});
         for (int k = 0; k < 2; k++) {
             /* the node's NICs, or the rank's own links, whichever is slower */
             double across = (double)(n[k] - here[k]) / n[k] / (MIN(here[k], nics) * nic_Bps);
             comm += MAX(across * bytes[k], netbound_exchange_s(cluster, bytes[k], n[k]));
         }
-        most = MAX(most, MAX(comm, offload_stream_s(model, cluster, plan, s)));
+        most = MAX(most, MAX(comm, streams_s(model, cluster, plan, s)));
     }
     states_stage_segments_clear(&segs);
     return most * (1 - TIME_SLACK);

@@ -12,6 +12,7 @@
  * routed experts' gradients reduce, and ZeRO shards their states, over the
  * expert-data-parallel group (data_parallel.c, zero.c). docs/model.md,
  * "Mixture of experts". */
+#include "net/netbound.h"
 #include "strategy/strategy.h"
 
 static gboolean active(const PlanSpec *plan)
@@ -103,6 +104,41 @@ static void normalize(PlanSpec *plan, const ModelSpec *model)
     plan->moe_dispatcher = MOE_DISPATCHER_ALL_TO_ALL;
 }
 
+/* A lower bound of a token exchange of `bytes` a rank over the plan's ep
+ * ranks, consecutive in dp x cp: the exchange's bound
+ * (netbound_exchange_s), and for an all-to-all (its direct plan: bytes /
+ * ep to every member) the bytes for ranks on other nodes (all but
+ * layout_plan_most_on_a_node of them), which leave through the rank's NIC
+ * (topology.c's paths), after its latency (across nodes when fewer than
+ * ep are on one node: its members cannot all be). A ring's all-gather
+ * crosses nodes through a few members only. */
+static double exchange_bound_s(const ClusterSpec *cluster, const PlanSpec *plan, double bytes)
+{
+    int n = plan->ep, here = layout_plan_most_on_a_node(cluster, plan, n, 1), nics;
+    double alone = netbound_exchange_s(cluster, bytes, n);
+    if (plan->moe_dispatcher != MOE_DISPATCHER_ALL_TO_ALL)
+        return alone;
+    double latency_s = netbound_all_to_all_latency_s(cluster, n, here < n);
+    if (alone == 0) /* it may be latency-bound (net.h): its latency alone */
+        return latency_s;
+    double across = bytes * (n - here) / n / netbound_nic_payload_Bps(cluster, &nics);
+    return latency_s + MAX(alone, across);
+}
+
+/* A MoE block's dispatch and combine, on the compute stream in each pass,
+ * and again in a full recomputation's replay. */
+static BlockBound block_bound(const ModelSpec *model, const ClusterSpec *cluster,
+                              const PlanSpec *plan, Block block, const OpList *ops)
+{
+    (void)ops;
+    if (block != BLOCK_MOE)
+        return (BlockBound){0};
+    double bytes = tf_moe_dispatch_bytes(model, tf_shard(plan), plan->moe_dispatcher);
+    double exchanges_s = 2 * exchange_bound_s(cluster, plan, bytes);
+    return (BlockBound){.forward_s = exchanges_s,
+                        .backward_s = exchanges_s * (plan->recompute == RECOMPUTE_FULL ? 2 : 1)};
+}
+
 const Strategy strategy_expert_parallel = {
     .name = "expert_parallel",
     .active = active,
@@ -116,4 +152,5 @@ const Strategy strategy_expert_parallel = {
     .piece_begin = piece_begin,
     .piece_end = piece_end,
     .normalize = normalize,
+    .block_bound = block_bound,
 };

@@ -247,4 +247,5 @@ const Strategy strategy_offload = {
     .segment_begin = segment_begin,
     .segment_end = segment_end,
     .step_end = step_end,
+    .stream_bound_s = offload_stream_s,
 };

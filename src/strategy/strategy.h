@@ -13,6 +13,12 @@
 /* The most strategies the registry may hold. */
 #define STRATEGY_MAX 16
 
+/* The least seconds a strategy's tasks add to the forward and to the
+ * backward of one block (Strategy.block_bound). */
+typedef struct {
+    double forward_s, backward_s;
+} BlockBound;
+
 /* A plan field as a bit of a set of fields (1 << PlanField). */
 #define PLAN_BIT(ID) (G_GUINT64_CONSTANT(1) << PLAN_##ID)
 
@@ -89,6 +95,27 @@ typedef struct {
      * flags where one helps ("--tp-comm-overlap"; newly allocated), or
      * NULL for a tag not its own (strategy_comm_advice). */
     char *(*comm_advice)(TaskTag tag, const PlanSpec *plan, const ClusterSpec *cluster);
+    /* Its part in the lower bounds of a step (estimate.h), each NULL for
+     * none, of an active strategy's: each counts only tasks it surely
+     * emits, each for no more than it surely takes, so that the bounds
+     * stay admissible.
+     *   - block_bound: the least seconds its tasks add on the compute
+     *     stream to the forward and to the backward (a full
+     *     recomputation's replay included) of one block of kind `block`,
+     *     whose forward operations are `ops` (tensor parallelism's waits
+     *     for its collectives, expert parallelism's token exchanges);
+     *   - segment_comm_bytes: adds the bytes its collectives over the
+     *     rank's data-parallel groups move in a step for segment `seg`,
+     *     on the communication stream, to bytes[0] (over dp x cp) and
+     *     bytes[1] (the routed experts', over expert data parallel), of
+     *     collectives that load the links only (netbound_loaded_bytes);
+     *   - stream_bound_s: the least seconds its own stream is busy in a
+     *     step on a rank of stage `stage`. */
+    BlockBound (*block_bound)(const ModelSpec *model, const ClusterSpec *cluster,
+                              const PlanSpec *plan, Block block, const OpList *ops);
+    void (*segment_comm_bytes)(const PlanSpec *plan, const Segment *seg, double bytes[2]);
+    double (*stream_bound_s)(const ModelSpec *model, const ClusterSpec *cluster,
+                             const PlanSpec *plan, int stage);
 } Strategy;
 
 /* The registered strategies, NULL-terminated. */

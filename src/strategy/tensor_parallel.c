@@ -45,6 +45,7 @@
 
 #include "strategy/schedule.h"
 #include "strategy/states.h"
+#include "net/netbound.h"
 #include "strategy/strategy.h"
 
 #include "base/error.h"
@@ -448,6 +449,17 @@ static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag
     return q.last;
 }
 
+/* The waits of a forward for the collectives that stop its compute
+ * (tp_forward_waits), each at least a collective's bound over the tp
+ * group (netbound_exchange_s); none with tp_comm_overlap. */
+static BlockBound block_bound(const ModelSpec *model, const ClusterSpec *cluster,
+                              const PlanSpec *plan, Block block, const OpList *ops)
+{
+    (void)block;
+    double wait_s = netbound_exchange_s(cluster, tp_layer_bytes(model, plan), plan->tp);
+    return (BlockBound){.forward_s = tp_forward_waits(plan, ops) * wait_s};
+}
+
 const Strategy strategy_tensor_parallel = {
     .name = "tensor_parallel",
     .active = active,
@@ -460,4 +472,5 @@ const Strategy strategy_tensor_parallel = {
     .state_size = sizeof(TpState),
     .step_begin = step_begin,
     .piece_compute = piece_compute,
+    .block_bound = block_bound,
 };

@@ -35,6 +35,7 @@
  * gathers and a reduce-scatter). The model states' bytes per parameter and
  * their split are states.h's, whether or not the plan uses ZeRO. */
 #include "strategy/states.h"
+#include "net/netbound.h"
 #include "strategy/strategy.h"
 
 typedef struct {
@@ -215,6 +216,21 @@ static char *comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *c
                            plan->zero_stage - 1);
 }
 
+/* The gathers of `seg`'s parameters in a step, over dp x cp and the
+ * experts' over expert data parallel: ZeRO-1 and 2 gather the updated
+ * parameters once, ZeRO-3 each segment's for every forward and every
+ * backward that makes input gradients, 2 m of them. */
+static void segment_comm_bytes(const PlanSpec *plan, const Segment *seg, double bytes[2])
+{
+    double times = plan->zero_stage == 3 ? 2.0 * plan_spec_micro_batches(plan) : 1;
+    double per = states_param_bytes(plan, seg->kind);
+    double gathered = plan->zero_stage == 3 ? seg->uses : seg->params;
+    bytes[0] += netbound_loaded_bytes(times, per * (gathered - seg->expert_params),
+                                      layout_plan_size(plan, GROUP_DP_CP));
+    bytes[1] += netbound_loaded_bytes(times, per * seg->expert_params,
+                                      layout_plan_size(plan, GROUP_EDP));
+}
+
 const Strategy strategy_zero = {
     .name = "zero",
     .active = active,
@@ -228,4 +244,5 @@ const Strategy strategy_zero = {
     .segment_end = segment_end,
     .after_optimizer = after_optimizer,
     .normalize = normalize,
+    .segment_comm_bytes = segment_comm_bytes,
 };
