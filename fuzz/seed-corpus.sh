@@ -165,8 +165,9 @@ cli moe --model mixtral-8x7b --cluster dgx-h100 --nodes 4 --ep 8 --moe-dispatche
     --no-sequence-parallel --zero-stage=fsdp
 
 # the test inputs: each to the targets its keys belong to
+# (tests/data/clusters: the shipped clusters whole, their GPUs in them)
 for f in "$src"/tests/data/*.json "$src"/tests/data/calibrate/*.json "$src"/tests/golden/inputs/*.json \
-    "$src"/topologies/runs/*.json; do
+    "$src"/tests/data/clusters/*.json "$src"/topologies/runs/*.json; do
     [ -f "$f" ] || continue
     if grep -q num_hidden_layers "$f"; then
         seed hf "$f"

@@ -152,13 +152,17 @@ expect_fail "model file that does not exist" "$m" -- \
 
 # ---- cluster files -------------------------------------------------------
 
+# the A100 cluster with its GPU file's keys in it, for edits of either
+a100_whole=$tmp/a100-whole.json
+inline_gpu "$a100" >"$a100_whole"
+
 c=$tmp/tflops-negative.json
-derive "$a100" "$c" 's/"peak_tflops": 312/"peak_tflops": -312/' &&
+derive "$a100_whole" "$c" 's/"peak_tflops": 312/"peak_tflops": -312/' &&
     expect_fail "cluster peak_tflops negative" "$c" '$.gpu.peak_tflops' "-312" -- \
         simulate --model "$tiny" --cluster "$c" --nodes 1
 
 c=$tmp/efficiency.json
-derive "$a100" "$c" 's/"compute_efficiency": 0.75/"compute_efficiency": 1.5/' &&
+derive "$a100_whole" "$c" 's/"compute_efficiency": 0.75/"compute_efficiency": 1.5/' &&
     expect_fail "cluster compute_efficiency 1.5" "$c" '$.gpu.compute_efficiency' "1.5" -- \
         simulate --model "$tiny" --cluster "$c" --nodes 1
 
@@ -187,7 +191,7 @@ expect_fail "cluster missing inter_node" "$c" '$.inter_node' "nothing" -- \
     simulate --model "$tiny" --cluster "$c" --nodes 1
 
 c=$tmp/gpu-key.json
-derive "$a100" "$c" 's/"kernel_launch_us"/"kernel_launch_ms"/' &&
+derive "$a100_whole" "$c" 's/"kernel_launch_us"/"kernel_launch_ms"/' &&
     expect_fail "cluster unknown key in gpu" "$c" '$.gpu.kernel_launch_ms' "unknown key" \
         '"kernel_launch_us"' -- \
         simulate --model "$tiny" --cluster "$c" --nodes 1
@@ -371,7 +375,7 @@ expect_fail "model name not UTF-8" "$m" '$.name' "expected valid UTF-8 text" \
     simulate --model "$m" --cluster "$a100" --nodes 1
 
 c=$tmp/latin1-gpu.json
-sed "s/\"A100-SXM4-80GB\"/\"A100 $(printf '\351')dition\"/" "$a100" >"$c"
+sed "s/\"A100-SXM4-80GB\"/\"A100 $(printf '\351')dition\"/" "$a100_whole" >"$c"
 expect_fail "cluster gpu name not UTF-8" "$c" '$.gpu.name' "expected valid UTF-8 text" -- \
     simulate --model "$tiny" --cluster "$c" --nodes 1
 
@@ -567,7 +571,7 @@ r="--model $tiny --cluster $a100 --nodes 1"
         run $r --tokens 1T --trials 100000 --failure-rate 2e5 --restart 1 --checkpoint-every 1
 }
 c=$tmp/no-pcie.json
-derive "$a100" "$c" '/"pcie_GBps"/d' &&
+derive "$a100_whole" "$c" '/"pcie_GBps"/d' &&
     expect_fail "run --async-save without pcie_GBps" "--async-save" "pcie_GBps" -- \
         run --model "$tiny" --cluster "$c" --nodes 1 --tokens 1e9 --async-save
 [ -f "$c" ] && expect_fail "sweep --async-save without pcie_GBps" "--async-save" "pcie_GBps" -- \
@@ -611,7 +615,7 @@ expect_fail "--cp-algorithm unknown" "--cp-algorithm" "ulysses" -- \
 expect_fail "dtype fp8 on A100" "$a100" '$.gpu.peak_fp8_tflops' "dtype fp8 (--dtype)" "none" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --dtype fp8
 c=$tmp/no-pcie.json
-derive "$a100" "$c" 's/"pcie_GBps": 25,//' &&
+derive "$a100_whole" "$c" 's/"pcie_GBps": 25,//' &&
     expect_fail "offload without pcie_GBps" "$c" '$.gpu.pcie_GBps' "offload optimizer" -- \
         simulate --model "$tiny" --cluster "$c" --nodes 1 --offload optimizer
 c=$tmp/no-host.json
@@ -623,7 +627,7 @@ derive "$a100" "$c" 's/"cpu_adam_params_per_s": 4e9,//' &&
     expect_fail "offload without cpu_adam_params_per_s" "$c" '$.cpu_adam_params_per_s' -- \
         simulate --model "$tiny" --cluster "$c" --nodes 1 --offload optimizer
 c=$tmp/fp8-zero.json
-derive "$a100" "$c" 's/"pcie_GBps": 25,/"pcie_GBps": 25, "peak_fp8_tflops": 0,/' &&
+derive "$a100_whole" "$c" 's/"pcie_GBps": 25,/"pcie_GBps": 25, "peak_fp8_tflops": 0,/' &&
     expect_fail "cluster peak_fp8_tflops 0" "$c" '$.gpu.peak_fp8_tflops' "0" -- \
         simulate --model "$tiny" --cluster "$c" --nodes 1
 expect_fail "--offload unknown" "--offload" '"disk"' -- \

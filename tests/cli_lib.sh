@@ -2,7 +2,8 @@
 # cli_lib.sh: what the command-line tests share (sourced, not run): a
 # TAP-like tally ("ok - ..." / "not ok - ...", then "N passed, M failed"),
 # the checks of $top_srcdir and $PLANSIM, a temporary folder $tmp removed
-# on exit, and the tiny model and A100 cluster paths.
+# on exit, the tiny model and A100 cluster paths, the names of shipped
+# folders and a shipped cluster with its GPU file in it.
 
 pass=0
 fail=0
@@ -66,4 +67,31 @@ one_line() {
 # (plots/csvcols.awk reads quoted cells whole)
 csv_column() {
     awk -v cols="$2" -f "$top_srcdir/plots/csvcols.awk" "$1"
+}
+
+# shipped_names FOLDER...: the names of the .json files of the shipped
+# FOLDERs (under $top_srcdir), sorted and each once, comma-separated, as
+# plansim lists them when it refuses an unknown name
+shipped_names() {
+    for folder in "$@"; do
+        for f in "$top_srcdir/$folder"/*.json; do
+            [ -f "$f" ] && basename "$f" .json
+        done
+    done | LC_ALL=C sort -u | paste -s -d , - | sed "s/,/, /g"
+}
+
+# inline_gpu CLUSTER: a shipped cluster file with the object of the GPU file
+# it names ("gpu": "a100-sxm4-80gb", topologies/gpus/) in place of the name,
+# so that one sed edits any of its keys; the cluster must have no base
+inline_gpu() {
+    gpu=$(sed -n 's/^  "gpu": "\([a-z0-9.-]*\)",$/\1/p' "$1")
+    awk -v gpu="$top_srcdir/topologies/gpus/$gpu.json" '
+        /^  "gpu": "[a-z0-9.-]*",$/ {
+            printf "  \"gpu\": "
+            for (n = 0; (getline line <gpu) > 0; n++)
+                printf "%s%s", n ? "\n  " : "", line
+            print ","
+            next
+        }
+        { print }' "$1"
 }

@@ -166,11 +166,12 @@ problem=$problem$(run long simulate --model models/llama2-70b.json \
 problem=$problem$(differs "$tmp/short.out" "$tmp/long.out")
 check "--model llama2-70b and --cluster dgx-h100 are the shipped files" "$problem"
 # the folders looked in depend on where plansim is built and installed:
-# the line's start and end do not
+# the line's start and end do not; the names are the folder's
 problem=
 "$PLANSIM" simulate --cluster dgx-h10 >"$tmp/near.out" 2>"$tmp/near.err" && problem="exit 0"
+clusters=$(shipped_names topologies)
 case $(cat "$tmp/near.err") in
-'plansim: --cluster: expected a file or a shipped cluster'"'"'s name, got "dgx-h10" (did you mean "dgx-h100"?); looked in topologies, '*'/topologies: the shipped clusters there are dgx-a100-80gb, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72') ;;
+"plansim: --cluster: expected a file or a shipped cluster's name, got \"dgx-h10\" (did you mean \"dgx-h100\"?); looked in topologies, "*"/topologies: the shipped clusters there are $clusters") ;;
 *) problem="$problem; stderr is '$(one_line "$tmp/near.err")'" ;;
 esac
 check "an unknown short name lists the folders, the shipped names and the nearest" "$problem"

@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <glib/gstdio.h>
+#include <string.h>
 #include <unistd.h>
 
 char *test_write_tmp(const char *text)
@@ -25,6 +26,24 @@ char *test_shipped(const char *folder, const char *file)
 {
     const char *top = g_getenv("top_srcdir") ? g_getenv("top_srcdir") : ".";
     return g_build_filename(top, folder, file, NULL);
+}
+
+static int compare_names(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+GPtrArray *test_shipped_files(const char *folder)
+{
+    g_autofree char *path = test_shipped(folder, "");
+    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+    ck_assert_msg(dir, "no folder %s", path);
+    for (const char *file; (file = g_dir_read_name(dir));)
+        if (g_str_has_suffix(file, ".json"))
+            g_ptr_array_add(files, g_strdup(file));
+    g_ptr_array_sort(files, compare_names);
+    return files;
 }
 
 ClusterSpec *test_shipped_cluster(const char *file, int nodes)

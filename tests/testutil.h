@@ -25,6 +25,10 @@ void test_remove(char *path);
  * $top_srcdir (the test harness sets it) or the current folder. */
 char *test_shipped(const char *folder, const char *file);
 
+/* The names of the .json files of a shipped folder ("topologies"), under
+ * $top_srcdir or the current folder, sorted; the array owns them. */
+GPtrArray *test_shipped_files(const char *folder);
+
 /* A shipped cluster file loaded, with `nodes` > 0 replacing its nodes;
  * fails the test on error. */
 ClusterSpec *test_shipped_cluster(const char *file, int nodes);

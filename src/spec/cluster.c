@@ -1,5 +1,7 @@
 /* cluster.c: cluster files (GPUs, NVLink inside a node, InfiniBand between).
  *
+ * A cluster file may inherit from a base cluster and name its GPU's file
+ * (json_doc_load_kind: cluster_kind); what is read is the merged tree.
  * The file's units (TFLOPS, GiB, GBps, us) become SI here. Invariant of a
  * returned ClusterSpec: every rate and size positive (the runtime reserve
  * >= 0 and at most the memory), efficiencies in (0, 1],
@@ -13,8 +15,15 @@
 #include "spec/spec.h"
 #include "base/error.h"
 #include "base/jsonw.h"
+#include "base/shipped.h"
 
 #define MAX_GPUS CLUSTER_MAX_GPUS
+
+/* A cluster file, whose "gpu" may be a GPU file's name (topologies/gpus/),
+ * and a GPU file; both may name a "base" of their kind. */
+static const JsonKind gpu_kind = {.files = &shipped_gpus};
+static const JsonKind cluster_kind = {.files = &shipped_clusters, .part = "gpu",
+                                      .part_kind = &gpu_kind};
 
 static const char *const cluster_keys[] = {"name",
                                            "nodes",
@@ -482,7 +491,7 @@ static gboolean read_calibration(const JsonDoc *doc, ClusterSpec *c, GError **er
 
 ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **error)
 {
-    g_autoptr(JsonDoc) doc = json_doc_load(path, error);
+    g_autoptr(JsonDoc) doc = json_doc_load_kind(path, &cluster_kind, error);
     if (!doc)
         return NULL;
     g_autoptr(ClusterSpec) c = g_new0(ClusterSpec, 1);

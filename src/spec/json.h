@@ -1,24 +1,58 @@
 /* json.h: reading validated values out of cJSON trees (private to src/spec).
  *
- * A JsonDoc is one parsed file. Every getter takes the object, its JSON path
- * ("$.gpu") and a key, and on bad input sets an error of the form
- * "FILE: $.gpu.peak_tflops: expected a positive number, got -1". */
+ * A JsonDoc is one parsed file, with the files it names merged in (a base
+ * it inherits from, a part of its own: json_doc_load_kind). Every getter
+ * takes the object, its JSON path ("$.gpu") and a key, and on bad input
+ * sets an error of the form "FILE: $.gpu.peak_tflops: expected a positive
+ * number, got -1", where FILE and the path are those of the file the value
+ * came from. */
 #ifndef PLANSIM_SPEC_JSON_H
 #define PLANSIM_SPEC_JSON_H
 
 #include <cjson/cJSON.h>
 #include <glib.h>
 
+#include "base/shipped.h"
+
 typedef struct {
-    char *path;  /* the file, as named by the user */
-    cJSON *root; /* owned */
+    char *path;       /* the file, as named by the user */
+    cJSON *root;      /* owned */
+    GHashTable *from; /* the values merged in from other files: a cJSON * of the tree to
+                       * where it came from (json.c's JsonFrom); NULL when none was */
 } JsonDoc;
+
+/* The most bases a chain of files of one kind may have (json_doc_load_kind). */
+#define JSON_MAX_BASES 8
+
+/* A kind of file that may inherit ("base": a file, or a shipped name of
+ * `files`), and whose member `part`, if any, may be a file of its own, of
+ * kind `part_kind`: a cluster, whose "gpu" may name a GPU file. */
+typedef struct JsonKind {
+    const ShippedKind *files;
+    const char *part;
+    const struct JsonKind *part_kind;
+} JsonKind;
 
 /* Reads (text_read_input: a regular file within the size limit) and parses
  * `path`; the root must be an object, no object may give a key twice, and
  * every key and string must be UTF-8 (errors name the JSON path). Malformed
  * JSON is reported with its line and column. */
 JsonDoc *json_doc_load(const char *path, GError **error);
+
+/* As json_doc_load, then the files it names, each read so in turn:
+ * - its `part` member, when a string, is that file's whole object, and
+ *   when an object with a "base", that file's object with the part's
+ *   other members over it;
+ * - its root's "base" is the file its root is merged over: objects member
+ *   by member, nested objects likewise (but a part that named a file of
+ *   its own replaces the base's), anything else replaced.
+ * A name is a path, relative to the folder of the file that gives it, when
+ * a file is there or it has a '/'; else a shipped name of the kind
+ * (shipped_named). The "base" members are gone from the result. Refuses,
+ * naming the file, the JSON path and the value: a name that is no file, a
+ * file that leads back to itself, more than JSON_MAX_BASES bases in a
+ * chain; an error inside a named file names that file. */
+JsonDoc *json_doc_load_kind(const char *path, const JsonKind *kind, GError **error);
 void json_doc_free(JsonDoc *doc);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(JsonDoc, json_doc_free)
 
