@@ -40,34 +40,13 @@
  * (PipeSchedule.one_at_a_time: naive) chains every micro-batch through
  * every chunk, forward and back, before stage 0's optimizer step: the
  * step lasts at least m times that chain plus opt(0).
- * Expert parallelism's token exchanges run on the compute stream too
- * (expert_parallel.c): each adds, to the forward and the backward (and a
- * full recomputation's replay) of a MoE layer, at least its bytes' share
- * that must leave (an all-to-all, a reduce-scatter) or reach (an
- * all-gather) the rank, (n - 1) / n of them, over the rank's links of
- * that direction, its NVLink's and its NIC's capacities together (a
- * transfer runs from its source's links to its destination's,
- * topology.c; the fluid model shares a link's capacity, and a transfer
- * holds it for its payload over its efficiency, at most its link class's
- * Simple efficiency: so each link carries at most its capacity times that
- * efficiency in payload a second). An all-to-all
- * (net/algorithm.c's direct plan: S / n from the rank to every member)
- * lasts at least as long as the bytes for members on other nodes take
- * through the rank's own NIC (at its efficiency too), S (n - l) / n with
- * l the most members on one node (as below), after its latency: a
- * collective's phase waits its latency before its transfers start
- * (net.c), and the direct plan's one phase waits the cluster's base
- * latency and its n - 1 messages one after the other, each at least the
- * least per-message latency of the cluster's protocols (across nodes when
- * l < n, else on either link class). An exchange whose shards fit in a
- * packet may be latency-bound (net.h) and load no link: its bytes count 0
- * (an all-to-all's latency still counts).
- * Without tp_comm_overlap a forward's tensor-parallel collectives stop
- * its compute (tensor_parallel.c: the sum of a row-parallel output, and
- * with sequence parallelism the gather of a column-parallel input, the
- * next compute waiting for each): each such span holds no compute task
- * and lasts at least the collective's bound below, so a layer's forward
- * counts them (tensor_parallel.h, tp_forward_waits).
+ * The active strategies' own tasks on the compute stream add, to each
+ * block's forward and backward, at least what their block_bound says
+ * (strategy.h; each argued beside it: tensor_parallel.c's waits for the
+ * collectives that stop a forward's compute, expert_parallel.c's token
+ * exchanges), over the network's own bounds (net/netbound.h: a link's
+ * payload at its efficiency, an exchange's bytes over a rank's links, a
+ * collective's latency floor).
  * Offloaded activations come back for backward layer by layer: the
  * prefetch of layer l - 1's starts once the compute before layer l's
  * backward has ended, and l - 1's backward waits for it (offload.c). The
@@ -79,23 +58,7 @@
  * whose head's backward runs first) may wait for its gradients while its
  * prefetch runs: its pair counts B(l) alone there.
  * The step also lasts at least estimate_comm_lower_bound_s, and the bound
- * is the larger. A rank's communication stream runs its data-parallel
- * collectives (data_parallel.c's gradient reductions, zero.c's gathers)
- * one after the other, each until its last byte arrives, all within the
- * step; each lasts at least the larger of two bounds. Its own links: as
- * for the exchanges above. Its node's NICs: for a group of n members, l
- * of them on the rank's node, an all-gather of S bytes must bring in the
- * n - l other members' shards, S (n - l) / n bytes, which no algorithm
- * avoids, and a reduce-scatter must send out as much (the node's share of
- * the others' shards, reduced inside the node at best); an all-reduce
- * does both; an algorithm moves data among the group's members only, so
- * those bytes pass the NICs of the l members, min(l, NICs) of them, each
- * at its capacity times its efficiency. l is
- * taken at its most, node / tp for dp x cp with the default numbering,
- * which only lowers the bound. Collectives whose shards fit in a packet
- * count 0, as above. And the rank's offload stream runs its copies and
- * the host's Adam step one after the other, within the step
- * (offload_stream_s).
+ * is the larger: see there.
  *
  * Why estimate_peak_lower_bound_bytes is admissible (<= the replayed
  * memory peak). At "step begin" each rank allocates its model states and
@@ -121,8 +84,23 @@
 #include "strategy/emit.h"
 #include "spec/spec.h"
 
-/* A lower bound of the step from its communication and offload streams
- * (see below). */
+/* A lower bound of the step from its communication stream and the
+ * strategies' own streams. A rank's communication stream runs its
+ * data-parallel collectives (the bytes the active strategies'
+ * segment_comm_bytes declare: data_parallel.c's gradient reductions,
+ * zero.c's gathers) one after the other, each until its last byte
+ * arrives, all within the step; they last at least the larger of two
+ * bounds. The rank's own links: netbound_exchange_s. Its node's NICs: for
+ * a group of n members, l of them on the rank's node, an all-gather of S
+ * bytes must bring in the n - l other members' shards, S (n - l) / n
+ * bytes, which no algorithm avoids, and a reduce-scatter must send out as
+ * much (the node's share of the others' shards, reduced inside the node
+ * at best); an all-reduce does both; an algorithm moves data among the
+ * group's members only, so those bytes pass the NICs of the l members,
+ * min(l, NICs) of them, each at its capacity times its efficiency. l is
+ * taken at its most (layout_plan_most_on_a_node), which only lowers the
+ * bound. And each strategy's own stream (stream_bound_s: offload's copies
+ * and the host's Adam step, one after the other) runs within the step. */
 double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
                                    const PlanSpec *plan);
 

@@ -125,8 +125,9 @@ static double exchange_bound_s(const ClusterSpec *cluster, const PlanSpec *plan,
     return latency_s + MAX(alone, across);
 }
 
-/* A MoE block's dispatch and combine, on the compute stream in each pass,
- * and again in a full recomputation's replay. */
+/* A MoE block's dispatch and combine run on the compute stream in each
+ * pass, and again in a full recomputation's replay: each at least its
+ * exchange's bound. */
 static BlockBound block_bound(const ModelSpec *model, const ClusterSpec *cluster,
                               const PlanSpec *plan, Block block, const OpList *ops)
 {

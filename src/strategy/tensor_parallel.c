@@ -449,9 +449,13 @@ static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag
     return q.last;
 }
 
-/* The waits of a forward for the collectives that stop its compute
- * (tp_forward_waits), each at least a collective's bound over the tp
- * group (netbound_exchange_s); none with tp_comm_overlap. */
+/* The waits of a forward for the collectives that stop its compute.
+ * Without tp_comm_overlap the sum of a row-parallel output, and with
+ * sequence parallelism the gather of a column-parallel input, each has
+ * the next compute wait for it (tp_forward_waits counts them): each such
+ * span holds no compute task and lasts at least a collective's bound over
+ * the tp group (netbound_exchange_s). A backward's collectives may
+ * overlap its weight gradients: they count nothing. */
 static BlockBound block_bound(const ModelSpec *model, const ClusterSpec *cluster,
                               const PlanSpec *plan, Block block, const OpList *ops)
 {
