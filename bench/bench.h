@@ -10,7 +10,8 @@
 #endif
 
 #include "base/bigmem.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/cluster.h"
 
 static inline int bench_cmp_double(const void *a, const void *b)
 {

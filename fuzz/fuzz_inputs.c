@@ -39,7 +39,10 @@
 #include "app/calibruns.h"
 #include "app/whatif.h"
 #include "metrics/runplan.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
+#include "spec/grid.h"
 #include "strategy/strategy.h"
 #include "base/error.h"
 

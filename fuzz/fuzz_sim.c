@@ -155,7 +155,7 @@ static void render(const Report *rep, const ModelSpec *model, const ClusterSpec 
     char *text;
     if (mode == 2) {
         Breakdown b;
-        GpuSpec gpu = gpu_for_plan(&cluster->gpu, plan);
+        GpuSpec gpu = plan_spec_run_gpu(plan, &cluster->gpu);
         breakdown_compute(model, &gpu, plan, rep->metrics.critical_stage, &b);
         text = report_breakdown_render(rep, &b, format);
     } else {

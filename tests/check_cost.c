@@ -260,9 +260,9 @@ START_TEST(attention_by_head_dim)
     gpu.attention_head_dim = (Curve){.n = 2, .x = {64, 128}, .y = {0.7, 1}};
     ck_assert_double_eq_tol(flash_forward_s(&gpu, &wide), plain, 1e-15);
     ck_assert_double_eq_tol(flash_forward_s(&gpu, &narrow), plain / 0.7, 1e-15);
-    ck_assert_double_eq_tol(curve_at(&gpu.attention_head_dim, sqrt(64 * 128), 1), 0.85, 1e-12);
-    ck_assert_double_eq(curve_at(&gpu.attention_head_dim, 32, 1), 0.7);
-    ck_assert_double_eq(curve_at(&gpu.attention_head_dim, 512, 1), 1);
+    ck_assert_double_eq_tol(gpu_curve_at(&gpu.attention_head_dim, sqrt(64 * 128), 1), 0.85, 1e-12);
+    ck_assert_double_eq(gpu_curve_at(&gpu.attention_head_dim, 32, 1), 0.7);
+    ck_assert_double_eq(gpu_curve_at(&gpu.attention_head_dim, 512, 1), 1);
 }
 END_TEST
 

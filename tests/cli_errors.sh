@@ -611,7 +611,7 @@ expect_fail "--cp ring with 2 cp not dividing the sequence" "--cp" "128" \
 expect_fail "--cp-algorithm unknown" "--cp-algorithm" "ulysses" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --cp 2 --cp-algorithm ulysses
 
-# dtype fp8 and offload need cluster keys (cluster_spec_check_plan)
+# dtype fp8 and offload need cluster keys (plan_spec_check_cluster)
 expect_fail "dtype fp8 on A100" "$a100" '$.gpu.peak_fp8_tflops' "dtype fp8 (--dtype)" "none" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --dtype fp8
 c=$tmp/no-pcie.json

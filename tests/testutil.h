@@ -9,7 +9,9 @@
 #include <glib.h>
 
 #include "app/simulate.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
 
 /* The suites, one per module (suites.def lists them). */
 #define SUITE(name) Suite *suite_##name(void);

@@ -34,7 +34,9 @@
 #define PLANSIM_APP_ADVICE_H
 
 #include "output/report.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
 
 #define ADVICE_MAX           5
 #define ADVICE_BUDGET_EVENTS 2000000

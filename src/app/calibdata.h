@@ -39,7 +39,8 @@
 #include <glib.h>
 
 #include "base/names.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/plan.h"
 
 #define CALIB_MAX_RANKS 16384
 #define CALIB_MAX_RUNS  1000

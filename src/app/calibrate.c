@@ -154,7 +154,7 @@ typedef enum { EFFICIENCY, LATENCY } ParamKind;
     {.param = CLUSTER_PARAM_##CLASS##_LL128_LATENCY,                                               \
      .offset = offsetof(ClusterSpec, member.ll128_latency_s), .kind = LATENCY}
 
-/* The collective model's parameters (spec.h, LinkSpec and ClusterSpec):
+/* The collective model's parameters (spec/cluster.h, LinkSpec and ClusterSpec):
  * the NCCL rows of cluster_params.def, in their order. */
 static const struct {
     ClusterParam param; /* its name and whether the cluster has it */
@@ -729,7 +729,7 @@ Calibration *calib_run(const ClusterSpec *base, CalibNccl *const *nccl, int n_nc
         if (!cluster_spec_has_param(base, params[j].param))
             continue;
         double v = value(&fit.work, j);
-        if (params[j].kind == EFFICIENCY && v == 0) /* spec.h: 0 counts as 1 */
+        if (params[j].kind == EFFICIENCY && v == 0) /* spec/cluster.h: 0 counts as 1 */
             *slot(&fit.work, j) = v = 1;
         fit.theta[fit.np] = fit.theta0[fit.np] = log(v > 0 ? v : LATENCY_START);
         fit.idx[fit.np++] = j;

@@ -38,7 +38,8 @@
 
 #include "app/calibdata.h"
 #include "cost/roofline.h"
-#include "spec/spec.h"
+#include "spec/gpu.h"
+#include "spec/cluster.h"
 
 #define CALIB_MIN_SENSITIVITY     0.05
 #define CALIB_RIDGE               1e-6

@@ -34,7 +34,7 @@ G_STATIC_ASSERT(G_N_ELEMENTS(run_param) + 1 == G_N_ELEMENTS(calib_run_params));
 /* Each one's place in GpuSpec, its range, the Jacobian's step (down for
  * an efficiency, so that it stays at most 1), the unit of the file (1e-6:
  * the file's microseconds for GpuSpec's seconds) and the value a
- * GpuSpec's 0 stands for (spec.h; 0: none, 0 is the value). */
+ * GpuSpec's 0 stands for (spec/gpu.h; 0: none, 0 is the value). */
 typedef struct {
     gsize offset;
     double lo, hi, step, unit, zero_means;

@@ -18,7 +18,7 @@
 #include <glib.h>
 
 #include "app/calibdata.h"
-#include "spec/spec.h"
+#include "spec/cluster.h"
 
 #define CALIB_RUNS_MAX_PARAMS 5
 

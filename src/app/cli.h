@@ -16,7 +16,9 @@
 
 #include "app/whatif.h"
 #include "base/shipped.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
 
 /* The shipped default (docs/inputs.md, "Shipped files"): GPT-3 175B on
  * 512 A100s, 8-way TP inside each node, 8-way PP across nodes, DP 8. */

@@ -10,7 +10,7 @@
 #include "app/calibruns.h"
 #include "app/cli.h"
 #include "app/command.h"
-#include "spec/spec.h"
+#include "spec/cluster.h"
 #include "base/error.h"
 #include "base/text.h"
 

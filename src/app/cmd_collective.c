@@ -7,7 +7,7 @@
 #include "app/collbench.h"
 #include "app/command.h"
 #include "output/report.h"
-#include "spec/spec.h"
+#include "spec/cluster.h"
 #include "base/names.h"
 #include "base/text.h"
 #include "base/units.h"

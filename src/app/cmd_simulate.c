@@ -77,7 +77,7 @@ static gboolean simulate(void *args, GError **error)
     progress_stop(progress);
     command_warn_plan(&a->in, plan, model, cluster);
     Breakdown b;
-    GpuSpec gpu = gpu_for_plan(&cluster->gpu, plan);
+    GpuSpec gpu = plan_spec_run_gpu(plan, &cluster->gpu);
     if (a->breakdown)
         breakdown_compute(model, &gpu, plan, rep.metrics.critical_stage, &b);
     g_autofree char *report = a->breakdown ? report_breakdown_render(&rep, &b, format)

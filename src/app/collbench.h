@@ -18,7 +18,7 @@
 
 #include "net/collective.h"
 #include "output/report.h"
-#include "spec/spec.h"
+#include "spec/cluster.h"
 
 /* The most transfers the plan of one collective may hold: with the
  * network's flows and their tallies, about 100 bytes each at the peak

@@ -15,7 +15,9 @@
 
 #include "app/cli.h"
 #include "metrics/runplan.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
 
 /* Parses a command's options (`in`, if not NULL: the shared inputs,
  * cli_inputs_entries; then `entries`, ended by an entry of no long name)

@@ -8,7 +8,9 @@
 
 #include "app/whatif.h"
 #include "output/report.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
 
 /* Simulates `plan` (resolved with plan_spec_resolve) of `model` on
  * `cluster`. The report borrows the three specs. */

@@ -1,7 +1,7 @@
 /* space.h: the plans of a sweep, enumerated directly.
  *
  * A sweep's space is its cluster sizes (one, or a --nodes list) times its
- * grid's axes (spec.h's PlanGrid): combination c is cluster c / G and grid
+ * grid's axes (spec/grid.h's PlanGrid): combination c is cluster c / G and grid
  * combination c % G, for G the grid's size, the last axis fastest. Most of
  * a real space is invalid: tp x cp x pp must divide the GPUs, the
  * micro-batches the batch, the chunks the layers, each schedule has its
@@ -19,7 +19,10 @@
 
 #include <glib.h>
 
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
+#include "spec/grid.h"
 
 typedef struct {
     const ModelSpec *model;

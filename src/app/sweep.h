@@ -33,7 +33,10 @@
 #include "app/whatif.h"
 #include "metrics/runplan.h"
 #include "output/report.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
+#include "spec/grid.h"
 
 /* What a sweep ranks plans by: tokens/s (the default), or, for a run of
  * SweepSpec.tokens tokens (metrics/training.h), its wall time or its

@@ -15,7 +15,7 @@
 #include <glib.h>
 
 #include "net/topology.h"
-#include "spec/spec.h"
+#include "spec/cluster.h"
 
 typedef struct {
     GArray *gpus;  /* WhatIfGpu, in the order given */

@@ -8,7 +8,8 @@
 
 double gemm_efficiency_at(const GpuSpec *gpu, double flop_per_byte)
 {
-    return gpu_gemm_sustained(gpu) * curve_at(&gpu->gemm, flop_per_byte, gpu->compute_efficiency);
+    return gpu_gemm_sustained(gpu) *
+           gpu_curve_at(&gpu->gemm, flop_per_byte, gpu->compute_efficiency);
 }
 
 static gboolean has_waves(const GpuSpec *gpu, const Op *op)

@@ -14,7 +14,8 @@
 #ifndef PLANSIM_COST_ROOFLINE_H
 #define PLANSIM_COST_ROOFLINE_H
 
-#include "spec/spec.h"
+#include "base/names.h"
+#include "spec/gpu.h"
 
 typedef struct {
     const char *name; /* "qkv", "softmax", ... */

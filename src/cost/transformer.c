@@ -182,7 +182,7 @@ static void flash_backward_rest(OpList *out, const Dims *d)
 static double flash_s(const GpuSpec *gpu, const Op *op)
 {
     double work = op->flops * (1 - op->idle) / gpu->peak_flops;
-    double head = curve_at(&gpu->attention_head_dim, op->k, 1);
+    double head = gpu_curve_at(&gpu->attention_head_dim, op->k, 1);
     work /= head;
     double forward = gpu_attention_efficiency(gpu, TRUE);
     if (strcmp(op->name, FLASH_FORWARD) == 0)

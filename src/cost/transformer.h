@@ -20,7 +20,9 @@
 #include <glib.h>
 
 #include "cost/roofline.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/gpu.h"
+#include "spec/plan.h"
 
 /* The kinds of a layer's blocks: attention, a dense MLP (ffn_hidden_size),
  * a MoE layer's MLP block (tf_layer_moe: router, shared and routed

@@ -21,7 +21,7 @@
 #include "core/graph.h"
 #include "net/symmetry.h"
 #include "net/topology.h"
-#include "spec/spec.h"
+#include "spec/cluster.h"
 
 /* The network a replay runs its collectives on: the first `gpus` GPUs of
  * `cluster`, each graph rank on its GPU (graph_gpu). With a symmetry the

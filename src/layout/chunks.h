@@ -10,7 +10,7 @@
 #ifndef PLANSIM_LAYOUT_CHUNKS_H
 #define PLANSIM_LAYOUT_CHUNKS_H
 
-#include "spec/spec.h"
+#include "spec/plan.h"
 
 /* The model chunks: pp x virtual_stages. */
 int chunks_count(const PlanSpec *plan);

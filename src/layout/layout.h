@@ -17,7 +17,8 @@
 
 #include <glib.h>
 
-#include "spec/spec.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
 
 /* The kinds of group: the coordinates first (GROUP_DIMS of them), then
  * the groups over several coordinates. */

@@ -17,7 +17,9 @@
 #include <glib.h>
 
 #include "cost/transformer.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/gpu.h"
+#include "spec/plan.h"
 
 /* The rows of the table: GEMMs, attention's forward and backward, the
  * memory-bound rest. */

@@ -23,7 +23,9 @@
 #ifndef PLANSIM_METRICS_CHECKPOINT_H
 #define PLANSIM_METRICS_CHECKPOINT_H
 
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
 
 /* Bytes per parameter saved: bf16 weights and Adam's fp32 states. */
 #define CHECKPOINT_WEIGHT_BYTES 2.0

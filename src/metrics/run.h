@@ -31,7 +31,7 @@
 
 #include <glib.h>
 
-#include "spec/spec.h"
+#include "spec/cluster.h"
 
 typedef struct {
     double step_s;                    /* a failure-free step, > 0 */

@@ -12,7 +12,9 @@
 
 #include "metrics/checkpoint.h"
 #include "metrics/run.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
 
 /* Trials when not told: P10 and P90 from 100 runs. */
 #define RUNPLAN_TRIALS 100

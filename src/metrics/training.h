@@ -14,7 +14,8 @@
 
 #include <glib.h>
 
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/plan.h"
 
 typedef struct {
     double tokens;         /* to train on; 0: no totals (the rest is 0) */

@@ -23,7 +23,7 @@
  *     not 2(n - 1)/n S; drawn as S from every member to the next;
  *   - direct: all-to-all (every pair S/n) and send/recv (one message).
  *
- * Each runs with one of NCCL's protocols (spec.h's CollProtocol): LL
+ * Each runs with one of NCCL's protocols (spec/cluster.h's CollProtocol): LL
  * carries 4 bytes of data in every 8 (half the bandwidth), LL128 120 in
  * every 128, Simple all of it; LL and LL128 pay less latency per message.
  * A transfer's `bytes` are the time it holds its links for: its payload

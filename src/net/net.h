@@ -25,7 +25,7 @@
 #include "net/algorithm.h"
 #include "net/symmetry.h"
 #include "net/topology.h"
-#include "spec/spec.h"
+#include "spec/cluster.h"
 
 /* A collective none of whose transfers carries more than this (a packet,
  * InfiniBand's largest MTU, 4 KiB) is latency-bound: it takes its time

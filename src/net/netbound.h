@@ -18,7 +18,7 @@
 
 #include <glib.h>
 
-#include "spec/spec.h"
+#include "spec/cluster.h"
 
 /* The payload a link of class `link` and `capacity` bytes/s carries at
  * most each second. */

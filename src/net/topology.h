@@ -14,7 +14,7 @@
 
 #include <glib.h>
 
-#include "spec/spec.h"
+#include "spec/cluster.h"
 
 typedef enum { LINK_NVLINK, LINK_NIC, LINK_SPINE, LINK_CLASSES } LinkClass;
 
@@ -67,7 +67,7 @@ void topology_path(const Topology *t, int src, int dst, int links[TOPOLOGY_MAX_P
 /* The node of a GPU. */
 int topology_node(const Topology *t, int gpu);
 
-/* The cluster's collective model (spec.h, LinkSpec and ClusterSpec): the
+/* The cluster's collective model (spec/cluster.h, LinkSpec and ClusterSpec): the
  * latency per message inside a node or across nodes with protocol `p`;
  * the fraction of a link's capacity the Simple protocol reaches there (1
  * for an ideal link); whether `p` is modelled (Simple always is); the

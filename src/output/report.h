@@ -15,7 +15,7 @@
 #include "metrics/diagnosis.h"
 #include "metrics/metrics.h"
 #include "metrics/training.h"
-#include "spec/spec.h"
+#include "spec/plan.h"
 
 /* What a row of a sweep says about its plan (report.c's CSV `status`
  * column): replayed; pruned, its bound of the step time unable to beat the

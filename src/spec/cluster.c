@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "spec/json.h"
-#include "spec/spec.h"
+#include "spec/cluster.h"
+#include "spec/gpu.h"
 #include "base/error.h"
 #include "base/jsonw.h"
 #include "base/shipped.h"
@@ -132,20 +133,6 @@ static gboolean read_curve(const JsonDoc *doc, const cJSON *o, const char *key, 
     return TRUE;
 }
 
-double curve_at(const Curve *c, double x, double none)
-{
-    if (c->n == 0)
-        return none;
-    if (!(x > c->x[0])) /* also NaN */
-        return c->y[0];
-    for (int i = 0; i + 1 < c->n; i++)
-        if (x < c->x[i + 1]) {
-            double f = log(x / c->x[i]) / log(c->x[i + 1] / c->x[i]);
-            return c->y[i] + f * (c->y[i + 1] - c->y[i]);
-        }
-    return c->y[c->n - 1];
-}
-
 /* The smallest values the numbers of a cluster file take, so that no time
  * computed from them overflows: 1 GFLOP/s, 1 MB/s, 1 MiB, 1 %, one
  * parameter or sample a second. */
@@ -200,27 +187,6 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
     gpu->memory_Bps = gbps * 1e9;
     gpu->launch_s = launch_us * 1e-6;
     return TRUE;
-}
-
-double gpu_attention_efficiency(const GpuSpec *gpu, gboolean forward)
-{
-    double e = forward ? gpu->attention_forward_efficiency : gpu->attention_backward_efficiency;
-    return e > 0     ? e
-           : forward ? GPU_ATTENTION_FORWARD_EFFICIENCY
-                     : GPU_ATTENTION_BACKWARD_EFFICIENCY;
-}
-
-double gpu_gemm_sustained(const GpuSpec *gpu)
-{
-    return gpu->gemm_sustained > 0 ? gpu->gemm_sustained : 1;
-}
-
-GpuSpec gpu_for_plan(const GpuSpec *gpu, const PlanSpec *plan)
-{
-    GpuSpec g = *gpu;
-    if (plan->cuda_graphs)
-        g.launch_s = 0;
-    return g;
 }
 
 /* A link class; *given gets a bit per protocol whose latency it gives. */
@@ -328,7 +294,7 @@ static gboolean read_storage(const JsonDoc *doc, ClusterSpec *c, GError **error)
     return TRUE;
 }
 
-const char *const failure_kind_names[] = {"gpu", "node", "nic", NULL};
+static const char *const failure_kind_names[] = {"gpu", "node", "nic", NULL};
 
 /* Llama 3 405B's pre-training (Dubey et al. 2024, "The Llama 3 Herd of
  * Models", section 3.3.4): 419 unexpected interruptions in 54 days on
@@ -716,35 +682,4 @@ gboolean cluster_spec_has_param(const ClusterSpec *c, ClusterParam p)
     default:
         return TRUE;
     }
-}
-
-/* Fails for a key the value of `plan`'s `field` needs and the cluster
- * lacks (`value` 0), naming the file, the key, the field and its origin. */
-static gboolean need(const ClusterSpec *c, const PlanSpec *plan, PlanField field, double value,
-                     const char *key, const char *what, GError **error)
-{
-    if (value > 0)
-        return TRUE;
-    g_autofree char *where = g_strdup_printf("%s: %s", c->path ? c->path : c->name, key);
-    g_autofree char *text = plan_field_text(plan, field);
-    ps_error_value(error, where, "none", "%s for %s %s (%s)", what, plan_fields[field].name, text,
-                   plan_field_origin(plan, field));
-    return FALSE;
-}
-
-gboolean cluster_spec_check_plan(const ClusterSpec *c, const PlanSpec *plan, GError **error)
-{
-    gboolean fp8 = plan->dtype == DTYPE_FP8, offload = plan->offload != OFFLOAD_NONE;
-    return (!fp8 || need(c, plan, PLAN_DTYPE, c->gpu.peak_fp8_flops, "$.gpu.peak_fp8_tflops",
-                         "the GPU's dense FP8 peak (a GPU without FP8 has none)", error)) &&
-           (!offload || need(c, plan, PLAN_OFFLOAD, c->gpu.pcie_Bps, "$.gpu.pcie_GBps",
-                             "the GPU's PCIe bandwidth", error)) &&
-           (!offload || need(c, plan, PLAN_OFFLOAD, c->host_memory_bytes, "$.host_memory_GiB",
-                             "the host memory per node", error)) &&
-           (plan->offload != OFFLOAD_OPTIMIZER ||
-            need(c, plan, PLAN_OFFLOAD, c->cpu_adam_params_s, "$.cpu_adam_params_per_s",
-                 "the CPU Adam throughput per node", error)) &&
-           (plan->collective_algorithm != ALGORITHM_NVLS ||
-            need(c, plan, PLAN_COLLECTIVE_ALGORITHM, c->nvls, "$.intra_node.nvls",
-                 "NVLink SHARP in the node's switches", error));
 }

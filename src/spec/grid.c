@@ -6,7 +6,7 @@
  * fields as plan files do, each with a list of values. The default grid
  * comes from the axis columns of plan_fields.def. */
 #include "spec/json.h"
-#include "spec/spec.h"
+#include "spec/grid.h"
 
 PlanGrid *plan_grid_new(void)
 {

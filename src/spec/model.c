@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "spec/json.h"
-#include "spec/spec.h"
+#include "spec/model.h"
 #include "base/error.h"
 #include "base/text.h"
 

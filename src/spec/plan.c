@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "spec/json.h"
-#include "spec/spec.h"
+#include "spec/plan.h"
 #include "base/error.h"
 #include "base/text.h"
 
@@ -481,6 +481,37 @@ gboolean plan_spec_check_batch(const PlanSpec *plan, GError **error)
                            plan->micro_batch_size, plan->dp, per_step);
 }
 
+/* Fails for a key the value of `plan`'s `field` needs and the cluster
+ * lacks (`value` 0), naming the file, the key, the field and its origin. */
+static gboolean need(const ClusterSpec *c, const PlanSpec *plan, PlanField field, double value,
+                     const char *key, const char *what, GError **error)
+{
+    if (value > 0)
+        return TRUE;
+    g_autofree char *where = g_strdup_printf("%s: %s", c->path ? c->path : c->name, key);
+    g_autofree char *text = plan_field_text(plan, field);
+    ps_error_value(error, where, "none", "%s for %s %s (%s)", what, plan_fields[field].name, text,
+                   plan_field_origin(plan, field));
+    return FALSE;
+}
+
+gboolean plan_spec_check_cluster(const PlanSpec *plan, const ClusterSpec *c, GError **error)
+{
+    gboolean fp8 = plan->dtype == DTYPE_FP8, offload = plan->offload != OFFLOAD_NONE;
+    return (!fp8 || need(c, plan, PLAN_DTYPE, c->gpu.peak_fp8_flops, "$.gpu.peak_fp8_tflops",
+                         "the GPU's dense FP8 peak (a GPU without FP8 has none)", error)) &&
+           (!offload || need(c, plan, PLAN_OFFLOAD, c->gpu.pcie_Bps, "$.gpu.pcie_GBps",
+                             "the GPU's PCIe bandwidth", error)) &&
+           (!offload || need(c, plan, PLAN_OFFLOAD, c->host_memory_bytes, "$.host_memory_GiB",
+                             "the host memory per node", error)) &&
+           (plan->offload != OFFLOAD_OPTIMIZER ||
+            need(c, plan, PLAN_OFFLOAD, c->cpu_adam_params_s, "$.cpu_adam_params_per_s",
+                 "the CPU Adam throughput per node", error)) &&
+           (plan->collective_algorithm != ALGORITHM_NVLS ||
+            need(c, plan, PLAN_COLLECTIVE_ALGORITHM, c->nvls, "$.intra_node.nvls",
+                 "NVLink SHARP in the node's switches", error));
+}
+
 gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterSpec *cluster,
                            GError **error)
 {
@@ -493,7 +524,7 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
                                    "micro_batch_size x dp <= %d sequences", G_MAXINT);
         plan->global_batch_size = (int)per_step;
     }
-    return plan_spec_check_batch(plan, error) && cluster_spec_check_plan(cluster, plan, error) &&
+    return plan_spec_check_batch(plan, error) && plan_spec_check_cluster(plan, cluster, error) &&
            resolve_layers(plan, model, error);
 }
 
@@ -506,4 +537,12 @@ int plan_spec_micro_batches(const PlanSpec *plan)
 {
     g_assert(plan->dp > 0 && plan->global_batch_size > 0);
     return (int)(plan->global_batch_size / ((long long)plan->micro_batch_size * plan->dp));
+}
+
+GpuSpec plan_spec_run_gpu(const PlanSpec *plan, const GpuSpec *gpu)
+{
+    GpuSpec g = *gpu;
+    if (plan->cuda_graphs)
+        g.launch_s = 0;
+    return g;
 }

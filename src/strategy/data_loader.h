@@ -16,7 +16,8 @@
 #define PLANSIM_STRATEGY_DATA_LOADER_H
 
 #include "layout/layout.h"
-#include "spec/spec.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
 
 /* The most readers (ranks of the first stage with tensor coordinate 0) on
  * one node. */

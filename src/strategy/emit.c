@@ -59,7 +59,7 @@ typedef struct {
 struct Emit {
     const ModelSpec *model;
     const ClusterSpec *cluster;
-    GpuSpec gpu; /* the cluster's, as the plan runs it (gpu_for_plan) */
+    GpuSpec gpu; /* the cluster's, as the plan runs it (plan_spec_run_gpu) */
     const PlanSpec *plan;
     const Layout *layout;
     const Symmetry *symmetry; /* the ranks emitted, and the GPUs they stand for */
@@ -777,7 +777,7 @@ static Emit emit_init(const ModelSpec *model, const ClusterSpec *cluster, const 
 {
     Emit e = {.model = model,
               .cluster = cluster,
-              .gpu = gpu_for_plan(&cluster->gpu, plan),
+              .gpu = plan_spec_run_gpu(plan, &cluster->gpu),
               .plan = plan,
               .layout = layout,
               .symmetry = symmetry,

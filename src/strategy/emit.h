@@ -26,7 +26,10 @@
 #include "layout/layout.h"
 #include "net/symmetry.h"
 #include "cost/transformer.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/gpu.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
 #include "strategy/unit.h"
 
 /* A rank's streams (streams.def). */

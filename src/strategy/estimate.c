@@ -195,7 +195,7 @@ double estimate_peak_lower_bound_bytes_past(const ModelSpec *model, const Cluste
     if (most * (1 - MEMORY_SLACK) > limit)
         return most * (1 - MEMORY_SLACK); /* the activations only add to it */
     PieceCosts c;
-    GpuSpec gpu = gpu_for_plan(&cluster->gpu, plan);
+    GpuSpec gpu = plan_spec_run_gpu(plan, &cluster->gpu);
     piece_costs(model, cluster, &gpu, plan, FALSE, &c);
     for (int s = 0; s < plan->pp; s++)
         most = MAX(most, held[s] + stage_activations(&c, s));
@@ -279,7 +279,7 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
 double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
                                    const PlanSpec *plan)
 {
-    GpuSpec plan_gpu = gpu_for_plan(&cluster->gpu, plan);
+    GpuSpec plan_gpu = plan_spec_run_gpu(plan, &cluster->gpu);
     const GpuSpec *gpu = &plan_gpu;
     PieceCosts c;
     piece_costs(model, cluster, gpu, plan, TRUE, &c);

@@ -82,7 +82,10 @@
 #define PLANSIM_STRATEGY_ESTIMATE_H
 
 #include "strategy/emit.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/gpu.h"
+#include "spec/cluster.h"
+#include "spec/plan.h"
 
 /* A lower bound of the step from its communication stream and the
  * strategies' own streams. A rank's communication stream runs its

@@ -67,7 +67,7 @@ double offload_chunk_bytes(const ModelSpec *model, const PlanSpec *plan, int g)
 double offload_stream_s(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                         int stage)
 {
-    GpuSpec gpu = gpu_for_plan(&cluster->gpu, plan);
+    GpuSpec gpu = plan_spec_run_gpu(plan, &cluster->gpu);
     if (plan->offload == OFFLOAD_NONE || gpu.pcie_Bps <= 0)
         return 0;
     if (plan->offload == OFFLOAD_OPTIMIZER) { /* down, the Adam step, up */

@@ -9,7 +9,7 @@
 #ifndef PLANSIM_STRATEGY_SCHEDULE_H
 #define PLANSIM_STRATEGY_SCHEDULE_H
 
-#include "spec/spec.h"
+#include "spec/plan.h"
 #include "strategy/unit.h"
 
 /* What a stage's schedule orders: m micro-batches through p stages, v model

@@ -4,7 +4,8 @@
 #define PLANSIM_STRATEGY_TENSOR_PARALLEL_H
 
 #include "cost/transformer.h"
-#include "spec/spec.h"
+#include "spec/model.h"
+#include "spec/plan.h"
 
 /* The bytes each of the group's collectives moves whole: b (s / c) h
  * activations, as their tensor type holds them. */

@@ -1,0 +1,70 @@
+/* model.h: what is trained, as a plain C struct (model.c).
+ *
+ * Read from a plansim model file or a Hugging Face config.json and fully
+ * validated; nothing outside src/spec/ sees cJSON. Every error names the
+ * file, the JSON path (or the command-line flag), the bad value and what
+ * was expected. Sizes are counts. */
+#ifndef PLANSIM_SPEC_MODEL_H
+#define PLANSIM_SPEC_MODEL_H
+
+#include <glib.h>
+
+typedef enum { MLP_GELU, MLP_SWIGLU } MlpKind;
+
+typedef struct {
+    char *name;
+    int layers;          /* transformer layers, l */
+    int hidden_size;     /* h */
+    int attention_heads; /* a */
+    int kv_heads;        /* key/value heads (GQA); equals a for MHA */
+    int head_dim;        /* a head's width; 0: hidden_size / attention_heads */
+    gboolean qkv_bias;   /* a SwiGLU model's QKV projection has a bias (Qwen2's) */
+    gboolean out_bias;   /* a SwiGLU model's attention output projection has a bias */
+    gboolean mlp_bias;   /* a SwiGLU model's MLP projections have biases */
+    int sliding_window;  /* each query attends to at most this many keys, itself and
+                          * those before it (Mistral's); 0: the whole sequence */
+    gboolean qk_norm;    /* an RMSNorm over each head of Q and of K (Qwen3's) */
+    int ffn_hidden_size; /* f */
+    int vocab_size;      /* V */
+    int seq_length;      /* s, tokens per sequence */
+    MlpKind mlp;
+    gboolean tied_embeddings; /* input embedding shared with the output layer */
+    /* A mixture of experts (docs/model.md, "Mixture of experts"): each MoE
+     * layer's MLP is `experts` routed experts of moe_ffn_hidden_size, of
+     * which every token goes to experts_per_token, plus shared_experts
+     * that every token goes to. Layer i (0-based) is a MoE layer when
+     * experts > 1, i >= first_dense_layers and i % moe_layer_frequency ==
+     * 0; the other layers are dense, of ffn_hidden_size. */
+    int experts;             /* E; 0 or 1: a dense model */
+    int experts_per_token;   /* k, top-k routing, 1 .. E */
+    int shared_experts;      /* >= 0 */
+    int moe_ffn_hidden_size; /* f_e */
+    int moe_layer_frequency; /* >= 1 */
+    int first_dense_layers;  /* DeepSeek's first_k_dense_replace, >= 0 */
+    /* Multi-head latent attention (DeepSeek-V2), for its parameters only:
+     * kv_lora_rank 0 is standard attention. The operations stay those of
+     * standard attention with the same heads (docs/model.md). */
+    int kv_lora_rank, q_lora_rank; /* q_lora_rank 0: Q projected directly */
+    int qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+} ModelSpec;
+
+/* Reads a plansim model file or a Hugging Face config.json (recognised by
+ * its "num_hidden_layers" key; Mixtral's and DeepSeek's expert keys and
+ * DeepSeek-V2's latent attention are read). Returns NULL and sets `error`
+ * on bad input. */
+ModelSpec *model_spec_load(const char *path, GError **error);
+
+/* As model_spec_load; *from_max_positions says whether the sequence length
+ * is a Hugging Face config's max_position_embeddings, the longest context
+ * the model takes rather than the length it trains on. */
+ModelSpec *model_spec_load_noting(const char *path, gboolean *from_max_positions, GError **error);
+
+/* Replaces the model's sequence length with `text` (a flag's value, a
+ * positive integer; `origin` names the flag in the error), checking that
+ * the sizes still multiply to less than 2^53. */
+gboolean model_spec_set_seq_length(ModelSpec *model, const char *text, const char *origin,
+                                   GError **error);
+void model_spec_free(ModelSpec *model);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ModelSpec, model_spec_free)
+
+#endif
