@@ -25,7 +25,7 @@ static double median_run(const ModelSpec *m, const ClusterSpec *c, const PlanSpe
         GError *error = NULL;
         if (i)
             report_clear(rep);
-        if (!sim_run(m, c, plan, rep, &error)) {
+        if (!simulate_run(m, c, plan, rep, &error)) {
             fprintf(stderr, "bench_3d: %s\n", error->message);
             exit(2);
         }

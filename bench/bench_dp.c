@@ -37,7 +37,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < repeats; i++) {
         if (i)
             report_clear(&rep);
-        if (!sim_run(model, cluster, plan, &rep, &error)) {
+        if (!simulate_run(model, cluster, plan, &rep, &error)) {
             fprintf(stderr, "bench_dp: %s\n", error->message);
             return 2;
         }

@@ -57,7 +57,7 @@ static gboolean advise_on(const ModelSpec *m, const ClusterSpec *c, const PlanSp
                           char *note, gsize note_size)
 {
     Report rep;
-    if (!sim_run(m, c, plan, &rep, NULL))
+    if (!simulate_run(m, c, plan, &rep, NULL))
         return FALSE;
     ReportAdvice advice[ADVICE_MAX];
     gboolean partial;
@@ -110,7 +110,7 @@ static gboolean over_cap(const void *arg, char *note, gsize note_size)
     GError *error = NULL;
     if (!llama2_7b(131072, 131072, 1, &m, &c, &plan))
         return FALSE;
-    if (sim_run(m, c, plan, &rep, &error)) {
+    if (simulate_run(m, c, plan, &rep, &error)) {
         report_clear(&rep);
         return FALSE;
     }

@@ -41,7 +41,7 @@ static double step_of(const ModelSpec *model, ClusterSpec *cluster, PlanSpec *pl
     GError *error = NULL;
     Report rep;
     if (!strategy_resolve(plan, model, cluster, &error) ||
-        !sim_run(model, cluster, plan, &rep, &error)) {
+        !simulate_run(model, cluster, plan, &rep, &error)) {
         fprintf(stderr, "bench_run: %s\n", error->message);
         exit(2);
     }

@@ -70,7 +70,7 @@ static double run_once(const ModelSpec *m, const ClusterSpec *c, const PlanSpec 
                        const WhatIf *w, Report *rep, GError **error)
 {
     gint64 start = g_get_monotonic_time();
-    if (!sim_run_whatif(m, c, plan, w, NULL, FALSE, rep, error))
+    if (!simulate_run_whatif(m, c, plan, w, NULL, FALSE, rep, error))
         return -1;
     rep->whatif = NULL; /* w's text, which outlives no report here */
     return (g_get_monotonic_time() - start) / 1e6;

@@ -96,7 +96,7 @@ static double meta_plan(const ModelSpec *model, const ClusterSpec *cluster, int 
     GError *error = NULL;
     Report rep;
     if (!strategy_resolve(plan, model, cluster, &error) ||
-        !sim_run(model, cluster, plan, &rep, &error))
+        !simulate_run(model, cluster, plan, &rep, &error))
         fail(error);
     double tokens = rep.metrics.fits ? rep.metrics.tokens_per_s : 0;
     report_clear(&rep);

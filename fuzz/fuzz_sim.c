@@ -13,14 +13,13 @@
  * Each file is loaded by its real loader (fuzz_common.h); a cluster of
  * more than MAX_GPUS GPUs is loaded again at the most nodes that fit, and
  * skipped when one node has more. Then, as simulate does: strategy_resolve,
- * a replay of at most MAX_TASKS tasks (sim_run_within), the training
+ * a replay of at most MAX_TASKS tasks (simulate_run_within), the training
  * totals, the diagnosis and a report (text, JSON or CSV; with --explain's
  * prose or as --breakdown); the same step under a what-if (a slow GPU,
- * jitter), when small enough (MAX_WHATIF_EVENTS); a sweep of the grid over the plan file's plan (at most
- * MAX_COMBINATIONS combinations, each one checked first to resolve or to
- * replay within MAX_TASKS), its best rows, their summaries and the axes'
- * gains; and the whole run (runplan_compute) when its failures are few
- * enough to simulate quickly (run_events).
+ * jitter), when small enough (MAX_WHATIF_EVENTS); a sweep of the grid over the plan file's plan (at
+ * most MAX_COMBINATIONS combinations, each one checked first to resolve or to replay within
+ * MAX_TASKS), its best rows, their summaries and the axes' gains; and the whole run
+ * (runplan_compute) when its failures are few enough to simulate quickly (run_events).
  *
  * Everything is freed, so that a leak is a finding, as a crash, a
  * sanitizer report or an error that is not bad input (fuzz_check_error)
@@ -187,7 +186,7 @@ static void replay_whatif(const ModelSpec *model, const ClusterSpec *cluster, co
     g_autoptr(WhatIf) w = whatif_of(c, plan_spec_gpus(plan), error);
     Report rep;
     if (w && whatif_check(w, cluster, (int)plan_spec_gpus(plan), error) &&
-        sim_run_whatif(model, cluster, plan, w, NULL, FALSE, &rep, error)) {
+        simulate_run_whatif(model, cluster, plan, w, NULL, FALSE, &rep, error)) {
         g_free(report_render(&rep, FORMAT_JSON, TRUE));
         report_clear(&rep);
     }
@@ -252,7 +251,8 @@ static gboolean combination_small(const ModelSpec *model, const ClusterSpec *clu
     GError *error = NULL;
     Report rep;
     gboolean resolves = strategy_resolve(plan, model, cluster, &error);
-    gboolean small = !resolves || sim_run_within(model, cluster, plan, MAX_TASKS, &rep, &error);
+    gboolean small =
+        !resolves || simulate_run_within(model, cluster, plan, MAX_TASKS, &rep, &error);
     if (resolves && small)
         report_clear(&rep);
     fuzz_check_error(&error, 0);
@@ -338,7 +338,7 @@ static void simulate(const ModelSpec *model, const ClusterSpec *cluster, const P
                      const Choices *c, GError **error)
 {
     Report rep;
-    if (!sim_run_within(model, cluster, plan, MAX_TASKS, &rep, error))
+    if (!simulate_run_within(model, cluster, plan, MAX_TASKS, &rep, error))
         return;
     double step_s = rep.metrics.step_time_s;
     training_of_step(&rep.training, 1e12, c->price, model, plan, step_s);

@@ -65,7 +65,7 @@ static int check_advice(const Run *c, int mbs, int least, int most, gboolean par
         apply_change(plan, &cluster, advice[i].change);
         Report alone;
         test_resolve(plan, c->model, &cluster);
-        ck_assert(sim_run(c->model, &cluster, plan, &alone, NULL));
+        ck_assert(simulate_run(c->model, &cluster, plan, &alone, NULL));
         ck_assert_msg(alone.metrics.fits, "%s does not fit", advice[i].change);
         ck_assert_double_eq(alone.metrics.step_time_s, advice[i].step_time_s);
         ck_assert_double_eq(alone.metrics.peak_bytes, advice[i].peak_bytes);

@@ -135,8 +135,9 @@ START_TEST(table4_layer_times)
     test_resolve(run.plan, run.model, run.cluster);
     g_autofree char *trace = test_write_tmp("");
     GError *error = NULL;
-    ck_assert_msg(sim_run_traced(run.model, run.cluster, run.plan, trace, TRUE, &run.rep, &error),
-                  "%s", error ? error->message : "");
+    ck_assert_msg(
+        simulate_run_traced(run.model, run.cluster, run.plan, trace, TRUE, &run.rep, &error), "%s",
+        error ? error->message : "");
     g_autofree char *text = NULL;
     ck_assert(g_file_get_contents(trace, &text, NULL, NULL));
     cJSON *doc = cJSON_Parse(text);

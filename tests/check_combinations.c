@@ -102,7 +102,7 @@ static gboolean replay(const Cell *c, gboolean full_fidelity, Run *out)
         run_free(out);
         return FALSE;
     }
-    ck_assert_msg(sim_run(out->model, out->cluster, out->plan, &out->rep, &error), "%s",
+    ck_assert_msg(simulate_run(out->model, out->cluster, out->plan, &out->rep, &error), "%s",
                   error->message);
     return TRUE;
 }

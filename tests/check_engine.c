@@ -37,7 +37,7 @@ START_TEST(stream_order_and_dependencies)
     ck_assert_double_eq(r->makespan_s, 3.0);
     ck_assert_int_eq(r->task[c].critical, a);
     ck_assert_uint_eq(r->events, 3); /* one per task */
-    replay_free(r);
+    engine_replay_free(r);
     graph_free(g);
 }
 END_TEST
@@ -62,7 +62,7 @@ START_TEST(collective_waits_for_every_member)
     ck_assert_rel(r->task[ar0].end_s, 3.01, 1e-15);
     ck_assert_int_eq(r->task[ar0].critical, slow);
     ck_assert_rel(r->task[after].end_s, 4.01, 1e-15);
-    replay_free(r);
+    engine_replay_free(r);
     graph_free(g);
 }
 END_TEST
@@ -82,7 +82,7 @@ START_TEST(memory_ledger_records_the_peak)
     ck_assert_double_eq(r->peak_bytes[0], 150); /* 100 + 50 during b */
     ck_assert_double_eq(r->peak_split[0], 100);
     ck_assert_double_eq(r->peak_split[1], 50);
-    replay_free(r);
+    engine_replay_free(r);
     graph_free(g);
 }
 END_TEST

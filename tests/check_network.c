@@ -469,18 +469,18 @@ START_TEST(dp_and_pipeline_share_a_nic)
     ck_assert(send_s > S / 2 / IB * (1 + 1e-9));
     ck_assert_rel(r->makespan_s, 1.5 * S / IB, 1e-12);
     int out0 = -1; /* node 0's NIC, out: the one both cross */
-    for (int l = 0; l < topology_links(replay_topology(r)); l++)
-        if (replay_link_bytes(r, l) > 1.4 * S)
+    for (int l = 0; l < topology_links(engine_topology(r)); l++)
+        if (engine_link_bytes(r, l) > 1.4 * S)
             out0 = l;
     ck_assert_int_ge(out0, 0);
-    ck_assert_rel(replay_link_tag_bytes(r, out0, DP), S, 1e-12);
-    ck_assert_rel(replay_link_tag_bytes(r, out0, PP), S / 2, 1e-12);
-    replay_free(r);
+    ck_assert_rel(engine_link_tag_bytes(r, out0, DP), S, 1e-12);
+    ck_assert_rel(engine_link_tag_bytes(r, out0, PP), S / 2, 1e-12);
+    engine_replay_free(r);
 
     r = dp_and_pp(FALSE, &ar, &send);
     ck_assert_rel(r->task[ar].end_s, S / IB, 1e-12);
     ck_assert_rel(r->task[send].end_s, S / 2 / IB, 1e-12);
-    replay_free(r);
+    engine_replay_free(r);
 }
 END_TEST
 
@@ -494,14 +494,14 @@ START_TEST(one_packet_is_latency_bound)
     Replay *r = dp_and_pp_of(TRUE, 4096, &ar, &send);
     ck_assert_rel(r->task[ar].end_s, S / IB, 1e-12);
     ck_assert_rel(r->task[send].end_s, 4096 / IB, 1e-12);
-    for (int l = 0; l < topology_links(replay_topology(r)); l++)
-        ck_assert_double_eq(replay_link_tag_bytes(r, l, PP), 0);
-    replay_free(r);
+    for (int l = 0; l < topology_links(engine_topology(r)); l++)
+        ck_assert_double_eq(engine_link_tag_bytes(r, l, PP), 0);
+    engine_replay_free(r);
 
     r = dp_and_pp_of(TRUE, 4097, &ar, &send);
     ck_assert(r->task[ar].end_s > S / IB * (1 + 1e-12));
     ck_assert(r->task[send].end_s > 4097 / IB * (1 + 1e-9));
-    replay_free(r);
+    engine_replay_free(r);
 }
 END_TEST
 
@@ -526,7 +526,7 @@ START_TEST(communication_slows_compute)
                      .interference = 0.5};
     Replay *r = engine_run(g, &net, NULL);
     ck_assert_rel(r->task[work].end_s, 1.25, 1e-12);
-    replay_free(r);
+    engine_replay_free(r);
     graph_free(g);
     cluster_spec_free(c);
 }
@@ -544,7 +544,7 @@ START_TEST(no_link_carries_more_than_capacity)
     plan->global_batch_size = 8;
     test_resolve(plan, m, c);
     Report rep;
-    ck_assert(sim_run(m, c, plan, &rep, NULL));
+    ck_assert(simulate_run(m, c, plan, &rep, NULL));
     ck_assert(rep.metrics.n_hottest > 0);
     for (int i = 0; i < rep.metrics.n_hottest; i++)
         ck_assert(rep.metrics.hottest[i].utilization <= 1 + 1e-12);

@@ -280,7 +280,7 @@ START_TEST(llama3_405b_keeps_above_90_percent)
     plan->global_batch_size = 2048;
     test_resolve(plan, model, cluster);
     Report rep;
-    ck_assert(sim_run(model, cluster, plan, &rep, NULL));
+    ck_assert(simulate_run(model, cluster, plan, &rep, NULL));
     RunChoice choice;
     runplan_choice_init(&choice);
     RunPlan p;

@@ -392,7 +392,7 @@ static double check_bounds(const Fixture *f, const PlanSpec *plan, gint64 c, dou
 {
     Report rep;
     GError *error = NULL;
-    ck_assert_msg(sim_run(f->model, f->cluster, plan, &rep, &error), "%s", error->message);
+    ck_assert_msg(simulate_run(f->model, f->cluster, plan, &rep, &error), "%s", error->message);
     double bound = estimate_step_lower_bound_s(f->model, f->cluster, plan);
     double peak = estimate_peak_lower_bound_bytes(f->model, f->cluster, plan);
     double states = estimate_states_bytes(f->model, f->cluster, plan);
@@ -446,7 +446,7 @@ START_TEST(bounds_hold_on_every_plan)
     g_autoptr(PlanSpec) plan = plan_of(&f, one, 1);
     ck_assert(plan && plan->tp == 1 && plan->pp == 1 && plan->dp == 1);
     Report rep;
-    ck_assert(sim_run(f.model, f.cluster, plan, &rep, NULL));
+    ck_assert(simulate_run(f.model, f.cluster, plan, &rep, NULL));
     ck_assert_rel(estimate_step_lower_bound_s(f.model, f.cluster, plan), rep.metrics.step_time_s,
                   2e-6);
     report_clear(&rep);
@@ -763,7 +763,7 @@ static void exchange_plan(double efficiency, double alpha, double *bound, double
     test_resolve(plan, m, c);
     Report rep;
     GError *error = NULL;
-    ck_assert_msg(sim_run(m, c, plan, &rep, &error), "%s", error ? error->message : "");
+    ck_assert_msg(simulate_run(m, c, plan, &rep, &error), "%s", error ? error->message : "");
     *bound = estimate_step_lower_bound_s(m, c, plan);
     *step = rep.metrics.step_time_s;
     report_clear(&rep);
@@ -841,7 +841,7 @@ START_TEST(tensor_parallel_waits_bound_the_step)
     test_resolve(plan, m, c);
     Report rep;
     GError *error = NULL;
-    ck_assert_msg(sim_run(m, c, plan, &rep, &error), "%s", error ? error->message : "");
+    ck_assert_msg(simulate_run(m, c, plan, &rep, &error), "%s", error ? error->message : "");
     double wait = 1.0 * 128 * 1024 * 2 / 2 / 2e9;
     double bound = estimate_step_lower_bound_s(m, c, plan), step = rep.metrics.step_time_s;
     ck_assert_msg(bound >= 2 * L * M * wait * (1 - 1e-6) && bound <= step,

@@ -170,7 +170,7 @@ static cJSON *report(const ModelSpec *m, const ClusterSpec *c, PlanSpec *plan, g
     plan->full_fidelity = full;
     Report rep;
     GError *error = NULL;
-    ck_assert_msg(sim_run(m, c, plan, &rep, &error), "%s", error ? error->message : "");
+    ck_assert_msg(simulate_run(m, c, plan, &rep, &error), "%s", error ? error->message : "");
     *simulated = rep.metrics.simulated_ranks;
     g_autofree char *json = report_render(&rep, FORMAT_JSON, FALSE);
     report_clear(&rep);
@@ -264,7 +264,7 @@ END_TEST
 
 /* A step of many micro-batches whose build at every shift is already a
  * 50th of the cap is first probed at 2 pp micro-batches (simulate.h,
- * sim_run_within), which finds the shifts the step breaks: the step,
+ * simulate_run_within), which finds the shifts the step breaks: the step,
  * replayed at once with the rest, reports what the full replay does, at
  * the symmetry the step finds without a probe (under the default cap,
  * which these small steps are far from: no probe). Random steps (those of
@@ -289,7 +289,7 @@ START_TEST(a_probed_step_reports_what_the_full_one_does)
         gsize cap = (gsize)(emit_tasks_at_least(s.m, plan, simulated) * 50);
         Report rep;
         GError *error = NULL;
-        if (!sim_run_within(s.m, s.c, plan, cap, &rep, &error)) {
+        if (!simulate_run_within(s.m, s.c, plan, cap, &rep, &error)) {
             ck_assert_msg(g_error_matches(error, PS_ERROR, PS_ERROR_INPUT), "%s", error->message);
             g_clear_error(&error);
             refused++;
@@ -362,7 +362,7 @@ static cJSON *whatif_report(const ModelSpec *m, const ClusterSpec *c, PlanSpec *
     plan->full_fidelity = full;
     Report rep;
     GError *error = NULL;
-    ck_assert_msg(sim_run_whatif(m, c, plan, w, NULL, FALSE, &rep, &error), "%s",
+    ck_assert_msg(simulate_run_whatif(m, c, plan, w, NULL, FALSE, &rep, &error), "%s",
                   error ? error->message : "");
     *simulated = rep.metrics.simulated_ranks;
     *symmetry = g_strdup(rep.metrics.symmetry);

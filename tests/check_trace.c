@@ -35,8 +35,8 @@ static cJSON *trace_of(gboolean stages_only, int *ranks)
     char *path = test_write_tmp("");
     GError *error = NULL;
     ck_assert_msg(
-        sim_run_traced(run.model, run.cluster, run.plan, path, stages_only, &run.rep, &error), "%s",
-        error ? error->message : "");
+        simulate_run_traced(run.model, run.cluster, run.plan, path, stages_only, &run.rep, &error),
+        "%s", error ? error->message : "");
     *ranks = run.rep.gpus;
     char *text = NULL;
     ck_assert(g_file_get_contents(path, &text, NULL, NULL));

@@ -37,8 +37,8 @@ static Report whatif_run(const Run *c, const char *gpu, const char *link, const 
     ck_assert_msg(whatif_parse(w, gpu ? gpus : NULL, link ? links : NULL, jitter, seed, &error),
                   "%s", error ? error->message : "");
     Report rep;
-    ck_assert_msg(sim_run_whatif(c->model, c->cluster, c->plan, w, NULL, FALSE, &rep, &error), "%s",
-                  error ? error->message : "");
+    ck_assert_msg(simulate_run_whatif(c->model, c->cluster, c->plan, w, NULL, FALSE, &rep, &error),
+                  "%s", error ? error->message : "");
     rep.whatif = NULL; /* w's, freed here */
     return rep;
 }
@@ -160,7 +160,7 @@ START_TEST(unknown_rank_or_link_is_refused)
             whatif_parse(w, bad[i][0] ? gpus : NULL, bad[i][1] ? links : NULL, NULL, NULL, NULL));
         Report rep;
         GError *error = NULL;
-        ck_assert(!sim_run_whatif(c.model, c.cluster, c.plan, w, NULL, FALSE, &rep, &error));
+        ck_assert(!simulate_run_whatif(c.model, c.cluster, c.plan, w, NULL, FALSE, &rep, &error));
         ck_assert(g_error_matches(error, PS_ERROR, PS_ERROR_INPUT));
         ck_assert_ptr_null(strchr(error->message, '\n'));
         g_error_free(error);

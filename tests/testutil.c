@@ -140,7 +140,7 @@ void run_simulate(Run *run)
 {
     test_resolve(run->plan, run->model, run->cluster);
     GError *error = NULL;
-    ck_assert_msg(sim_run(run->model, run->cluster, run->plan, &run->rep, &error), "%s",
+    ck_assert_msg(simulate_run(run->model, run->cluster, run->plan, &run->rep, &error), "%s",
                   error ? error->message : "");
 }
 

@@ -226,7 +226,8 @@ static int replay_best(Search *s, GArray *cands, ReportAdvice out[ADVICE_MAX])
          * which spends it */
         GError *error = NULL;
         double cap = s->budget / 2; /* one step too big spends half of what is left */
-        if (cap < 1 || !sim_run_within(s->model, s->cluster, c->plan, (gsize)cap, &rep, &error)) {
+        if (cap < 1 ||
+            !simulate_run_within(s->model, s->cluster, c->plan, (gsize)cap, &rep, &error)) {
             if (g_error_matches(error, PS_ERROR, PS_ERROR_OVER_CAP))
                 s->budget -= cap;
             *s->partial = TRUE;

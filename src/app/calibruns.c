@@ -182,7 +182,7 @@ static double predict(const Fit *fit, int i, const double *theta)
         *slot(&c.gpu, fit->params[j]) = theta[j];
     Report rep;
     g_autoptr(GError) error = NULL;
-    gboolean ok = sim_run(run->model, &c, fit->plans[i], &rep, &error);
+    gboolean ok = simulate_run(run->model, &c, fit->plans[i], &rep, &error);
     g_assert(ok); /* checked: calib_runs_check */
     const Metrics *m = &rep.metrics;
     double step = m->step_time_s, rate;

@@ -48,7 +48,7 @@ static gboolean run(void *args, GError **error)
     }
     Report rep;
     Progress *progress = progress_start("run: replaying the step");
-    gboolean replayed = sim_run_whatif(model, cluster, plan, whatif, NULL, FALSE, &rep, error);
+    gboolean replayed = simulate_run_whatif(model, cluster, plan, whatif, NULL, FALSE, &rep, error);
     progress_stop(progress);
     if (!replayed)
         return FALSE;

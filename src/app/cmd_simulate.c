@@ -64,7 +64,7 @@ static gboolean simulate(void *args, GError **error)
     }
     Progress *progress = progress_start("simulate: replaying the step");
     if (!whatif ||
-        !sim_run_whatif(model, cluster, plan, whatif, a->trace, stages_only, &rep, error)) {
+        !simulate_run_whatif(model, cluster, plan, whatif, a->trace, stages_only, &rep, error)) {
         progress_stop(progress);
         return FALSE;
     }

@@ -68,7 +68,7 @@ static gboolean replay_sym(const ClusterSpec *cluster, const Symmetry *sym, Coll
         row->time_s = r->makespan_s;
         row->algorithm = (CollAlgorithm)r->algorithm[0];
     }
-    replay_free(r);
+    engine_replay_free(r);
     graph_free(g);
     return r != NULL;
 }

@@ -14,10 +14,10 @@
 #include "strategy/emit.h"
 #include "strategy/strategy.h"
 
-gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                 Report *out, GError **error)
+gboolean simulate_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                      Report *out, GError **error)
 {
-    return sim_run_traced(model, cluster, plan, NULL, FALSE, out, error);
+    return simulate_run_traced(model, cluster, plan, NULL, FALSE, out, error);
 }
 
 /* The previous build of a step, which sizes the next one (emit_tasks_under). */
@@ -176,7 +176,7 @@ static gboolean probe_fidelity(const Stage *st, const PlanSpec *plan, Fidelity *
     Graph *graph = NULL;
     Symmetry *sym = NULL;
     Replay *rep = replay_settled(st, probe, f, &none, &graph, &sym, error);
-    replay_free(rep);
+    engine_replay_free(rep);
     graph_free(graph);
     symmetry_free(sym);
     return rep != NULL;
@@ -264,21 +264,22 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
         if (!ok)
             report_clear(out);
     }
-    replay_free(rep);
+    engine_replay_free(rep);
     graph_free(graph);
     symmetry_free(sym);
     return ok;
 }
 
-gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                        const char *trace_path, gboolean stages_only, Report *out, GError **error)
+gboolean simulate_run_traced(const ModelSpec *model, const ClusterSpec *cluster,
+                             const PlanSpec *plan, const char *trace_path, gboolean stages_only,
+                             Report *out, GError **error)
 {
     return run(model, cluster, plan, NULL, trace_path, stages_only, EMIT_MAX_TASKS, out, error);
 }
 
-gboolean sim_run_whatif(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                        const WhatIf *whatif, const char *trace_path, gboolean stages_only,
-                        Report *out, GError **error)
+gboolean simulate_run_whatif(const ModelSpec *model, const ClusterSpec *cluster,
+                             const PlanSpec *plan, const WhatIf *whatif, const char *trace_path,
+                             gboolean stages_only, Report *out, GError **error)
 {
     if (!whatif_active(whatif))
         return run(model, cluster, plan, NULL, trace_path, stages_only, EMIT_MAX_TASKS, out, error);
@@ -296,8 +297,8 @@ gboolean sim_run_whatif(const ModelSpec *model, const ClusterSpec *cluster, cons
     return ok;
 }
 
-gboolean sim_run_within(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                        gsize max_tasks, Report *out, GError **error)
+gboolean simulate_run_within(const ModelSpec *model, const ClusterSpec *cluster,
+                             const PlanSpec *plan, gsize max_tasks, Report *out, GError **error)
 {
     return run(model, cluster, plan, NULL, NULL, FALSE, max_tasks, out, error);
 }

@@ -14,33 +14,34 @@
 
 /* Simulates `plan` (resolved with plan_spec_resolve) of `model` on
  * `cluster`. The report borrows the three specs. */
-gboolean sim_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                 Report *out, GError **error);
+gboolean simulate_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
+                      Report *out, GError **error);
 
-/* sim_run for a step of at most `max_tasks` tasks (emit_step's cap; sim_run
+/* simulate_run for a step of at most `max_tasks` tasks (emit_step's cap; simulate_run
  * gives EMIT_MAX_TASKS): a bigger one fails (PS_ERROR_INPUT), before it is
  * built when its size is known in advance. A step of at least 16 x pp
  * micro-batches and, at every shift of its symmetry, a 50th of the cap
  * (emit_tasks_at_least) is first probed at 2 x pp micro-batches, to replay it
  * at once with the shifts it keeps (the same report). */
-gboolean sim_run_within(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                        gsize max_tasks, Report *out, GError **error);
+gboolean simulate_run_within(const ModelSpec *model, const ClusterSpec *cluster,
+                             const PlanSpec *plan, gsize max_tasks, Report *out, GError **error);
 
-/* sim_run, and writes the replay as a Chrome trace to `trace_path`
+/* simulate_run, and writes the replay as a Chrome trace to `trace_path`
  * (trace.h; every rank, or each stage's first when `stages_only`). */
-gboolean sim_run_traced(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                        const char *trace_path, gboolean stages_only, Report *out, GError **error);
+gboolean simulate_run_traced(const ModelSpec *model, const ClusterSpec *cluster,
+                             const PlanSpec *plan, const char *trace_path, gboolean stages_only,
+                             Report *out, GError **error);
 
-/* sim_run_traced under the what-ifs `whatif` (whatif.h; NULL or none set:
- * sim_run_traced itself). Slowed GPUs and links are replayed in cells
+/* simulate_run_traced under the what-ifs `whatif` (whatif.h; NULL or none set:
+ * simulate_run_traced itself). Slowed GPUs and links are replayed in cells
  * around them (symmetry_new_cells: the report's symmetry reads "tp x dp
  * around the what-if"), or with every rank when the cells do not stand
  * for the full replay ("none (what-if: cells unequal)") or noise makes
  * every rank its own ("none (jitter)"); the plan is also simulated
  * without them: the report's whatif, clean_step_time_s and
  * clean_critical_rank. */
-gboolean sim_run_whatif(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                        const WhatIf *whatif, const char *trace_path, gboolean stages_only,
-                        Report *out, GError **error);
+gboolean simulate_run_whatif(const ModelSpec *model, const ClusterSpec *cluster,
+                             const PlanSpec *plan, const WhatIf *whatif, const char *trace_path,
+                             gboolean stages_only, Report *out, GError **error);
 
 #endif

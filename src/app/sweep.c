@@ -224,8 +224,8 @@ static void replay(Job *job, Slot *slot)
     GError *error = NULL;
     Report rep;
     gboolean ran = make_plan(spec, slot->row.combination, &plan, &error) &&
-                   sim_run_whatif(spec->model, cluster_of(spec, slot->row.combination), plan,
-                                  spec->whatif, NULL, FALSE, &rep, &error);
+                   simulate_run_whatif(spec->model, cluster_of(spec, slot->row.combination), plan,
+                                       spec->whatif, NULL, FALSE, &rep, &error);
     if (ran)
         simulated(spec, slot, plan, &rep);
     for (guint i = 0; slot->twins && i < slot->twins->len; i++) {
@@ -772,7 +772,7 @@ static void gain_of(const SweepSpec *spec, const SweepResult *r, guint winner, g
             return;
         }
         Report rep;
-        if (!sim_run_whatif(spec->model, cluster, plan, spec->whatif, NULL, FALSE, &rep, NULL))
+        if (!simulate_run_whatif(spec->model, cluster, plan, spec->whatif, NULL, FALSE, &rep, NULL))
             continue;
         double s = score(spec, plan, cluster, rep.metrics.step_time_s);
         if (rep.metrics.fits && (g->row < 0 || s > g->score)) {

@@ -27,7 +27,7 @@
 #include "net/net.h"
 #include "base/error.h"
 
-/* A replay with the network it ran on, which replay_free frees. */
+/* A replay with the network it ran on, which engine_replay_free frees. */
 typedef struct {
     Replay replay; /* first: a Replay * is a ReplayNet * */
     Net *net;
@@ -288,13 +288,13 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     g_free(run.running);
     g_free(run.group_plans);
     if (!ok) {
-        replay_free(r);
+        engine_replay_free(r);
         return NULL;
     }
     return r;
 }
 
-void replay_free(Replay *r)
+void engine_replay_free(Replay *r)
 {
     if (!r)
         return;
@@ -307,24 +307,24 @@ void replay_free(Replay *r)
     g_free((ReplayNet *)r);
 }
 
-double replay_sent_bytes(const Replay *r, const Graph *g, TaskId id, int rank)
+double engine_sent_bytes(const Replay *r, const Graph *g, TaskId id, int rank)
 {
     g_assert(graph_task(g, id)->kind == TASK_COLLECTIVE);
     const ReplayNet *rn = (const ReplayNet *)r;
     return net_sent_bytes(rn->net, rn->plan[id], graph_gpu(g, rank));
 }
 
-const Topology *replay_topology(const Replay *r)
+const Topology *engine_topology(const Replay *r)
 {
     return net_topology(((const ReplayNet *)r)->net);
 }
 
-double replay_link_bytes(const Replay *r, int link)
+double engine_link_bytes(const Replay *r, int link)
 {
     return net_link_bytes(((const ReplayNet *)r)->net, link);
 }
 
-double replay_link_tag_bytes(const Replay *r, int link, int tag)
+double engine_link_tag_bytes(const Replay *r, int link, int tag)
 {
     return net_link_tag_bytes(((const ReplayNet *)r)->net, link, tag);
 }

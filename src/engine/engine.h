@@ -73,17 +73,17 @@ typedef struct {
  * first such tasks; with a symmetry, (PS_ERROR_ASYMMETRIC) as soon as a
  * collective breaks it. */
 Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error);
-void replay_free(Replay *r);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(Replay, replay_free)
+void engine_replay_free(Replay *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Replay, engine_replay_free)
 
 /* Bytes `rank` sent in collective task `id` of the replayed graph `g`, by
  * the algorithm that ran it. */
-double replay_sent_bytes(const Replay *r, const Graph *g, TaskId id, int rank);
+double engine_sent_bytes(const Replay *r, const Graph *g, TaskId id, int rank);
 
 /* The network's links, and the bytes each carried over the replay: in all,
  * and labelled `tag`. */
-const Topology *replay_topology(const Replay *r);
-double replay_link_bytes(const Replay *r, int link);
-double replay_link_tag_bytes(const Replay *r, int link, int tag);
+const Topology *engine_topology(const Replay *r);
+double engine_link_bytes(const Replay *r, int link);
+double engine_link_tag_bytes(const Replay *r, int link, int tag);
 
 #endif

@@ -139,7 +139,7 @@ static void count_comm(const Graph *g, const Replay *r, int rank, int first, int
                 continue;
             CommStat *c = &table[t->tag][t->op];
             c->count++;
-            c->bytes += replay_sent_bytes(r, g, tasks[i], rank);
+            c->bytes += engine_sent_bytes(r, g, tasks[i], rank);
             c->time_s += r->task[tasks[i]].end_s - r->task[tasks[i]].start_s;
             c->algorithms |= 1u << r->algorithm[tasks[i]];
         }
@@ -199,9 +199,9 @@ static void stage_table(const Graph *g, const Replay *r, const Layout *layout, c
  * links of all (ties: the lower-numbered link). */
 static void link_table(const Replay *r, double step_s, Metrics *out)
 {
-    const Topology *t = replay_topology(r);
+    const Topology *t = engine_topology(r);
     for (int l = 0; l < topology_links(t); l++) {
-        double bytes = replay_link_bytes(r, l);
+        double bytes = engine_link_bytes(r, l);
         if (bytes <= 0)
             continue;
         LinkClass link_class = topology_class(t, l);
@@ -217,7 +217,7 @@ static void link_table(const Replay *r, double step_s, Metrics *out)
         g_autofree char *name = topology_link_name(t, l);
         g_strlcpy(st.name, name, sizeof st.name);
         for (int tag = 0; tag < TAG_KINDS; tag++)
-            st.by_tag[tag] = replay_link_tag_bytes(r, l, tag);
+            st.by_tag[tag] = engine_link_tag_bytes(r, l, tag);
         if (is_best)
             *best = st;
         if (hot < METRICS_HOT_LINKS) {
