@@ -170,7 +170,7 @@ static void bench(const Case *c, int repeats, gboolean exhaustive)
             printf("  Meta's plan %.4g tokens/s: the winner %.2fx\n", meta,
                    row->tokens_per_s / meta);
         }
-        if (tf_moe(model))
+        if (transformer_moe(model))
             printf("  expert parallelism in the winner: %s (ep %d)\n", plan->ep > 1 ? "yes" : "no",
                    plan->ep);
         if (c->seq_length > 65536)

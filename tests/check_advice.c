@@ -89,7 +89,7 @@ static int check_advice(const Run *c, int mbs, int least, int most, gboolean par
 START_TEST(advice_for_llama2_7b_fits_and_is_ordered)
 {
     Run c = not_fitting("llama2-7b.json", 4);
-    ck_assert_double_gt(c.rep.metrics.peak_bytes, 16 * tf_params(c.model));
+    ck_assert_double_gt(c.rep.metrics.peak_bytes, 16 * transformer_params(c.model));
     ReportAdvice advice[ADVICE_MAX];
     advice_clear(advice, check_advice(&c, 4, 1, 2, FALSE, advice));
     run_free(&c);

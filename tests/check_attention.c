@@ -30,22 +30,23 @@ START_TEST(flash_flops_by_hand)
     Shard flash = {.micro_batch = (int)b, .tp = (int)t, .attention = ATTENTION_FLASH};
     Shard standard = {.micro_batch = (int)b, .tp = (int)t, .attention = ATTENTION_STANDARD};
     OpList f, st, rest;
-    tf_block_ops(m, BLOCK_ATTENTION, flash, &f);
-    tf_block_ops(m, BLOCK_ATTENTION, standard, &st);
-    ck_assert_double_eq(tf_ops_flops(&f, TRUE), tf_ops_flops(&st, TRUE));
+    transformer_block_ops(m, BLOCK_ATTENTION, flash, &f);
+    transformer_block_ops(m, BLOCK_ATTENTION, standard, &st);
+    ck_assert_double_eq(transformer_ops_flops(&f, TRUE), transformer_ops_flops(&st, TRUE));
     for (int rc = RECOMPUTE_NONE; rc <= RECOMPUTE_SELECTIVE; rc++) {
-        tf_block_replay_ops(m, BLOCK_ATTENTION, flash, (Recompute)rc, &rest);
+        transformer_block_replay_ops(m, BLOCK_ATTENTION, flash, (Recompute)rc, &rest);
         ck_assert_int_eq(rest.n, 1);
-        ck_assert_rel(tf_ops_flops(&rest, TRUE), 2 * b * s * s * h / t, 1e-15);
-        tf_block_replay_ops(m, BLOCK_MLP, flash, (Recompute)rc, &rest);
+        ck_assert_rel(transformer_ops_flops(&rest, TRUE), 2 * b * s * s * h / t, 1e-15);
+        transformer_block_replay_ops(m, BLOCK_MLP, flash, (Recompute)rc, &rest);
         ck_assert_int_eq(rest.n, 0);
     }
     /* full recomputation replays the forward, then the rest */
-    tf_block_replay_ops(m, BLOCK_ATTENTION, flash, RECOMPUTE_FULL, &rest);
+    transformer_block_replay_ops(m, BLOCK_ATTENTION, flash, RECOMPUTE_FULL, &rest);
     ck_assert_int_eq(rest.n, f.n + 1);
-    ck_assert_rel(tf_ops_flops(&rest, TRUE), tf_ops_flops(&f, TRUE) + 2 * b * s * s * h / t, 1e-15);
+    ck_assert_rel(transformer_ops_flops(&rest, TRUE),
+                  transformer_ops_flops(&f, TRUE) + 2 * b * s * s * h / t, 1e-15);
     /* standard: nothing to add to the backward without recomputation */
-    tf_block_replay_ops(m, BLOCK_ATTENTION, standard, RECOMPUTE_NONE, &rest);
+    transformer_block_replay_ops(m, BLOCK_ATTENTION, standard, RECOMPUTE_NONE, &rest);
     ck_assert_int_eq(rest.n, 0);
     model_spec_free(m);
 }
@@ -67,7 +68,7 @@ START_TEST(flash_hardware_flops_are_the_kernels)
     run.plan->global_batch_size = GB;
     run_simulate(&run);
     const Metrics *mt = &run.rep.metrics;
-    ck_assert_double_eq(mt->model_flops, tf_model_flops(run.model, GB));
+    ck_assert_double_eq(mt->model_flops, transformer_model_flops(run.model, GB));
     ck_assert_rel(mt->hardware_flops, mt->model_flops - (double)L * GB * 5.0 * S * S * H, 1e-12);
     ck_assert_rel(mt->hfu / mt->mfu, mt->hardware_flops / mt->model_flops, 1e-12);
     ck_assert_double_eq(mt->recompute_s, 0); /* it belongs to the backward */
@@ -87,16 +88,16 @@ START_TEST(flash_kernels_run_at_their_own_efficiency)
         .peak_flops = peak, .memory_Bps = 1e18, .compute_efficiency = 0.75, .memory_efficiency = 1};
     Shard sh = {.micro_batch = (int)b, .tp = (int)t, .attention = ATTENTION_FLASH};
     OpList ops, kernel = {.n = 0}, rest;
-    tf_block_ops(m, BLOCK_ATTENTION, sh, &ops);
+    transformer_block_ops(m, BLOCK_ATTENTION, sh, &ops);
     for (int i = 0; i < ops.n; i++)
         if (strcmp(ops.ops[i].name, "flash_attention") == 0)
             kernel.ops[kernel.n++] = ops.ops[i];
     ck_assert_int_eq(kernel.n, 1);
     double F = 4 * b * s * s * h / t;
-    double forward = tf_ops_s(&gpu, &kernel);
+    double forward = transformer_ops_s(&gpu, &kernel);
     ck_assert_rel(forward, F / 2 / (0.60 * peak), 1e-12);
-    tf_block_replay_ops(m, BLOCK_ATTENTION, sh, RECOMPUTE_NONE, &rest);
-    ck_assert_rel(2 * forward + tf_ops_s(&gpu, &rest), 2.5 * F / 2 / (0.50 * peak), 1e-12);
+    transformer_block_replay_ops(m, BLOCK_ATTENTION, sh, RECOMPUTE_NONE, &rest);
+    ck_assert_rel(2 * forward + transformer_ops_s(&gpu, &rest), 2.5 * F / 2 / (0.50 * peak), 1e-12);
     model_spec_free(m);
 }
 END_TEST
@@ -119,7 +120,7 @@ START_TEST(sliding_window_by_hand)
     m->seq_length = (int)s;
     Shard sh = {.micro_batch = (int)b, .tp = 1, .attention = ATTENTION_FLASH};
     OpList ops;
-    tf_block_ops(m, BLOCK_ATTENTION, sh, &ops);
+    transformer_block_ops(m, BLOCK_ATTENTION, sh, &ops);
     const Op *kernel = NULL;
     for (int i = 0; i < ops.n; i++)
         if (strcmp(ops.ops[i].name, "flash_attention") == 0)
@@ -129,16 +130,16 @@ START_TEST(sliding_window_by_hand)
     ck_assert_double_eq(kernel->idle, w / (2 * s)); /* the share not done */
     GpuSpec gpu = {
         .peak_flops = peak, .memory_Bps = 1e18, .compute_efficiency = 0.75, .memory_efficiency = 1};
-    ck_assert_rel(tf_op_s(&gpu, kernel), 4 * b * s * w * h * 0.75 / (0.60 * peak), 1e-12);
+    ck_assert_rel(transformer_op_s(&gpu, kernel), 4 * b * s * w * h * 0.75 / (0.60 * peak), 1e-12);
     /* model FLOPs: the same model without the window, less the attention
      * scores beyond it (3 x 4 b s (s - w) h a layer) */
     ModelSpec full = *m;
     full.sliding_window = 0;
-    ck_assert_rel(tf_model_flops(&full, 1) - tf_model_flops(m, 1),
+    ck_assert_rel(transformer_model_flops(&full, 1) - transformer_model_flops(m, 1),
                   m->layers * 3 * 4 * b * s * (s - w) * h, 1e-12);
     /* at most the window long: as without one */
     m->seq_length = full.seq_length = (int)w;
-    ck_assert_double_eq(tf_model_flops(m, 1), tf_model_flops(&full, 1));
+    ck_assert_double_eq(transformer_model_flops(m, 1), transformer_model_flops(&full, 1));
     /* Qwen2's window is off (use_sliding_window false) */
     g_autofree char *qwen = test_shipped("tests/data", "qwen2-7b-hf.json");
     g_autoptr(ModelSpec) q = model_spec_load(qwen, &error);
@@ -169,12 +170,13 @@ START_TEST(selective_under_flash_is_none)
     ck_assert_double_eq(got[1].recompute_s, 0);
     ModelSpec *m = test_gpt(L, H, A, V, S);
     Shard sh = {.micro_batch = 1, .tp = 2, .sequence_parallel = TRUE, .attention = ATTENTION_FLASH};
-    for (int blk = 0; blk < TF_BLOCKS; blk++) {
+    for (int blk = 0; blk < TRANSFORMER_BLOCKS; blk++) {
         OpList none, selective;
-        tf_block_replay_ops(m, (Block)blk, sh, RECOMPUTE_NONE, &none);
-        tf_block_replay_ops(m, (Block)blk, sh, RECOMPUTE_SELECTIVE, &selective);
+        transformer_block_replay_ops(m, (Block)blk, sh, RECOMPUTE_NONE, &none);
+        transformer_block_replay_ops(m, (Block)blk, sh, RECOMPUTE_SELECTIVE, &selective);
         ck_assert_int_eq(selective.n, none.n);
-        ck_assert_double_eq(tf_ops_flops(&selective, FALSE), tf_ops_flops(&none, FALSE));
+        ck_assert_double_eq(transformer_ops_flops(&selective, FALSE),
+                            transformer_ops_flops(&none, FALSE));
     }
     model_spec_free(m);
 }
@@ -192,7 +194,7 @@ START_TEST(attention_field)
     ck_assert_ptr_nonnull(strstr(error->message, "--attention"));
     ck_assert_ptr_nonnull(strstr(error->message, "\"flash\""));
     g_clear_error(&error);
-    Shard sh = tf_shard(plan);
+    Shard sh = transformer_shard(plan);
     ck_assert_int_eq(sh.attention, ATTENTION_STANDARD);
     plan_spec_free(plan);
 }

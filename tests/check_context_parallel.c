@@ -32,9 +32,10 @@ enum { L = 2, H = 256, A = 8, V = 512, S = 128 };
  * embedding and head, for a shard. */
 static double kept(const ModelSpec *m, Shard sh)
 {
-    double bytes = tf_embedding_activation_bytes(m, sh) + tf_head_activation_bytes(m, sh);
-    for (int b = 0; b < TF_BLOCKS; b++)
-        bytes += tf_block_activation_bytes(m, (Block)b, sh, RECOMPUTE_NONE);
+    double bytes =
+        transformer_embedding_activation_bytes(m, sh) + transformer_head_activation_bytes(m, sh);
+    for (int b = 0; b < TRANSFORMER_BLOCKS; b++)
+        bytes += transformer_block_activation_bytes(m, (Block)b, sh, RECOMPUTE_NONE);
     return bytes;
 }
 
@@ -151,7 +152,7 @@ START_TEST(gradients_reduce_over_dp_times_cp)
     run.plan->collective_algorithm = ALGORITHM_RING;
     run_simulate(&run);
     ck_assert_int_eq(run.plan->dp, 2);
-    double psi = tf_params(run.model), n = 4; /* d x c */
+    double psi = transformer_params(run.model), n = 4; /* d x c */
     const CommStat *z = run.rep.metrics.comm[TAG_ZERO];
     ck_assert_rel(z[COLL_REDUCE_SCATTER].bytes, (n - 1) / n * 4 * psi, 1e-12);
     ck_assert_rel(z[COLL_ALL_GATHER].bytes, (n - 1) / n * 2 * psi, 1e-12);

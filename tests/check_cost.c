@@ -215,7 +215,7 @@ START_TEST(memory_bound_kernels)
     ModelSpec m = test_llama(2, 1024, 16, 16, 2816, 32000, 512);
     Shard sh = {.micro_batch = 2, .tp = 2};
     OpList ops;
-    tf_block_ops(&m, BLOCK_ATTENTION, sh, &ops);
+    transformer_block_ops(&m, BLOCK_ATTENTION, sh, &ops);
     double n = 512 * 2, qk = 1024 / 2 + 1024 / 2;
     gboolean rope = FALSE;
     for (int i = 0; i < ops.n; i++)
@@ -224,7 +224,7 @@ START_TEST(memory_bound_kernels)
             ck_assert_double_eq(ops.ops[i].bytes, 4 * n * qk);
         }
     ck_assert(rope);
-    tf_head_ops(&m, sh, &ops);
+    transformer_head_ops(&m, sh, &ops);
     ck_assert_str_eq(ops.ops[2].name, "loss");
     ck_assert_double_eq(ops.ops[2].bytes, 38 * n * 32000 / 2);
     ck_assert_double_eq(ops.ops[1].m, n); /* the logits GEMM has its shape */
@@ -236,10 +236,10 @@ END_TEST
 static double flash_forward_s(const GpuSpec *gpu, const ModelSpec *m)
 {
     OpList ops;
-    tf_block_ops(m, BLOCK_ATTENTION, (Shard){.micro_batch = 1, .tp = 1}, &ops);
+    transformer_block_ops(m, BLOCK_ATTENTION, (Shard){.micro_batch = 1, .tp = 1}, &ops);
     for (int i = 0; i < ops.n; i++)
         if (strcmp(ops.ops[i].name, "flash_attention") == 0)
-            return tf_op_s(gpu, &ops.ops[i]);
+            return transformer_op_s(gpu, &ops.ops[i]);
     ck_abort_msg("no flash_attention");
     return 0;
 }

@@ -55,8 +55,10 @@ START_TEST(test_mlp_casts)
     g_autoptr(ModelSpec) m = test_gpt(2, 1024, 16, 32000, 2048);
     double n = 2048, h = 1024, f = 4096;
     OpList bf16, fp8;
-    tf_block_ops(m, BLOCK_MLP, (Shard){.micro_batch = 1, .tp = 1, .dtype = DTYPE_BF16}, &bf16);
-    tf_block_ops(m, BLOCK_MLP, (Shard){.micro_batch = 1, .tp = 1, .dtype = DTYPE_FP8}, &fp8);
+    transformer_block_ops(m, BLOCK_MLP, (Shard){.micro_batch = 1, .tp = 1, .dtype = DTYPE_BF16},
+                          &bf16);
+    transformer_block_ops(m, BLOCK_MLP, (Shard){.micro_batch = 1, .tp = 1, .dtype = DTYPE_FP8},
+                          &fp8);
     ck_assert_int_eq(fp8.n, bf16.n + 2); /* a cast before each of the two GEMMs */
     ck_assert_str_eq(fp8.ops[1].name, "fp8_cast");
     ck_assert_rel(fp8.ops[1].bytes, 4 * n * h, 1e-15);
@@ -65,7 +67,7 @@ START_TEST(test_mlp_casts)
     ck_assert_int_eq(fp8.ops[2].dtype, DTYPE_FP8);
     ck_assert_rel(bf16.ops[1].bytes, 2 * (n * h + h * f + n * f), 1e-15);
     /* the same FLOPs, so the same model FLOPs */
-    ck_assert_rel(tf_ops_flops(&fp8, TRUE), tf_ops_flops(&bf16, TRUE), 1e-15);
+    ck_assert_rel(transformer_ops_flops(&fp8, TRUE), transformer_ops_flops(&bf16, TRUE), 1e-15);
 }
 END_TEST
 
@@ -81,9 +83,9 @@ START_TEST(test_fp8_activations)
     double sbh = 2048.0 * 1024;
     Shard bf16 = {.micro_batch = 1, .tp = 1, .dtype = DTYPE_BF16};
     Shard fp8 = {.micro_batch = 1, .tp = 1, .dtype = DTYPE_FP8};
-    for (int b = 0; b < TF_BLOCKS; b++) {
-        double saved = tf_block_activation_bytes(m, (Block)b, bf16, RECOMPUTE_NONE) -
-                       tf_block_activation_bytes(m, (Block)b, fp8, RECOMPUTE_NONE);
+    for (int b = 0; b < TRANSFORMER_BLOCKS; b++) {
+        double saved = transformer_block_activation_bytes(m, (Block)b, bf16, RECOMPUTE_NONE) -
+                       transformer_block_activation_bytes(m, (Block)b, fp8, RECOMPUTE_NONE);
         ck_assert_rel(saved, (b == BLOCK_ATTENTION ? 2 : 5) * sbh, 1e-12);
     }
 }
@@ -124,7 +126,8 @@ START_TEST(test_fp8_param_gather)
         run.plan->collective_algorithm = ALGORITHM_RING;
         run.plan->global_batch_size = 8;
         run_simulate(&run);
-        double P = tf_params(run.model), L = run.model->layers * tf_layer_params(run.model, 1);
+        double P = transformer_params(run.model),
+               L = run.model->layers * transformer_layer_params(run.model, 1);
         double held = gather ? L + 2 * (P - L) : 2 * P;
         const Metrics *mt = &run.rep.metrics;
         ck_assert_double_eq_tol(mt->peak_split[MEM_PARAMS], held, 1e-9 * held);

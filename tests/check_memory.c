@@ -117,7 +117,7 @@ START_TEST(gradients_reduce_in_their_accumulation_type)
         run.plan->collective_algorithm = ALGORITHM_RING;
         run.plan->global_batch_size = d; /* one micro-batch */
         run_simulate(&run);
-        double psi = tf_params(run.model), bytes = dtype == GRAD_ACCUM_FP32 ? 4 : 2;
+        double psi = transformer_params(run.model), bytes = dtype == GRAD_ACCUM_FP32 ? 4 : 2;
         ck_assert_rel(run.rep.metrics.comm[TAG_DP][COLL_ALL_REDUCE].bytes,
                       2.0 * (d - 1) / d * bytes * psi, 1e-12);
         ck_assert_rel(run.rep.metrics.peak_split[MEM_GRADS], bytes * psi, 1e-12);
@@ -196,11 +196,12 @@ START_TEST(llama2_7b_zero3_fits)
     run.plan->global_batch_size = 64;
     run_simulate(&run);
     const Metrics *mt = &run.rep.metrics;
-    double psi = tf_params(run.model);
+    double psi = transformer_params(run.model);
     ck_assert_rel(mt->peak_split[MEM_PARAMS] + mt->peak_split[MEM_GRADS] +
                       mt->peak_split[MEM_OPTIMIZER],
                   18 * psi / 8, 1e-12);
-    double gathered = 2 * (tf_head_params(run.model, 1) + tf_layer_params(run.model, 1));
+    double gathered =
+        2 * (transformer_head_params(run.model, 1) + transformer_layer_params(run.model, 1));
     ck_assert_rel(mt->peak_split[MEM_BUFFERS], gathered, 1e-12);
     ck_assert_rel(mt->peak_bytes, 18 * psi / 8 + 17.64 * GiB + gathered + 4 * GiB, 1e-3);
     ck_assert(mt->fits);

@@ -32,8 +32,9 @@ START_TEST(gpt_parameters_match_narayanan_eq2)
     int l = 96, h = 12288, V = 51200, s = 2048;
     ModelSpec *m = test_gpt(l, h, 96, V, s);
     double eq2 = 12.0 * l * h * h * (1 + 13.0 / (12.0 * h) + (V + s) / (12.0 * l * h));
-    ck_assert_rel(tf_params(m), eq2 + 2.0 * h, 1e-15);
-    ck_assert_rel(tf_layer_params(m, 1), 12.0 * h * h + 13.0 * h, 1e-15); /* docs/model.md */
+    ck_assert_rel(transformer_params(m), eq2 + 2.0 * h, 1e-15);
+    ck_assert_rel(transformer_layer_params(m, 1), 12.0 * h * h + 13.0 * h,
+                  1e-15); /* docs/model.md */
     model_spec_free(m);
 }
 END_TEST
@@ -42,7 +43,7 @@ END_TEST
 START_TEST(llama_parameters)
 {
     ModelSpec m = test_llama(32, 4096, 32, 32, 11008, 32000, 4096);
-    ck_assert_double_eq(tf_params(&m), 6738415616.0);
+    ck_assert_double_eq(transformer_params(&m), 6738415616.0);
 }
 END_TEST
 
@@ -83,11 +84,12 @@ START_TEST(hugging_face_parameters)
         GError *error = NULL;
         g_autoptr(ModelSpec) m = model_spec_load(path, &error);
         ck_assert_msg(m, "%s: %s", cases[i].file, error ? error->message : "");
-        ck_assert_msg(tf_params(m) == cases[i].params, "%s: %.0f parameters, expected %.0f",
-                      cases[i].file, tf_params(m), cases[i].params);
-        ck_assert_msg(tf_active_params(m) == cases[i].active,
+        ck_assert_msg(transformer_params(m) == cases[i].params,
+                      "%s: %.0f parameters, expected %.0f", cases[i].file, transformer_params(m),
+                      cases[i].params);
+        ck_assert_msg(transformer_active_params(m) == cases[i].active,
                       "%s: %.0f active parameters, expected %.0f", cases[i].file,
-                      tf_active_params(m), cases[i].active);
+                      transformer_active_params(m), cases[i].active);
     }
 }
 END_TEST
@@ -105,7 +107,8 @@ START_TEST(deepseek_v3_parameters)
     ck_assert_int_eq(m->experts, 256);
     ck_assert_int_eq(m->first_dense_layers, 3);
     ck_assert_int_eq(m->q_lora_rank, 1536);
-    ck_assert_msg(round(tf_params(m) / 1e9) == 671, "%.4g parameters", tf_params(m));
+    ck_assert_msg(round(transformer_params(m) / 1e9) == 671, "%.4g parameters",
+                  transformer_params(m));
 }
 END_TEST
 
@@ -131,7 +134,7 @@ START_TEST(llama_biases_by_hand)
             ModelSpec *m = model_spec_load(path, &error);
             ck_assert_msg(m, "%s", error ? error->message : "");
             double expected = plain + 2 * (a * (64 + 2 * 32 + 64) + b * (2 * 128 + 64));
-            ck_assert_double_eq(tf_params(m), expected);
+            ck_assert_double_eq(transformer_params(m), expected);
             model_spec_free(m);
             test_remove(g_steal_pointer(&path));
         }
@@ -145,7 +148,7 @@ START_TEST(model_flops_match_korthikanti_eq7)
     double B = 512;
     ModelSpec *m = test_gpt(l, h, 16, V, s);
     double eq7 = 72.0 * B * s * l * h * h * (1 + s / (6.0 * h) + V / (12.0 * l * h));
-    ck_assert_rel(tf_model_flops(m, B), eq7, 1e-14);
+    ck_assert_rel(transformer_model_flops(m, B), eq7, 1e-14);
     model_spec_free(m);
 }
 END_TEST
@@ -153,8 +156,8 @@ END_TEST
 /* Korthikanti et al. 2022, section 4, bytes per layer per micro-batch. */
 static double layer_bytes(const ModelSpec *m, Shard sh, Recompute rc)
 {
-    return tf_block_activation_bytes(m, BLOCK_ATTENTION, sh, rc) +
-           tf_block_activation_bytes(m, BLOCK_MLP, sh, rc);
+    return transformer_block_activation_bytes(m, BLOCK_ATTENTION, sh, rc) +
+           transformer_block_activation_bytes(m, BLOCK_MLP, sh, rc);
 }
 
 START_TEST(activations_match_korthikanti_table)
@@ -204,7 +207,7 @@ START_TEST(flash_layer_activations_by_hand)
         ck_assert_double_eq(layer_bytes(m, shards[i], RECOMPUTE_SELECTIVE),
                             layer_bytes(m, shards[i], RECOMPUTE_NONE));
         ck_assert_double_eq(
-            tf_block_replay_bytes(m, BLOCK_ATTENTION, shards[i], RECOMPUTE_SELECTIVE), 0);
+            transformer_block_replay_bytes(m, BLOCK_ATTENTION, shards[i], RECOMPUTE_SELECTIVE), 0);
     }
     ck_assert_rel(layer_bytes(m, tp, RECOMPUTE_FULL), 2 * sbh, 1e-15);
     /* against standard: exactly the 5as^2b/t term less the logsumexp */
@@ -227,10 +230,10 @@ START_TEST(flash_gqa_swiglu_activations_by_hand)
     ModelSpec m = test_llama(2, (int)h, (int)a, (int)kv, (int)f, 128256, (int)s);
     Shard sh = {.micro_batch = (int)b, .tp = (int)t, .attention = ATTENTION_FLASH};
     double sbh = s * b * h;
-    ck_assert_rel(tf_block_activation_bytes(&m, BLOCK_ATTENTION, sh, RECOMPUTE_NONE),
+    ck_assert_rel(transformer_block_activation_bytes(&m, BLOCK_ATTENTION, sh, RECOMPUTE_NONE),
                   5 * sbh + 2 * sbh / t + 4 * s * b * hkv / t + 2 * sbh / t + 4 * a * s * b / t,
                   1e-15);
-    ck_assert_rel(tf_block_activation_bytes(&m, BLOCK_MLP, sh, RECOMPUTE_NONE),
+    ck_assert_rel(transformer_block_activation_bytes(&m, BLOCK_MLP, sh, RECOMPUTE_NONE),
                   5 * sbh + 6 * s * b * f / t, 1e-15);
 }
 END_TEST
@@ -247,11 +250,11 @@ START_TEST(layer_gemm_flops)
     for (int att = 0; att < 2; att++) { /* the same FLOPs with either attention */
         Shard sh = {.micro_batch = (int)b, .tp = 1, .attention = (Attention)att};
         OpList ops;
-        tf_block_ops(&m, BLOCK_ATTENTION, sh, &ops);
-        ck_assert_rel(tf_ops_flops(&ops, TRUE),
+        transformer_block_ops(&m, BLOCK_ATTENTION, sh, &ops);
+        ck_assert_rel(transformer_ops_flops(&ops, TRUE),
                       2 * b * s * h * (h + 2 * hkv) + 4 * b * s * s * h + 2 * b * s * h * h, 1e-15);
-        tf_block_ops(&m, BLOCK_MLP, sh, &ops);
-        ck_assert_rel(tf_ops_flops(&ops, TRUE), 6 * b * s * h * f, 1e-15);
+        transformer_block_ops(&m, BLOCK_MLP, sh, &ops);
+        ck_assert_rel(transformer_ops_flops(&ops, TRUE), 6 * b * s * h * f, 1e-15);
     }
 }
 END_TEST

@@ -39,10 +39,10 @@ START_TEST(mixtral_parameters)
     ModelSpec *m = hf("mixtral-8x7b-hf.json");
     ck_assert_int_eq(m->experts, 8);
     ck_assert_int_eq(m->experts_per_token, 2);
-    ck_assert_double_eq_tol(tf_params(m) / 1e9, 46.7, 0.05);
-    ck_assert_double_eq_tol(tf_active_params(m) / 1e9, 12.9, 0.05);
+    ck_assert_double_eq_tol(transformer_params(m) / 1e9, 46.7, 0.05);
+    ck_assert_double_eq_tol(transformer_active_params(m) / 1e9, 12.9, 0.05);
     ModelSpec *shipped = test_shipped_model("models", "mixtral-8x7b.json");
-    ck_assert_double_eq(tf_params(shipped), tf_params(m));
+    ck_assert_double_eq(transformer_params(shipped), transformer_params(m));
     model_spec_free(shipped);
     model_spec_free(m);
 }
@@ -56,7 +56,7 @@ START_TEST(deepseek_v2_lite_parameters)
     ck_assert_int_eq(m->first_dense_layers, 1);
     ck_assert_int_eq(m->kv_lora_rank, 512);
     ck_assert_int_eq(m->q_lora_rank, 0);
-    ck_assert_double_eq_tol(tf_params(m) / 1e9, 15.7, 0.05);
+    ck_assert_double_eq_tol(transformer_params(m) / 1e9, 15.7, 0.05);
     /* active, by hand from the config (h 2048, a 16, V 102400, 27 layers,
      * the first dense of f 10944, 26 MoE of 64 routed experts of f_e 1408,
      * top-6, 2 shared): MLA's weights (q 128 + 64 per head; the KV
@@ -69,7 +69,7 @@ START_TEST(deepseek_v2_lite_parameters)
     double mla = h * a * 192 + h * 576 + 512 + 512 * a * 256 + a * 128 * h;
     double moe = h * 64 + (6 + 2) * 3 * h * fe;
     double active = 27 * (mla + 2 * h) + 3 * h * 10944 + 26 * moe + 2 * v * h + h;
-    ck_assert_double_eq(tf_active_params(m), active);
+    ck_assert_double_eq(transformer_active_params(m), active);
     ck_assert_double_eq_tol((active - v * h) / 1e9, 2.45, 0.005);
     model_spec_free(m);
 }
@@ -155,8 +155,9 @@ START_TEST(expert_gradients_over_edp)
 {
     const int ep = 2, d = 4;
     Run run = moe_run(ep, 0, 1, 1);
-    double experts = L * tf_layer_expert_params(run.model, 1, ep); /* a rank's */
-    double dense = tf_params(run.model) - L * tf_layer_expert_params(run.model, 1, 1);
+    double experts = L * transformer_layer_expert_params(run.model, 1, ep); /* a rank's */
+    double dense =
+        transformer_params(run.model) - L * transformer_layer_expert_params(run.model, 1, 1);
     double edp = d / ep;
     const CommStat *ar = &run.rep.metrics.comm[TAG_DP][COLL_ALL_REDUCE];
     ck_assert_rel(ar->bytes, 2.0 * (d - 1) / d * 4 * dense + 2 * (edp - 1) / edp * 4 * experts,
@@ -174,7 +175,8 @@ START_TEST(model_flops_from_active_experts)
     dense.experts = 0;
     dense.ffn_hidden_size = K * FE; /* the same active FFN */
     double router = 3 * L * 2.0 * S * H * E; /* per sequence, forward and backward */
-    ck_assert_rel(tf_model_flops(m, 1), tf_model_flops(&dense, 1) + router, 1e-12);
+    ck_assert_rel(transformer_model_flops(m, 1), transformer_model_flops(&dense, 1) + router,
+                  1e-12);
     model_spec_free(m);
 }
 END_TEST
@@ -226,8 +228,9 @@ START_TEST(zero_with_experts)
     for (int ep = 1; ep <= 4; ep *= 2) {
         for (int stage = 1; stage <= 3; stage++) {
             ModelSpec *model = moe_model();
-            double x = L * tf_layer_expert_params(model, 1, ep);
-            double dense = tf_params(model) - L * tf_layer_expert_params(model, 1, 1);
+            double x = L * transformer_layer_expert_params(model, 1, ep);
+            double dense =
+                transformer_params(model) - L * transformer_layer_expert_params(model, 1, 1);
             double de = (double)d / ep;
             Run run = run_new(model, test_cluster(1, 4, 300e9, 25e9));
             run.plan->ep = ep;
@@ -309,7 +312,7 @@ START_TEST(deepseek_v2_lite_simulates)
     double attention = 2 * s * h * 3 * h + 4 * s * s * h + 2 * s * h * h;
     double moe = 2 * s * h * 64 + (6 + 2) * 6 * s * h * 1408;
     double forward = 27 * attention + 6 * s * h * 10944 + 26 * moe + 2 * s * h * v;
-    ck_assert_rel(tf_model_flops(model, 1), 3 * forward, 1e-12);
+    ck_assert_rel(transformer_model_flops(model, 1), 3 * forward, 1e-12);
     const int m = 2;
     Run run = model_run(model, 4, 0, m, 1);
     ck_assert_int_eq(run.rep.metrics.comm[TAG_EP][COLL_ALL_TO_ALL].count, m * 26 * 4);

@@ -40,7 +40,7 @@ START_TEST(test_gpu_optimizer_bytes)
     for (int o = OFFLOAD_NONE; o <= OFFLOAD_OPTIMIZER; o++) {
         Run run = offload_run((Offload)o, 8, 1);
         run_simulate(&run);
-        double psi = tf_params(run.model);
+        double psi = transformer_params(run.model);
         double expected = o == OFFLOAD_NONE ? 12 * psi / 8 : 0;
         ck_assert_rel(run.rep.metrics.peak_split[MEM_OPTIMIZER], expected, 1e-12);
         run_free(&run);
@@ -85,7 +85,7 @@ START_TEST(test_pcie_bytes)
         Run run = offload_run(OFFLOAD_OPTIMIZER, dp, 1);
         Topology *topo;
         g_autoptr(Graph) g = emit(&run, &topo);
-        double psi_r = tf_params(run.model) / dp, pcie = run.cluster->gpu.pcie_Bps;
+        double psi_r = transformer_params(run.model) / dp, pcie = run.cluster->gpu.pcie_Bps;
         ck_assert_rel(offload_s(g, "offload grads down") * pcie, 2 * psi_r, 1e-12);
         ck_assert_rel(offload_s(g, "offload params up") * pcie, 2 * psi_r, 1e-12);
         ck_assert_rel(offload_s(g, "offload cpu adam"), psi_r / (4e9 / 8), 1e-12);
@@ -115,12 +115,12 @@ START_TEST(test_cpu_adam_in_step)
     run_simulate(&none);
     run_simulate(&off);
     const GpuSpec *gpu = &off.cluster->gpu;
-    double psi = tf_params(off.model), pcie = gpu->pcie_Bps;
+    double psi = transformer_params(off.model), pcie = gpu->pcie_Bps;
     double emb = states_segment(off.model, off.plan, SEGMENT_EMBEDDING, -1).params;
     double layer = states_segment(off.model, off.plan, SEGMENT_LAYER, 0).params;
     OpList ops;
-    tf_embedding_ops(off.model, tf_shard(off.plan), &ops);
-    double emb_backward = 2 * tf_ops_s(gpu, &ops);
+    transformer_embedding_ops(off.model, transformer_shard(off.plan), &ops);
+    double emb_backward = 2 * transformer_ops_s(gpu, &ops);
     double gpu_adam = states_optimizer_s(gpu, none.plan, psi);
     double expected = 2 * layer / pcie - emb_backward + 2 * emb / pcie + psi / (4e9 / 8) +
                       2 * psi / pcie - gpu_adam;
@@ -137,7 +137,7 @@ START_TEST(test_host_capacity)
 {
     for (int room = -1; room <= 0; room++) {
         Run run = offload_run(OFFLOAD_OPTIMIZER, 8, 1);
-        double host = 14 * tf_params(run.model);
+        double host = 14 * transformer_params(run.model);
         run.cluster->host_memory_bytes = host + room;
         run_simulate(&run);
         ck_assert_rel(run.rep.metrics.host_bytes, host, 1e-12);
@@ -165,15 +165,15 @@ static double layer_bytes(int b)
  * FlashAttention's backward rest, for the run's plan on its GPU. */
 static void layer_times(const Run *run, double *t_f, double *t_b)
 {
-    Shard sh = tf_shard(run->plan);
+    Shard sh = transformer_shard(run->plan);
     OpList ops;
     *t_f = 0;
-    for (int blk = 0; blk < TF_BLOCKS; blk++) {
-        tf_block_ops(run->model, (Block)blk, sh, &ops);
-        *t_f += tf_ops_s(&run->cluster->gpu, &ops);
+    for (int blk = 0; blk < TRANSFORMER_BLOCKS; blk++) {
+        transformer_block_ops(run->model, (Block)blk, sh, &ops);
+        *t_f += transformer_ops_s(&run->cluster->gpu, &ops);
     }
-    tf_block_replay_ops(run->model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE, &ops);
-    *t_b = 2 * *t_f + tf_ops_s(&run->cluster->gpu, &ops);
+    transformer_block_replay_ops(run->model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE, &ops);
+    *t_b = 2 * *t_f + transformer_ops_s(&run->cluster->gpu, &ops);
 }
 
 /* L layers of vocabulary `vocab` on one GPU, m micro-batches of b, PCIe of
@@ -252,8 +252,8 @@ START_TEST(test_slow_pcie_stretches_step)
     double t_f, t_b;
     layer_times(&runs[1], &t_f, &t_b);
     OpList ops;
-    tf_head_ops(runs[1].model, tf_shard(runs[1].plan), &ops);
-    double t_head = tf_ops_s(&runs[1].cluster->gpu, &ops), c = layer_bytes(1) / pcie;
+    transformer_head_ops(runs[1].model, transformer_shard(runs[1].plan), &ops);
+    double t_head = transformer_ops_s(&runs[1].cluster->gpu, &ops), c = layer_bytes(1) / pcie;
     ck_assert_rel(step[1] - step[0], 2 * (L - 1) * c - (L - 1) * (t_f + t_b) - 3 * t_head, 1e-9);
     for (int o = 0; o < 2; o++)
         run_free(&runs[o]);

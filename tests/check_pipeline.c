@@ -46,10 +46,11 @@ static double forward_s(const Run *run, int layers)
 {
     OpList ops;
     double t = 0;
-    for (int b = 0; b < TF_BLOCKS; b++) {
-        tf_block_ops(run->model, (Block)b,
-                     (Shard){.micro_batch = 1, .tp = 1, .attention = ATTENTION_STANDARD}, &ops);
-        t += tf_ops_s(&run->cluster->gpu, &ops);
+    for (int b = 0; b < TRANSFORMER_BLOCKS; b++) {
+        transformer_block_ops(run->model, (Block)b,
+                              (Shard){.micro_batch = 1, .tp = 1, .attention = ATTENTION_STANDARD},
+                              &ops);
+        t += transformer_ops_s(&run->cluster->gpu, &ops);
     }
     return layers * t;
 }
@@ -59,10 +60,11 @@ static double forward_s(const Run *run, int layers)
 static double optimizer_s(const Run *run, int s, int layers)
 {
     const ModelSpec *m = run->model;
-    double params = layers * tf_layer_params(m, 1) + (s == 0 ? tf_embedding_params(m, 1) : 0);
+    double params =
+        layers * transformer_layer_params(m, 1) + (s == 0 ? transformer_embedding_params(m, 1) : 0);
     OpList ops;
-    tf_optimizer_ops(params, &ops);
-    return tf_ops_s(&run->cluster->gpu, &ops);
+    transformer_optimizer_ops(params, &ops);
+    return transformer_ops_s(&run->cluster->gpu, &ops);
 }
 
 /* GPipe and 1F1B: the pipeline flushes after (m + p - 1)(t_f + t_b), then
@@ -94,9 +96,10 @@ START_TEST(interleaved_bubble)
         int p = cases[i][0], m = cases[i][1], v = cases[i][2];
         int stage_layers = v * (K / v); /* v chunks of K / v layers */
         Run run = pipeline(p, m, v, SCHEDULE_INTERLEAVED, K / v, H, A, 1);
-        double tf_stage = forward_s(&run, stage_layers);
+        double transformer_stage = forward_s(&run, stage_layers);
         ck_assert_rel(run.rep.metrics.step_time_s,
-                      (v * m + p - 1) * 3 * tf_stage / v + optimizer_s(&run, 0, stage_layers),
+                      (v * m + p - 1) * 3 * transformer_stage / v +
+                          optimizer_s(&run, 0, stage_layers),
                       UNIFORM);
         ck_assert_fraction(run.rep.metrics.bubble_fraction, (p - 1.0) / (v * m + p - 1));
         run_free(&run);
@@ -114,12 +117,13 @@ static void split_s(const Run *run, int layers, double *tf, double *tb, double *
     OpList ops;
     *tf = forward_s(run, layers);
     *tw = 0;
-    for (int b = 0; b < TF_BLOCKS; b++) {
-        tf_block_ops(run->model, (Block)b,
-                     (Shard){.micro_batch = 1, .tp = 1, .attention = ATTENTION_STANDARD}, &ops);
+    for (int b = 0; b < TRANSFORMER_BLOCKS; b++) {
+        transformer_block_ops(run->model, (Block)b,
+                              (Shard){.micro_batch = 1, .tp = 1, .attention = ATTENTION_STANDARD},
+                              &ops);
         for (int i = 0; i < ops.n; i++) {
             OpList one = {.ops = {ops.ops[i]}, .n = 1};
-            *tw += ops.ops[i].batch > 0 ? layers * tf_ops_s(&run->cluster->gpu, &one) : 0;
+            *tw += ops.ops[i].batch > 0 ? layers * transformer_ops_s(&run->cluster->gpu, &one) : 0;
         }
     }
     *tb = 2 * *tf - *tw;
@@ -200,10 +204,11 @@ enum { MH = 256, MA = 8, MV = 1024 }; /* a small model: memory only */
 static double stage_bytes(const Run *run, int s, int p, int layers)
 {
     Shard sh = {.micro_batch = 1, .tp = 1, .attention = ATTENTION_STANDARD};
-    double layer = tf_block_activation_bytes(run->model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE) +
-                   tf_block_activation_bytes(run->model, BLOCK_MLP, sh, RECOMPUTE_NONE);
-    return layers * layer + (s == 0 ? tf_embedding_activation_bytes(run->model, sh) : 0) +
-           (s == p - 1 ? tf_head_activation_bytes(run->model, sh) : 0);
+    double layer =
+        transformer_block_activation_bytes(run->model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE) +
+        transformer_block_activation_bytes(run->model, BLOCK_MLP, sh, RECOMPUTE_NONE);
+    return layers * layer + (s == 0 ? transformer_embedding_activation_bytes(run->model, sh) : 0) +
+           (s == p - 1 ? transformer_head_activation_bytes(run->model, sh) : 0);
 }
 
 /* GPipe holds all m micro-batches on every stage; 1F1B min(p - i, m) on
@@ -311,10 +316,11 @@ START_TEST(interleaved_first_stage_memory)
     const int p = 4, v = 2, m = 8, k = 2, L = p * v * k;
     Run run = pipeline(p, m, v, SCHEDULE_INTERLEAVED, k, MH, MA, MV);
     Shard sh = {.micro_batch = 1, .tp = 1, .attention = ATTENTION_STANDARD};
-    double layer = tf_block_activation_bytes(run.model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE) +
-                   tf_block_activation_bytes(run.model, BLOCK_MLP, sh, RECOMPUTE_NONE);
+    double layer =
+        transformer_block_activation_bytes(run.model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE) +
+        transformer_block_activation_bytes(run.model, BLOCK_MLP, sh, RECOMPUTE_NONE);
     double expected = (1 + (p - 1.0) / (p * v)) * L * layer +
-                      2 * p * tf_embedding_activation_bytes(run.model, sh);
+                      2 * p * transformer_embedding_activation_bytes(run.model, sh);
     ck_assert_rel(run.rep.metrics.stages[0].peak_split[MEM_ACTIVATIONS], expected, 1e-12);
     run_free(&run);
 }
@@ -361,8 +367,10 @@ START_TEST(three_d_plan)
     /* one rank of each stage stands for the stage's t x d ranks */
     ck_assert_int_eq(mt->simulated_ranks, p);
     ck_assert_str_eq(mt->symmetry, "tp x dp");
-    double first = tf_embedding_params(run.model, t) + 2 * tf_layer_params(run.model, t);
-    double last = 2 * tf_layer_params(run.model, t) + tf_head_params(run.model, t);
+    double first =
+        transformer_embedding_params(run.model, t) + 2 * transformer_layer_params(run.model, t);
+    double last =
+        2 * transformer_layer_params(run.model, t) + transformer_head_params(run.model, t);
     double stage_params[2] = {first, last};
     for (int s = 0; s < p; s++) {
         const double *split = mt->stages[s].peak_split;

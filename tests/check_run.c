@@ -215,7 +215,7 @@ START_TEST(checkpoint_bytes_by_zero_stage)
 {
     g_autoptr(ModelSpec) model = test_gpt(4, 1024, 16, 32000, 2048);
     g_autoptr(ClusterSpec) cluster = test_cluster(2, 8, 300e9, 25e9);
-    ck_assert_double_eq(tf_params(model), 85252096);
+    ck_assert_double_eq(transformer_params(model), 85252096);
     for (int zero = 0; zero <= 3; zero++) {
         g_autoptr(PlanSpec) plan = plan_spec_new();
         plan->tp = 2, plan->pp = 2, plan->dp = 4, plan->zero_stage = zero;
@@ -257,7 +257,7 @@ START_TEST(checkpoint_of_experts)
         test_resolve(plan, model, cluster);
         Checkpoint c;
         checkpoint_of_plan(&c, model, cluster, plan);
-        ck_assert_rel(c.total_bytes, 14 * tf_params(model), 1e-12);
+        ck_assert_rel(c.total_bytes, 14 * transformer_params(model), 1e-12);
     }
 }
 END_TEST

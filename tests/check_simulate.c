@@ -39,21 +39,21 @@ static double forward_s(const ModelSpec *m, const GpuSpec *gpu, int b)
 {
     Shard sh = {.micro_batch = b, .tp = 1, .attention = ATTENTION_STANDARD};
     OpList ops;
-    tf_embedding_ops(m, sh, &ops);
-    double t = tf_ops_s(gpu, &ops);
-    for (int blk = 0; blk < TF_BLOCKS; blk++) {
-        tf_block_ops(m, (Block)blk, sh, &ops);
-        t += m->layers * tf_ops_s(gpu, &ops);
+    transformer_embedding_ops(m, sh, &ops);
+    double t = transformer_ops_s(gpu, &ops);
+    for (int blk = 0; blk < TRANSFORMER_BLOCKS; blk++) {
+        transformer_block_ops(m, (Block)blk, sh, &ops);
+        t += m->layers * transformer_ops_s(gpu, &ops);
     }
-    tf_head_ops(m, sh, &ops);
-    return t + tf_ops_s(gpu, &ops);
+    transformer_head_ops(m, sh, &ops);
+    return t + transformer_ops_s(gpu, &ops);
 }
 
 static double optimizer_s(const ModelSpec *m, const GpuSpec *gpu)
 {
     OpList ops;
-    tf_optimizer_ops(tf_params(m), &ops);
-    return tf_ops_s(gpu, &ops);
+    transformer_optimizer_ops(transformer_params(m), &ops);
+    return transformer_ops_s(gpu, &ops);
 }
 
 /* Issue 2's regression: step = m (t_f + t_b) + t_allreduce + t_optimizer,
@@ -64,7 +64,7 @@ START_TEST(step_without_overlap_is_the_sum_of_its_parts)
     const int d = 4, b = 2, m = 3;
     Run c;
     run_case(&c, d, FALSE, b, b * m * d, FALSE);
-    double psi = tf_params(c.model);
+    double psi = transformer_params(c.model);
     double tf = forward_s(c.model, &c.cluster->gpu, b);
     double t_ar = 2.0 * (d - 1) / d * 2 * psi / 25e9;
     double t_opt = optimizer_s(c.model, &c.cluster->gpu);
@@ -86,7 +86,7 @@ START_TEST(reduction_inside_a_node_uses_nvlink)
     const int d = 4, b = 1, m = 2;
     Run c;
     run_case(&c, d, TRUE, b, b * m * d, FALSE);
-    double psi = tf_params(c.model);
+    double psi = transformer_params(c.model);
     ck_assert_rel(c.rep.metrics.exposed_comm_s, 2.0 * (d - 1) / d * 2 * psi / 300e9, 1e-9);
     run_free(&c);
 }
@@ -120,7 +120,7 @@ START_TEST(memory_peak_is_model_states_plus_one_micro_batch)
     Run c;
     run_case(&c, d, FALSE, b, b * m * d, TRUE);
     const Metrics *mt = &c.rep.metrics;
-    double psi = tf_params(c.model);
+    double psi = transformer_params(c.model);
     ck_assert_double_eq(mt->peak_split[MEM_PARAMS], 2 * psi);
     ck_assert_double_eq(mt->peak_split[MEM_GRADS], 2 * psi);
     ck_assert_double_eq(mt->peak_split[MEM_OPTIMIZER], 12 * psi);

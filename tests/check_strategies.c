@@ -37,7 +37,7 @@ START_TEST(zero_model_states_match_the_paper)
     run.plan->grad_accum_dtype = fp32 ? GRAD_ACCUM_FP32 : GRAD_ACCUM_BF16;
     run.plan->global_batch_size = d; /* one micro-batch of one sequence */
     run_simulate(&run);
-    double psi = tf_params(run.model);
+    double psi = transformer_params(run.model);
     ck_assert_double_eq(psi, 7500001280.0); /* 37 (12h^2 + 13h) + (V + s) h + 2h */
     double expected[2][4] = {
         {16 * psi, 4 * psi + 12 * psi / d, 2 * psi + 14 * psi / d, 16 * psi / d},
@@ -79,7 +79,7 @@ START_TEST(zero_communication_volume)
         run.plan->ddp_bucket_size = 300000;
         run.plan->grad_accum_dtype = GRAD_ACCUM_BF16; /* the paper's 2-byte gradients */
         run_simulate(&run);
-        double psi = tf_params(run.model);
+        double psi = transformer_params(run.model);
         const Metrics *m = &run.rep.metrics;
         if (stage == 0) {
             dp_bytes = sent_bytes(m, TAG_DP);
@@ -104,7 +104,7 @@ START_TEST(zero3_buffers_hold_at_most_two_segments)
     run.plan->global_batch_size = 8;
     run_simulate(&run);
     ModelSpec *m = run.model;
-    double layer = 2 * tf_layer_params(m, 1), emb = 2 * tf_embedding_params(m, 1);
+    double layer = 2 * transformer_layer_params(m, 1), emb = 2 * transformer_embedding_params(m, 1);
     double buffers = run.rep.metrics.peak_split[MEM_BUFFERS];
     ck_assert(buffers > 0);
     ck_assert(buffers <= MAX(2 * layer, layer + emb));
@@ -280,11 +280,11 @@ START_TEST(tp_sum_hides_under_the_weight_gradient)
     ModelSpec *probe = test_gpt(1, H, A, V, S);
     ClusterSpec *probe_c = test_cluster(1, 2, 300e9, 25e9);
     OpList ops;
-    tf_block_ops(probe, BLOCK_ATTENTION,
-                 (Shard){.micro_batch = B, .tp = 2, .attention = ATTENTION_FLASH}, &ops);
+    transformer_block_ops(probe, BLOCK_ATTENTION,
+                          (Shard){.micro_batch = B, .tp = 2, .attention = ATTENTION_FLASH}, &ops);
     g_assert(strcmp(ops.ops[1].name, "qkv") == 0);
     OpList qkv = {.ops = {ops.ops[1]}, .n = 1};
-    double m = 0.5 * tf_ops_s(&probe_c->gpu, &qkv), S_bytes = 2.0 * B * S * H;
+    double m = 0.5 * transformer_ops_s(&probe_c->gpu, &qkv), S_bytes = 2.0 * B * S * H;
     model_spec_free(probe);
     cluster_spec_free(probe_c);
     double step[2];

@@ -754,7 +754,7 @@ static void exchange_plan(double efficiency, double alpha, double *bound, double
     c->inter.latency_s = alpha;
     ModelSpec *m = test_moe(2, 2048, 16, 1024, 1024, 16, 2, 128);
     for (int l = 0; moe && l < m->layers; l++)
-        *moe += tf_layer_moe(m, l);
+        *moe += transformer_layer_moe(m, l);
     PlanSpec *plan = plan_spec_new();
     plan->dp = 16;
     plan->ep = 16;

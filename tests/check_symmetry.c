@@ -148,7 +148,7 @@ static void random_plan(GRand *rng, const ModelSpec *m, const ClusterSpec *c, Pl
     /* a data loader, slow enough to stall now and then (data_loader.h) */
     p->bytes_per_sample = PICK(rng, 0, 0, 1000000);
     /* experts over ep ranks of the data-parallel ones (expert_parallel.c) */
-    if (tf_moe(m)) {
+    if (transformer_moe(m)) {
         p->ep = PICK(rng, 1, 2, 4);
         p->moe_capacity_percent = PICK(rng, 0, 0, 125);
         p->moe_imbalance_percent = PICK(rng, 100, 150);

@@ -73,7 +73,7 @@ END_TEST
 START_TEST(slow_nic_stretches_the_all_reduce_by_the_ratio)
 {
     Run c = dp_case();
-    double t_ar = 2.0 * (D - 1) / D * 2 * tf_params(c.model) / 25e9;
+    double t_ar = 2.0 * (D - 1) / D * 2 * transformer_params(c.model) / 25e9;
     ck_assert_rel(c.rep.metrics.exposed_comm_s, t_ar, 1e-9);
     static const char *const links[] = {"node 1 nic 0:2", "node 1 nic 0 out:2x",
                                         "node 1 nic 0 in:2"};
@@ -97,7 +97,7 @@ START_TEST(slow_nvlink_port_stretches_the_all_reduce)
     c.plan->collective_algorithm = ALGORITHM_RING;
     c.plan->grad_accum_dtype = GRAD_ACCUM_BF16;
     run_simulate(&c);
-    double t_ar = 2.0 * (2 - 1) / 2 * 2 * tf_params(c.model) / 300e9;
+    double t_ar = 2.0 * (2 - 1) / 2 * 2 * transformer_params(c.model) / 300e9;
     Report rep = whatif_run(&c, NULL, "node 0 gpu 1 nvlink:4", NULL, NULL);
     ck_assert_rel(rep.metrics.exposed_comm_s, t_ar / 0.25, 1e-9);
     report_clear(&rep);

@@ -247,8 +247,8 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
             .cluster = cluster->name,
             .plan = plan,
             .gpus = gpus,
-            .parameters = tf_params(model),
-            .active_parameters = tf_active_params(model),
+            .parameters = transformer_params(model),
+            .active_parameters = transformer_active_params(model),
             .micro_batches = plan_spec_micro_batches(plan),
         };
         metrics_compute(graph, rep, layout, sym, model, cluster, plan, &out->metrics);

@@ -255,8 +255,8 @@ static void render(Job *job, Slot *slot)
     Report rep = {.model = spec->model->name,
                   .cluster = cluster->name,
                   .plan = plan,
-                  .parameters = tf_params(spec->model),
-                  .active_parameters = tf_active_params(spec->model),
+                  .parameters = transformer_params(spec->model),
+                  .active_parameters = transformer_active_params(spec->model),
                   .status = slot->row.status,
                   .bound_s = slot->row.bound_s,
                   .reason = slot->message};

@@ -45,7 +45,7 @@ static Dims dims(const ModelSpec *m, Shard sh)
     d.ns = sh.sequence_parallel ? d.n / d.t : d.n;
     d.h = m->hidden_size;
     d.a = m->attention_heads;
-    d.head = tf_head_dim(m);
+    d.head = transformer_head_dim(m);
     d.hq = d.a * d.head;
     d.hkv = (double)m->kv_heads * d.head;
     d.hkv_t = d.hkv / d.t;
@@ -64,7 +64,7 @@ static gboolean gpt_style(const ModelSpec *m)
 
 static void add(OpList *l, const char *name, double flops, double bytes, int gemm)
 {
-    g_assert(l->n < TF_MAX_OPS);
+    g_assert(l->n < TRANSFORMER_MAX_OPS);
     l->ops[l->n++] = (Op){.name = name, .flops = flops, .bytes = bytes, .gemm = gemm};
 }
 
@@ -193,32 +193,33 @@ static double flash_s(const GpuSpec *gpu, const Op *op)
     return -1;
 }
 
-double tf_head_dim(const ModelSpec *m)
+double transformer_head_dim(const ModelSpec *m)
 {
     return m->head_dim > 0 ? m->head_dim : (double)m->hidden_size / m->attention_heads;
 }
 
-gboolean tf_moe(const ModelSpec *m)
+gboolean transformer_moe(const ModelSpec *m)
 {
     return m->experts > 1;
 }
 
-gboolean tf_layer_moe(const ModelSpec *m, int layer)
+gboolean transformer_layer_moe(const ModelSpec *m, int layer)
 {
-    return tf_moe(m) && layer >= m->first_dense_layers && layer % m->moe_layer_frequency == 0;
+    return transformer_moe(m) && layer >= m->first_dense_layers &&
+           layer % m->moe_layer_frequency == 0;
 }
 
-Block tf_layer_block(const ModelSpec *m, int layer, int i)
+Block transformer_layer_block(const ModelSpec *m, int layer, int i)
 {
-    g_assert(i >= 0 && i < TF_BLOCKS);
-    return i == 0 ? BLOCK_ATTENTION : tf_layer_moe(m, layer) ? BLOCK_MOE : BLOCK_MLP;
+    g_assert(i >= 0 && i < TRANSFORMER_BLOCKS);
+    return i == 0 ? BLOCK_ATTENTION : transformer_layer_moe(m, layer) ? BLOCK_MOE : BLOCK_MLP;
 }
 
-int tf_block_layers(const ModelSpec *m, Block block)
+int transformer_block_layers(const ModelSpec *m, Block block)
 {
     int n = 0;
     for (int i = 0; i < m->layers; i++)
-        n += tf_layer_block(m, i, block == BLOCK_ATTENTION ? 0 : 1) == block;
+        n += transformer_layer_block(m, i, block == BLOCK_ATTENTION ? 0 : 1) == block;
     return n;
 }
 
@@ -228,7 +229,7 @@ static double expert_rows(const ModelSpec *m, const Dims *d, Shard sh)
     return d->n * m->experts_per_token * (sh.expert_load > 0 ? sh.expert_load : 1);
 }
 
-double tf_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how)
+double transformer_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how)
 {
     Dims d = dims(m, sh);
     double rows = how == MOE_DISPATCHER_ALL_TO_ALL ? expert_rows(m, &d, sh) : MAX(sh.ep, 1) * d.n;
@@ -257,7 +258,7 @@ static void mlp_activation(OpList *l, const ModelSpec *m, const char *name, doub
 }
 
 /* A MoE layer's MLP block between its norm and its dropout (transformer.h,
- * tf_moe): router, permutation (read and write each token copy on the way
+ * transformer_moe): router, permutation (read and write each token copy on the way
  * out and back), shared experts, the local experts' grouped GEMMs. */
 static void moe_ops(const ModelSpec *m, const Dims *d, Shard sh, OpList *out)
 {
@@ -298,7 +299,7 @@ static double moe_kept_bytes(const ModelSpec *m, const Dims *d, Shard sh)
            mlp_kept_bytes(m, d, d->n, m->shared_experts * fe_t);
 }
 
-Shard tf_shard(const PlanSpec *plan)
+Shard transformer_shard(const PlanSpec *plan)
 {
     /* padded to capacity, every expert gets its capacity; dropless, the
      * busiest sets the pace */
@@ -315,24 +316,24 @@ Shard tf_shard(const PlanSpec *plan)
                    .expert_padded = plan->moe_capacity_percent > 0};
 }
 
-double tf_tokens(const ModelSpec *m, Shard sh)
+double transformer_tokens(const ModelSpec *m, Shard sh)
 {
     return dims(m, sh).n;
 }
 
-double tf_q_bytes(const ModelSpec *m, Shard sh)
+double transformer_q_bytes(const ModelSpec *m, Shard sh)
 {
     Dims d = dims(m, sh);
     return d.e16 * d.n * d.hq / d.t;
 }
 
-double tf_kv_bytes(const ModelSpec *m, Shard sh)
+double transformer_kv_bytes(const ModelSpec *m, Shard sh)
 {
     Dims d = dims(m, sh);
     return 2 * d.e16 * d.n * d.hkv_t;
 }
 
-void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
+void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
 {
     Dims d = dims(m, sh);
     out->n = 0;
@@ -366,14 +367,14 @@ void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
     dropout_residual(out, d.ns, d.h);
 }
 
-void tf_block_replay_split(const ModelSpec *m, Block block, Shard sh, Recompute rc, OpList *replay,
-                           OpList *rest)
+void transformer_block_replay_split(const ModelSpec *m, Block block, Shard sh, Recompute rc,
+                                    OpList *replay, OpList *rest)
 {
     Dims d = dims(m, sh);
     gboolean flash = sh.attention == ATTENTION_FLASH;
     replay->n = rest->n = 0;
     if (rc == RECOMPUTE_FULL)
-        tf_block_ops(m, block, sh, replay);
+        transformer_block_ops(m, block, sh, replay);
     else if (rc == RECOMPUTE_SELECTIVE && block == BLOCK_ATTENTION && !flash)
         attention_core(replay, &d);
     /* FlashAttention has no core left to replay: it recomputes the scores
@@ -382,17 +383,18 @@ void tf_block_replay_split(const ModelSpec *m, Block block, Shard sh, Recompute 
         flash_backward_rest(rest, &d);
 }
 
-void tf_block_replay_ops(const ModelSpec *m, Block block, Shard sh, Recompute rc, OpList *out)
+void transformer_block_replay_ops(const ModelSpec *m, Block block, Shard sh, Recompute rc,
+                                  OpList *out)
 {
     OpList rest;
-    tf_block_replay_split(m, block, sh, rc, out, &rest);
+    transformer_block_replay_split(m, block, sh, rc, out, &rest);
     for (int i = 0; i < rest.n; i++) {
-        g_assert(out->n < TF_MAX_OPS);
+        g_assert(out->n < TRANSFORMER_MAX_OPS);
         out->ops[out->n++] = rest.ops[i];
     }
 }
 
-void tf_embedding_ops(const ModelSpec *m, Shard sh, OpList *out)
+void transformer_embedding_ops(const ModelSpec *m, Shard sh, OpList *out)
 {
     Dims d = dims(m, sh);
     out->n = 0;
@@ -407,7 +409,7 @@ void tf_embedding_ops(const ModelSpec *m, Shard sh, OpList *out)
     add(out, "embedding_dropout", d.ns * d.h, 5 * d.ns * d.h, 0);
 }
 
-void tf_head_ops(const ModelSpec *m, Shard sh, OpList *out)
+void transformer_head_ops(const ModelSpec *m, Shard sh, OpList *out)
 {
     Dims d = dims(m, sh);
     out->n = 0;
@@ -422,7 +424,7 @@ void tf_head_ops(const ModelSpec *m, Shard sh, OpList *out)
     add(out, "loss", 5 * d.n * d.v / d.t, 38 * d.n * d.v / d.t, 0);
 }
 
-void tf_optimizer_ops(double params, OpList *out)
+void transformer_optimizer_ops(double params, OpList *out)
 {
     out->n = 0;
     /* the gradients' norm for clipping, before the step: Megatron-LM's
@@ -433,21 +435,21 @@ void tf_optimizer_ops(double params, OpList *out)
     add(out, "adam", 12 * params, 28 * params, 0);
 }
 
-double tf_op_s(const GpuSpec *gpu, const Op *op)
+double transformer_op_s(const GpuSpec *gpu, const Op *op)
 {
     double flash = flash_s(gpu, op);
     return flash >= 0 ? flash : roofline_s(gpu, op);
 }
 
-double tf_ops_s(const GpuSpec *gpu, const OpList *ops)
+double transformer_ops_s(const GpuSpec *gpu, const OpList *ops)
 {
     double s = 0;
     for (int i = 0; i < ops->n; i++)
-        s += tf_op_s(gpu, &ops->ops[i]);
+        s += transformer_op_s(gpu, &ops->ops[i]);
     return s;
 }
 
-KernelClass tf_op_class(const Op *op)
+KernelClass transformer_op_class(const Op *op)
 {
     static const char *const attention[] = {
         FLASH_FORWARD, FLASH_BACKWARD_REST, "scores", "softmax", "attn_dropout", "attn_v", NULL};
@@ -457,12 +459,12 @@ KernelClass tf_op_class(const Op *op)
     return op->gemm ? KERNEL_GEMM : KERNEL_MEMORY;
 }
 
-gboolean tf_op_launches(const Op *op)
+gboolean transformer_op_launches(const Op *op)
 {
     return strcmp(op->name, FLASH_BACKWARD_REST) != 0;
 }
 
-double tf_ops_flops(const OpList *ops, gboolean gemm_only)
+double transformer_ops_flops(const OpList *ops, gboolean gemm_only)
 {
     double f = 0;
     for (int i = 0; i < ops->n; i++)
@@ -476,7 +478,7 @@ static double hardware_flops(const Op *op)
     return op->gemm ? op->flops * (1 - op->idle) : 0;
 }
 
-double tf_ops_hardware_flops(const OpList *ops)
+double transformer_ops_hardware_flops(const OpList *ops)
 {
     double f = 0;
     for (int i = 0; i < ops->n; i++)
@@ -484,12 +486,12 @@ double tf_ops_hardware_flops(const OpList *ops)
     return f;
 }
 
-OpsWork tf_ops_work(const GpuSpec *gpu, const OpList *ops)
+OpsWork transformer_ops_work(const GpuSpec *gpu, const OpList *ops)
 {
     OpsWork w = {0};
     for (int i = 0; i < ops->n; i++) {
         const Op *op = &ops->ops[i];
-        double s = tf_op_s(gpu, op), f = hardware_flops(op);
+        double s = transformer_op_s(gpu, op), f = hardware_flops(op);
         w.seconds += s;
         w.flops += f;
         w.wgrad_seconds += op->wgrad * s;
@@ -512,7 +514,7 @@ static double latent_attention_params(const ModelSpec *m, double t)
            kv * a * (m->qk_nope_head_dim + m->v_head_dim) / t + a * m->v_head_dim * h / t;
 }
 
-double tf_layer_params(const ModelSpec *m, int tp)
+double transformer_layer_params(const ModelSpec *m, int tp)
 {
     Dims d = dims(m, (Shard){.micro_batch = 1, .tp = tp});
     double qkv = d.hq / d.t + 2 * d.hkv_t; /* columns of the QKV weight on this GPU */
@@ -528,7 +530,7 @@ double tf_layer_params(const ModelSpec *m, int tp)
     if (gpt_style(m))
         return attention + mlp + qkv + d.h + d.f / d.t + d.h + 4 * d.h;
     return attention + mlp + 2 * d.h + (m->qkv_bias ? qkv : 0) + (m->out_bias ? d.h : 0) +
-           (m->mlp_bias ? 2 * d.f / d.t + d.h : 0) + (m->qk_norm ? 2 * tf_head_dim(m) : 0);
+           (m->mlp_bias ? 2 * d.f / d.t + d.h : 0) + (m->qk_norm ? 2 * transformer_head_dim(m) : 0);
 }
 
 /* An expert's weights on one GPU (f_e split over tp): GPT's with fc1's
@@ -539,7 +541,7 @@ static double expert_params(const ModelSpec *m, double t)
     return gpt_style(m) ? 2 * h * fe_t + fe_t + h : 3 * h * fe_t + (m->mlp_bias ? 2 * fe_t + h : 0);
 }
 
-double tf_layer_expert_params(const ModelSpec *m, int tp, int ep)
+double transformer_layer_expert_params(const ModelSpec *m, int tp, int ep)
 {
     return m->experts / ep * expert_params(m, tp);
 }
@@ -553,23 +555,24 @@ static double moe_layer_params(const ModelSpec *m, int tp, int held)
     attention_only.ffn_hidden_size = 0;
     double router = (double)m->hidden_size * m->experts;
     double fc2_bias = gpt_style(m) || m->mlp_bias ? m->hidden_size : 0;
-    return tf_layer_params(&attention_only, tp) - fc2_bias + router +
+    return transformer_layer_params(&attention_only, tp) - fc2_bias + router +
            m->shared_experts * expert_params(m, tp) + held * expert_params(m, tp);
 }
 
-double tf_moe_layer_params(const ModelSpec *m, int tp, int ep)
+double transformer_moe_layer_params(const ModelSpec *m, int tp, int ep)
 {
     return moe_layer_params(m, tp, m->experts / ep);
 }
 
-double tf_layer_params_at(const ModelSpec *m, int layer, int tp, int ep)
+double transformer_layer_params_at(const ModelSpec *m, int layer, int tp, int ep)
 {
-    return tf_layer_moe(m, layer) ? tf_moe_layer_params(m, tp, ep) : tf_layer_params(m, tp);
+    return transformer_layer_moe(m, layer) ? transformer_moe_layer_params(m, tp, ep)
+                                           : transformer_layer_params(m, tp);
 }
 
-double tf_layer_expert_params_at(const ModelSpec *m, int layer, int tp, int ep)
+double transformer_layer_expert_params_at(const ModelSpec *m, int layer, int tp, int ep)
 {
-    return tf_layer_moe(m, layer) ? tf_layer_expert_params(m, tp, ep) : 0;
+    return transformer_layer_moe(m, layer) ? transformer_layer_expert_params(m, tp, ep) : 0;
 }
 
 /* Parameters of the whole model with `routed` of each MoE layer's experts. */
@@ -577,36 +580,38 @@ static double model_params(const ModelSpec *m, int routed)
 {
     double layers = 0;
     for (int i = 0; i < m->layers; i++)
-        layers += tf_layer_moe(m, i) ? moe_layer_params(m, 1, routed) : tf_layer_params(m, 1);
-    return layers + tf_embedding_params(m, 1) + tf_head_params(m, 1);
+        layers += transformer_layer_moe(m, i) ? moe_layer_params(m, 1, routed)
+                                              : transformer_layer_params(m, 1);
+    return layers + transformer_embedding_params(m, 1) + transformer_head_params(m, 1);
 }
 
-double tf_active_params(const ModelSpec *m)
+double transformer_active_params(const ModelSpec *m)
 {
     return model_params(m, m->experts_per_token);
 }
 
-double tf_embedding_params(const ModelSpec *m, int tp)
+double transformer_embedding_params(const ModelSpec *m, int tp)
 {
     double words = (double)m->vocab_size * m->hidden_size / tp; /* vocabulary-parallel */
     return gpt_style(m) ? words + (double)m->seq_length * m->hidden_size : words;
 }
 
-double tf_head_params(const ModelSpec *m, int tp)
+double transformer_head_params(const ModelSpec *m, int tp)
 {
     double h = m->hidden_size;
     double final_norm = gpt_style(m) ? 2 * h : h;
     return final_norm + (m->tied_embeddings ? 0 : (double)m->vocab_size * h / tp);
 }
 
-double tf_params(const ModelSpec *m)
+double transformer_params(const ModelSpec *m)
 {
-    if (!tf_moe(m)) /* summed as it always was, to the last bit */
-        return m->layers * tf_layer_params(m, 1) + tf_embedding_params(m, 1) + tf_head_params(m, 1);
+    if (!transformer_moe(m)) /* summed as it always was, to the last bit */
+        return m->layers * transformer_layer_params(m, 1) + transformer_embedding_params(m, 1) +
+               transformer_head_params(m, 1);
     return model_params(m, m->experts);
 }
 
-double tf_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc)
+double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc)
 {
     Dims d = dims(m, sh);
     if (rc == RECOMPUTE_FULL)
@@ -633,39 +638,39 @@ double tf_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Reco
     return replicated + sharded + core;
 }
 
-double tf_block_replay_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc)
+double transformer_block_replay_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc)
 {
-    return tf_block_activation_bytes(m, block, sh, RECOMPUTE_NONE) -
-           tf_block_activation_bytes(m, block, sh, rc);
+    return transformer_block_activation_bytes(m, block, sh, RECOMPUTE_NONE) -
+           transformer_block_activation_bytes(m, block, sh, rc);
 }
 
-double tf_embedding_activation_bytes(const ModelSpec *m, Shard sh)
+double transformer_embedding_activation_bytes(const ModelSpec *m, Shard sh)
 {
     Dims d = dims(m, sh);
     return d.ns * d.h;
 }
 
-double tf_head_activation_bytes(const ModelSpec *m, Shard sh)
+double transformer_head_activation_bytes(const ModelSpec *m, Shard sh)
 {
     Dims d = dims(m, sh);
     return 4 * d.ns * d.h + 4 * d.n * d.v / d.t;
 }
 
-double tf_model_flops(const ModelSpec *m, double sequences)
+double transformer_model_flops(const ModelSpec *m, double sequences)
 {
     Shard one = {.micro_batch = 1, .tp = 1}; /* the same matrix multiplies */
     OpList ops;
     double forward = 0;
     /* each kind of block times the layers that have it; a MoE block at
      * uniform routing, no padding: k experts per token */
-    for (int b = 0; b < TF_BLOCK_KINDS; b++) {
-        int layers = tf_block_layers(m, (Block)b);
+    for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
+        int layers = transformer_block_layers(m, (Block)b);
         if (layers == 0)
             continue;
-        tf_block_ops(m, (Block)b, one, &ops);
-        forward += layers * tf_ops_flops(&ops, TRUE);
+        transformer_block_ops(m, (Block)b, one, &ops);
+        forward += layers * transformer_ops_flops(&ops, TRUE);
     }
-    tf_head_ops(m, one, &ops);
-    forward += tf_ops_flops(&ops, TRUE);
+    transformer_head_ops(m, one, &ops);
+    forward += transformer_ops_flops(&ops, TRUE);
     return 3 * forward * sequences;
 }

@@ -25,11 +25,11 @@
 #include "spec/plan.h"
 
 /* The kinds of a layer's blocks: attention, a dense MLP (ffn_hidden_size),
- * a MoE layer's MLP block (tf_layer_moe: router, shared and routed
- * experts). A layer has TF_BLOCKS blocks, attention then its MLP block
- * (tf_layer_block); per-block caches hold TF_BLOCK_KINDS. */
+ * a MoE layer's MLP block (transformer_layer_moe: router, shared and routed
+ * experts). A layer has TRANSFORMER_BLOCKS blocks, attention then its MLP block
+ * (transformer_layer_block); per-block caches hold TRANSFORMER_BLOCK_KINDS. */
 typedef enum { BLOCK_ATTENTION, BLOCK_MLP, BLOCK_MOE } Block;
-enum { TF_BLOCKS = 2, TF_BLOCK_KINDS = 3 };
+enum { TRANSFORMER_BLOCKS = 2, TRANSFORMER_BLOCK_KINDS = 3 };
 
 typedef struct {
     int micro_batch;            /* b, sequences */
@@ -50,20 +50,20 @@ typedef struct {
 
 /* The plan's Shard: its micro-batch size, tp, sequence parallelism,
  * attention and dtype. */
-Shard tf_shard(const PlanSpec *plan);
+Shard transformer_shard(const PlanSpec *plan);
 
 /* Tokens of one micro-batch on this GPU: b s / c. */
-double tf_tokens(const ModelSpec *m, Shard sh);
+double transformer_tokens(const ModelSpec *m, Shard sh);
 /* Bytes of this GPU's share of attention's bf16 tensors for one
  * micro-batch: its query heads (Q; also the attention output's shape),
  * b (s/c) h / t elements, and its K and V together, 2 b (s/c) h_kv / t. */
-double tf_q_bytes(const ModelSpec *m, Shard sh);
-double tf_kv_bytes(const ModelSpec *m, Shard sh);
+double transformer_q_bytes(const ModelSpec *m, Shard sh);
+double transformer_kv_bytes(const ModelSpec *m, Shard sh);
 
-#define TF_MAX_OPS 16
+#define TRANSFORMER_MAX_OPS 16
 
 typedef struct {
-    Op ops[TF_MAX_OPS];
+    Op ops[TRANSFORMER_MAX_OPS];
     int n;
 } OpList;
 
@@ -74,7 +74,7 @@ typedef struct {
  * activation input (Transformer Engine's fused cast and transpose: read
  * bf16, write fp8 and its transpose, 4 bytes an element); attention, the
  * logits and every other operation stay bf16 (docs/model.md, "FP8"). */
-void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out);
+void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out);
 /* The operations that run before a block's backward on top of it (which
  * costs twice the block's forward): what recomputation replays (the whole
  * block under full recomputation; under selective with standard attention
@@ -84,61 +84,62 @@ void tf_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out);
  * S = QK^T (2 b s^2 h / t FLOPs) and its lower efficiency (docs/model.md,
  * "FlashAttention"). That rest comes last: it is the whole list under
  * RECOMPUTE_NONE. */
-void tf_block_replay_ops(const ModelSpec *m, Block block, Shard sh, Recompute rc, OpList *out);
+void transformer_block_replay_ops(const ModelSpec *m, Block block, Shard sh, Recompute rc,
+                                  OpList *out);
 /* The same list in its two parts: what recomputation replays (`replay`,
  * empty under RECOMPUTE_NONE) and the rest of FlashAttention's backward
  * (`rest`, empty but for the attention block with FlashAttention). */
-void tf_block_replay_split(const ModelSpec *m, Block block, Shard sh, Recompute rc,
-                           OpList *replay, OpList *rest);
+void transformer_block_replay_split(const ModelSpec *m, Block block, Shard sh, Recompute rc,
+                                    OpList *replay, OpList *rest);
 /* Forward operations of the token (and position) embedding. */
-void tf_embedding_ops(const ModelSpec *m, Shard sh, OpList *out);
+void transformer_embedding_ops(const ModelSpec *m, Shard sh, OpList *out);
 /* Forward operations of the head: final norm, logits, loss. */
-void tf_head_ops(const ModelSpec *m, Shard sh, OpList *out);
+void transformer_head_ops(const ModelSpec *m, Shard sh, OpList *out);
 /* One mixed-precision Adam step over `params` parameters, memory-bound:
  * the gradients' L2 norm for clipping (reads 4 bytes per parameter), then
  * Adam, which reads the bf16 gradient and fp32 master, momentum and
  * variance, and writes them back with the bf16 parameters (28 bytes per
  * parameter). */
-void tf_optimizer_ops(double params, OpList *out);
+void transformer_optimizer_ops(double params, OpList *out);
 
 /* A head's width: the model's head_dim, else hidden_size / attention_heads. */
-double tf_head_dim(const ModelSpec *m);
+double transformer_head_dim(const ModelSpec *m);
 
 /* A mixture of experts (docs/model.md, "Mixture of experts"): whether
  * the model has routed experts, and whether layer `layer` (0-based) is one
  * of its MoE layers: layer >= first_dense_layers and layer %
  * moe_layer_frequency == 0 (DeepSeek's first_k_dense_replace and
- * moe_layer_freq). tf_block_ops, tf_block_replay_ops and the activation
+ * moe_layer_freq). transformer_block_ops, transformer_block_replay_ops and the activation
  * functions give for BLOCK_MOE the MoE layer's MLP block: the
  * router GEMM (h x E, replicated over tp), the permutation of the tokens
  * to their experts and back, the shared experts as a dense MLP of
  * shared_experts x f_e, and the routed experts as grouped GEMMs: E / ep
  * local experts, each of n k ep / E x expert_load rows (n the GPU's
  * tokens, k experts per token; uniform routing), f_e split over tp. */
-gboolean tf_moe(const ModelSpec *m);
-gboolean tf_layer_moe(const ModelSpec *m, int layer);
-/* Block `i` (0 .. TF_BLOCKS - 1) of layer `layer`: BLOCK_ATTENTION, then
+gboolean transformer_moe(const ModelSpec *m);
+gboolean transformer_layer_moe(const ModelSpec *m, int layer);
+/* Block `i` (0 .. TRANSFORMER_BLOCKS - 1) of layer `layer`: BLOCK_ATTENTION, then
  * BLOCK_MOE in a MoE layer, BLOCK_MLP in a dense one. */
-Block tf_layer_block(const ModelSpec *m, int layer, int i);
+Block transformer_layer_block(const ModelSpec *m, int layer, int i);
 /* How many of the model's layers have a block of kind `block`. */
-int tf_block_layers(const ModelSpec *m, Block block);
+int transformer_block_layers(const ModelSpec *m, Block block);
 /* Parameters layer `layer` holds on one GPU of tp and ep:
- * tf_moe_layer_params in a MoE layer, tf_layer_params in a dense one; and
+ * transformer_moe_layer_params in a MoE layer, transformer_layer_params in a dense one; and
  * of them its routed experts' (0 in a dense layer). */
-double tf_layer_params_at(const ModelSpec *m, int layer, int tp, int ep);
-double tf_layer_expert_params_at(const ModelSpec *m, int layer, int tp, int ep);
+double transformer_layer_params_at(const ModelSpec *m, int layer, int tp, int ep);
+double transformer_layer_expert_params_at(const ModelSpec *m, int layer, int tp, int ep);
 /* The size S (net/collective.h) of a MoE layer's token dispatch over the
  * expert-parallel group per micro-batch, which the combine mirrors. An
  * all-to-all: one GPU's send buffer, its n k token copies of h bf16
  * elements, times the capacity factor when experts are padded to capacity
  * (Shard.expert_load; the dropless imbalance does not change what a GPU
  * sends). An all-gather: the gathered buffer, the ep GPUs' n tokens. */
-double tf_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how);
+double transformer_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how);
 
 /* One operation's time (FlashAttention's by its own efficiencies, the
  * rest by roofline_s), and the sum of the operations'. */
-double tf_op_s(const GpuSpec *gpu, const Op *op);
-double tf_ops_s(const GpuSpec *gpu, const OpList *ops);
+double transformer_op_s(const GpuSpec *gpu, const Op *op);
+double transformer_ops_s(const GpuSpec *gpu, const OpList *ops);
 
 /* The kernel classes a profiler's table groups an operation into
  * (simulate --breakdown): the attention core (FlashAttention's kernels, or
@@ -146,47 +147,47 @@ double tf_ops_s(const GpuSpec *gpu, const OpList *ops);
  * matrix multiplies, and the memory-bound rest (norms, activations,
  * rotary, dropout and residual, embedding, loss, casts, permutations). */
 typedef enum { KERNEL_GEMM, KERNEL_ATTENTION, KERNEL_MEMORY, KERNEL_CLASSES } KernelClass;
-KernelClass tf_op_class(const Op *op);
+KernelClass transformer_op_class(const Op *op);
 /* Whether the operation is a kernel of its own, with its launch cost: all
  * but FlashAttention's backward rest, part of its backward kernel. */
-gboolean tf_op_launches(const Op *op);
+gboolean transformer_op_launches(const Op *op);
 /* Sum of their FLOPs; only matrix multiplies when `gemm_only`. */
-double tf_ops_flops(const OpList *ops, gboolean gemm_only);
+double transformer_ops_flops(const OpList *ops, gboolean gemm_only);
 
 /* The matrix-multiply FLOPs the kernels of `ops` do (hardware FLOPs): each
  * GEMM's counted FLOPs less its idle share (roofline.h's Op.idle). */
-double tf_ops_hardware_flops(const OpList *ops);
+double transformer_ops_hardware_flops(const OpList *ops);
 
-/* What operations take, forward (tf_ops_s, tf_ops_hardware_flops), and of
+/* What operations take, forward (transformer_ops_s, transformer_ops_hardware_flops), and of
  * their backward, twice that, what the weight gradients take: each
  * operation's Op.wgrad times its forward. */
 typedef struct {
     double seconds, flops;             /* forward */
     double wgrad_seconds, wgrad_flops; /* the backward's weight gradients */
 } OpsWork;
-OpsWork tf_ops_work(const GpuSpec *gpu, const OpList *ops);
+OpsWork transformer_ops_work(const GpuSpec *gpu, const OpList *ops);
 
 /* Parameters one GPU of a tensor-parallel group of `tp` holds: of one
  * layer (weights and column biases split, norms and row biases
  * replicated), of the embedding (vocabulary split, learned positions
  * replicated), of the head (final norm, and the output layer split unless
- * tied). tf_params is the whole model's, Psi. */
-double tf_layer_params(const ModelSpec *m, int tp);
-double tf_embedding_params(const ModelSpec *m, int tp);
-double tf_head_params(const ModelSpec *m, int tp);
-double tf_params(const ModelSpec *m);
+ * tied). transformer_params is the whole model's, Psi. */
+double transformer_layer_params(const ModelSpec *m, int tp);
+double transformer_embedding_params(const ModelSpec *m, int tp);
+double transformer_head_params(const ModelSpec *m, int tp);
+double transformer_params(const ModelSpec *m);
 /* A MoE layer's parameters on one GPU: attention, norms, the router
  * (replicated), the shared experts (split over tp) and its E / ep routed
- * experts (split over tp); tf_layer_expert_params the routed experts'
+ * experts (split over tp); transformer_layer_expert_params the routed experts'
  * part alone, which expert-parallel ranks hold different shards of. With
  * DeepSeek-V2's latent attention (kv_lora_rank > 0) the attention's are
  * its projections' (arXiv 2405.04434, section 2.1), the down-projections
  * replicated over tp, the rest split. */
-double tf_moe_layer_params(const ModelSpec *m, int tp, int ep);
-double tf_layer_expert_params(const ModelSpec *m, int tp, int ep);
-/* The parameters one token's forward uses: tf_params with each MoE
+double transformer_moe_layer_params(const ModelSpec *m, int tp, int ep);
+double transformer_layer_expert_params(const ModelSpec *m, int tp, int ep);
+/* The parameters one token's forward uses: transformer_params with each MoE
  * layer's routed experts counted experts_per_token times, not E times. */
-double tf_active_params(const ModelSpec *m);
+double transformer_active_params(const ModelSpec *m);
 
 /* Bytes one block keeps from its forward for its backward, per micro-batch
  * (Korthikanti et al. 2022, section 4: attention 11sbh + 5as^2b, MLP 19sbh,
@@ -198,19 +199,19 @@ double tf_active_params(const ModelSpec *m);
  * (its Q, K, V and output are among the 11sbh), so selective recomputation
  * keeps the same as none. Under full recomputation the attention block
  * keeps the layer input (2sbh), the MLP block nothing. */
-double tf_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc);
+double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc);
 /* Bytes a replay re-creates and the block's backward frees: what the
  * block would keep without recomputation, less what it keeps under `rc`. */
-double tf_block_replay_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc);
+double transformer_block_replay_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc);
 /* The embedding's dropout mask, sbh bytes (/t with sequence parallelism). */
-double tf_embedding_activation_bytes(const ModelSpec *m, Shard sh);
+double transformer_embedding_activation_bytes(const ModelSpec *m, Shard sh);
 /* The head's: final norm and logits inputs (2sbh each) and the fp32
  * logits (4sbV/t). */
-double tf_head_activation_bytes(const ModelSpec *m, Shard sh);
+double transformer_head_activation_bytes(const ModelSpec *m, Shard sh);
 
 /* Model FLOPs of a step over `sequences` sequences: forward and backward
  * matrix multiplies (3x the forward), no recomputation. For a GPT model
  * this is Korthikanti et al.'s eq. 7. */
-double tf_model_flops(const ModelSpec *m, double sequences);
+double transformer_model_flops(const ModelSpec *m, double sequences);
 
 #endif

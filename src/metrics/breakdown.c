@@ -17,13 +17,13 @@ static void add_ops(Breakdown *out, const GpuSpec *gpu, const OpList *ops, doubl
         [KERNEL_GEMM] = BREAKDOWN_GEMM, [KERNEL_MEMORY] = BREAKDOWN_MEMORY};
     for (int i = 0; i < ops->n; i++) {
         const Op *op = &ops->ops[i];
-        KernelClass k = tf_op_class(op);
+        KernelClass k = transformer_op_class(op);
         BreakdownClass row = k == KERNEL_ATTENTION ? attention : rows[k];
-        double s = times * tf_op_s(gpu, op);
+        double s = times * transformer_op_s(gpu, op);
         out->seconds[row] += s;
         if (recompute)
             out->recompute_s += s;
-        if (tf_op_launches(op)) {
+        if (transformer_op_launches(op)) {
             out->kernels[row] += times;
             out->launch_s += times * gpu->launch_s;
         }
@@ -41,29 +41,29 @@ void breakdown_compute(const ModelSpec *model, const GpuSpec *gpu, const PlanSpe
                        Breakdown *out)
 {
     *out = (Breakdown){.stage = stage};
-    Shard sh = tf_shard(plan);
+    Shard sh = transformer_shard(plan);
     int chunks = chunks_count(plan);
     OpList ops;
     for (int k = 0; k < plan->virtual_stages; k++) {
         int g = chunks_of_stage(plan, stage, k);
         if (g == 0) {
-            tf_embedding_ops(model, sh, &ops);
+            transformer_embedding_ops(model, sh, &ops);
             add_forward_backward(out, gpu, &ops);
         }
         int first = chunks_first_layer(plan, g);
         for (int layer = first; layer < first + chunks_layers(plan, g); layer++)
-            for (int i = 0; i < TF_BLOCKS; i++) {
-                Block block = tf_layer_block(model, layer, i);
-                tf_block_ops(model, block, sh, &ops);
+            for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
+                Block block = transformer_layer_block(model, layer, i);
+                transformer_block_ops(model, block, sh, &ops);
                 add_forward_backward(out, gpu, &ops);
                 /* the replay (recomputation), then FlashAttention's rest */
                 OpList replay, rest;
-                tf_block_replay_split(model, block, sh, plan->recompute, &replay, &rest);
+                transformer_block_replay_split(model, block, sh, plan->recompute, &replay, &rest);
                 add_ops(out, gpu, &replay, 1, BREAKDOWN_ATTENTION_BACKWARD, TRUE);
                 add_ops(out, gpu, &rest, 1, BREAKDOWN_ATTENTION_BACKWARD, FALSE);
             }
         if (g == chunks - 1) {
-            tf_head_ops(model, sh, &ops);
+            transformer_head_ops(model, sh, &ops);
             add_forward_backward(out, gpu, &ops);
         }
     }

@@ -292,7 +292,7 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
         link_table(r, out->step_time_s, out);
 
     double sequences = plan->global_batch_size;
-    out->model_flops = tf_model_flops(model, sequences);
+    out->model_flops = transformer_model_flops(model, sequences);
     double peak = (double)layout_ranks(layout) * cluster->gpu.peak_flops;
     if (out->step_time_s > 0) {
         out->tokens_per_s = training_tokens_per_s(model, plan, out->step_time_s);

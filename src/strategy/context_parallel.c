@@ -12,7 +12,7 @@
  *   - ring (ring attention, Megatron-Core's CP over Transformer Engine's
  *     attn_forward_func_with_cp): the K and V of each rank's s/c tokens go
  *     around the ring in c - 1 exchanges, each rank sending its neighbour
- *     the block it holds (tf_kv_bytes) while attention computes with the
+ *     the block it holds (transformer_kv_bytes) while attention computes with the
  *     one before; the exchanges run on the CP stream beside the block's
  *     compute, and the next piece waits for the last. Backward sends K and
  *     V again with their gradients dK and dV: c - 1 exchanges of twice the
@@ -98,10 +98,12 @@ static void piece_begin(Emit *e, void *state, const PieceRef *p)
     gboolean backward = emit_piece_backward(p);
     if (emit_plan(e)->cp_algorithm == CP_ALL_TO_ALL) {
         /* forward: Q, K and V; backward: the output's gradient */
-        all_to_all(e, p, backward ? tf_q_bytes(m, sh) : tf_q_bytes(m, sh) + tf_kv_bytes(m, sh));
+        all_to_all(e, p,
+                   backward ? transformer_q_bytes(m, sh)
+                            : transformer_q_bytes(m, sh) + transformer_kv_bytes(m, sh));
         return;
     }
-    double bytes = (backward ? 2 : 1) * tf_kv_bytes(m, sh); /* K, V (and dK, dV) */
+    double bytes = (backward ? 2 : 1) * transformer_kv_bytes(m, sh); /* K, V (and dK, dV) */
     TaskId after = emit_last(e, STREAM_COMPUTE);
     for (int i = 0; i < emit_plan(e)->cp - 1; i++) {
         st->exchanged = emit_collective(e, GROUP_CP, STREAM_CP, COLL_RING_EXCHANGE, bytes, TAG_CP,
@@ -123,8 +125,8 @@ static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
     if (emit_plan(e)->cp_algorithm == CP_ALL_TO_ALL)
         /* forward: the output; backward: the gradients of Q, K and V */
         all_to_all(e, p,
-                   emit_piece_backward(p) ? tf_q_bytes(m, sh) + tf_kv_bytes(m, sh)
-                                          : tf_q_bytes(m, sh));
+                   emit_piece_backward(p) ? transformer_q_bytes(m, sh) + transformer_kv_bytes(m, sh)
+                                          : transformer_q_bytes(m, sh));
     else
         emit_gate(e, st->exchanged);
 }

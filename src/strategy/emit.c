@@ -70,7 +70,7 @@ struct Emit {
     int *pair_id[DIRECTIONS];   /* per sending rank: with its receiver */
     int *ends_id;               /* per rank on the first stage: with the last stage */
     int micro_batches;
-    Cost embedding, head, block[TF_BLOCK_KINDS]; /* a kind no layer has: zero */
+    Cost embedding, head, block[TRANSFORMER_BLOCK_KINDS]; /* a kind no layer has: zero */
     Segment *segments;                           /* every model chunk's, chunk after chunk */
     int *chunk_first; /* per model chunk: its first segment; one more entry */
     /* the rank being emitted, and its rank in the graph */
@@ -78,8 +78,8 @@ struct Emit {
     double params;                    /* held by the rank */
     double layers;                    /* of them, its transformer layers' */
     double experts;                   /* of them, on the expert-data-parallel group */
-    double kept[TF_BLOCK_KINDS];      /* activations a layer block's forward keeps */
-    double recreated[TF_BLOCK_KINDS]; /* and a replay re-creates (emit_keep_activations) */
+    double kept[TRANSFORMER_BLOCK_KINDS];      /* activations a layer block's forward keeps */
+    double recreated[TRANSFORMER_BLOCK_KINDS]; /* and a replay re-creates (emit_keep_activations) */
     TaskId *gates;                    /* what the next compute-stream task waits for */
     gsize n_gates, gates_room;
 
@@ -178,7 +178,7 @@ const Layout *emit_layout(const Emit *e)
 
 Shard emit_shard(const Emit *e)
 {
-    return tf_shard(e->plan);
+    return transformer_shard(e->plan);
 }
 
 int emit_micro_batches(const Emit *e)
@@ -453,7 +453,7 @@ void emit_mem(Emit *e, TaskId task, MemKind kind, double bytes, gboolean at_end)
 static Cost cost(const GpuSpec *gpu, const OpList *ops, double kept_bytes, const char *fwd,
                  const char *bwd, const char *wgrad)
 {
-    return (Cost){.work = tf_ops_work(gpu, ops),
+    return (Cost){.work = transformer_ops_work(gpu, ops),
                   .kept_bytes = kept_bytes,
                   .name = {[PHASE_FORWARD] = fwd,
                            [PHASE_BACKWARD] = bwd,
@@ -467,23 +467,23 @@ static void compute_costs(Emit *e)
     const GpuSpec *gpu = emit_gpu(e);
     Shard sh = emit_shard(e);
     OpList ops;
-    tf_embedding_ops(m, sh, &ops);
-    e->embedding = cost(gpu, &ops, tf_embedding_activation_bytes(m, sh), "fwd mb%d embedding",
-                        "bwd mb%d embedding", "wgrad mb%d embedding");
-    tf_head_ops(m, sh, &ops);
-    e->head = cost(gpu, &ops, tf_head_activation_bytes(m, sh), "fwd mb%d head", "bwd mb%d head",
-                   "wgrad mb%d head");
-    static const char *const names[TF_BLOCK_KINDS][3] = {
+    transformer_embedding_ops(m, sh, &ops);
+    e->embedding = cost(gpu, &ops, transformer_embedding_activation_bytes(m, sh),
+                        "fwd mb%d embedding", "bwd mb%d embedding", "wgrad mb%d embedding");
+    transformer_head_ops(m, sh, &ops);
+    e->head = cost(gpu, &ops, transformer_head_activation_bytes(m, sh), "fwd mb%d head",
+                   "bwd mb%d head", "wgrad mb%d head");
+    static const char *const names[TRANSFORMER_BLOCK_KINDS][3] = {
         {"fwd mb%d L%d attn", "bwd mb%d L%d attn", "wgrad mb%d L%d attn"},
         {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp", "wgrad mb%d L%d mlp"},
         {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp", "wgrad mb%d L%d mlp"},
     };
-    for (int b = 0; b < TF_BLOCK_KINDS; b++) {
-        if (tf_block_layers(m, (Block)b) == 0)
+    for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
+        if (transformer_block_layers(m, (Block)b) == 0)
             continue;
-        tf_block_ops(m, (Block)b, sh, &ops);
+        transformer_block_ops(m, (Block)b, sh, &ops);
         /* everything its backward needs; a strategy may keep less */
-        double kept = tf_block_activation_bytes(m, (Block)b, sh, RECOMPUTE_NONE);
+        double kept = transformer_block_activation_bytes(m, (Block)b, sh, RECOMPUTE_NONE);
         e->block[b] = cost(gpu, &ops, kept, names[b][0], names[b][1], names[b][2]);
     }
 }
@@ -599,11 +599,11 @@ static void emit_segment(Emit *e, const Unit *u, const Segment *seg)
     if (seg->kind != SEGMENT_LAYER)
         last = walk_piece(e, u, seg, BLOCK_ATTENTION);
     else if (u->forward)
-        for (int i = 0; i < TF_BLOCKS; i++)
-            last = walk_piece(e, u, seg, tf_layer_block(e->model, seg->layer, i));
+        for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
+            last = walk_piece(e, u, seg, transformer_layer_block(e->model, seg->layer, i));
     else
-        for (int i = TF_BLOCKS - 1; i >= 0; i--)
-            last = walk_piece(e, u, seg, tf_layer_block(e->model, seg->layer, i));
+        for (int i = TRANSFORMER_BLOCKS - 1; i >= 0; i--)
+            last = walk_piece(e, u, seg, transformer_layer_block(e->model, seg->layer, i));
     EACH_STRATEGY(e, segment_end, u, seg, last);
 }
 
@@ -648,7 +648,7 @@ static void emit_rank_step(Emit *e, GArray *units)
             e->experts += e->segments[i].expert_params;
         }
     }
-    for (int b = 0; b < TF_BLOCK_KINDS; b++)
+    for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++)
         emit_keep_activations(e, (Block)b, e->block[b].kept_bytes, 0);
     for (int i = 0; e->active[i]; i++) {
         memset(e->state[i], 0, e->active[i]->state_size);
@@ -703,7 +703,8 @@ static double most_tasks(const Emit *e, int ranks)
         if (e->active[i]->piece_tasks)
             per_piece += e->active[i]->piece_tasks(p);
     double units = schedule_splits_backward(p) ? 3 : 2;
-    double pieces = (TF_BLOCKS * (double)e->model->layers + 2) / p->pp + 2 * p->virtual_stages;
+    double pieces =
+        (TRANSFORMER_BLOCKS * (double)e->model->layers + 2) / p->pp + 2 * p->virtual_stages;
     return ranks * (units * e->micro_batches * pieces * per_piece + 4);
 }
 
@@ -729,7 +730,7 @@ double emit_tasks_at_least(const ModelSpec *model, const PlanSpec *plan, int ran
     double passes = schedule_splits_backward(plan) ? 3 : 2;
     double chunks = (double)plan->pp * plan->virtual_stages;
     double per_stage_set = plan_spec_micro_batches(plan) *
-                           (passes * TF_BLOCKS * model->layers + 2 + 2 * (chunks - 1));
+                           (passes * TRANSFORMER_BLOCKS * model->layers + 2 + 2 * (chunks - 1));
     return (double)ranks / plan->pp * per_stage_set + 3.0 * ranks;
 }
 

@@ -3,7 +3,7 @@
  *
  * Per micro-batch, a piece of kind k costs the roofline time of its
  * forward operations and twice that backward, and recomputation replays
- * tf_block_replay_ops before each layer block's backward: exactly the
+ * transformer_block_replay_ops before each layer block's backward: exactly the
  * tasks emit.c and recompute.c write, summed per model chunk. A layer's
  * forward also waits for its tensor-parallel collectives, and its backward
  * for the prefetch of offloaded activations (estimate.h). */
@@ -60,32 +60,32 @@ typedef struct {
 static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const GpuSpec *gpu,
                         const PlanSpec *plan, gboolean timed, PieceCosts *c)
 {
-    Shard sh = tf_shard(plan);
+    Shard sh = transformer_shard(plan);
     OpList ops;
     *c = (PieceCosts){.model = m, .plan = plan, .pcie_Bps = gpu->pcie_Bps};
-    c->embedding_kept = tf_embedding_activation_bytes(m, sh);
-    c->head_kept = tf_head_activation_bytes(m, sh);
-    double block_s[TF_BLOCK_KINDS] = {0}, replay_s[TF_BLOCK_KINDS] = {0},
-           block_kept[TF_BLOCK_KINDS] = {0};
+    c->embedding_kept = transformer_embedding_activation_bytes(m, sh);
+    c->head_kept = transformer_head_activation_bytes(m, sh);
+    double block_s[TRANSFORMER_BLOCK_KINDS] = {0}, replay_s[TRANSFORMER_BLOCK_KINDS] = {0},
+           block_kept[TRANSFORMER_BLOCK_KINDS] = {0};
     /* what each active strategy's tasks add to a block's passes, at the least */
-    BlockBound added[STRATEGY_MAX][TF_BLOCK_KINDS] = {{{0}}};
-    for (int b = 0; b < TF_BLOCK_KINDS; b++) {
-        if (tf_block_layers(m, (Block)b) == 0)
+    BlockBound added[STRATEGY_MAX][TRANSFORMER_BLOCK_KINDS] = {{{0}}};
+    for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
+        if (transformer_block_layers(m, (Block)b) == 0)
             continue;
-        block_kept[b] = tf_block_activation_bytes(m, (Block)b, sh, plan->recompute);
+        block_kept[b] = transformer_block_activation_bytes(m, (Block)b, sh, plan->recompute);
         if (!timed)
             continue;
-        tf_block_ops(m, (Block)b, sh, &ops);
-        block_s[b] = tf_ops_s(gpu, &ops);
+        transformer_block_ops(m, (Block)b, sh, &ops);
+        block_s[b] = transformer_ops_s(gpu, &ops);
         for (int k = 0; strategy_registry[k]; k++)
             if (strategy_registry[k]->block_bound && strategy_registry[k]->active(plan))
                 added[k][b] = strategy_registry[k]->block_bound(m, cluster, plan, (Block)b, &ops);
-        tf_block_replay_ops(m, (Block)b, sh, plan->recompute, &ops);
-        replay_s[b] = tf_ops_s(gpu, &ops);
+        transformer_block_replay_ops(m, (Block)b, sh, plan->recompute, &ops);
+        replay_s[b] = transformer_ops_s(gpu, &ops);
     }
     for (int k = 0; k < 2; k++) {
         double layer_replay_s = 0, added_forward_s = 0, added_backward_s = 0;
-        for (int i = 0; i < TF_BLOCKS; i++) {
+        for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
             Block b = i == 0 ? BLOCK_ATTENTION : k == 0 ? BLOCK_MLP : BLOCK_MOE;
             c->layer_s[k] += block_s[b];
             layer_replay_s += replay_s[b];
@@ -94,7 +94,7 @@ static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const Gp
         /* a strategy's over the layer's blocks, then the strategies' */
         for (int s = 0; strategy_registry[s]; s++) {
             double forward_s = 0, backward_s = 0;
-            for (int i = 0; i < TF_BLOCKS; i++) {
+            for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
                 Block b = i == 0 ? BLOCK_ATTENTION : k == 0 ? BLOCK_MLP : BLOCK_MOE;
                 forward_s += added[s][b].forward_s;
                 backward_s += added[s][b].backward_s;
@@ -106,10 +106,10 @@ static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const Gp
         c->layer_s[k] += added_forward_s;
     }
     if (timed) {
-        tf_embedding_ops(m, sh, &ops);
-        c->embedding_s = tf_ops_s(gpu, &ops);
-        tf_head_ops(m, sh, &ops);
-        c->head_s = tf_ops_s(gpu, &ops);
+        transformer_embedding_ops(m, sh, &ops);
+        c->embedding_s = transformer_ops_s(gpu, &ops);
+        transformer_head_ops(m, sh, &ops);
+        c->head_s = transformer_ops_s(gpu, &ops);
     }
     c->first = chunks_firsts(plan);
 }
@@ -149,11 +149,11 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
                     .chain_backward_s = ends,
                     .kept = first ? c->embedding_kept : 0};
     for (int l = from; l < to; l++) {
-        int k = tf_layer_moe(c->model, l);
+        int k = transformer_layer_moe(c->model, l);
         cc.forward_s += c->layer_s[k];
         cc.kept += c->layer_kept[k];
         double up_s = l > from && l - 1 < from + offloaded
-                          ? c->layer_kept[tf_layer_moe(c->model, l - 1)] / c->pcie_Bps
+                          ? c->layer_kept[transformer_layer_moe(c->model, l - 1)] / c->pcie_Bps
                           : 0;
         double b = c->layer_backward_s[k], waited = MAX(b, up_s);
         cc.backward_s += waited;

@@ -23,9 +23,9 @@ static gboolean active(const PlanSpec *plan)
 static gboolean check_model(const PlanSpec *plan, const ModelSpec *model, GError **error)
 {
     int ep = plan->ep;
-    if (ep > 1 && !tf_moe(model))
+    if (ep > 1 && !transformer_moe(model))
         return plan_field_fail(error, plan, PLAN_EP, "1 for a model without experts");
-    if (tf_moe(model) && model->experts % ep != 0)
+    if (transformer_moe(model) && model->experts % ep != 0)
         return plan_field_fail(error, plan, PLAN_EP, "a divisor of the experts, %d",
                                model->experts);
     return TRUE;
@@ -73,9 +73,10 @@ static void exchange(Emit *e, const PieceRef *p, gboolean before)
         {"ep reduce_scatter combine mb%d L%d", "ep all_gather dispatch mb%d L%d"}};
     TaskName name = {
         .fmt = names[!all_to_all][to_experts], .a = p->micro_batch, .b = p->segment->layer};
-    emit_collective(e, GROUP_EP, STREAM_COMPUTE, op,
-                    tf_moe_dispatch_bytes(emit_model(e), emit_shard(e), plan->moe_dispatcher),
-                    TAG_EP, name);
+    emit_collective(
+        e, GROUP_EP, STREAM_COMPUTE, op,
+        transformer_moe_dispatch_bytes(emit_model(e), emit_shard(e), plan->moe_dispatcher), TAG_EP,
+        name);
 }
 
 static void piece_begin(Emit *e, void *state, const PieceRef *p)
@@ -97,7 +98,7 @@ static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
  * take their defaults (plan_fields.def). */
 static void normalize(PlanSpec *plan, const ModelSpec *model)
 {
-    if (tf_moe(model))
+    if (transformer_moe(model))
         return;
     plan->moe_capacity_percent = 0;
     plan->moe_imbalance_percent = 100;
@@ -134,7 +135,8 @@ static BlockBound block_bound(const ModelSpec *model, const ClusterSpec *cluster
     (void)ops;
     if (block != BLOCK_MOE)
         return (BlockBound){0};
-    double bytes = tf_moe_dispatch_bytes(model, tf_shard(plan), plan->moe_dispatcher);
+    double bytes =
+        transformer_moe_dispatch_bytes(model, transformer_shard(plan), plan->moe_dispatcher);
     double exchanges_s = 2 * exchange_bound_s(cluster, plan, bytes);
     return (BlockBound){.forward_s = exchanges_s,
                         .backward_s = exchanges_s * (plan->recompute == RECOMPUTE_FULL ? 2 : 1)};

@@ -19,7 +19,7 @@
 enum { AMAX_FORWARD = 3, AMAX_BACKWARD = 2, AMAX_BYTES = 4 };
 
 typedef struct {
-    double gemms[TF_BLOCK_KINDS]; /* fp8 GEMMs of a block of each kind */
+    double gemms[TRANSFORMER_BLOCK_KINDS]; /* fp8 GEMMs of a block of each kind */
     double unit_gemms;            /* of the unit so far */
 } Fp8State;
 
@@ -38,8 +38,8 @@ static void step_begin(Emit *e, void *state)
 {
     Fp8State *st = state;
     OpList ops;
-    for (int b = 0; b < TF_BLOCK_KINDS; b++) {
-        tf_block_ops(emit_model(e), (Block)b, emit_shard(e), &ops);
+    for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
+        transformer_block_ops(emit_model(e), (Block)b, emit_shard(e), &ops);
         st->gemms[b] = 0;
         for (int i = 0; i < ops.n; i++)
             st->gemms[b] += ops.ops[i].gemm && ops.ops[i].dtype == DTYPE_FP8;
@@ -57,8 +57,8 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
     (void)u, (void)last;
     Fp8State *st = state;
     if (seg->kind == SEGMENT_LAYER)
-        for (int i = 0; i < TF_BLOCKS; i++)
-            st->unit_gemms += st->gemms[tf_layer_block(emit_model(e), seg->layer, i)];
+        for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
+            st->unit_gemms += st->gemms[transformer_layer_block(emit_model(e), seg->layer, i)];
 }
 
 static void unit_end(Emit *e, void *state, const Unit *u, TaskId last)

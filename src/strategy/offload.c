@@ -34,9 +34,9 @@ int offload_chunk_layers(const PlanSpec *plan, int g)
 static double layer_activation_bytes(const ModelSpec *model, const PlanSpec *plan, int layer)
 {
     double bytes = 0;
-    for (int i = 0; i < TF_BLOCKS; i++)
-        bytes += tf_block_activation_bytes(model, tf_layer_block(model, layer, i), tf_shard(plan),
-                                           plan->recompute);
+    for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
+        bytes += transformer_block_activation_bytes(model, transformer_layer_block(model, layer, i),
+                                                    transformer_shard(plan), plan->recompute);
     return bytes;
 }
 
@@ -56,7 +56,7 @@ double offload_chunk_bytes(const ModelSpec *model, const PlanSpec *plan, int g)
     int from = chunks_first_layer(plan, g);
     double bytes = 0, kind[2] = {-1, -1};
     for (int l = from; l < from + offload_chunk_layers(plan, g); l++) {
-        int moe = tf_layer_moe(model, l);
+        int moe = transformer_layer_moe(model, l);
         if (kind[moe] < 0)
             kind[moe] = layer_activation_bytes(model, plan, l);
         bytes += kind[moe];

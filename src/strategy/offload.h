@@ -69,7 +69,7 @@ int offload_chunk_layers(const PlanSpec *plan, int g);
 double offload_chunk_bytes(const ModelSpec *model, const PlanSpec *plan, int g);
 
 /* A_l: the bytes layer `layer`'s forward keeps for its backward (both of
- * its blocks, tf_block_activation_bytes) when the plan offloads that
+ * its blocks, transformer_block_activation_bytes) when the plan offloads that
  * layer's activations; 0 otherwise. */
 double offload_layer_bytes(const ModelSpec *model, const PlanSpec *plan, int layer);
 

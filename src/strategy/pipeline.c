@@ -48,7 +48,7 @@ static double transfer_bytes(const Emit *e)
 {
     const ModelSpec *m = emit_model(e);
     const PlanSpec *plan = emit_plan(e);
-    return states_tensor_bytes(plan, TENSOR_ACTIVATION) * tf_tokens(m, emit_shard(e)) *
+    return states_tensor_bytes(plan, TENSOR_ACTIVATION) * transformer_tokens(m, emit_shard(e)) *
            m->hidden_size / plan->tp;
 }
 

@@ -11,7 +11,7 @@
  * granularity checkpoints only its core attention, which --use-flash-attn
  * replaces by the fused kernel, unchecked (docs/model.md,
  * "FlashAttention"). What is kept and replayed is transformer.c's
- * (tf_block_replay_ops); this module tells the emitter what each block's
+ * (transformer_block_replay_ops); this module tells the emitter what each block's
  * forward keeps and what the replay re-creates (the backward frees both),
  * and adds the replay at the start of each layer's backward (a split
  * backward's B: zero-bubble schedules), after any
@@ -25,7 +25,7 @@
 #include "strategy/strategy.h"
 
 /* The replay of one kind of block, the same for every layer that has it,
- * and FlashAttention's backward rest (transformer.h, tf_block_replay_ops). */
+ * and FlashAttention's backward rest (transformer.h, transformer_block_replay_ops). */
 typedef struct {
     double seconds, flops, bytes; /* the replay's time, FLOPs and the activations it re-creates */
     gboolean replays;             /* whether it replays anything */
@@ -34,7 +34,7 @@ typedef struct {
 } BlockReplay;
 
 typedef struct {
-    BlockReplay block[TF_BLOCK_KINDS]; /* a kind no layer has: zero */
+    BlockReplay block[TRANSFORMER_BLOCK_KINDS]; /* a kind no layer has: zero */
 } RecomputeState;
 
 static gboolean active(const PlanSpec *plan)
@@ -48,7 +48,7 @@ static int piece_tasks(const PlanSpec *plan)
     return 1; /* a replay, and FlashAttention's rest: at most 3 a layer, which has 4 pieces */
 }
 
-/* The replay and FlashAttention's backward rest: tf_block_replay_split. */
+/* The replay and FlashAttention's backward rest: transformer_block_replay_split. */
 static void step_begin(Emit *e, void *state)
 {
     RecomputeState *st = state;
@@ -56,20 +56,20 @@ static void step_begin(Emit *e, void *state)
     const GpuSpec *gpu = emit_gpu(e);
     Recompute rc = emit_plan(e)->recompute;
     Shard sh = emit_shard(e);
-    for (int b = 0; b < TF_BLOCK_KINDS; b++) {
-        if (tf_block_layers(m, (Block)b) == 0)
+    for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
+        if (transformer_block_layers(m, (Block)b) == 0)
             continue;
         BlockReplay *r = &st->block[b];
         OpList ops, rest;
-        tf_block_replay_split(m, (Block)b, sh, rc, &ops, &rest);
+        transformer_block_replay_split(m, (Block)b, sh, rc, &ops, &rest);
         r->replays = ops.n > 0;
-        r->seconds = tf_ops_s(gpu, &ops);
-        r->flops = tf_ops_hardware_flops(&ops);
-        r->bytes = tf_block_replay_bytes(m, (Block)b, sh, rc);
+        r->seconds = transformer_ops_s(gpu, &ops);
+        r->flops = transformer_ops_hardware_flops(&ops);
+        r->bytes = transformer_block_replay_bytes(m, (Block)b, sh, rc);
         r->rest_ops = rest.n;
-        r->rest_seconds = tf_ops_s(gpu, &rest);
-        r->rest_flops = tf_ops_hardware_flops(&rest);
-        emit_keep_activations(e, (Block)b, tf_block_activation_bytes(m, (Block)b, sh, rc),
+        r->rest_seconds = transformer_ops_s(gpu, &rest);
+        r->rest_flops = transformer_ops_hardware_flops(&rest);
+        emit_keep_activations(e, (Block)b, transformer_block_activation_bytes(m, (Block)b, sh, rc),
                               r->bytes);
     }
 }
@@ -82,15 +82,15 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
     const RecomputeState *st = state;
     if (!unit_passes_gradients(u) || seg->kind != SEGMENT_LAYER)
         return;
-    static const char *const names[TF_BLOCK_KINDS] = {
+    static const char *const names[TRANSFORMER_BLOCK_KINDS] = {
         "recompute mb%d L%d attn", "recompute mb%d L%d mlp", "recompute mb%d L%d mlp"};
-    static const char *const rest_names[TF_BLOCK_KINDS] = {
+    static const char *const rest_names[TRANSFORMER_BLOCK_KINDS] = {
         "bwd mb%d L%d attn flash rest", "bwd mb%d L%d mlp rest", "bwd mb%d L%d mlp rest"};
     gboolean partial = emit_plan(e)->recompute != RECOMPUTE_FULL;
-    Block blocks[TF_BLOCKS];
-    for (int i = 0; i < TF_BLOCKS; i++)
-        blocks[i] = tf_layer_block(emit_model(e), seg->layer, i);
-    for (int i = 0; i < TF_BLOCKS; i++) {
+    Block blocks[TRANSFORMER_BLOCKS];
+    for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
+        blocks[i] = transformer_layer_block(emit_model(e), seg->layer, i);
+    for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
         Block b = blocks[i];
         const BlockReplay *r = &st->block[b];
         if (!r->replays)
@@ -103,7 +103,7 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
         TaskName name = {.fmt = names[b], .a = u->micro_batch, .b = seg->layer};
         emit_piece(e, &p, r->seconds, r->flops, TAG_RECOMPUTE, name, r->bytes);
     }
-    for (int i = 0; i < TF_BLOCKS; i++) {
+    for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
         Block b = blocks[i];
         const BlockReplay *r = &st->block[b];
         if (r->rest_ops == 0)

@@ -27,11 +27,11 @@ Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind
     double words = model->tied_embeddings ? (double)model->vocab_size * model->hidden_size / tp : 0;
     switch (kind) {
     case SEGMENT_EMBEDDING: {
-        double p = tf_embedding_params(model, tp);
+        double p = transformer_embedding_params(model, tp);
         return (Segment){.kind = kind, .layer = -1, .params = p, .uses = p};
     }
     case SEGMENT_LAYER: {
-        double p = tf_layer_params_at(model, layer, tp, plan->ep);
+        double p = transformer_layer_params_at(model, layer, tp, plan->ep);
         return (Segment){.kind = kind,
                          .layer = layer,
                          .params = p,
@@ -41,7 +41,7 @@ Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind
     case SEGMENT_HEAD:
         break;
     }
-    double head = tf_head_params(model, tp);
+    double head = transformer_head_params(model, tp);
     return (Segment){.kind = kind,
                      .layer = -1,
                      .params = head + (plan->pp > 1 ? words : 0),
@@ -92,7 +92,7 @@ void states_expert_shards(const PlanSpec *plan, int shards[MEM_KINDS])
 
 double states_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, int layer)
 {
-    return plan->ep > 1 ? tf_layer_expert_params_at(model, layer, plan->tp, plan->ep) : 0;
+    return plan->ep > 1 ? transformer_layer_expert_params_at(model, layer, plan->tp, plan->ep) : 0;
 }
 
 /* `scale` x the shard of `kind`: states_shard_params, each part scaled
@@ -128,8 +128,8 @@ double states_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double shard
     if (plan->offload == OFFLOAD_OPTIMIZER)
         return 0;
     OpList ops;
-    tf_optimizer_ops(shard, &ops);
-    return tf_ops_s(gpu, &ops);
+    transformer_optimizer_ops(shard, &ops);
+    return transformer_ops_s(gpu, &ops);
 }
 
 double states_total_bytes(const PlanSpec *plan, double params, double experts, double layers)
@@ -162,7 +162,7 @@ void states_stage_visit(StageSegments *segs, int stage,
             visit(&embedding, ctx);
         }
         for (int i = segs->first[g]; i < segs->first[g + 1]; i++) {
-            int moe = tf_layer_moe(segs->model, i);
+            int moe = transformer_layer_moe(segs->model, i);
             if (!segs->made[moe])
                 segs->layer[moe] = states_segment(segs->model, plan, SEGMENT_LAYER, i);
             segs->made[moe] = TRUE;

@@ -61,7 +61,7 @@ void states_expert_shards(const PlanSpec *plan, int shards[MEM_KINDS]);
 
 /* Of layer `layer`'s parameters a rank holds, those whose states and
  * gradients live on the expert-data-parallel group: its routed experts'
- * with ep > 1 (tf_layer_expert_params_at), else none (that group is then
+ * with ep > 1 (transformer_layer_expert_params_at), else none (that group is then
  * the data-parallel one, and they go with the rest). Segment.expert_params
  * (emit.h). */
 double states_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, int layer);
@@ -82,7 +82,7 @@ double states_bytes(const PlanSpec *plan, MemKind kind, double params, double ex
 
 /* The GPU's optimizer step over a shard of `shard` parameters (its
  * states_shard_params of MEM_OPTIMIZER): one mixed-precision Adam step
- * (tf_optimizer_ops), or none when the plan offloads the optimizer to the
+ * (transformer_optimizer_ops), or none when the plan offloads the optimizer to the
  * host (offload.h). */
 double states_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double shard);
 

@@ -73,7 +73,7 @@ typedef struct {
     gboolean row_gemm; /* the summed output is a GEMM's (not the lookup's) */
 } PieceSpans;
 
-enum { KIND_EMBEDDING, KIND_HEAD, KIND_BLOCK, KINDS = KIND_BLOCK + TF_BLOCK_KINDS };
+enum { KIND_EMBEDDING, KIND_HEAD, KIND_BLOCK, KINDS = KIND_BLOCK + TRANSFORMER_BLOCK_KINDS };
 
 typedef struct {
     PieceSpans kind[KINDS];
@@ -113,8 +113,8 @@ int tp_forward_waits(const PlanSpec *plan, const OpList *ops)
 
 double tp_layer_bytes(const ModelSpec *model, const PlanSpec *plan)
 {
-    return states_tensor_bytes(plan, TENSOR_ACTIVATION) * tf_tokens(model, tf_shard(plan)) *
-           model->hidden_size;
+    return states_tensor_bytes(plan, TENSOR_ACTIVATION) *
+           transformer_tokens(model, transformer_shard(plan)) * model->hidden_size;
 }
 
 static gboolean active(const PlanSpec *plan)
@@ -196,7 +196,7 @@ static char *comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *c
 }
 
 /* Cuts forward operations into spans, costing each operation as the
- * emitter costs a list (tf_ops_work). */
+ * emitter costs a list (transformer_ops_work). */
 static PieceSpans cut(const GpuSpec *gpu, const OpList *ops)
 {
     PieceSpans p = {0};
@@ -211,7 +211,7 @@ static PieceSpans cut(const GpuSpec *gpu, const OpList *ops)
         } else if (at == SPAN_COLUMN || at == SPAN_ROW)
             at++;
         OpList one = {.ops = {*op}, .n = 1};
-        OpsWork w = tf_ops_work(gpu, &one), *sum = &p.span[at].work;
+        OpsWork w = transformer_ops_work(gpu, &one), *sum = &p.span[at].work;
         sum->seconds += w.seconds;
         sum->flops += w.flops;
         sum->wgrad_seconds += w.wgrad_seconds;
@@ -228,14 +228,14 @@ static void step_begin(Emit *e, void *state)
     const GpuSpec *gpu = emit_gpu(e);
     Shard sh = emit_shard(e);
     OpList ops;
-    tf_embedding_ops(m, sh, &ops);
+    transformer_embedding_ops(m, sh, &ops);
     st->kind[KIND_EMBEDDING] = cut(gpu, &ops);
-    tf_head_ops(m, sh, &ops);
+    transformer_head_ops(m, sh, &ops);
     st->kind[KIND_HEAD] = cut(gpu, &ops);
-    for (int b = 0; b < TF_BLOCK_KINDS; b++) {
-        if (tf_block_layers(m, (Block)b) == 0)
+    for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
+        if (transformer_block_layers(m, (Block)b) == 0)
             continue;
-        tf_block_ops(m, (Block)b, sh, &ops);
+        transformer_block_ops(m, (Block)b, sh, &ops);
         st->kind[KIND_BLOCK + b] = cut(gpu, &ops);
     }
     st->layer_bytes = tp_layer_bytes(m, emit_plan(e));
