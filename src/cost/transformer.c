@@ -17,6 +17,9 @@
 typedef struct {
     double n, ns;                     /* tokens, tokens for norms and dropout */
     double t;                         /* tensor-parallel size */
+    double et;                        /* expert tensor-parallel size, dividing t */
+    double routed; /* tokens the GPU routes to experts: n / (t / et), its share of its
+                    * tensor-parallel group's n (the expert grid's, layout.h) */
     double h, hq, hkv, f, v, s, b, a; /* hq: the attention's width, a x head_dim */
     double head;                      /* head_dim */
     double sq;                        /* queries on this GPU: s / c under context parallelism */
@@ -42,6 +45,8 @@ static Dims dims(const ModelSpec *m, Shard sh)
     d.b = sh.micro_batch;
     d.n = d.sq * d.b;
     d.t = sh.tp;
+    d.et = sh.etp > 0 ? sh.etp : sh.tp;
+    d.routed = d.n / (d.t / d.et);
     d.ns = sh.sequence_parallel ? d.n / d.t : d.n;
     d.h = m->hidden_size;
     d.a = m->attention_heads;
@@ -223,16 +228,19 @@ int transformer_block_layers(const ModelSpec *m, Block block)
     return n;
 }
 
-/* Rows all the GPU's routed experts get together: n k expert_load. */
+/* Rows all the GPU's routed experts get together: the tokens it and the
+ * other ranks of its expert-parallel group route, n k expert_load over
+ * t / et (uniform routing: as many come as go). */
 static double expert_rows(const ModelSpec *m, const Dims *d, Shard sh)
 {
-    return d->n * m->experts_per_token * (sh.expert_load > 0 ? sh.expert_load : 1);
+    return d->routed * m->experts_per_token * (sh.expert_load > 0 ? sh.expert_load : 1);
 }
 
 double transformer_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how)
 {
     Dims d = dims(m, sh);
-    double rows = how == MOE_DISPATCHER_ALL_TO_ALL ? expert_rows(m, &d, sh) : MAX(sh.ep, 1) * d.n;
+    double rows =
+        how == MOE_DISPATCHER_ALL_TO_ALL ? expert_rows(m, &d, sh) : MAX(sh.ep, 1) * d.routed;
     return d.e16 * rows * d.h;
 }
 
@@ -259,15 +267,17 @@ static void mlp_activation(OpList *l, const ModelSpec *m, const char *name, doub
 
 /* A MoE layer's MLP block between its norm and its dropout (transformer.h,
  * transformer_moe): router, permutation (read and write each token copy on the way
- * out and back), shared experts, the local experts' grouped GEMMs. */
+ * out and back) of the tokens the GPU routes, shared experts (f_e split
+ * over t, on the n tokens), the local experts' grouped GEMMs (f_e split
+ * over et). */
 static void moe_ops(const ModelSpec *m, const Dims *d, Shard sh, OpList *out)
 {
-    double fe_t = m->moe_ffn_hidden_size / d->t, up = gpt_style(m) ? 1 : 2;
+    double fe_t = m->moe_ffn_hidden_size / d->et, up = gpt_style(m) ? 1 : 2;
     double rows = expert_rows(m, d, sh), local = m->experts / (double)MAX(sh.ep, 1);
-    gemm(out, d, DTYPE_BF16, "router", d->n, d->h, m->experts);
-    add(out, "moe_permute", 0, 2 * d->e16 * (d->n + rows) * d->h, 0);
+    gemm(out, d, DTYPE_BF16, "router", d->routed, d->h, m->experts);
+    add(out, "moe_permute", 0, 2 * d->e16 * (d->routed + rows) * d->h, 0);
     if (m->shared_experts > 0) {
-        double fs_t = m->shared_experts * fe_t;
+        double fs_t = m->shared_experts * (m->moe_ffn_hidden_size / d->t);
         gemm(out, d, d->dtype, "shared_up", d->n, d->h, up * fs_t);
         mlp_activation(out, m, "shared_activation", d->n, fs_t);
         gemm(out, d, d->dtype, "shared_down", d->n, fs_t, d->h);
@@ -290,13 +300,14 @@ static double mlp_kept_bytes(const ModelSpec *m, const Dims *d, double rows, dou
     return ((gpt_style(m) ? 1 : 2) * d->e16 + d->eg) * rows * f_t;
 }
 
-/* A MoE block's: the router's fp32 probabilities, the permuted tokens (the
- * experts' first GEMM input) and each MLP's own. */
+/* A MoE block's: the router's fp32 probabilities of the routed tokens, the
+ * permuted tokens (the experts' first GEMM input) and each MLP's own. */
 static double moe_kept_bytes(const ModelSpec *m, const Dims *d, Shard sh)
 {
-    double rows = expert_rows(m, d, sh), fe_t = m->moe_ffn_hidden_size / d->t;
-    return 4 * d->n * m->experts + d->eg * rows * d->h + mlp_kept_bytes(m, d, rows, fe_t) +
-           mlp_kept_bytes(m, d, d->n, m->shared_experts * fe_t);
+    double rows = expert_rows(m, d, sh), fe = m->moe_ffn_hidden_size;
+    return 4 * d->routed * m->experts + d->eg * rows * d->h +
+           mlp_kept_bytes(m, d, rows, fe / d->et) +
+           mlp_kept_bytes(m, d, d->n, m->shared_experts * (fe / d->t));
 }
 
 Shard transformer_shard(const PlanSpec *plan)
@@ -311,6 +322,7 @@ Shard transformer_shard(const PlanSpec *plan)
                    .attention = plan->attention,
                    .dtype = plan->dtype,
                    .ep = plan->ep,
+                   .etp = plan->tp,
                    .expert_load = load / 100.0,
                    .cp = plan->cp,
                    .expert_padded = plan->moe_capacity_percent > 0};
@@ -533,7 +545,7 @@ double transformer_layer_params(const ModelSpec *m, int tp)
            (m->mlp_bias ? 2 * d.f / d.t + d.h : 0) + (m->qk_norm ? 2 * transformer_head_dim(m) : 0);
 }
 
-/* An expert's weights on one GPU (f_e split over tp): GPT's with fc1's
+/* An expert's weights on one GPU (f_e split over t): GPT's with fc1's
  * split bias and fc2's replicated one, SwiGLU's with mlp_bias's. */
 static double expert_params(const ModelSpec *m, double t)
 {
@@ -541,13 +553,14 @@ static double expert_params(const ModelSpec *m, double t)
     return gpt_style(m) ? 2 * h * fe_t + fe_t + h : 3 * h * fe_t + (m->mlp_bias ? 2 * fe_t + h : 0);
 }
 
-double transformer_layer_expert_params(const ModelSpec *m, int tp, int ep)
+double transformer_layer_expert_params(const ModelSpec *m, int etp, int ep)
 {
-    return m->experts / ep * expert_params(m, tp);
+    return m->experts / ep * expert_params(m, etp);
 }
 
-/* A MoE layer's parameters on one GPU that holds `held` routed experts. */
-static double moe_layer_params(const ModelSpec *m, int tp, int held)
+/* A MoE layer's parameters on one GPU that holds `held` routed experts,
+ * each split over etp. */
+static double moe_layer_params(const ModelSpec *m, int tp, int etp, int held)
 {
     /* the dense layer without its MLP: the same model with an empty FFN
      * (whose GPT fc2 bias, h, the experts' own biases replace) */
@@ -556,23 +569,23 @@ static double moe_layer_params(const ModelSpec *m, int tp, int held)
     double router = (double)m->hidden_size * m->experts;
     double fc2_bias = gpt_style(m) || m->mlp_bias ? m->hidden_size : 0;
     return transformer_layer_params(&attention_only, tp) - fc2_bias + router +
-           m->shared_experts * expert_params(m, tp) + held * expert_params(m, tp);
+           m->shared_experts * expert_params(m, tp) + held * expert_params(m, etp);
 }
 
-double transformer_moe_layer_params(const ModelSpec *m, int tp, int ep)
+double transformer_moe_layer_params(const ModelSpec *m, int tp, int etp, int ep)
 {
-    return moe_layer_params(m, tp, m->experts / ep);
+    return moe_layer_params(m, tp, etp, m->experts / ep);
 }
 
-double transformer_layer_params_at(const ModelSpec *m, int layer, int tp, int ep)
+double transformer_layer_params_at(const ModelSpec *m, int layer, int tp, int etp, int ep)
 {
-    return transformer_layer_moe(m, layer) ? transformer_moe_layer_params(m, tp, ep)
+    return transformer_layer_moe(m, layer) ? transformer_moe_layer_params(m, tp, etp, ep)
                                            : transformer_layer_params(m, tp);
 }
 
-double transformer_layer_expert_params_at(const ModelSpec *m, int layer, int tp, int ep)
+double transformer_layer_expert_params_at(const ModelSpec *m, int layer, int etp, int ep)
 {
-    return transformer_layer_moe(m, layer) ? transformer_layer_expert_params(m, tp, ep) : 0;
+    return transformer_layer_moe(m, layer) ? transformer_layer_expert_params(m, etp, ep) : 0;
 }
 
 /* Parameters of the whole model with `routed` of each MoE layer's experts. */
@@ -580,7 +593,7 @@ static double model_params(const ModelSpec *m, int routed)
 {
     double layers = 0;
     for (int i = 0; i < m->layers; i++)
-        layers += transformer_layer_moe(m, i) ? moe_layer_params(m, 1, routed)
+        layers += transformer_layer_moe(m, i) ? moe_layer_params(m, 1, 1, routed)
                                               : transformer_layer_params(m, 1);
     return layers + transformer_embedding_params(m, 1) + transformer_head_params(m, 1);
 }

@@ -38,6 +38,9 @@ typedef struct {
     Attention attention;        /* left out: ATTENTION_FLASH, the plan default */
     Dtype dtype;                /* of the linear layers' GEMMs; left out: DTYPE_BF16 */
     int ep;                     /* expert-parallel size; left out (0): 1 */
+    int etp;                    /* expert tensor-parallel size, dividing tp: the routed
+                                 * experts' f_e is split over it, and the GPU routes
+                                 * n etp / tp of its tokens; left out (0): tp */
     double expert_load;         /* rows an expert GEMM gets over the mean tokens routed to
                                  * it: the capacity factor, or with dropless routing the
                                  * busiest expert's load imbalance; left out (0): 1 */
@@ -114,8 +117,9 @@ double transformer_head_dim(const ModelSpec *m);
  * router GEMM (h x E, replicated over tp), the permutation of the tokens
  * to their experts and back, the shared experts as a dense MLP of
  * shared_experts x f_e, and the routed experts as grouped GEMMs: E / ep
- * local experts, each of n k ep / E x expert_load rows (n the GPU's
- * tokens, k experts per token; uniform routing), f_e split over tp. */
+ * local experts, each of n' k ep / E x expert_load rows (n' = n etp / tp
+ * the tokens the GPU routes, its share of its tensor-parallel group's n,
+ * k experts per token; uniform routing), f_e split over etp. */
 gboolean transformer_moe(const ModelSpec *m);
 gboolean transformer_layer_moe(const ModelSpec *m, int layer);
 /* Block `i` (0 .. TRANSFORMER_BLOCKS - 1) of layer `layer`: BLOCK_ATTENTION, then
@@ -123,17 +127,17 @@ gboolean transformer_layer_moe(const ModelSpec *m, int layer);
 Block transformer_layer_block(const ModelSpec *m, int layer, int i);
 /* How many of the model's layers have a block of kind `block`. */
 int transformer_block_layers(const ModelSpec *m, Block block);
-/* Parameters layer `layer` holds on one GPU of tp and ep:
+/* Parameters layer `layer` holds on one GPU of tp, etp and ep:
  * transformer_moe_layer_params in a MoE layer, transformer_layer_params in a dense one; and
  * of them its routed experts' (0 in a dense layer). */
-double transformer_layer_params_at(const ModelSpec *m, int layer, int tp, int ep);
-double transformer_layer_expert_params_at(const ModelSpec *m, int layer, int tp, int ep);
+double transformer_layer_params_at(const ModelSpec *m, int layer, int tp, int etp, int ep);
+double transformer_layer_expert_params_at(const ModelSpec *m, int layer, int etp, int ep);
 /* The size S (net/collective.h) of a MoE layer's token dispatch over the
  * expert-parallel group per micro-batch, which the combine mirrors. An
- * all-to-all: one GPU's send buffer, its n k token copies of h bf16
+ * all-to-all: one GPU's send buffer, its n' k token copies of h bf16
  * elements, times the capacity factor when experts are padded to capacity
  * (Shard.expert_load; the dropless imbalance does not change what a GPU
- * sends). An all-gather: the gathered buffer, the ep GPUs' n tokens. */
+ * sends). An all-gather: the gathered buffer, the tokens the ep GPUs route. */
 double transformer_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how);
 
 /* One operation's time (FlashAttention's by its own efficiencies, the
@@ -178,13 +182,13 @@ double transformer_head_params(const ModelSpec *m, int tp);
 double transformer_params(const ModelSpec *m);
 /* A MoE layer's parameters on one GPU: attention, norms, the router
  * (replicated), the shared experts (split over tp) and its E / ep routed
- * experts (split over tp); transformer_layer_expert_params the routed experts'
+ * experts (split over etp); transformer_layer_expert_params the routed experts'
  * part alone, which expert-parallel ranks hold different shards of. With
  * DeepSeek-V2's latent attention (kv_lora_rank > 0) the attention's are
  * its projections' (arXiv 2405.04434, section 2.1), the down-projections
  * replicated over tp, the rest split. */
-double transformer_moe_layer_params(const ModelSpec *m, int tp, int ep);
-double transformer_layer_expert_params(const ModelSpec *m, int tp, int ep);
+double transformer_moe_layer_params(const ModelSpec *m, int tp, int etp, int ep);
+double transformer_layer_expert_params(const ModelSpec *m, int etp, int ep);
 /* The parameters one token's forward uses: transformer_params with each MoE
  * layer's routed experts counted experts_per_token times, not E times. */
 double transformer_active_params(const ModelSpec *m);

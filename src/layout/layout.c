@@ -12,7 +12,7 @@ struct Layout {
     int stride[GROUP_DIMS];   /* rank = sum of coordinate x stride */
     int ranks;
     int *members[GROUP_KINDS]; /* all groups of a kind, flat */
-    int *group_index[GROUP_KINDS]; /* per rank, for the kinds carved from dp x cp */
+    int *group_index[GROUP_KINDS]; /* per rank, for the expert grid's kinds */
 };
 
 /* The dimensions each kind of group spans. */
@@ -128,24 +128,33 @@ static void fill_groups(Layout *l, RankOrder order)
     }
 }
 
-/* Cuts every dp x cp group, D members in rank order, into the groups of
- * expert parallelism (kind GROUP_EP: members i .. i + ep - 1, i a multiple
- * of ep) and of expert data parallelism (GROUP_EDP: members j, j + ep, ...). */
+/* Cuts every stage's tp x cp x dp ranks into the expert grid's groups
+ * (layout.h): rank i of dp x cp group g, whose ranks share tp coordinate
+ * t = g % tp and stage p = g / tp, is x = t + tp i of its stage; of x, e =
+ * x % etp is its place in its expert tensor-parallel group, q = x / etp
+ * that group's number in the stage, q % ep its place in its
+ * expert-parallel group and q / ep that group's number among the stage's
+ * (e, p) ones. Groups are numbered stage by stage. */
 static void carve_expert_groups(Layout *l)
 {
-    int d = l->size[GROUP_DP_CP], ep = l->size[GROUP_EP];
-    for (int k = GROUP_EP; k <= GROUP_EDP; k++) {
+    int d = l->size[GROUP_DP_CP], tp = l->size[GROUP_TP], ep = l->size[GROUP_EP];
+    int etp = l->size[GROUP_ETP], edp = l->size[GROUP_EDP];
+    for (int k = GROUP_EP; k <= GROUP_ETP; k++) {
         l->members[k] = bigmem_alloc(sizeof(int) * (gsize)l->ranks);
         l->group_index[k] = bigmem_alloc(sizeof(int) * (gsize)l->ranks);
     }
     for (int g = 0; g < l->ranks / d; g++) {
         const int *dp_cp = l->members[GROUP_DP_CP] + (gsize)g * d;
+        int t = g % tp, p = g / tp;
         for (int i = 0; i < d; i++) {
-            int ep_group = g * (d / ep) + i / ep, edp_group = g * ep + i % ep;
-            l->members[GROUP_EP][ep_group * ep + i % ep] = dp_cp[i];
-            l->members[GROUP_EDP][edp_group * (d / ep) + i / ep] = dp_cp[i];
-            l->group_index[GROUP_EP][dp_cp[i]] = ep_group;
-            l->group_index[GROUP_EDP][dp_cp[i]] = edp_group;
+            int x = t + tp * i, e = x % etp, q = x / etp, r = dp_cp[i];
+            int group[3] = {(e + etp * p) * edp + q / ep, (e + etp * p) * ep + q % ep,
+                            p * (tp * d / etp) + q};
+            int place[3] = {q % ep, q / ep, e};
+            for (int k = GROUP_EP; k <= GROUP_ETP; k++) {
+                l->members[k][group[k - GROUP_EP] * l->size[k] + place[k - GROUP_EP]] = r;
+                l->group_index[k][r] = group[k - GROUP_EP];
+            }
         }
     }
 }
@@ -166,11 +175,18 @@ int layout_plan_size(const PlanSpec *plan, GroupKind kind)
     case GROUP_EP:
         return plan->ep;
     case GROUP_EDP:
-        return plan->dp * plan->cp / plan->ep;
+        return plan->tp * plan->dp * plan->cp / (layout_plan_size(plan, GROUP_ETP) * plan->ep);
+    case GROUP_ETP:
+        return plan->tp;
     case GROUP_KINDS:
         break;
     }
     g_assert_not_reached();
+}
+
+gboolean layout_plan_experts_apart(const PlanSpec *plan)
+{
+    return plan->ep > 1 || layout_plan_size(plan, GROUP_ETP) != plan->tp;
 }
 
 int layout_plan_most_on_a_node(const ClusterSpec *cluster, const PlanSpec *plan, int n,
@@ -179,7 +195,7 @@ int layout_plan_most_on_a_node(const ClusterSpec *cluster, const PlanSpec *plan,
     int node = cluster->gpus_per_node;
     if (plan->rank_order != RANK_ORDER_TP_DP_PP || node % plan->tp != 0)
         return MIN(n, node);
-    return MIN(n, (node / plan->tp + stride - 1) / stride);
+    return MIN(n, (node + stride - 1) / stride);
 }
 
 Layout *layout_new(const PlanSpec *plan, const ClusterSpec *cluster)

@@ -11,7 +11,16 @@
  * coordinate: the tensor-, context-, data- or pipeline-parallel group; or in
  * two: the data-parallel group "with context parallel" (Megatron-Core's),
  * the dp x cp ranks that hold the same parameters and reduce their
- * gradients together. */
+ * gradients together.
+ *
+ * The routed experts have a grid of their own over the same ranks, as
+ * Megatron-Core's (parallel_state.py's expert RankGenerator, "tp-ep-dp-pp"):
+ * a stage's tp x cp x dp ranks, taken tp fastest (x = tp coordinate + tp x
+ * the rank's place in its dp x cp group: with the default numbering, the
+ * rank within its stage), are cut into expert tensor-parallel groups of
+ * etp consecutive ranks, expert-parallel groups of ep ranks etp apart, and
+ * expert data-parallel groups of the rest, etp x ep apart. With etp = tp
+ * an expert-parallel group is ep consecutive ranks of a dp x cp group. */
 #ifndef PLANSIM_LAYOUT_LAYOUT_H
 #define PLANSIM_LAYOUT_LAYOUT_H
 
@@ -28,10 +37,9 @@ typedef enum {
     GROUP_PP,
     GROUP_CP,
     GROUP_DP_CP,
-    GROUP_EP,  /* expert parallel: ep consecutive members of a dp x cp group */
-    GROUP_EDP, /* expert data parallel: the members of a dp x cp group at the same
-                * position of their expert-parallel groups (Megatron-Core's
-                * tp-cp-ep-dp-pp order) */
+    GROUP_EP,  /* expert parallel: ep ranks of a stage that split the routed experts */
+    GROUP_EDP, /* expert data parallel: the ranks of a stage that hold the same experts */
+    GROUP_ETP, /* expert tensor parallel: the ranks of a stage that split each expert */
     GROUP_KINDS
 } GroupKind;
 #define GROUP_DIMS GROUP_DP_CP
@@ -44,16 +52,22 @@ typedef struct Layout Layout;
 
 /* The ranks of one group of `kind` under the resolved `plan`, as
  * layout_new forms them, without a layout: along a dimension its size;
- * dp x cp for GROUP_DP_CP; ep for GROUP_EP; dp x cp / ep for GROUP_EDP.
- * The one home of each group's width. */
+ * dp x cp for GROUP_DP_CP; ep for GROUP_EP; etp for GROUP_ETP (tp);
+ * tp x cp x dp / (etp x ep) for GROUP_EDP. The one home of each group's
+ * width. */
 int layout_plan_size(const PlanSpec *plan, GroupKind kind);
 
-/* The most members of a group of `n` ranks one `stride` apart in dp x cp
- * (1: dp x cp's own, ep for an expert group's) on one node of `cluster`,
- * at most: a node's GPUs; with the default numbering (tp-dp-pp) and tp
- * dividing them, dp x cp's members lie tp apart, node / tp of them at
- * most, and every stride-th of those. For the bounds of what must cross
- * the nodes' NICs. */
+/* Whether the routed experts' gradients reduce in groups of their own,
+ * not over dp x cp with the rest: ep > 1, or etp other than tp. */
+gboolean layout_plan_experts_apart(const PlanSpec *plan);
+
+/* The most members of a group of `n` ranks one `stride` apart in a
+ * stage's tp x cp x dp ranks, taken tp fastest (tp for dp x cp's, etp for
+ * an expert-parallel group's, etp x ep for an expert data-parallel one's),
+ * on one node of `cluster`, at most: a node's GPUs; with the default
+ * numbering (tp-dp-pp) and tp dividing them, those are the ranks of the
+ * stage in order, node / stride of them at most, rounded up. For the
+ * bounds of what must cross the nodes' NICs. */
 int layout_plan_most_on_a_node(const ClusterSpec *cluster, const PlanSpec *plan, int n,
                                int stride);
 
@@ -76,7 +90,8 @@ int layout_groups(const Layout *l, GroupKind kind);
 /* The group of `kind` that `rank` belongs to. */
 int layout_group_of(const Layout *l, GroupKind kind, int rank);
 /* Members of group `index` of `kind`, in increasing rank (along one
- * dimension: coordinate) order: *n entries. */
+ * dimension: coordinate) order, an expert group's in its grid's order
+ * (increasing x): *n entries. */
 const int *layout_group(const Layout *l, GroupKind kind, int index, int *n);
 
 #endif

@@ -81,9 +81,9 @@ static gboolean maps_cluster(const Layout *l, const Topology *t, const SymmetryG
  * blocks a step cuts across, the only kinds looked at. */
 static gboolean maps_groups(const Layout *l, const SymmetryGenerator *g)
 {
-    if (layout_size(l, GROUP_EP) == 1)
-        return TRUE; /* single ranks, and dp x cp groups */
-    for (int kind = GROUP_EP; kind <= GROUP_EDP; kind++) {
+    if (layout_size(l, GROUP_EP) == 1 && layout_size(l, GROUP_ETP) == layout_size(l, GROUP_TP))
+        return TRUE; /* single ranks, dp x cp groups and tp groups */
+    for (int kind = GROUP_EP; kind <= GROUP_ETP; kind++) {
         g_autofree int *image = g_new(int, layout_groups(l, kind));
         memset(image, -1, sizeof(int) * (gsize)layout_groups(l, kind));
         for (int r = 0; r < layout_ranks(l); r++) {

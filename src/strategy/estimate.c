@@ -258,8 +258,9 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
     int nics;
     double nic_Bps = netbound_nic_payload_Bps(cluster, &nics);
     int n[2] = {layout_plan_size(plan, GROUP_DP_CP), layout_plan_size(plan, GROUP_EDP)};
-    int here[2] = {layout_plan_most_on_a_node(cluster, plan, n[0], 1),
-                   layout_plan_most_on_a_node(cluster, plan, n[1], plan->ep)};
+    int here[2] = {layout_plan_most_on_a_node(cluster, plan, n[0], plan->tp),
+                   layout_plan_most_on_a_node(cluster, plan, n[1],
+                                              layout_plan_size(plan, GROUP_ETP) * plan->ep)};
     StageSegments segs = states_stage_segments(model, plan);
     double most = 0;
     for (int s = 0; s < plan->pp; s++) {

@@ -106,7 +106,7 @@ static void normalize(PlanSpec *plan, const ModelSpec *model)
 }
 
 /* A lower bound of a token exchange of `bytes` a rank over the plan's ep
- * ranks, consecutive in dp x cp: the exchange's bound
+ * ranks, etp apart in a stage's expert grid (layout.h): the exchange's bound
  * (netbound_exchange_s), and for an all-to-all (its direct plan: bytes /
  * ep to every member) the bytes for ranks on other nodes (all but
  * layout_plan_most_on_a_node of them), which leave through the rank's NIC
@@ -115,7 +115,8 @@ static void normalize(PlanSpec *plan, const ModelSpec *model)
  * crosses nodes through a few members only. */
 static double exchange_bound_s(const ClusterSpec *cluster, const PlanSpec *plan, double bytes)
 {
-    int n = plan->ep, here = layout_plan_most_on_a_node(cluster, plan, n, 1), nics;
+    int n = plan->ep, nics;
+    int here = layout_plan_most_on_a_node(cluster, plan, n, layout_plan_size(plan, GROUP_ETP));
     double alone = netbound_exchange_s(cluster, bytes, n);
     if (plan->moe_dispatcher != MOE_DISPATCHER_ALL_TO_ALL)
         return alone;

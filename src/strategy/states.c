@@ -31,7 +31,8 @@ Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind
         return (Segment){.kind = kind, .layer = -1, .params = p, .uses = p};
     }
     case SEGMENT_LAYER: {
-        double p = transformer_layer_params_at(model, layer, tp, plan->ep);
+        double p = transformer_layer_params_at(model, layer, tp, layout_plan_size(plan, GROUP_ETP),
+                                               plan->ep);
         return (Segment){.kind = kind,
                          .layer = layer,
                          .params = p,
@@ -92,7 +93,10 @@ void states_expert_shards(const PlanSpec *plan, int shards[MEM_KINDS])
 
 double states_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, int layer)
 {
-    return plan->ep > 1 ? transformer_layer_expert_params_at(model, layer, plan->tp, plan->ep) : 0;
+    return layout_plan_experts_apart(plan)
+               ? transformer_layer_expert_params_at(model, layer, layout_plan_size(plan, GROUP_ETP),
+                                                    plan->ep)
+               : 0;
 }
 
 /* `scale` x the shard of `kind`: states_shard_params, each part scaled

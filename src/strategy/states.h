@@ -55,14 +55,16 @@ double states_param_bytes(const PlanSpec *plan, SegmentKind kind);
 void states_shards(const PlanSpec *plan, int shards[MEM_KINDS]);
 
 /* The same for the routed experts' states, split over the
- * expert-data-parallel group, d_e = dp x cp / ep ranks (Megatron-Core's
- * separate optimizer for expert parameters); d_e = d with ep = 1. */
+ * expert-data-parallel group, d_e = tp x cp x dp / (etp x ep) ranks
+ * (layout.h; Megatron-Core's separate optimizer for expert parameters);
+ * d_e = d with ep = 1 and etp = tp. */
 void states_expert_shards(const PlanSpec *plan, int shards[MEM_KINDS]);
 
 /* Of layer `layer`'s parameters a rank holds, those whose states and
  * gradients live on the expert-data-parallel group: its routed experts'
- * with ep > 1 (transformer_layer_expert_params_at), else none (that group is then
- * the data-parallel one, and they go with the rest). Segment.expert_params
+ * when that group is their own (layout_plan_experts_apart;
+ * transformer_layer_expert_params_at), else none (that group is then the
+ * data-parallel one, and they go with the rest). Segment.expert_params
  * (emit.h). */
 double states_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, int layer);
 
@@ -115,7 +117,7 @@ void states_stage_visit(StageSegments *segs, int stage,
                         void (*visit)(const Segment *seg, void *ctx), void *ctx);
 
 /* The parameters a rank of stage `stage` holds, and of them those on the
- * expert-data-parallel group (states_layer_expert_params: 0 with ep 1)
+ * expert-data-parallel group (states_layer_expert_params: 0 with ep 1 and etp tp)
  * and its layers', each summed segment by segment in model order as
  * emit.c sums them. */
 typedef struct {
