@@ -150,6 +150,8 @@ static void random_plan(GRand *rng, const ModelSpec *m, const ClusterSpec *c, Pl
     /* experts over ep ranks of the data-parallel ones (expert_parallel.c) */
     if (transformer_moe(m)) {
         p->ep = PICK(rng, 1, 2, 4);
+        /* and, folded, over tp's ranks too (expert tensor parallelism) */
+        p->expert_tensor_parallel_size = PICK(rng, 0, 0, 1, 2);
         p->moe_capacity_percent = PICK(rng, 0, 0, 125);
         p->moe_imbalance_percent = PICK(rng, 100, 150);
         p->moe_dispatcher = (MoeDispatcher)g_rand_int_range(rng, 0, 2);
@@ -228,7 +230,7 @@ static void random_step_clear(RandomStep *s)
 START_TEST(reduced_replay_reports_what_the_full_one_does)
 {
     GRand *rng = g_rand_new_with_seed(20261130);
-    int tried = 0, compared = 0, reduced = 0, zero_ep = 0, rotated = 0;
+    int tried = 0, compared = 0, reduced = 0, zero_ep = 0, rotated = 0, folded = 0;
     while (compared < PLANS) {
         RandomStep s = random_step(rng, &tried, compared);
         const ModelSpec *m = s.m;
@@ -245,6 +247,7 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
         reduced += simulated < all;
         rotated += simulated < shifted_ranks(plan, c);
         zero_ep += plan->ep > 1 && plan->zero_stage > 0;
+        folded += plan->ep > 1 && plan_field_value(plan, PLAN_ETP) < plan->tp;
         compared++;
         cJSON_Delete(fast);
         cJSON_Delete(full);
@@ -258,6 +261,8 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
     ck_assert_msg(rotated >= PLANS / 20, "only %d of %d plans were rotated", rotated, PLANS);
     ck_assert_msg(zero_ep >= PLANS / 20, "only %d of %d plans had ZeRO with ep > 1", zero_ep,
                   PLANS);
+    /* and some fold their expert groups over tp (etp < tp) */
+    ck_assert_msg(folded >= PLANS / 20, "only %d of %d plans folded ep over tp", folded, PLANS);
     g_rand_free(rng);
 }
 END_TEST

@@ -583,8 +583,16 @@ m=$tmp/top-k.json
 derive "$moe" "$m" 's/"experts_per_token": 2/"experts_per_token": 9/' &&
     expect_fail "model experts_per_token above experts" "$m" '$.experts_per_token' "9" \
         "at most the experts, 8" -- simulate --model "$m" --cluster "$a100" --nodes 1
-expect_fail "--ep not dividing dp" "--ep" "8" "a divisor of dp x cp = 4" -- \
+expect_fail "--ep not dividing dp" "--ep" "8" \
+    "a divisor of tp x cp x dp / expert-tensor-parallel-size = 4" -- \
     simulate --model "$moe" --cluster "$a100" --nodes 1 --tp 2 --ep 8
+# folded over tp (etp 1), ep 8 fits the 8 GPUs; etp must divide tp
+expect_fail "--expert-tensor-parallel-size not dividing tp" "--expert-tensor-parallel-size" "3" \
+    "a divisor of tp = 2" -- \
+    simulate --model "$moe" --cluster "$a100" --nodes 1 --tp 2 --expert-tensor-parallel-size 3
+expect_fail "--ep beyond tp x dp / etp" "--ep" "8" \
+    "a divisor of tp x cp x dp / expert-tensor-parallel-size = 4" -- \
+    simulate --model "$moe" --cluster "$a100" --nodes 1 --tp 4 --expert-tensor-parallel-size 2 --ep 8
 expect_fail "--ep dividing neither the experts nor dp: the model's rule first" "--ep" "3" \
     "a divisor of the experts, 8" -- simulate --model "$moe" --cluster "$a100" --nodes 1 --ep 3
 expect_fail "--ep not dividing the experts" "--ep" "16" "a divisor of the experts, 8" -- \

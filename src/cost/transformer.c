@@ -322,7 +322,7 @@ Shard transformer_shard(const PlanSpec *plan)
                    .attention = plan->attention,
                    .dtype = plan->dtype,
                    .ep = plan->ep,
-                   .etp = plan->tp,
+                   .etp = plan_field_value(plan, PLAN_ETP),
                    .expert_load = load / 100.0,
                    .cp = plan->cp,
                    .expert_padded = plan->moe_capacity_percent > 0};

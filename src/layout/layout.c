@@ -177,7 +177,7 @@ int layout_plan_size(const PlanSpec *plan, GroupKind kind)
     case GROUP_EDP:
         return plan->tp * plan->dp * plan->cp / (layout_plan_size(plan, GROUP_ETP) * plan->ep);
     case GROUP_ETP:
-        return plan->tp;
+        return plan_field_value(plan, PLAN_ETP);
     case GROUP_KINDS:
         break;
     }

@@ -150,7 +150,7 @@ static void collect(const Report *rep, Fields *fs)
         gboolean scalar = kind == FIELD_INT || kind == FIELD_BOOL;
         g_autofree char *text = scalar ? NULL : plan_field_text(rep->plan, (PlanField)f);
         Field *field = put(fs, "plan", plan_fields[f].name, kinds[kind],
-                           scalar ? plan_field_get(rep->plan, (PlanField)f) : 0, text);
+                           scalar ? plan_field_value(rep->plan, (PlanField)f) : 0, text);
         if (kind == FIELD_LIST)
             field->list = (const PlanList *)((const char *)rep->plan + plan_fields[f].offset);
         /* a plan that did not resolve: 0 for a field that cannot be 0 */

@@ -111,6 +111,10 @@ static void default_values(PlanField f, const ModelSpec *model, const ClusterSpe
         if (swept)
             add_range(values, CP_RING, CP_ALL_TO_ALL);
         break;
+    case AXIS_EXPERT_TP:
+        if (model->experts > 1)
+            add_divisors(values, model->attention_heads, cluster->gpus_per_node);
+        break;
     case AXIS_EXPERT_DIVISORS:
         add_divisors(values, MAX(model->experts, 1), gpus);
         break;

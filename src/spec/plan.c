@@ -261,6 +261,12 @@ static char *flags_text(GString *out)
     return g_string_free(out, FALSE);
 }
 
+int plan_field_value(const PlanSpec *plan, PlanField field)
+{
+    int value = plan_field_get(plan, field);
+    return field == PLAN_ETP && value == 0 ? plan->tp : value;
+}
+
 char *plan_spec_flags(const PlanSpec *plan)
 {
     GString *out = g_string_new(NULL);
@@ -432,8 +438,13 @@ char *plan_spec_shape(const PlanSpec *plan, gboolean with_dp)
     g_string_append_printf(text, " x pp %d", plan->pp);
     if (with_dp) {
         g_string_append_printf(text, " x dp %d", plan->dp);
-        if (plan->ep > 1)
-            g_string_append_printf(text, " (ep %d)", plan->ep);
+        int etp = plan_field_value(plan, PLAN_ETP);
+        if (plan->ep > 1 || etp != plan->tp)
+            g_string_append_printf(text, " (ep %d", plan->ep);
+        if (etp != plan->tp)
+            g_string_append_printf(text, ", etp %d", etp);
+        if (plan->ep > 1 || etp != plan->tp)
+            g_string_append_c(text, ')');
     }
     return g_string_free(text, FALSE);
 }

@@ -50,6 +50,7 @@ typedef struct {
         AXIS_CP_SIZES,
         AXIS_CP_ALGORITHMS,
         AXIS_EXPERT_DIVISORS,
+        AXIS_EXPERT_TP,
         AXIS_GPU_DTYPES
     } axis;                  /* plan_fields.def says what each gives */
     const char *axis_values; /* AXIS_VALUES: comma-separated values */
@@ -97,6 +98,10 @@ gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *text, const 
  * PlanSpec.origin's, kept by reference). */
 int plan_field_get(const PlanSpec *plan, PlanField field);
 void plan_field_put(PlanSpec *plan, PlanField field, int value, const char *origin);
+/* The value a scalar field behaves as, which reports print: its own, but
+ * an unset expert_tensor_parallel_size (0) is tp's, as Megatron-Core's
+ * (None: the tensor-parallel size). */
+int plan_field_value(const PlanSpec *plan, PlanField field);
 
 /* Parses the text of a scalar field's value into `value`, as plan_spec_set
  * would store it; `origin` names the value's source in the error. */

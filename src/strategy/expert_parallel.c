@@ -1,17 +1,18 @@
 /* expert_parallel.c: a mixture of experts' token routing across GPUs.
  *
  * Each MoE layer's experts are split over the ep GPUs of an expert-parallel
- * group (layout.h, GROUP_EP), carved from the data-parallel ranks as
- * Megatron-Core carves them. Around every MoE layer's MLP block (BLOCK_MOE;
- * a dense layer's BLOCK_MLP routes nothing) the group exchanges tokens on
- * the compute stream, which waits: the dispatch before the block, the combine
- * after it, in forward and in a full recomputation's replay; in backward
- * the combine's gradient before and the dispatch's after (Megatron-Core's
- * token dispatchers). The router's GEMM, inside the block's compute, runs
- * before the dispatch in truth: the sum on the stream is the same. The
- * routed experts' gradients reduce, and ZeRO shards their states, over the
- * expert-data-parallel group (data_parallel.c, zero.c). docs/model.md,
- * "Mixture of experts". */
+ * group (layout.h, GROUP_EP), and each expert over the etp GPUs of an
+ * expert tensor-parallel group (--expert-tensor-parallel-size), carved from
+ * a stage's tensor-, context- and data-parallel ranks as Megatron-Core
+ * carves them (MoE parallel folding: with etp < tp, ep takes in the rest of
+ * tp, and each GPU routes its share of its tp group's tokens). Around every MoE layer's MLP block
+ * (BLOCK_MOE; a dense layer's BLOCK_MLP routes nothing) the group exchanges tokens on the compute
+ * stream, which waits: the dispatch before the block, the combine after it, in forward and in a
+ * full recomputation's replay; in backward the combine's gradient before and the dispatch's after
+ * (Megatron-Core's token dispatchers). The router's GEMM, inside the block's compute, runs before
+ * the dispatch in truth: the sum on the stream is the same. The routed experts' gradients reduce,
+ * and ZeRO shards their states, over the expert-data-parallel group (data_parallel.c, zero.c).
+ * docs/model.md, "Mixture of experts". */
 #include "net/netbound.h"
 #include "strategy/strategy.h"
 
@@ -25,18 +26,31 @@ static gboolean check_model(const PlanSpec *plan, const ModelSpec *model, GError
     int ep = plan->ep;
     if (ep > 1 && !transformer_moe(model))
         return plan_field_fail(error, plan, PLAN_EP, "1 for a model without experts");
+    if (plan_field_value(plan, PLAN_ETP) != plan->tp && !transformer_moe(model))
+        return plan_field_fail(error, plan, PLAN_ETP, "tp's, %d, for a model without experts",
+                               plan->tp);
     if (transformer_moe(model) && model->experts % ep != 0)
         return plan_field_fail(error, plan, PLAN_EP, "a divisor of the experts, %d",
                                model->experts);
     return TRUE;
 }
 
+/* Megatron-Core's expert grid (parallel_state.py) cuts a stage's tp x cp
+ * x dp ranks into etp x ep x edp; plansim keeps the experts' split within
+ * the tensor-parallel group (etp divides tp), whose all-gather before the
+ * MLP block and reduce-scatter after it then gather the experts' tokens
+ * and sum their partial outputs: etp needs no collective of its own. */
 static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **error)
 {
+    int ep = plan->ep, etp = layout_plan_size(plan, GROUP_ETP);
+    int stage = plan->tp * layout_plan_size(plan, GROUP_DP_CP);
     (void)model;
-    int ep = plan->ep, dp_cp = layout_plan_size(plan, GROUP_DP_CP);
-    if (dp_cp % ep != 0)
-        return plan_field_fail(error, plan, PLAN_EP, "a divisor of dp x cp = %d", dp_cp);
+    if (plan->tp % etp != 0)
+        return plan_field_fail(error, plan, PLAN_ETP, "a divisor of tp = %d", plan->tp);
+    if (stage / etp % ep != 0)
+        return plan_field_fail(error, plan, PLAN_EP,
+                               "a divisor of tp x cp x dp / expert-tensor-parallel-size = %d",
+                               stage / etp);
     if (ep > 1 && plan->zero_stage > 0 && plan->offload == OFFLOAD_OPTIMIZER)
         return plan_field_fail(error, plan, PLAN_OFFLOAD,
                                "none or activations with ep > 1 and ZeRO (the host's shards of "
@@ -95,9 +109,12 @@ static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
 }
 
 /* A dense model routes no tokens: the experts' fields change nothing, and
- * take their defaults (plan_fields.def). */
+ * take their defaults (plan_fields.def). An expert tensor-parallel size of
+ * tp is the default's (0). */
 static void normalize(PlanSpec *plan, const ModelSpec *model)
 {
+    if (plan_field_value(plan, PLAN_ETP) == plan->tp)
+        plan->expert_tensor_parallel_size = 0;
     if (transformer_moe(model))
         return;
     plan->moe_capacity_percent = 0;
@@ -148,9 +165,9 @@ const Strategy strategy_expert_parallel = {
     .active = active,
     .check_model = check_model,
     .check = check,
-    .check_model_reads = PLAN_BIT(EP),
+    .check_model_reads = PLAN_BIT(EP) | PLAN_BIT(ETP) | PLAN_BIT(TP),
     .check_reads = PLAN_BIT(TP) | PLAN_BIT(CP) | PLAN_BIT(PP) | PLAN_BIT(DP) | PLAN_BIT(EP) |
-                   PLAN_BIT(ZERO_STAGE) | PLAN_BIT(OFFLOAD),
+                   PLAN_BIT(ETP) | PLAN_BIT(ZERO_STAGE) | PLAN_BIT(OFFLOAD),
     .piece_tasks = piece_tasks,
     .piece_passes = PASS_FORWARD | PASS_INPUT_GRAD, /* the tokens' routes, not the weights' */
     .piece_begin = piece_begin,
