@@ -309,24 +309,24 @@ START_TEST(busbw_grows_with_size)
 }
 END_TEST
 
-/* The time alone of a plan on the links of `t` with each protocol (as the
+/* The time alone of a route on the links of `t` with each protocol (as the
  * network counts it: per phase its latency and the most loaded link's
  * time). */
-static void alone_on(const CollPlan *plan, unsigned protocols, double cost[PROTOCOLS], void *ctx)
+static void alone_on(const CollRoute *route, unsigned protocols, double cost[PROTOCOLS], void *ctx)
 {
     const Topology *t = ctx;
     g_autofree double *load = g_new0(double, topology_links(t));
     for (int p = 0; p < PROTOCOLS; p++) {
         cost[p] = 0;
-        for (int ph = 0; ph < plan->n_phases && protocols >> p & 1; ph++) {
-            const CollPhase *phase = &plan->phase[ph];
+        for (int ph = 0; ph < route->n_phases && protocols >> p & 1; ph++) {
+            const CollPhase *phase = &route->phase[ph];
             for (int i = phase->first; i < phase->first + phase->count; i++) {
-                const Transfer *tr = &plan->transfers[i];
+                const Transfer *tr = &route->transfers[i];
                 int path[TOPOLOGY_MAX_PATH], n;
                 topology_path(t, tr->src, tr->dst, path, &n);
                 for (int k = 0; k < n; k++)
                     load[path[k]] +=
-                        algo_transfer_bytes(plan, i, algo_protocol_share((CollProtocol)p));
+                        algo_transfer_bytes(route, i, algo_protocol_share((CollProtocol)p));
             }
             double slowest = 0;
             for (int l = 0; l < topology_links(t); l++) {
@@ -353,18 +353,19 @@ START_TEST(protocol_by_size)
         CollProtocol protocol;
     } cases[] = {{8, PROTOCOL_LL}, {4 << 20, PROTOCOL_LL128}, {GiB, PROTOCOL_SIMPLE}};
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
-        CollPlan *plan = algo_plan_new();
-        algo_choose(plan, r, COLL_ALL_REDUCE, ALGORITHM_AUTO, cases[i].bytes, alone_on, t);
-        ck_assert_str_eq(algo_protocol_name(plan->protocol), algo_protocol_name(cases[i].protocol));
+        CollRoute *route = algo_route_new();
+        algo_choose(route, r, COLL_ALL_REDUCE, ALGORITHM_AUTO, cases[i].bytes, alone_on, t);
+        ck_assert_str_eq(algo_protocol_name(route->protocol),
+                         algo_protocol_name(cases[i].protocol));
         if (i == 2) { /* NVLS */
-            ck_assert_int_eq(plan->algorithm, ALGORITHM_NVLS);
+            ck_assert_int_eq(route->algorithm, ALGORITHM_NVLS);
             double sent = 0;
-            for (int k = 0; k < plan->n_transfers; k++)
-                if (plan->transfers[k].src == 0)
-                    sent += plan->payload[k];
+            for (int k = 0; k < route->n_transfers; k++)
+                if (route->transfers[k].src == 0)
+                    sent += route->payload[k];
             ck_assert_rel(sent, GiB, 1e-12);
         }
-        algo_plan_free(plan);
+        algo_route_free(route);
     }
     algo_ranks_free(r);
     topology_free(t);
@@ -389,16 +390,16 @@ START_TEST(time_alone_is_the_loads_exactly)
         CollRanks *r = algo_ranks_new(t, members, n);
         unsigned won = 0; /* the protocols chosen */
         for (gsize i = 0; i < G_N_ELEMENTS(sizes); i++) {
-            CollPlan *plan = algo_plan_new();
+            CollRoute *route = algo_route_new();
             double want =
-                algo_choose(plan, r, COLL_ALL_REDUCE, ALGORITHM_AUTO, sizes[i], alone_on, t);
-            won |= 1u << plan->protocol;
+                algo_choose(route, r, COLL_ALL_REDUCE, ALGORITHM_AUTO, sizes[i], alone_on, t);
+            won |= 1u << route->protocol;
             Net *net = net_new(c, n, NULL, ALGORITHM_AUTO, FALSE, 1, NULL);
-            net_start(net, 0, 0, net_plan(net, COLL_ALL_REDUCE, members, n, sizes[i]), 0);
+            net_start(net, 0, 0, net_route(net, COLL_ALL_REDUCE, members, n, sizes[i]), 0);
             ck_assert_msg(net_next_s(net) == want, "%d nodes, %g B: %.17g s, not %.17g", nodes,
                           sizes[i], net_next_s(net), want);
             net_free(net);
-            algo_plan_free(plan);
+            algo_route_free(route);
         }
         ck_assert(won >> PROTOCOL_LL & 1 && won >> PROTOCOL_SIMPLE & 1);
         algo_ranks_free(r);
@@ -532,19 +533,19 @@ START_TEST(communication_slows_compute)
 }
 END_TEST
 
-/* Conservation over a whole step: a 3D plan on two nodes (tp 4 x pp 2 x
+/* Conservation over a whole step: a 3D route on two nodes (tp 4 x pp 2 x
  * dp 2), every link's bytes within its capacity times the step. */
 START_TEST(no_link_carries_more_than_capacity)
 {
     ModelSpec *m = test_gpt(4, 256, 8, 1024, 128);
     ClusterSpec *c = test_cluster(2, 8, NVLINK, IB);
-    PlanSpec *plan = plan_spec_new();
-    plan->tp = 4;
-    plan->pp = 2;
-    plan->global_batch_size = 8;
-    test_resolve(plan, m, c);
+    PlanSpec *route = plan_spec_new();
+    route->tp = 4;
+    route->pp = 2;
+    route->global_batch_size = 8;
+    test_resolve(route, m, c);
     Report rep;
-    ck_assert(simulate_run(m, c, plan, &rep, NULL));
+    ck_assert(simulate_run(m, c, route, &rep, NULL));
     ck_assert(rep.metrics.n_hottest > 0);
     for (int i = 0; i < rep.metrics.n_hottest; i++)
         ck_assert(rep.metrics.hottest[i].utilization <= 1 + 1e-12);
@@ -552,7 +553,7 @@ START_TEST(no_link_carries_more_than_capacity)
         ck_assert(rep.metrics.busiest[k].utilization <= 1 + 1e-12);
     ck_assert(rep.metrics.busiest[LINK_NIC].bytes > 0); /* pipeline and DP cross nodes */
     report_clear(&rep);
-    plan_spec_free(plan);
+    plan_spec_free(route);
     cluster_spec_free(c);
     model_spec_free(m);
 }

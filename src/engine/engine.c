@@ -7,7 +7,7 @@
  * dependency that ends last is the one seen last: that is the task's
  * critical predecessor, which metrics use to say why a stream waited.
  * The loop reads the graph's flat arrays (graph_arrays) and allocates
- * nothing per event. Every collective's network plan is found before the
+ * nothing per event. Every collective's route is found before the
  * replay starts (net_seal needs them all), most among the few its group
  * ran last, without a lookup in the network.
  *
@@ -31,20 +31,20 @@
 typedef struct {
     Replay replay; /* first: a Replay * is a ReplayNet * */
     Net *net;
-    int32_t *plan; /* per task: a collective's network plan (net_plan) */
+    int32_t *route; /* per task: a collective's route (net_route) */
 } ReplayNet;
 
-/* The network plans of a group's latest collectives, most often all it
+/* The routes of a group's latest collectives, most often all it
  * runs (a tensor-parallel group's gathers and scatters of one size): a
  * collective of one of their op and bytes needs no lookup in the network.
  * A miss replaces the entries in turn. */
-#define GROUP_PLANS 4
+#define GROUP_ROUTES 4
 typedef struct {
-    double bytes[GROUP_PLANS];
-    int32_t plan[GROUP_PLANS]; /* -1: empty */
-    uint8_t op[GROUP_PLANS];
+    double bytes[GROUP_ROUTES];
+    int32_t route[GROUP_ROUTES]; /* -1: empty */
+    uint8_t op[GROUP_ROUTES];
     uint8_t next; /* the entry a miss replaces */
-} GroupPlans;
+} GroupRoutes;
 
 typedef struct {
     TaskId task;      /* running compute task, or TASK_NONE */
@@ -57,7 +57,7 @@ typedef struct {
     const Graph *g;
     GraphArrays a; /* the graph's flat arrays */
     Net *net;
-    GroupPlans *group_plans; /* per group */
+    GroupRoutes *group_routes; /* per group */
     double interference;
     EventQueue *q;
     uint32_t *version;  /* per task: of its queued end (NULL without interference) */
@@ -121,20 +121,20 @@ static void communicate(Run *run, TaskId id, int delta, double now)
     }
 }
 
-/* The network plan of collective `t`: its group's, or looked up. */
-static int32_t plan_of(Run *run, const Task *t)
+/* The route of collective `t`: its group's, or looked up. */
+static int32_t route_of(Run *run, const Task *t)
 {
-    GroupPlans *cache = &run->group_plans[t->owner];
-    for (int i = 0; i < GROUP_PLANS; i++)
-        if (cache->plan[i] >= 0 && cache->op[i] == t->op && cache->bytes[i] == t->bytes)
-            return cache->plan[i];
+    GroupRoutes *cache = &run->group_routes[t->owner];
+    for (int i = 0; i < GROUP_ROUTES; i++)
+        if (cache->route[i] >= 0 && cache->op[i] == t->op && cache->bytes[i] == t->bytes)
+            return cache->route[i];
     int n;
     const int *gpus = graph_group_gpus(run->g, t->owner, &n);
     int i = cache->next;
-    cache->next = (uint8_t)((i + 1) % GROUP_PLANS);
+    cache->next = (uint8_t)((i + 1) % GROUP_ROUTES);
     cache->op[i] = t->op;
     cache->bytes[i] = t->bytes;
-    return cache->plan[i] = net_plan(run->net, (CollOp)t->op, gpus, n, t->bytes);
+    return cache->route[i] = net_route(run->net, (CollOp)t->op, gpus, n, t->bytes);
 }
 
 /* The address `n` elements after `p`, for a prefetch only: in integers,
@@ -158,7 +158,7 @@ static void start(Run *run, TaskId id, double now, TaskId pred)
     apply_mem(run, id, FALSE);
     if (t->kind == TASK_COLLECTIVE) {
         run->r->algorithm[id] =
-            net_start(run->net, now, id, ((ReplayNet *)run->r)->plan[id], t->tag);
+            net_start(run->net, now, id, ((ReplayNet *)run->r)->route[id], t->tag);
         communicate(run, id, +1, now);
     } else if (t->kind == TASK_COMPUTE && t->stream == 0 && run->interference > 0) {
         double rate = compute_rate(run, t->owner);
@@ -222,13 +222,13 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     /* every task starts and ends, or the replay fails */
     r->task = graph_per_task(g, sizeof(ReplayTask));
     r->algorithm = memset(graph_per_task(g, sizeof(uint8_t)), 0, MAX(n, 1));
-    rn->plan = graph_per_task(g, sizeof(int32_t));
+    rn->route = graph_per_task(g, sizeof(int32_t));
     r->peak_bytes = g_new0(double, ranks);
     r->peak_split = g_new0(double, (gsize)ranks *GRAPH_MEM_CATEGORIES);
     Run run = {.g = g,
                .a = graph_arrays(g),
                .net = net,
-               .group_plans = g_new(GroupPlans, MAX(graph_groups(g), 1)),
+               .group_routes = g_new(GroupRoutes, MAX(graph_groups(g), 1)),
                .interference = interference,
                /* an end queued per stream running a task, at most */
                .q = evq_new((gsize)ranks * graph_streams(g)),
@@ -241,13 +241,13 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     for (int rank = 0; rank < ranks; rank++)
         run.running[rank].task = TASK_NONE;
     for (int group = 0; group < graph_groups(g); group++) {
-        run.group_plans[group].next = 0;
-        for (int i = 0; i < GROUP_PLANS; i++)
-            run.group_plans[group].plan[i] = -1;
+        run.group_routes[group].next = 0;
+        for (int i = 0; i < GROUP_ROUTES; i++)
+            run.group_routes[group].route[i] = -1;
     }
-    for (gsize id = 0; id < n; id++) /* every collective's plan, before any starts */
+    for (gsize id = 0; id < n; id++) /* every collective's route, before any starts */
         if (run.a.task[id].kind == TASK_COLLECTIVE)
-            rn->plan[id] = plan_of(&run, &run.a.task[id]);
+            rn->route[id] = route_of(&run, &run.a.task[id]);
     net_seal(net);
     for (gsize id = 0; id < n && !net_broken(net); id++) /* starting reads no other's count */
         if ((r->task[id].waiting = run.a.npred[id]) == 0)
@@ -286,7 +286,7 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     g_free(run.in_use);
     g_free(run.communicating);
     g_free(run.running);
-    g_free(run.group_plans);
+    g_free(run.group_routes);
     if (!ok) {
         engine_replay_free(r);
         return NULL;
@@ -301,7 +301,7 @@ void engine_replay_free(Replay *r)
     net_free(((ReplayNet *)r)->net);
     graph_per_task_free(r->task);
     graph_per_task_free(r->algorithm);
-    graph_per_task_free(((ReplayNet *)r)->plan);
+    graph_per_task_free(((ReplayNet *)r)->route);
     g_free(r->peak_bytes);
     g_free(r->peak_split);
     g_free((ReplayNet *)r);
@@ -311,7 +311,7 @@ double engine_sent_bytes(const Replay *r, const Graph *g, TaskId id, int rank)
 {
     g_assert(graph_task(g, id)->kind == TASK_COLLECTIVE);
     const ReplayNet *rn = (const ReplayNet *)r;
-    return net_sent_bytes(rn->net, rn->plan[id], graph_gpu(g, rank));
+    return net_sent_bytes(rn->net, rn->route[id], graph_gpu(g, rank));
 }
 
 const Topology *engine_topology(const Replay *r)

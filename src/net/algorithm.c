@@ -1,6 +1,6 @@
 /* algorithm.c: the table of collective algorithms, each a row of whether
  * it applies and how it builds its phases (SimGrid-style: a new algorithm
- * is a row and its plan function), and the choice among them.
+ * is a row and its route function), and the choice among them.
  *
  * Members are grouped by node in the order they are given; a group whose
  * nodes hold different numbers of members runs rings, not the
@@ -11,30 +11,30 @@
 
 #include "base/bigmem.h"
 
-/* Freed plans, kept for the thread's next algo_plan_new with their arrays
+/* Freed routes, kept for the thread's next algo_route_new with their arrays
  * already grown: a collective over thousands of GPUs otherwise grows them
- * from nothing, copying and faulting in fresh pages, at every plan (half
- * of a calibration's time). At most SPARE_PLANS a thread. */
-#define SPARE_PLANS 4
+ * from nothing, copying and faulting in fresh pages, at every route (half
+ * of a calibration's time). At most SPARE_ROUTES a thread. */
+#define SPARE_ROUTES 4
 
 typedef struct {
-    CollPlan *plan[SPARE_PLANS];
+    CollRoute *route[SPARE_ROUTES];
     int n;
 } Spares;
 
-static void plan_destroy(CollPlan *plan)
+static void route_destroy(CollRoute *route)
 {
-    bigmem_free(plan->transfers);
-    bigmem_free(plan->payload);
-    bigmem_free(plan->efficiency);
-    g_free(plan);
+    bigmem_free(route->transfers);
+    bigmem_free(route->payload);
+    bigmem_free(route->efficiency);
+    g_free(route);
 }
 
 static void spares_free(gpointer data)
 {
     Spares *s = data;
     for (int i = 0; i < s->n; i++)
-        plan_destroy(s->plan[i]);
+        route_destroy(s->route[i]);
     g_free(s);
 }
 
@@ -50,28 +50,28 @@ static Spares *spares(void)
     return s;
 }
 
-CollPlan *algo_plan_new(void)
+CollRoute *algo_route_new(void)
 {
     Spares *s = spares();
     if (s->n == 0)
-        return g_new0(CollPlan, 1);
-    CollPlan *plan = s->plan[--s->n];
-    *plan = (CollPlan){.room = plan->room,
-                       .transfers = plan->transfers,
-                       .payload = plan->payload,
-                       .efficiency = plan->efficiency};
-    return plan;
+        return g_new0(CollRoute, 1);
+    CollRoute *route = s->route[--s->n];
+    *route = (CollRoute){.room = route->room,
+                         .transfers = route->transfers,
+                         .payload = route->payload,
+                         .efficiency = route->efficiency};
+    return route;
 }
 
-void algo_plan_free(CollPlan *plan)
+void algo_route_free(CollRoute *route)
 {
-    if (!plan)
+    if (!route)
         return;
     Spares *s = spares();
-    if (s->n == SPARE_PLANS)
-        plan_destroy(plan);
+    if (s->n == SPARE_ROUTES)
+        route_destroy(route);
     else
-        s->plan[s->n++] = plan;
+        s->route[s->n++] = route;
 }
 
 /* ---- protocols ------------------------------------------------------------ */
@@ -171,46 +171,46 @@ void algo_ranks_free(CollRanks *r)
 /* A transfer of `payload` bytes that holds its links, with Simple, as
  * `payload / efficiency` bytes would (its bytes: once the protocol is
  * chosen). */
-static void add_at(CollPlan *plan, int src, int dst, double payload, double efficiency)
+static void add_at(CollRoute *route, int src, int dst, double payload, double efficiency)
 {
-    if (plan->n_transfers == plan->room) { /* a plan over a million GPUs: bigmem.h */
-        gsize old = (gsize)plan->room;
-        plan->room = MAX(2 * plan->room, 64);
-        gsize room = (gsize)plan->room;
-        plan->transfers =
-            bigmem_grow(plan->transfers, sizeof(Transfer) * old, sizeof(Transfer) * room);
-        plan->payload = bigmem_grow(plan->payload, sizeof(double) * old, sizeof(double) * room);
-        plan->efficiency =
-            bigmem_grow(plan->efficiency, sizeof(double) * old, sizeof(double) * room);
+    if (route->n_transfers == route->room) { /* a route over a million GPUs: bigmem.h */
+        gsize old = (gsize)route->room;
+        route->room = MAX(2 * route->room, 64);
+        gsize room = (gsize)route->room;
+        route->transfers =
+            bigmem_grow(route->transfers, sizeof(Transfer) * old, sizeof(Transfer) * room);
+        route->payload = bigmem_grow(route->payload, sizeof(double) * old, sizeof(double) * room);
+        route->efficiency =
+            bigmem_grow(route->efficiency, sizeof(double) * old, sizeof(double) * room);
     }
-    plan->transfers[plan->n_transfers] = (Transfer){.src = src, .dst = dst};
-    plan->payload[plan->n_transfers] = payload;
-    plan->efficiency[plan->n_transfers++] = efficiency;
-    plan->phase[plan->n_phases - 1].count++;
+    route->transfers[route->n_transfers] = (Transfer){.src = src, .dst = dst};
+    route->payload[route->n_transfers] = payload;
+    route->efficiency[route->n_transfers++] = efficiency;
+    route->phase[route->n_phases - 1].count++;
 }
 
 /* A transfer of `payload` bytes at the efficiency of the link class it
  * crosses, times `across_efficiency` between nodes. */
-static void add_eff(CollPlan *plan, const Topology *t, int src, int dst, double payload,
+static void add_eff(CollRoute *route, const Topology *t, int src, int dst, double payload,
                     double across_efficiency)
 {
     gboolean across = topology_node(t, src) != topology_node(t, dst);
-    add_at(plan, src, dst, payload,
+    add_at(route, src, dst, payload,
            topology_efficiency(t, across) * (across ? across_efficiency : 1));
 }
 
-static void add(CollPlan *plan, const Topology *t, int src, int dst, double payload)
+static void add(CollRoute *route, const Topology *t, int src, int dst, double payload)
 {
-    add_eff(plan, t, src, dst, payload, 1);
+    add_eff(route, t, src, dst, payload, 1);
 }
 
 /* A phase whose latency is that of `intra` messages inside nodes and
  * `inter` across them, one after the other, with each protocol. */
-static void open_phase(CollPlan *plan, const Topology *t, double intra, double inter)
+static void open_phase(CollRoute *route, const Topology *t, double intra, double inter)
 {
-    g_assert(plan->n_phases < ALGO_MAX_PHASES);
-    CollPhase *ph = &plan->phase[plan->n_phases++];
-    *ph = (CollPhase){.first = plan->n_transfers};
+    g_assert(route->n_phases < ALGO_MAX_PHASES);
+    CollPhase *ph = &route->phase[route->n_phases++];
+    *ph = (CollPhase){.first = route->n_transfers};
     for (int p = 0; p < PROTOCOLS; p++)
         ph->latency_by[p] = intra * topology_alpha(t, FALSE, (CollProtocol)p) +
                             inter * topology_alpha(t, TRUE, (CollProtocol)p);
@@ -233,7 +233,7 @@ static int ring_steps(CollOp op, int n)
  * every rank to the next, split over the channels. Every node alike, a
  * shift of whole nodes, and a turn of the members of every node when
  * there is a channel from each, maps the rings onto themselves. */
-static void rings(CollPlan *plan, const Topology *t, const Spread *s, int n, int channels,
+static void rings(CollRoute *route, const Topology *t, const Spread *s, int n, int channels,
                   double bytes)
 {
     g_autofree int *ring = g_new(int, n);
@@ -253,14 +253,14 @@ static void rings(CollPlan *plan, const Topology *t, const Spread *s, int n, int
                 int to = !last    ? i + 1
                          : across ? (end + s->count[(r + 1) % s->nodes] - 1) % n
                                   : end - s->count[r];
-                add_at(plan, ring[i], ring[to], bytes / channels, efficiency[across]);
+                add_at(route, ring[i], ring[to], bytes / channels, efficiency[across]);
             }
     }
 }
 
 /* One ring over `n` GPUs that lie `per_node` to a node, node after node
  * (a node's members, or a rail's): their spread without looking it up. */
-static void ring_over(CollPlan *plan, const Topology *t, int *gpus, int n, int per_node,
+static void ring_over(CollRoute *route, const Topology *t, int *gpus, int n, int per_node,
                       double bytes)
 {
     int nodes = n / per_node, one[2];
@@ -275,7 +275,7 @@ static void ring_over(CollPlan *plan, const Topology *t, int *gpus, int n, int p
                 .by_node = gpus,
                 .first = first,
                 .count = count};
-    rings(plan, t, &s, n, 1, bytes);
+    rings(route, t, &s, n, 1, bytes);
     if (first != one)
         g_free(first);
 }
@@ -284,20 +284,20 @@ static void ring_over(CollPlan *plan, const Topology *t, int *gpus, int n, int p
  * of `bytes` up (reduce) and down (broadcast) every edge, the second over
  * the GPUs in reverse so that the first's inner ranks are its leaves; its
  * edges between nodes at the cluster's tree efficiency. */
-static void binary_trees(CollPlan *plan, const Topology *t, const int *gpus, int n, double bytes)
+static void binary_trees(CollRoute *route, const Topology *t, const int *gpus, int n, double bytes)
 {
     double across = topology_tree_efficiency(t);
     for (int tree = 0; tree < 2; tree++) {
         for (int i = 1; i < n; i++) {
             int child = tree ? gpus[n - 1 - i] : gpus[i];
             int parent = tree ? gpus[n - 1 - (i - 1) / 2] : gpus[(i - 1) / 2];
-            add_eff(plan, t, child, parent, bytes / 2, across); /* reduce up */
-            add_eff(plan, t, parent, child, bytes / 2, across); /* broadcast down */
+            add_eff(route, t, child, parent, bytes / 2, across); /* reduce up */
+            add_eff(route, t, parent, child, bytes / 2, across); /* broadcast down */
         }
     }
 }
 
-/* ---- the algorithms: whether each applies, its plan, its protocols ------- */
+/* ---- the algorithms: whether each applies, its route, its protocols ------- */
 
 static gboolean ring_applies(const CollRanks *r, CollOp op)
 {
@@ -305,13 +305,13 @@ static gboolean ring_applies(const CollRanks *r, CollOp op)
     return op == COLL_ALL_REDUCE || op == COLL_ALL_GATHER || op == COLL_REDUCE_SCATTER;
 }
 
-static void ring_plan(CollPlan *plan, const CollRanks *r, CollOp op, double bytes)
+static void ring_route(CollRoute *route, const CollRanks *r, CollOp op, double bytes)
 {
     const Spread *s = &r->s;
     int n = r->n, channels = s->nodes > 1 ? MAX(1, MIN(s->per_node, topology_nics(r->t))) : 1;
     int steps = ring_steps(op, n), across = s->nodes > 1 ? ring_steps(op, s->nodes) : 0;
-    open_phase(plan, r->t, steps - across, across);
-    rings(plan, r->t, s, n, channels, collective_sent_bytes(op, n, bytes));
+    open_phase(route, r->t, steps - across, across);
+    rings(route, r->t, s, n, channels, collective_sent_bytes(op, n, bytes));
 }
 
 static const unsigned ring_protocols = ALL_PROTOCOLS;
@@ -328,20 +328,20 @@ static gboolean tree_applies(const CollRanks *r, CollOp op)
  * through every node's members from its head, up and down, and the double
  * binary tree over the nodes' heads, the heads of channel c at the same
  * position in every node (the same rail), channels g/C positions apart. */
-static void tree_plan(CollPlan *plan, const CollRanks *r, CollOp op, double bytes)
+static void tree_route(CollRoute *route, const CollRanks *r, CollOp op, double bytes)
 {
     (void)op;
     const Topology *t = r->t;
     const Spread *s = &r->s;
     if (s->nodes == 1 || !s->uniform) {
         double depth = 2 * ceil(log2(r->n));
-        open_phase(plan, t, s->nodes > 1 ? 0 : depth, s->nodes > 1 ? depth : 0);
-        binary_trees(plan, t, r->members, r->n, bytes);
+        open_phase(route, t, s->nodes > 1 ? 0 : depth, s->nodes > 1 ? depth : 0);
+        binary_trees(route, t, r->members, r->n, bytes);
         return;
     }
     int g = s->per_node, k = s->nodes;
     int channels = MAX(1, MIN(g, topology_nics(t))), stride = MAX(1, g / channels);
-    open_phase(plan, t, 2.0 * (g - 1), 2 * ceil(log2(k)));
+    open_phase(route, t, 2.0 * (g - 1), 2 * ceil(log2(k)));
     g_autofree int *heads = g_new(int, k);
     double share = bytes / channels;
     for (int c = 0; c < channels; c++) {
@@ -351,11 +351,11 @@ static void tree_plan(CollPlan *plan, const CollRanks *r, CollOp op, double byte
             heads[node] = m[head];
             for (int i = 0; i + 1 < g; i++) {
                 int up = m[(head + i) % g], down = m[(head + i + 1) % g];
-                add(plan, t, down, up, share); /* reduce towards the head */
-                add(plan, t, up, down, share); /* broadcast from it */
+                add(route, t, down, up, share); /* reduce towards the head */
+                add(route, t, up, down, share); /* broadcast from it */
             }
         }
-        binary_trees(plan, t, heads, k, share);
+        binary_trees(route, t, heads, k, share);
     }
 }
 
@@ -366,26 +366,26 @@ static gboolean hierarchical_applies(const CollRanks *r, CollOp op)
     return op == COLL_ALL_REDUCE && r->s.nodes > 1 && r->s.per_node > 1 && r->s.uniform;
 }
 
-static void hierarchical_plan(CollPlan *plan, const CollRanks *ranks, CollOp op, double bytes)
+static void hierarchical_route(CollRoute *route, const CollRanks *ranks, CollOp op, double bytes)
 {
     (void)op;
     const Topology *t = ranks->t;
     const Spread *s = &ranks->s;
     int g = s->per_node, k = s->nodes;
-    open_phase(plan, t, g - 1, 0); /* reduce-scatter inside each node */
+    open_phase(route, t, g - 1, 0); /* reduce-scatter inside each node */
     for (int r = 0; r < k; r++)
-        ring_over(plan, t, s->by_node + s->first[r], g, g,
+        ring_over(route, t, s->by_node + s->first[r], g, g,
                   collective_sent_bytes(COLL_REDUCE_SCATTER, g, bytes));
-    open_phase(plan, t, 0, 2 * (k - 1)); /* all-reduce on each rail */
+    open_phase(route, t, 0, 2 * (k - 1)); /* all-reduce on each rail */
     g_autofree int *rail = g_new(int, k);
     for (int c = 0; c < g; c++) {
         for (int r = 0; r < k; r++)
             rail[r] = s->by_node[s->first[r] + c];
-        ring_over(plan, t, rail, k, 1, collective_sent_bytes(COLL_ALL_REDUCE, k, bytes / g));
+        ring_over(route, t, rail, k, 1, collective_sent_bytes(COLL_ALL_REDUCE, k, bytes / g));
     }
-    open_phase(plan, t, g - 1, 0); /* all-gather inside each node */
+    open_phase(route, t, g - 1, 0); /* all-gather inside each node */
     for (int r = 0; r < k; r++)
-        ring_over(plan, t, s->by_node + s->first[r], g, g,
+        ring_over(route, t, s->by_node + s->first[r], g, g,
                   collective_sent_bytes(COLL_ALL_GATHER, g, bytes));
 }
 
@@ -404,16 +404,16 @@ static gboolean nvls_applies(const CollRanks *r, CollOp op)
  * pull the result back, multicast: S out of and S into every GPU's port,
  * drawn as S from each member to the next, at the cluster's NVLS
  * efficiency, after its NVLS latency. */
-static void nvls_plan(CollPlan *plan, const CollRanks *r, CollOp op, double bytes)
+static void nvls_route(CollRoute *route, const CollRanks *r, CollOp op, double bytes)
 {
     (void)op;
     double efficiency, latency_s;
     topology_nvls(r->t, &efficiency, &latency_s);
-    open_phase(plan, r->t, 0, 0);
+    open_phase(route, r->t, 0, 0);
     for (int p = 0; p < PROTOCOLS; p++)
-        plan->phase[0].latency_by[p] += latency_s;
+        route->phase[0].latency_by[p] += latency_s;
     for (int i = 0; i < r->n; i++)
-        add_at(plan, r->members[i], r->members[(i + 1) % r->n], bytes, efficiency);
+        add_at(route, r->members[i], r->members[(i + 1) % r->n], bytes, efficiency);
 }
 
 static const unsigned nvls_protocols = 1u << PROTOCOL_SIMPLE; /* as NCCL's */
@@ -427,23 +427,23 @@ static gboolean direct_applies(const CollRanks *r, CollOp op)
 /* Send/recv: one message; ring exchange: S from every member to the next,
  * the last to the first, all at once (nccl-tests' sendrecv); all-to-all:
  * S/n between every ordered pair, NCCL's pairwise send/recv exchange. */
-static void direct_plan(CollPlan *plan, const CollRanks *r, CollOp op, double bytes)
+static void direct_route(CollRoute *route, const CollRanks *r, CollOp op, double bytes)
 {
     const int *members = r->members;
     int n = r->n;
     gboolean across = r->s.nodes > 1;
     if (op == COLL_SEND_RECV || op == COLL_RING_EXCHANGE) {
-        open_phase(plan, r->t, !across, across);
+        open_phase(route, r->t, !across, across);
         int senders = op == COLL_SEND_RECV ? 1 : n;
         for (int i = 0; i < senders; i++)
-            add(plan, r->t, members[i], members[(i + 1) % n], bytes);
+            add(route, r->t, members[i], members[(i + 1) % n], bytes);
         return;
     }
-    open_phase(plan, r->t, across ? 0 : n - 1, across ? n - 1 : 0);
+    open_phase(route, r->t, across ? 0 : n - 1, across ? n - 1 : 0);
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
             if (i != j)
-                add(plan, r->t, members[i], members[j], bytes / n);
+                add(route, r->t, members[i], members[j], bytes / n);
 }
 
 static const unsigned direct_protocols = ALL_PROTOCOLS;
@@ -455,7 +455,7 @@ const CollAlgorithmRow algo_table[ALGORITHMS] = {
 #define ALGORITHM(ID, algo, forcible)                                                              \
     [ALGORITHM_##ID] = {.name = #algo,                                                             \
                         .applies = algo##_applies,                                                 \
-                        .plan = algo##_plan,                                                       \
+                        .route = algo##_route,                                                     \
                         .protocols = algo##_protocols},
 #include "base/algorithms.def"
 #undef ALGORITHM
@@ -463,39 +463,39 @@ const CollAlgorithmRow algo_table[ALGORITHMS] = {
 
 static gboolean applies(CollAlgorithm a, const CollRanks *r, CollOp op)
 {
-    return algo_table[a].plan && algo_table[a].applies(r, op);
+    return algo_table[a].route && algo_table[a].applies(r, op);
 }
 
-/* `plan` as algorithm `a`, its protocol unset; the first phase also waits
+/* `route` as algorithm `a`, its protocol unset; the first phase also waits
  * the cluster's base latency. */
-static void fill(CollPlan *plan, CollAlgorithm a, const CollRanks *r, CollOp op, double bytes)
+static void fill(CollRoute *route, CollAlgorithm a, const CollRanks *r, CollOp op, double bytes)
 {
-    plan->n_transfers = 0;
-    plan->n_phases = 0;
-    plan->algorithm = a;
-    algo_table[a].plan(plan, r, op, bytes);
-    for (int p = 0; plan->n_phases > 0 && p < PROTOCOLS; p++)
-        plan->phase[0].latency_by[p] += topology_base_latency(r->t);
+    route->n_transfers = 0;
+    route->n_phases = 0;
+    route->algorithm = a;
+    algo_table[a].route(route, r, op, bytes);
+    for (int p = 0; route->n_phases > 0 && p < PROTOCOLS; p++)
+        route->phase[0].latency_by[p] += topology_base_latency(r->t);
 }
 
-/* Sets the plan's protocol: its phases' latencies, its transfers' bytes. */
-static void set_protocol(CollPlan *plan, CollProtocol p)
+/* Sets the route's protocol: its phases' latencies, its transfers' bytes. */
+static void set_protocol(CollRoute *route, CollProtocol p)
 {
-    plan->protocol = p;
-    for (int i = 0; i < plan->n_phases; i++)
-        plan->phase[i].latency_s = plan->phase[i].latency_by[p];
-    for (int i = 0; i < plan->n_transfers; i++)
-        plan->transfers[i].bytes = algo_transfer_bytes(plan, i, protocol_share[p]);
+    route->protocol = p;
+    for (int i = 0; i < route->n_phases; i++)
+        route->phase[i].latency_s = route->phase[i].latency_by[p];
+    for (int i = 0; i < route->n_transfers; i++)
+        route->transfers[i].bytes = algo_transfer_bytes(route, i, protocol_share[p]);
 }
 
-double algo_choose(CollPlan *plan, const CollRanks *r, CollOp op, CollAlgorithm forced,
+double algo_choose(CollRoute *route, const CollRanks *r, CollOp op, CollAlgorithm forced,
                    double bytes, AlgoCost cost, void *ctx)
 {
     /* a forced algorithm that does not apply falls back to the choice */
     gboolean only_forced = applies(forced, r, op);
     double best = INFINITY;
     CollProtocol best_protocol = PROTOCOL_SIMPLE;
-    CollPlan *trial = algo_plan_new();
+    CollRoute *trial = algo_route_new();
     for (int a = 0; a < ALGORITHMS; a++) {
         if (!applies((CollAlgorithm)a, r, op) || (only_forced && a != (int)forced))
             continue;
@@ -513,13 +513,13 @@ double algo_choose(CollPlan *plan, const CollRanks *r, CollOp op, CollAlgorithm 
         if (mine >= 0 && c[mine] < best) {
             best = c[mine];
             best_protocol = (CollProtocol)mine;
-            CollPlan kept = *plan;
-            *plan = *trial;
+            CollRoute kept = *route;
+            *route = *trial;
             *trial = kept;
         }
     }
-    algo_plan_free(trial);
+    algo_route_free(trial);
     g_assert(best < INFINITY); /* ring or direct applies to every op, with Simple */
-    set_protocol(plan, best_protocol);
+    set_protocol(route, best_protocol);
     return best;
 }

@@ -47,12 +47,12 @@
 
 typedef struct {
     int32_t src, dst; /* GPUs */
-    double bytes;     /* link time with the plan's protocol, as bytes at the
+    double bytes;     /* link time with the route's protocol, as bytes at the
                        * links' capacity (above); set once it is chosen */
 } Transfer;
 
 typedef struct {
-    double latency_s;             /* with the plan's protocol */
+    double latency_s;             /* with the route's protocol */
     double latency_by[PROTOCOLS]; /* with each protocol */
     int first, count;             /* its transfers */
 } CollPhase;
@@ -61,7 +61,7 @@ typedef struct {
 
 /* An algorithm's phases and transfers are the same whatever the protocol:
  * only a transfer's link time and a phase's latency depend on it, so a
- * plan is built once and costed with every protocol (algo_transfer_bytes,
+ * route is built once and costed with every protocol (algo_transfer_bytes,
  * latency_by). */
 typedef struct {
     CollAlgorithm algorithm; /* the one it runs */
@@ -73,10 +73,10 @@ typedef struct {
     double *payload;       /* per transfer: the collective's bytes it carries */
     double *efficiency;    /* per transfer: the fraction of its links' capacity it
                             * reaches with Simple */
-} CollPlan;
+} CollRoute;
 
-CollPlan *algo_plan_new(void);
-void algo_plan_free(CollPlan *plan);
+CollRoute *algo_route_new(void);
+void algo_route_free(CollRoute *route);
 
 /* The ranks of one collective, as the algorithms see them: the members in
  * their given order, and grouped by node. */
@@ -93,13 +93,13 @@ typedef struct {
     /* Whether it can run `op` over these ranks. */
     gboolean (*applies)(const CollRanks *r, CollOp op);
     /* Appends the phases and transfers of `op` of `bytes` (collective.h's
-     * S) over these ranks to an empty `plan`; only where it applies. */
-    void (*plan)(CollPlan *plan, const CollRanks *r, CollOp op, double bytes);
+     * S) over these ranks to an empty `route`; only where it applies. */
+    void (*route)(CollRoute *route, const CollRanks *r, CollOp op, double bytes);
     unsigned protocols; /* 1 << CollProtocol it can run with */
 } CollAlgorithmRow;
 
 /* The algorithms, indexed by CollAlgorithm; ALGORITHM_AUTO's row is empty
- * (no `plan`). A new algorithm is its NAME_applies, NAME_plan and
+ * (no `route`). A new algorithm is its NAME_applies, NAME_route and
  * NAME_protocols in algorithm.c plus its row in base/algorithms.def. */
 extern const CollAlgorithmRow algo_table[ALGORITHMS];
 
@@ -110,27 +110,27 @@ const char *algo_protocol_name(CollProtocol p);
  * 120/128, 1. */
 double algo_protocol_share(CollProtocol p);
 
-/* The link time of transfer `i` of `plan` with a protocol whose share
+/* The link time of transfer `i` of `route` with a protocol whose share
  * (algo_protocol_share) is `share`: its payload over its efficiency times
- * that share; Transfer.bytes with the plan's protocol. */
-static inline double algo_transfer_bytes(const CollPlan *plan, int i, double share)
+ * that share; Transfer.bytes with the route's protocol. */
+static inline double algo_transfer_bytes(const CollRoute *route, int i, double share)
 {
-    return plan->payload[i] / (plan->efficiency[i] * share);
+    return route->payload[i] / (route->efficiency[i] * share);
 }
 
-/* The cost of a plan with each protocol of the mask `protocols` (1 <<
- * CollProtocol), into cost[protocol]; the plan's own protocol is unset. */
-typedef void (*AlgoCost)(const CollPlan *plan, unsigned protocols, double cost[PROTOCOLS],
+/* The cost of a route with each protocol of the mask `protocols` (1 <<
+ * CollProtocol), into cost[protocol]; the route's own protocol is unset. */
+typedef void (*AlgoCost)(const CollRoute *route, unsigned protocols, double cost[PROTOCOLS],
                          void *ctx);
 
-/* Fills `plan` with `op` of `bytes` over `r` run by `forced` if it applies;
+/* Fills `route` with `op` of `bytes` over `r` run by `forced` if it applies;
  * otherwise (or for ALGORITHM_AUTO) by the applicable algorithm of least
  * `cost`, the first in table order on ties, as NCCL's tuner picks one from
  * its cost model; each algorithm with the protocol of least cost among
  * those it runs with and the cluster models (topology.h), the first of
- * LL, LL128, Simple on ties. Each applicable algorithm's plan is built
+ * LL, LL128, Simple on ties. Each applicable algorithm's route is built
  * once and costed with all its protocols in one call. Returns that cost. */
-double algo_choose(CollPlan *plan, const CollRanks *r, CollOp op, CollAlgorithm forced,
+double algo_choose(CollRoute *route, const CollRanks *r, CollOp op, CollAlgorithm forced,
                    double bytes, AlgoCost cost, void *ctx);
 
 #endif

@@ -1,15 +1,15 @@
 /* net.c: running collectives as phases of flows over shared links.
  *
  * State: a pool of running collectives (activities), each at one phase of
- * its cached plan, with the count of that phase's flows still running; the
+ * its cached route, with the count of that phase's flows still running; the
  * flows themselves live in a Share. The network's own event queue holds
  * "latency elapsed" events per activity and "flow may end" events per flow
  * (stamped with the flow's version: a flow whose rate changed since is
  * skipped, a newer event is queued). Without contention an activity has one
  * event, at its end alone.
  *
- * Plans are numbered in the order they are made, a hash from their key to
- * the number finding them again. A plan's flows are made once, when it is
+ * Routes are numbered in the order they are made, a hash from their key to
+ * the number finding them again. A route's flows are made once, when it is
  * cached (each transfer's path), and so are the bytes each member sends;
  * then its transfers are dropped.
  * With a symmetry (symmetry.h) the share's links are the link classes (the
@@ -17,11 +17,11 @@
  * flows of a phase are merged by orbit: transfers with one canonical form
  * are one flow, weighted on each class by the number of the orbit's
  * transfers that cross any one link of it, images x count x
- * links-of-the-class-on-the-path / links-in-the-class. A cached plan whose
+ * links-of-the-class-on-the-path / links-in-the-class. A cached route whose
  * group some shift maps onto itself must be mapped onto itself by that
  * shift too (a tree rooted at one member is not; checked in time linear in
  * its transfers): otherwise the symmetry is broken and the replay says so
- * (net_broken). With cells around a what-if (symmetry_new_cells) a plan
+ * (net_broken). With cells around a what-if (symmetry_new_cells) a route
  * stands for its group's instances instead, whose transfers net_seal
  * lists one by one over link units, and the replay checks each instant
  * that they stand for the full one (the section "cells" below).
@@ -29,7 +29,7 @@
  * (NET_PACKET_BYTES) is latency-bound: the fluid model of shared links is for
  * streams of packets, and such a collective takes its time alone, makes
  * no flows and loads no links (its few bytes would change others' times
- * by nanoseconds). Its plan need not be symmetric: a tree of amaxes
+ * by nanoseconds). Its route need not be symmetric: a tree of amaxes
  * rooted at one replica leaves the replay's symmetry whole. */
 #include "net/net.h"
 
@@ -52,9 +52,9 @@ typedef struct {
     CollOp op;
     CollAlgorithm forced;
     double bytes;
-} PlanKey;
+} RouteKey;
 
-/* A flow of a plan: a transfer (or, with a symmetry, an orbit of them;
+/* A flow of a route: a transfer (or, with a symmetry, an orbit of them;
  * with cells, the transfers of its collectives with one path over the
  * link units). */
 typedef struct {
@@ -78,7 +78,7 @@ typedef struct {
     int n, room;
 } UnitFlows;
 
-/* A cached plan: what running it needs of its CollPlan, whose transfers
+/* A cached route: what running it needs of its CollRoute, whose transfers
  * are dropped once its flows are made. */
 typedef struct {
     CollAlgorithm algorithm;
@@ -91,18 +91,18 @@ typedef struct {
     const int *members;                  /* the group's GPUs, n of them */
     int n;
     double *sent;           /* per member: the bytes it sends */
-    CollPlan *pending;      /* cells: its transfers, until net_seal makes its flows */
+    CollRoute *pending;     /* cells: its transfers, until net_seal makes its flows */
     SymmetryInstances inst; /* cells: the collectives it stands for */
     int *kinds;             /* cells: per phase from kind_first[phase], when the
                              * collectives' flows are not all alike: the kinds of
                              * collective, each as its flows' count, then their
                              * indices in the phase (end_phase) */
     int kind_first[ALGO_MAX_PHASES + 1];
-} PlanEntry;
+} RouteEntry;
 
 typedef struct {
     int32_t token;
-    const PlanEntry *entry;
+    const RouteEntry *entry;
     int phase;
     int flows_left;
     int tag;
@@ -113,7 +113,7 @@ struct Net {
     const Symmetry *sym; /* NULL: every link, every transfer */
     int *link_class;     /* with sym: per link, its class */
     double *class_size;  /* with sym: links per class */
-    unsigned broken;     /* generators some plan was not symmetric under */
+    unsigned broken;     /* generators some route was not symmetric under */
     gboolean slowed;     /* some link runs below its class's capacity (link_scale) */
     Share *share;
     gboolean contention;
@@ -125,11 +125,11 @@ struct Net {
     int n_activities, activities_room, n_free;
     int32_t *done; /* tokens of the collectives ended at `now`, for net_step */
     int n_done, done_room;
-    GPtrArray *plans;             /* PlanEntry, by plan index */
-    GHashTable *plan_of;          /* PlanKey -> its plan index + 1 */
+    GPtrArray *routes;            /* RouteEntry, by route index */
+    GHashTable *route_of;         /* RouteKey -> its route index + 1 */
     double (*load)[LOAD_COLUMNS]; /* per link: scratch of alone_s, valid when stamped */
     uint32_t *stamp, epoch;       /* per link: the phase of alone_s that last loaded it */
-    double *sent;                 /* per GPU: scratch of net_plan, zero between uses */
+    double *sent;                 /* per GPU: scratch of net_route, zero between uses */
     int32_t *out;                 /* per GPU: scratch of phase_invariant, -1 between uses */
     /* cells (symmetry_has_cells): the flows are net_seal's, over link units
      * (link_class, class_size), and the replay checks what makes them exact */
@@ -144,13 +144,13 @@ struct Net {
     int n_dirty;
     guint8 *is_dirty;  /* per unit */
     double *part_load; /* scratch of check_unit: most parts x tags */
-    int32_t *flow_at;  /* per share flow: its index in its plan's flows */
+    int32_t *flow_at;  /* per share flow: its index in its route's flows */
     int flow_room;
     double *ended_s; /* per activity, most_flows each: when its phase's flows ended */
     int most_flows;
 };
 
-/* A double's bits folded, inline: plans' keys and flows hash it. */
+/* A double's bits folded, inline: routes' keys and flows hash it. */
 static inline guint bits_hash(double x)
 {
     guint64 bits;
@@ -160,7 +160,7 @@ static inline guint bits_hash(double x)
 
 static guint key_hash(gconstpointer p)
 {
-    const PlanKey *k = p;
+    const RouteKey *k = p;
     guint h = g_direct_hash(k->members) ^ (guint)k->n * 2654435761u;
     h = h * 31 + (guint)k->op * 7 + (guint)k->forced;
     return h * 31 + bits_hash(k->bytes);
@@ -168,17 +168,17 @@ static guint key_hash(gconstpointer p)
 
 static gboolean key_equal(gconstpointer a, gconstpointer b)
 {
-    const PlanKey *x = a, *y = b;
+    const RouteKey *x = a, *y = b;
     return x->members == y->members && x->n == y->n && x->op == y->op && x->forced == y->forced &&
            x->bytes == y->bytes;
 }
 
 static void entry_free(gpointer p)
 {
-    PlanEntry *e = p;
+    RouteEntry *e = p;
     g_array_free(e->flows, TRUE);
     g_free(e->sent);
-    algo_plan_free(e->pending);
+    algo_route_free(e->pending);
     g_free(e->kinds);
     g_free(e);
 }
@@ -229,8 +229,8 @@ Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgo
     net->contention = contention;
     net->forced = algorithm != ALGORITHM_AUTO ? algorithm : cluster->algorithm;
     net->events = evq_new(64);
-    net->plans = g_ptr_array_new_with_free_func(entry_free);
-    net->plan_of = g_hash_table_new_full(key_hash, key_equal, g_free, NULL);
+    net->routes = g_ptr_array_new_with_free_func(entry_free);
+    net->route_of = g_hash_table_new_full(key_hash, key_equal, g_free, NULL);
     /* per link or GPU: over a million GPUs, big (bigmem.h) */
     gsize links = (gsize)topology_links(net->topo), gpu_count = (gsize)topology_gpus(net->topo);
     net->load = bigmem_alloc(sizeof *net->load * links);
@@ -250,8 +250,8 @@ void net_free(Net *net)
     g_free(net->activities);
     g_free(net->free_activities);
     g_free(net->done);
-    g_hash_table_destroy(net->plan_of);
-    g_ptr_array_free(net->plans, TRUE);
+    g_hash_table_destroy(net->route_of);
+    g_ptr_array_free(net->routes, TRUE);
     bigmem_free(net->load);
     bigmem_free(net->stamp);
     bigmem_free(net->sent);
@@ -276,7 +276,7 @@ void net_free(Net *net)
 
 /* ---- time alone ------------------------------------------------------------ */
 
-/* The time `plan` takes on empty links with each protocol of `protocols`:
+/* The time `route` takes on empty links with each protocol of `protocols`:
  * per phase its latency, then the most loaded link's bytes over its
  * capacity, the links loaded with every protocol's bytes in one pass (a
  * slowed link's weighted by its slowdown, topology.h). A
@@ -289,7 +289,7 @@ void net_free(Net *net)
  * For rings, trees and their phases every flow on that link moves the
  * same bytes, so this is the time the flows take sharing it fairly:
  * exactly the alpha-beta formulas. */
-static void alone_s(const CollPlan *plan, unsigned protocols, double cost[PROTOCOLS], void *ctx)
+static void alone_s(const CollRoute *route, unsigned protocols, double cost[PROTOCOLS], void *ctx)
 {
     Net *net = ctx;
     gboolean ll_of_simple = (protocols >> PROTOCOL_LL & 1) && (protocols >> PROTOCOL_SIMPLE & 1);
@@ -302,18 +302,18 @@ static void alone_s(const CollPlan *plan, unsigned protocols, double cost[PROTOC
             used[n_used++] = p;
         }
     }
-    for (int ph_i = 0; ph_i < plan->n_phases; ph_i++) {
-        const CollPhase *ph = &plan->phase[ph_i];
+    for (int ph_i = 0; ph_i < route->n_phases; ph_i++) {
+        const CollPhase *ph = &route->phase[ph_i];
         if (++net->epoch == 0) { /* wrapped: every stamp is stale */
             memset(net->stamp, 0, sizeof(uint32_t) * (gsize)topology_links(net->topo));
             net->epoch = 1;
         }
         double most[LINK_CLASSES][LOAD_COLUMNS] = {{0}};
         for (int i = ph->first; i < ph->first + ph->count; i++) {
-            const Transfer *tr = &plan->transfers[i];
+            const Transfer *tr = &route->transfers[i];
             double bytes[LOAD_COLUMNS];
             for (int u = 0; u < n_used; u++)
-                bytes[u] = algo_transfer_bytes(plan, i, share[u]);
+                bytes[u] = algo_transfer_bytes(route, i, share[u]);
             int path[TOPOLOGY_MAX_PATH], n;
             topology_path(net->topo, tr->src, tr->dst, path, &n);
             for (int k = 0; k < n; k++) {
@@ -350,7 +350,7 @@ static PlanFlow flow_of(const Net *net, const Transfer *tr)
     return f;
 }
 
-/* `count` transfers of a phase as one flow: with a symmetry, the plan's
+/* `count` transfers of a phase as one flow: with a symmetry, the route's
  * transfers with canonical form `canon`, in each of `images` groups, over
  * link classes; without, copies of transfer `canon` (NCCL's channels
  * repeat a ring's), over its links. */
@@ -405,7 +405,7 @@ static void sort_transfers(Transfer *t, int n)
  * first, next[k] the one after transfer k (-1: none); and room for two
  * GPUs' lists. */
 typedef struct {
-    const CollPlan *plan;
+    const CollRoute *route;
     const CollPhase *ph;
     int32_t *next;
     Transfer *list[2];
@@ -419,7 +419,7 @@ static int transfers_out(const Net *net, OutLists *lists, int src, const Symmetr
 {
     int n = 0;
     for (int32_t k = net->out[src]; k >= 0; k = lists->next[k]) {
-        const Transfer *tr = &lists->plan->transfers[lists->ph->first + k];
+        const Transfer *tr = &lists->route->transfers[lists->ph->first + k];
         if (n == lists->room) {
             lists->room *= 2;
             for (int w = 0; w < 2; w++)
@@ -432,21 +432,21 @@ static int transfers_out(const Net *net, OutLists *lists, int src, const Symmetr
     return n;
 }
 
-/* Whether generator `g`, which maps the plan's group `members` onto
- * itself, maps phase `ph` of `plan` onto itself: whether for every member
+/* Whether generator `g`, which maps the route's group `members` onto
+ * itself, maps phase `ph` of `route` onto itself: whether for every member
  * the transfers out of it, shifted, are (as a multiset) those out of its
  * image. Linear in the transfers: they are listed per GPU, not sorted, and
  * a member and its image with one transfer each are compared in place. */
-static gboolean phase_invariant(Net *net, const CollPlan *plan, const CollPhase *ph,
+static gboolean phase_invariant(Net *net, const CollRoute *route, const CollPhase *ph,
                                 const SymmetryGenerator *g, const int *members, int n)
 {
-    OutLists lists = {.plan = plan,
+    OutLists lists = {.route = route,
                       .ph = ph,
                       .next = g_new(int32_t, MAX(ph->count, 1)),
                       .list = {g_new(Transfer, 16), g_new(Transfer, 16)},
                       .room = 16};
     for (int k = ph->count - 1; k >= 0; k--) {
-        int src = plan->transfers[ph->first + k].src;
+        int src = route->transfers[ph->first + k].src;
         lists.next[k] = net->out[src];
         net->out[src] = k;
     }
@@ -455,8 +455,8 @@ static gboolean phase_invariant(Net *net, const CollPlan *plan, const CollPhase 
         int image = symmetry_shift_by(g, members[m], 1);
         int32_t a = net->out[members[m]], b = net->out[image];
         if (a >= 0 && b >= 0 && lists.next[a] < 0 && lists.next[b] < 0) { /* one each */
-            const Transfer *x = &plan->transfers[ph->first + a],
-                           *y = &plan->transfers[ph->first + b];
+            const Transfer *x = &route->transfers[ph->first + a],
+                           *y = &route->transfers[ph->first + b];
             same = symmetry_shift_by(g, x->dst, 1) == y->dst && x->bytes == y->bytes;
             continue;
         }
@@ -465,7 +465,7 @@ static gboolean phase_invariant(Net *net, const CollPlan *plan, const CollPhase 
                memcmp(lists.list[0], lists.list[1], sizeof(Transfer) * (gsize)count) == 0;
     }
     for (int k = 0; k < ph->count; k++)
-        net->out[plan->transfers[ph->first + k].src] = -1;
+        net->out[route->transfers[ph->first + k].src] = -1;
     g_free(lists.next);
     g_free(lists.list[0]);
     g_free(lists.list[1]);
@@ -588,14 +588,14 @@ static void merge_flows(GArray *flows, int first)
     g_hash_table_destroy(at);
 }
 
-/* The flows of a plan's phases: one per transfer, copies of it merged,
+/* The flows of a route's phases: one per transfer, copies of it merged,
  * or with a symmetry one per orbit (canonical forms counted, kept in
  * order of first appearance), then flows over the same links merged
  * (merge_flows). A flow standing for k identical ones (the same path,
  * bytes and start) weighs k on each of its links: max-min fair rates are
  * unique, so identical flows get equal ones, which the weighted flow
  * gets. */
-static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *members, int n)
+static void make_flows(Net *net, RouteEntry *e, const CollRoute *route, const int *members, int n)
 {
     e->flows = g_array_new(FALSE, FALSE, sizeof(PlanFlow));
     double images = 1;
@@ -606,15 +606,15 @@ static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *
         net->broken |= symmetry_group_images(net->sym, members, n, &images, &invariant);
     if (e->latency_bound || !net->contention)
         return; /* no flows (without contention, none is run): first_flow stays 0 */
-    for (int p = 0; p < plan->n_phases; p++) {
-        const CollPhase *ph = &plan->phase[p];
+    for (int p = 0; p < route->n_phases; p++) {
+        const CollPhase *ph = &route->phase[p];
         e->first_flow[p] = (int)e->flows->len;
         for (int i = 0; i < n_gen; i++)
-            if (invariant & 1u << i && !phase_invariant(net, plan, ph, &gen[i], members, n))
+            if (invariant & 1u << i && !phase_invariant(net, route, ph, &gen[i], members, n))
                 net->broken |= 1u << i;
         Tally tally = tally_new(sizeof(Transfer));
         for (int k = 0; k < ph->count; k++) {
-            const Transfer *tr = &plan->transfers[ph->first + k];
+            const Transfer *tr = &route->transfers[ph->first + k];
             Transfer c = *tr;
             if (net->sym)
                 symmetry_canon_by(gen, n_gen, tr->src, tr->dst, &c.src, &c.dst);
@@ -628,30 +628,30 @@ static void make_flows(Net *net, PlanEntry *e, const CollPlan *plan, const int *
         tally_free(&tally);
         merge_flows(e->flows, e->first_flow[p]);
     }
-    e->first_flow[plan->n_phases] = (int)e->flows->len;
+    e->first_flow[route->n_phases] = (int)e->flows->len;
 }
 
-/* The bytes each member of a plan's group sends: its transfers' bytes,
- * summed in plan order. */
-static void count_sent(Net *net, PlanEntry *e, const CollPlan *plan, const int *members, int n)
+/* The bytes each member of a route's group sends: its transfers' bytes,
+ * summed in route order. */
+static void count_sent(Net *net, RouteEntry *e, const CollRoute *route, const int *members, int n)
 {
-    for (int i = 0; i < plan->n_transfers; i++)
-        net->sent[plan->transfers[i].src] += plan->payload[i]; /* not link time */
+    for (int i = 0; i < route->n_transfers; i++)
+        net->sent[route->transfers[i].src] += route->payload[i]; /* not link time */
     e->members = members;
     e->n = n;
     e->sent = g_new(double, n);
     for (int i = 0; i < n; i++)
         e->sent[i] = net->sent[members[i]];
-    for (int i = 0; i < plan->n_transfers; i++)
-        net->sent[plan->transfers[i].src] = 0;
+    for (int i = 0; i < route->n_transfers; i++)
+        net->sent[route->transfers[i].src] = 0;
 }
 
 /* ---- cells ------------------------------------------------------------------ */
 
-/* With cells (symmetry_new_cells) a plan stands for its group's instances
+/* With cells (symmetry_new_cells) a route stands for its group's instances
  * (symmetry_instances), which are not the group's images under K but
  * shifts of it, so they are replayed transfer by transfer: net_seal, once
- * every plan is made, lists each phase's transfers in every instance, with
+ * every route is made, lists each phase's transfers in every instance, with
  * their links, and types them by their path over the link units, a flow a
  * type (its transfers' count on each unit over the unit's links). The
  * units are the link classes cut by the cells (symmetry_link_units), the
@@ -689,9 +689,9 @@ typedef struct {
     int32_t link, type, count;
 } Triple;
 
-/* A phase's members (instance after instance, transfers in plan order)
+/* A phase's members (instance after instance, transfers in route order)
  * over the units `unit`, and in `types` its types with their counts. */
-static Member *members_of(const Net *net, const PlanEntry *e, int p, const int *unit, Tally *types)
+static Member *members_of(const Net *net, const RouteEntry *e, int p, const int *unit, Tally *types)
 {
     const CollPhase *ph = &e->pending->phase[p];
     Member *m = g_new(Member, (gsize)e->inst.n * ph->count);
@@ -907,7 +907,7 @@ static int compare_int(const void *a, const void *b)
  * (each instance's types, as a sorted list), appended to `kinds` when
  * there are more than one: each its count of distinct types, then those
  * types. */
-static void add_kinds(const PlanEntry *e, int p, const Member *m, GArray *kinds)
+static void add_kinds(const RouteEntry *e, int p, const Member *m, GArray *kinds)
 {
     int per = e->pending->phase[p].count, n = e->inst.n;
     g_autofree int *sorted = g_new(int, (gsize)n *per + 1);
@@ -949,8 +949,8 @@ static void type_all(Net *net, const int *unit, gboolean flows, Pass *pass)
                    .first = g_array_new(FALSE, FALSE, sizeof(int))};
     int zero = 0, types_so_far = 0;
     g_array_append_val(pass->first, zero);
-    for (guint i = 0; i < net->plans->len; i++) {
-        PlanEntry *e = g_ptr_array_index(net->plans, i);
+    for (guint i = 0; i < net->routes->len; i++) {
+        RouteEntry *e = g_ptr_array_index(net->routes, i);
         GArray *kinds = flows && e->pending ? g_array_new(FALSE, FALSE, sizeof(int)) : NULL;
         for (int p = 0; e->pending && p < e->n_phases; p++) {
             Tally types = tally_new(sizeof(TypeKey));
@@ -1044,8 +1044,8 @@ static void make_checks(Net *net, Pass *pass)
     int type = 0, most = 1;
     for (int u = 0; u < net->n_units; u++)
         most = MAX(most, net->parts[u]);
-    for (guint i = 0; i < net->plans->len; i++) {
-        PlanEntry *e = g_ptr_array_index(net->plans, i);
+    for (guint i = 0; i < net->routes->len; i++) {
+        RouteEntry *e = g_ptr_array_index(net->routes, i);
         for (guint f = 0; e->pending && f < e->flows->len; f++, type++) {
             PlanFlow *flow = &g_array_index(e->flows, PlanFlow, f);
             int first = g_array_index(pass->first, int, type),
@@ -1097,11 +1097,11 @@ void net_seal(Net *net)
     for (int l = 0; l < links; l++)
         capacity[unit[l]] = topology_capacity(net->topo, l);
     net->share = share_new(capacity, units, net->tags);
-    for (guint i = 0; i < net->plans->len; i++) {
-        PlanEntry *e = g_ptr_array_index(net->plans, i);
+    for (guint i = 0; i < net->routes->len; i++) {
+        RouteEntry *e = g_ptr_array_index(net->routes, i);
         for (int p = 0; p < e->n_phases && e->pending; p++)
             net->most_flows = MAX(net->most_flows, e->first_flow[p + 1] - e->first_flow[p]);
-        g_clear_pointer(&e->pending, algo_plan_free);
+        g_clear_pointer(&e->pending, algo_route_free);
     }
 }
 
@@ -1114,14 +1114,14 @@ static void dirty(Net *net, int u)
     }
 }
 
-/* The plan flow share flow `id` runs. */
+/* The route flow share flow `id` runs. */
 static const PlanFlow *flow_of_share(const Net *net, int id)
 {
     const Activity *a = &net->activities[share_token(net->share, id)];
     return &g_array_index(a->entry->flows, PlanFlow, net->flow_at[id]);
 }
 
-/* Cells: share flow `id` started as flow `index` of its plan; it crosses
+/* Cells: share flow `id` started as flow `index` of its route; it crosses
  * its checks' units unequally. */
 static void flow_started(Net *net, int id, int index)
 {
@@ -1211,7 +1211,7 @@ static void check_units(Net *net)
 static gboolean kinds_ended(const Net *net, int32_t a)
 {
     const Activity *act = &net->activities[a];
-    const PlanEntry *e = act->entry;
+    const RouteEntry *e = act->entry;
     const double *ended = &net->ended_s[(gsize)a * net->most_flows];
     for (int at = e->kind_first[act->phase]; at < e->kind_first[act->phase + 1];) {
         int n = e->kinds[at++];
@@ -1224,49 +1224,49 @@ static gboolean kinds_ended(const Net *net, int32_t a)
     return TRUE;
 }
 
-/* Cells: keeps `plan` of the group `members` for net_seal, with the
+/* Cells: keeps `route` of the group `members` for net_seal, with the
  * instances it stands for; none when it makes no flows. */
-static void hold(Net *net, PlanEntry *e, CollPlan *plan, const int *members, int n)
+static void hold(Net *net, RouteEntry *e, CollRoute *route, const int *members, int n)
 {
     double images;
     unsigned invariant;
     net->broken |= symmetry_group_images(net->sym, members, n, &images, &invariant);
     e->flows = g_array_new(FALSE, FALSE, sizeof(PlanFlow));
     if (e->latency_bound || !net->contention || net->broken) {
-        algo_plan_free(plan);
+        algo_route_free(route);
         return;
     }
     symmetry_instances(net->sym, members, n, &e->inst);
-    e->pending = plan;
+    e->pending = route;
 }
 
-int net_plan(Net *net, CollOp op, const int *members, int n, double bytes)
+int net_route(Net *net, CollOp op, const int *members, int n, double bytes)
 {
-    PlanKey key = {.members = members, .n = n, .op = op, .forced = net->forced, .bytes = bytes};
-    gpointer found = g_hash_table_lookup(net->plan_of, &key);
+    RouteKey key = {.members = members, .n = n, .op = op, .forced = net->forced, .bytes = bytes};
+    gpointer found = g_hash_table_lookup(net->route_of, &key);
     if (found)
         return GPOINTER_TO_INT(found) - 1;
-    PlanEntry *e = g_new0(PlanEntry, 1);
-    CollPlan *plan = algo_plan_new();
+    RouteEntry *e = g_new0(RouteEntry, 1);
+    CollRoute *route = algo_route_new();
     g_autoptr(CollRanks) ranks = algo_ranks_new(net->topo, members, n);
-    e->alone_s = algo_choose(plan, ranks, op, net->forced, bytes, alone_s, net);
-    e->algorithm = plan->algorithm;
-    e->n_phases = plan->n_phases;
-    for (int p = 0; p < plan->n_phases; p++)
-        e->latency_s[p] = plan->phase[p].latency_s;
+    e->alone_s = algo_choose(route, ranks, op, net->forced, bytes, alone_s, net);
+    e->algorithm = route->algorithm;
+    e->n_phases = route->n_phases;
+    for (int p = 0; p < route->n_phases; p++)
+        e->latency_s[p] = route->phase[p].latency_s;
     e->latency_bound = TRUE;
-    for (int i = 0; i < plan->n_transfers; i++)
-        e->latency_bound &= plan->payload[i] <= NET_PACKET_BYTES;
-    count_sent(net, e, plan, members, n);
+    for (int i = 0; i < route->n_transfers; i++)
+        e->latency_bound &= route->payload[i] <= NET_PACKET_BYTES;
+    count_sent(net, e, route, members, n);
     if (net->cells) {
-        hold(net, e, plan, members, n);
+        hold(net, e, route, members, n);
     } else {
-        make_flows(net, e, plan, members, n);
-        algo_plan_free(plan);
+        make_flows(net, e, route, members, n);
+        algo_route_free(route);
     }
-    int id = (int)net->plans->len;
-    g_ptr_array_add(net->plans, e);
-    g_hash_table_insert(net->plan_of, g_memdup2(&key, sizeof key), GINT_TO_POINTER(id + 1));
+    int id = (int)net->routes->len;
+    g_ptr_array_add(net->routes, e);
+    g_hash_table_insert(net->route_of, g_memdup2(&key, sizeof key), GINT_TO_POINTER(id + 1));
     return id;
 }
 
@@ -1293,9 +1293,9 @@ static void flow_changed(void *ctx, int id, double end_s, uint32_t version)
         dirty(net, g_array_index(net->checks, FlowCheck, f->first_check + i).unit);
 }
 
-CollAlgorithm net_start(Net *net, double now, int32_t token, int plan, int tag)
+CollAlgorithm net_start(Net *net, double now, int32_t token, int route, int tag)
 {
-    const PlanEntry *e = g_ptr_array_index(net->plans, plan);
+    const RouteEntry *e = g_ptr_array_index(net->routes, route);
     if (net->n_free == 0 && net->n_activities == net->activities_room) {
         net->activities_room = MAX(2 * net->activities_room, 16);
         net->activities = g_renew(Activity, net->activities, net->activities_room);
@@ -1391,9 +1391,9 @@ const int32_t *net_step(Net *net, int *n)
     return net->done;
 }
 
-double net_sent_bytes(const Net *net, int plan, int gpu)
+double net_sent_bytes(const Net *net, int route, int gpu)
 {
-    const PlanEntry *e = g_ptr_array_index(net->plans, plan);
+    const RouteEntry *e = g_ptr_array_index(net->routes, route);
     int i = 0;
     while (i < e->n && e->members[i] != gpu)
         i++;

@@ -13,10 +13,12 @@
  * Time alone: per phase its latency plus the most loaded link's bytes over
  * its capacity (for rings and trees, the alpha-beta formulas exactly).
  * Algorithm choice (algo_choose, over algorithm.h's table): forced by the
- * plan, else by the cluster, else (auto) the applicable algorithm that is
- * fastest alone for that group and size, as NCCL's tuner picks one from
- * its cost model. Plans are cached per (group, op, bytes) and numbered, so
- * a repeated collective costs one lookup, or none by its number. */
+ * plan's collective_algorithm, else by the cluster, else (auto) the
+ * applicable algorithm that is fastest alone for that group and size, as
+ * NCCL's tuner picks one from its cost model. A collective's route is its
+ * algorithm's phases of transfers between GPUs (algorithm.h, CollRoute). Routes are cached per
+ * (group, op, bytes) and numbered, so a repeated collective costs one lookup, or none by its
+ * number. */
 #ifndef PLANSIM_NET_NET_H
 #define PLANSIM_NET_NET_H
 
@@ -51,22 +53,22 @@ Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgo
 void net_free(Net *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Net, net_free)
 
-/* The plan of a collective: `op` of `bytes` over the GPUs `members` (an
+/* The route of a collective: `op` of `bytes` over the GPUs `members` (an
  * array that outlives the network, which tells groups apart by its
  * address). Made, with its algorithm, the first time it is asked for, and
  * looked up in a hash after that: callers that start many collectives of
- * one plan keep its index. */
-int net_plan(Net *net, CollOp op, const int *members, int n, double bytes);
+ * one route keep its index. */
+int net_route(Net *net, CollOp op, const int *members, int n, double bytes);
 
-/* Once the plans of every collective to start are made, before the
+/* Once the routes of every collective to start are made, before the
  * first starts: with cells, makes their flows (nothing otherwise). */
 void net_seal(Net *net);
 
-/* Starts collective `token` at `now` by plan `plan` (net_plan), labelled
+/* Starts collective `token` at `now` by route `route` (net_route), labelled
  * `tag`. Returns the algorithm it runs. */
-CollAlgorithm net_start(Net *net, double now, int32_t token, int plan, int tag);
+CollAlgorithm net_start(Net *net, double now, int32_t token, int route, int tag);
 
-/* The generators of the symmetry (a bit each) that some collective's plan
+/* The generators of the symmetry (a bit each) that some collective's route
  * was not symmetric under, or whose group it split: the replay does not
  * stand for the full one, which must be replayed without them. With
  * cells, also NET_BROKEN_CELLS when the links of a unit loaded unequally
@@ -84,8 +86,8 @@ double net_next_s(const Net *net);
  * (valid until the next call). */
 const int32_t *net_step(Net *net, int *n);
 
-/* Bytes GPU `gpu`, a member, sends in a collective of plan `plan`. */
-double net_sent_bytes(const Net *net, int plan, int gpu);
+/* Bytes GPU `gpu`, a member, sends in a collective of route `route`. */
+double net_sent_bytes(const Net *net, int route, int gpu);
 
 /* The links, for reports: bytes each carried in all and per tag. */
 const Topology *net_topology(const Net *net);
