@@ -36,7 +36,7 @@ static PlanSpec *plan_405b(void)
 }
 
 /* The replayed step of `plan` (resolved) on `nodes` nodes; exits on error. */
-static double step_of(const ModelSpec *model, ClusterSpec *cluster, PlanSpec *plan)
+static double replayed_step_s(const ModelSpec *model, ClusterSpec *cluster, PlanSpec *plan)
 {
     GError *error = NULL;
     Report rep;
@@ -79,9 +79,10 @@ static double median_s(const ModelSpec *model, const ClusterSpec *cluster, const
                        double step, const RunChoice *choice, int repeats, RunPlan *out)
 {
     g_autofree double *t = g_new(double, repeats);
+    Step resolved = step_of(model, cluster, plan);
     for (int i = 0; i < repeats; i++) {
         gint64 start = g_get_monotonic_time();
-        if (!runplan_compute(model, cluster, plan, step, 15.6e12, choice, FALSE, out, NULL))
+        if (!runplan_compute(&resolved, step, 15.6e12, choice, FALSE, out, NULL))
             exit(2);
         t[i] = (g_get_monotonic_time() - start) / 1e6;
     }
@@ -104,11 +105,12 @@ int main(int argc, char **argv)
     for (gsize i = 0; i < G_N_ELEMENTS(nodes); i++) {
         g_autoptr(ClusterSpec) cluster = cluster_at(nodes[i]);
         g_autoptr(PlanSpec) plan = plan_70b();
-        double step = step_of(m70, cluster, plan);
+        double step = replayed_step_s(m70, cluster, plan);
         RunChoice choice;
         runplan_choice_init(&choice);
         RunPlan p;
-        if (!runplan_compute(m70, cluster, plan, step, 15e12, &choice, FALSE, &p, NULL))
+        Step resolved = step_of(m70, cluster, plan);
+        if (!runplan_compute(&resolved, step, 15e12, &choice, FALSE, &p, NULL))
             return 2;
         const RunStats *s = &p.stats;
         printf("%7d %6.3g %8.4g %8.4g %8.4g %8.4g %8.4g %8.2f %9.4g %9.4g %9.4g\n", p.gpus, step,
@@ -120,7 +122,7 @@ int main(int argc, char **argv)
     g_autoptr(ModelSpec) m405 = model_named("llama3-405b.json");
     g_autoptr(ClusterSpec) big = cluster_at(2048);
     g_autoptr(PlanSpec) plan = plan_405b();
-    double step = step_of(m405, big, plan);
+    double step = replayed_step_s(m405, big, plan);
     RunChoice choice;
     runplan_choice_init(&choice);
     RunPlan p;

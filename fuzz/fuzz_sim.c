@@ -154,8 +154,8 @@ static void render(const Report *rep, const ModelSpec *model, const ClusterSpec 
     char *text;
     if (mode == 2) {
         Breakdown b;
-        GpuSpec gpu = plan_spec_run_gpu(plan, &cluster->gpu);
-        breakdown_compute(model, &gpu, plan, rep->metrics.critical_stage, &b);
+        Step step = step_of(model, cluster, plan);
+        breakdown_compute(&step, rep->metrics.critical_stage, &b);
         text = report_breakdown_render(rep, &b, format);
     } else {
         text = report_render(rep, format, TRUE);
@@ -214,7 +214,8 @@ static double run_events(const ModelSpec *model, const ClusterSpec *cluster, con
                          double step_s, double steps, const RunChoice *run)
 {
     Checkpoint ck;
-    checkpoint_of_plan(&ck, model, cluster, plan);
+    Step step = step_of(model, cluster, plan);
+    checkpoint_of_plan(&ck, &step);
     double nodes = ceil((double)plan_spec_gpus(plan) / cluster->gpus_per_node);
     double rate_per_s = run->failures_per_1000_node_days / 24000 * nodes / 3600;
     double clean_s = steps * (step_s + ck.save_s + ck.snapshot_s) + ck.save_s;
@@ -229,10 +230,10 @@ static void run_plan(const ModelSpec *model, const ClusterSpec *cluster, const P
     double steps = 1 + c->steps;
     double tokens = steps * plan->global_batch_size * model->seq_length;
     RunPlan rp;
+    Step step = step_of(model, cluster, plan);
     if (tokens <= TRAINING_MAX_TOKENS &&
         run_events(model, cluster, plan, step_s, steps, &run) <= MAX_RUN_EVENTS)
-        runplan_compute(model, cluster, plan, step_s, tokens, &run, (c->flags & FLAG_BEST) != 0,
-                        &rp, error);
+        runplan_compute(&step, step_s, tokens, &run, (c->flags & FLAG_BEST) != 0, &rp, error);
 }
 
 /* Whether the plan of one combination of `grid` (`combination`, the last
@@ -342,7 +343,8 @@ static void simulate(const ModelSpec *model, const ClusterSpec *cluster, const P
         return;
     double step_s = rep.metrics.step_time_s;
     training_of_step(&rep.training, 1e12, c->price, model, plan, step_s);
-    diagnosis_compute(&rep.diagnosis, &rep.metrics, model, cluster, plan);
+    Step step = step_of(model, cluster, plan);
+    diagnosis_compute(&rep.diagnosis, &rep.metrics, &step);
     render(&rep, model, cluster, plan, c);
     gboolean whatif_small = rep.metrics.events * (double)plan_spec_gpus(plan) <= MAX_WHATIF_EVENTS;
     report_clear(&rep);

@@ -30,8 +30,10 @@ static double step_s(int m, double storage_Bps, Diagnosis *d)
     c.cluster->storage_Bps = storage_Bps;
     run_simulate(&c);
     double step = c.rep.metrics.step_time_s;
-    if (d)
-        diagnosis_compute(d, &c.rep.metrics, c.model, c.cluster, c.plan);
+    if (d) {
+        Step step = step_of(c.model, c.cluster, c.plan);
+        diagnosis_compute(d, &c.rep.metrics, &step);
+    }
     run_free(&c);
     return step;
 }
@@ -132,7 +134,8 @@ START_TEST(checklist_reads_the_metrics)
     c.plan->global_batch_size = 4;
     run_simulate(&c);
     Diagnosis d;
-    diagnosis_compute(&d, &c.rep.metrics, c.model, c.cluster, c.plan);
+    Step step = step_of(c.model, c.cluster, c.plan);
+    diagnosis_compute(&d, &c.rep.metrics, &step);
     ck_assert_double_eq(d.item[DIAG_COMPUTE].value, c.rep.metrics.mfu);
     ck_assert_str_eq(d.item[DIAG_BUBBLE].verdict, "no pipeline");
     ck_assert_str_eq(d.item[DIAG_COMMUNICATION].verdict, "none");
@@ -153,7 +156,8 @@ START_TEST(large_bubble_asks_for_micro_batches)
     c.plan->global_batch_size = 4;
     run_simulate(&c);
     Diagnosis d;
-    diagnosis_compute(&d, &c.rep.metrics, c.model, c.cluster, c.plan);
+    Step step = step_of(c.model, c.cluster, c.plan);
+    diagnosis_compute(&d, &c.rep.metrics, &step);
     ck_assert_str_eq(d.item[DIAG_BUBBLE].verdict, "bubble-bound");
     ck_assert_ptr_nonnull(strstr(d.item[DIAG_BUBBLE].text, "27 or more micro-batches"));
     diagnosis_clear(&d);

@@ -68,8 +68,8 @@ static Graph *emit(Run *run, Topology **topo)
     g_autoptr(Layout) layout = layout_new(run->plan, run->cluster);
     *topo = topology_new(run->cluster, run->cluster->nodes);
     g_autoptr(Symmetry) sym = symmetry_new(layout, *topo, 0);
-    Graph *g =
-        emit_step(run->model, run->cluster, run->plan, layout, sym, NULL, EMIT_MAX_TASKS, 0, NULL);
+    Step step = step_of(run->model, run->cluster, run->plan);
+    Graph *g = emit_step(&step, layout, sym, NULL, EMIT_MAX_TASKS, 0, NULL);
     ck_assert_ptr_nonnull(g);
     return g;
 }
@@ -284,7 +284,8 @@ START_TEST(test_prefetch_waits_bound_the_step)
         c = 1.5 * t_b;
         run.cluster->gpu.pcie_Bps = slow ? layer_bytes(1) / c : 1e30;
         run_simulate(&run);
-        bound[slow] = estimate_step_lower_bound_s(run.model, run.cluster, run.plan);
+        Step step = step_of(run.model, run.cluster, run.plan);
+        bound[slow] = estimate_step_lower_bound_s(&step);
         ck_assert_msg(bound[slow] <= run.rep.metrics.step_time_s, "bound %.17g s, step %.17g s",
                       bound[slow], run.rep.metrics.step_time_s);
         run_free(&run);

@@ -448,7 +448,8 @@ START_TEST(breakdown_adds_up_to_the_replay)
         run_simulate(&run);
         const Metrics *m = &run.rep.metrics;
         Breakdown b;
-        breakdown_compute(run.model, &run.cluster->gpu, run.plan, m->critical_stage, &b);
+        Step resolved = step_of(run.model, run.cluster, run.plan);
+        breakdown_compute(&resolved, m->critical_stage, &b);
         double mb = run.rep.micro_batches;
         ck_assert_msg(fabs((mb * breakdown_micro_batch_s(&b) + b.optimizer_s) / m->compute_s - 1) <
                           1e-9,
@@ -493,8 +494,10 @@ START_TEST(cuda_graphs_remove_the_launches)
         run.plan->cuda_graphs = graphs;
         run_simulate(&run);
         steps[graphs] = run.rep.metrics.step_time_s;
-        if (!graphs)
-            breakdown_compute(run.model, &run.cluster->gpu, run.plan, 0, &b);
+        if (!graphs) {
+            Step step = step_of(run.model, run.cluster, run.plan);
+            breakdown_compute(&step, 0, &b);
+        }
         double launch = run.cluster->gpu.launch_s;
         ck_assert(launch > 0);
         if (graphs) {

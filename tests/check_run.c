@@ -222,7 +222,8 @@ START_TEST(checkpoint_bytes_by_zero_stage)
         plan->global_batch_size = 16;
         test_resolve(plan, model, cluster);
         Checkpoint c;
-        checkpoint_of_plan(&c, model, cluster, plan);
+        Step step = step_of(model, cluster, plan);
+        checkpoint_of_plan(&c, &step);
         ck_assert_rel(c.total_bytes, 14 * 120143872.0, 1e-12);
         double most = 0;
         for (int s = 0; s < 2; s++)
@@ -238,7 +239,8 @@ START_TEST(checkpoint_bytes_by_zero_stage)
     g_autoptr(ClusterSpec) gpu = test_cluster(1, 1, 300e9, 25e9);
     test_resolve(one, model, gpu);
     Checkpoint c;
-    checkpoint_of_plan(&c, model, gpu, one);
+    Step step = step_of(model, gpu, one);
+    checkpoint_of_plan(&c, &step);
     ck_assert_double_eq(c.total_bytes, 14 * 85252096.0);
 }
 END_TEST
@@ -256,7 +258,8 @@ START_TEST(checkpoint_of_experts)
         plan->global_batch_size = 8;
         test_resolve(plan, model, cluster);
         Checkpoint c;
-        checkpoint_of_plan(&c, model, cluster, plan);
+        Step step = step_of(model, cluster, plan);
+        checkpoint_of_plan(&c, &step);
         ck_assert_rel(c.total_bytes, 14 * transformer_params(model), 1e-12);
     }
 }
@@ -284,8 +287,8 @@ START_TEST(llama3_405b_keeps_above_90_percent)
     RunChoice choice;
     runplan_choice_init(&choice);
     RunPlan p;
-    ck_assert(runplan_compute(model, cluster, plan, rep.metrics.step_time_s, 15.6e12, &choice,
-                              FALSE, &p, NULL));
+    Step step = step_of(model, cluster, plan);
+    ck_assert(runplan_compute(&step, rep.metrics.step_time_s, 15.6e12, &choice, FALSE, &p, NULL));
     /* the job's failures: 419 in 54 days */
     ck_assert_rel(run_rate_per_s(&p.model) * 54 * 86400, 419, 1e-9);
     ck_assert_msg(p.stats.ettr_mean > 0.90, "ETTR %.4f", p.stats.ettr_mean);
@@ -310,7 +313,8 @@ START_TEST(reports_are_deterministic)
     char *first[3];
     for (int round = 0; round < 2; round++) {
         RunPlan p;
-        ck_assert(runplan_compute(model, cluster, plan, 0.5, 1e11, &choice, TRUE, &p, NULL));
+        Step step = step_of(model, cluster, plan);
+        ck_assert(runplan_compute(&step, 0.5, 1e11, &choice, TRUE, &p, NULL));
         RunReport r = {"gpt", "test", plan, &p, 2, FALSE};
         for (int f = 0; f < 3; f++) {
             char *text = run_report_render(&r, (ReportFormat)f);

@@ -393,9 +393,10 @@ static double check_bounds(const Fixture *f, const PlanSpec *plan, gint64 c, dou
     Report rep;
     GError *error = NULL;
     ck_assert_msg(simulate_run(f->model, f->cluster, plan, &rep, &error), "%s", error->message);
-    double bound = estimate_step_lower_bound_s(f->model, f->cluster, plan);
-    double peak = estimate_peak_lower_bound_bytes(f->model, f->cluster, plan);
-    double states = estimate_states_bytes(f->model, f->cluster, plan);
+    Step step = step_of(f->model, f->cluster, plan);
+    double bound = estimate_step_lower_bound_s(&step);
+    double peak = estimate_peak_lower_bound_bytes(&step);
+    double states = estimate_states_bytes(&step);
     ck_assert_msg(bound > 0 && bound <= rep.metrics.step_time_s,
                   "combination %" G_GINT64_FORMAT ": bound %.17g s > step %.17g s", c, bound,
                   rep.metrics.step_time_s);
@@ -447,8 +448,8 @@ START_TEST(bounds_hold_on_every_plan)
     ck_assert(plan && plan->tp == 1 && plan->pp == 1 && plan->dp == 1);
     Report rep;
     ck_assert(simulate_run(f.model, f.cluster, plan, &rep, NULL));
-    ck_assert_rel(estimate_step_lower_bound_s(f.model, f.cluster, plan), rep.metrics.step_time_s,
-                  2e-6);
+    Step step = step_of(f.model, f.cluster, plan);
+    ck_assert_rel(estimate_step_lower_bound_s(&step), rep.metrics.step_time_s, 2e-6);
     report_clear(&rep);
     fixture_free(&f);
 }
@@ -513,11 +514,11 @@ START_TEST(bounds_hold_with_offloaded_activations)
             f.cluster->gpu.pcie_Bps = fast / slower;
             double memory;
             check_bounds(&f, plan, c, &memory);
-            double bound = estimate_step_lower_bound_s(f.model, f.cluster, plan);
+            Step step = step_of(f.model, f.cluster, plan);
+            double bound = estimate_step_lower_bound_s(&step);
             if (slower == 1)
                 bound_fast = bound;
-            raised += bound > 1.01 * bound_fast &&
-                      bound > estimate_comm_lower_bound_s(f.model, f.cluster, plan);
+            raised += bound > 1.01 * bound_fast && bound > estimate_comm_lower_bound_s(&step);
         }
         f.cluster->gpu.pcie_Bps = fast;
         valid++;
@@ -729,10 +730,10 @@ START_TEST(bounds_hold_across_nodes)
             if (!plan)
                 continue;
             double memory, ratio = check_bounds(&f, plan, c, &memory);
-            double comm = estimate_comm_lower_bound_s(f.model, f.cluster, plan);
-            ck_assert(comm <= estimate_step_lower_bound_s(f.model, f.cluster, plan));
-            comm_bound +=
-                ratio > 0.5 && comm == estimate_step_lower_bound_s(f.model, f.cluster, plan);
+            Step step = step_of(f.model, f.cluster, plan);
+            double comm = estimate_comm_lower_bound_s(&step);
+            ck_assert(comm <= estimate_step_lower_bound_s(&step));
+            comm_bound += ratio > 0.5 && comm == estimate_step_lower_bound_s(&step);
             valid++;
         }
         ck_assert_int_gt(valid, moe ? 100 : 50);
@@ -764,7 +765,8 @@ static void exchange_plan(double efficiency, double alpha, double *bound, double
     Report rep;
     GError *error = NULL;
     ck_assert_msg(simulate_run(m, c, plan, &rep, &error), "%s", error ? error->message : "");
-    *bound = estimate_step_lower_bound_s(m, c, plan);
+    Step resolved = step_of(m, c, plan);
+    *bound = estimate_step_lower_bound_s(&resolved);
     *step = rep.metrics.step_time_s;
     report_clear(&rep);
     plan_spec_free(plan);
@@ -843,7 +845,8 @@ START_TEST(tensor_parallel_waits_bound_the_step)
     GError *error = NULL;
     ck_assert_msg(simulate_run(m, c, plan, &rep, &error), "%s", error ? error->message : "");
     double wait = 1.0 * 128 * 1024 * 2 / 2 / 2e9;
-    double bound = estimate_step_lower_bound_s(m, c, plan), step = rep.metrics.step_time_s;
+    Step resolved = step_of(m, c, plan);
+    double bound = estimate_step_lower_bound_s(&resolved), step = rep.metrics.step_time_s;
     ck_assert_msg(bound >= 2 * L * M * wait * (1 - 1e-6) && bound <= step,
                   "bound %.17g s, waits %.17g s, step %.17g s", bound, 2 * L * M * wait, step);
     report_clear(&rep);

@@ -140,8 +140,9 @@ static void consider(Search *s, const Change *change, int n, GArray *fit, GArray
     Candidate c = {.n = n, .plan = p, .order = s->made++};
     for (int i = 0; i < n; i++)
         c.change[i] = change[i];
-    c.memory_bytes = estimate_peak_lower_bound_bytes(s->model, s->cluster, p);
-    c.bound_s = estimate_step_lower_bound_s(s->model, s->cluster, p);
+    Step step = step_of(s->model, s->cluster, p);
+    c.memory_bytes = estimate_peak_lower_bound_bytes(&step);
+    c.bound_s = estimate_step_lower_bound_s(&step);
     g_array_append_val(metrics_fits(s->cluster, c.memory_bytes, 0) ? fit : over, c);
 }
 

@@ -60,8 +60,9 @@ static gboolean run(void *args, GError **error)
                 rep.metrics.peak_bytes / UNITS_GIB, cluster->gpu.memory_bytes / UNITS_GIB);
     RunPlan rp;
     progress = progress_start("run: simulating the trials");
-    gboolean ok = runplan_compute(model, cluster, plan, rep.metrics.step_time_s, tokens, &choice,
-                                  TRUE, &rp, error);
+    Step step = step_of(model, cluster, plan);
+    gboolean ok =
+        runplan_compute(&step, rep.metrics.step_time_s, tokens, &choice, TRUE, &rp, error);
     progress_stop(progress);
     RunReport rr = {
         .model = model->name,

@@ -69,7 +69,8 @@ static gboolean simulate(void *args, GError **error)
         return FALSE;
     }
     training_of_step(&rep.training, tokens, price, model, plan, rep.metrics.step_time_s);
-    diagnosis_compute(&rep.diagnosis, &rep.metrics, model, cluster, plan);
+    Step step = step_of(model, cluster, plan);
+    diagnosis_compute(&rep.diagnosis, &rep.metrics, &step);
     ReportAdvice advice[ADVICE_MAX];
     rep.advised = !rep.metrics.fits && !a->no_advice;
     rep.n_advice = rep.advised ? advice_find(model, cluster, plan, advice, &rep.advice_partial) : 0;
@@ -77,9 +78,8 @@ static gboolean simulate(void *args, GError **error)
     progress_stop(progress);
     command_warn_plan(&a->in, plan, model, cluster);
     Breakdown b;
-    GpuSpec gpu = plan_spec_run_gpu(plan, &cluster->gpu);
     if (a->breakdown)
-        breakdown_compute(model, &gpu, plan, rep.metrics.critical_stage, &b);
+        breakdown_compute(&step, rep.metrics.critical_stage, &b);
     g_autofree char *report = a->breakdown ? report_breakdown_render(&rep, &b, format)
                                            : report_render(&rep, format, TRUE);
     g_autofree char *prose = a->explain ? report_explain(&rep) : NULL;

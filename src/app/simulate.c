@@ -36,42 +36,41 @@ static void build_clear(Build *b)
  * (NULL: none), refused before it is built when `before` (graph NULL:
  * none; a step built without cells) shows it over the cap: with cells,
  * each of an orbit's cells runs the orbit's program. */
-static Graph *build(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                    const Layout *layout, const Symmetry *sym, const EmitSlowdown *slow,
-                    const Build *before, gsize max_tasks, GError **error)
+static Graph *build(const Step *step, const Layout *layout, const Symmetry *sym,
+                    const EmitSlowdown *slow, const Build *before, gsize max_tasks, GError **error)
 {
     double known = 0;
     if (before->graph && !symmetry_has_cells(before->sym))
         known = symmetry_has_cells(sym)
                     ? (double)graph_rank_tasks(before->graph) * symmetry_cells_per_orbit(sym)
                     : emit_tasks_under(before->graph, before->sym, sym);
-    return emit_step(model, cluster, plan, layout, sym, slow, max_tasks, known, error);
+    return emit_step(step, layout, sym, slow, max_tasks, known, error);
 }
 
 /* The step built with every shift and no what-if, which sizes a replay of
  * fewer shifts, or of every rank, before it is built. */
-static Build build_sizing(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                          const Layout *layout, const Topology *topo, gsize max_tasks,
-                          GError **error)
+static Build build_sizing(const Step *step, const Layout *layout, const Topology *topo,
+                          gsize max_tasks, GError **error)
 {
     Build none = {0}, b = {.sym = symmetry_new(layout, topo, SYMMETRY_ALL)};
-    b.graph = build(model, cluster, plan, layout, b.sym, NULL, &none, max_tasks, error);
+    b.graph = build(step, layout, b.sym, NULL, &none, max_tasks, error);
     return b;
 }
 
 /* Replays `graph`, built for `sym`, links slowed by `link_scale` (NULL:
  * none); NULL on error, *broken set when the symmetry did not hold. */
-static Replay *replay(const ClusterSpec *cluster, const PlanSpec *plan, const Layout *layout,
-                      const Symmetry *sym, const double *link_scale, const Graph *graph,
-                      unsigned *broken, GError **error)
+static Replay *replay(const Step *step, const Layout *layout, const Symmetry *sym,
+                      const double *link_scale, const Graph *graph, unsigned *broken,
+                      GError **error)
 {
-    EngineNet net = {.cluster = cluster,
+    const PlanSpec *plan = step->plan;
+    EngineNet net = {.cluster = step->cluster,
                      .gpus = layout_ranks(layout),
                      .symmetry = sym,
                      .algorithm = plan->collective_algorithm,
                      .contention = plan->link_contention,
                      .tags = TAG_KINDS,
-                     .interference = cluster->gpu.comm_interference,
+                     .interference = step->cluster->gpu.comm_interference,
                      .link_scale = link_scale,
                      .broken = broken};
     return engine_run(graph, &net, error);
@@ -89,8 +88,6 @@ typedef struct {
 /* What one simulation replays over: the plan's ranks and network, and the
  * what-if's factors (NULL: none). */
 typedef struct {
-    const ModelSpec *model;
-    const ClusterSpec *cluster;
     const Layout *layout;
     const Topology *topo;
     const double *gpu_factor, *link_scale;
@@ -98,12 +95,12 @@ typedef struct {
     gsize max_tasks;
 } Stage;
 
-/* Replays `plan` over `st` at fidelity `*f`, with fewer shifts each time
+/* Replays `step` over `st` at fidelity `*f`, with fewer shifts each time
  * a collective breaks them, or every rank when the what-if's cells stand
  * for no replay, until one holds; `*f` then says how it was replayed, and
  * *graph and *sym what it was. `before` (graph NULL: none) sizes the first
  * build, and is cleared. NULL on error. */
-static Replay *replay_settled(const Stage *st, const PlanSpec *plan, Fidelity *f, Build *before,
+static Replay *replay_settled(const Stage *st, const Step *step, Fidelity *f, Build *before,
                               Graph **graph, Symmetry **sym, GError **error)
 {
     Replay *rep = NULL;
@@ -112,10 +109,8 @@ static Replay *replay_settled(const Stage *st, const PlanSpec *plan, Fidelity *f
         unsigned broken = 0;
         *sym = symmetry_new_cells(st->layout, st->topo, f->dims, f->cells ? st->gpu_factor : NULL,
                                   f->cells ? st->link_scale : NULL);
-        *graph = build(st->model, st->cluster, plan, st->layout, *sym, st->slow, before,
-                       st->max_tasks, &failure);
-        rep = *graph ? replay(st->cluster, plan, st->layout, *sym, st->link_scale, *graph, &broken,
-                              &failure)
+        *graph = build(step, st->layout, *sym, st->slow, before, st->max_tasks, &failure);
+        rep = *graph ? replay(step, st->layout, *sym, st->link_scale, *graph, &broken, &failure)
                      : NULL;
         if (rep || !g_error_matches(failure, PS_ERROR, PS_ERROR_ASYMMETRIC))
             break;
@@ -125,8 +120,7 @@ static Replay *replay_settled(const Stage *st, const PlanSpec *plan, Fidelity *f
             *f = (Fidelity){.dims = 0, .cells = FALSE, .replayed = "none (what-if: cells unequal)"};
             g_clear_pointer(graph, graph_free);
             g_clear_pointer(sym, symmetry_free);
-            *before = build_sizing(st->model, st->cluster, plan, st->layout, st->topo,
-                                   st->max_tasks, &failure);
+            *before = build_sizing(step, st->layout, st->topo, st->max_tasks, &failure);
             continue;
         }
         /* replay again without the shifts a collective broke */
@@ -149,7 +143,7 @@ static Replay *replay_settled(const Stage *st, const PlanSpec *plan, Fidelity *f
 #define PROBE_RATIO 8
 #define PROBE_SHARE 50
 
-/* The fidelity at which `plan` replays, found on a probe: the same plan
+/* The fidelity at which `step` replays, found on a probe: the same plan
  * with 2 pp micro-batches (as few as every schedule takes). A shift breaks when
  * a collective's transfers differ on its images, which the number of
  * micro-batches does not change: every group, size and algorithm is the
@@ -159,23 +153,24 @@ static Replay *replay_settled(const Stage *st, const PlanSpec *plan, Fidelity *f
  * anything big is built. Exact whatever the probe finds: the step's own
  * replay still checks its shifts. `*f` unchanged when no probe is worth
  * making; FALSE on the probe's error. */
-static gboolean probe_fidelity(const Stage *st, const PlanSpec *plan, Fidelity *f,
-                               GError **error)
+static gboolean probe_fidelity(const Stage *st, const Step *step, Fidelity *f, GError **error)
 {
-    int m = plan_spec_micro_batches(plan), simulated;
+    const PlanSpec *plan = step->plan;
+    int m = step->micro_batches, simulated;
     g_autoptr(Symmetry) every = symmetry_new(st->layout, st->topo, f->dims);
     symmetry_simulated(every, &simulated);
     if (f->dims == 0 || symmetry_orbit(every) == 1 || m < PROBE_RATIO * 2 * plan->pp ||
-        emit_tasks_at_least(st->model, plan, simulated) * PROBE_SHARE < st->max_tasks)
+        emit_tasks_at_least(step->model, plan, simulated) * PROBE_SHARE < st->max_tasks)
         return TRUE;
     g_autoptr(PlanSpec) probe = plan_spec_copy(plan);
     probe->global_batch_size = (gint64)plan->micro_batch_size * plan->dp * 2 * plan->pp;
-    if (!strategy_check(probe, st->model, NULL))
+    if (!strategy_check(probe, step->model, NULL))
         return TRUE; /* a schedule that takes no such probe: the step finds its own breaks */
+    Step probe_step = step_of(step->model, step->cluster, probe);
     Build none = {0};
     Graph *graph = NULL;
     Symmetry *sym = NULL;
-    Replay *rep = replay_settled(st, probe, f, &none, &graph, &sym, error);
+    Replay *rep = replay_settled(st, &probe_step, f, &none, &graph, &sym, error);
     engine_replay_free(rep);
     graph_free(graph);
     symmetry_free(sym);
@@ -192,6 +187,7 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
     gint64 started = g_get_monotonic_time();
     if (!strategy_check(plan, model, error))
         return FALSE;
+    Step step = step_of(model, cluster, plan);
     g_autoptr(Layout) layout = layout_new(plan, cluster);
     int gpus = layout_ranks(layout);
     Topology *topo =
@@ -206,9 +202,7 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
     EmitSlowdown slow = {.gpu_factor = gpu_factor,
                          .jitter_sigma = what_if ? w->jitter : 0,
                          .seed = what_if ? w->seed : 0};
-    Stage st = {.model = model,
-                .cluster = cluster,
-                .layout = layout,
+    Stage st = {.layout = layout,
                 .topo = topo,
                 .gpu_factor = gpu_factor,
                 .link_scale = link_scale,
@@ -230,11 +224,11 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
      * refused before it is built */
     Build before = {0};
     if (dims != SYMMETRY_ALL)
-        before = build_sizing(model, cluster, plan, layout, topo, max_tasks, &failure);
+        before = build_sizing(&step, layout, topo, max_tasks, &failure);
     else /* at the probe's fidelity, the step's own checks size it (emit_step) */
-        probe_fidelity(&st, plan, &f, &failure);
+        probe_fidelity(&st, &step, &f, &failure);
     if (!failure)
-        rep = replay_settled(&st, plan, &f, &before, &graph, &sym, &failure);
+        rep = replay_settled(&st, &step, &f, &before, &graph, &sym, &failure);
     const char *replayed = f.replayed;
     build_clear(&before);
     topology_free(topo);
@@ -249,9 +243,9 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
             .gpus = gpus,
             .parameters = transformer_params(model),
             .active_parameters = transformer_active_params(model),
-            .micro_batches = plan_spec_micro_batches(plan),
+            .micro_batches = step.micro_batches,
         };
-        metrics_compute(graph, rep, layout, sym, model, cluster, plan, &out->metrics);
+        metrics_compute(graph, rep, layout, sym, &step, &out->metrics);
         if (replayed)
             g_strlcpy(out->metrics.symmetry, replayed, sizeof out->metrics.symmetry);
         else if (symmetry_has_cells(sym))

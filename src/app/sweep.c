@@ -120,43 +120,40 @@ static const ClusterSpec *cluster_of(const SweepSpec *spec, gint64 combo)
 
 const char *const sweep_rank_names[] = {"tokens_per_s", "time", "cost", "run-time", NULL};
 
-/* What the sweep ranks by (sweep.h), larger better, for `plan` on
- * `cluster` taking step_s a step: tokens/s as metrics computes it, or the
+/* What the sweep ranks by (sweep.h), larger better, for `step` taking
+ * step_s a step: tokens/s as metrics computes it, or the
  * inverse of the run's wall time or GPU-hours (training.h), or of its
  * mean wall-clock time with failures (runplan.h; 0, ranking last, for a
  * run that would not end: the table says "never"). */
-static double score(const SweepSpec *spec, const PlanSpec *plan, const ClusterSpec *cluster,
-                    double step_s)
+static double score(const SweepSpec *spec, const Step *step, double step_s)
 {
     Training t;
     RunPlan run;
-    training_of_step(&t, spec->tokens, spec->gpu_hour_price, spec->model, plan, step_s);
+    training_of_step(&t, spec->tokens, spec->gpu_hour_price, spec->model, step->plan, step_s);
     switch (spec->rank_by) {
     case SWEEP_RANK_TIME:
         return 1 / t.time_s;
     case SWEEP_RANK_COST:
         return 1 / t.gpu_hours;
     case SWEEP_RANK_RUN_TIME:
-        return runplan_compute(spec->model, cluster, plan, step_s, spec->tokens, spec->run, FALSE,
-                               &run, NULL)
+        return runplan_compute(step, step_s, spec->tokens, spec->run, FALSE, &run, NULL)
                    ? 1 / run.stats.mean.wall_s
                    : 0;
     case SWEEP_RANK_TOKENS_PER_S:
         break;
     }
-    return training_tokens_per_s(spec->model, plan, step_s);
+    return training_tokens_per_s(spec->model, step->plan, step_s);
 }
 
 /* An upper bound of the score of a plan whose step takes at least
  * bound_s: the score itself, which only falls as the step grows, but for
  * run-time, whose failures only add to the run: the failure-free run's. */
-static double score_bound(const SweepSpec *spec, const PlanSpec *plan, const ClusterSpec *cluster,
-                          double bound_s)
+static double score_bound(const SweepSpec *spec, const Step *step, double bound_s)
 {
     if (spec->rank_by != SWEEP_RANK_RUN_TIME)
-        return score(spec, plan, cluster, bound_s);
+        return score(spec, step, bound_s);
     Training t;
-    training_of_step(&t, spec->tokens, spec->gpu_hour_price, spec->model, plan, bound_s);
+    training_of_step(&t, spec->tokens, spec->gpu_hour_price, spec->model, step->plan, bound_s);
     return 1 / t.time_s;
 }
 
@@ -180,15 +177,16 @@ static void prepare(Job *job, Slot *slot)
         return;
     }
     const ClusterSpec *cluster = cluster_of(spec, slot->row.combination);
+    Step step = step_of(spec->model, cluster, plan);
     /* a CSV row gives the whole memory bound; else that the states pass
      * the GPU's memory is enough */
     double memory = estimate_peak_lower_bound_bytes_past(
-        spec->model, cluster, plan, spec->csv ? INFINITY : cluster->gpu.memory_bytes);
+        &step, spec->csv ? INFINITY : cluster->gpu.memory_bytes);
     gboolean fits = spec->exhaustive || metrics_fits(cluster, memory, 0);
     /* a plan that does not fit needs its step bound for its CSV row only */
-    double bound = fits || spec->csv ? estimate_step_lower_bound_s(spec->model, cluster, plan) : 0;
+    double bound = fits || spec->csv ? estimate_step_lower_bound_s(&step) : 0;
     slot->row.bound_s = bound;
-    slot->score_bound = bound > 0 ? score_bound(spec, plan, cluster, bound) : G_MAXDOUBLE;
+    slot->score_bound = bound > 0 ? score_bound(spec, &step, bound) : G_MAXDOUBLE;
     if (!fits) {
         slot->row.status = REPORT_DOES_NOT_FIT;
         slot->row.peak_bytes = memory;
@@ -202,14 +200,14 @@ static void prepare(Job *job, Slot *slot)
  * is `plan`). */
 static void simulated(const SweepSpec *spec, Slot *slot, const PlanSpec *plan, Report *rep)
 {
-    const ClusterSpec *cluster = cluster_of(spec, slot->row.combination);
+    Step step = step_of(spec->model, cluster_of(spec, slot->row.combination), plan);
     training_of_step(&rep->training, spec->tokens, spec->gpu_hour_price, spec->model, plan,
                      rep->metrics.step_time_s);
     slot->row.status = REPORT_SIMULATED;
     slot->row.csv = report_render(rep, FORMAT_CSV, FALSE);
     slot->row.tokens_per_s = rep->metrics.tokens_per_s;
     slot->row.mfu = rep->metrics.mfu;
-    slot->row.score = score(spec, plan, cluster, rep->metrics.step_time_s);
+    slot->row.score = score(spec, &step, rep->metrics.step_time_s);
     slot->row.step_time_s = rep->metrics.step_time_s;
     slot->row.peak_bytes = rep->metrics.peak_bytes;
     slot->row.fits = rep->metrics.fits;
@@ -765,7 +763,8 @@ static void gain_of(const SweepSpec *spec, const SweepResult *r, guint winner, g
         g_autoptr(PlanSpec) plan = sweep_plan(spec, row);
         int gpus;
         const ClusterSpec *cluster = space_cluster(&space, row->combination, &gpus);
-        if (g->row >= 0 && score_bound(spec, plan, cluster, row->bound_s) <= g->score)
+        Step step = step_of(spec->model, cluster, plan);
+        if (g->row >= 0 && score_bound(spec, &step, row->bound_s) <= g->score)
             continue; /* even its bound cannot beat the best */
         if (replays++ == SWEEP_GAIN_REPLAYS) {
             g->exact = FALSE;
@@ -774,7 +773,7 @@ static void gain_of(const SweepSpec *spec, const SweepResult *r, guint winner, g
         Report rep;
         if (!simulate_run_whatif(spec->model, cluster, plan, spec->whatif, NULL, FALSE, &rep, NULL))
             continue;
-        double s = score(spec, plan, cluster, rep.metrics.step_time_s);
+        double s = score(spec, &step, rep.metrics.step_time_s);
         if (rep.metrics.fits && (g->row < 0 || s > g->score)) {
             g->row = i;
             g->score = s;

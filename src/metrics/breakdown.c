@@ -37,11 +37,13 @@ static void add_forward_backward(Breakdown *out, const GpuSpec *gpu, const OpLis
     add_ops(out, gpu, ops, 2, BREAKDOWN_ATTENTION_BACKWARD, FALSE);
 }
 
-void breakdown_compute(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan, int stage,
-                       Breakdown *out)
+void breakdown_compute(const Step *step, int stage, Breakdown *out)
 {
+    const ModelSpec *model = step->model;
+    const GpuSpec *gpu = &step->gpu;
+    const PlanSpec *plan = step->plan;
     *out = (Breakdown){.stage = stage};
-    Shard sh = transformer_shard(plan);
+    Shard sh = step->shard;
     int chunks = chunks_count(plan);
     OpList ops;
     for (int k = 0; k < plan->virtual_stages; k++) {
@@ -67,7 +69,7 @@ void breakdown_compute(const ModelSpec *model, const GpuSpec *gpu, const PlanSpe
             add_forward_backward(out, gpu, &ops);
         }
     }
-    out->optimizer_s = estimate_optimizer_s(model, gpu, plan, stage);
+    out->optimizer_s = estimate_optimizer_s(step, stage);
 }
 
 double breakdown_micro_batch_s(const Breakdown *b)

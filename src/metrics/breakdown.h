@@ -16,10 +16,7 @@
 
 #include <glib.h>
 
-#include "cost/transformer.h"
-#include "spec/model.h"
-#include "spec/gpu.h"
-#include "spec/plan.h"
+#include "strategy/step.h"
 
 /* The rows of the table: GEMMs, attention's forward and backward, the
  * memory-bound rest. */
@@ -41,9 +38,8 @@ typedef struct {
     double optimizer_s;                /* per step: gradient norm and Adam */
 } Breakdown;
 
-/* The breakdown of a rank of pipeline stage `stage` of the resolved plan. */
-void breakdown_compute(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan, int stage,
-                       Breakdown *out);
+/* The breakdown of a rank of pipeline stage `stage` of the step. */
+void breakdown_compute(const Step *step, int stage, Breakdown *out);
 
 /* Its compute per micro-batch: the sum of its classes. */
 double breakdown_micro_batch_s(const Breakdown *b);

@@ -21,9 +21,11 @@ static double written(double params, double bytes, int shards, gboolean first)
     return shards > 1 ? params * bytes / shards : first ? params * bytes : 0;
 }
 
-void checkpoint_of_plan(Checkpoint *out, const ModelSpec *model, const ClusterSpec *cluster,
-                        const PlanSpec *plan)
+void checkpoint_of_plan(Checkpoint *out, const Step *step)
 {
+    const ModelSpec *model = step->model;
+    const ClusterSpec *cluster = step->cluster;
+    const PlanSpec *plan = step->plan;
     *out = (Checkpoint){0};
     g_autoptr(Layout) l = layout_new(plan, cluster);
     int shards[MEM_KINDS], expert_shards[MEM_KINDS];

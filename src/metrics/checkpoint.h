@@ -23,9 +23,7 @@
 #ifndef PLANSIM_METRICS_CHECKPOINT_H
 #define PLANSIM_METRICS_CHECKPOINT_H
 
-#include "spec/model.h"
-#include "spec/cluster.h"
-#include "spec/plan.h"
+#include "strategy/step.h"
 
 /* Bytes per parameter saved: bf16 weights and Adam's fp32 states. */
 #define CHECKPOINT_WEIGHT_BYTES 2.0
@@ -45,8 +43,7 @@ typedef struct {
                          * link; 0 when the GPU gives no pcie_GBps */
 } Checkpoint;
 
-/* The checkpoint of `plan` (resolved) of `model` on `cluster`. */
-void checkpoint_of_plan(Checkpoint *out, const ModelSpec *model, const ClusterSpec *cluster,
-                        const PlanSpec *plan);
+/* The checkpoint of `step`. */
+void checkpoint_of_plan(Checkpoint *out, const Step *step);
 
 #endif

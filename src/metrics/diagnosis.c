@@ -14,17 +14,14 @@ static const double GiB = UNITS_GIB;
 /* What the checks read. */
 typedef struct {
     const Metrics *m;
-    const ClusterSpec *cluster;
-    const PlanSpec *plan;
+    const Step *step;
     double gpus;
-    int micro_batches;
-    int seq_length;
-} Step;
+} Checked;
 
 /* 1. The step against the ideal 6ND / (GPUs x peak). */
-static void check_compute(DiagCheck *c, const Step *s)
+static void check_compute(DiagCheck *c, const Checked *s)
 {
-    double ideal = s->m->model_flops / (s->gpus * s->cluster->gpu.peak_flops);
+    double ideal = s->m->model_flops / (s->gpus * s->step->cluster->gpu.peak_flops);
     c->value = s->m->mfu;
     gboolean good = c->value >= c->threshold;
     c->verdict = g_strdup(good ? "compute-efficient" : "below the ideal");
@@ -36,7 +33,7 @@ static void check_compute(DiagCheck *c, const Step *s)
 }
 
 /* 2. Communication per group, exposed and in all. */
-static void check_communication(DiagCheck *c, const Step *s)
+static void check_communication(DiagCheck *c, const Checked *s)
 {
     GString *text = g_string_new("exposed of total:");
     const char *sep = " ";
@@ -66,7 +63,8 @@ static void check_communication(DiagCheck *c, const Step *s)
         c->verdict = g_strdup("none");
     } else if (c->value >= c->threshold) {
         const char *group = emit_comm_name((TaskTag)worst);
-        g_autofree char *advice = strategy_comm_advice((TaskTag)worst, s->plan, s->cluster);
+        g_autofree char *advice =
+            strategy_comm_advice((TaskTag)worst, s->step->plan, s->step->cluster);
         c->verdict = g_strdup_printf("bound by %s communication", group);
         g_string_append_printf(text, "; the largest exposed is %s%s%s", group, advice ? ": " : "",
                                advice ? advice : "");
@@ -81,9 +79,9 @@ static void check_communication(DiagCheck *c, const Step *s)
  * al. 2021; (p - 1) / (v m) with v chunks per stage), which is
  * (p - 1) / (v m + p - 1) of the step: under the threshold t when
  * v m >= (p - 1)(1 - t) / t. */
-static void check_bubble(DiagCheck *c, const Step *s)
+static void check_bubble(DiagCheck *c, const Checked *s)
 {
-    int p = s->plan->pp, v = s->plan->virtual_stages, m = s->micro_batches;
+    int p = s->step->plan->pp, v = s->step->plan->virtual_stages, m = s->step->micro_batches;
     c->value = s->m->bubble_fraction;
     if (p == 1) {
         c->verdict = g_strdup("no pipeline");
@@ -115,10 +113,10 @@ static void check_bubble(DiagCheck *c, const Step *s)
 /* 4. Memory headroom, and what ZeRO would save: at stage 2 the gradients
  * (and from stage 0 the optimizer states) split over dp, at stage 3 the
  * parameters too (states.h), each kind then (1 - 1/dp) smaller. */
-static void check_memory(DiagCheck *c, const Step *s)
+static void check_memory(DiagCheck *c, const Checked *s)
 {
     const Metrics *m = s->m;
-    const PlanSpec *p = s->plan;
+    const PlanSpec *p = s->step->plan;
     double share = 1 - 1.0 / p->dp, zero = p->zero_stage;
     double zero2 = ((zero < 2 ? m->peak_split[MEM_GRADS] : 0) +
                     (zero < 1 ? m->peak_split[MEM_OPTIMIZER] : 0)) *
@@ -153,16 +151,17 @@ static void check_memory(DiagCheck *c, const Step *s)
 /* 5. The data loader's time per step against the first stage's compute
  * (data_loader.h): it stalls the stage when it needs longer; the storage
  * bandwidth and preprocessing rate per node below which it would. */
-static void check_data(DiagCheck *c, const Step *s)
+static void check_data(DiagCheck *c, const Checked *s)
 {
-    const PlanSpec *p = s->plan;
-    g_autoptr(Layout) layout = layout_new(p, s->cluster);
-    int readers = data_loader_readers_per_node(layout, s->cluster);
+    const PlanSpec *p = s->step->plan;
+    g_autoptr(Layout) layout = layout_new(p, s->step->cluster);
+    int readers = data_loader_readers_per_node(layout, s->step->cluster);
     double compute_s = s->m->stages[0].busy_s;
-    double samples = (double)readers * s->micro_batches * p->micro_batch_size;
+    double samples = (double)readers * s->step->micro_batches * p->micro_batch_size;
     /* Megatron-LM's pre-tokenized data: uint16 token ids */
-    double bytes = p->bytes_per_sample > 0 ? p->bytes_per_sample : 2.0 * s->seq_length;
-    double load_s = s->micro_batches * data_loader_micro_batch_s(s->cluster, p, readers);
+    double bytes = p->bytes_per_sample > 0 ? p->bytes_per_sample : 2.0 * s->step->model->seq_length;
+    double load_s =
+        s->step->micro_batches * data_loader_micro_batch_s(s->step->cluster, p, readers);
     g_autofree char *limits = g_strdup_printf(
         "a node's storage would stall the first stage below %.4g MB/s, its preprocessing below "
         "%.4g samples/s (%d reader%s per node, %.0f samples and %.4g MB per step, %.4g s of "
@@ -186,7 +185,7 @@ static void check_data(DiagCheck *c, const Step *s)
 static const struct {
     const char *name, *question;
     double threshold;
-    void (*check)(DiagCheck *c, const Step *s);
+    void (*check)(DiagCheck *c, const Checked *s);
 } checklist[DIAG_ITEMS] = {
     [DIAG_COMPUTE] = {.name = "compute",
                       .question = "How close is the step to the ideal 6ND / (GPUs x peak)?",
@@ -211,15 +210,9 @@ static const struct {
                    .check = check_data},
 };
 
-void diagnosis_compute(Diagnosis *out, const Metrics *m, const ModelSpec *model,
-                       const ClusterSpec *cluster, const PlanSpec *plan)
+void diagnosis_compute(Diagnosis *out, const Metrics *m, const Step *step)
 {
-    Step s = {.m = m,
-              .cluster = cluster,
-              .plan = plan,
-              .gpus = (double)plan_spec_gpus(plan),
-              .micro_batches = plan_spec_micro_batches(plan),
-              .seq_length = model->seq_length};
+    Checked s = {.m = m, .step = step, .gpus = (double)plan_spec_gpus(step->plan)};
     for (int i = 0; i < DIAG_ITEMS; i++) {
         DiagCheck *c = &out->item[i];
         *c = (DiagCheck){.name = checklist[i].name,

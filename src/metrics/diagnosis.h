@@ -41,10 +41,9 @@ typedef struct {
     DiagCheck item[DIAG_ITEMS]; /* in checklist order; verdict NULL: not diagnosed */
 } Diagnosis;
 
-/* Walks the checklist over the metrics `m` of `plan` (resolved) of `model`
- * on `cluster`. diagnosis_clear frees what it owns. */
-void diagnosis_compute(Diagnosis *out, const Metrics *m, const ModelSpec *model,
-                       const ClusterSpec *cluster, const PlanSpec *plan);
+/* Walks the checklist over the metrics `m` of `step`. diagnosis_clear
+ * frees what it owns. */
+void diagnosis_compute(Diagnosis *out, const Metrics *m, const Step *step);
 void diagnosis_clear(Diagnosis *d);
 
 #endif

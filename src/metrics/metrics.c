@@ -251,9 +251,11 @@ static double host_bytes(const Layout *layout, const ModelSpec *model, const Clu
 }
 
 void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const Symmetry *sym,
-                     const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                     Metrics *out)
+                     const Step *step, Metrics *out)
 {
+    const ModelSpec *model = step->model;
+    const ClusterSpec *cluster = step->cluster;
+    const PlanSpec *plan = step->plan;
     *out = (Metrics){0};
     int ranks = graph_ranks(g), least = G_MAXINT; /* the fewest ranks one stands for */
     for (int rank = 0; rank < ranks; rank++)

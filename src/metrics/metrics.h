@@ -110,13 +110,12 @@ typedef struct {
  * not fit). */
 gboolean metrics_fits(const ClusterSpec *cluster, double gpu_bytes, double host_bytes);
 
-/* Reads the metrics off a replay `r` of `g`, built for `plan` laid out as
+/* Reads the metrics off a replay `r` of `g`, built for `step` laid out as
  * `layout`, its ranks those `sym` simulates, each standing for its orbit
  * or cell (symmetry_weight).
  * metrics_clear frees what they own. */
 void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const Symmetry *sym,
-                     const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                     Metrics *out);
+                     const Step *step, Metrics *out);
 void metrics_clear(Metrics *m);
 
 #endif

@@ -93,19 +93,20 @@ static gboolean model_of(const ClusterSpec *cluster, const RunChoice *choice, Ru
     return TRUE;
 }
 
-gboolean runplan_compute(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                         double step_s, double tokens, const RunChoice *choice, gboolean best,
-                         RunPlan *out, GError **error)
+gboolean runplan_compute(const Step *step, double step_s, double tokens, const RunChoice *choice,
+                         gboolean best, RunPlan *out, GError **error)
 {
+    const ClusterSpec *cluster = step->cluster;
+    const PlanSpec *plan = step->plan;
     memset(out, 0, sizeof *out);
     out->gpus = (int)plan_spec_gpus(plan);
     out->nodes = (out->gpus + cluster->gpus_per_node - 1) / cluster->gpus_per_node;
     out->tokens = tokens;
     out->step_s = step_s;
-    checkpoint_of_plan(&out->checkpoint, model, cluster, plan);
+    checkpoint_of_plan(&out->checkpoint, step);
     RunModel *m = &out->model;
     m->step_s = step_s;
-    m->steps = ceil(tokens / training_tokens_per_step(model, plan));
+    m->steps = ceil(tokens / training_tokens_per_step(step->model, plan));
     if (!model_of(cluster, choice, out, error))
         return FALSE;
     double rate = run_rate_per_s(m);

@@ -12,9 +12,7 @@
 
 #include "metrics/checkpoint.h"
 #include "metrics/run.h"
-#include "spec/model.h"
-#include "spec/cluster.h"
-#include "spec/plan.h"
+#include "strategy/step.h"
 
 /* Trials when not told: P10 and P90 from 100 runs. */
 #define RUNPLAN_TRIALS 100
@@ -58,12 +56,10 @@ typedef struct {
     double expected_failures;         /* the rate times the mean wall-clock time */
 } RunPlan;
 
-/* The run of `tokens` tokens of `plan` (resolved) of `model` on `cluster`
- * taking step_s a step. `best`: also search the best interval (always
- * when the choice gives none). Fails (PS_ERROR_INPUT) on an asynchronous
- * save without the GPU's pcie_GBps, or a run that would not end. */
-gboolean runplan_compute(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                         double step_s, double tokens, const RunChoice *choice, gboolean best,
-                         RunPlan *out, GError **error);
+/* The run of `tokens` tokens of `step` taking step_s a step. `best`: also search the best interval
+ * (always when the choice gives none). Fails (PS_ERROR_INPUT) on an asynchronous save without the
+ * GPU's pcie_GBps, or a run that would not end. */
+gboolean runplan_compute(const Step *step, double step_s, double tokens, const RunChoice *choice,
+                         gboolean best, RunPlan *out, GError **error);
 
 #endif

@@ -57,10 +57,7 @@ typedef struct {
 } Dry;
 
 struct Emit {
-    const ModelSpec *model;
-    const ClusterSpec *cluster;
-    GpuSpec gpu; /* the cluster's, as the plan runs it (plan_spec_run_gpu) */
-    const PlanSpec *plan;
+    Step step; /* the model, the cluster, the plan and what they give */
     const Layout *layout;
     const Symmetry *symmetry; /* the ranks emitted, and the GPUs they stand for */
     Graph *graph; /* NULL: a dry walk, into `dry` */
@@ -69,7 +66,6 @@ struct Emit {
     int *group_id[GROUP_KINDS]; /* per layout group */
     int *pair_id[DIRECTIONS];   /* per sending rank: with its receiver */
     int *ends_id;               /* per rank on the first stage: with the last stage */
-    int micro_batches;
     Cost embedding, head, block[TRANSFORMER_BLOCK_KINDS]; /* a kind no layer has: zero */
     Segment *segments;                           /* every model chunk's, chunk after chunk */
     int *chunk_first; /* per model chunk: its first segment; one more entry */
@@ -153,22 +149,22 @@ static int graph_stream_count(const Emit *e)
 
 const ModelSpec *emit_model(const Emit *e)
 {
-    return e->model;
+    return e->step.model;
 }
 
 const PlanSpec *emit_plan(const Emit *e)
 {
-    return e->plan;
+    return e->step.plan;
 }
 
 const GpuSpec *emit_gpu(const Emit *e)
 {
-    return &e->gpu;
+    return &e->step.gpu;
 }
 
 const ClusterSpec *emit_cluster(const Emit *e)
 {
-    return e->cluster;
+    return e->step.cluster;
 }
 
 const Layout *emit_layout(const Emit *e)
@@ -178,12 +174,12 @@ const Layout *emit_layout(const Emit *e)
 
 Shard emit_shard(const Emit *e)
 {
-    return transformer_shard(e->plan);
+    return e->step.shard;
 }
 
 int emit_micro_batches(const Emit *e)
 {
-    return e->micro_batches;
+    return e->step.micro_batches;
 }
 
 int emit_rank(const Emit *e)
@@ -213,7 +209,7 @@ double emit_layer_params(const Emit *e)
 
 int emit_model_chunk(const Emit *e, const Unit *u)
 {
-    return chunks_of_stage(e->plan, e->stage, u->chunk);
+    return chunks_of_stage(e->step.plan, e->stage, u->chunk);
 }
 
 const Segment *emit_segment_next(const Emit *e, const Unit *u, const Segment *seg)
@@ -387,7 +383,7 @@ TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double
 static int neighbour(const Emit *e, int rank, Direction d)
 {
     Coord c = layout_coord(e->layout, rank);
-    int p = e->plan->pp;
+    int p = e->step.plan->pp;
     c.pp = (c.pp + (d == TOWARD_NEXT ? 1 : p - 1)) % p;
     return layout_rank(e->layout, c);
 }
@@ -418,10 +414,10 @@ TaskId emit_ends_collective(Emit *e, Stream stream, CollOp op, double bytes, Tas
                             TaskName name)
 {
     Coord c = layout_coord(e->layout, e->rank);
-    g_assert(e->plan->pp > 1 && (c.pp == 0 || c.pp == e->plan->pp - 1));
+    g_assert(e->step.plan->pp > 1 && (c.pp == 0 || c.pp == e->step.plan->pp - 1));
     c.pp = 0;
     int first = layout_rank(e->layout, c);
-    c.pp = e->plan->pp - 1;
+    c.pp = e->step.plan->pp - 1;
     int ends[2] = {first, layout_rank(e->layout, c)};
     return add_collective(e, group(e, &e->ends_id[first], ends, 2), stream, op, bytes, tag, name);
 }
@@ -463,7 +459,7 @@ static Cost cost(const GpuSpec *gpu, const OpList *ops, double kept_bytes, const
 
 static void compute_costs(Emit *e)
 {
-    const ModelSpec *m = e->model;
+    const ModelSpec *m = e->step.model;
     const GpuSpec *gpu = emit_gpu(e);
     Shard sh = emit_shard(e);
     OpList ops;
@@ -493,8 +489,8 @@ static void compute_costs(Emit *e)
  * layers (the plan's layers_per_stage), each as states_segment has it. */
 static void lay_out_chunks(Emit *e)
 {
-    const ModelSpec *m = e->model;
-    const PlanSpec *plan = e->plan;
+    const ModelSpec *m = e->step.model;
+    const PlanSpec *plan = e->step.plan;
     int chunks = chunks_count(plan);
     e->segments = g_new(Segment, m->layers + 2);
     e->chunk_first = g_new(int, chunks + 1);
@@ -600,10 +596,10 @@ static void emit_segment(Emit *e, const Unit *u, const Segment *seg)
         last = walk_piece(e, u, seg, BLOCK_ATTENTION);
     else if (u->forward)
         for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
-            last = walk_piece(e, u, seg, transformer_layer_block(e->model, seg->layer, i));
+            last = walk_piece(e, u, seg, transformer_layer_block(e->step.model, seg->layer, i));
     else
         for (int i = TRANSFORMER_BLOCKS - 1; i >= 0; i--)
-            last = walk_piece(e, u, seg, transformer_layer_block(e->model, seg->layer, i));
+            last = walk_piece(e, u, seg, transformer_layer_block(e->step.model, seg->layer, i));
     EACH_STRATEGY(e, segment_end, u, seg, last);
 }
 
@@ -640,8 +636,8 @@ static void emit_rank_step(Emit *e, GArray *units)
     e->layers = 0;
     e->experts = 0;
     e->computes = 0;
-    for (int c = 0; c < e->plan->virtual_stages; c++) {
-        int g = c * e->plan->pp + e->stage;
+    for (int c = 0; c < e->step.plan->virtual_stages; c++) {
+        int g = chunks_of_stage(e->step.plan, e->stage, c);
         for (int i = e->chunk_first[g]; i < e->chunk_first[g + 1]; i++) {
             e->params += e->segments[i].params;
             e->layers += e->segments[i].kind == SEGMENT_LAYER ? e->segments[i].params : 0;
@@ -660,7 +656,7 @@ static void emit_rank_step(Emit *e, GArray *units)
     TaskId begin = add_marker(e, (TaskName){.fmt = "step begin"});
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
         emit_mem(e, begin, (MemKind)k,
-                 states_bytes(e->plan, (MemKind)k, e->params, e->experts, e->layers), FALSE);
+                 states_bytes(e->step.plan, (MemKind)k, e->params, e->experts, e->layers), FALSE);
     emit_mem(e, begin, MEM_RESERVE, emit_gpu(e)->reserve_bytes, FALSE);
 
     g_array_set_size(units, 0);
@@ -679,9 +675,9 @@ static void emit_rank_step(Emit *e, GArray *units)
         if (e->active[i]->step_end)
             e->active[i]->step_end(e, e->state[i]);
 
-    double shard = states_shard_params(e->plan, MEM_OPTIMIZER, e->params, e->experts);
-    TaskId opt = emit_compute(e, states_optimizer_s(emit_gpu(e), e->plan, shard), 0, TAG_OPTIMIZER,
-                              (TaskName){.fmt = "optimizer"});
+    double shard = states_shard_params(e->step.plan, MEM_OPTIMIZER, e->params, e->experts);
+    TaskId opt = emit_compute(e, states_optimizer_s(emit_gpu(e), e->step.plan, shard), 0,
+                              TAG_OPTIMIZER, (TaskName){.fmt = "optimizer"});
     emit_wait(e, emit_last(e, STREAM_COMM), opt);
     EACH_STRATEGY(e, after_optimizer, opt);
     TaskId end = add_marker(e, (TaskName){.fmt = "step end"});
@@ -697,15 +693,15 @@ static void emit_rank_step(Emit *e, GArray *units)
  * check is the dry walk's count (emit_step). */
 static double most_tasks(const Emit *e, int ranks)
 {
-    const PlanSpec *p = e->plan;
+    const PlanSpec *p = e->step.plan;
     double per_piece = 1;
     for (int i = 0; e->active[i]; i++)
         if (e->active[i]->piece_tasks)
             per_piece += e->active[i]->piece_tasks(p);
     double units = schedule_splits_backward(p) ? 3 : 2;
     double pieces =
-        (TRANSFORMER_BLOCKS * (double)e->model->layers + 2) / p->pp + 2 * p->virtual_stages;
-    return ranks * (units * e->micro_batches * pieces * per_piece + 4);
+        (TRANSFORMER_BLOCKS * (double)e->step.model->layers + 2) / p->pp + 2 * p->virtual_stages;
+    return ranks * (units * e->step.micro_batches * pieces * per_piece + 4);
 }
 
 /* The error for a step of more tasks than the cap; `got` says how many,
@@ -772,18 +768,14 @@ static void free_groups(Emit *e)
 
 /* The emitter of one step: its inputs, the active strategies, the costs
  * and the chunks' segments; no graph yet (emit_clear frees it). */
-static Emit emit_init(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                      const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
-                      gsize max_tasks)
+static Emit emit_init(const Step *step, const Layout *layout, const Symmetry *symmetry,
+                      const EmitSlowdown *slow, gsize max_tasks)
 {
-    Emit e = {.model = model,
-              .cluster = cluster,
-              .gpu = plan_spec_run_gpu(plan, &cluster->gpu),
-              .plan = plan,
+    const PlanSpec *plan = step->plan;
+    Emit e = {.step = *step,
               .layout = layout,
               .symmetry = symmetry,
               .slow = slow,
-              .micro_batches = plan_spec_micro_batches(plan),
               .computer = -1,
               .max_tasks = max_tasks};
     for (int i = 0, n = 0; strategy_registry[i]; i++) {
@@ -837,11 +829,10 @@ static gboolean count_step(Emit *e)
     return !over_cap(e);
 }
 
-gsize emit_count_tasks(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                       const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
-                       gsize max_tasks)
+gsize emit_count_tasks(const Step *step, const Layout *layout, const Symmetry *symmetry,
+                       const EmitSlowdown *slow, gsize max_tasks)
 {
-    Emit e = emit_init(model, cluster, plan, layout, symmetry, slow, max_tasks);
+    Emit e = emit_init(step, layout, symmetry, slow, max_tasks);
     count_step(&e);
     emit_clear(&e);
     return e.dry.tasks;
@@ -865,7 +856,8 @@ static gboolean size_step(Emit *e, int simulated, Room *room, GError **error)
     *room = (Room){.tasks = tasks, .slots = tasks, .edges = 2 * tasks, .mem = tasks};
     if (most > e->max_tasks) {
         if (!count_step(e)) {
-            refuse_size(e->model, e->plan, simulated, e->max_tasks, "more", PS_ERROR_INPUT, error);
+            refuse_size(e->step.model, e->step.plan, simulated, e->max_tasks, "more",
+                        PS_ERROR_INPUT, error);
             return FALSE;
         }
         *room = (Room){
@@ -876,7 +868,7 @@ static gboolean size_step(Emit *e, int simulated, Room *room, GError **error)
     g_prefix_error(error,
                    "%s: expected a step the system has the memory for, got %zu tasks (at %d bytes "
                    "a task): ",
-                   plan_field_origin(e->plan, PLAN_GLOBAL_BATCH_SIZE), room->tasks,
+                   plan_field_origin(e->step.plan, PLAN_GLOBAL_BATCH_SIZE), room->tasks,
                    EMIT_BYTES_PER_TASK);
     return FALSE;
 }
@@ -896,7 +888,8 @@ static Graph *build_step(Emit *e, const Room *room, GError **error)
     e->graph = graph;
     walk_step(e);
     if (over_cap(e)) {
-        refuse_size(e->model, e->plan, simulated, e->max_tasks, "more", PS_ERROR_OVER_CAP, error);
+        refuse_size(e->step.model, e->step.plan, simulated, e->max_tasks, "more", PS_ERROR_OVER_CAP,
+                    error);
         return NULL;
     }
     if (!graph_seal(graph, error))
@@ -904,15 +897,14 @@ static Graph *build_step(Emit *e, const Room *room, GError **error)
     return g_steal_pointer(&graph);
 }
 
-Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                 const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
-                 gsize max_tasks, double known_tasks, GError **error)
+Graph *emit_step(const Step *step, const Layout *layout, const Symmetry *symmetry,
+                 const EmitSlowdown *slow, gsize max_tasks, double known_tasks, GError **error)
 {
     int simulated;
     symmetry_simulated(symmetry, &simulated);
-    if (!emit_check_size(model, plan, simulated, known_tasks, max_tasks, error))
+    if (!emit_check_size(step->model, step->plan, simulated, known_tasks, max_tasks, error))
         return NULL; /* refused in O(1), before anything is built */
-    Emit e = emit_init(model, cluster, plan, layout, symmetry, slow, max_tasks);
+    Emit e = emit_init(step, layout, symmetry, slow, max_tasks);
     Room room;
     Graph *graph = size_step(&e, simulated, &room, error) ? build_step(&e, &room, error) : NULL;
     emit_clear(&e);

@@ -30,6 +30,7 @@
 #include "spec/gpu.h"
 #include "spec/cluster.h"
 #include "spec/plan.h"
+#include "strategy/step.h"
 #include "strategy/unit.h"
 
 /* A rank's streams (streams.def). */
@@ -232,9 +233,8 @@ typedef struct {
  * (then PS_ERROR_OVER_CAP: the same error, after work). Also fails
  * (PS_ERROR_INPUT) before building when the system would not map the
  * step's EMIT_BYTES_PER_TASK a task. */
-Graph *emit_step(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                 const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
-                 gsize max_tasks, double known_tasks, GError **error);
+Graph *emit_step(const Step *step, const Layout *layout, const Symmetry *symmetry,
+                 const EmitSlowdown *slow, gsize max_tasks, double known_tasks, GError **error);
 
 /* Refuses (PS_ERROR_INPUT, FALSE) a step of `plan` whose ranks simulated
  * (`ranks`; at least plan->pp, as many on each stage) cannot fit in
@@ -265,9 +265,8 @@ double emit_tasks_at_least(const ModelSpec *model, const PlanSpec *plan, int ran
  * than `max_tasks`, once the count passes it (the walk stops there). Time
  * linear in the tasks, memory in the ranks and groups (tests hold it to
  * the graphs built). */
-gsize emit_count_tasks(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                       const Layout *layout, const Symmetry *symmetry, const EmitSlowdown *slow,
-                       gsize max_tasks);
+gsize emit_count_tasks(const Step *step, const Layout *layout, const Symmetry *symmetry,
+                       const EmitSlowdown *slow, gsize max_tasks);
 
 /* A lower bound of the tasks of the step built under `sym`, from `built`,
  * the same step built under `built_sym`, whose shifts include sym's (its

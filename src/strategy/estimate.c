@@ -25,20 +25,19 @@
 /* What a rank of stage s holds all step from "step begin": its model
  * states, then the GPU's runtime reserve, added in the order emit.c
  * allocates them. */
-static double held_bytes(StageSegments *segs, const ClusterSpec *cluster, int s)
+static double held_bytes(StageSegments *segs, const Step *step, int s)
 {
     StageParams p = states_stage_params(segs, s);
     return states_total_bytes(segs->plan, p.params, p.experts, p.layers) +
-           cluster->gpu.reserve_bytes;
+           step->cluster->gpu.reserve_bytes;
 }
 
-double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,
-                             const PlanSpec *plan)
+double estimate_states_bytes(const Step *step)
 {
-    StageSegments segs = states_stage_segments(model, plan);
+    StageSegments segs = states_stage_segments(step->model, step->plan);
     double most = 0;
-    for (int s = 0; s < plan->pp; s++)
-        most = MAX(most, held_bytes(&segs, cluster, s));
+    for (int s = 0; s < step->plan->pp; s++)
+        most = MAX(most, held_bytes(&segs, step, s));
     states_stage_segments_clear(&segs);
     return most;
 }
@@ -57,10 +56,12 @@ typedef struct {
     int *first;                                      /* per chunk, and the layers after the last */
 } PieceCosts;
 
-static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const GpuSpec *gpu,
-                        const PlanSpec *plan, gboolean timed, PieceCosts *c)
+static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
 {
-    Shard sh = transformer_shard(plan);
+    const ModelSpec *m = step->model;
+    const PlanSpec *plan = step->plan;
+    const GpuSpec *gpu = &step->gpu;
+    Shard sh = step->shard;
     OpList ops;
     *c = (PieceCosts){.model = m, .plan = plan, .pcie_Bps = gpu->pcie_Bps};
     c->embedding_kept = transformer_embedding_activation_bytes(m, sh);
@@ -79,7 +80,7 @@ static void piece_costs(const ModelSpec *m, const ClusterSpec *cluster, const Gp
         block_s[b] = transformer_ops_s(gpu, &ops);
         for (int k = 0; strategy_registry[k]; k++)
             if (strategy_registry[k]->block_bound && strategy_registry[k]->active(plan))
-                added[k][b] = strategy_registry[k]->block_bound(m, cluster, plan, (Block)b, &ops);
+                added[k][b] = strategy_registry[k]->block_bound(step, (Block)b, &ops);
         transformer_block_replay_ops(m, (Block)b, sh, plan->recompute, &ops);
         replay_s[b] = transformer_ops_s(gpu, &ops);
     }
@@ -181,32 +182,30 @@ static double stage_activations(const PieceCosts *c, int s)
     return schedule_stage_held(plan, s, kept);
 }
 
-double estimate_peak_lower_bound_bytes_past(const ModelSpec *model, const ClusterSpec *cluster,
-                                            const PlanSpec *plan, double limit)
+double estimate_peak_lower_bound_bytes_past(const Step *step, double limit)
 {
-    StageSegments segs = states_stage_segments(model, plan);
+    const PlanSpec *plan = step->plan;
+    StageSegments segs = states_stage_segments(step->model, plan);
     g_autofree double *held = g_new(double, plan->pp);
     double most = 0;
     for (int s = 0; s < plan->pp; s++) {
-        held[s] = held_bytes(&segs, cluster, s);
+        held[s] = held_bytes(&segs, step, s);
         most = MAX(most, held[s]);
     }
     states_stage_segments_clear(&segs);
     if (most * (1 - MEMORY_SLACK) > limit)
         return most * (1 - MEMORY_SLACK); /* the activations only add to it */
     PieceCosts c;
-    GpuSpec gpu = plan_spec_run_gpu(plan, &cluster->gpu);
-    piece_costs(model, cluster, &gpu, plan, FALSE, &c);
+    piece_costs(step, FALSE, &c);
     for (int s = 0; s < plan->pp; s++)
         most = MAX(most, held[s] + stage_activations(&c, s));
     piece_costs_clear(&c);
     return most * (1 - MEMORY_SLACK);
 }
 
-double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec *cluster,
-                                       const PlanSpec *plan)
+double estimate_peak_lower_bound_bytes(const Step *step)
 {
-    return estimate_peak_lower_bound_bytes_past(model, cluster, plan, INFINITY);
+    return estimate_peak_lower_bound_bytes_past(step, INFINITY);
 }
 
 static double optimizer_s(StageSegments *segs, const GpuSpec *gpu, int s)
@@ -216,10 +215,10 @@ static double optimizer_s(StageSegments *segs, const GpuSpec *gpu, int s)
                               states_shard_params(segs->plan, MEM_OPTIMIZER, p.params, p.experts));
 }
 
-double estimate_optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan, int s)
+double estimate_optimizer_s(const Step *step, int s)
 {
-    StageSegments segs = states_stage_segments(model, plan);
-    double seconds = optimizer_s(&segs, gpu, s);
+    StageSegments segs = states_stage_segments(step->model, step->plan);
+    double seconds = optimizer_s(&segs, &step->gpu, s);
     states_stage_segments_clear(&segs);
     return seconds;
 }
@@ -242,26 +241,26 @@ static void add_comm_bytes(const Segment *seg, void *ctx)
 
 /* The least seconds the strategies' own streams are busy on a rank of
  * stage `stage` (Strategy.stream_bound_s), the longest. */
-static double streams_s(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                        int stage)
+static double streams_s(const Step *step, int stage)
 {
     double most = 0;
     for (const Strategy *const *s = strategy_registry; *s; s++)
-        if ((*s)->stream_bound_s && (*s)->active(plan))
-            most = MAX(most, (*s)->stream_bound_s(model, cluster, plan, stage));
+        if ((*s)->stream_bound_s && (*s)->active(step->plan))
+            most = MAX(most, (*s)->stream_bound_s(step, stage));
     return most;
 }
 
-double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
-                                   const PlanSpec *plan)
+double estimate_comm_lower_bound_s(const Step *step)
 {
+    const ClusterSpec *cluster = step->cluster;
+    const PlanSpec *plan = step->plan;
     int nics;
     double nic_Bps = netbound_nic_payload_Bps(cluster, &nics);
     int n[2] = {layout_plan_size(plan, GROUP_DP_CP), layout_plan_size(plan, GROUP_EDP)};
     int here[2] = {layout_plan_most_on_a_node(cluster, plan, n[0], plan->tp),
                    layout_plan_most_on_a_node(cluster, plan, n[1],
                                               layout_plan_size(plan, GROUP_ETP) * plan->ep)};
-    StageSegments segs = states_stage_segments(model, plan);
+    StageSegments segs = states_stage_segments(step->model, plan);
     double most = 0;
     for (int s = 0; s < plan->pp; s++) {
         double bytes[2] = {0, 0}, comm = 0;
@@ -271,22 +270,21 @@ double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
             double across = (double)(n[k] - here[k]) / n[k] / (MIN(here[k], nics) * nic_Bps);
             comm += MAX(across * bytes[k], netbound_exchange_s(cluster, bytes[k], n[k]));
         }
-        most = MAX(most, MAX(comm, streams_s(model, cluster, plan, s)));
+        most = MAX(most, MAX(comm, streams_s(step, s)));
     }
     states_stage_segments_clear(&segs);
     return most * (1 - TIME_SLACK);
 }
 
-double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
-                                   const PlanSpec *plan)
+double estimate_step_lower_bound_s(const Step *step)
 {
-    GpuSpec plan_gpu = plan_spec_run_gpu(plan, &cluster->gpu);
-    const GpuSpec *gpu = &plan_gpu;
+    const PlanSpec *plan = step->plan;
+    const GpuSpec *gpu = &step->gpu;
     PieceCosts c;
-    piece_costs(model, cluster, gpu, plan, TRUE, &c);
-    int m = plan_spec_micro_batches(plan);
+    piece_costs(step, TRUE, &c);
+    int m = step->micro_batches;
     double fill = 0, drain = 0; /* F(s), B(s): chunks 0 .. s - 1, one micro-batch */
-    StageSegments segs = states_stage_segments(model, plan);
+    StageSegments segs = states_stage_segments(step->model, plan);
     double opt0 = optimizer_s(&segs, gpu, 0), most = 0;
     gboolean split = schedule_splits_backward(plan); /* no drain: see estimate.h */
     for (int s = 0; s < plan->pp; s++) {
@@ -315,5 +313,5 @@ double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cl
     }
     states_stage_segments_clear(&segs);
     piece_costs_clear(&c);
-    return MAX(most * (1 - TIME_SLACK), estimate_comm_lower_bound_s(model, cluster, plan));
+    return MAX(most * (1 - TIME_SLACK), estimate_comm_lower_bound_s(step));
 }

@@ -81,11 +81,7 @@
 #ifndef PLANSIM_STRATEGY_ESTIMATE_H
 #define PLANSIM_STRATEGY_ESTIMATE_H
 
-#include "strategy/emit.h"
-#include "spec/model.h"
-#include "spec/gpu.h"
-#include "spec/cluster.h"
-#include "spec/plan.h"
+#include "strategy/step.h"
 
 /* A lower bound of the step from its communication stream and the
  * strategies' own streams. A rank's communication stream runs its
@@ -104,37 +100,31 @@
  * taken at its most (layout_plan_most_on_a_node), which only lowers the
  * bound. And each strategy's own stream (stream_bound_s: offload's copies
  * and the host's Adam step, one after the other) runs within the step. */
-double estimate_comm_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
-                                   const PlanSpec *plan);
+double estimate_comm_lower_bound_s(const Step *step);
 
 /* The optimizer step of a rank of stage s: the shard of its parameters
  * its ZeRO stage has it update (states_optimizer_s). Resolved plans. */
-double estimate_optimizer_s(const ModelSpec *model, const GpuSpec *gpu, const PlanSpec *plan,
-                            int s);
+double estimate_optimizer_s(const Step *step, int s);
 
 /* Model-state bytes (parameters, gradients, optimizer states after ZeRO
  * sharding, states.h) and the GPU's runtime reserve of the most loaded rank,
  * as emit.c allocates them at "step begin": a lower bound of its memory
  * peak. Resolved plans. */
-double estimate_states_bytes(const ModelSpec *model, const ClusterSpec *cluster,
-                             const PlanSpec *plan);
+double estimate_states_bytes(const Step *step);
 
 /* A lower bound of the replayed memory peak: per stage, its model states,
  * the runtime reserve and the most activations its schedule's forward
  * units keep at once; the largest over the stages. Resolved, supported
  * plans (strategy_check). */
-double estimate_peak_lower_bound_bytes(const ModelSpec *model, const ClusterSpec *cluster,
-                                       const PlanSpec *plan);
+double estimate_peak_lower_bound_bytes(const Step *step);
 
 /* The same, but once the model states and reserve alone pass `limit`
  * (with the same slack), their bound: a lower bound too, enough to tell
  * that the peak passes `limit`, without the activations' walk. */
-double estimate_peak_lower_bound_bytes_past(const ModelSpec *model, const ClusterSpec *cluster,
-                                            const PlanSpec *plan, double limit);
+double estimate_peak_lower_bound_bytes_past(const Step *step, double limit);
 
 /* A lower bound of the replayed step time, in seconds (the fill, busy and
  * drain argument above). Resolved, supported plans (strategy_check). */
-double estimate_step_lower_bound_s(const ModelSpec *model, const ClusterSpec *cluster,
-                                   const PlanSpec *plan);
+double estimate_step_lower_bound_s(const Step *step);
 
 #endif

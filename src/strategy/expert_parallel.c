@@ -147,15 +147,14 @@ static double exchange_bound_s(const ClusterSpec *cluster, const PlanSpec *plan,
 /* A MoE block's dispatch and combine run on the compute stream in each
  * pass, and again in a full recomputation's replay: each at least its
  * exchange's bound. */
-static BlockBound block_bound(const ModelSpec *model, const ClusterSpec *cluster,
-                              const PlanSpec *plan, Block block, const OpList *ops)
+static BlockBound block_bound(const Step *step, Block block, const OpList *ops)
 {
     (void)ops;
     if (block != BLOCK_MOE)
         return (BlockBound){0};
-    double bytes =
-        transformer_moe_dispatch_bytes(model, transformer_shard(plan), plan->moe_dispatcher);
-    double exchanges_s = 2 * exchange_bound_s(cluster, plan, bytes);
+    const PlanSpec *plan = step->plan;
+    double bytes = transformer_moe_dispatch_bytes(step->model, step->shard, plan->moe_dispatcher);
+    double exchanges_s = 2 * exchange_bound_s(step->cluster, plan, bytes);
     return (BlockBound){.forward_s = exchanges_s,
                         .backward_s = exchanges_s * (plan->recompute == RECOMPUTE_FULL ? 2 : 1)};
 }

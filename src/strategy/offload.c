@@ -64,21 +64,21 @@ double offload_chunk_bytes(const ModelSpec *model, const PlanSpec *plan, int g)
     return bytes;
 }
 
-double offload_stream_s(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                        int stage)
+double offload_stream_s(const Step *step, int stage)
 {
-    GpuSpec gpu = plan_spec_run_gpu(plan, &cluster->gpu);
-    if (plan->offload == OFFLOAD_NONE || gpu.pcie_Bps <= 0)
+    const PlanSpec *plan = step->plan;
+    double pcie_Bps = step->gpu.pcie_Bps;
+    if (plan->offload == OFFLOAD_NONE || pcie_Bps <= 0)
         return 0;
     if (plan->offload == OFFLOAD_OPTIMIZER) { /* down, the Adam step, up */
-        double params = states_stage_params_of(model, plan, stage).params;
-        return 2 * offload_pcie_bytes_per_param(plan) * shard_params(plan, params) / gpu.pcie_Bps +
-               offload_cpu_adam_s(cluster, plan, params);
+        double params = states_stage_params_of(step->model, plan, stage).params;
+        return 2 * offload_pcie_bytes_per_param(plan) * shard_params(plan, params) / pcie_Bps +
+               offload_cpu_adam_s(step->cluster, plan, params);
     }
     double bytes = 0; /* a micro-batch's, each copied down and up */
     for (int c = 0; c < plan->virtual_stages; c++)
-        bytes += offload_chunk_bytes(model, plan, chunks_of_stage(plan, stage, c));
-    return 2 * bytes * plan_spec_micro_batches(plan) / gpu.pcie_Bps;
+        bytes += offload_chunk_bytes(step->model, plan, chunks_of_stage(plan, stage, c));
+    return 2 * bytes * step->micro_batches / pcie_Bps;
 }
 
 /* The most offloaded activations a rank of stage `stage` keeps on the host

@@ -42,6 +42,7 @@
 #define PLANSIM_STRATEGY_OFFLOAD_H
 
 #include "strategy/emit.h"
+#include "strategy/step.h"
 
 /* Bytes per parameter of the optimizer shard that cross PCIe each way
  * per step: gradients down, parameters up, each in the parameters' type
@@ -79,8 +80,7 @@ double offload_layer_bytes(const ModelSpec *model, const PlanSpec *plan, int lay
  * parameters up; 0 without offload. The stream runs them one after the
  * other, within the step (strategy/estimate.h). The plan must be
  * resolved. */
-double offload_stream_s(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                        int stage);
+double offload_stream_s(const Step *step, int stage);
 
 /* The host's Adam step of a rank holding `params` parameters, seconds. */
 double offload_cpu_adam_s(const ClusterSpec *cluster, const PlanSpec *plan, double params);

@@ -9,6 +9,7 @@
 #define PLANSIM_STRATEGY_STRATEGY_H
 
 #include "strategy/emit.h"
+#include "strategy/step.h"
 
 /* The most strategies the registry may hold. */
 #define STRATEGY_MAX 16
@@ -111,11 +112,9 @@ typedef struct {
      *     collectives that load the links only (netbound_loaded_bytes);
      *   - stream_bound_s: the least seconds its own stream is busy in a
      *     step on a rank of stage `stage`. */
-    BlockBound (*block_bound)(const ModelSpec *model, const ClusterSpec *cluster,
-                              const PlanSpec *plan, Block block, const OpList *ops);
+    BlockBound (*block_bound)(const Step *step, Block block, const OpList *ops);
     void (*segment_comm_bytes)(const PlanSpec *plan, const Segment *seg, double bytes[2]);
-    double (*stream_bound_s)(const ModelSpec *model, const ClusterSpec *cluster,
-                             const PlanSpec *plan, int stage);
+    double (*stream_bound_s)(const Step *step, int stage);
 } Strategy;
 
 /* The registered strategies, NULL-terminated. */

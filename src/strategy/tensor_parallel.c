@@ -456,11 +456,11 @@ static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag
  * span holds no compute task and lasts at least a collective's bound over
  * the tp group (netbound_exchange_s). A backward's collectives may
  * overlap its weight gradients: they count nothing. */
-static BlockBound block_bound(const ModelSpec *model, const ClusterSpec *cluster,
-                              const PlanSpec *plan, Block block, const OpList *ops)
+static BlockBound block_bound(const Step *step, Block block, const OpList *ops)
 {
     (void)block;
-    double wait_s = netbound_exchange_s(cluster, tp_layer_bytes(model, plan), plan->tp);
+    const PlanSpec *plan = step->plan;
+    double wait_s = netbound_exchange_s(step->cluster, tp_layer_bytes(step->model, plan), plan->tp);
     return (BlockBound){.forward_s = tp_forward_waits(plan, ops) * wait_s};
 }
 
