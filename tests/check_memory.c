@@ -6,6 +6,8 @@
 
 #include "net/collective.h"
 #include "app/simulate.h"
+#include "strategy/states.h"
+#include "strategy/strategy.h"
 #include "testutil.h"
 
 #define GiB 1073741824.0
@@ -246,6 +248,50 @@ START_TEST(llama3_405b_fits)
 }
 END_TEST
 
+/* The rule a step holds its model states by (StatesRule): every plan's
+ * bytes per parameter, ZeRO's split over d = dp x cp (zero.c) and the
+ * optimizer offloaded to the host (offload.c). Psi parameters, d = 8 (one
+ * DGX A100), fp32 gradients; by hand from Rajbhandari et al. 2020,
+ * section 5: stage 0 (2 + 4 + 12) Psi = 18 Psi, stage 1 6 Psi + 12 Psi / 8,
+ * stage 2 2 Psi + 16 Psi / 8, stage 3 18 Psi / 8; ZeRO-Offload at stage 2
+ * keeps no optimizer states on the GPU: 2 Psi + 4 Psi / 8. */
+START_TEST(states_rule_by_strategy)
+{
+    static const struct {
+        int zero_stage;
+        Offload offload;
+        double per_psi;
+        int shards[3]; /* params, grads, optimizer */
+    } rows[] = {
+        {.zero_stage = 0, .offload = OFFLOAD_NONE, .per_psi = 18, .shards = {1, 1, 1}},
+        {.zero_stage = 1, .offload = OFFLOAD_NONE, .per_psi = 6 + 12.0 / 8, .shards = {1, 1, 8}},
+        {.zero_stage = 2, .offload = OFFLOAD_NONE, .per_psi = 2 + 16.0 / 8, .shards = {1, 8, 8}},
+        {.zero_stage = 3, .offload = OFFLOAD_NONE, .per_psi = 18.0 / 8, .shards = {8, 8, 8}},
+        {.zero_stage = 2,
+         .offload = OFFLOAD_OPTIMIZER,
+         .per_psi = 2 + 4.0 / 8,
+         .shards = {1, 8, 8}},
+    };
+    const double psi = 1e9;
+    for (gsize i = 0; i < G_N_ELEMENTS(rows); i++) {
+        Run run = shipped_run("llama2-7b.json", "dgx-a100-80gb.json", 1);
+        run.plan->zero_stage = rows[i].zero_stage;
+        run.plan->offload = rows[i].offload;
+        test_resolve(run.plan, run.model, run.cluster);
+        StatesRule rule = strategy_states_rule(run.plan);
+        for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
+            ck_assert_msg(rule.shards[k] == rows[i].shards[k] &&
+                              rule.expert_shards[k] == rows[i].shards[k],
+                          "row %d kind %d: %d shards, expected %d", (int)i, k, rule.shards[k],
+                          rows[i].shards[k]);
+        ck_assert_double_eq(rule.bytes_per_param[MEM_OPTIMIZER],
+                            rows[i].offload == OFFLOAD_OPTIMIZER ? 0 : 12);
+        ck_assert_rel(states_total_bytes(&rule, psi, 0, psi), rows[i].per_psi * psi, 1e-15);
+        run_free(&run);
+    }
+}
+END_TEST
+
 Suite *suite_memory(void)
 {
     Suite *s = suite_create("memory");
@@ -254,6 +300,7 @@ Suite *suite_memory(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("gradients and reserve");
     tcase_add_test(tc, gradients_reduce_in_their_accumulation_type);
+    tcase_add_test(tc, states_rule_by_strategy);
     tcase_add_test(tc, reserve_is_its_own_category_and_counts_toward_fitting);
     tcase_add_test(tc, shipped_reserves);
     suite_add_tcase(s, tc);

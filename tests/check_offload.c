@@ -13,6 +13,7 @@
 #include "strategy/emit.h"
 #include "strategy/estimate.h"
 #include "strategy/states.h"
+#include "strategy/strategy.h"
 #include "testutil.h"
 
 /* `model` on one DGX H100, dp ranks (so Psi / dp per rank with ZeRO 1),
@@ -121,7 +122,8 @@ START_TEST(test_cpu_adam_in_step)
     OpList ops;
     transformer_embedding_ops(off.model, transformer_shard(off.plan), &ops);
     double emb_backward = 2 * transformer_ops_s(gpu, &ops);
-    double gpu_adam = states_optimizer_s(gpu, none.plan, psi);
+    StatesRule rule = strategy_states_rule(none.plan);
+    double gpu_adam = states_optimizer_s(gpu, &rule, psi);
     double expected = 2 * layer / pcie - emb_backward + 2 * emb / pcie + psi / (4e9 / 8) +
                       2 * psi / pcie - gpu_adam;
     ck_assert_rel(off.rep.metrics.step_time_s - none.rep.metrics.step_time_s, expected, 1e-9);

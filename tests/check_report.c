@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "strategy/emit.h"
+#include "strategy/strategy.h"
 #include "testutil.h"
 
 /* The cells of one CSV line (RFC 4180: a quoted cell may hold commas and

@@ -32,8 +32,11 @@ named "strategy of strategies.def" architecture.md \
     $(names src/strategy/strategies.def 's/^STRATEGY(\([a-z_0-9]*\)).*/\1.c/p')
 # shellcheck disable=SC2046
 named "hook and member of Strategy" architecture.md \
-    $(sed -n '/^typedef struct {/,/^} Strategy;/p' "$top_srcdir/src/strategy/strategy.h" |
-        sed -n 's/^    \(const char \*\|gboolean\|int\|gsize\|unsigned\|void\|TaskId\) *(\{0,1\}\*\{0,1\}\([a-z_]*\).*/\2/p')
+    $(awk '/^typedef struct {/ { body = "" } { body = body $0 "\n" }
+           /^} Strategy;/ { printf "%s", body; exit }' "$top_srcdir/src/strategy/strategy.h" |
+        grep -v '^ *\(/\*\|\*\)' |
+        sed -n 's/^    \(const \)\{0,1\}[A-Za-z_0-9]* \**(\*\([a-z_]*\)).*/\2/p
+                s/^    \(const \)\{0,1\}[A-Za-z_0-9]* \**\([a-z_]*\)\(, \([a-z_]*\)\)\{0,1\};.*/\2 \4/p')
 # shellcheck disable=SC2046
 named "schedule of schedules.def" cli.md \
     $(names src/base/schedules.def 's/^SCHEDULE([A-Z0-9]*, "\([a-z0-9-]*\)".*/\1/p')

@@ -28,9 +28,7 @@ void checkpoint_of_plan(Checkpoint *out, const Step *step)
     const PlanSpec *plan = step->plan;
     *out = (Checkpoint){0};
     g_autoptr(Layout) l = layout_new(plan, cluster);
-    int shards[MEM_KINDS], expert_shards[MEM_KINDS];
-    states_shards(plan, shards);
-    states_expert_shards(plan, expert_shards);
+    const int *shards = step->states.shards, *expert_shards = step->states.expert_shards;
     static const MemKind kinds[] = {MEM_PARAMS, MEM_OPTIMIZER};
     const double bytes[] = {CHECKPOINT_WEIGHT_BYTES, STATES_OPTIMIZER_BYTES};
     g_autofree double *params = g_new(double, plan->pp);

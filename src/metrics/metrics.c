@@ -232,14 +232,15 @@ static void link_table(const Replay *r, double step_s, Metrics *out)
 /* The most host bytes offload keeps on one node: the sum over the node's
  * ranks (rank r on GPU r, node r / gpus_per_node) of each rank's, by its
  * pipeline stage. */
-static double host_bytes(const Layout *layout, const ModelSpec *model, const ClusterSpec *cluster,
-                         const PlanSpec *plan)
+static double host_bytes(const Layout *layout, const Step *step)
 {
+    const ClusterSpec *cluster = step->cluster;
+    const PlanSpec *plan = step->plan;
     if (plan->offload == OFFLOAD_NONE)
         return 0;
     g_autofree double *stage_bytes = g_new(double, plan->pp);
     for (int s = 0; s < plan->pp; s++)
-        stage_bytes[s] = offload_host_bytes(model, plan, s);
+        stage_bytes[s] = offload_host_bytes(step, s);
     double most = 0, node = 0;
     for (int rank = 0; rank < layout_ranks(layout); rank++) {
         if (rank % cluster->gpus_per_node == 0)
@@ -312,7 +313,7 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     out->peak_rank = graph_gpu(g, peak_local);
     copy_peak(r, peak_local, out->peak_split);
     out->capacity_bytes = cluster->gpu.memory_bytes;
-    out->host_bytes = host_bytes(layout, model, cluster, plan);
+    out->host_bytes = host_bytes(layout, step);
     out->host_capacity_bytes = cluster->host_memory_bytes;
     out->fits = metrics_fits(cluster, out->peak_bytes, out->host_bytes);
 }

@@ -49,7 +49,7 @@ static void reduce(Emit *e, DpState *st)
     CollOp op = zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
     TaskTag tag = zero ? TAG_ZERO : TAG_DP;
     TaskName name = {.fmt = names[zero][0], .a = st->buckets++};
-    double bytes_per_param = states_bytes_per_param(emit_plan(e), MEM_GRADS);
+    double bytes_per_param = states_tensor_bytes(emit_plan(e), TENSOR_GRAD);
     TaskId t = emit_collective(e, GROUP_DP_CP, STREAM_COMM, op,
                                bytes_per_param * (st->pending - st->experts), tag, name);
     emit_wait(e, st->producer, t);
@@ -98,7 +98,7 @@ static char *comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *c
 static void segment_comm_bytes(const PlanSpec *plan, const Segment *seg, double bytes[2])
 {
     double times = plan->zero_stage >= 2 ? plan_spec_micro_batches(plan) : 1;
-    double grad = states_bytes_per_param(plan, MEM_GRADS);
+    double grad = states_tensor_bytes(plan, TENSOR_GRAD);
     bytes[0] += netbound_loaded_bytes(times, grad * (seg->params - seg->expert_params),
                                       layout_plan_size(plan, GROUP_DP_CP));
     bytes[1] += netbound_loaded_bytes(times, grad * seg->expert_params,

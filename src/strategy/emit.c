@@ -157,6 +157,11 @@ const PlanSpec *emit_plan(const Emit *e)
     return e->step.plan;
 }
 
+const StatesRule *emit_states(const Emit *e)
+{
+    return &e->step.states;
+}
+
 const GpuSpec *emit_gpu(const Emit *e)
 {
     return &e->step.gpu;
@@ -656,7 +661,8 @@ static void emit_rank_step(Emit *e, GArray *units)
     TaskId begin = add_marker(e, (TaskName){.fmt = "step begin"});
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
         emit_mem(e, begin, (MemKind)k,
-                 states_bytes(e->step.plan, (MemKind)k, e->params, e->experts, e->layers), FALSE);
+                 states_bytes(&e->step.states, (MemKind)k, e->params, e->experts, e->layers),
+                 FALSE);
     emit_mem(e, begin, MEM_RESERVE, emit_gpu(e)->reserve_bytes, FALSE);
 
     g_array_set_size(units, 0);
@@ -675,8 +681,8 @@ static void emit_rank_step(Emit *e, GArray *units)
         if (e->active[i]->step_end)
             e->active[i]->step_end(e, e->state[i]);
 
-    double shard = states_shard_params(e->step.plan, MEM_OPTIMIZER, e->params, e->experts);
-    TaskId opt = emit_compute(e, states_optimizer_s(emit_gpu(e), e->step.plan, shard), 0,
+    double shard = states_shard_params(&e->step.states, MEM_OPTIMIZER, e->params, e->experts);
+    TaskId opt = emit_compute(e, states_optimizer_s(emit_gpu(e), &e->step.states, shard), 0,
                               TAG_OPTIMIZER, (TaskName){.fmt = "optimizer"});
     emit_wait(e, emit_last(e, STREAM_COMM), opt);
     EACH_STRATEGY(e, after_optimizer, opt);

@@ -45,19 +45,6 @@ typedef enum {
  * previous one (gradients); stages wrap around for interleaving. */
 typedef enum { TOWARD_NEXT, TOWARD_PREV, DIRECTIONS } Direction;
 
-/* Memory by kind: model states (states.h), activations, communication
- * buffers, and the GPU's runtime reserve (CUDA context, NCCL's buffers,
- * allocator fragmentation: GpuSpec.reserve_bytes, held all step). */
-typedef enum {
-    MEM_PARAMS,
-    MEM_GRADS,
-    MEM_OPTIMIZER,
-    MEM_ACTIVATIONS,
-    MEM_BUFFERS,
-    MEM_RESERVE,
-    MEM_KINDS
-} MemKind;
-
 /* What a task is, for the metrics: compute phases, then the purpose of a
  * collective (tags.def). */
 typedef enum {
@@ -108,6 +95,8 @@ const GpuSpec *emit_gpu(const Emit *e);
 const ClusterSpec *emit_cluster(const Emit *e);
 const Layout *emit_layout(const Emit *e);
 int emit_micro_batches(const Emit *e);
+/* How the step holds its model states (Step.states). */
+const StatesRule *emit_states(const Emit *e);
 
 /* What one GPU computes of a micro-batch (transformer.h): the plan's
  * micro-batch size, tensor parallelism and sequence parallelism. */

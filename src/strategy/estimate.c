@@ -2,18 +2,18 @@
  * (estimate.h says why they are bounds).
  *
  * Per micro-batch, a piece of kind k costs the roofline time of its
- * forward operations and twice that backward, and recomputation replays
- * transformer_block_replay_ops before each layer block's backward: exactly the
- * tasks emit.c and recompute.c write, summed per model chunk. A layer's
- * forward also waits for its tensor-parallel collectives, and its backward
- * for the prefetch of offloaded activations (estimate.h). */
+ * forward operations and twice that backward: exactly the tasks emit.c
+ * writes, summed per model chunk. A layer's passes also take what the
+ * active strategies declare (their block_bound: recomputation's replays,
+ * tensor parallelism's collectives, expert parallelism's exchanges), and
+ * its backward waits for their prefetch (prefetch_s: offloaded
+ * activations). */
 #include "strategy/estimate.h"
 
 #include <math.h>
 
 #include "net/netbound.h"
 #include "layout/chunks.h"
-#include "strategy/offload.h"
 #include "strategy/schedule.h"
 #include "strategy/states.h"
 #include "strategy/strategy.h"
@@ -28,7 +28,7 @@
 static double held_bytes(StageSegments *segs, const Step *step, int s)
 {
     StageParams p = states_stage_params(segs, s);
-    return states_total_bytes(segs->plan, p.params, p.experts, p.layers) +
+    return states_total_bytes(&step->states, p.params, p.experts, p.layers) +
            step->cluster->gpu.reserve_bytes;
 }
 
@@ -44,15 +44,15 @@ double estimate_states_bytes(const Step *step)
 
 /* Per micro-batch on one GPU: the forward seconds and kept activation
  * bytes of the embedding, the head and a layer of each kind (dense, MoE),
- * the layer's backward seconds with its replay and token exchanges, and
+ * the layer's backward seconds with what the strategies add, and
  * the first layer of each model chunk. The seconds only when piece_costs
  * is `timed`: the memory bound needs the bytes alone. */
 typedef struct {
+    const Step *step;
     const ModelSpec *model;
     const PlanSpec *plan;
     double embedding_s, head_s, layer_s[2], layer_backward_s[2];
     double embedding_kept, head_kept, layer_kept[2]; /* a kind no layer has: 0 */
-    double pcie_Bps;                                 /* the host link, for offloaded activations */
     int *first;                                      /* per chunk, and the layers after the last */
 } PieceCosts;
 
@@ -63,11 +63,10 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
     const GpuSpec *gpu = &step->gpu;
     Shard sh = step->shard;
     OpList ops;
-    *c = (PieceCosts){.model = m, .plan = plan, .pcie_Bps = gpu->pcie_Bps};
+    *c = (PieceCosts){.step = step, .model = m, .plan = plan};
     c->embedding_kept = transformer_embedding_activation_bytes(m, sh);
     c->head_kept = transformer_head_activation_bytes(m, sh);
-    double block_s[TRANSFORMER_BLOCK_KINDS] = {0}, replay_s[TRANSFORMER_BLOCK_KINDS] = {0},
-           block_kept[TRANSFORMER_BLOCK_KINDS] = {0};
+    double block_s[TRANSFORMER_BLOCK_KINDS] = {0}, block_kept[TRANSFORMER_BLOCK_KINDS] = {0};
     /* what each active strategy's tasks add to a block's passes, at the least */
     BlockBound added[STRATEGY_MAX][TRANSFORMER_BLOCK_KINDS] = {{{0}}};
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
@@ -81,15 +80,12 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
         for (int k = 0; strategy_registry[k]; k++)
             if (strategy_registry[k]->block_bound && strategy_registry[k]->active(plan))
                 added[k][b] = strategy_registry[k]->block_bound(step, (Block)b, &ops);
-        transformer_block_replay_ops(m, (Block)b, sh, plan->recompute, &ops);
-        replay_s[b] = transformer_ops_s(gpu, &ops);
     }
     for (int k = 0; k < 2; k++) {
-        double layer_replay_s = 0, added_forward_s = 0, added_backward_s = 0;
+        double added_forward_s = 0, added_backward_s = 0;
         for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
             Block b = i == 0 ? BLOCK_ATTENTION : k == 0 ? BLOCK_MLP : BLOCK_MOE;
             c->layer_s[k] += block_s[b];
-            layer_replay_s += replay_s[b];
             c->layer_kept[k] += block_kept[b];
         }
         /* a strategy's over the layer's blocks, then the strategies' */
@@ -103,7 +99,7 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
             added_forward_s += forward_s;
             added_backward_s += backward_s;
         }
-        c->layer_backward_s[k] = 2 * c->layer_s[k] + layer_replay_s + added_backward_s;
+        c->layer_backward_s[k] = 2 * c->layer_s[k] + added_backward_s;
         c->layer_s[k] += added_forward_s;
     }
     if (timed) {
@@ -120,20 +116,42 @@ static void piece_costs_clear(PieceCosts *c)
     g_free(c->first);
 }
 
+/* The longest of the active strategies' prefetches before layer
+ * `layer`'s backward (Strategy.prefetch_s). */
+static double prefetch_s(const PieceCosts *c, int layer)
+{
+    double most = 0;
+    for (const Strategy *const *s = strategy_registry; *s; s++)
+        if ((*s)->prefetch_s && (*s)->active(c->plan))
+            most = MAX(most, (*s)->prefetch_s(c->step, layer));
+    return most;
+}
+
+/* What the active strategies release of chunk g's kept activations
+ * (Strategy.released_bytes). */
+static double released_bytes(const PieceCosts *c, int g)
+{
+    double bytes = 0;
+    for (const Strategy *const *s = strategy_registry; *s; s++)
+        if ((*s)->released_bytes && (*s)->active(c->plan))
+            bytes += (*s)->released_bytes(c->step, g);
+    return bytes;
+}
+
 /* One micro-batch through model chunk g: its forward seconds, its
  * backward's (with the replays), as the stage's busy time counts it and as
  * a chain of stages waiting for each other's gradients does, and the
  * activations its forward keeps.
  *
- * With offloaded activations, layer l's backward starts the prefetch of
- * layer l - 1's (offload.c: once the compute before l's backward ended),
- * which l - 1's backward waits for. The span from that compute's end to
- * l - 1's backward holds l's backward and nothing else of the stage, so it
- * lasts at least the longer of the two, and such spans do not overlap: the
- * stage's busy time counts max(B(l), up(l - 1)) for B(l). In a chain the
- * unit's first layer (a chunk's last, but with the head after it) may wait
- * for its gradients while its prefetch runs, so the chain counts its pair
- * at B(l) alone. */
+ * With a prefetch before a backward (Strategy.prefetch_s: offloaded
+ * activations), layer l's backward starts the prefetch of layer l - 1's
+ * (once the compute before l's backward ended), which l - 1's backward
+ * waits for. The span from that compute's end to l - 1's backward holds
+ * l's backward and nothing else of the stage, so it lasts at least the
+ * longer of the two, and such spans do not overlap: the stage's busy time
+ * counts max(B(l), up(l - 1)) for B(l). In a chain the unit's first layer
+ * (a chunk's last, but with the head after it) may wait for its gradients
+ * while its prefetch runs, so the chain counts its pair at B(l) alone. */
 typedef struct {
     double forward_s, backward_s, chain_backward_s, kept;
 } ChunkCost;
@@ -142,7 +160,6 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
 {
     const PlanSpec *plan = c->plan;
     int from = c->first[g], to = c->first[g + 1];
-    int offloaded = c->pcie_Bps > 0 ? offload_chunk_layers(plan, g) : 0;
     gboolean first = g == 0, last = g == chunks_count(plan) - 1;
     double ends = 2 * ((first ? c->embedding_s : 0) + (last ? c->head_s : 0));
     ChunkCost cc = {.forward_s = first ? c->embedding_s : 0,
@@ -153,9 +170,7 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
         int k = transformer_layer_moe(c->model, l);
         cc.forward_s += c->layer_s[k];
         cc.kept += c->layer_kept[k];
-        double up_s = l > from && l - 1 < from + offloaded
-                          ? c->layer_kept[transformer_layer_moe(c->model, l - 1)] / c->pcie_Bps
-                          : 0;
+        double up_s = l > from ? prefetch_s(c, l - 1) : 0;
         double b = c->layer_backward_s[k], waited = MAX(b, up_s);
         cc.backward_s += waited;
         cc.chain_backward_s += l == to - 1 && !last ? b : waited;
@@ -170,14 +185,14 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
 /* The most activations a rank of stage s holds at the start of a forward
  * unit's last piece: its schedule's units in order, each forward keeping
  * its chunk's activations until that micro-batch's backward of the chunk,
- * but for offloaded layers', which leave as soon as they may (offload.h). */
+ * but for those that leave as soon as they may (released_bytes). */
 static double stage_activations(const PieceCosts *c, int s)
 {
     const PlanSpec *plan = c->plan;
     g_autofree double *kept = g_new(double, plan->virtual_stages);
     for (int k = 0; k < plan->virtual_stages; k++) {
         int g = chunks_of_stage(plan, s, k);
-        kept[k] = chunk_cost(c, g).kept - offload_chunk_bytes(c->model, plan, g);
+        kept[k] = chunk_cost(c, g).kept - released_bytes(c, g);
     }
     return schedule_stage_held(plan, s, kept);
 }
@@ -208,17 +223,18 @@ double estimate_peak_lower_bound_bytes(const Step *step)
     return estimate_peak_lower_bound_bytes_past(step, INFINITY);
 }
 
-static double optimizer_s(StageSegments *segs, const GpuSpec *gpu, int s)
+static double optimizer_s(StageSegments *segs, const Step *step, int s)
 {
     StageParams p = states_stage_params(segs, s);
-    return states_optimizer_s(gpu, segs->plan,
-                              states_shard_params(segs->plan, MEM_OPTIMIZER, p.params, p.experts));
+    return states_optimizer_s(
+        &step->gpu, &step->states,
+        states_shard_params(&step->states, MEM_OPTIMIZER, p.params, p.experts));
 }
 
 double estimate_optimizer_s(const Step *step, int s)
 {
     StageSegments segs = states_stage_segments(step->model, step->plan);
-    double seconds = optimizer_s(&segs, &step->gpu, s);
+    double seconds = optimizer_s(&segs, step, s);
     states_stage_segments_clear(&segs);
     return seconds;
 }
@@ -279,13 +295,12 @@ double estimate_comm_lower_bound_s(const Step *step)
 double estimate_step_lower_bound_s(const Step *step)
 {
     const PlanSpec *plan = step->plan;
-    const GpuSpec *gpu = &step->gpu;
     PieceCosts c;
     piece_costs(step, TRUE, &c);
     int m = step->micro_batches;
     double fill = 0, drain = 0; /* F(s), B(s): chunks 0 .. s - 1, one micro-batch */
     StageSegments segs = states_stage_segments(step->model, plan);
-    double opt0 = optimizer_s(&segs, gpu, 0), most = 0;
+    double opt0 = optimizer_s(&segs, step, 0), most = 0;
     gboolean split = schedule_splits_backward(plan); /* no drain: see estimate.h */
     for (int s = 0; s < plan->pp; s++) {
         double busy = 0;
@@ -296,7 +311,7 @@ double estimate_step_lower_bound_s(const Step *step)
             if (k == 0)
                 here = cc;
         }
-        double opt = s == 0 ? opt0 : optimizer_s(&segs, gpu, s);
+        double opt = s == 0 ? opt0 : optimizer_s(&segs, step, s);
         most = MAX(most, fill + busy + MAX(opt, drain + opt0));
         fill += here.forward_s;
         drain += split ? 0 : here.chain_backward_s;

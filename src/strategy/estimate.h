@@ -42,21 +42,15 @@
  * step lasts at least m times that chain plus opt(0).
  * The active strategies' own tasks on the compute stream add, to each
  * block's forward and backward, at least what their block_bound says
- * (strategy.h; each argued beside it: tensor_parallel.c's waits for the
- * collectives that stop a forward's compute, expert_parallel.c's token
- * exchanges), over the network's own bounds (net/netbound.h: a link's
+ * (strategy.h; each argued beside it: recompute.c's replays,
+ * tensor_parallel.c's waits for the collectives that stop a forward's
+ * compute, expert_parallel.c's token exchanges), over the network's own bounds (net/netbound.h: a link's
  * payload at its efficiency, an exchange's bytes over a rank's links, a
  * collective's latency floor).
- * Offloaded activations come back for backward layer by layer: the
- * prefetch of layer l - 1's starts once the compute before layer l's
- * backward has ended, and l - 1's backward waits for it (offload.c). The
- * span from that compute's end to l - 1's backward holds l's backward and
- * no other task of the stage's compute stream, and lasts at least the
- * copy, so U(s) counts max(B(l), copy(l - 1)) for B(l): such spans do not
- * overlap, and each lies within the stage's busy time. In B(s) and the
- * naive chain a unit's first layer (a chunk's last, but on the last chunk,
- * whose head's backward runs first) may wait for its gradients while its
- * prefetch runs: its pair counts B(l) alone there.
+ * A strategy's prefetch before a backward (Strategy.prefetch_s:
+ * offloaded activations coming back layer by layer) counts in U(s) as
+ * max(B(l), prefetch(l - 1)) for B(l), and in B(s) and the naive chain as
+ * B(l) alone for a unit's first layer: argued at estimate.c's chunk_cost.
  * The step also lasts at least estimate_comm_lower_bound_s, and the bound
  * is the larger: see there.
  *
@@ -72,12 +66,12 @@
  * gathered buffers are freed only after they are allocated. So when a
  * forward unit's last piece starts, the rank holds at least its states and
  * the kept activations of every forward unit so far whose backward (a
- * split backward's W) has not run, this one included, less what offload
- * activations copies to the host (freed when its copy ends, at the
- * soonest at once); the engine records the peak after every allocation. The bound is the largest
- * such sum over the units and the stages, less a relative 1e-9 for rounding. It leaves out replays,
- * buffers and the tensor-parallel collectives' memory, so it is exact
- * only when those are nil. */
+ * split backward's W) has not run, this one included, less what the
+ * strategies release (Strategy.released_bytes: offload's copies to the
+ * host, freed when a copy ends, at the soonest at once); the engine records the peak after every
+ * allocation. The bound is the largest such sum over the units and the stages, less a relative 1e-9
+ * for rounding. It leaves out replays, buffers and the tensor-parallel collectives' memory, so it
+ * is exact only when those are nil. */
 #ifndef PLANSIM_STRATEGY_ESTIMATE_H
 #define PLANSIM_STRATEGY_ESTIMATE_H
 

@@ -9,11 +9,9 @@
 #include "strategy/states.h"
 
 /* The parameters of the optimizer shard of a rank holding `params`. */
-static double shard_params(const PlanSpec *plan, double params)
+static double shard_params(const StatesRule *rule, double params)
 {
-    int shards[MEM_KINDS];
-    states_shards(plan, shards);
-    return params / shards[MEM_OPTIMIZER];
+    return params / rule->shards[MEM_OPTIMIZER];
 }
 
 double offload_pcie_bytes_per_param(const PlanSpec *plan)
@@ -72,8 +70,9 @@ double offload_stream_s(const Step *step, int stage)
         return 0;
     if (plan->offload == OFFLOAD_OPTIMIZER) { /* down, the Adam step, up */
         double params = states_stage_params_of(step->model, plan, stage).params;
-        return 2 * offload_pcie_bytes_per_param(plan) * shard_params(plan, params) / pcie_Bps +
-               offload_cpu_adam_s(step->cluster, plan, params);
+        return 2 * offload_pcie_bytes_per_param(plan) * shard_params(&step->states, params) /
+                   pcie_Bps +
+               offload_cpu_adam_s(step->cluster, &step->states, params);
     }
     double bytes = 0; /* a micro-batch's, each copied down and up */
     for (int c = 0; c < plan->virtual_stages; c++)
@@ -91,12 +90,14 @@ static double host_activation_bytes(const ModelSpec *model, const PlanSpec *plan
     return schedule_stage_held(plan, stage, chunk);
 }
 
-double offload_host_bytes(const ModelSpec *model, const PlanSpec *plan, int stage)
+double offload_host_bytes(const Step *step, int stage)
 {
+    const ModelSpec *model = step->model;
+    const PlanSpec *plan = step->plan;
     switch (plan->offload) {
     case OFFLOAD_OPTIMIZER:
         return (STATES_OPTIMIZER_BYTES + offload_pcie_bytes_per_param(plan)) *
-               shard_params(plan, states_stage_params_of(model, plan, stage).params);
+               shard_params(&step->states, states_stage_params_of(model, plan, stage).params);
     case OFFLOAD_ACTIVATIONS:
         return host_activation_bytes(model, plan, stage);
     case OFFLOAD_NONE:
@@ -105,9 +106,9 @@ double offload_host_bytes(const ModelSpec *model, const PlanSpec *plan, int stag
     return 0;
 }
 
-double offload_cpu_adam_s(const ClusterSpec *cluster, const PlanSpec *plan, double params)
+double offload_cpu_adam_s(const ClusterSpec *cluster, const StatesRule *rule, double params)
 {
-    return shard_params(plan, params) * cluster->gpus_per_node / cluster->cpu_adam_params_s;
+    return shard_params(rule, params) * cluster->gpus_per_node / cluster->cpu_adam_params_s;
 }
 
 static gboolean active(const PlanSpec *plan)
@@ -168,7 +169,8 @@ static TaskId offload_task(Emit *e, double seconds, TaskId after, TaskName name)
 /* A PCIe transfer of the bf16 shard of `params` parameters, after `after`. */
 static TaskId transfer(Emit *e, double params, TaskId after, const char *name)
 {
-    double bytes = offload_pcie_bytes_per_param(emit_plan(e)) * shard_params(emit_plan(e), params);
+    double bytes =
+        offload_pcie_bytes_per_param(emit_plan(e)) * shard_params(emit_states(e), params);
     return offload_task(e, bytes / emit_gpu(e)->pcie_Bps, after, (TaskName){.fmt = name});
 }
 
@@ -228,10 +230,32 @@ static void step_end(Emit *e, void *state)
     (void)state;
     if (emit_plan(e)->offload != OFFLOAD_OPTIMIZER)
         return;
-    double adam_s = offload_cpu_adam_s(emit_cluster(e), emit_plan(e), emit_params(e));
+    double adam_s = offload_cpu_adam_s(emit_cluster(e), emit_states(e), emit_params(e));
     TaskId adam =
         offload_task(e, adam_s, emit_last(e, STREAM_COMM), (TaskName){.fmt = "offload cpu adam"});
     emit_gate(e, transfer(e, emit_params(e), adam, "offload params up"));
+}
+
+/* Layer `layer`'s backward waits for its activations' copy up, which the
+ * next layer's backward starts (segment_begin): A_l over the host link. */
+static double prefetch_s(const Step *step, int layer)
+{
+    double pcie_Bps = step->gpu.pcie_Bps;
+    return pcie_Bps > 0 ? offload_layer_bytes(step->model, step->plan, layer) / pcie_Bps : 0;
+}
+
+/* The offloaded layers' activations leave once copied down. */
+static double released_bytes(const Step *step, int chunk)
+{
+    return offload_chunk_bytes(step->model, step->plan, chunk);
+}
+
+/* ZeRO-Offload's optimizer states live in the host's memory: none on the
+ * GPU, and no optimizer step there (the host's, offload_cpu_adam_s). */
+static void states(const PlanSpec *plan, StatesRule *rule)
+{
+    if (plan->offload == OFFLOAD_OPTIMIZER)
+        rule->bytes_per_param[MEM_OPTIMIZER] = 0;
 }
 
 const Strategy strategy_offload = {
@@ -243,9 +267,12 @@ const Strategy strategy_offload = {
     .piece_tasks = piece_tasks,
     .state_size = sizeof(OffloadState),
     .streams = 1u << STREAM_OFFLOAD,
+    .states = states,
     .step_begin = step_begin,
     .segment_begin = segment_begin,
     .segment_end = segment_end,
     .step_end = step_end,
     .stream_bound_s = offload_stream_s,
+    .prefetch_s = prefetch_s,
+    .released_bytes = released_bytes,
 };

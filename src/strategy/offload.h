@@ -57,7 +57,7 @@ double offload_pcie_bytes_per_param(const PlanSpec *plan);
  * adding its chunk's offloaded layers' A_l until its backward ends
  * (schedule_stage_held: at a zero-bubble schedule's W, an upper bound);
  * 0 otherwise. The plan must be resolved. */
-double offload_host_bytes(const ModelSpec *model, const PlanSpec *plan, int stage);
+double offload_host_bytes(const Step *step, int stage);
 
 /* How many layers of model chunk g, from its first, offload their
  * activations: offload_layers, or with 0 all but the chunk's last; 0
@@ -82,7 +82,8 @@ double offload_layer_bytes(const ModelSpec *model, const PlanSpec *plan, int lay
  * resolved. */
 double offload_stream_s(const Step *step, int stage);
 
-/* The host's Adam step of a rank holding `params` parameters, seconds. */
-double offload_cpu_adam_s(const ClusterSpec *cluster, const PlanSpec *plan, double params);
+/* The host's Adam step of a rank holding `params` parameters, seconds:
+ * its optimizer shard by `rule` (step.h). */
+double offload_cpu_adam_s(const ClusterSpec *cluster, const StatesRule *rule, double params);
 
 #endif

@@ -118,6 +118,19 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
     }
 }
 
+/* A block's replay, and FlashAttention's backward rest, add to its
+ * backward their roofline time on the compute stream (segment_begin's
+ * pieces, whose operations transformer_block_replay_ops lists, the two
+ * together): the emitter charges them exactly that, before the block's
+ * own backward. */
+static BlockBound block_bound(const Step *step, Block block, const OpList *ops)
+{
+    (void)ops;
+    OpList replay;
+    transformer_block_replay_ops(step->model, block, step->shard, step->plan->recompute, &replay);
+    return (BlockBound){.backward_s = transformer_ops_s(&step->gpu, &replay)};
+}
+
 /* "selective" replays nothing under FlashAttention (above): it is "none". */
 static void normalize(PlanSpec *plan, const ModelSpec *model)
 {
@@ -134,4 +147,5 @@ const Strategy strategy_recompute = {
     .step_begin = step_begin,
     .segment_begin = segment_begin,
     .normalize = normalize,
+    .block_bound = block_bound,
 };

@@ -1,5 +1,9 @@
-/* registry.c: the table of strategies, made from strategies.def. */
+/* registry.c: the table of strategies, made from strategies.def, and
+ * what is made by going over it: checks, normal forms, advice, a step's
+ * rule of its states and the step. */
 #include "strategy/strategy.h"
+
+#include "strategy/states.h"
 
 const Strategy *const strategy_registry[] = {
 #define STRATEGY(name) &strategy_##name,
@@ -52,6 +56,26 @@ gboolean strategy_resolve(PlanSpec *plan, const ModelSpec *model, const ClusterS
 {
     return check_model(plan, model, error) && plan_spec_resolve(plan, model, cluster, error) &&
            strategy_check(plan, model, error);
+}
+
+StatesRule strategy_states_rule(const PlanSpec *plan)
+{
+    StatesRule rule = states_rule(plan);
+    for (int i = 0; strategy_registry[i]; i++)
+        if (strategy_registry[i]->states && strategy_registry[i]->active(plan))
+            strategy_registry[i]->states(plan, &rule);
+    return rule;
+}
+
+Step step_of(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan)
+{
+    return (Step){.model = model,
+                  .cluster = cluster,
+                  .plan = plan,
+                  .gpu = plan_spec_run_gpu(plan, &cluster->gpu),
+                  .shard = transformer_shard(plan),
+                  .micro_batches = plan_spec_micro_batches(plan),
+                  .states = strategy_states_rule(plan)};
 }
 
 char *strategy_comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *cluster)

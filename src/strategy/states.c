@@ -49,46 +49,20 @@ Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind
                      .uses = head + words};
 }
 
-double states_bytes_per_param(const PlanSpec *plan, MemKind kind)
+StatesRule states_rule(const PlanSpec *plan)
 {
-    switch (kind) {
-    case MEM_PARAMS:
-        return states_tensor_bytes(plan, TENSOR_PARAM);
-    case MEM_GRADS:
-        return states_tensor_bytes(plan, TENSOR_GRAD);
-    case MEM_OPTIMIZER:
-        return plan->offload == OFFLOAD_OPTIMIZER ? 0 : STATES_OPTIMIZER_BYTES;
-    default:
-        return 0;
-    }
+    StatesRule rule = {.bytes_per_param = {[MEM_PARAMS] = states_tensor_bytes(plan, TENSOR_PARAM),
+                                           [MEM_GRADS] = states_tensor_bytes(plan, TENSOR_GRAD),
+                                           [MEM_OPTIMIZER] = STATES_OPTIMIZER_BYTES},
+                       .layer_param_bytes = states_tensor_bytes(plan, TENSOR_LAYER_PARAM)};
+    for (int k = 0; k < MEM_KINDS; k++)
+        rule.shards[k] = rule.expert_shards[k] = 1;
+    return rule;
 }
 
 double states_param_bytes(const PlanSpec *plan, SegmentKind kind)
 {
     return states_tensor_bytes(plan, kind == SEGMENT_LAYER ? TENSOR_LAYER_PARAM : TENSOR_PARAM);
-}
-
-/* The ways each kind is split over d ranks that hold the same parameters. */
-static void shards_over(const PlanSpec *plan, int d, int shards[MEM_KINDS])
-{
-    for (int k = 0; k < MEM_KINDS; k++)
-        shards[k] = 1;
-    if (plan->zero_stage >= 1)
-        shards[MEM_OPTIMIZER] = d;
-    if (plan->zero_stage >= 2)
-        shards[MEM_GRADS] = d;
-    if (plan->zero_stage >= 3)
-        shards[MEM_PARAMS] = d;
-}
-
-void states_shards(const PlanSpec *plan, int shards[MEM_KINDS])
-{
-    shards_over(plan, layout_plan_size(plan, GROUP_DP_CP), shards);
-}
-
-void states_expert_shards(const PlanSpec *plan, int shards[MEM_KINDS])
-{
-    shards_over(plan, layout_plan_size(plan, GROUP_EDP), shards);
 }
 
 double states_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, int layer)
@@ -101,46 +75,44 @@ double states_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, 
 
 /* `scale` x the shard of `kind`: states_shard_params, each part scaled
  * before it is divided, as emit.c has always rounded a state's bytes. */
-static double scaled_shard(const PlanSpec *plan, MemKind kind, double scale, double params,
+static double scaled_shard(const StatesRule *rule, MemKind kind, double scale, double params,
                            double experts)
 {
-    int dense[MEM_KINDS], expert[MEM_KINDS];
-    states_shards(plan, dense);
-    states_expert_shards(plan, expert);
-    if (dense[kind] == expert[kind])
-        return scale * params / dense[kind];
-    return scale * (params - experts) / dense[kind] + scale * experts / expert[kind];
+    int dense = rule->shards[kind], expert = rule->expert_shards[kind];
+    if (dense == expert)
+        return scale * params / dense;
+    return scale * (params - experts) / dense + scale * experts / expert;
 }
 
-double states_shard_params(const PlanSpec *plan, MemKind kind, double params, double experts)
+double states_shard_params(const StatesRule *rule, MemKind kind, double params, double experts)
 {
-    return scaled_shard(plan, kind, 1, params, experts);
+    return scaled_shard(rule, kind, 1, params, experts);
 }
 
-double states_bytes(const PlanSpec *plan, MemKind kind, double params, double experts,
+double states_bytes(const StatesRule *rule, MemKind kind, double params, double experts,
                     double layers)
 {
-    if (kind == MEM_PARAMS && plan->fp8_param_gather) /* the layers apart */
-        return scaled_shard(plan, kind, states_param_bytes(plan, SEGMENT_EMBEDDING),
-                            params - layers, 0) +
-               scaled_shard(plan, kind, states_param_bytes(plan, SEGMENT_LAYER), layers, experts);
-    return scaled_shard(plan, kind, states_bytes_per_param(plan, kind), params, experts);
+    double per = rule->bytes_per_param[kind];
+    if (kind == MEM_PARAMS && rule->layer_param_bytes != per) /* the layers apart */
+        return scaled_shard(rule, kind, per, params - layers, 0) +
+               scaled_shard(rule, kind, rule->layer_param_bytes, layers, experts);
+    return scaled_shard(rule, kind, per, params, experts);
 }
 
-double states_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double shard)
+double states_optimizer_s(const GpuSpec *gpu, const StatesRule *rule, double shard)
 {
-    if (plan->offload == OFFLOAD_OPTIMIZER)
+    if (rule->bytes_per_param[MEM_OPTIMIZER] == 0)
         return 0;
     OpList ops;
     transformer_optimizer_ops(shard, &ops);
     return transformer_ops_s(gpu, &ops);
 }
 
-double states_total_bytes(const PlanSpec *plan, double params, double experts, double layers)
+double states_total_bytes(const StatesRule *rule, double params, double experts, double layers)
 {
     double bytes = 0;
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
-        bytes += states_bytes(plan, (MemKind)k, params, experts, layers);
+        bytes += states_bytes(rule, (MemKind)k, params, experts, layers);
     return bytes;
 }
 

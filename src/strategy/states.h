@@ -1,8 +1,10 @@
 /* states.h: the model states, one table for every user: the parameters
- * each segment of the model holds on a rank, the bytes of each kind of
- * state per parameter (the plan's rule for its tensors' types), and the
- * ways the plan's ZeRO stage splits each kind (zero.c gathers and
- * reduces them; docs/model.md, "Memory").
+ * each segment of the model holds on a rank, the element type of each
+ * kind of tensor (the plan's one rule for them), and the bytes of a
+ * rank's states by a step's StatesRule (step.h): the rule every plan
+ * starts from, states_rule, which the strategies' `states` hooks change
+ * (ZeRO's split, zero.c; the optimizer on the host, offload.c;
+ * docs/model.md, "Memory").
  *
  * emit.c lays out the segments and allocates the states at "step begin"
  * by these, estimate.c bounds the memory peak with them, offload.c sizes
@@ -34,31 +36,18 @@ Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind
  * (Rajbhandari et al. 2020, section 3: K = 12). */
 #define STATES_OPTIMIZER_BYTES 12.0
 
-/* Bytes one parameter's state of `kind` takes on the GPU, unsplit: bf16
- * parameters (2); gradients in the plan's grad_accum_dtype (fp32 4, bf16
- * 2); Adam's fp32 master weights, momentum and variance (12; 0 when the
- * plan offloads the optimizer, whose states then live in host memory,
- * offload.h); 0 for the other kinds.
- * So 18 bytes per parameter with fp32 gradients (Megatron-LM), 16 with
- * bf16 (Rajbhandari et al. 2020, section 3). */
-double states_bytes_per_param(const PlanSpec *plan, MemKind kind);
+/* Every plan's rule of its model states (StatesRule, step.h), before the
+ * strategies' hooks: bf16 parameters (2 bytes, a layer's
+ * TENSOR_LAYER_PARAM's); gradients in the plan's grad_accum_dtype (fp32
+ * 4, bf16 2); Adam's fp32 master weights, momentum and variance (12);
+ * nothing split. So 18 bytes per parameter with fp32 gradients
+ * (Megatron-LM), 16 with bf16 (Rajbhandari et al. 2020, section 3). */
+StatesRule states_rule(const PlanSpec *plan);
 
 /* Bytes one parameter of a segment of `kind` takes as the rank holds and
  * all-gathers it: TENSOR_LAYER_PARAM's for a layer, TENSOR_PARAM's for the
  * embedding and the head. */
 double states_param_bytes(const PlanSpec *plan, SegmentKind kind);
-
-/* The ways each kind of the dense parameters' states is split (1 for what
- * is not) over the d = dp x cp ranks that hold the same dense parameters:
- * ZeRO stage 1 the optimizer states, stage 2 also the gradients, stage 3
- * also the parameters. */
-void states_shards(const PlanSpec *plan, int shards[MEM_KINDS]);
-
-/* The same for the routed experts' states, split over the
- * expert-data-parallel group, d_e = tp x cp x dp / (etp x ep) ranks
- * (layout.h; Megatron-Core's separate optimizer for expert parameters);
- * d_e = d with ep = 1 and etp = tp. */
-void states_expert_shards(const PlanSpec *plan, int shards[MEM_KINDS]);
 
 /* Of layer `layer`'s parameters a rank holds, those whose states and
  * gradients live on the expert-data-parallel group: its routed experts'
@@ -70,30 +59,31 @@ double states_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, 
 
 /* Parameters of a rank's shard of state `kind` (MEM_PARAMS, MEM_GRADS or
  * MEM_OPTIMIZER), of a rank holding `params` parameters, `experts` of them
- * split as states_expert_shards says and the rest as
- * states_shards: (params - experts) / d_k + experts / d_e,k, or
- * params / d_k when the two split kind alike. */
-double states_shard_params(const PlanSpec *plan, MemKind kind, double params, double experts);
+ * split over rule->expert_shards and the rest over rule->shards:
+ * (params - experts) / d_k + experts / d_e,k, or params / d_k when the two
+ * split kind alike. */
+double states_shard_params(const StatesRule *rule, MemKind kind, double params, double experts);
 
-/* Bytes of state `kind` on such a rank: states_bytes_per_param x its shard,
- * rounded as emit.c's allocation is; with fp8_param_gather, of MEM_PARAMS
- * its `layers` (of the `params`, its transformer layers', the experts
- * among them) at states_param_bytes. */
-double states_bytes(const PlanSpec *plan, MemKind kind, double params, double experts,
+/* Bytes of state `kind` on such a rank: its bytes per parameter x its
+ * shard, rounded as emit.c's allocation is; of MEM_PARAMS, its `layers`
+ * (of the `params`, its transformer layers', the experts among them) at
+ * the rule's layer_param_bytes. */
+double states_bytes(const StatesRule *rule, MemKind kind, double params, double experts,
                     double layers);
 
 /* The GPU's optimizer step over a shard of `shard` parameters (its
  * states_shard_params of MEM_OPTIMIZER): one mixed-precision Adam step
- * (transformer_optimizer_ops), or none when the plan offloads the optimizer to the
- * host (offload.h). */
-double states_optimizer_s(const GpuSpec *gpu, const PlanSpec *plan, double shard);
+ * (transformer_optimizer_ops), or none when the optimizer's states are
+ * not on the GPU (offload.h). */
+double states_optimizer_s(const GpuSpec *gpu, const StatesRule *rule, double shard);
 
 /* Model-state bytes of such a rank: states_bytes summed kind by kind in
  * MemKind order, as the engine's memory ledger sums emit.c's allocations.
- * With d = dp x cp and no experts apart: stage 0 18 (16) Psi, stage 1
- * 6 (4) Psi + 12 Psi / d, stage 2 2 Psi + 16 (14) Psi / d, stage 3 18 (16)
- * Psi / d, fp32 (bf16) gradients; the experts' part of Psi over d_e. */
-double states_total_bytes(const PlanSpec *plan, double params, double experts, double layers);
+ * With d = dp x cp, ZeRO's split (zero.c) and no experts apart: stage 0
+ * 18 (16) Psi, stage 1 6 (4) Psi + 12 Psi / d, stage 2 2 Psi + 16 (14)
+ * Psi / d, stage 3 18 (16) Psi / d, fp32 (bf16) gradients; the experts'
+ * part of Psi over d_e. */
+double states_total_bytes(const StatesRule *rule, double params, double experts, double layers);
 
 /* The segments a rank of each pipeline stage holds (states_segment), for
  * walking stage after stage: a layer's segment depends only on whether it

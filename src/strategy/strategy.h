@@ -50,8 +50,13 @@ typedef struct {
     /* The streams it uses that not every graph has (bits 1 << Stream of
      * streams.def's rows): a graph has the streams up to the highest one. */
     unsigned streams;
+    /* Changes the plan's rule of its model states (StatesRule, step.h) in
+     * what the strategy owns: how a kind is split, or that it is not on
+     * the GPU; the emitter allocates them by the rule, and the bounds and
+     * the checkpoint size them by it. */
+    void (*states)(const PlanSpec *plan, StatesRule *rule);
     /* Before anything of the rank's step: say what its forward pieces
-     * keep (emit_keep_activations). Model states are states.h's. */
+     * keep (emit_keep_activations). */
     void (*step_begin)(Emit *e, void *state);
     /* The order of the rank's units (appends Unit to `units`). The first
      * active strategy that has this hook decides the order. */
@@ -111,10 +116,19 @@ typedef struct {
      *     bytes[1] (the routed experts', over expert data parallel), of
      *     collectives that load the links only (netbound_loaded_bytes);
      *   - stream_bound_s: the least seconds its own stream is busy in a
-     *     step on a rank of stage `stage`. */
+     *     step on a rank of stage `stage`;
+     *   - prefetch_s: the least seconds of a transfer that layer
+     *     `layer`'s backward waits for, started once the compute before
+     *     the next layer's backward ended, both of one model chunk
+     *     (offload's copy of the layer's activations up);
+     *   - released_bytes: of what a micro-batch's forward of model chunk
+     *     `chunk` keeps for its backward, the bytes that leave the GPU as
+     *     soon as they may (offload's copies down). */
     BlockBound (*block_bound)(const Step *step, Block block, const OpList *ops);
     void (*segment_comm_bytes)(const PlanSpec *plan, const Segment *seg, double bytes[2]);
     double (*stream_bound_s)(const Step *step, int stage);
+    double (*prefetch_s)(const Step *step, int layer);
+    double (*released_bytes)(const Step *step, int chunk);
 } Strategy;
 
 /* The registered strategies, NULL-terminated. */
@@ -130,6 +144,13 @@ gboolean strategy_check(const PlanSpec *plan, const ModelSpec *model, GError **e
  * plan (no --tp-comm-overlap without sequence parallelism, no "keep tp
  * within a node" when it is); NULL when none has any. Newly allocated. */
 char *strategy_comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *cluster);
+
+/* The rule of `plan`'s model states: states_rule's, changed by each
+ * active strategy's `states` hook in registry order. */
+StatesRule strategy_states_rule(const PlanSpec *plan);
+
+/* The step of a plan resolved by strategy_resolve (step.h). */
+Step step_of(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan);
 
 /* Resolves `plan` against the model and cluster as plan_spec_resolve does,
  * after every strategy's check_model of its fields as given, then checks

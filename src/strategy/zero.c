@@ -231,6 +231,19 @@ static void segment_comm_bytes(const PlanSpec *plan, const Segment *seg, double 
                                       layout_plan_size(plan, GROUP_EDP));
 }
 
+/* ZeRO's split of the model states over the ranks that hold the same
+ * parameters, d = dp x cp, and of the routed experts' over expert data
+ * parallel: stage 1 the optimizer's, stage 2 also the gradients, stage 3
+ * also the parameters (Rajbhandari et al. 2020, section 5). */
+static void states(const PlanSpec *plan, StatesRule *rule)
+{
+    static const MemKind split_from[] = {MEM_OPTIMIZER, MEM_GRADS, MEM_PARAMS}; /* stage 1, 2, 3 */
+    for (int stage = 1; stage <= plan->zero_stage && stage <= 3; stage++) {
+        rule->shards[split_from[stage - 1]] = layout_plan_size(plan, GROUP_DP_CP);
+        rule->expert_shards[split_from[stage - 1]] = layout_plan_size(plan, GROUP_EDP);
+    }
+}
+
 const Strategy strategy_zero = {
     .name = "zero",
     .active = active,
@@ -239,6 +252,7 @@ const Strategy strategy_zero = {
     .comm_advice = comm_advice,
     .piece_tasks = piece_tasks,
     .state_size = sizeof(ZeroState),
+    .states = states,
     .step_begin = step_begin,
     .segment_begin = segment_begin,
     .segment_end = segment_end,
