@@ -12,6 +12,7 @@
 #include "net/topology.h"
 #include "app/simulate.h"
 #include "strategy/emit.h"
+#include "strategy/estimate.h"
 #include "strategy/strategy.h"
 #include "testutil.h"
 
@@ -259,6 +260,47 @@ START_TEST(too_many_micro_batches_are_invalid)
 }
 END_TEST
 
+/* Chunks that hold only the embedding or the head (Megatron-Core's
+ * embedding and loss counted as layers: 10 + 2 layers over 4 stages x 3
+ * chunks, one each, the first and the last chunk none; by hand): the same
+ * step as the same split given as a list, the same by full and by
+ * reduced replay, and the bounds below it. Stage 0 holds 2 layers and
+ * the embedding, stage 3 2 layers and the head. */
+START_TEST(chunks_of_the_embedding_or_the_head_alone)
+{
+    double step[3];
+    for (int k = 0; k < 3; k++) {
+        Run run = run_new(test_gpt(10, 64, 4, 100, 16), test_cluster(2, 4, 1e11, 1e10));
+        PlanSpec *p = run.plan;
+        p->tp = 2;
+        p->pp = 4;
+        p->virtual_stages = 3;
+        p->schedule = SCHEDULE_INTERLEAVED;
+        p->global_batch_size = 8;
+        if (k == 1) {
+            static const int split[] = {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0};
+            p->layers_per_stage.n = G_N_ELEMENTS(split);
+            p->layers_per_stage.v = g_memdup2(split, sizeof split);
+        } else {
+            p->account_for_embedding_in_pipeline_split = TRUE;
+            p->account_for_loss_in_pipeline_split = TRUE;
+        }
+        p->full_fidelity = k == 2;
+        run_simulate(&run);
+        const Metrics *mt = &run.rep.metrics;
+        step[k] = mt->step_time_s;
+        ck_assert_int_eq(mt->stages[0].layers, 2);
+        ck_assert_int_eq(mt->stages[3].layers, 2);
+        Step s = step_of(run.model, run.cluster, run.plan);
+        ck_assert(estimate_step_lower_bound_s(&s) <= mt->step_time_s);
+        ck_assert(estimate_peak_lower_bound_bytes(&s) <= mt->peak_bytes);
+        run_free(&run);
+    }
+    ck_assert_double_eq(step[0], step[1]);
+    ck_assert_rel(step[0], step[2], 1e-12);
+}
+END_TEST
+
 Suite *suite_simulate(void)
 {
     Suite *s = suite_create("simulate");
@@ -272,6 +314,7 @@ Suite *suite_simulate(void)
     tcase_add_test(tc, a_step_over_the_cap_is_refused);
     tcase_add_test(tc, a_step_is_sized_by_its_reduced_build);
     tcase_add_test(tc, too_many_micro_batches_are_invalid);
+    tcase_add_test(tc, chunks_of_the_embedding_or_the_head_alone);
     suite_add_tcase(s, tc);
     return s;
 }

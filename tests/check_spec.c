@@ -156,7 +156,7 @@ static const BadCase bad[] = {
     {PLAN, "{\"collective_algorithm\": \"tree2\"}", {"$.collective_algorithm", "got \"tree2\""}},
     {PLAN, "{\"link_contention\": 0}", {"$.link_contention", "true or false"}},
     {PLAN, "{\"rank_order\": \"tp-pp\"}", {"$.rank_order", "\"pp-dp-tp\""}},
-    {PLAN, "{\"layers_per_stage\": [4, 0]}", {"$.layers_per_stage", "positive integers"}},
+    {PLAN, "{\"layers_per_stage\": [4, -1]}", {"$.layers_per_stage", "integers from 0"}},
     /* an object where the list goes: libFuzzer found it overflowing */
     {PLAN,
      "{\"layers_per_stage\": {\"a\": [1, 3], \"b\": 2}}",
@@ -419,6 +419,123 @@ START_TEST(uneven_layers_go_to_the_middle_stages)
 }
 END_TEST
 
+/* Megatron-Core's own splits (its get_transformer_layer_offset), by hand
+ * on 126 layers (Llama 3 405B) and 16 stages:
+ *   - the embedding and the loss counted as layers: 128 over the chunks,
+ *     the first chunk one fewer, the last one fewer. 16 x 8 chunks hold one
+ *     each, the first and the last none (GB200's Llama 3.1 405B plans, PP
+ *     16 x VP 8, Megatron-Bridge); 16 x 1 hold 8, the first and last 7;
+ *     the loss alone, 127 over 127 chunks? no: 127 over 16 is refused;
+ *   - the first stage's layers given, 6: the other 120 over 15 stages, 8;
+ *     first 8 and last 6 with 2 chunks a stage: 4 + 4, 3 + 3, and the
+ *     middle 112 / 14 = 8 as 4 + 4, chunk c of stage s at c x 16 + s. */
+START_TEST(megatron_layer_splits)
+{
+    static const struct {
+        int v, first, last;
+        gboolean embedding, loss;
+        int stage0[8], stage1[8], stage15[8]; /* each stage's chunks */
+    } cases[] = {
+        {.v = 8,
+         .embedding = TRUE,
+         .loss = TRUE,
+         .stage0 = {0, 1, 1, 1, 1, 1, 1, 1},
+         .stage1 = {1, 1, 1, 1, 1, 1, 1, 1},
+         .stage15 = {1, 1, 1, 1, 1, 1, 1, 0}},
+        {.v = 1, .embedding = TRUE, .loss = TRUE, .stage0 = {7}, .stage1 = {8}, .stage15 = {7}},
+        {.v = 1, .first = 6, .stage0 = {6}, .stage1 = {8}, .stage15 = {8}},
+        {.v = 2, .first = 8, .last = 6, .stage0 = {4, 4}, .stage1 = {4, 4}, .stage15 = {3, 3}},
+    };
+    ModelSpec *m = test_gpt(126, 64, 4, 100, 16);
+    ClusterSpec *c = test_cluster(16, 1, 1e9, 1e9);
+    for (gsize k = 0; k < G_N_ELEMENTS(cases); k++) {
+        PlanSpec *plan = plan_spec_new();
+        plan->pp = 16;
+        plan->virtual_stages = cases[k].v;
+        plan->schedule = cases[k].v > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+        plan->global_batch_size = 16;
+        plan->decoder_first_pipeline_num_layers = cases[k].first;
+        plan->decoder_last_pipeline_num_layers = cases[k].last;
+        plan->account_for_embedding_in_pipeline_split = cases[k].embedding;
+        plan->account_for_loss_in_pipeline_split = cases[k].loss;
+        test_resolve(plan, m, c);
+        ck_assert_int_eq(plan->layers_per_stage.n, 16 * cases[k].v);
+        int sum = 0;
+        for (int i = 0; i < plan->layers_per_stage.n; i++)
+            sum += plan->layers_per_stage.v[i];
+        ck_assert_int_eq(sum, 126);
+        for (int chunk = 0; chunk < cases[k].v; chunk++) {
+            const int *v = plan->layers_per_stage.v;
+            ck_assert_msg(v[chunk * 16] == cases[k].stage0[chunk] &&
+                              v[chunk * 16 + 1] == cases[k].stage1[chunk] &&
+                              v[chunk * 16 + 15] == cases[k].stage15[chunk],
+                          "case %d chunk %d: stages 0, 1, 15 hold %d, %d, %d", (int)k, chunk,
+                          v[chunk * 16], v[chunk * 16 + 1], v[chunk * 16 + 15]);
+        }
+        plan_spec_free(plan);
+    }
+    cluster_spec_free(c);
+    model_spec_free(m);
+}
+END_TEST
+
+/* What Megatron-Core refuses, each in one line naming the field: layers
+ * counted with the loss (127) that 16 x 4 chunks do not divide; the first
+ * stage's layers beside the counted embedding; a first stage of 7 layers
+ * over 2 chunks; 6 + 6 leaving 114 for 14 stages; a first stage with pp 1. */
+START_TEST(megatron_layer_splits_refused)
+{
+    static const struct {
+        int pp, v, first, last;
+        gboolean embedding, loss;
+        const char *message;
+    } cases[] = {
+        {.pp = 16,
+         .v = 4,
+         .loss = TRUE,
+         .message = "pp: expected pp x virtual_stages dividing the 127 layers counted"},
+        {.pp = 16,
+         .v = 1,
+         .first = 6,
+         .embedding = TRUE,
+         .message = "decoder_first_pipeline_num_layers: expected not set with "
+                    "account_for_embedding_in_pipeline_split"},
+        {.pp = 16,
+         .v = 2,
+         .first = 7,
+         .last = 7,
+         .message = "decoder_first_pipeline_num_layers: expected a number of layers at the first "
+                    "stage (7) divisible by virtual_stages 2"},
+        {.pp = 16,
+         .v = 1,
+         .first = 6,
+         .last = 6,
+         .message = "(114) an equal share on each of the 14 other stages"},
+        {.pp = 1, .v = 1, .first = 6, .message = "set only with pp at least 2 (pp = 1)"},
+    };
+    ModelSpec *m = test_gpt(126, 64, 4, 100, 16);
+    ClusterSpec *c = test_cluster(16, 1, 1e9, 1e9);
+    for (gsize k = 0; k < G_N_ELEMENTS(cases); k++) {
+        PlanSpec *plan = plan_spec_new();
+        plan->pp = cases[k].pp;
+        plan->virtual_stages = cases[k].v;
+        plan->schedule = cases[k].v > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+        plan->decoder_first_pipeline_num_layers = cases[k].first;
+        plan->decoder_last_pipeline_num_layers = cases[k].last;
+        plan->account_for_embedding_in_pipeline_split = cases[k].embedding;
+        plan->account_for_loss_in_pipeline_split = cases[k].loss;
+        GError *error = NULL;
+        ck_assert(!plan_spec_resolve(plan, m, c, &error));
+        ck_assert_msg(strstr(error->message, cases[k].message), "case %d: %s", (int)k,
+                      error->message);
+        g_clear_error(&error);
+        plan_spec_free(plan);
+    }
+    cluster_spec_free(c);
+    model_spec_free(m);
+}
+END_TEST
+
 /* Counts and sizes (text_parse_count), by hand: suffixes in either case,
  * powers of ten for token totals and of two otherwise; whole numbers
  * without a fraction unless a suffix scales them. */
@@ -464,6 +581,8 @@ Suite *suite_spec(void)
     tcase_add_test(tc, calibration_record_round_trip);
     tcase_add_test(tc, flags_and_resolution);
     tcase_add_test(tc, uneven_layers_go_to_the_middle_stages);
+    tcase_add_test(tc, megatron_layer_splits);
+    tcase_add_test(tc, megatron_layer_splits_refused);
     tcase_add_test(tc, counts_and_sizes);
     suite_add_tcase(s, tc);
     return s;

@@ -63,9 +63,11 @@ static int make_rules(Rule *rules)
             rules[n++] = (Rule){.reads = (*s)->check_model_reads, .strategy = (*s)->check_model};
     rules[n++] = (Rule){.reads = SHAPE, .check = derive_dp};
     rules[n++] = (Rule){.reads = BATCH, .check = batch};
-    rules[n++] = (Rule){.reads = PLAN_BIT(PP) | PLAN_BIT(VIRTUAL_STAGES) |
-                                 PLAN_BIT(LAYERS_PER_STAGE),
-                        .check = chunks};
+    rules[n++] =
+        (Rule){.reads = PLAN_BIT(PP) | PLAN_BIT(VIRTUAL_STAGES) | PLAN_BIT(LAYERS_PER_STAGE) |
+                        PLAN_BIT(FIRST_STAGE_LAYERS) | PLAN_BIT(LAST_STAGE_LAYERS) |
+                        PLAN_BIT(EMBEDDING_AS_LAYER) | PLAN_BIT(LOSS_AS_LAYER),
+               .check = chunks};
     for (const Strategy *const *s = strategy_registry; *s; s++)
         if ((*s)->check)
             rules[n++] = (Rule){.reads = (*s)->check_reads, .strategy = (*s)->check};

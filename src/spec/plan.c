@@ -114,7 +114,7 @@ static char *expected_text(const PlanFieldInfo *d)
         return g_strdup_printf("one of %s", list);
     }
     case FIELD_LIST:
-        return g_strdup("a list of positive integers");
+        return g_strdup(d->min == 0 ? "a list of integers from 0" : "a list of positive integers");
     case FIELD_INT:
         break;
     }
@@ -365,18 +365,121 @@ gboolean plan_field_fail(GError **error, const PlanSpec *plan, PlanField f, cons
     return FALSE;
 }
 
-/* The layers of each model chunk: as even a split as can be unless given,
- * the first and last chunks holding fewer when it cannot be even. (The
- * schedules check their own rules: src/strategy/schedule_*.c.) */
-gboolean plan_spec_check_chunks(const PlanSpec *plan, const ModelSpec *model, GError **error)
+/* Megatron-Core's split with the first or the last stage's layers given
+ * (its get_transformer_layer_offset): the other stages share the rest
+ * evenly, each stage's layers evenly over its virtual_stages chunks. Into
+ * `layers` (per chunk, c x pp + stage), or NULL: only checked. */
+static gboolean split_uneven(const PlanSpec *plan, const ModelSpec *model, int *layers,
+                             GError **error)
+{
+    int pp = plan->pp, vp = plan->virtual_stages;
+    int first = plan->decoder_first_pipeline_num_layers;
+    int last = plan->decoder_last_pipeline_num_layers;
+    PlanField given = first ? PLAN_FIRST_STAGE_LAYERS : PLAN_LAST_STAGE_LAYERS;
+    if (plan->account_for_embedding_in_pipeline_split || plan->account_for_loss_in_pipeline_split)
+        return plan_field_fail(error, plan, given,
+                               "not set with account_for_embedding_in_pipeline_split or "
+                               "account_for_loss_in_pipeline_split (Megatron-Core takes one "
+                               "or the other)");
+    int middle_stages = pp - (first > 0) - (last > 0);
+    if (pp < 2)
+        return plan_field_fail(error, plan, given, "set only with pp at least 2 (pp = %d)", pp);
+    long long middle = (long long)model->layers - first - last;
+    if (middle < 0 || (middle_stages == 0 && middle > 0) ||
+        (middle_stages > 0 && middle % middle_stages != 0))
+        return plan_field_fail(error, plan, given,
+                               "first and last stage layers that leave the rest of the model's "
+                               "%d layers (%lld) an equal share on each of the %d other stages",
+                               model->layers, middle, middle_stages);
+    int per_middle = middle_stages > 0 ? (int)(middle / middle_stages) : 0;
+    int stage_layers[3] = {first, per_middle, last}; /* the first, a middle and the last stage */
+    static const char *const where[3] = {"first", "middle", "last"};
+    for (int k = 0; k < 3; k++)
+        if (stage_layers[k] % vp != 0)
+            return plan_field_fail(error, plan,
+                                   k == 0   ? PLAN_FIRST_STAGE_LAYERS
+                                   : k == 2 ? PLAN_LAST_STAGE_LAYERS
+                                            : PLAN_VIRTUAL_STAGES,
+                                   "a number of layers at the %s stage (%d) divisible by "
+                                   "virtual_stages %d (Megatron-Core's rule)",
+                                   where[k], stage_layers[k], vp);
+    for (int g = 0; layers && g < pp * vp; g++) {
+        int stage = g % pp;
+        int k = stage == 0 && first ? 0 : stage == pp - 1 && last ? 2 : 1;
+        layers[g] = stage_layers[k] / vp;
+    }
+    return TRUE;
+}
+
+/* Megatron-Core's even split with the embedding and the loss counted as a
+ * layer each (account_for_embedding_in_pipeline_split,
+ * account_for_loss_in_pipeline_split): layers + 1 + 1 split evenly over
+ * the chunks, the first chunk's one fewer for the embedding, the last
+ * chunk's for the loss. Into `layers`, or NULL: only checked. */
+static gboolean split_accounted(const PlanSpec *plan, const ModelSpec *model, int *layers,
+                                GError **error)
+{
+    int embedding = plan->account_for_embedding_in_pipeline_split,
+        loss = plan->account_for_loss_in_pipeline_split;
+    long long chunks = (long long)plan->pp * plan->virtual_stages;
+    long long counted = (long long)model->layers + embedding + loss;
+    if (counted % chunks != 0)
+        return plan_field_fail(error, plan, PLAN_PP,
+                               "pp x virtual_stages dividing the %lld layers counted (the "
+                               "model's %d, with the embedding and the loss as counted), as "
+                               "Megatron-Core requires (pp x virtual_stages = %lld)",
+                               counted, model->layers, chunks);
+    int each = (int)(counted / chunks);
+    for (long long g = 0; layers && g < chunks; g++)
+        layers[g] = each - (g == 0 ? embedding : 0) - (g == chunks - 1 ? loss : 0);
+    return TRUE;
+}
+
+/* As even a split as can be: the chunks that hold more are the middle
+ * ones, from the first on, so that the first and the last chunk, which
+ * carry the embedding and the head, hold fewer (Llama 3 405B: 126 layers
+ * on 16 stages as 7 + 14 x 8 + 7); the first chunk takes one more only
+ * when every other one has. Into `layers`, or NULL: only checked. */
+static gboolean split_even(const PlanSpec *plan, const ModelSpec *model, int *layers,
+                           GError **error)
 {
     long long chunks = (long long)plan->pp * plan->virtual_stages;
-    if (plan->layers_per_stage.v || chunks <= model->layers)
-        return TRUE;
-    return plan_field_fail(error, plan, PLAN_PP,
-                           "pp x virtual_stages at most the model's %d layers, or a "
-                           "layers_per_stage list (pp x virtual_stages = %lld)",
-                           model->layers, chunks);
+    if (chunks > model->layers)
+        return plan_field_fail(error, plan, PLAN_PP,
+                               "pp x virtual_stages at most the model's %d layers, or the "
+                               "embedding and the loss counted as layers "
+                               "(--account-for-embedding-in-pipeline-split, "
+                               "--account-for-loss-in-pipeline-split), or a layers_per_stage "
+                               "list (pp x virtual_stages = %lld)",
+                               model->layers, chunks);
+    int base = (int)(model->layers / chunks), extra = (int)(model->layers % chunks);
+    for (long long i = 0; layers && i < chunks; i++) {
+        gboolean end = i == 0 || i == chunks - 1;
+        int middle_rank = (int)i - 1; /* 0 for the second chunk */
+        gboolean more = end ? (i == 0 && extra > 0 && extra == chunks - 1) : middle_rank < extra;
+        layers[i] = base + (more ? 1 : 0);
+    }
+    return TRUE;
+}
+
+/* The layers of each model chunk when no list is given, by the plan's
+ * rule: Megatron-Core's uneven first and last stages, its embedding and
+ * loss counted as layers (with pp > 1, as Megatron-Core counts them), or
+ * as even a split as can be. Into `layers`, or NULL: only checked. */
+static gboolean split_layers(const PlanSpec *plan, const ModelSpec *model, int *layers,
+                             GError **error)
+{
+    if (plan->decoder_first_pipeline_num_layers || plan->decoder_last_pipeline_num_layers)
+        return split_uneven(plan, model, layers, error);
+    if (plan->pp > 1 &&
+        (plan->account_for_embedding_in_pipeline_split || plan->account_for_loss_in_pipeline_split))
+        return split_accounted(plan, model, layers, error);
+    return split_even(plan, model, layers, error);
+}
+
+gboolean plan_spec_check_chunks(const PlanSpec *plan, const ModelSpec *model, GError **error)
+{
+    return plan->layers_per_stage.v || split_layers(plan, model, NULL, error);
 }
 
 static gboolean resolve_layers(PlanSpec *plan, const ModelSpec *model, GError **error)
@@ -395,23 +498,11 @@ static gboolean resolve_layers(PlanSpec *plan, const ModelSpec *model, GError **
                                    model->layers);
         return TRUE;
     }
-    if (!plan_spec_check_chunks(plan, model, error))
+    if (!split_layers(plan, model, NULL, error))
         return FALSE;
-    /* as even as can be; the chunks that hold more are the middle ones,
-     * from the first on, so that the first and the last chunk, which carry
-     * the embedding and the head, hold fewer (Llama 3 405B: 126 layers on
-     * 16 stages as 7 + 14 x 8 + 7); the first chunk takes one more only
-     * when every other one has */
-    int base = (int)(model->layers / chunks), extra = (int)(model->layers % chunks);
     plan->layers_per_stage.n = (int)chunks;
     plan->layers_per_stage.v = g_new(int, (gsize)chunks);
-    for (long long i = 0; i < chunks; i++) {
-        gboolean end = i == 0 || i == chunks - 1;
-        int middle_rank = (int)i - 1; /* 0 for the second chunk */
-        gboolean more = end ? (i == 0 && extra > 0 && extra == chunks - 1) : middle_rank < extra;
-        plan->layers_per_stage.v[i] = base + (more ? 1 : 0);
-    }
-    return TRUE;
+    return split_layers(plan, model, plan->layers_per_stage.v, error);
 }
 
 /* Fails on `field` for a plan of `product` GPUs (`sizes`: "tp x pp x dp

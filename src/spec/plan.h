@@ -120,8 +120,10 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
  * `gpus` over tp x cp x pp, failing unless they divide them or when a
  * replica needs more (`cluster` for the hint); check_batch fails unless
  * micro_batch_size x dp divides the global batch (when set); check_chunks
- * unless the pp x virtual_stages chunks have a layer each (or a
- * layers_per_stage list is given). */
+ * unless the layers split over the pp x virtual_stages chunks by the
+ * plan's rule (Megatron-Core's uneven first and last stages, its
+ * embedding and loss counted as layers, or an even split with a layer a
+ * chunk at least), or a layers_per_stage list is given. */
 gboolean plan_spec_derive_dp(PlanSpec *plan, long long gpus, const ClusterSpec *cluster,
                              GError **error);
 gboolean plan_spec_check_batch(const PlanSpec *plan, GError **error);

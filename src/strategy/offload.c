@@ -23,8 +23,8 @@ int offload_chunk_layers(const PlanSpec *plan, int g)
 {
     if (plan->offload != OFFLOAD_ACTIVATIONS)
         return 0;
-    int n = chunks_layers(plan, g);
-    return plan->offload_layers > 0 ? plan->offload_layers : MAX(n - 1, 0);
+    int n = chunks_layers(plan, g); /* 0 for a chunk of the embedding or the head alone */
+    return plan->offload_layers > 0 ? MIN(plan->offload_layers, n) : MAX(n - 1, 0);
 }
 
 /* A_l, whether offloaded or not: it depends only on whether the layer is
@@ -133,9 +133,10 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **err
                                "offloading with recomputation)");
     if (!plan->layers_per_stage.v)
         return TRUE; /* a sweep's walk, before the layers are split: checked once they are */
-    int fewest = chunks_layers(plan, 0);
-    for (int g = 1; g < chunks_count(plan); g++)
-        fewest = MIN(fewest, chunks_layers(plan, g));
+    int fewest = G_MAXINT; /* of the chunks that hold layers */
+    for (int g = 0; g < chunks_count(plan); g++)
+        if (chunks_layers(plan, g) > 0)
+            fewest = MIN(fewest, chunks_layers(plan, g));
     if (plan->offload_layers > fewest - 1)
         return plan_field_fail(error, plan, PLAN_OFFLOAD_LAYERS,
                                "at most the layers of a model chunk less one, %d", fewest - 1);

@@ -60,8 +60,9 @@ double offload_pcie_bytes_per_param(const PlanSpec *plan);
 double offload_host_bytes(const Step *step, int stage);
 
 /* How many layers of model chunk g, from its first, offload their
- * activations: offload_layers, or with 0 all but the chunk's last; 0
- * without offload activations. The plan must be resolved. */
+ * activations: offload_layers, or with 0 all but the chunk's last; none
+ * of a chunk without layers, and none without offload activations. The
+ * plan must be resolved. */
 int offload_chunk_layers(const PlanSpec *plan, int g);
 
 /* A micro-batch's offloaded activations of model chunk g: its offloaded
