@@ -539,8 +539,8 @@ END_TEST
 
 /* Branch and bound against the exhaustive sweep, for K = 1, 3 and 10: the
  * same best K, their rows byte for byte; every row the pruned sweep
- * simulated is the exhaustive one's; pruned rows carry their bound as
- * step_time_s and bound_s, at most the replayed step; some plans are
+ * simulated is the exhaustive one's; pruned rows carry their bound in
+ * bound_s, at most the replayed step, and no step time; some plans are
  * pruned; and 1 or 3 threads write the same rows. The simulated rows
  * include the twins (REAL_GRID) the pruned sweep did not replay. */
 START_TEST(pruning_ranks_the_exhaustive_best)
