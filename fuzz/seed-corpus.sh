@@ -28,6 +28,7 @@ seed runs "$src"/topologies/runs/*.csv
 printf '{"pp": 2, "layers_per_stage": [1, 3], "schedule": "gpipe"}\n' >"$out/plan/layers.json"
 printf '{"pp": 2, "virtual_stages": 2, "schedule": "interleaved", "zero_stage": "fsdp"}\n' \
     >"$out/plan/interleaved.json"
+printf '{"pp": 2, "pipeline_model_parallel_layout": "Et|(t|)*2,tL"}\n' >"$out/plan/layout.json"
 printf '{"tp": 2, "ep": 4, "moe_dispatcher": "all_to_all", "global_batch_size": 16}\n' \
     >"$out/planmoe/ep.json"
 printf '{"pp": 2, "ep": 2, "schedule": "zb-h1", "global_batch_size": 32}\n' >"$out/planmoe/zb.json"

@@ -8,6 +8,7 @@
 #include "testutil.h"
 #include "base/error.h"
 #include "base/text.h"
+#include "spec/pipeline_layout.h"
 
 #define GOOD_MODEL                                                                                 \
     "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "               \
@@ -479,6 +480,18 @@ START_TEST(megatron_layer_splits)
 }
 END_TEST
 
+/* Checks that `plan` (freed) does not resolve, with `message` in the
+ * error of case `k`. */
+static void resolve_refused(PlanSpec *plan, ModelSpec *m, ClusterSpec *c, const char *message,
+                            int k)
+{
+    GError *error = NULL;
+    ck_assert(!plan_spec_resolve(plan, m, c, &error));
+    ck_assert_msg(strstr(error->message, message), "case %d: %s", k, error->message);
+    g_clear_error(&error);
+    plan_spec_free(plan);
+}
+
 /* What Megatron-Core refuses, each in one line naming the field: layers
  * counted with the loss (127) that 16 x 4 chunks do not divide; the first
  * stage's layers beside the counted embedding; a first stage of 7 layers
@@ -524,12 +537,133 @@ START_TEST(megatron_layer_splits_refused)
         plan->decoder_last_pipeline_num_layers = cases[k].last;
         plan->account_for_embedding_in_pipeline_split = cases[k].embedding;
         plan->account_for_loss_in_pipeline_split = cases[k].loss;
-        GError *error = NULL;
-        ck_assert(!plan_spec_resolve(plan, m, c, &error));
-        ck_assert_msg(strstr(error->message, cases[k].message), "case %d: %s", (int)k,
-                      error->message);
-        g_clear_error(&error);
-        plan_spec_free(plan);
+        resolve_refused(plan, m, c, cases[k].message, (int)k);
+    }
+    cluster_spec_free(c);
+    model_spec_free(m);
+}
+END_TEST
+
+/* Megatron-Core's layout strings, read by hand from its rules
+ * (pipeline_parallel_layer_layout.py's docs): "(...)*N" and "x*N" unrolled,
+ * commas dropped, chunks split by '|'. "Et*3|(tt|)*29,t|L" is the
+ * DeepSeek-V3 example of Megatron's docs with its MTP layer a decoder
+ * layer: Ettt, 29 x tt, t, L = chunks of 3, 29 x 2, 1 and 0 layers (62). Each
+ * list written back reads back the same. */
+START_TEST(pipeline_layout_strings)
+{
+    static const struct {
+        const char *text, *written;
+        int n, chunks[8]; /* the first chunks */
+        long long layers;
+    } cases[] = {
+        {"Et*3|(tt|)*29,t|L", "Et*3|(t*2|)*29,t|L", 32, {3, 2, 2, 2}, 62},
+        {"E|(t|)*126,L", "E|(t|)*126,L", 128, {0, 1, 1, 1}, 126},
+        {"EtttL", "Et*3L", 1, {3}, 3},
+        {"Et,t|t*0|t*2|L", "Et*2||t*2|L", 4, {2, 0, 2, 0}, 4},
+        {"E(t)*1000000|L", "Et*1000000|L", 2, {1000000, 0}, 1000000},
+        {"E||t|L", "E||t|L", 4, {0, 0, 1, 0}, 1},
+    };
+    for (gsize k = 0; k < G_N_ELEMENTS(cases); k++) {
+        int *chunks, n;
+        char *why = NULL;
+        ck_assert_msg(pipeline_layout_parse(cases[k].text, &chunks, &n, &why), "%s: %s",
+                      cases[k].text, why);
+        ck_assert_int_eq(n, cases[k].n);
+        long long layers = 0;
+        for (int i = 0; i < n; i++)
+            layers += chunks[i];
+        ck_assert_int_eq(layers, cases[k].layers);
+        for (int i = 0; i < MIN(n, 4); i++)
+            ck_assert_int_eq(chunks[i], cases[k].chunks[i]);
+        g_autofree char *written = pipeline_layout_text(chunks, n);
+        ck_assert_str_eq(written, cases[k].written);
+        int *again, m;
+        ck_assert(pipeline_layout_parse(written, &again, &m, &why));
+        ck_assert_int_eq(m, n);
+        ck_assert(memcmp(again, chunks, sizeof(int) * (gsize)n) == 0);
+        g_free(again);
+        g_free(chunks);
+    }
+    static const struct {
+        const char *text, *why;
+    } refused[] = {
+        {"Et*3|(tt|)*29,m|L", "no multi-token-prediction layer m"},
+        {"tE|L", "the embedding E once, first in the first chunk"},
+        {"|Et|L", "the embedding E once, first in the first chunk"},
+        {"E|(E|)*2,L", "the embedding E once"},
+        {"E|t|L|", "nothing after the loss L"},
+        {"E|t", "the loss L last in the last chunk"},
+        {"t|L", "the embedding E first in the first chunk"},
+        {"E|(t|*2L", "a ')' closing each '('"},
+        {"E|(t|)L", "a count after each run"},
+        {"E(t(t))*2L", "no '(' inside another"},
+        {"Et**2L", "a count after '*'"},
+        {"Et x|L", "a character of E, t, L, |, *, ( and ), got ' '"},
+        {"E(t|)*4000000000L", "a count of at most"},
+        {"E(|)*2000000L", "at most 1048576 chunks"},
+        {"E(t*2000000000)*2L", "at most 2147483647 transformer layers"},
+    };
+    for (gsize k = 0; k < G_N_ELEMENTS(refused); k++) {
+        int *chunks = NULL, n = 0;
+        g_autofree char *why = NULL;
+        ck_assert_msg(!pipeline_layout_parse(refused[k].text, &chunks, &n, &why), "%s",
+                      refused[k].text);
+        ck_assert_msg(strstr(why, refused[k].why), "%s: %s", refused[k].text, why);
+    }
+}
+END_TEST
+
+/* A layout resolved: its chunks become layers_per_stage, virtual_stages
+ * its chunks / pp and the schedule interleaved when none is given; and
+ * what Megatron-Core refuses of it, each in one line naming its field. */
+START_TEST(pipeline_layout_resolved)
+{
+    ModelSpec *m = test_gpt(62, 64, 4, 100, 16);
+    ClusterSpec *c = test_cluster(16, 1, 1e9, 1e9);
+    PlanSpec *plan = plan_spec_new();
+    plan->pp = 16;
+    plan->global_batch_size = 32;
+    GError *error = NULL;
+    ck_assert(plan_spec_set(plan, PLAN_LAYOUT, "Et*3|(tt|)*29,t|L", "--layout", &error));
+    test_resolve(plan, m, c);
+    ck_assert_int_eq(plan->virtual_stages, 2);
+    ck_assert_int_eq(plan->schedule, SCHEDULE_INTERLEAVED);
+    ck_assert_int_eq(plan->layers_per_stage.n, 32);
+    ck_assert_int_eq(plan->layers_per_stage.v[0], 3);  /* stage 0's first chunk */
+    ck_assert_int_eq(plan->layers_per_stage.v[16], 2); /* stage 0's second */
+    ck_assert_int_eq(plan->layers_per_stage.v[30], 1); /* stage 14's second */
+    ck_assert_int_eq(plan->layers_per_stage.v[31], 0); /* stage 15's second: the loss */
+    g_autofree char *flags = plan_spec_flags(plan);
+    ck_assert(strstr(flags, "--pipeline-model-parallel-layout 'Et*3|(t*2|)*29,t|L'"));
+    plan_spec_free(plan);
+    static const struct {
+        const char *layout, *flag, *value, *message;
+    } cases[] = {
+        {"E|t*61|L", NULL, NULL,
+         "pipeline_model_parallel_layout: expected a number of chunks divisible by pp = 16"},
+        {"E|(t|)*30,t*31L", NULL, NULL,
+         "pipeline_model_parallel_layout: expected the model's 62 transformer layers t "
+         "(Megatron-Core's rule; it has 61)"},
+        {"Et*3|(tt|)*29,t|L", "--virtual-stages", "4",
+         "--virtual-stages: expected the layout's chunks over pp, 32 / 16 = 2"},
+        {"Et*3|(tt|)*29,t|L", "--decoder-first-pipeline-num-layers", "4",
+         "--decoder-first-pipeline-num-layers: expected not set with "
+         "pipeline_model_parallel_layout"},
+        {"Et*3|(tt|)*29,t|L", "--layers-per-stage", "31,31",
+         "--layers-per-stage: expected not set"},
+    };
+    for (gsize k = 0; k < G_N_ELEMENTS(cases); k++) {
+        plan = plan_spec_new();
+        plan->pp = 16;
+        plan->global_batch_size = 32;
+        ck_assert(plan_spec_set(plan, PLAN_LAYOUT, cases[k].layout, NULL, &error));
+        for (int f = 0; cases[k].flag && f < PLAN_N_FIELDS; f++) {
+            g_autofree char *flag = g_strconcat("--", plan_fields[f].flag, NULL);
+            if (strcmp(flag, cases[k].flag) == 0)
+                ck_assert(plan_spec_set(plan, (PlanField)f, cases[k].value, flag, &error));
+        }
+        resolve_refused(plan, m, c, cases[k].message, (int)k);
     }
     cluster_spec_free(c);
     model_spec_free(m);
@@ -583,6 +717,8 @@ Suite *suite_spec(void)
     tcase_add_test(tc, uneven_layers_go_to_the_middle_stages);
     tcase_add_test(tc, megatron_layer_splits);
     tcase_add_test(tc, megatron_layer_splits_refused);
+    tcase_add_test(tc, pipeline_layout_strings);
+    tcase_add_test(tc, pipeline_layout_resolved);
     tcase_add_test(tc, counts_and_sizes);
     suite_add_tcase(s, tc);
     return s;

@@ -5,7 +5,7 @@
 # mixtures of experts read from each key, shipped inputs by short name, one default
 # plan and batch rule with the plan printed, the GPU-count error, unknown
 # flags' did-you-mean, sizes with K, M, G, integer limits, the tied
-# embedding's label, and the --top table.
+# embedding's label, the --top table, and Megatron-Core's layout string.
 #
 # Run by the test harness from the build folder with $top_srcdir (where
 # models/, topologies/ and plans/ live) and $PLANSIM (the binary) set.
@@ -398,5 +398,24 @@ fails_with "--collective-algorithm nvls on A100 is refused, naming the cluster's
     "plansim: topologies/dgx-a100-80gb.json: \$.intra_node.nvls: expected NVLink SHARP in the node's switches for collective_algorithm nvls (--collective-algorithm), got none" \
     simulate --model models/tiny-gpt.json --cluster topologies/dgx-a100-80gb.json --nodes 1 \
     --collective-algorithm nvls
+
+# Megatron-Core's layout string: tiny-gpt's 4 layers as a layer a chunk
+# on pp 2 is virtual_stages 2, interleaved; the plan line quotes it, and
+# pasted back (through a shell) it gives the same step. A bad one is one line.
+problem=$(run layout simulate $tiny_node --pp 2 --global-batch-size 16 \
+    --pipeline-model-parallel-layout 'Et|t|t|tL')
+plan_line=$(sed -n 's/^plan: //p' "$tmp/layout.out")
+case $plan_line in
+*"--schedule interleaved --virtual-stages 2 --pipeline-model-parallel-layout 'Et|(t|)*2,tL'"*) ;;
+*) problem="$problem; plan line: $plan_line" ;;
+esac
+problem="$problem$(eval "run layout-again simulate $tiny_node $plan_line")"
+[ "$(grep '^step time' "$tmp/layout.out")" = "$(grep '^step time' "$tmp/layout-again.out")" ] ||
+    problem="$problem; the plan line's step differs"
+check "--pipeline-model-parallel-layout sets the chunks, virtual_stages and schedule, written back" \
+    "$problem"
+fails_with "a layout without the loss is refused in one line" \
+    "plansim: --pipeline-model-parallel-layout: expected a Megatron-Core pipeline layout (chunks split by '|', E the embedding, t a transformer layer, L the loss, x*N and (...)*N repeating, commas ignored): the loss L last in the last chunk, got \"Et|ttt\"" \
+    simulate $tiny_node --pp 2 --pipeline-model-parallel-layout 'Et|ttt'
 
 finish

@@ -63,11 +63,11 @@ static int make_rules(Rule *rules)
             rules[n++] = (Rule){.reads = (*s)->check_model_reads, .strategy = (*s)->check_model};
     rules[n++] = (Rule){.reads = SHAPE, .check = derive_dp};
     rules[n++] = (Rule){.reads = BATCH, .check = batch};
-    rules[n++] =
-        (Rule){.reads = PLAN_BIT(PP) | PLAN_BIT(VIRTUAL_STAGES) | PLAN_BIT(LAYERS_PER_STAGE) |
-                        PLAN_BIT(FIRST_STAGE_LAYERS) | PLAN_BIT(LAST_STAGE_LAYERS) |
-                        PLAN_BIT(EMBEDDING_AS_LAYER) | PLAN_BIT(LOSS_AS_LAYER),
-               .check = chunks};
+    rules[n++] = (Rule){.reads = PLAN_BIT(PP) | PLAN_BIT(VIRTUAL_STAGES) |
+                                 PLAN_BIT(LAYERS_PER_STAGE) | PLAN_BIT(LAYOUT) |
+                                 PLAN_BIT(FIRST_STAGE_LAYERS) | PLAN_BIT(LAST_STAGE_LAYERS) |
+                                 PLAN_BIT(EMBEDDING_AS_LAYER) | PLAN_BIT(LOSS_AS_LAYER),
+                        .check = chunks};
     for (const Strategy *const *s = strategy_registry; *s; s++)
         if ((*s)->check)
             rules[n++] = (Rule){.reads = (*s)->check_reads, .strategy = (*s)->check};
@@ -246,7 +246,7 @@ gboolean space_walk(const Space *s, SpaceLeaf leaf, SpaceRefused refused, gpoint
     for (int r = 0; r < w.n_rules; r++) {
         w.refusals[r] = g_hash_table_new_full(reads_hash, reads_equal, g_free, g_free);
         for (int f = 0; f < PLAN_N_FIELDS; f++) {
-            if (w.rules[r].reads >> f & 1 && plan_fields[f].kind != FIELD_LIST) {
+            if (w.rules[r].reads >> f & 1 && !plan_field_is_list((PlanField)f)) {
                 g_assert(w.n_reads[r] < READS_MAX);
                 w.reads[r][w.n_reads[r]++] = f;
             }

@@ -27,7 +27,9 @@ typedef struct {
     gboolean blank; /* not known: an empty CSV cell, JSON's null */
 } Field;
 
-#define MAX_FIELDS 120
+/* the plan's fields and the report's own (82 at most today: the metrics,
+ * the stages' and the training totals') */
+#define MAX_FIELDS (PLAN_N_FIELDS + 96)
 
 typedef struct {
     Field f[MAX_FIELDS];
@@ -144,7 +146,8 @@ static void collect(const Report *rep, Fields *fs)
     static const ValueKind kinds[] = {[FIELD_INT] = VALUE_INT,
                                       [FIELD_BOOL] = VALUE_BOOL,
                                       [FIELD_CHOICE] = VALUE_STRING,
-                                      [FIELD_LIST] = VALUE_LIST};
+                                      [FIELD_LIST] = VALUE_LIST,
+                                      [FIELD_LAYOUT] = VALUE_STRING};
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
         PlanFieldKind kind = plan_fields[f].kind;
         gboolean scalar = kind == FIELD_INT || kind == FIELD_BOOL;
@@ -153,10 +156,12 @@ static void collect(const Report *rep, Fields *fs)
                            scalar ? plan_field_value(rep->plan, (PlanField)f) : 0, text);
         if (kind == FIELD_LIST)
             field->list = (const PlanList *)((const char *)rep->plan + plan_fields[f].offset);
-        /* a plan that did not resolve: 0 for a field that cannot be 0 */
+        /* a plan that did not resolve: 0 for a field that cannot be 0; a
+         * layout not given (Megatron's None) */
         field->blank =
-            !simulated && ((kind == FIELD_INT && field->number == 0 && plan_fields[f].min > 0) ||
-                           (kind == FIELD_LIST && field->list->n == 0));
+            (kind == FIELD_LAYOUT && !text[0]) ||
+            (!simulated && ((kind == FIELD_INT && field->number == 0 && plan_fields[f].min > 0) ||
+                            (kind == FIELD_LIST && field->list->n == 0)));
     }
     put(fs, "", "model", VALUE_STRING, 0, rep->model);
     put(fs, "", "cluster", VALUE_STRING, 0, rep->cluster);

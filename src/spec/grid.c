@@ -147,7 +147,7 @@ gboolean plan_grid_load(PlanGrid *grid, const char *path, GError **error)
         const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc->root, name);
         if (!list)
             continue;
-        if (!cJSON_IsArray(list) || !list->child || plan_fields[f].kind == FIELD_LIST) {
+        if (!cJSON_IsArray(list) || !list->child || plan_field_is_list((PlanField)f)) {
             json_fail(error, doc, "$", name, list, "a non-empty list of values");
             return FALSE;
         }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "spec/json.h"
+#include "spec/pipeline_layout.h"
 #include "spec/plan.h"
 #include "base/error.h"
 #include "base/text.h"
@@ -25,15 +26,20 @@ const PlanFieldInfo plan_fields[PLAN_N_FIELDS] = {
 };
 #undef PLAN_FIELD
 
+gboolean plan_field_is_list(PlanField f)
+{
+    return plan_fields[f].kind == FIELD_LIST || plan_fields[f].kind == FIELD_LAYOUT;
+}
+
 static int *member(PlanSpec *plan, PlanField f)
 {
-    g_assert(plan_fields[f].kind != FIELD_LIST);
+    g_assert(!plan_field_is_list(f));
     return (int *)((char *)plan + plan_fields[f].offset);
 }
 
 static PlanList *list_member(PlanSpec *plan, PlanField f)
 {
-    g_assert(plan_fields[f].kind == FIELD_LIST);
+    g_assert(plan_field_is_list(f));
     return (PlanList *)((char *)plan + plan_fields[f].offset);
 }
 
@@ -53,7 +59,7 @@ PlanSpec *plan_spec_new(void)
 {
     PlanSpec *plan = g_new0(PlanSpec, 1);
     for (int f = 0; f < PLAN_N_FIELDS; f++)
-        if (plan_fields[f].kind != FIELD_LIST)
+        if (!plan_field_is_list((PlanField)f))
             *member(plan, (PlanField)f) = plan_fields[f].fallback;
     return plan;
 }
@@ -63,7 +69,7 @@ PlanSpec *plan_spec_copy(const PlanSpec *plan)
     PlanSpec *copy = g_new(PlanSpec, 1);
     *copy = *plan;
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
-        if (plan_fields[f].kind == FIELD_LIST) {
+        if (plan_field_is_list((PlanField)f)) {
             PlanList *list = list_member(copy, (PlanField)f);
             list->v = g_memdup2(list->v, sizeof(int) * (gsize)list->n);
         }
@@ -76,7 +82,7 @@ void plan_spec_free(PlanSpec *plan)
     if (!plan)
         return;
     for (int f = 0; f < PLAN_N_FIELDS; f++)
-        if (plan_fields[f].kind == FIELD_LIST)
+        if (plan_field_is_list((PlanField)f))
             g_free(list_member(plan, (PlanField)f)->v);
     g_free(plan);
 }
@@ -89,6 +95,10 @@ const char *plan_field_origin(const PlanSpec *plan, PlanField field)
 char *plan_field_text(const PlanSpec *plan, PlanField field)
 {
     const PlanFieldInfo *d = &plan_fields[field];
+    if (d->kind == FIELD_LAYOUT) {
+        const PlanList *list = list_member((PlanSpec *)plan, field);
+        return list->n ? pipeline_layout_text(list->v, list->n) : g_strdup("");
+    }
     if (d->kind == FIELD_LIST) {
         const PlanList *list = list_member((PlanSpec *)plan, field);
         GString *text = g_string_new(NULL);
@@ -115,6 +125,8 @@ static char *expected_text(const PlanFieldInfo *d)
     }
     case FIELD_LIST:
         return g_strdup(d->min == 0 ? "a list of integers from 0" : "a list of positive integers");
+    case FIELD_LAYOUT:
+        return g_strdup("a Megatron-Core pipeline layout string");
     case FIELD_INT:
         break;
     }
@@ -155,7 +167,7 @@ static gboolean parse(PlanField f, const char *text, const char *origin, const c
                       int *value, GError **error)
 {
     const PlanFieldInfo *d = &plan_fields[f];
-    g_assert(d->kind != FIELD_LIST);
+    g_assert(!plan_field_is_list(f));
     double number;
     if (d->kind == FIELD_CHOICE)
         number = names_find(d->choices, text);
@@ -197,11 +209,29 @@ static gboolean set_list(PlanSpec *plan, PlanField f, const double *values, int 
     return TRUE;
 }
 
+/* Stores the layout `text` into a LAYOUT field. */
+static gboolean set_layout(PlanSpec *plan, PlanField f, const char *text, const char *got,
+                           GError **error)
+{
+    int *chunks, n;
+    g_autofree char *why = NULL;
+    if (!pipeline_layout_parse(text, &chunks, &n, &why)) {
+        ps_error_value(error, plan_field_origin(plan, f), got, "%s", why);
+        return FALSE;
+    }
+    PlanList *list = list_member(plan, f);
+    g_free(list->v);
+    *list = (PlanList){.v = chunks, .n = n};
+    return TRUE;
+}
+
 gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *text, const char *origin,
                        GError **error)
 {
     plan->origin[field] = g_intern_string(origin);
     g_autofree char *got = g_strdup_printf("\"%s\"", text);
+    if (plan_fields[field].kind == FIELD_LAYOUT)
+        return set_layout(plan, field, text, got, error);
     if (plan_fields[field].kind == FIELD_LIST) { /* a flag's "12,12,10" */
         g_auto(GStrv) parts = g_strsplit(text, ",", -1);
         int n = (int)g_strv_length(parts);
@@ -220,6 +250,9 @@ static gboolean set_from_json(PlanSpec *plan, PlanField f, const cJSON *item, GE
     g_autofree char *got = cJSON_PrintUnformatted(item);
     const PlanFieldInfo *d = &plan_fields[f];
     const char *origin = plan_field_origin(plan, f);
+    if (d->kind == FIELD_LAYOUT)
+        return cJSON_IsString(item) ? set_layout(plan, f, item->valuestring, got, error)
+                                    : reject(f, origin, got, error);
     if (d->kind == FIELD_LIST) {  /* linear in the list's length */
         if (!cJSON_IsArray(item)) /* an object has children too */
             return reject(f, origin, got, error);
@@ -241,7 +274,8 @@ static gboolean set_from_json(PlanSpec *plan, PlanField f, const cJSON *item, GE
 }
 
 /* Appends field `f` of `plan` as its flag, after a blank: "--tp 8",
- * "--sequence-parallel" or "--no-sequence-parallel". */
+ * "--sequence-parallel", "--no-sequence-parallel" or, quoted for a shell,
+ * "--pipeline-model-parallel-layout 'E|(t|)*8,L'". */
 static void append_flag(GString *out, const PlanSpec *plan, PlanField f)
 {
     const PlanFieldInfo *d = &plan_fields[f];
@@ -249,7 +283,8 @@ static void append_flag(GString *out, const PlanSpec *plan, PlanField f)
         g_string_append_printf(out, " --%s%s", plan_field_get(plan, f) ? "" : "no-", d->flag);
     } else {
         g_autofree char *text = plan_field_text(plan, f);
-        g_string_append_printf(out, " --%s %s", d->flag, text);
+        const char *quote = d->kind == FIELD_LAYOUT ? "'" : "";
+        g_string_append_printf(out, " --%s %s%s%s", d->flag, quote, text, quote);
     }
 }
 
@@ -272,7 +307,7 @@ char *plan_spec_flags(const PlanSpec *plan)
     GString *out = g_string_new(NULL);
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
         const PlanFieldInfo *d = &plan_fields[f];
-        gboolean list = d->kind == FIELD_LIST;
+        gboolean list = plan_field_is_list((PlanField)f);
         int value = list ? 0 : plan_field_get(plan, (PlanField)f);
         /* the shape (the table's first rows, tp .. global_batch_size) always */
         if (plan->origin[f] || f <= PLAN_GLOBAL_BATCH_SIZE || (!list && value != d->fallback))
@@ -299,11 +334,11 @@ char *plan_spec_key(const PlanSpec *plan)
 {
     gsize values = PLAN_N_FIELDS;
     for (int f = 0; f < PLAN_N_FIELDS; f++)
-        if (plan_fields[f].kind == FIELD_LIST)
+        if (plan_field_is_list((PlanField)f))
             values += (gsize)list_member((PlanSpec *)plan, (PlanField)f)->n;
     char *key = g_malloc(7 * values + 1), *at = key;
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
-        if (plan_fields[f].kind != FIELD_LIST) {
+        if (!plan_field_is_list((PlanField)f)) {
             at = key_int(at, plan_field_get(plan, (PlanField)f));
             continue;
         }
@@ -477,9 +512,72 @@ static gboolean split_layers(const PlanSpec *plan, const ModelSpec *model, int *
     return split_even(plan, model, layers, error);
 }
 
+/* A pipeline layout against the rest of the plan and the model, as
+ * Megatron-Core's PipelineParallelLayerLayout checks it: no other split
+ * given beside it, pp x v chunks (v, virtual_stages, is its chunks / pp:
+ * the value given, if any) and the model's layers. */
+static gboolean check_layout(const PlanSpec *plan, const ModelSpec *model, GError **error)
+{
+    const PlanList *layout = &plan->pipeline_model_parallel_layout;
+    static const PlanField splits[] = {PLAN_LAYERS_PER_STAGE, PLAN_FIRST_STAGE_LAYERS,
+                                       PLAN_LAST_STAGE_LAYERS, PLAN_EMBEDDING_AS_LAYER,
+                                       PLAN_LOSS_AS_LAYER};
+    for (gsize i = 0; i < G_N_ELEMENTS(splits); i++) {
+        PlanField f = splits[i];
+        gboolean set = plan_field_is_list(f) ? plan->layers_per_stage.v != NULL
+                                             : plan_field_get(plan, f) != plan_fields[f].fallback;
+        if (plan->origin[f] && set)
+            return plan_field_fail(error, plan, f,
+                                   "not set with pipeline_model_parallel_layout, which places "
+                                   "every layer");
+    }
+    if (layout->n % plan->pp != 0)
+        return plan_field_fail(error, plan, PLAN_LAYOUT,
+                               "a number of chunks divisible by pp = %d (Megatron-Core's rule; "
+                               "it has %d)",
+                               plan->pp, layout->n);
+    int vp = layout->n / plan->pp;
+    const char *vp_origin = plan->origin[PLAN_VIRTUAL_STAGES];
+    if (vp_origin && vp_origin != plan->origin[PLAN_LAYOUT] && plan->virtual_stages != vp)
+        return plan_field_fail(error, plan, PLAN_VIRTUAL_STAGES,
+                               "the layout's chunks over pp, %d / %d = %d", layout->n, plan->pp,
+                               vp);
+    long long layers = 0;
+    for (int i = 0; i < layout->n; i++)
+        layers += layout->v[i];
+    if (layers != model->layers)
+        return plan_field_fail(error, plan, PLAN_LAYOUT,
+                               "the model's %d transformer layers t (Megatron-Core's rule; it has "
+                               "%lld)",
+                               model->layers, layers);
+    return TRUE;
+}
+
 gboolean plan_spec_check_chunks(const PlanSpec *plan, const ModelSpec *model, GError **error)
 {
+    if (plan->pipeline_model_parallel_layout.v)
+        return check_layout(plan, model, error);
     return plan->layers_per_stage.v || split_layers(plan, model, NULL, error);
+}
+
+/* A layout's split: its chunks' layers, virtual_stages its chunks / pp
+ * and, where more than one chunk a stage and no schedule is given, the
+ * interleaved schedule, as Megatron-Core runs it; each from the layout. */
+static gboolean resolve_layout(PlanSpec *plan, const ModelSpec *model, GError **error)
+{
+    const PlanList *layout = &plan->pipeline_model_parallel_layout;
+    if (!layout->v)
+        return TRUE;
+    if (!check_layout(plan, model, error))
+        return FALSE;
+    const char *origin = plan_field_origin(plan, PLAN_LAYOUT);
+    plan_field_put(plan, PLAN_VIRTUAL_STAGES, layout->n / plan->pp, origin);
+    if (plan->virtual_stages > 1 && !plan->origin[PLAN_SCHEDULE])
+        plan_field_put(plan, PLAN_SCHEDULE, SCHEDULE_INTERLEAVED, origin);
+    if (!plan->layers_per_stage.v)
+        plan->layers_per_stage =
+            (PlanList){.v = g_memdup2(layout->v, sizeof(int) * (gsize)layout->n), .n = layout->n};
+    return TRUE;
 }
 
 static gboolean resolve_layers(PlanSpec *plan, const ModelSpec *model, GError **error)
@@ -627,7 +725,7 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
         plan->global_batch_size = (int)per_step;
     }
     return plan_spec_check_batch(plan, error) && plan_spec_check_cluster(plan, cluster, error) &&
-           resolve_layers(plan, model, error);
+           resolve_layout(plan, model, error) && resolve_layers(plan, model, error);
 }
 
 long long plan_spec_gpus(const PlanSpec *plan)

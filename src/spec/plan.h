@@ -16,7 +16,8 @@
 #include "spec/gpu.h"
 #include "spec/model.h"
 
-/* A list of integers (layers_per_stage); v NULL when empty. */
+/* A list of integers (layers_per_stage; a pipeline layout's layers per
+ * chunk); v NULL when empty. */
 typedef struct {
     int *v;
     int n;
@@ -30,7 +31,7 @@ typedef enum {
     PLAN_N_FIELDS
 } PlanField;
 
-typedef enum { FIELD_INT, FIELD_BOOL, FIELD_CHOICE, FIELD_LIST } PlanFieldKind;
+typedef enum { FIELD_INT, FIELD_BOOL, FIELD_CHOICE, FIELD_LIST, FIELD_LAYOUT } PlanFieldKind;
 
 /* A plan field's declaration: one row of plan_fields.def. */
 typedef struct {
@@ -57,6 +58,9 @@ typedef struct {
     const char *help;
     gsize offset; /* of the member in PlanSpec */
 } PlanFieldInfo;
+
+/* Whether field `f` holds a PlanList (a LIST or a LAYOUT). */
+gboolean plan_field_is_list(PlanField f);
 
 /* The table, indexed by PlanField. */
 extern const PlanFieldInfo plan_fields[PLAN_N_FIELDS];

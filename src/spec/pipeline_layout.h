@@ -1,0 +1,33 @@
+/* pipeline_layout.h: Megatron-Core's pipeline layout string
+ * (--pipeline-model-parallel-layout), read into the transformer layers of
+ * each model chunk and written back.
+ *
+ * A layout lists the pp x v model chunks in model order (chunk c of
+ * stage s is chunk c * pp + s, as plan.h numbers them), split by '|':
+ * "E" is the embedding, "t" a transformer layer, "L" the loss (with the
+ * LM head), "m" a multi-token-prediction layer. "x*N" repeats one
+ * character, "(...)*N" a run of them (not nested); commas are cosmetic.
+ * Megatron-Core's rules hold: the embedding is the first layer and the
+ * loss the last, each once. plansim also wants the embedding at the start
+ * of the first chunk and the loss at the end of the last (no empty chunk
+ * before or after them), and refuses "m": no model here has MTP layers. */
+#ifndef PLANSIM_SPEC_PIPELINE_LAYOUT_H
+#define PLANSIM_SPEC_PIPELINE_LAYOUT_H
+
+#include <glib.h>
+
+/* The most chunks a layout may describe (pp's largest). */
+#define PIPELINE_LAYOUT_MAX_CHUNKS (1 << 20)
+
+/* Reads `text` into `*chunks` (newly allocated, the transformer layers of
+ * each chunk) and `*n`; on failure returns FALSE with `*why` (newly
+ * allocated) saying what was expected and where it went wrong. The work
+ * is linear in the text and the chunks, never in a repetition's count. */
+gboolean pipeline_layout_parse(const char *text, int **chunks, int *n, char **why);
+
+/* The layout of `n` chunks of `chunks` layers each, the embedding first
+ * and the loss last, runs of equal middle chunks written "(t*2|)*29":
+ * pipeline_layout_parse gives back the same list. */
+char *pipeline_layout_text(const int *chunks, int n);
+
+#endif
