@@ -1,12 +1,15 @@
-/* check_fp8.c: dtype fp8 (docs/model.md, "FP8") against hand calculation:
- * a large square GEMM at the FP8 peak, Transformer Engine's input casts,
- * the activations it keeps in fp8, MFU against the bf16 peak, and the
- * refusal of a GPU without FP8. */
+/* check_fp8.c: the precision recipes (docs/model.md, "Precision
+ * recipes") against hand calculation: a large square GEMM at the FP8
+ * peak, Transformer Engine's input casts in each recipe, the activations
+ * it keeps quantized, each dtype's peak, MFU against the recipe's own
+ * peak and Megatron-Bridge's model TFLOP/s, and the refusals of GPUs
+ * without the format. */
 #include <math.h>
 #include <string.h>
 
 #include "cost/roofline.h"
 #include "cost/transformer.h"
+#include "spec/grid.h"
 #include "strategy/strategy.h"
 #include "testutil.h"
 
@@ -91,19 +94,147 @@ START_TEST(test_fp8_activations)
 }
 END_TEST
 
-/* MFU stays against the bf16 peak (docs/report.md): model FLOPs over the
- * step time, the GPUs and 989 TFLOPS, whatever the dtype. */
-START_TEST(test_mfu_bf16_peak)
+/* MFU is against the recipe's own dense peak (docs/report.md): model
+ * FLOPs over the step time, the GPUs and 1979 TFLOPS (H100's FP8 peak)
+ * in fp8, 989 in bf16. Megatron-Bridge's model TFLOP/s a GPU counts
+ * attention's causal half: tiny-gpt's L layers each do QK^T and
+ * score x V, 2 s^2 h FLOPs each a sequence forward, so Bridge's count is
+ * the model FLOPs less 3 x L x 2 s^2 h a sequence (of 4 here). */
+START_TEST(test_mfu_own_peak)
 {
-    Run run = run_new(test_shipped_model("models", "tiny-gpt.json"),
-                      test_shipped_cluster("dgx-h100.json", 1));
-    run.plan->dtype = DTYPE_FP8;
-    run.plan->dp = 1;
-    run.plan->global_batch_size = 4;
-    run_simulate(&run);
-    const Metrics *mt = &run.rep.metrics;
-    ck_assert_rel(mt->mfu, mt->model_flops / (mt->step_time_s * 1 * 989e12), 1e-12);
-    run_free(&run);
+    for (int fp8 = 0; fp8 < 2; fp8++) {
+        Run run = run_new(test_shipped_model("models", "tiny-gpt.json"),
+                          test_shipped_cluster("dgx-h100.json", 1));
+        run.plan->dtype = fp8 ? DTYPE_FP8 : DTYPE_BF16;
+        run.plan->dp = 1;
+        run.plan->global_batch_size = 4;
+        run_simulate(&run);
+        const Metrics *mt = &run.rep.metrics;
+        double peak = fp8 ? 1979e12 : 989e12;
+        ck_assert_rel(mt->mfu, mt->model_flops / (mt->step_time_s * 1 * peak), 1e-12);
+        double s = run.model->seq_length, h = run.model->hidden_size;
+        double causal = mt->model_flops - 4 * 3 * run.model->layers * 2 * s * s * h;
+        ck_assert_rel(metrics_model_tflops_per_gpu(mt, 1), causal / mt->step_time_s / 1e12, 1e-12);
+        run_free(&run);
+    }
+}
+END_TEST
+
+/* Each recipe's cast before mlp_up (GPT MLP block, t = 1, n tokens of
+ * width h into f = 4h), in Transformer Engine's kernels: read the bf16
+ * input (2 n h bytes) and write the copy for this GEMM and the one the
+ * weight gradient reads, each q bytes an element with its scale's share:
+ * fp8 1, mxfp8 1 + 1/32 (an E8M0 byte per 32), nvfp4 1/2 + 1/16 (an E4M3
+ * byte per 16). Current scaling (fp8 tensorwise, nvfp4's per-tensor
+ * scale) first reads the input once more for its amax (2 n h). The GEMM
+ * reads its input and weight at q bytes and writes bf16: q (n h + h f) +
+ * 2 n f. */
+START_TEST(test_recipe_casts)
+{
+    g_autoptr(ModelSpec) m = test_gpt(2, 1024, 16, 32000, 2048);
+    double n = 2048, h = 1024, f = 4096;
+    static const struct {
+        Dtype dtype;
+        gboolean amax_pass;
+        const char *cast;
+        double q;
+    } cases[] = {
+        {DTYPE_FP8, FALSE, "fp8_cast", 1},
+        {DTYPE_FP8, TRUE, "fp8_cast", 1},
+        {DTYPE_MXFP8, FALSE, "mxfp8_cast", 1 + 1.0 / 32},
+        {DTYPE_NVFP4, TRUE, "nvfp4_cast", 0.5 + 1.0 / 16},
+    };
+    for (gsize k = 0; k < G_N_ELEMENTS(cases); k++) {
+        OpList ops;
+        Shard sh = {
+            .micro_batch = 1, .tp = 1, .dtype = cases[k].dtype, .amax_pass = cases[k].amax_pass};
+        transformer_block_ops(m, BLOCK_MLP, sh, &ops);
+        int at = 1;
+        if (cases[k].amax_pass) {
+            ck_assert_str_eq(ops.ops[at].name, "amax");
+            ck_assert_rel(ops.ops[at++].bytes, 2 * n * h, 1e-15);
+        }
+        double q = cases[k].q;
+        ck_assert_str_eq(ops.ops[at].name, cases[k].cast);
+        ck_assert_rel(ops.ops[at++].bytes, (2 + 2 * q) * n * h, 1e-15);
+        ck_assert_str_eq(ops.ops[at].name, "mlp_up");
+        ck_assert_rel(ops.ops[at].bytes, q * (n * h + h * f) + 2 * n * f, 1e-15);
+        ck_assert_int_eq(ops.ops[at].dtype, cases[k].dtype);
+    }
+    /* the plan's: nvfp4 and fp8 tensorwise take the amax pass, the others not */
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    for (int d = 0; d < DTYPES; d++)
+        for (int r = 0; r < 2; r++) {
+            plan->dtype = (Dtype)d;
+            plan->fp8_recipe = r ? FP8_RECIPE_TENSORWISE : FP8_RECIPE_DELAYED;
+            ck_assert_int_eq(transformer_shard(plan).amax_pass,
+                             d == DTYPE_NVFP4 || (d == DTYPE_FP8 && r));
+        }
+}
+END_TEST
+
+/* What a GPT layer keeps of its GEMM inputs (test_fp8_activations: 2 sbh
+ * elements in attention, the qkv and projection inputs; 5 sbh in the MLP,
+ * fc1's and fc2's) at q bytes an element: against fp8's 1 byte, mxfp8
+ * keeps 1/32 more of each, nvfp4 1 - 9/16 less. */
+START_TEST(test_recipe_activations)
+{
+    g_autoptr(ModelSpec) m = test_gpt(2, 1024, 16, 32000, 2048);
+    double sbh = 2048.0 * 1024;
+    for (int b = 0; b < TRANSFORMER_BLOCKS; b++) {
+        double elements = (b == BLOCK_ATTENTION ? 2 : 5) * sbh, kept[DTYPES];
+        for (int d = DTYPE_FP8; d < DTYPES; d++)
+            kept[d] = transformer_block_activation_bytes(
+                m, (Block)b, (Shard){.micro_batch = 1, .tp = 1, .dtype = (Dtype)d}, RECOMPUTE_NONE);
+        ck_assert_rel(kept[DTYPE_MXFP8] - kept[DTYPE_FP8], elements / 32, 1e-9);
+        ck_assert_rel(kept[DTYPE_FP8] - kept[DTYPE_NVFP4], elements * (1 - 9.0 / 16), 1e-9);
+    }
+}
+END_TEST
+
+/* Each dtype's dense peak (topologies/gpus/, NVIDIA's datasheets): B200
+ * 2250 TFLOPS bf16, 4500 fp8 and mxfp8 (its tensor cores take MXFP8's
+ * scales at the FP8 rate), 9000 nvfp4; H100 989 and 1979, and neither
+ * block format, whose plans it refuses naming its key; the sweep's dtype
+ * axis lists what the GPU has. */
+START_TEST(test_recipe_peaks)
+{
+    g_autoptr(ClusterSpec) b200 = test_shipped_cluster("dgx-b200.json", 1);
+    g_autoptr(ClusterSpec) h100 = test_shipped_cluster("dgx-h100.json", 1);
+    static const double b200_peaks[] = {[DTYPE_BF16] = 2250e12,
+                                        [DTYPE_FP8] = 4500e12,
+                                        [DTYPE_MXFP8] = 4500e12,
+                                        [DTYPE_NVFP4] = 9000e12};
+    static const double h100_peaks[] = {
+        [DTYPE_BF16] = 989e12, [DTYPE_FP8] = 1979e12, [DTYPE_MXFP8] = 0, [DTYPE_NVFP4] = 0};
+    for (int d = 0; d < DTYPES; d++) {
+        ck_assert_double_eq(roofline_peak(&b200->gpu, (Dtype)d), b200_peaks[d]);
+        ck_assert_double_eq(roofline_peak(&h100->gpu, (Dtype)d), h100_peaks[d]);
+    }
+    g_autoptr(ModelSpec) m = test_shipped_model("models", "tiny-gpt.json");
+    static const struct {
+        Dtype dtype;
+        const char *key;
+    } refused[] = {{DTYPE_MXFP8, "$.gpu.mxfp8: expected tensor cores that take MXFP8's block "
+                                 "scales"},
+                   {DTYPE_NVFP4, "$.gpu.peak_fp4_tflops: expected the GPU's dense FP4 peak"}};
+    for (gsize k = 0; k < G_N_ELEMENTS(refused); k++) {
+        g_autoptr(PlanSpec) plan = plan_spec_new();
+        plan->dtype = refused[k].dtype;
+        GError *error = NULL;
+        ck_assert(!plan_spec_resolve(plan, m, h100, &error));
+        ck_assert_msg(strstr(error->message, refused[k].key), "%s", error->message);
+        g_error_free(error);
+        ck_assert(plan_spec_resolve(plan, m, b200, NULL));
+    }
+    g_autoptr(PlanGrid) grid = plan_grid_default(m, b200);
+    guint dtypes = 0;
+    for (guint a = 0; a < grid->axes->len; a++) {
+        const GridAxis *axis = &g_array_index(grid->axes, GridAxis, a);
+        if (axis->field == PLAN_DTYPE)
+            dtypes = axis->values->len;
+    }
+    ck_assert_uint_eq(dtypes, DTYPES);
 }
 END_TEST
 
@@ -151,22 +282,24 @@ START_TEST(test_fp8_param_gather)
 }
 END_TEST
 
-/* Transformer Engine's amax reductions (fp8.c): per micro-batch, at the end
+/* Transformer Engine's amax reductions (fp8.c, delayed scaling only): per micro-batch, at the end
  * of its forward 3 fp32 amaxes per fp8 GEMM (input, weight, output) and at
  * the end of its backward 2 (the gradients), over the d = 4 data-parallel
  * ranks, one all-reduce each: a ring sends 2 (d - 1) / d of it. With 2
  * pipeline stages a rank holds half of tiny-gpt's layers, each with 4 fp8
  * GEMMs (qkv, out_proj, mlp_up, mlp_down). Under
  * zb-h1 the backward splits, and only B (which passes the gradients on)
- * reduces; in bf16, nothing. */
+ * reduces; in bf16 and under current scaling (fp8_recipe tensorwise),
+ * nothing. */
 START_TEST(test_amax_reductions)
 {
     const double d = 4;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         Run run = run_new(test_shipped_model("models", "tiny-gpt.json"),
                           test_shipped_cluster("dgx-h100.json", 1));
         run.plan->pp = 2;
-        run.plan->dtype = i < 2 ? DTYPE_FP8 : DTYPE_BF16;
+        run.plan->dtype = i == 2 ? DTYPE_BF16 : DTYPE_FP8;
+        run.plan->fp8_recipe = i == 3 ? FP8_RECIPE_TENSORWISE : FP8_RECIPE_DELAYED;
         run.plan->schedule = i == 1 ? SCHEDULE_ZBH1 : SCHEDULE_1F1B;
         run.plan->collective_algorithm = ALGORITHM_RING;
         run.plan->global_batch_size = 8;
@@ -240,7 +373,10 @@ Suite *suite_fp8(void)
     tcase_add_test(tc, test_amax_keeps_symmetry);
     tcase_add_test(tc, test_mlp_casts);
     tcase_add_test(tc, test_fp8_activations);
-    tcase_add_test(tc, test_mfu_bf16_peak);
+    tcase_add_test(tc, test_mfu_own_peak);
+    tcase_add_test(tc, test_recipe_casts);
+    tcase_add_test(tc, test_recipe_activations);
+    tcase_add_test(tc, test_recipe_peaks);
     tcase_add_test(tc, test_a100_refuses_fp8);
     suite_add_tcase(s, tc);
     return s;

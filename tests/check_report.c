@@ -318,6 +318,8 @@ START_TEST(hand_made_report_prints_exactly)
                               .tokens_per_s = 4096,
                               .mfu = 1.0 / 3,
                               .hfu = 0.5,
+                              /* 100 TFLOP/s a GPU: 100e12 x 0.125 s x 8 GPUs */
+                              .causal_model_flops = 100e12 * 0.125 * 8,
                               .compute_s = 0.1,
                               .exposed_comm_s = -0.0,
                               .peak_bytes = 123456789012.0,
@@ -347,6 +349,7 @@ START_TEST(hand_made_report_prints_exactly)
     ck_assert_double_eq(number(json, "parameters"), 1.5e9);
     ck_assert_double_eq(number(json, "events"), 77);
     ck_assert_double_eq(number(json, "sim_wall_s"), 0.25);
+    ck_assert_double_eq(number(json, "model_tflops_per_gpu"), 100);
     const cJSON *mem = cJSON_GetObjectItemCaseSensitive(json, "memory");
     ck_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(mem, "fits")));
     ck_assert_int_eq(number(mem, "peak_rank"), 5);
@@ -391,7 +394,8 @@ START_TEST(hand_made_report_prints_exactly)
                                           "4, 1.5 B parameters\n"),
                   "%s", human);
     ck_assert_ptr_nonnull(
-        strstr(human, "step time        0.125 s, 4096 tokens/s, MFU 33.3 %, HFU 50.0 %\n"));
+        strstr(human, "step time        0.125 s, 4096 tokens/s, 100 model TFLOP/s a GPU, MFU 33.3 "
+                      "%, HFU 50.0 %\n"));
     ck_assert_ptr_nonnull(strstr(human, "DOES NOT FIT"));
     ck_assert_ptr_nonnull(strstr(human, "on rank 5"));
     ck_assert_ptr_nonnull(strstr(human, "simulated        8 of 8 ranks (symmetry: none), 77 events"));

@@ -270,10 +270,11 @@ command=$(sed -n 's/^best: plansim //p' "$tmp/top.out")
 [ -n "$command" ] || problem="$problem; no 'best: plansim ...' line"
 # shellcheck disable=SC2086
 problem=$problem$(run winner $command --format json)
-# MFU (%) and TFLOP/s per GPU of row 1: the winner's MFU, and MFU x the
-# A100's 312 TFLOP/s
+# MFU (%) and TFLOP/s per GPU of row 1: the winner's MFU and its model
+# TFLOP/s a GPU (Megatron-Bridge's count)
 mfu=$(json_value "$tmp/winner.out" mfu)
-expected=$(awk -v m="$mfu" 'BEGIN { printf "%.1f %.1f", 100 * m, m * 312 }')
+tflops=$(json_value "$tmp/winner.out" model_tflops_per_gpu)
+expected=$(awk -v m="$mfu" -v t="$tflops" 'BEGIN { printf "%.1f %.1f", 100 * m, t }')
 got=$(awk 'NR == 2 { print $4, $5 }' "$tmp/top.out")
 [ "$got" = "$expected" ] || problem="$problem; row 1 has MFU, TFLOP/s $got, the winner $expected"
 check "the --top table has a header, MFU, TFLOP/s per GPU and the winner's command" "$problem"

@@ -431,7 +431,7 @@ static void fit_collectives(Fit *fit)
 
 Op calib_gemm_op(const CalibGemmRow *row)
 {
-    double e = dtype_bytes(row->dtype);
+    double e = dtype_bytes(row->dtype) + dtype_scale_bytes(row->dtype);
     return (Op){.name = "gemm",
                 .flops = 2 * row->m * row->n * row->k,
                 .bytes = e * (row->m * row->k + row->k * row->n) + 2 * row->m * row->n,
@@ -498,10 +498,10 @@ gboolean calib_gemm_check(const GpuSpec *gpu, const CalibGemm *g, GError **error
         const CalibGemmRow *row = &g_array_index(g->rows, CalibGemmRow, i);
         g_autofree char *where = g_strdup_printf("%s:%d", g->path, row->line);
         const char *dtype = dtype_names[row->dtype];
-        if (roofline_peak(gpu, row->dtype) <= 0) {
-            ps_error_value(error, where, dtype,
-                           "a dtype the GPU %s has a peak for (gpu.peak_%s_tflops)", gpu->name,
-                           dtype);
+        const char *key;
+        if (gpu_peak(gpu, row->dtype, &key, NULL) <= 0) {
+            ps_error_value(error, where, dtype, "a dtype the GPU %s has a peak for (gpu.%s)",
+                           gpu->name, key);
             return FALSE;
         }
         /* the fastest time physics allows: the FLOPs at the dtype's peak or

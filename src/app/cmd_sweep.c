@@ -171,7 +171,6 @@ static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, con
         if (i > 0)
             g_array_append_val(twins[i - 1], k);
     }
-    double peak_flops = spec->cluster->gpu.peak_flops;
     gboolean run = spec->rank_by == SWEEP_RANK_RUN_TIME; /* a column of the run's mean days */
     fprintf(to, "%4s %10s %9s %6s %11s %9s %s %s\n", "rank", "tokens/s", "step(s)", "MFU(%)",
             "TFLOP/s/GPU", "peak(GiB)", run ? " run(days)" : "", "plan");
@@ -183,8 +182,8 @@ static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, con
                                 : row->score > 0 ? g_strdup_printf(" %9.4g", 1 / row->score / 86400)
                                                  : g_strdup_printf(" %9s", "never");
         fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s %s%s\n", i + 1, row->tokens_per_s,
-                row->step_time_s, 100 * row->mfu, row->mfu * peak_flops / 1e12,
-                row->peak_bytes / UNITS_GIB, days, summary, also);
+                row->step_time_s, 100 * row->mfu, row->tflops, row->peak_bytes / UNITS_GIB, days,
+                summary, also);
         g_array_free(twins[i], TRUE);
     }
     g_free(twins);

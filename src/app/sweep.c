@@ -207,6 +207,7 @@ static void simulated(const SweepSpec *spec, Slot *slot, const PlanSpec *plan, R
     slot->row.csv = report_render(rep, FORMAT_CSV, FALSE);
     slot->row.tokens_per_s = rep->metrics.tokens_per_s;
     slot->row.mfu = rep->metrics.mfu;
+    slot->row.tflops = metrics_model_tflops_per_gpu(&rep->metrics, rep->gpus);
     slot->row.score = score(spec, &step, rep->metrics.step_time_s);
     slot->row.step_time_s = rep->metrics.step_time_s;
     slot->row.peak_bytes = rep->metrics.peak_bytes;

@@ -96,7 +96,8 @@ typedef struct {
     ReportStatus status;
     gint64 combination;
     double tokens_per_s; /* simulated */
-    double mfu;          /* simulated: model FLOPs over the GPUs' peak */
+    double mfu;          /* simulated: model FLOPs over the GPUs' peak in the plan's dtype */
+    double tflops;       /* simulated: model TFLOP/s a GPU, Megatron-Bridge's */
     double score;        /* simulated: the figure ranked by (rank_by), larger better */
     double step_time_s;  /* simulated; pruned: the bound */
     double bound_s;      /* the step-time lower bound; 0 for an invalid plan */

@@ -10,7 +10,12 @@ const char *const schedule_names[] = {
     NULL};
 const char *const recompute_names[] = {"none", "selective", "full", NULL};
 const char *const attention_names[] = {"flash", "standard", NULL};
-const char *const dtype_names[] = {"bf16", "fp8", NULL};
+const char *const dtype_names[] = {
+#define DTYPE(ID, name, ...) name,
+#include "base/dtypes.def"
+#undef DTYPE
+    NULL};
+const char *const fp8_recipe_names[] = {"delayed", "tensorwise", NULL};
 const char *const offload_names[] = {"none", "optimizer", "activations", NULL};
 const char *const grad_accum_dtype_names[] = {"fp32", "bf16", NULL};
 const char *const rank_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
@@ -44,11 +49,37 @@ const char *collective_algorithm_name(CollAlgorithm a)
     return collective_algorithm_names[a];
 }
 
+typedef struct {
+    double bytes, block, scale_bytes;
+    gboolean amax_pass;
+} DtypeRow;
+
+static const DtypeRow *dtype_row(Dtype d)
+{
+    static const DtypeRow rows[] = {
+#define DTYPE(ID, name, bytes_, block_, scale_, amax_, peak)                                       \
+    [DTYPE_##ID] = {.bytes = bytes_, .block = block_, .scale_bytes = scale_, .amax_pass = amax_},
+#include "base/dtypes.def"
+#undef DTYPE
+    };
+    g_assert(d >= 0 && d < DTYPES);
+    return &rows[d];
+}
+
 double dtype_bytes(Dtype d)
 {
-    static const double bytes[] = {[DTYPE_BF16] = 2, [DTYPE_FP8] = 1};
-    g_assert(d >= 0 && d < (int)G_N_ELEMENTS(bytes));
-    return bytes[d];
+    return dtype_row(d)->bytes;
+}
+
+double dtype_scale_bytes(Dtype d)
+{
+    const DtypeRow *row = dtype_row(d);
+    return row->block > 0 ? row->scale_bytes / row->block : 0;
+}
+
+gboolean dtype_amax_pass(Dtype d)
+{
+    return dtype_row(d)->amax_pass;
 }
 
 int names_find(const char *const *table, const char *name)

@@ -37,15 +37,32 @@ typedef enum { GRAD_ACCUM_FP32, GRAD_ACCUM_BF16 } GradAccumDtype;
 extern const char *const grad_accum_dtype_names[];
 
 /* The element type of the transformer layers' matrix multiplies (the
- * plan's dtype; docs/model.md, "FP8"): bf16, or fp8 as Transformer
- * Engine runs it (E4M3 forward, E5M2 gradients), whose GEMMs read 1-byte
- * inputs while everything else stays in bf16. */
-typedef enum { DTYPE_BF16, DTYPE_FP8 } Dtype;
+ * plan's dtype, dtypes.def; docs/model.md, "Precision recipes"): bf16, or
+ * a format of Transformer Engine's (fp8 E4M3 forward and E5M2 gradients,
+ * MXFP8, NVFP4), whose GEMMs read narrow inputs with their scales while
+ * everything else stays in bf16. */
+typedef enum {
+#define DTYPE(ID, ...) DTYPE_##ID,
+#include "base/dtypes.def"
+#undef DTYPE
+    DTYPES
+} Dtype;
 extern const char *const dtype_names[];
 
-/* Bytes of one element of `d`: bf16 2, fp8 1. The one place element
- * sizes live; bf16 tensors take dtype_bytes(DTYPE_BF16). */
+/* How dtype fp8 scales its tensors (Megatron-Core's --fp8-recipe):
+ * delayed, from the amax history its ranks reduce, or tensorwise, from
+ * each tensor's own amax (Transformer Engine's current scaling). */
+typedef enum { FP8_RECIPE_DELAYED, FP8_RECIPE_TENSORWISE } Fp8Recipe;
+extern const char *const fp8_recipe_names[];
+
+/* Bytes of one element of `d`: bf16 2, fp8 1, nvfp4 0.5. The one place
+ * element sizes live; bf16 tensors take dtype_bytes(DTYPE_BF16). */
 double dtype_bytes(Dtype d);
+/* Bytes of the scales of one element of `d`: its block's scale over the
+ * block (mxfp8 1/32), 0 for one scale a tensor. */
+double dtype_scale_bytes(Dtype d);
+/* Whether casting to `d` first reads the tensor for its amax (dtypes.def). */
+gboolean dtype_amax_pass(Dtype d);
 
 /* What leaves the GPU for host memory (docs/model.md, "Offload"): nothing,
  * the optimizer states and step (ZeRO-Offload), or the activations of

@@ -44,7 +44,7 @@ double gemm_waves(const GpuSpec *gpu, const Op *op)
 
 double roofline_peak(const GpuSpec *gpu, Dtype dtype)
 {
-    return dtype == DTYPE_FP8 ? gpu->peak_fp8_flops : gpu->peak_flops;
+    return gpu_peak(gpu, dtype, NULL, NULL);
 }
 
 double gemm_compute_s(const GpuSpec *gpu, const Op *op)

@@ -10,7 +10,7 @@
  * GEMM_TILE, one tile per SM at a time, and it takes whole waves of
  * sm_count tiles (gemm_compute_s). A matrix multiply in fp8 runs at the
  * GPU's FP8 peak, at the efficiency of its own intensity, its bytes
- * counted with 1-byte inputs (docs/model.md, "FP8"). */
+ * counted with 1-byte inputs (docs/model.md, "Precision recipes"). */
 #ifndef PLANSIM_COST_ROOFLINE_H
 #define PLANSIM_COST_ROOFLINE_H
 
@@ -49,8 +49,8 @@ typedef struct {
 
 double roofline_s(const GpuSpec *gpu, const Op *op);
 
-/* The dense peak of `dtype` matrix multiplies: peak_flops for bf16,
- * peak_fp8_flops for fp8. */
+/* The dense peak of `dtype` matrix multiplies (gpu_peak): peak_flops for
+ * bf16, peak_fp8_flops for fp8 and mxfp8, peak_fp4_flops for nvfp4. */
 double roofline_peak(const GpuSpec *gpu, Dtype dtype);
 
 /* The fraction of the peak a matrix multiply of `flop_per_byte`

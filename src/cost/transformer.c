@@ -6,10 +6,12 @@
  * a norm or dropout sees (n / t with sequence parallelism), d the head
  * width (head_dim, h / a unless the model gives it), h_q = a x d the
  * attention's width, h_kv = kv_heads x d. bf16 tensors take e16 = dtype_bytes(DTYPE_BF16) = 2 bytes
- * per element, the inputs of the linear layers' GEMMs eg = dtype_bytes(dtype) (2 in bf16, 1 in
- * fp8), dropout masks 1, the cross-entropy's logits 4 (fp32); the byte counts of fused kernels sum
- * these sizes. The memory-bound operations are the kernels Megatron-LM and Transformer Engine run,
- * with their bytes read and written (docs/model.md, "Compute"). */
+ * per element, the inputs of the linear layers' GEMMs eg = dtype_bytes(dtype) +
+ * dtype_scale_bytes(dtype) (2 in bf16, 1 in fp8, 1 + 1/32 in mxfp8, 1/2 + 1/16 in nvfp4: an element
+ * with its share of its block's scale), dropout masks 1, the cross-entropy's logits 4 (fp32); the
+ * byte counts of fused kernels sum these sizes. The memory-bound operations are the kernels
+ * Megatron-LM and Transformer Engine run, with their bytes read and written (docs/model.md,
+ * "Compute"). */
 #include "cost/transformer.h"
 
 #include <string.h>
@@ -29,7 +31,8 @@ typedef struct {
                    * KV heads, as Megatron-Core requires) */
     Dtype dtype;  /* of the linear layers' GEMMs */
     double e16;   /* bytes of a bf16 element */
-    double eg;    /* bytes of a linear layer's GEMM input element */
+    double eg;    /* bytes of a linear layer's GEMM input element, with its scale's share */
+    gboolean amax_pass; /* Shard.amax_pass */
 } Dims;
 
 static Dims dims(const ModelSpec *m, Shard sh)
@@ -58,7 +61,8 @@ static Dims dims(const ModelSpec *m, Shard sh)
     d.v = m->vocab_size;
     d.dtype = sh.dtype;
     d.e16 = dtype_bytes(DTYPE_BF16);
-    d.eg = dtype_bytes(sh.dtype);
+    d.eg = dtype_bytes(sh.dtype) + dtype_scale_bytes(sh.dtype);
+    d.amax_pass = sh.amax_pass;
     return d;
 }
 
@@ -79,20 +83,32 @@ static void idle_last(OpList *l, double idle)
     l->ops[l->n - 1].idle = idle;
 }
 
+/* Each narrow dtype's cast kernel, by name. */
+static const char *const cast_names[] = {
+#define DTYPE(ID, name, ...) [DTYPE_##ID] = name "_cast",
+#include "base/dtypes.def"
+#undef DTYPE
+};
+
 /* A GEMM of an (m x k) input by a (k x n) weight into an (m x n) bf16
- * output, its inputs of `dtype`; its shape sets its tiles and waves
- * (roofline.h). In fp8 it follows Transformer Engine's cast of its input:
- * read bf16, write the fp8 copy and its transpose (for the weight
- * gradient), 2 FLOPs an element (scaling, and the amax its recipe needs).
- * The weights' cast is left out: Megatron-LM casts them on a step's first
- * micro-batch only (docs/model.md, "FP8"). */
+ * output, its inputs of `dtype` with their scales; its shape sets its
+ * tiles and waves (roofline.h). Narrower than bf16 it follows Transformer
+ * Engine's cast of its input: read bf16, write the quantized copy for
+ * this GEMM and the one the weight gradient reads (fp8's transpose; the
+ * block formats' column-wise copy, quantized along the other dimension),
+ * 2 FLOPs an element (scaling, and the amax its recipe needs); under
+ * current scaling an amax kernel reads the input first. The weights' cast
+ * is left out: Megatron-LM casts them on a step's first micro-batch only
+ * (docs/model.md, "Precision recipes"). */
 static void gemm(OpList *l, const Dims *d, Dtype dtype, const char *name, double m, double k,
                  double n)
 {
-    double e16 = d->e16, e = dtype_bytes(dtype);
-    if (dtype == DTYPE_FP8)
-        add(l, "fp8_cast", 2 * m * k, (e16 + 2 * e) * m * k, 0);
-    add(l, name, 2 * m * k * n, e16 * (m * k + k * n + m * n) - (e16 - e) * (m * k + k * n), 1);
+    double e16 = d->e16, q = dtype_bytes(dtype) + dtype_scale_bytes(dtype);
+    if (dtype != DTYPE_BF16 && d->amax_pass)
+        add(l, "amax", m * k, e16 * m * k, 0);
+    if (dtype != DTYPE_BF16)
+        add(l, cast_names[dtype], 2 * m * k, (e16 + 2 * q) * m * k, 0);
+    add(l, name, 2 * m * k * n, e16 * m * n + q * (m * k + k * n), 1);
     Op *op = &l->ops[l->n - 1];
     op->m = m;
     op->k = k;
@@ -321,6 +337,9 @@ Shard transformer_shard(const PlanSpec *plan)
                    .sequence_parallel = plan->sequence_parallel,
                    .attention = plan->attention,
                    .dtype = plan->dtype,
+                   .amax_pass =
+                       dtype_amax_pass(plan->dtype) ||
+                       (plan->dtype == DTYPE_FP8 && plan->fp8_recipe == FP8_RECIPE_TENSORWISE),
                    .ep = plan->ep,
                    .etp = plan_field_value(plan, PLAN_ETP),
                    .expert_load = load / 100.0,
@@ -669,7 +688,9 @@ double transformer_head_activation_bytes(const ModelSpec *m, Shard sh)
     return 4 * d.ns * d.h + 4 * d.n * d.v / d.t;
 }
 
-double transformer_model_flops(const ModelSpec *m, double sequences)
+/* The forward's matrix-multiply FLOPs of one sequence, the causal share
+ * of attention's (FlashAttention's, Op.idle) when `causal`, else all. */
+static double forward_flops(const ModelSpec *m, gboolean causal)
 {
     Shard one = {.micro_batch = 1, .tp = 1}; /* the same matrix multiplies */
     OpList ops;
@@ -681,9 +702,19 @@ double transformer_model_flops(const ModelSpec *m, double sequences)
         if (layers == 0)
             continue;
         transformer_block_ops(m, (Block)b, one, &ops);
-        forward += layers * transformer_ops_flops(&ops, TRUE);
+        forward += layers * (causal ? transformer_ops_hardware_flops(&ops)
+                                    : transformer_ops_flops(&ops, TRUE));
     }
     transformer_head_ops(m, one, &ops);
-    forward += transformer_ops_flops(&ops, TRUE);
-    return 3 * forward * sequences;
+    return forward + transformer_ops_flops(&ops, TRUE);
+}
+
+double transformer_model_flops(const ModelSpec *m, double sequences)
+{
+    return 3 * forward_flops(m, FALSE) * sequences;
+}
+
+double transformer_causal_model_flops(const ModelSpec *m, double sequences)
+{
+    return 3 * forward_flops(m, TRUE) * sequences;
 }

@@ -37,6 +37,8 @@ typedef struct {
     gboolean sequence_parallel; /* norms and dropout on s/t tokens */
     Attention attention;        /* left out: ATTENTION_FLASH, the plan default */
     Dtype dtype;                /* of the linear layers' GEMMs; left out: DTYPE_BF16 */
+    gboolean amax_pass;         /* the casts to dtype first read their tensor for its amax
+                                 * (current scaling: dtypes.def, fp8_recipe tensorwise) */
     int ep;                     /* expert-parallel size; left out (0): 1 */
     int etp;                    /* expert tensor-parallel size, dividing tp: the routed
                                  * experts' f_e is split over it, and the GPU routes
@@ -52,7 +54,7 @@ typedef struct {
 } Shard;
 
 /* The plan's Shard: its micro-batch size, tp, sequence parallelism,
- * attention and dtype. */
+ * attention and dtype with its recipe's amax pass. */
 Shard transformer_shard(const PlanSpec *plan);
 
 /* Tokens of one micro-batch on this GPU: b s / c. */
@@ -76,7 +78,7 @@ typedef struct {
  * inputs at the FP8 peak, each after a memory-bound cast of its
  * activation input (Transformer Engine's fused cast and transpose: read
  * bf16, write fp8 and its transpose, 4 bytes an element); attention, the
- * logits and every other operation stay bf16 (docs/model.md, "FP8"). */
+ * logits and every other operation stay bf16 (docs/model.md, "Precision recipes"). */
 void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out);
 /* The operations that run before a block's backward on top of it (which
  * costs twice the block's forward): what recomputation replays (the whole
@@ -217,5 +219,9 @@ double transformer_head_activation_bytes(const ModelSpec *m, Shard sh);
  * matrix multiplies (3x the forward), no recomputation. For a GPT model
  * this is Korthikanti et al.'s eq. 7. */
 double transformer_model_flops(const ModelSpec *m, double sequences);
+/* The same with attention's causal half only (a sliding window's share),
+ * as Megatron-Bridge's num_floating_point_operations counts it for its
+ * model TFLOP/s per GPU. */
+double transformer_causal_model_flops(const ModelSpec *m, double sequences);
 
 #endif

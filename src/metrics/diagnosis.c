@@ -21,7 +21,7 @@ typedef struct {
 /* 1. The step against the ideal 6ND / (GPUs x peak). */
 static void check_compute(DiagCheck *c, const Checked *s)
 {
-    double ideal = s->m->model_flops / (s->gpus * s->step->cluster->gpu.peak_flops);
+    double ideal = s->m->model_flops / (s->gpus * s->m->peak_flops);
     c->value = s->m->mfu;
     gboolean good = c->value >= c->threshold;
     c->verdict = g_strdup(good ? "compute-efficient" : "below the ideal");

@@ -296,7 +296,10 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
 
     double sequences = plan->global_batch_size;
     out->model_flops = transformer_model_flops(model, sequences);
-    double peak = (double)layout_ranks(layout) * cluster->gpu.peak_flops;
+    out->causal_model_flops = transformer_causal_model_flops(model, sequences);
+    out->peak_flops = gpu_peak(&cluster->gpu, plan->dtype, NULL, NULL);
+    out->bf16_peak_flops = cluster->gpu.peak_flops;
+    double peak = (double)layout_ranks(layout) * out->peak_flops;
     if (out->step_time_s > 0) {
         out->tokens_per_s = training_tokens_per_s(model, plan, out->step_time_s);
         out->mfu = out->model_flops / (out->step_time_s * peak);
@@ -329,4 +332,10 @@ void metrics_clear(Metrics *m)
     g_free(m->stages);
     m->stages = NULL;
     m->n_stages = 0;
+}
+
+double metrics_model_tflops_per_gpu(const Metrics *m, int gpus)
+{
+    return m->step_time_s > 0 && gpus > 0 ? m->causal_model_flops / (m->step_time_s * gpus) / 1e12
+                                          : 0;
 }

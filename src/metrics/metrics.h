@@ -27,7 +27,9 @@
  *                   with the bytes each purpose moved over them (link
  *                   contention only: alone, transfers use no links);
  *   mfu, hfu        model (no recomputation) and executed matrix-multiply
- *                   FLOPs per second, over the GPUs' peak;
+ *                   FLOPs per second, over the GPUs' dense peak in the
+ *                   plan's dtype (so at most 1); the model FLOPs also as
+ *                   Megatron-Bridge counts them (causal_model_flops);
  *   memory          the highest per-GPU peak, with its breakdown by kind
  *                   (model states, activations, buffers, and the GPU's
  *                   runtime reserve, which counts toward fitting). */
@@ -76,7 +78,10 @@ typedef struct {
     double tokens_per_s;
     double model_flops;    /* per step, no recomputation */
     double hardware_flops; /* per step, executed */
-    double mfu, hfu;
+    double causal_model_flops; /* per step, attention's causal half (Megatron-Bridge's) */
+    double peak_flops;         /* a GPU's dense peak in the plan's dtype */
+    double bf16_peak_flops;    /* and in bf16 */
+    double mfu, hfu;           /* over peak_flops */
     double compute_s;
     double recompute_s;
     double exposed_comm_s;
@@ -117,5 +122,9 @@ gboolean metrics_fits(const ClusterSpec *cluster, double gpu_bytes, double host_
 void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, const Symmetry *sym,
                      const Step *step, Metrics *out);
 void metrics_clear(Metrics *m);
+
+/* Model TFLOP/s a GPU as Megatron-Bridge prints it: its FLOPs
+ * (causal_model_flops) per second over `gpus`; 0 before a step time. */
+double metrics_model_tflops_per_gpu(const Metrics *m, int gpus);
 
 #endif

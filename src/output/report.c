@@ -179,6 +179,8 @@ static void collect(const Report *rep, Fields *fs)
     put(fs, "", "hardware_flops", VALUE_NUMBER, m->hardware_flops, NULL);
     put(fs, "", "mfu", VALUE_NUMBER, m->mfu, NULL);
     put(fs, "", "hfu", VALUE_NUMBER, m->hfu, NULL);
+    put(fs, "", "model_tflops_per_gpu", VALUE_NUMBER, metrics_model_tflops_per_gpu(m, rep->gpus),
+        NULL);
     put(fs, "", "compute_s", VALUE_NUMBER, m->compute_s, NULL);
     put(fs, "", "recompute_s", VALUE_NUMBER, m->recompute_s, NULL);
     put(fs, "", "exposed_comm_s", VALUE_NUMBER, m->exposed_comm_s, NULL);
@@ -564,8 +566,14 @@ static void render_text(GString *out, const Report *rep)
                            p->global_batch_size, rep->micro_batches,
                            rep->micro_batches == 1 ? "" : "es", p->micro_batch_size);
     g_string_append_printf(out,
-                           "step time        %.4g s, %.4g tokens/s, MFU %.1f %%, HFU %.1f %%\n",
-                           step, m->tokens_per_s, 100 * m->mfu, 100 * m->hfu);
+                           "step time        %.4g s, %.4g tokens/s, %.4g model TFLOP/s a GPU, MFU "
+                           "%.1f %%, HFU %.1f %%",
+                           step, m->tokens_per_s, metrics_model_tflops_per_gpu(m, rep->gpus),
+                           100 * m->mfu, 100 * m->hfu);
+    if (p->dtype != DTYPE_BF16) /* utilizations of the dtype's own peak; the bf16 one a ratio */
+        g_string_append_printf(out, " of the %s peak (model FLOPs at %.3gx the bf16 peak)",
+                               dtype_names[p->dtype], m->mfu * m->peak_flops / m->bf16_peak_flops);
+    g_string_append_c(out, '\n');
     if (rep->whatif)
         g_string_append_printf(out,
                                "what-if          %s: %+.4g s (%+.1f %%) against %.4g s clean, "

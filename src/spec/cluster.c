@@ -53,6 +53,8 @@ static const char *const gpu_keys[] = {
     "name",
     "peak_tflops",
     "peak_fp8_tflops",
+    "peak_fp4_tflops",
+    "mxfp8",
     "pcie_GBps",
     "memory_GiB",
     "runtime_reserve_GiB",
@@ -145,13 +147,16 @@ static gboolean read_curve(const JsonDoc *doc, const cJSON *o, const char *key, 
 static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
 {
     const cJSON *o = json_object(doc, doc->root, "$", "gpu", error);
-    double tflops, fp8_tflops, pcie_gbps, gib, reserve_gib, gbps, launch_us;
+    double tflops, fp8_tflops, fp4_tflops, pcie_gbps, gib, reserve_gib, gbps, launch_us;
     long long sms;
     if (!o || !json_check_keys(doc, o, "$.gpu", gpu_keys, error) ||
         !json_string(doc, o, "$.gpu", "name", FALSE, "gpu", &gpu->name, error) ||
         !json_number(doc, o, "$.gpu", "peak_tflops", TRUE, MIN_TFLOPS, 1e9, 0, &tflops, error) ||
         !json_number(doc, o, "$.gpu", "peak_fp8_tflops", FALSE, MIN_TFLOPS, 1e9, 0, &fp8_tflops,
                      error) ||
+        !json_number(doc, o, "$.gpu", "peak_fp4_tflops", FALSE, MIN_TFLOPS, 1e9, 0, &fp4_tflops,
+                     error) ||
+        !json_bool(doc, o, "$.gpu", "mxfp8", FALSE, FALSE, &gpu->mxfp8, error) ||
         !json_number(doc, o, "$.gpu", "pcie_GBps", FALSE, MIN_GBPS, 1e12, 0, &pcie_gbps, error) ||
         !json_number(doc, o, "$.gpu", "memory_GiB", TRUE, MIN_GIB, 1e9, 0, &gib, error) ||
         !json_number(doc, o, "$.gpu", "runtime_reserve_GiB", FALSE, 0, gib, 0, &reserve_gib,
@@ -181,6 +186,7 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
     gpu->sm_count = (int)sms;
     gpu->peak_flops = tflops * 1e12;
     gpu->peak_fp8_flops = fp8_tflops * 1e12;
+    gpu->peak_fp4_flops = fp4_tflops * 1e12;
     gpu->pcie_Bps = pcie_gbps * 1e9;
     gpu->memory_bytes = gib * 1073741824.0;
     gpu->reserve_bytes = reserve_gib * 1073741824.0;
@@ -624,6 +630,10 @@ char *cluster_spec_json(const ClusterSpec *c)
     jsonw_number(jsonw_key(&w, "peak_tflops"), g->peak_flops / 1e12);
     if (g->peak_fp8_flops > 0)
         jsonw_number(jsonw_key(&w, "peak_fp8_tflops"), g->peak_fp8_flops / 1e12);
+    if (g->peak_fp4_flops > 0)
+        jsonw_number(jsonw_key(&w, "peak_fp4_tflops"), g->peak_fp4_flops / 1e12);
+    if (g->mxfp8)
+        jsonw_bool(jsonw_key(&w, "mxfp8"), TRUE);
     if (g->pcie_Bps > 0)
         jsonw_number(jsonw_key(&w, "pcie_GBps"), g->pcie_Bps / 1e9);
     jsonw_number(jsonw_key(&w, "memory_GiB"), g->memory_bytes / 1073741824.0);

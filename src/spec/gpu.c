@@ -26,6 +26,43 @@ double gpu_attention_efficiency(const GpuSpec *gpu, gboolean forward)
                      : GPU_ATTENTION_BACKWARD_EFFICIENCY;
 }
 
+double gpu_peak(const GpuSpec *gpu, Dtype d, const char **key, const char **what)
+{
+    static const GpuPeak peaks[] = {
+#define DTYPE(ID, name, bytes, block, scale, amax, peak) [DTYPE_##ID] = peak,
+#include "base/dtypes.def"
+#undef DTYPE
+    };
+    static const struct {
+        const char *key, *what;
+    } keys[] = {
+        [GPU_PEAK_BF16] = {"peak_tflops", "the GPU's dense BF16 peak"},
+        [GPU_PEAK_FP8] = {"peak_fp8_tflops", "the GPU's dense FP8 peak (a GPU without FP8 has "
+                                             "none)"},
+        [GPU_PEAK_MXFP8] = {"mxfp8", "tensor cores that take MXFP8's block scales (Blackwell's; "
+                                     "earlier GPUs have none)"},
+        [GPU_PEAK_FP4] = {"peak_fp4_tflops", "the GPU's dense FP4 peak (Blackwell's; earlier "
+                                             "GPUs have none)"},
+    };
+    g_assert(d >= 0 && d < DTYPES);
+    GpuPeak p = peaks[d];
+    if (key)
+        *key = keys[p].key;
+    if (what)
+        *what = keys[p].what;
+    switch (p) {
+    case GPU_PEAK_BF16:
+        return gpu->peak_flops;
+    case GPU_PEAK_FP8:
+        return gpu->peak_fp8_flops;
+    case GPU_PEAK_MXFP8:
+        return gpu->mxfp8 ? gpu->peak_fp8_flops : 0;
+    case GPU_PEAK_FP4:
+        return gpu->peak_fp4_flops;
+    }
+    g_assert_not_reached();
+}
+
 double gpu_gemm_sustained(const GpuSpec *gpu)
 {
     return gpu->gemm_sustained > 0 ? gpu->gemm_sustained : 1;

@@ -11,6 +11,8 @@
 
 #include <glib.h>
 
+#include "base/names.h"
+
 #define CURVE_POINTS 16 /* most points of a GPU's curve */
 
 /* A curve of a GPU's, y against x: linear in log(x) between its points,
@@ -25,6 +27,8 @@ typedef struct {
     char *name;
     double peak_flops;         /* dense bf16, FLOP/s */
     double peak_fp8_flops;     /* dense fp8, FLOP/s; 0: the GPU has no FP8 */
+    double peak_fp4_flops;     /* dense fp4 (NVFP4), FLOP/s; 0: the GPU has no FP4 */
+    gboolean mxfp8;            /* its tensor cores take MXFP8's block scales, at the fp8 rate */
     double pcie_Bps;           /* host link per GPU per direction, achievable; 0: not given */
     double memory_bytes;       /* HBM capacity */
     double reserve_bytes;      /* of it, held outside the model's tensors: CUDA context,
@@ -59,6 +63,14 @@ typedef struct {
  * share, their defaults for 0. */
 double gpu_attention_efficiency(const GpuSpec *gpu, gboolean forward);
 double gpu_gemm_sustained(const GpuSpec *gpu);
+
+/* The peaks a dtype's GEMMs run at (dtypes.def's last column). */
+typedef enum { GPU_PEAK_BF16, GPU_PEAK_FP8, GPU_PEAK_MXFP8, GPU_PEAK_FP4 } GpuPeak;
+
+/* The dense peak of `d`'s matrix multiplies on `gpu`, FLOP/s: 0 when the
+ * GPU has no such tensor cores. With `key` and `what`, the GPU file's key
+ * that gives it ("peak_fp8_tflops") and what it is, for an error. */
+double gpu_peak(const GpuSpec *gpu, Dtype d, const char **key, const char **what);
 
 /* A curve's y at x, `none` for a curve without points. */
 double gpu_curve_at(const Curve *c, double x, double none);

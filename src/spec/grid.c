@@ -119,7 +119,9 @@ static void default_values(PlanField f, const ModelSpec *model, const ClusterSpe
         add_divisors(values, MAX(model->experts, 1), gpus);
         break;
     case AXIS_GPU_DTYPES:
-        add_range(values, DTYPE_BF16, cluster->gpu.peak_fp8_flops > 0 ? DTYPE_FP8 : DTYPE_BF16);
+        for (int d = 0; d < DTYPES; d++)
+            if (gpu_peak(&cluster->gpu, (Dtype)d, NULL, NULL) > 0)
+                g_array_append_val(values, d);
         break;
     }
 }

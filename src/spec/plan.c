@@ -697,9 +697,11 @@ static gboolean need(const ClusterSpec *c, const PlanSpec *plan, PlanField field
 
 gboolean plan_spec_check_cluster(const PlanSpec *plan, const ClusterSpec *c, GError **error)
 {
-    gboolean fp8 = plan->dtype == DTYPE_FP8, offload = plan->offload != OFFLOAD_NONE;
-    return (!fp8 || need(c, plan, PLAN_DTYPE, c->gpu.peak_fp8_flops, "$.gpu.peak_fp8_tflops",
-                         "the GPU's dense FP8 peak (a GPU without FP8 has none)", error)) &&
+    gboolean offload = plan->offload != OFFLOAD_NONE;
+    const char *peak_key, *peak_what;
+    double peak = gpu_peak(&c->gpu, plan->dtype, &peak_key, &peak_what);
+    g_autofree char *peak_path = g_strconcat("$.gpu.", peak_key, NULL);
+    return need(c, plan, PLAN_DTYPE, peak, peak_path, peak_what, error) &&
            (!offload || need(c, plan, PLAN_OFFLOAD, c->gpu.pcie_Bps, "$.gpu.pcie_GBps",
                              "the GPU's PCIe bandwidth", error)) &&
            (!offload || need(c, plan, PLAN_OFFLOAD, c->host_memory_bytes, "$.host_memory_GiB",

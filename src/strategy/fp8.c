@@ -1,6 +1,9 @@
-/* fp8.c: FP8 training's amax reductions (docs/model.md, "FP8").
+/* fp8.c: FP8 training's amax reductions (docs/model.md, "Precision
+ * recipes"), and the plan's fp8_recipe.
  *
- * Active when the linear layers' GEMMs run in fp8. Transformer Engine's
+ * Active when the linear layers' GEMMs run in fp8 with delayed scaling
+ * (the other recipes scale from each tensor or block itself, on the GPU
+ * that casts it: transformer.c's casts). Transformer Engine's
  * delayed scaling keeps, for every fp8 GEMM, the largest magnitude (amax)
  * of each tensor it casts, and reduces them to their maximum over the
  * ranks that must agree on the scales, once per pass: at the end of a
@@ -25,7 +28,15 @@ typedef struct {
 
 static gboolean active(const PlanSpec *plan)
 {
-    return plan->dtype == DTYPE_FP8;
+    return plan->dtype == DTYPE_FP8 && plan->fp8_recipe == FP8_RECIPE_DELAYED;
+}
+
+/* fp8_recipe scales fp8 only. */
+static void normalize(PlanSpec *plan, const ModelSpec *model)
+{
+    (void)model;
+    if (plan->dtype != DTYPE_FP8)
+        plan->fp8_recipe = FP8_RECIPE_DELAYED;
 }
 
 static int piece_tasks(const PlanSpec *plan)
@@ -78,6 +89,7 @@ static void unit_end(Emit *e, void *state, const Unit *u, TaskId last)
 const Strategy strategy_fp8 = {
     .name = "fp8",
     .active = active,
+    .normalize = normalize,
     .piece_tasks = piece_tasks,
     .state_size = sizeof(Fp8State),
     .step_begin = step_begin,

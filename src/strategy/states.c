@@ -11,7 +11,8 @@ double states_tensor_bytes(const PlanSpec *plan, Tensor t)
 {
     switch (t) {
     case TENSOR_LAYER_PARAM:
-        return dtype_bytes(plan->fp8_param_gather ? DTYPE_FP8 : DTYPE_BF16);
+        return plan->fp8_param_gather ? dtype_bytes(plan->dtype) + dtype_scale_bytes(plan->dtype)
+                                      : dtype_bytes(DTYPE_BF16);
     case TENSOR_GRAD:
         return plan->grad_accum_dtype == GRAD_ACCUM_FP32 ? FP32_BYTES : dtype_bytes(DTYPE_BF16);
     case TENSOR_ACTIVATION:

@@ -49,15 +49,17 @@ static gboolean active(const PlanSpec *plan)
     return plan->zero_stage > 0;
 }
 
-/* fp8_param_gather holds fp8 parameters, and gathers them: it needs FP8
- * GEMMs and a ZeRO stage (Megatron-Core's distributed optimizer). */
+/* fp8_param_gather holds fp8 (or mxfp8) parameters, and gathers them: it
+ * needs such GEMMs and a ZeRO stage (Megatron-Core's distributed
+ * optimizer). nvfp4's own, --fp4-param-gather, is not modelled. */
 static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **error)
 {
     (void)model;
-    if (plan->fp8_param_gather && (plan->dtype != DTYPE_FP8 || plan->zero_stage == 0))
+    gboolean fp8 = plan->dtype == DTYPE_FP8 || plan->dtype == DTYPE_MXFP8;
+    if (plan->fp8_param_gather && (!fp8 || plan->zero_stage == 0))
         return plan_field_fail(error, plan, PLAN_FP8_PARAM_GATHER,
-                               "false unless dtype is fp8 and zero_stage at least 1 (got dtype "
-                               "%s, zero_stage %d)",
+                               "false unless dtype is fp8 or mxfp8 and zero_stage at least 1 (got "
+                               "dtype %s, zero_stage %d)",
                                dtype_names[plan->dtype], plan->zero_stage);
     return TRUE;
 }
