@@ -10,6 +10,7 @@
  * h = 65536 and 8 layers a stage, the last stage is 1.6e-7 heavier than the
  * others, which bounds how far the replay may be from the formulas. */
 #include <math.h>
+#include <string.h>
 
 #include "cost/transformer.h"
 #include "strategy/estimate.h"
@@ -326,6 +327,87 @@ START_TEST(interleaved_first_stage_memory)
 }
 END_TEST
 
+/* A stage's units as text, "F0.0 B1.1 ...": F or B, micro-batch.chunk. */
+static char *units_text(const PlanSpec *plan, int m, int s)
+{
+    StageWork w = schedule_stage_work(plan, m, s);
+    const GArray *units = schedule_units(plan->schedule, &w);
+    GString *text = g_string_new(NULL);
+    for (guint i = 0; i < units->len; i++) {
+        const Unit *u = &g_array_index(units, Unit, i);
+        g_string_append_printf(text, "%s%c%d.%d", i ? " " : "", u->forward ? 'F' : 'B',
+                               u->micro_batch, u->chunk);
+    }
+    return g_string_free(text, FALSE);
+}
+
+/* The llama3 schedule by hand, from Megatron-Core's rules
+ * (model_parallel_config.py's example of microbatch_group_size_per_vp_stage
+ * N = 3 with p = 2, v = 2, m = 5: forwards 0 1 2 0 1 2 3 4 3 4, chunk 0 then
+ * chunk 1 in each round; get_pp_rank_microbatches' warm-up (p - s - 1) 2 +
+ * (v - 1) N): stage 1 warms up with 3 forwards, then runs the k-th forward
+ * and backward in turn, backwards in the forwards' order with the chunk
+ * reversed. With N = p and m a multiple of p it is Megatron-LM's
+ * interleaved order, unit by unit, on every stage (m > p: for m = p
+ * interleaved warms up with every forward, as Megatron-LM once did). At its
+ * peak stage 0 holds its warm-up and one more: 2 (p - 1) + (v - 1) N + 1
+ * chunk-micro-batches. Megatron-Core's refusals: N below p, above m, and a
+ * last round of fewer than p. */
+START_TEST(llama3_schedule)
+{
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    plan->schedule = SCHEDULE_LLAMA3;
+    plan->pp = 2;
+    plan->virtual_stages = 2;
+    plan->microbatch_group_size_per_vp_stage = 3;
+    g_autofree char *stage1 = units_text(plan, 5, 1);
+    ck_assert_str_eq(stage1, "F0.0 F1.0 F2.0 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 F3.0 B0.0 F4.0 B1.0 "
+                             "F3.1 B2.0 F4.1 B3.1 B4.1 B3.0 B4.0");
+    g_autofree char *stage0 = units_text(plan, 5, 0);
+    ck_assert_str_eq(stage0, "F0.0 F1.0 F2.0 F0.1 F1.1 F2.1 B0.1 F3.0 B1.1 F4.0 B2.1 F3.1 B0.0 "
+                             "F4.1 B1.0 B2.0 B3.1 B4.1 B3.0 B4.0");
+    for (int p = 2; p <= 4; p++)
+        for (int v = 2; v <= 3; v++)
+            for (int m = 2 * p; m <= 3 * p; m += p)
+                for (int s = 0; s < p; s++) {
+                    g_autoptr(PlanSpec) a = plan_spec_new(), b = plan_spec_new();
+                    a->pp = b->pp = p;
+                    a->virtual_stages = b->virtual_stages = v;
+                    a->schedule = SCHEDULE_LLAMA3;
+                    b->schedule = SCHEDULE_INTERLEAVED;
+                    g_autofree char *llama3 = units_text(a, m, s);
+                    g_autofree char *interleaved = units_text(b, m, s);
+                    ck_assert_str_eq(llama3, interleaved);
+                }
+    const int p = 4, v = 3, n = 6, m = 12;
+    plan->pp = p;
+    plan->virtual_stages = v;
+    plan->microbatch_group_size_per_vp_stage = n;
+    double one[3] = {1, 1, 1};
+    plan->dp = 1;
+    plan->global_batch_size = m;
+    ck_assert_double_eq(schedule_stage_held(plan, 0, one), 2 * (p - 1) + (v - 1) * n + 1);
+    static const struct {
+        int n, m;
+        const char *message;
+    } refused[] = {
+        {3, 8,
+         "expected contiguous micro-batches a model chunk runs from pp = 4 to the "
+         "micro-batches per step, 8"},
+        {9, 8, "from pp = 4 to the micro-batches per step, 8"},
+        {5, 8, "a last round of 0 or at least pp = 4 of the 8 micro-batches"},
+    };
+    for (gsize k = 0; k < G_N_ELEMENTS(refused); k++) {
+        plan->microbatch_group_size_per_vp_stage = refused[k].n;
+        plan->global_batch_size = refused[k].m;
+        GError *error = NULL;
+        ck_assert(!schedule_llama3.check(plan, &error));
+        ck_assert_msg(strstr(error->message, refused[k].message), "%s", error->message);
+        g_error_free(error);
+    }
+}
+END_TEST
+
 /* Point-to-point traffic per step, all boundaries: activations forward and
  * gradients backward, b s h bf16 elements per micro-batch per boundary,
  * 2 (p - 1) m b s h x 2 bytes; interleaving has p v - 1 boundaries. */
@@ -457,6 +539,7 @@ Suite *suite_pipeline(void)
     tcase_add_test(tc, zero_bubble_in_flight);
     tcase_add_test(tc, in_flight_micro_batches);
     tcase_add_test(tc, interleaved_first_stage_memory);
+    tcase_add_test(tc, llama3_schedule);
     tcase_add_test(tc, p2p_bytes_per_step);
     tcase_add_test(tc, three_d_plan);
     tcase_add_test(tc, rank_order_moves_tp_across_nodes);

@@ -125,6 +125,14 @@ static void normalize(PlanSpec *plan, const ModelSpec *model)
     (void)model;
     if (plan->pp == 1 && plan->schedule == SCHEDULE_NAIVE)
         plan->schedule = SCHEDULE_1F1B;
+        /* a schedule's own field under another schedule: its default */
+#define SCHEDULE(ID, name, row)
+#define SCHEDULE_KNOB(ID, name, row, KNOB, member, flag, lo, hi, fallback, help)                   \
+    if (plan->schedule != SCHEDULE_##ID)                                                           \
+        plan->member = fallback;
+#include "base/schedules.def"
+#undef SCHEDULE_KNOB
+#undef SCHEDULE
 }
 
 const Strategy strategy_pipeline = {
