@@ -316,6 +316,40 @@ START_TEST(shipped_clusters_as_before)
 }
 END_TEST
 
+/* Part of each node (cluster_spec_use_gpus_per_node): GB200 NVL72 racks of
+ * 72 GPUs with 64 used in each, as Slurm's block scheduling places a job
+ * in segments of 16 trays of 4: each node is 64 GPUs, the node's 72 kept
+ * for the report, the host's 16,090 GiB shared as 64/72 of it (the rack's
+ * 36 Grace CPUs, one for two GPUs); all of a node, or nothing, changes
+ * nothing; more than a node's GPUs, or part of a node whose GPUs share
+ * NICs, is refused naming the setting. */
+START_TEST(part_of_each_node)
+{
+    g_autoptr(ClusterSpec) c = test_shipped_cluster("gb200-nvl72.json", 2);
+    double host = c->host_memory_bytes;
+    ck_assert_int_eq(c->gpus_per_node, 72);
+    ck_assert(cluster_spec_use_gpus_per_node(c, 0, "--gpus-per-node", NULL));
+    ck_assert(cluster_spec_use_gpus_per_node(c, 72, "--gpus-per-node", NULL));
+    ck_assert_int_eq(c->node_gpus, 0);
+    ck_assert(cluster_spec_use_gpus_per_node(c, 64, "--gpus-per-node", NULL));
+    ck_assert_int_eq(c->gpus_per_node, 64);
+    ck_assert_int_eq(c->node_gpus, 72);
+    ck_assert_int_eq(cluster_spec_gpus(c), 128);
+    ck_assert_double_eq(host, 16090 * 1073741824.0);
+    ck_assert_rel(c->host_memory_bytes, host * 64 / 72, 1e-15);
+    g_autoptr(ClusterSpec) whole = test_shipped_cluster("gb200-nvl72.json", 2);
+    GError *error = NULL;
+    ck_assert(!cluster_spec_use_gpus_per_node(whole, 73, "--gpus-per-node", &error));
+    ck_assert_str_eq(error->message, "--gpus-per-node: expected at most the 72 GPUs of a node of "
+                                     "gb200-nvl72, got 73");
+    g_clear_error(&error);
+    whole->nics_per_node = 18; /* four GPUs to a NIC */
+    ck_assert(!cluster_spec_use_gpus_per_node(whole, 64, "--gpus-per-node", &error));
+    ck_assert_ptr_nonnull(strstr(error->message, "share its 18 NICs"));
+    g_clear_error(&error);
+}
+END_TEST
+
 /* Every shipped GPU file makes a cluster, named by its shipped name. */
 START_TEST(shipped_gpus_load)
 {
@@ -345,6 +379,7 @@ Suite *suite_cluster_files(void)
     tcase_add_test(tc, errors_name_their_file);
     tcase_add_test(tc, shipped_clusters_as_before);
     tcase_add_test(tc, shipped_gpus_load);
+    tcase_add_test(tc, part_of_each_node);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -400,6 +400,14 @@ fails_with "--collective-algorithm nvls on A100 is refused, naming the cluster's
     simulate --model models/tiny-gpt.json --cluster topologies/dgx-a100-80gb.json --nodes 1 \
     --collective-algorithm nvls
 
+# Part of each node: 128 GPUs of two GB200 NVL72 racks, 64 used in each,
+# said in the headline; the sweep's best command keeps the flag.
+problem=$(run placed simulate --model models/tiny-gpt.json --cluster topologies/gb200-nvl72.json \
+    --nodes 2 --gpus-per-node 64 --tp 2 --global-batch-size 64)
+grep -F -q "tiny-gpt on gb200-nvl72: 128 GPUs on 2 nodes of 72, 64 used in each = tp 2 x pp 1 x dp 64," \
+    "$tmp/placed.out" || problem="$problem; headline: $(sed -n 1p "$tmp/placed.out")"
+check "--gpus-per-node 64 on NVL72 racks of 72 says how the GPUs are laid" "$problem"
+
 # Megatron-Core's layout string: tiny-gpt's 4 layers as a layer a chunk
 # on pp 2 is virtual_stages 2, interleaved; the plan line quotes it, and
 # pasted back (through a shell) it gives the same step. A bad one is one line.

@@ -203,7 +203,11 @@ void cli_inputs_entries(CliInputs *in, GOptionContext *ctx)
          "cluster JSON, or a shipped cluster's name", "FILE"},
         {"plan", 0, 0, G_OPTION_ARG_FILENAME, &in->plan,
          "plan JSON, or a shipped plan's name (flags override it)", "FILE"},
-        {"nodes", 0, 0, G_OPTION_ARG_FILENAME, &in->nodes, "override the cluster's node count", "N"},
+        {"nodes", 0, 0, G_OPTION_ARG_FILENAME, &in->nodes, "override the cluster's node count",
+         "N"},
+        {"gpus-per-node", 0, 0, G_OPTION_ARG_FILENAME, &in->gpus_per_node,
+         "the GPUs of each node the job uses, fewer than the node's (64 of a 72-GPU NVL72 rack)",
+         "N"},
         {"seq-length", 0, 0, G_OPTION_ARG_FILENAME, &in->seq_length,
          "tokens per sequence, over the model's", "S"},
         {NULL},
@@ -271,6 +275,7 @@ void cli_inputs_clear(CliInputs *in)
     g_free(in->cluster);
     g_free(in->plan);
     g_free(in->nodes);
+    g_free(in->gpus_per_node);
     g_free(in->seq_length);
     for (int f = 0; f < PLAN_N_FIELDS; f++)
         g_free(in->flag_text[f]);
@@ -298,7 +303,7 @@ WhatIf *cli_inputs_whatif(const CliInputs *in, gboolean seeds_runs, GError **err
 gboolean cli_inputs_load(const CliInputs *in, const char *default_plan, ModelSpec **model,
                             ClusterSpec **cluster, PlanSpec *plan, GError **error)
 {
-    double nodes;
+    double nodes, per_node;
     gboolean max_positions;
     g_autofree char *model_path = cli_input_path(&cli_models, in->model, CLI_DEFAULT_MODEL, error);
     g_autofree char *cluster_path =
@@ -316,10 +321,13 @@ gboolean cli_inputs_load(const CliInputs *in, const char *default_plan, ModelSpe
     if (!cli_check_outputs(in->outputs, G_N_ELEMENTS(in->outputs), inputs, G_N_ELEMENTS(inputs), error))
         return FALSE;
     if (!cli_parse_number("--nodes", in->nodes, 1, CLUSTER_MAX_GPUS, TRUE, 0, &nodes, error) ||
+        !cli_parse_number("--gpus-per-node", in->gpus_per_node, 1, CLUSTER_MAX_GPUS, TRUE, 0,
+                          &per_node, error) ||
         !(*model = model_spec_load_noting(model_path, &max_positions, error)) ||
         (in->seq_length &&
          !model_spec_set_seq_length(*model, in->seq_length, "--seq-length", error)) ||
         !(*cluster = cluster_spec_load(cluster_path, (int)nodes, error)) ||
+        !cluster_spec_use_gpus_per_node(*cluster, (int)per_node, "--gpus-per-node", error) ||
         (plan_path && !plan_spec_load(plan, plan_path, error)))
         return FALSE;
     if (max_positions && !in->seq_length) {

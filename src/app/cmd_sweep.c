@@ -62,8 +62,9 @@ static char *shell_word(const char *word)
 static char *simulate_command(const CliInputs *in, const char *nodes, const PlanSpec *plan,
                               const PlanSpec *base, const char *tail)
 {
-    const char *flags[] = {"--model", "--cluster", "--nodes", "--seq-length"};
-    const char *values[] = {in->model, in->cluster, nodes ? nodes : in->nodes, in->seq_length};
+    const char *flags[] = {"--model", "--cluster", "--nodes", "--gpus-per-node", "--seq-length"};
+    const char *values[] = {in->model, in->cluster, nodes ? nodes : in->nodes, in->gpus_per_node,
+                            in->seq_length};
     GString *command = g_string_new(tail ? "plansim run" : "plansim simulate");
     for (gsize i = 0; i < G_N_ELEMENTS(flags); i++) {
         g_autofree char *word = values[i] ? shell_word(values[i]) : NULL;

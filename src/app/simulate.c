@@ -241,6 +241,8 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
             .cluster = cluster->name,
             .plan = plan,
             .gpus = gpus,
+            .node_gpus = cluster->node_gpus,
+            .gpus_per_node = cluster->gpus_per_node,
             .parameters = transformer_params(model),
             .active_parameters = transformer_active_params(model),
             .micro_batches = step.micro_batches,

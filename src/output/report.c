@@ -556,8 +556,14 @@ static void render_text(GString *out, const Report *rep)
         rep->active_parameters > 0 && rep->active_parameters < rep->parameters
             ? g_strdup_printf(" (%.3g B active)", rep->active_parameters / 1e9)
             : g_strdup("");
-    g_string_append_printf(out, "%s on %s: %d GPUs = %s, %.3g B parameters%s\n", rep->model,
-                           rep->cluster, rep->gpus, shape, rep->parameters / 1e9, active);
+    g_autofree char *placed = rep->node_gpus > 0 && rep->gpus_per_node > 0
+                                  ? g_strdup_printf(" on %d node%s of %d, %d used in each",
+                                                    rep->gpus / rep->gpus_per_node,
+                                                    rep->gpus / rep->gpus_per_node == 1 ? "" : "s",
+                                                    rep->node_gpus, rep->gpus_per_node)
+                                  : g_strdup("");
+    g_string_append_printf(out, "%s on %s: %d GPUs%s = %s, %.3g B parameters%s\n", rep->model,
+                           rep->cluster, rep->gpus, placed, shape, rep->parameters / 1e9, active);
     g_autofree char *flags = plan_spec_flags(p);
     g_string_append_printf(out, "plan: %s\n", flags);
     g_string_append_printf(out,

@@ -42,6 +42,8 @@ typedef struct {
     const char *cluster;
     const PlanSpec *plan; /* resolved */
     int gpus;
+    int node_gpus, gpus_per_node; /* a node's GPUs when the job uses fewer, gpus_per_node of
+                                   * each (ClusterSpec); node_gpus 0: whole nodes */
     double parameters;
     double active_parameters; /* those one token's forward uses (mixtures of experts) */
     int micro_batches;

@@ -507,6 +507,30 @@ ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **er
     return g_steal_pointer(&c);
 }
 
+gboolean cluster_spec_use_gpus_per_node(ClusterSpec *c, int used, const char *origin,
+                                        GError **error)
+{
+    if (used == 0 || used == c->gpus_per_node)
+        return TRUE;
+    g_autofree char *got = g_strdup_printf("%d", used);
+    if (used > c->gpus_per_node) {
+        ps_error_value(error, origin, got, "at most the %d GPUs of a node of %s", c->gpus_per_node,
+                       c->name);
+        return FALSE;
+    }
+    if (c->nics_per_node < c->gpus_per_node) {
+        ps_error_value(error, origin, got,
+                       "all %d GPUs of a node of %s, whose GPUs share its %d NICs (part of a node "
+                       "needs a NIC a GPU)",
+                       c->gpus_per_node, c->name, c->nics_per_node);
+        return FALSE;
+    }
+    c->host_memory_bytes *= (double)used / c->gpus_per_node;
+    c->node_gpus = c->gpus_per_node;
+    c->gpus_per_node = used;
+    return TRUE;
+}
+
 void cluster_calibration_free(ClusterCalibration *r)
 {
     if (!r)

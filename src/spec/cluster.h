@@ -89,7 +89,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(ClusterCalibration, cluster_calibration_free)
 typedef struct {
     char *name;
     int nodes;
-    int gpus_per_node;
+    int gpus_per_node; /* the GPUs of each node the job uses */
+    int node_gpus;     /* a node's GPUs, when the job uses fewer of each; else 0 */
     GpuSpec gpu;
     LinkSpec intra;          /* NVLink inside a node */
     LinkSpec inter;          /* InfiniBand between nodes, per GPU */
@@ -125,6 +126,14 @@ typedef struct {
 
 /* Reads a cluster file; `nodes_override` > 0 replaces its "nodes". */
 ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **error);
+
+/* The job uses `used` GPUs of each node (0: all), as Slurm's block
+ * scheduling lays a job of 64 GPUs a rack over NVL72 racks of 72: each
+ * node is then `used` GPUs, the rest idle, with their NICs (one a GPU, or
+ * it is refused) and their share of the host's memory; node_gpus keeps
+ * the node's count for the report. `origin` names the setting in errors. */
+gboolean cluster_spec_use_gpus_per_node(ClusterSpec *c, int used, const char *origin,
+                                        GError **error);
 void cluster_spec_free(ClusterSpec *cluster);
 
 /* A copy of `c`, its strings and calibration record too. */
