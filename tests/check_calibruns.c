@@ -225,6 +225,46 @@ START_TEST(fit_warns_of_a_bad_fit)
 }
 END_TEST
 
+/* A row's gpus_per_node: the run used that many GPUs of each node, as
+ * simulate --gpus-per-node runs it: tiny-gpt on 128 GPUs of two GB200
+ * NVL72 racks, 64 of each, predicted at the step simulate replays (the
+ * error against a step of 1 s is 1 / step - 1). A GPU count that is no
+ * multiple of it, and more than a node's GPUs, are refused naming the row. */
+START_TEST(rows_on_part_of_each_node)
+{
+    g_autoptr(ClusterSpec) gb200 = test_shipped_cluster("gb200-nvl72.json", 0);
+    g_autofree char *model = test_shipped("models", "tiny-gpt.json");
+    Run run = run_new(test_shipped_model("models", "tiny-gpt.json"),
+                      test_shipped_cluster("gb200-nvl72.json", 2));
+    ck_assert(cluster_spec_use_gpus_per_node(run.cluster, 64, "--gpus-per-node", NULL));
+    run.plan->tp = 2;
+    run.plan->global_batch_size = 64;
+    run_simulate(&run);
+    static const char header[] = "model,gpus,gpus_per_node,tp,global_batch_size,step_s\n";
+    g_autofree char *csv = g_strdup_printf("%s%s,128,64,2,64,1\n", header, model);
+    g_autofree char *path = test_write_tmp(csv);
+    g_autoptr(CalibRuns) runs = runs_load(path);
+    g_autoptr(RunsFit) predicted = fit_named(gb200, runs, "", FALSE);
+    ck_assert_rel(1 / (1 + predicted->error[0]), run.rep.metrics.step_time_s, 1e-12);
+    run_free(&run);
+    static const struct {
+        const char *row, *message;
+    } refused[] = {{"100,64", "expected a multiple of its gpus_per_node, 64, got 100 GPUs"},
+                   {"160,80", "column gpus_per_node: expected at most the 72 GPUs of a node"}};
+    for (gsize k = 0; k < G_N_ELEMENTS(refused); k++) {
+        g_autofree char *bad = g_strdup_printf("%s%s,%s,2,64,1\n", header, model, refused[k].row);
+        g_autofree char *bad_path = test_write_tmp(bad);
+        g_autoptr(CalibRuns) bad_runs = runs_load(bad_path);
+        GError *error = NULL;
+        ck_assert(!calib_runs_check(gb200, bad_runs, 0, &error));
+        ck_assert_msg(strstr(error->message, refused[k].message), "%s", error->message);
+        g_error_free(error);
+        test_remove(g_steal_pointer(&bad_path));
+    }
+    test_remove(g_steal_pointer(&path));
+}
+END_TEST
+
 /* More parameters than runs are refused, naming the file. */
 START_TEST(more_parameters_than_runs_refused)
 {
@@ -255,6 +295,7 @@ Suite *suite_calibruns(void)
     tcase_add_test(tc, fit_recovers_known_parameters);
     tcase_add_test(tc, fit_warns_of_a_bad_fit);
     tcase_add_test(tc, more_parameters_than_runs_refused);
+    tcase_add_test(tc, rows_on_part_of_each_node);
     suite_add_tcase(s, tc);
     return s;
 }

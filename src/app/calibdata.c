@@ -336,14 +336,23 @@ const char *const run_measure_names[] = {"step_s", "tokens_per_s_per_gpu", "tflo
                                          NULL};
 
 /* What each column of the header is. */
-typedef enum { COL_NAME, COL_MODEL, COL_GPUS, COL_SEQ_LENGTH, COL_MEASURE, COL_FIELD } ColKind;
+typedef enum {
+    COL_NAME,
+    COL_MODEL,
+    COL_GPUS,
+    COL_SEQ_LENGTH,
+    COL_GPUS_PER_NODE,
+    COL_MEASURE,
+    COL_FIELD
+} ColKind;
 
 typedef struct {
     ColKind kind;
     int which; /* COL_MEASURE: a RunMeasure; COL_FIELD: a PlanField */
 } Column;
 
-static const char *const fixed_columns[] = {"name", "model", "gpus", "seq_length", NULL};
+static const char *const fixed_columns[] = {"name",       "model",         "gpus",
+                                            "seq_length", "gpus_per_node", NULL};
 
 typedef struct {
     const char *path;
@@ -373,10 +382,11 @@ static gboolean runs_header(RunsReader *r, const char *line, int ln, GError **er
             r->cols[i] = (Column){.kind = COL_FIELD, .which = k};
         else {
             g_autofree char *fields = g_strjoinv(", ", (char **)plan_field_names());
-            g_autofree char *expected = g_strdup_printf(
-                "a column name, model, gpus, seq_length, step_s, tokens_per_s_per_gpu, "
-                "tflops_per_gpu or a plan field (%s)",
-                fields);
+            g_autofree char *expected =
+                g_strdup_printf("a column name, model, gpus, seq_length, gpus_per_node, step_s, "
+                                "tokens_per_s_per_gpu, "
+                                "tflops_per_gpu or a plan field (%s)",
+                                fields);
             fail_at(error, r->path, ln, key, expected);
             return FALSE;
         }
@@ -442,6 +452,14 @@ static gboolean run_cell(const RunsReader *r, const Column *col, const char *cel
         return TRUE;
     case COL_SEQ_LENGTH:
         *seq_length = g_strdup(cell);
+        return TRUE;
+    case COL_GPUS_PER_NODE: /* empty: whole nodes */
+        if (cell[0] && (!count(cell, CLUSTER_MAX_GPUS, &v) || v < 1)) {
+            fail_at(error, r->path, run->line, cell,
+                    "gpus_per_node, empty or the GPUs of each node the run used");
+            return FALSE;
+        }
+        run->gpus_per_node = cell[0] ? (int)v : 0;
         return TRUE;
     case COL_MEASURE:
         if (run->measure != RUN_MEASURES || !number(cell, &v) || !(v > 0)) {

@@ -93,6 +93,7 @@ typedef struct {
     ModelSpec *model; /* with the row's seq_length */
     PlanSpec *plan;   /* the row's fields over the defaults, unresolved */
     int gpus;
+    int gpus_per_node; /* the GPUs of each node it used, fewer than a node's; 0: whole nodes */
     RunMeasure measure;
     double value; /* > 0, in the measure's unit */
 } CalibRun;

@@ -103,11 +103,15 @@ gboolean calib_runs_params_parse(const char *list, const char *origin, int *para
     return TRUE;
 }
 
-/* The base cut to the run's GPUs (names borrowed). */
+/* The base cut to the run's GPUs (names borrowed): part of each node when
+ * the row says so (cluster_spec_use_gpus_per_node, checked by resolved). */
 static ClusterSpec shaped(const ClusterSpec *base, const CalibRun *run)
 {
     ClusterSpec c = *base;
-    if (run->gpus < base->gpus_per_node) {
+    if (run->gpus_per_node > 0) {
+        cluster_spec_use_gpus_per_node(&c, run->gpus_per_node, "gpus_per_node", NULL);
+        c.nodes = run->gpus / c.gpus_per_node;
+    } else if (run->gpus < base->gpus_per_node) {
         c.nodes = 1;
         c.gpus_per_node = run->gpus;
     } else {
@@ -121,7 +125,18 @@ static PlanSpec *resolved(const ClusterSpec *base, const CalibRuns *runs, const 
                           GError **error)
 {
     g_autofree char *where = g_strdup_printf("%s:%d", runs->path, run->line);
-    if (run->gpus >= base->gpus_per_node && run->gpus % base->gpus_per_node) {
+    if (run->gpus_per_node > 0) {
+        ClusterSpec c = *base;
+        g_autofree char *origin = g_strdup_printf("%s, column gpus_per_node", where);
+        if (!cluster_spec_use_gpus_per_node(&c, run->gpus_per_node, origin, error))
+            return NULL;
+        if (run->gpus % run->gpus_per_node) {
+            g_autofree char *got = g_strdup_printf("%d GPUs", run->gpus);
+            ps_error_value(error, where, got, "a multiple of its gpus_per_node, %d",
+                           run->gpus_per_node);
+            return NULL;
+        }
+    } else if (run->gpus >= base->gpus_per_node && run->gpus % base->gpus_per_node) {
         g_autofree char *got = g_strdup_printf("%d GPUs", run->gpus);
         ps_error_value(error, where, got, "fewer GPUs than a node's %d, or a multiple of it",
                        base->gpus_per_node);
