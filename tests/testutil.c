@@ -74,6 +74,8 @@ ModelSpec test_llama(int layers, int hidden, int heads, int kv_heads, int ffn, i
                        .ffn_hidden_size = ffn,
                        .vocab_size = vocab,
                        .seq_length = seq,
+                       .hidden_dropout = MODEL_DEFAULT_DROPOUT,
+                       .attention_dropout = MODEL_DEFAULT_DROPOUT,
                        .mlp = MLP_SWIGLU};
 }
 
@@ -90,6 +92,7 @@ ModelSpec *test_gpt(int layers, int hidden, int heads, int vocab, int seq)
     m->seq_length = seq;
     m->mlp = MLP_GELU;
     m->tied_embeddings = TRUE;
+    m->hidden_dropout = m->attention_dropout = MODEL_DEFAULT_DROPOUT; /* Megatron-Core's */
     return m;
 }
 

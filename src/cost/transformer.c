@@ -33,6 +33,8 @@ typedef struct {
     double e16;   /* bytes of a bf16 element */
     double eg;    /* bytes of a linear layer's GEMM input element, with its scale's share */
     gboolean amax_pass; /* Shard.amax_pass */
+    double mask;        /* bytes of a hidden dropout mask's element: 1, or 0 at p = 0 */
+    gboolean attention_dropout; /* the attention probabilities' dropout runs (p > 0) */
 } Dims;
 
 static Dims dims(const ModelSpec *m, Shard sh)
@@ -63,6 +65,9 @@ static Dims dims(const ModelSpec *m, Shard sh)
     d.e16 = dtype_bytes(DTYPE_BF16);
     d.eg = dtype_bytes(sh.dtype) + dtype_scale_bytes(sh.dtype);
     d.amax_pass = sh.amax_pass;
+    /* PyTorch's dropout returns its input at p = 0: no kernel, no mask */
+    d.mask = m->hidden_dropout > 0 ? 1 : 0;
+    d.attention_dropout = m->attention_dropout > 0;
     return d;
 }
 
@@ -124,10 +129,11 @@ static void norm(OpList *l, const char *name, double tokens, double h)
     add(l, name, 5 * tokens * h, 4 * tokens * h, 0);
 }
 
-/* Dropout and residual add: reads two tensors, writes one and a mask. */
-static void dropout_residual(OpList *l, double tokens, double h)
+/* Dropout and residual add: reads two tensors, writes one and a mask
+ * (none without dropout). */
+static void dropout_residual(OpList *l, const Dims *d, double tokens, double h)
 {
-    add(l, "dropout_add", 2 * tokens * h, 7 * tokens * h, 0);
+    add(l, "dropout_add", 2 * tokens * h, (6 + d->mask) * tokens * h, 0);
 }
 
 /* The attention core, which selective recomputation replays: scores,
@@ -138,7 +144,8 @@ static void attention_core(OpList *out, const Dims *d)
     add(out, "scores", 2 * d->b * d->sq * d->keys * d->hq / d->t,
         2 * d->n * (d->hq / d->t + d->hkv_t) + 2 * scores, 1);
     add(out, "softmax", 5 * scores, 4 * scores, 0);
-    add(out, "attn_dropout", scores, 5 * scores, 0);
+    if (d->attention_dropout)
+        add(out, "attn_dropout", scores, 5 * scores, 0);
     add(out, "attn_v", 2 * d->b * d->sq * d->keys * d->hq / d->t,
         2 * scores + 2 * d->n * (d->hkv_t + d->hq / d->t), 1);
 }
@@ -395,7 +402,7 @@ void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *ou
             gpt_style(m) ? 4 * d.n * d.f / d.t : 6 * d.n * d.f / d.t, 0);
         gemm(out, &d, d.dtype, "mlp_down", d.n, d.f / d.t, d.h);
     }
-    dropout_residual(out, d.ns, d.h);
+    dropout_residual(out, &d, d.ns, d.h);
 }
 
 void transformer_block_replay_split(const ModelSpec *m, Block block, Shard sh, Recompute rc,
@@ -437,7 +444,8 @@ void transformer_embedding_ops(const ModelSpec *m, Shard sh, OpList *out)
     double bytes = 4 + 2 * (d.t - 1) / d.t + (gpt_style(m) ? 10 : 0) + 4;
     add(out, "embedding", (gpt_style(m) ? 1 : 0) * d.n * d.h, bytes * d.n * d.h, 0);
     out->ops[out->n - 1].wgrad = 2; /* a scatter-add into the table */
-    add(out, "embedding_dropout", d.ns * d.h, 5 * d.ns * d.h, 0);
+    if (d.mask > 0)
+        add(out, "embedding_dropout", d.ns * d.h, 5 * d.ns * d.h, 0);
 }
 
 void transformer_head_ops(const ModelSpec *m, Shard sh, OpList *out)
@@ -650,7 +658,7 @@ double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard
         return block == BLOCK_ATTENTION ? d.e16 * d.n * d.h : 0;
     /* norm input (bf16), the first GEMM's input (the norm's output) and
      * the closing dropout mask */
-    double replicated = d.e16 * d.ns * d.h + d.eg * d.ns * d.h + d.ns * d.h;
+    double replicated = d.e16 * d.ns * d.h + d.eg * d.ns * d.h + d.mask * d.ns * d.h;
     if (block == BLOCK_MOE)
         return replicated + moe_kept_bytes(m, &d, sh);
     if (block == BLOCK_MLP) {
@@ -663,10 +671,12 @@ double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard
     double sharded =
         d.e16 * d.n * (d.hq / d.t + d.hkv_t) + d.e16 * d.n * d.hkv_t + d.eg * d.n * d.hq / d.t;
     /* FlashAttention: the fp32 logsumexp of each head and token; else the
-     * softmax output (2), its dropout mask (1), dropout output (2) per score */
+     * softmax output (2), and with dropout its mask (1) and output (2), per
+     * score */
+    double per_score = d.attention_dropout ? 5 : 2;
     double core = sh.attention == ATTENTION_FLASH ? 4 * d.n * d.a / d.t
                   : rc == RECOMPUTE_SELECTIVE     ? 0
-                                                  : 5 * d.a * d.sq * d.keys * d.b / d.t;
+                                                  : per_score * d.a * d.sq * d.keys * d.b / d.t;
     return replicated + sharded + core;
 }
 
@@ -679,7 +689,7 @@ double transformer_block_replay_bytes(const ModelSpec *m, Block block, Shard sh,
 double transformer_embedding_activation_bytes(const ModelSpec *m, Shard sh)
 {
     Dims d = dims(m, sh);
-    return d.ns * d.h;
+    return d.mask * d.ns * d.h;
 }
 
 double transformer_head_activation_bytes(const ModelSpec *m, Shard sh)

@@ -24,6 +24,8 @@ static const char *const model_keys[] = {
     "mlp_bias",
     "qk_norm",
     "sliding_window",
+    "hidden_dropout",
+    "attention_dropout",
     "ffn_hidden_size",
     "vocab_size",
     "seq_length",
@@ -139,6 +141,44 @@ static gboolean read_sizes(const JsonDoc *doc, const ModelKeys *k, ModelSpec *m,
            read_experts(doc, k, m, error);
 }
 
+/* The dropout probabilities' keys: the hidden one's, then the attention
+ * one's, each a NULL-ended list of alternatives. */
+typedef struct {
+    const char *const *hidden, *const *attention;
+} DropoutKeys;
+
+static const DropoutKeys plansim_dropout_keys = {
+    .hidden = (const char *const[]){"hidden_dropout", NULL},
+    .attention = (const char *const[]){"attention_dropout", NULL},
+};
+/* Hugging Face's: BERT's and GPT-2's names besides; a Llama config gives
+ * attention_dropout only, its model having no other dropout */
+static const DropoutKeys hf_dropout_keys = {
+    .hidden = (const char *const[]){"hidden_dropout", "hidden_dropout_prob", "resid_pdrop", NULL},
+    .attention = (const char *const[]){"attention_dropout", "attention_probs_dropout_prob",
+                                       "attn_pdrop", NULL},
+};
+
+/* The first of `keys` the config has, a probability from 0 to under 1;
+ * none: `fallback`. */
+static gboolean read_probability(const JsonDoc *doc, const char *const *keys, double fallback,
+                                 double *out, GError **error)
+{
+    for (; *keys; keys++)
+        if (cJSON_HasObjectItem(doc->root, *keys))
+            return json_number(doc, doc->root, "$", *keys, FALSE, 0, 0.999999, fallback, out,
+                               error);
+    *out = fallback;
+    return TRUE;
+}
+
+static gboolean read_dropout(const JsonDoc *doc, DropoutKeys keys, double fallback, ModelSpec *m,
+                             GError **error)
+{
+    return read_probability(doc, keys.hidden, fallback, &m->hidden_dropout, error) &&
+           read_probability(doc, keys.attention, fallback, &m->attention_dropout, error);
+}
+
 static gboolean read_plansim(const JsonDoc *doc, ModelSpec *m, GError **error)
 {
     g_autofree char *mlp = NULL;
@@ -152,7 +192,8 @@ static gboolean read_plansim(const JsonDoc *doc, ModelSpec *m, GError **error)
         !json_bool(doc, doc->root, "$", "out_bias", FALSE, FALSE, &m->out_bias, error) ||
         !json_bool(doc, doc->root, "$", "mlp_bias", FALSE, FALSE, &m->mlp_bias, error) ||
         !json_bool(doc, doc->root, "$", "qk_norm", FALSE, FALSE, &m->qk_norm, error) ||
-        !read_int_from(doc, "sliding_window", 0, 0, &m->sliding_window, error))
+        !read_int_from(doc, "sliding_window", 0, 0, &m->sliding_window, error) ||
+        !read_dropout(doc, plansim_dropout_keys, MODEL_DEFAULT_DROPOUT, m, error))
         return FALSE;
     if (strcmp(mlp, "gelu") == 0) {
         m->mlp = MLP_GELU;
@@ -201,6 +242,7 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
         !json_bool(doc, doc->root, "$", "mlp_bias", FALSE, FALSE, &m->mlp_bias, error) ||
         !json_bool(doc, doc->root, "$", "use_sliding_window", FALSE, TRUE, &use_window, error) ||
         !read_int_from(doc, "sliding_window", 0, 0, &m->sliding_window, error) ||
+        !read_dropout(doc, hf_dropout_keys, 0, m, error) ||
         !json_string(doc, doc->root, "$", "model_type", FALSE, "", &type, error) ||
         !json_string(doc, doc->root, "$", "hidden_act", FALSE, "gelu", &act, error) ||
         !json_bool(doc, doc->root, "$", "tie_word_embeddings", FALSE, TRUE, &m->tied_embeddings,

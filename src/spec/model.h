@@ -11,6 +11,10 @@
 
 typedef enum { MLP_GELU, MLP_SWIGLU } MlpKind;
 
+/* A plansim model's dropout probabilities when it gives none: Megatron-Core's
+ * defaults (TransformerConfig's hidden_dropout and attention_dropout). */
+#define MODEL_DEFAULT_DROPOUT 0.1
+
 typedef struct {
     char *name;
     int layers;          /* transformer layers, l */
@@ -24,6 +28,9 @@ typedef struct {
     int sliding_window;  /* each query attends to at most this many keys, itself and
                           * those before it (Mistral's); 0: the whole sequence */
     gboolean qk_norm;    /* an RMSNorm over each head of Q and of K (Qwen3's) */
+    double hidden_dropout;    /* Megatron-Core's: of the residual branches and the embedding */
+    double attention_dropout; /* of the attention probabilities; 0 keeps no mask (PyTorch's
+                               * dropout returns its input at p = 0) */
     int ffn_hidden_size; /* f */
     int vocab_size;      /* V */
     int seq_length;      /* s, tokens per sequence */
