@@ -165,6 +165,37 @@ START_TEST(large_bubble_asks_for_micro_batches)
 }
 END_TEST
 
+/* A last stage made heavy by its head: a GPT of 4 layers of h = 256 and a
+ * vocabulary of 2^20 on p = 4 stages, one layer each; the head's logits
+ * GEMM, 2 s h V FLOPs a sequence, is V / 12h = 341 times a layer's GEMMs
+ * (24 s h^2), so stages 0 to 2 wait for stage 3 most of the step: with
+ * m = 32 micro-batches 1F1B's bubble alone would be 3/35, but the stages
+ * idle more, at least half of it for the last stage, and the check names
+ * it and the flags that move layers off it, not micro-batches. */
+START_TEST(heavy_head_is_an_imbalance)
+{
+    Run c = run_new(test_gpt(4, 256, 8, 1 << 20, 64), test_cluster(1, 4, 300e9, 25e9));
+    c.plan->pp = 4;
+    c.plan->global_batch_size = 32;
+    run_simulate(&c);
+    Diagnosis d;
+    Step step = step_of(c.model, c.cluster, c.plan);
+    diagnosis_compute(&d, &c.rep.metrics, &step);
+    const Metrics *m = &c.rep.metrics;
+    double mean = 0;
+    for (int k = 0; k < 4; k++)
+        mean += m->stages[k].busy_s / 4;
+    ck_assert(m->stages[3].busy_s > 2 * m->stages[0].busy_s);
+    ck_assert(m->bubble_fraction >= 0.1 &&
+              (m->stages[3].busy_s - mean) / m->step_time_s >= m->bubble_fraction / 2);
+    ck_assert_str_eq(d.item[DIAG_BUBBLE].verdict, "stage-imbalanced");
+    ck_assert_ptr_nonnull(strstr(d.item[DIAG_BUBBLE].text, "waiting for stage 3"));
+    ck_assert_ptr_nonnull(strstr(d.item[DIAG_BUBBLE].text, "--decoder-last-pipeline-num-layers"));
+    diagnosis_clear(&d);
+    run_free(&c);
+}
+END_TEST
+
 /* What --explain advises for the most exposed communication fits the
  * plan (issue 21): tp within a node of 8 without sequence parallelism
  * gets both flags, --tp-comm-overlap needing the other; with it, the
@@ -214,6 +245,7 @@ Suite *suite_diagnosis(void)
     tc = tcase_create("checklist");
     tcase_add_test(tc, checklist_reads_the_metrics);
     tcase_add_test(tc, large_bubble_asks_for_micro_batches);
+    tcase_add_test(tc, heavy_head_is_an_imbalance);
     tcase_add_test(tc, communication_advice_fits_the_plan);
     suite_add_tcase(s, tc);
     return s;

@@ -75,10 +75,28 @@ static void check_communication(DiagCheck *c, const Checked *s)
     c->text = g_string_free(text, FALSE);
 }
 
+/* The busiest stage and the share of the step the others wait for it:
+ * its busy time less the stages' mean, over the step. */
+static double stage_imbalance(const Metrics *m, int *busiest)
+{
+    double total = 0;
+    *busiest = 0;
+    for (int k = 0; k < m->n_stages; k++) {
+        total += m->stages[k].busy_s;
+        if (m->stages[k].busy_s > m->stages[*busiest].busy_s)
+            *busiest = k;
+    }
+    if (m->n_stages == 0 || !(m->step_time_s > 0))
+        return 0;
+    return (m->stages[*busiest].busy_s - total / m->n_stages) / m->step_time_s;
+}
+
 /* 3. The bubble against 1F1B's (p - 1) / m of the compute (Narayanan et
  * al. 2021; (p - 1) / (v m) with v chunks per stage), which is
  * (p - 1) / (v m + p - 1) of the step: under the threshold t when
- * v m >= (p - 1)(1 - t) / t. */
+ * v m >= (p - 1)(1 - t) / t. When at least half of it is the stages'
+ * waiting for the busiest one (its busy time over their mean), it is an
+ * imbalance, which more micro-batches do not cure: moving layers does. */
 static void check_bubble(DiagCheck *c, const Checked *s)
 {
     int p = s->step->plan->pp, v = s->step->plan->virtual_stages, m = s->step->micro_batches;
@@ -86,6 +104,25 @@ static void check_bubble(DiagCheck *c, const Checked *s)
     if (p == 1) {
         c->verdict = g_strdup("no pipeline");
         c->text = g_strdup_printf("one pipeline stage: no bubble (%.1f %% idle)", 100 * c->value);
+        return;
+    }
+    int busiest;
+    double imbalance = stage_imbalance(s->m, &busiest);
+    if (c->value >= c->threshold && imbalance >= c->value / 2) {
+        const StageStat *st = &s->m->stages[busiest];
+        double mean = st->busy_s - imbalance * s->m->step_time_s;
+        c->verdict = g_strdup("stage-imbalanced");
+        c->text = g_strdup_printf(
+            "bubble %.1f %% of the step, %.1f points of it the stages waiting for stage %d, busy "
+            "%.4g s against their mean %.4g s (%d layers%s%s): fewer layers there (%s) balance "
+            "it, more micro-batches do not",
+            100 * c->value, 100 * imbalance, busiest, st->busy_s, mean, st->layers,
+            st->embedding ? " + embedding" : "", st->head ? " + head and loss" : "",
+            busiest == p - 1 ? "--decoder-last-pipeline-num-layers, "
+                               "--account-for-loss-in-pipeline-split or a layout"
+            : busiest == 0   ? "--decoder-first-pipeline-num-layers, "
+                               "--account-for-embedding-in-pipeline-split or a layout"
+                             : "--pipeline-model-parallel-layout");
         return;
     }
     double rule = (p - 1.0) / ((double)v * m);
