@@ -477,7 +477,8 @@ static gboolean run_cell(const RunsReader *r, const Column *col, const char *cel
             g_strdup_printf("%s, column %s", where, plan_fields[col->which].name);
         g_autofree char *text = g_strdup(cell);
         g_strdelimit(text, " ", ','); /* a list's values, space-separated */
-        return plan_spec_set(run->plan, (PlanField)col->which, text, origin, error);
+        return plan_spec_set_kept(run->plan, (PlanField)col->which, text,
+                                  g_string_chunk_insert(r->data->origins, origin), error);
     }
     }
 }
@@ -531,6 +532,7 @@ CalibRuns *calib_runs_load(const char *path, CalibModelPath resolve, GError **er
     g_autoptr(CalibRuns) d = g_new0(CalibRuns, 1);
     d->path = g_strdup(path);
     d->runs = g_array_new(FALSE, FALSE, sizeof(CalibRun));
+    d->origins = g_string_chunk_new(4096);
     RunsReader r = {
         .path = path, .folder = g_path_get_dirname(path), .resolve = resolve, .data = d};
     gboolean ok = TRUE;
@@ -556,6 +558,8 @@ void calib_runs_free(CalibRuns *data)
     for (guint i = 0; i < data->runs->len; i++)
         run_clear(&g_array_index(data->runs, CalibRun, i));
     g_array_free(data->runs, TRUE);
+    if (data->origins)
+        g_string_chunk_free(data->origins);
     g_free(data->path);
     g_free(data);
 }

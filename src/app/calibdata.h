@@ -100,7 +100,8 @@ typedef struct {
 
 typedef struct {
     char *path;
-    GArray *runs; /* CalibRun, in file order */
+    GArray *runs;          /* CalibRun, in file order */
+    GStringChunk *origins; /* the cells' origins the runs' plans name */
 } CalibRuns;
 
 /* The path of a row's model cell: a file relative to the CSV's folder when

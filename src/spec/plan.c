@@ -228,7 +228,13 @@ static gboolean set_layout(PlanSpec *plan, PlanField f, const char *text, const 
 gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *text, const char *origin,
                        GError **error)
 {
-    plan->origin[field] = g_intern_string(origin);
+    return plan_spec_set_kept(plan, field, text, g_intern_string(origin), error);
+}
+
+gboolean plan_spec_set_kept(PlanSpec *plan, PlanField field, const char *text, const char *origin,
+                            GError **error)
+{
+    plan->origin[field] = origin;
     g_autofree char *got = g_strdup_printf("\"%s\"", text);
     if (plan_fields[field].kind == FIELD_LAYOUT)
         return set_layout(plan, field, text, got, error);

@@ -95,6 +95,12 @@ gboolean plan_spec_load(PlanSpec *plan, const char *path, GError **error);
  * `field`, which then comes from `origin` (e.g. "--tp"). */
 gboolean plan_spec_set(PlanSpec *plan, PlanField field, const char *text, const char *origin,
                        GError **error);
+/* The same with `origin` kept by reference, not interned: a string that
+ * outlives the plan and its copies, for callers with many origins of
+ * their own (a runs file's "FILE:LINE, column X" cells: interned, every
+ * one would stay for the process's life). */
+gboolean plan_spec_set_kept(PlanSpec *plan, PlanField field, const char *text, const char *origin,
+                            GError **error);
 
 /* A scalar field's value (an INT, a BOOL's 0 or 1, a CHOICE's index), and
  * storing one that plan_field_parse returned, from `origin` (NULL: keep the
