@@ -20,6 +20,13 @@
 
 enum { L = 4, H = 256, A = 8, V = 1024, S = 128, BYTES = 1000000 };
 
+/* The checklist of simulated run `c`. */
+static void diagnose(const Run *c, Diagnosis *d)
+{
+    Step step = step_of(c->model, c->cluster, c->plan);
+    diagnosis_compute(d, &c->rep.metrics, &step);
+}
+
 /* The step time of m micro-batches of one sequence on one GPU, reading
  * BYTES per sequence at `storage_Bps` (0: not modelled). */
 static double step_s(int m, double storage_Bps, Diagnosis *d)
@@ -30,10 +37,8 @@ static double step_s(int m, double storage_Bps, Diagnosis *d)
     c.cluster->storage_Bps = storage_Bps;
     run_simulate(&c);
     double step = c.rep.metrics.step_time_s;
-    if (d) {
-        Step step = step_of(c.model, c.cluster, c.plan);
-        diagnosis_compute(d, &c.rep.metrics, &step);
-    }
+    if (d)
+        diagnose(&c, d);
     run_free(&c);
     return step;
 }
@@ -134,8 +139,7 @@ START_TEST(checklist_reads_the_metrics)
     c.plan->global_batch_size = 4;
     run_simulate(&c);
     Diagnosis d;
-    Step step = step_of(c.model, c.cluster, c.plan);
-    diagnosis_compute(&d, &c.rep.metrics, &step);
+    diagnose(&c, &d);
     ck_assert_double_eq(d.item[DIAG_COMPUTE].value, c.rep.metrics.mfu);
     ck_assert_str_eq(d.item[DIAG_BUBBLE].verdict, "no pipeline");
     ck_assert_str_eq(d.item[DIAG_COMMUNICATION].verdict, "none");
@@ -156,8 +160,7 @@ START_TEST(large_bubble_asks_for_micro_batches)
     c.plan->global_batch_size = 4;
     run_simulate(&c);
     Diagnosis d;
-    Step step = step_of(c.model, c.cluster, c.plan);
-    diagnosis_compute(&d, &c.rep.metrics, &step);
+    diagnose(&c, &d);
     ck_assert_str_eq(d.item[DIAG_BUBBLE].verdict, "bubble-bound");
     ck_assert_ptr_nonnull(strstr(d.item[DIAG_BUBBLE].text, "27 or more micro-batches"));
     diagnosis_clear(&d);
@@ -179,8 +182,7 @@ START_TEST(heavy_head_is_an_imbalance)
     c.plan->global_batch_size = 32;
     run_simulate(&c);
     Diagnosis d;
-    Step step = step_of(c.model, c.cluster, c.plan);
-    diagnosis_compute(&d, &c.rep.metrics, &step);
+    diagnose(&c, &d);
     const Metrics *m = &c.rep.metrics;
     double mean = 0;
     for (int k = 0; k < 4; k++)
