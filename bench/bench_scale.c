@@ -13,8 +13,13 @@
  *     global batch 2,048, sequence parallelism, ZeRO-1, the 126 layers as
  *     7 + 14 x 8 + 7;
  *   - the tiny GPT on 2^20 A100s (131,072 nodes): dp 2^20, the
- *     hierarchical all-reduce (NCCL's tree, which auto picks at that size,
- *     plays different roles on different ranks and so is replayed in full);
+ *     hierarchical all-reduce forced (auto picks NCCL's tree there);
+ *   - NCCL's double binary tree, whose roots break the dp shift, kept in
+ *     cells around them (net_marks): Llama 3 70B on 4,000 H100s (500 DGX
+ *     nodes, tp 8, pp 4, dp 125, global batch 1,000, sequence
+ *     parallelism, the tree forced: auto picks rings there), and Llama 3 405B on 100,000 H100s
+ * (12,500 DGX nodes, tp 8, pp 4, dp 3,125, global batch 12,500, no ZeRO: the tree's all-reduce,
+ * where ZeRO-1's rings would keep every shift);
  *   - what-ifs (app/whatif.h), replayed in the cells around what they slow
  *     (symmetry_new_cells): Llama 3 70B on 2,048 H100s (256 DGX nodes, tp
  *     8, pp 4, dp 64, global batch 1,024, sequence parallelism) with GPU 5
@@ -56,6 +61,10 @@ static const Case cases[] = {
      TRUE, RECOMPUTE_NONE, "7,8,8,8,8,8,8,8,8,8,8,8,8,8,8,7", ALGORITHM_AUTO, NULL, NULL},
     {"tiny-gpt x 2^20 A100", "tiny-gpt.json", "dgx-a100-80gb.json", 131072, 1, 1, 1048576, 1,
      1048576, 0, FALSE, RECOMPUTE_NONE, NULL, ALGORITHM_HIERARCHICAL, NULL, NULL},
+    {"llama3-70b x 4000 H100, tree", "llama3-70b.json", "dgx-h100.json", 500, 8, 4, 125, 1, 1000, 0,
+     TRUE, RECOMPUTE_NONE, NULL, ALGORITHM_TREE, NULL, NULL},
+    {"llama3-405b x 100000 H100, tree", "llama3-405b.json", "dgx-h100.json", 12500, 8, 4, 3125, 1,
+     12500, 0, FALSE, RECOMPUTE_NONE, NULL, ALGORITHM_AUTO, NULL, NULL},
     {"llama3-70b x 2048 H100, slow gpu", "llama3-70b.json", "dgx-h100.json", 256, 8, 4, 64, 1, 1024,
      0, TRUE, RECOMPUTE_NONE, NULL, ALGORITHM_AUTO, "5:1.2", NULL},
     {"llama3-70b x 2048 H100, slow nic", "llama3-70b.json", "dgx-h100.json", 256, 8, 4, 64, 1, 1024,

@@ -325,6 +325,100 @@ START_TEST(a_probed_step_reports_what_the_full_one_does)
 }
 END_TEST
 
+/* ---- trees in cells --------------------------------------------------------- */
+
+/* NCCL's double binary tree breaks the dp shift: its roots, and the rank
+ * that is a leaf in both trees, send and receive less than the others
+ * (algorithm.h). The replay keeps the shift in cells around them
+ * (net_marks, symmetry_new_cells) and checks as it goes that the cells
+ * stand for the full replay, or drops the shift. Random steps (those of
+ * the tests above) with every collective forced to the tree report what
+ * the full replay does; in many the tree keeps its cells, and some drop
+ * them where the cells' loads came out unequal. */
+START_TEST(tree_cells_report_what_the_full_replay_does)
+{
+    enum { TREES = 120 };
+    GRand *rng = g_rand_new_with_seed(20261204);
+    int tried = 0, compared = 0, fewer = 0;
+    while (compared < TREES) {
+        RandomStep s = random_step(rng, &tried, compared);
+        PlanSpec *plan = s.plan;
+        plan->collective_algorithm = ALGORITHM_TREE;
+        plan->link_contention = TRUE;
+        Report rep;
+        GError *error = NULL;
+        ck_assert_msg(simulate_run(s.m, s.c, plan, &rep, &error), "%s",
+                      error ? error->message : "");
+        gboolean cells = strstr(rep.metrics.symmetry, "around the trees") != NULL;
+        int simulated = rep.metrics.simulated_ranks;
+        report_clear(&rep);
+        int all;
+        cJSON *fast = report(s.m, s.c, plan, FALSE, &simulated);
+        cJSON *full = report(s.m, s.c, plan, TRUE, &all);
+        g_autofree char *why = difference(fast, full, "$");
+        ck_assert_msg(!why, "plan %d (tp %d cp %d pp %d dp %d on %d x %d GPUs, %d NICs): %s",
+                      compared, plan->tp, plan->cp, plan->pp, plan->dp, s.c->nodes,
+                      s.c->gpus_per_node, s.c->nics_per_node, why);
+        fewer += cells && simulated < all;
+        compared++;
+        cJSON_Delete(fast);
+        cJSON_Delete(full);
+        random_step_clear(&s);
+    }
+    /* these clusters are small (up to 64 nodes), and a tree over a few
+     * ranks has few that play one part: 6 of the 120 keep cells */
+    ck_assert_msg(fewer >= 3, "only %d of %d trees in cells replayed fewer ranks", fewer, TREES);
+    g_rand_free(rng);
+}
+END_TEST
+
+/* By hand: a dp all-reduce over n nodes of one GPU, NCCL's double binary
+ * tree (algorithm.c, binary_trees: tree 1 a heap over ranks 0..n-1, tree
+ * 2 the heap over them in reverse, each edge S/2 up and down).
+ * - n = 25: tree 1's inner ranks are 0..11 (rank i has children 2i + 1
+ *   and 2i + 2 <= 24), its leaves 12..24; tree 2's inner ranks are those
+ *   whose reversed place 24 - i <= 11, 13..24. Every rank sends and
+ *   receives 4 halves but rank 0 (tree 1's root, a leaf of tree 2: 3),
+ *   rank 24 (tree 2's root: 3) and rank 12 (a leaf in both: 2): 4 cells,
+ *   3 ranks of their own and one for the other 22.
+ * - n = 24: tree 1's inner ranks are 0..11, rank 11 with one child (23);
+ *   tree 2's 12..23, rank 12 with one. Ranks 0, 11, 12 and 23 send 3
+ *   halves, the others 4: 5 cells.
+ * Either replays that many ranks, not n, and reports what the full
+ * replay does. */
+static void tree_over_nodes(int n, int want)
+{
+    ModelSpec *m = test_gpt(2, 256, 8, 512, 128);
+    ClusterSpec *c = test_cluster(n, 1, 300e9, 25e9);
+    PlanSpec *plan = plan_spec_new();
+    plan->dp = n;
+    plan->global_batch_size = n;
+    plan->collective_algorithm = ALGORITHM_TREE;
+    GError *error = NULL;
+    ck_assert_msg(plan_spec_resolve(plan, m, c, &error), "%s", error ? error->message : "");
+    int simulated, all;
+    cJSON *fast = report(m, c, plan, FALSE, &simulated);
+    cJSON *full = report(m, c, plan, TRUE, &all);
+    const char *symmetry = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fast, "symmetry"));
+    ck_assert_str_eq(symmetry, "dp around the trees");
+    ck_assert_int_eq(simulated, want);
+    ck_assert_int_eq(all, n);
+    g_autofree char *why = difference(fast, full, "$");
+    ck_assert_msg(!why, "dp %d: %s", n, why);
+    cJSON_Delete(fast);
+    cJSON_Delete(full);
+    plan_spec_free(plan);
+    cluster_spec_free(c);
+    model_spec_free(m);
+}
+
+START_TEST(a_tree_keeps_the_dp_shift_in_cells_around_its_roots)
+{
+    tree_over_nodes(25, 4);
+    tree_over_nodes(24, 5);
+}
+END_TEST
+
 /* ---- what-ifs ------------------------------------------------------------ */
 
 /* A random what-if on `c`'s GPUs for a plan of `gpus`: one or two slowed
@@ -567,6 +661,8 @@ Suite *suite_symmetry(void)
     tcase_add_test(tc, reduced_replay_reports_what_the_full_one_does);
     tcase_add_test(tc, expert_blocks_and_turns_inside_nodes);
     tcase_add_test(tc, a_probed_step_reports_what_the_full_one_does);
+    tcase_add_test(tc, tree_cells_report_what_the_full_replay_does);
+    tcase_add_test(tc, a_tree_keeps_the_dp_shift_in_cells_around_its_roots);
     suite_add_tcase(s, tc);
     TCase *whatifs = tcase_create("what-ifs");
     tcase_set_timeout(whatifs, 300);

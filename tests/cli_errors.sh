@@ -710,9 +710,11 @@ for v in 0x8 " 8" 8x; do
 done
 expect_fail "--tokens 0x10" "--tokens" 'got "0x10"' -- $w --tokens 0x10
 expect_fail "--tokens inf" "--tokens" 'got "inf"' -- $w --tokens inf
-expect_fail "a step of 10^6 GPUs over the task cap, refused unbuilt" "--global-batch-size" \
-    "expected a step of at most 50000000 tasks, got at least" -- \
-    simulate --model "$llama7b" --cluster "$a100" --nodes 131072 --tp 8 --global-batch-size 131072
+# (reduced, the dp tree's cells make it 5 ranks: bench_scale times that)
+expect_fail "a step of 10^6 GPUs in full over the task cap, refused unbuilt" \
+    "--global-batch-size" "expected a step of at most 50000000 tasks, got at least" -- \
+    simulate --model "$llama7b" --cluster "$a100" --nodes 131072 --tp 8 --global-batch-size 131072 \
+    --full-fidelity
 expect_fail "2^31 - 1 micro-batches" "--global-batch-size" "got at least" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --tp 8 --global-batch-size 2147483647 \
     --micro-batch-size 1

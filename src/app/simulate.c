@@ -60,7 +60,7 @@ static Build build_sizing(const Step *step, const Layout *layout, const Topology
 /* Replays `graph`, built for `sym`, links slowed by `link_scale` (NULL:
  * none); NULL on error, *broken set when the symmetry did not hold. */
 static Replay *replay(const Step *step, const Layout *layout, const Symmetry *sym,
-                      const double *link_scale, const Graph *graph, unsigned *broken,
+                      const double *link_scale, const Graph *graph, unsigned *broken, GArray *marks,
                       GError **error)
 {
     const PlanSpec *plan = step->plan;
@@ -72,16 +72,19 @@ static Replay *replay(const Step *step, const Layout *layout, const Symmetry *sy
                      .tags = TAG_KINDS,
                      .interference = step->cluster->gpu.comm_interference,
                      .link_scale = link_scale,
-                     .broken = broken};
+                     .broken = broken,
+                     .marks = marks};
     return engine_run(graph, &net, error);
 }
 
 /* How a step is replayed: the shifts of its symmetry, whether in cells
- * around a what-if, and the report's word for it when not the symmetry's
- * own (NULL). */
+ * around a what-if, the ranks collectives single out that have cells of
+ * their own (SymmetryMark: net_marks), and the report's word for it when
+ * not the symmetry's own (NULL). */
 typedef struct {
     unsigned dims;
     gboolean cells;
+    GArray *roles;
     const char *replayed;
 } Fidelity;
 
@@ -95,38 +98,93 @@ typedef struct {
     gsize max_tasks;
 } Stage;
 
+/* The symmetry of fidelity `f` over `st`, its roles and `more` (NULL:
+ * none) in cells of their own. */
+static Symmetry *symmetry_at(const Stage *st, const Fidelity *f, const GArray *more)
+{
+    g_autoptr(GArray) roles = g_array_copy(f->roles);
+    if (more)
+        g_array_append_vals(roles, more->data, more->len);
+    SymmetryMarks marks = {.gpu_factor = f->cells ? st->gpu_factor : NULL,
+                           .link_scale = f->cells ? st->link_scale : NULL,
+                           .roles = (const SymmetryMark *)(void *)roles->data,
+                           .n_roles = (int)roles->len};
+    return symmetry_new_cells(st->layout, st->topo, f->dims, &marks);
+}
+
+/* The ranks symmetry_at would simulate. */
+static int simulated_at(const Stage *st, const Fidelity *f, const GArray *more)
+{
+    g_autoptr(Symmetry) sym = symmetry_at(st, f, more);
+    int n;
+    symmetry_simulated(sym, &n);
+    return n;
+}
+
+/* After a replay at `*f` whose collectives broke the generators `broken`
+ * of `sym`, singling out the members `found`: the next fidelity. A
+ * generator broken with no member singled out is dropped; the others
+ * keep their shifts, in cells around the members found, when those cells
+ * replay fewer ranks than dropping them would. */
+static void settle_broken(const Stage *st, Fidelity *f, const Symmetry *sym, unsigned broken,
+                          const GArray *found)
+{
+    unsigned explained = 0, dropped = 0;
+    for (guint k = 0; k < found->len; k++)
+        explained |= g_array_index(found, SymmetryMark, k).dims;
+    for (int i = 0; i < symmetry_generators(sym); i++)
+        if (broken & 1u << i)
+            dropped |= symmetry_generator_bit(sym, i) & ~explained;
+    f->dims &= ~dropped;
+    if (!(explained & f->dims))
+        return;
+    Fidelity without = *f;
+    without.dims &= ~explained;
+    if (simulated_at(st, f, found) < simulated_at(st, &without, NULL))
+        g_array_append_vals(f->roles, found->data, found->len);
+    else
+        f->dims = without.dims;
+}
+
 /* Replays `step` over `st` at fidelity `*f`, with fewer shifts each time
- * a collective breaks them, or every rank when the what-if's cells stand
- * for no replay, until one holds; `*f` then says how it was replayed, and
- * *graph and *sym what it was. `before` (graph NULL: none) sizes the first
- * build, and is cleared. NULL on error. */
+ * a collective breaks them (or cells around the members it singles out),
+ * or every rank when the what-if's cells stand for no replay, until one
+ * holds; `*f` then says how it was replayed, and *graph and *sym what it
+ * was. `before` (graph NULL: none) sizes the first build, and is cleared.
+ * NULL on error. */
 static Replay *replay_settled(const Stage *st, const Step *step, Fidelity *f, Build *before,
                               Graph **graph, Symmetry **sym, GError **error)
 {
     Replay *rep = NULL;
     GError *failure = NULL;
+    g_autoptr(GArray) found = g_array_new(FALSE, FALSE, sizeof(SymmetryMark));
     while (!failure) {
         unsigned broken = 0;
-        *sym = symmetry_new_cells(st->layout, st->topo, f->dims, f->cells ? st->gpu_factor : NULL,
-                                  f->cells ? st->link_scale : NULL);
+        g_array_set_size(found, 0);
+        *sym = symmetry_at(st, f, NULL);
         *graph = build(step, st->layout, *sym, st->slow, before, st->max_tasks, &failure);
-        rep = *graph ? replay(step, st->layout, *sym, st->link_scale, *graph, &broken, &failure)
-                     : NULL;
+        rep = *graph
+                  ? replay(step, st->layout, *sym, st->link_scale, *graph, &broken, found, &failure)
+                  : NULL;
         if (rep || !g_error_matches(failure, PS_ERROR, PS_ERROR_ASYMMETRIC))
             break;
         g_clear_error(&failure);
         build_clear(before);
-        if (broken & NET_BROKEN_CELLS) { /* the cells stand for no replay: replay every rank */
-            *f = (Fidelity){.dims = 0, .cells = FALSE, .replayed = "none (what-if: cells unequal)"};
+        if (broken & NET_BROKEN_CELLS) { /* the cells stand for no replay */
+            if (f->cells) {              /* a what-if's: replay every rank */
+                *f = (Fidelity){
+                    .dims = 0, .roles = f->roles, .replayed = "none (what-if: cells unequal)"};
+            } else { /* the collectives': without the shifts their members cut */
+                for (guint k = 0; k < f->roles->len; k++)
+                    f->dims &= ~g_array_index(f->roles, SymmetryMark, k).dims;
+            }
+            g_array_set_size(f->roles, 0);
             g_clear_pointer(graph, graph_free);
             g_clear_pointer(sym, symmetry_free);
             *before = build_sizing(step, st->layout, st->topo, st->max_tasks, &failure);
             continue;
         }
-        /* replay again without the shifts a collective broke */
-        for (int i = 0; i < symmetry_generators(*sym); i++)
-            if (broken & 1u << i)
-                f->dims &= ~symmetry_generator_bit(*sym, i);
+        settle_broken(st, f, *sym, broken, found);
         *before = (Build){.graph = g_steal_pointer(graph), .sym = g_steal_pointer(sym)};
     }
     build_clear(before);
@@ -212,8 +270,10 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
      * plan, a trace of every GPU or noise on every rank asks for all of them; a what-if's cut
      * into cells around what it slows */
     unsigned dims = plan->full_fidelity || noise || (trace_path && !stages_only) ? 0 : SYMMETRY_ALL;
+    g_autoptr(GArray) roles = g_array_new(FALSE, FALSE, sizeof(SymmetryMark));
     Fidelity f = {.dims = dims,
                   .cells = what_if && dims != 0,
+                  .roles = roles,
                   .replayed = noise ? "none (jitter)" : NULL};
     Symmetry *sym = NULL;
     Graph *graph = NULL;
@@ -251,7 +311,8 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
         if (replayed)
             g_strlcpy(out->metrics.symmetry, replayed, sizeof out->metrics.symmetry);
         else if (symmetry_has_cells(sym))
-            g_strlcat(out->metrics.symmetry, " around the what-if", sizeof out->metrics.symmetry);
+            g_strlcat(out->metrics.symmetry, f.cells ? " around the what-if" : " around the trees",
+                      sizeof out->metrics.symmetry);
         out->sim_wall_s = (g_get_monotonic_time() - started) / 1e6;
     }
     if (ok && trace_path) {

@@ -277,6 +277,10 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     if (net_broken(net)) {
         if (desc->broken)
             *desc->broken = net_broken(net);
+        int n_marks;
+        const SymmetryMark *marks = net_marks(net, &n_marks);
+        if (desc->marks)
+            g_array_append_vals(desc->marks, marks, (guint)n_marks);
         g_set_error(error, PS_ERROR, PS_ERROR_ASYMMETRIC, "a collective breaks the symmetry");
     } else if (!ok) {
         report_stuck(&run, ended, error);

@@ -46,6 +46,9 @@ typedef struct {
     unsigned *broken;         /* out, if not NULL: the symmetry's generators some
                                * collective broke (net_broken), when the replay
                                * fails with PS_ERROR_ASYMMETRIC */
+    GArray *marks;            /* out, if not NULL: then also the members the
+                               * routes single out (net_marks), SymmetryMark's
+                               * appended */
 } EngineNet;
 
 /* What a replay found of one task; together, since the replay writes them

@@ -114,6 +114,7 @@ struct Net {
     int *link_class;     /* with sym: per link, its class */
     double *class_size;  /* with sym: links per class */
     unsigned broken;     /* generators some route was not symmetric under */
+    GArray *marks;       /* SymmetryMark: the members routes single out (net_marks) */
     gboolean slowed;     /* some link runs below its class's capacity (link_scale) */
     Share *share;
     gboolean contention;
@@ -237,6 +238,7 @@ Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgo
     net->stamp = bigmem_alloc0(sizeof(uint32_t) * links);
     net->sent = bigmem_alloc0(sizeof(double) * gpu_count);
     net->out = memset(bigmem_alloc(sizeof(int32_t) * gpu_count), -1, sizeof(int32_t) * gpu_count);
+    net->marks = g_array_new(FALSE, FALSE, sizeof(SymmetryMark));
     return net;
 }
 
@@ -256,6 +258,7 @@ void net_free(Net *net)
     bigmem_free(net->stamp);
     bigmem_free(net->sent);
     bigmem_free(net->out);
+    g_array_free(net->marks, TRUE);
     g_free(net->link_class);
     g_free(net->class_size);
     for (int u = 0; net->parts && u < net->n_units; u++)
@@ -472,6 +475,115 @@ static gboolean phase_invariant(Net *net, const CollRoute *route, const CollPhas
     return same;
 }
 
+/* A member's part in a phase, for role_marks: its transfers out and in,
+ * with their bytes, and its track (itself shifted to value 0 along the
+ * generator: the members one generator's shifts move into each other). */
+typedef struct {
+    int track, member;
+    int32_t out, in;
+    double out_bytes, in_bytes;
+} Role;
+
+static int compare_part(const Role *x, const Role *y)
+{
+    if (x->out != y->out || x->in != y->in)
+        return x->out != y->out ? (x->out > y->out) - (x->out < y->out)
+                                : (x->in > y->in) - (x->in < y->in);
+    if (x->out_bytes != y->out_bytes)
+        return (x->out_bytes > y->out_bytes) - (x->out_bytes < y->out_bytes);
+    return (x->in_bytes > y->in_bytes) - (x->in_bytes < y->in_bytes);
+}
+
+static int compare_role(const void *a, const void *b)
+{
+    const Role *x = a, *y = b;
+    if (x->track != y->track)
+        return (x->track > y->track) - (x->track < y->track);
+    int part = compare_part(x, y);
+    return part ? part : (x->member > y->member) - (x->member < y->member);
+}
+
+/* The members phase `ph` of `route` singles out along generator i, which
+ * maps the group onto itself but not the phase: in each track, the
+ * members whose part (transfers out and in, and their bytes) is not the
+ * most common one there (the first of those that tie), appended to
+ * net->marks along the generator's bit; a double binary tree's roots and
+ * the rank that is a leaf in both. With cells, only those whose value the
+ * symmetry does not mark already: *added of them. Returns how many members
+ * are odd: none when every member plays one part, so that no mark can
+ * explain the break. */
+static int role_marks(Net *net, const CollRoute *route, const CollPhase *ph, int i,
+                      const int *members, int n, int *added)
+{
+    int n_gen;
+    const SymmetryGenerator *g = &symmetry_generator_list(net->sym, &n_gen)[i];
+    g_autofree Role *r = g_new0(Role, MAX(n, 1));
+    for (int m = 0; m < n; m++) {
+        r[m].member = m;
+        r[m].track = symmetry_shift_by(g, members[m], -(symmetry_coord(g, members[m]) / g->step));
+        net->out[members[m]] = m; /* scratch: a member's index */
+    }
+    for (int k = 0; k < ph->count; k++) {
+        const Transfer *tr = &route->transfers[ph->first + k];
+        int src = net->out[tr->src], dst = net->out[tr->dst];
+        if (src >= 0 && members[src] == tr->src) {
+            r[src].out++;
+            r[src].out_bytes += tr->bytes;
+        }
+        if (dst >= 0 && members[dst] == tr->dst) {
+            r[dst].in++;
+            r[dst].in_bytes += tr->bytes;
+        }
+    }
+    for (int m = 0; m < n; m++)
+        net->out[members[m]] = -1;
+    qsort(r, (gsize)n, sizeof(Role), compare_role);
+    int odd = 0;
+    *added = 0;
+    for (int a = 0, b; a < n; a = b) {
+        int best = a, best_n = 0; /* the most common part of the track [a, b) */
+        for (b = a; b < n && r[b].track == r[a].track;) {
+            int e = b;
+            while (e < n && r[e].track == r[a].track && compare_part(&r[e], &r[b]) == 0)
+                e++;
+            if (e - b > best_n) {
+                best = b;
+                best_n = e - b;
+            }
+            b = e;
+        }
+        for (int k = a; k < b; k++) {
+            int rank = members[r[k].member];
+            if (compare_part(&r[k], &r[best]) == 0)
+                continue;
+            odd++;
+            if (net->cells && symmetry_marked(net->sym, i, rank))
+                continue;
+            SymmetryMark mark = {.rank = rank, .dims = symmetry_generator_bit(net->sym, i)};
+            g_array_append_val(net->marks, mark);
+            (*added)++;
+        }
+    }
+    return odd;
+}
+
+/* Generator i maps the group `members` of `route` onto itself: breaks it
+ * when some phase is not mapped onto itself too, its odd members marked
+ * (role_marks); with cells, only when some odd member is not in a cell
+ * of its own already. */
+static void check_invariant(Net *net, const CollRoute *route, int i, const int *members, int n)
+{
+    int n_gen;
+    const SymmetryGenerator *gen = symmetry_generator_list(net->sym, &n_gen);
+    for (int p = 0; p < route->n_phases; p++) {
+        const CollPhase *ph = &route->phase[p];
+        int added;
+        if (!phase_invariant(net, route, ph, &gen[i], members, n) &&
+            (role_marks(net, route, ph, i, members, n, &added) == 0 || added > 0))
+            net->broken |= 1u << i;
+    }
+}
+
 /* Distinct keys (transfers, or net_seal's flow types) in order of first
  * appearance, each with its count: an open-addressing hash of indices
  * into `keys`. A key is a whole number of 32-bit words, padding zeroed. */
@@ -606,12 +718,12 @@ static void make_flows(Net *net, RouteEntry *e, const CollRoute *route, const in
         net->broken |= symmetry_group_images(net->sym, members, n, &images, &invariant);
     if (e->latency_bound || !net->contention)
         return; /* no flows (without contention, none is run): first_flow stays 0 */
+    for (int i = 0; i < n_gen; i++)
+        if (invariant & 1u << i)
+            check_invariant(net, route, i, members, n);
     for (int p = 0; p < route->n_phases; p++) {
         const CollPhase *ph = &route->phase[p];
         e->first_flow[p] = (int)e->flows->len;
-        for (int i = 0; i < n_gen; i++)
-            if (invariant & 1u << i && !phase_invariant(net, route, ph, &gen[i], members, n))
-                net->broken |= 1u << i;
         Tally tally = tally_new(sizeof(Transfer));
         for (int k = 0; k < ph->count; k++) {
             const Transfer *tr = &route->transfers[ph->first + k];
@@ -1232,6 +1344,10 @@ static void hold(Net *net, RouteEntry *e, CollRoute *route, const int *members, 
     unsigned invariant;
     net->broken |= symmetry_group_images(net->sym, members, n, &images, &invariant);
     e->flows = g_array_new(FALSE, FALSE, sizeof(PlanFlow));
+    int n_gen = e->latency_bound || !net->contention ? 0 : symmetry_generators(net->sym);
+    for (int i = 0; i < n_gen; i++)
+        if (invariant & 1u << i)
+            check_invariant(net, route, i, members, n);
     if (e->latency_bound || !net->contention || net->broken) {
         algo_route_free(route);
         return;
@@ -1273,6 +1389,12 @@ int net_route(Net *net, CollOp op, const int *members, int n, double bytes)
 unsigned net_broken(const Net *net)
 {
     return net->broken;
+}
+
+const SymmetryMark *net_marks(const Net *net, int *n)
+{
+    *n = (int)net->marks->len;
+    return (const SymmetryMark *)(void *)net->marks->data;
 }
 
 /* ---- running --------------------------------------------------------------- */

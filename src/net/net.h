@@ -77,6 +77,18 @@ CollAlgorithm net_start(Net *net, double now, int32_t token, int route, int tag)
 #define NET_BROKEN_CELLS (1u << 31)
 unsigned net_broken(const Net *net);
 
+/* The members routes single out where they break a generator (net_broken)
+ * that maps their group onto itself, *n of them, each with that
+ * generator's SYMMETRY_ bit: in each route, the members whose part in a
+ * phase (transfers out and in, and their bytes) differs from most of
+ * those its shifts move into each other, a double binary tree's roots say.
+ * In cells around them (symmetry_new_cells) the routes are replayed
+ * transfer by transfer and checked, as a what-if's. A generator broken
+ * with none (every member plays one part) no cells can save. With cells,
+ * only members not yet in cells of their own, each of which breaks its
+ * generator again. */
+const SymmetryMark *net_marks(const Net *net, int *n);
+
 /* When the network next changes (a phase's latency elapses, a transfer may
  * end); INFINITY when nothing is running. */
 double net_next_s(const Net *net);

@@ -209,21 +209,27 @@ static void mark(const Symmetry *sym, guint8 **marked, int rank, unsigned gens)
             marked[i][value(sym, i, rank)] = 1;
 }
 
-/* Marks what the what-ifs single out (symmetry_new_cells). */
-static void mark_whatifs(const Symmetry *sym, const Topology *t, const double *gpu_factor,
-                         const double *link_scale, guint8 **marked)
+/* Marks what `m` singles out (symmetry_new_cells). */
+static void mark_all(const Symmetry *sym, const Topology *t, const SymmetryMarks *m,
+                     guint8 **marked)
 {
     unsigned all = (1u << sym->n_gen) - 1;
     for (int gpu = 0; gpu < layout_ranks(sym->layout); gpu++) { /* rank r on GPU r */
-        if (gpu_factor && gpu_factor[gpu] != 1)
+        if (m->gpu_factor && m->gpu_factor[gpu] != 1)
             mark(sym, marked, gpu, all);
-        for (int dir = 0; link_scale && dir < 2; dir++) {
-            if (link_scale[topology_gpu_link(t, gpu, LINK_NVLINK, dir)] != 1 ||
-                link_scale[topology_gpu_link(t, gpu, LINK_NIC, dir)] != 1)
+        for (int dir = 0; m->link_scale && dir < 2; dir++) {
+            if (m->link_scale[topology_gpu_link(t, gpu, LINK_NVLINK, dir)] != 1 ||
+                m->link_scale[topology_gpu_link(t, gpu, LINK_NIC, dir)] != 1)
                 mark(sym, marked, gpu, all);
-            if (link_scale[topology_gpu_link(t, gpu, LINK_SPINE, dir)] != 1)
+            if (m->link_scale[topology_gpu_link(t, gpu, LINK_SPINE, dir)] != 1)
                 mark(sym, marked, gpu, sym->nic_moving);
         }
+    }
+    for (int k = 0; k < m->n_roles; k++) {
+        unsigned gens = 0;
+        for (int i = 0; i < sym->n_gen; i++)
+            gens |= (unsigned)((m->roles[k].dims & sym->bit[i]) != 0) << i;
+        mark(sym, marked, m->roles[k].rank, gens);
     }
 }
 
@@ -278,8 +284,10 @@ static void make_cells(Symmetry *sym, guint8 **marked)
 }
 
 Symmetry *symmetry_new_cells(const Layout *layout, const Topology *t, unsigned dims,
-                             const double *gpu_factor, const double *link_scale)
+                             const SymmetryMarks *marks)
 {
+    static const SymmetryMarks none = {0};
+    const SymmetryMarks *m = marks ? marks : &none;
     Symmetry *sym = g_new0(Symmetry, 1);
     sym->layout = layout;
     find_generators(sym, t, dims);
@@ -288,10 +296,10 @@ Symmetry *symmetry_new_cells(const Layout *layout, const Topology *t, unsigned d
         marked[i] = g_new0(guint8, sym->gen[i].size / sym->gen[i].step);
         sym->nic_moving |= (unsigned)moves_nics(sym, t, i) << i;
     }
-    mark_whatifs(sym, t, gpu_factor, link_scale, marked);
+    mark_all(sym, t, m, marked);
     make_cells(sym, marked);
-    for (int l = 0; link_scale && l < topology_links(t) && sym->n_gen > 0; l++)
-        sym->cells = sym->cells || link_scale[l] != 1; /* a slowed rail that marks nothing */
+    for (int l = 0; m->link_scale && l < topology_links(t) && sym->n_gen > 0; l++)
+        sym->cells = sym->cells || m->link_scale[l] != 1; /* a slowed rail that marks nothing */
     for (int i = 0; i < sym->n_gen; i++)
         g_free(marked[i]);
     return sym;
@@ -299,7 +307,7 @@ Symmetry *symmetry_new_cells(const Layout *layout, const Topology *t, unsigned d
 
 Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims)
 {
-    return symmetry_new_cells(layout, t, dims, NULL, NULL);
+    return symmetry_new_cells(layout, t, dims, NULL);
 }
 
 void symmetry_free(Symmetry *sym)
@@ -337,6 +345,11 @@ int symmetry_orbit(const Symmetry *sym)
 gboolean symmetry_has_cells(const Symmetry *sym)
 {
     return sym->cells;
+}
+
+gboolean symmetry_marked(const Symmetry *sym, int i, int rank)
+{
+    return sym->digit[i][value(sym, i, rank)] < sym->radix[i] - (sym->n_unmarked[i] > 0);
 }
 
 int symmetry_weight(const Symmetry *sym, int local)
@@ -467,7 +480,7 @@ void symmetry_instances(const Symmetry *sym, const int *members, int n, Symmetry
         gboolean one = TRUE; /* the members hold one value of it */
         for (int m = 1; m < n && one; m++)
             one = value(sym, i, members[m]) == v;
-        if (!one || sym->digit[i][v] < sym->radix[i] - (sym->n_unmarked[i] > 0))
+        if (!one || symmetry_marked(sym, i, members[0]))
             continue; /* every value, or a marked one: itself */
         out->gen[out->moved] = i;
         out->value[out->moved] = v;

@@ -36,7 +36,11 @@
  * collectives for the groups in its orbit under the cells' permutations
  * (symmetry_instances), whose transfers the network replays one by one
  * over the link units (symmetry_link_units) and checks as it goes
- * (net.h). */
+ * (net.h). A route may single ranks out too: NCCL's double binary tree
+ * gives the roots of its trees, and the rank that is a leaf in both, fewer
+ * transfers than the others, so no dp shift maps it onto itself; in cells
+ * around those ranks (their values along the shifts the tree breaks) its
+ * transfers are replayed one by one and checked, as a what-if's are. */
 #ifndef PLANSIM_NET_SYMMETRY_H
 #define PLANSIM_NET_SYMMETRY_H
 
@@ -59,18 +63,36 @@ typedef struct Symmetry Symmetry;
  * allows (SYMMETRY_ bits); dims 0 gives none: every rank is simulated. */
 Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims);
 
-/* symmetry_new's, cut into cells around what a what-if singles out
- * (docs/model.md, "What-ifs"): the ranks whose compute runs
- * `gpu_factor[rank]` != 1 times slower (NULL: none) and the GPUs of the
- * links of `t` at `link_scale[link]` != 1 of their capacity (NULL: none).
+/* A rank a collective's route singles out along some generators
+ * (SYMMETRY_ bits): a member whose transfers differ from its images',
+ * a tree's root say (net_marks). */
+typedef struct {
+    int rank;
+    unsigned dims;
+} SymmetryMark;
+
+/* What cuts the orbits into cells (symmetry_new_cells): a what-if's ranks
+ * whose compute runs `gpu_factor[rank]` != 1 times slower (NULL: none)
+ * and GPUs of the links of the topology at `link_scale[link]` != 1 of
+ * their capacity (NULL: none); and `n_roles` ranks collectives' routes
+ * single out (`roles`). */
+typedef struct {
+    const double *gpu_factor, *link_scale;
+    const SymmetryMark *roles;
+    int n_roles;
+} SymmetryMarks;
+
+/* symmetry_new's, cut into cells around what `marks` singles out
+ * (docs/model.md, "What-ifs" and "Trees in cells"; NULL: nothing).
  *
  * Every rank has orbit coordinates, one per generator: y_i = its
  * coordinate along generator i's dimension (its place in the window, for a
  * turn) over the generator's step, from 0 to m_i - 1 (m_i = size / step);
- * a rank is its orbit's simulated rank and its y. A marked rank marks its
+ * a rank is its orbit's simulated rank and its y. A slowed rank marks its
  * y_i along every generator; a GPU on a slowed rail (a spine link) marks
  * only its y_i along the generators that move GPUs between NICs (every GPU
- * of a rail has those). A cell is an orbit and, along each generator,
+ * of a rail has those); a role marks its rank's y_i along its generators.
+ * A cell is an orbit and, along each generator,
  * either one marked value or all the unmarked ones. Its simulated rank is
  * its lowest. The cells are the orbits of K, the permutations of each
  * generator's unmarked values (acting on y_i, one generator at a time):
@@ -78,10 +100,11 @@ Symmetry *symmetry_new(const Layout *layout, const Topology *t, unsigned dims);
  * one value of a generator or all of them, so a permutation moves it as
  * the shift that moves that value does) and every rank onto one that runs
  * the same program at the same speed; but it does not map the cluster's
- * links onto links, which net.c checks for instead (net.h). Without marks,
- * the cells are the orbits. */
+ * links onto links, nor a route's transfers onto its transfers, which
+ * net.c checks for instead (net.h). Without marks, the cells are the
+ * orbits. */
 Symmetry *symmetry_new_cells(const Layout *layout, const Topology *t, unsigned dims,
-                             const double *gpu_factor, const double *link_scale);
+                             const SymmetryMarks *marks);
 void symmetry_free(Symmetry *sym);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Symmetry, symmetry_free)
 
@@ -97,6 +120,9 @@ int symmetry_orbit(const Symmetry *sym);
 
 /* Whether marks cut the orbits into cells (symmetry_new_cells). */
 gboolean symmetry_has_cells(const Symmetry *sym);
+
+/* Whether `rank`'s value along generator i is marked (a cell of its own). */
+gboolean symmetry_marked(const Symmetry *sym, int i, int rank);
 
 /* The ranks simulated rank `local` stands for: its cell's. */
 int symmetry_weight(const Symmetry *sym, int local);
