@@ -91,6 +91,7 @@ START_TEST(fit_reproduces_the_shipped_profiles)
         {"h100.csv", "dgx-h100-base.json", "dgx-h100.json", TRUE},
         {"a100.csv", "dgx-a100-80gb-base.json", "dgx-a100-80gb.json", FALSE},
         {"b200.csv", "dgx-b200-base.json", "dgx-b200.json", FALSE},
+        {"gb200.csv", "gb200-nvl72-base.json", "gb200-nvl72.json", FALSE},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(gpus); i++) {
         g_autofree char *csv = test_shipped("topologies/runs", gpus[i].runs);
