@@ -484,23 +484,26 @@ typedef struct {
     double out_bytes, in_bytes;
 } Role;
 
+#define COMPARE(a, b) (((a) > (b)) - ((a) < (b)))
+
+/* Orders parts: by transfers out, in, then their bytes. */
 static int compare_part(const Role *x, const Role *y)
 {
-    if (x->out != y->out || x->in != y->in)
-        return x->out != y->out ? (x->out > y->out) - (x->out < y->out)
-                                : (x->in > y->in) - (x->in < y->in);
-    if (x->out_bytes != y->out_bytes)
-        return (x->out_bytes > y->out_bytes) - (x->out_bytes < y->out_bytes);
-    return (x->in_bytes > y->in_bytes) - (x->in_bytes < y->in_bytes);
+    int by[4] = {COMPARE(x->out, y->out), COMPARE(x->in, y->in),
+                 COMPARE(x->out_bytes, y->out_bytes), COMPARE(x->in_bytes, y->in_bytes)};
+    for (int k = 0; k < 4; k++)
+        if (by[k])
+            return by[k];
+    return 0;
 }
 
 static int compare_role(const void *a, const void *b)
 {
     const Role *x = a, *y = b;
-    if (x->track != y->track)
-        return (x->track > y->track) - (x->track < y->track);
     int part = compare_part(x, y);
-    return part ? part : (x->member > y->member) - (x->member < y->member);
+    return x->track != y->track ? COMPARE(x->track, y->track)
+           : part               ? part
+                                : COMPARE(x->member, y->member);
 }
 
 /* The members phase `ph` of `route` singles out along generator i, which
