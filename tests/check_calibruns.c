@@ -177,7 +177,7 @@ END_TEST
 
 /* A fit that cannot reproduce its runs says so: two runs of Llama-like
  * 1.7B on one H100 each, measured 10 times slower than the shipped profile
- * predicts. gemm_sustained can slow only the GEMMs, by at most 0.644 / 0.2
+ * predicts. gemm_sustained can slow only the GEMMs, by at most 0.642 / 0.2
  * = 3.2 times, so it ends on its lower bound, 0.2, and the runs stay off
  * by more than 15 %; one GPU runs no collective, so no run depends on
  * comm_compute_interference (its Jacobian's column is 0): kept at the
