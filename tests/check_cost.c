@@ -209,7 +209,7 @@ START_TEST(curve_is_validated)
 END_TEST
 
 /* Every operation list of a Llama layer has the rotary embedding; the
- * cross-entropy moves 38 bytes a logit (docs/model.md). */
+ * cross-entropy moves 38 bytes a logit unfused (docs/model.md). */
 START_TEST(memory_bound_kernels)
 {
     ModelSpec m = test_llama(2, 1024, 16, 16, 2816, 32000, 512);
@@ -266,6 +266,121 @@ START_TEST(attention_by_head_dim)
 }
 END_TEST
 
+/* The loss's cross-entropy by implementation (docs/model.md, "The
+ * head"), bytes a logit of the n x V/t this GPU holds, forward and
+ * backward (Megatron-Core's tensor_parallel/cross_entropy.py and
+ * fusions/fused_cross_entropy.py; Transformer Engine's Triton kernels):
+ *   none   forward 2 + 4 (cast), 4 (max), 4 + 4 (subtract), 4 + 4 (exp),
+ *          4 (sum), 4 + 4 (divide) = 38; backward 4 + 4 (times the
+ *          loss's gradient) and 4 + 2 (cast to bf16) = 14;
+ *   native forward 2 + 4, 4 + 4, 4 + 4 = 22; backward 4 + 2 = 6;
+ *   te     forward 2 (online softmax), 2 + 2 (loss and gradient in
+ *          place) = 6; backward 2 + 2 = 4.
+ * The backward's time is its bytes over the forward's, where every other
+ * operation's is twice its forward; what the loss keeps for backward is
+ * the fp32 softmax, 4 bytes a logit, or te's bf16 logits, 2. */
+START_TEST(cross_entropy_kernels)
+{
+    ModelSpec m = test_llama(2, 1024, 16, 16, 2816, 32000, 512);
+    GpuSpec gpu = four_sms();
+    double n = 512 * 2, logits = n * 32000 / 2, h = 1024;
+    static const struct {
+        CeFusion how;
+        double forward, backward, kept;
+    } cases[] = {{CE_FUSION_NONE, 38, 14, 4}, {CE_FUSION_NATIVE, 22, 6, 4}, {CE_FUSION_TE, 6, 4, 2}};
+    for (gsize k = 0; k < G_N_ELEMENTS(cases); k++) {
+        Shard sh = {.micro_batch = 2, .tp = 2, .ce_fusion = cases[k].how};
+        OpList ops;
+        transformer_head_ops(&m, sh, &ops);
+        const Op *loss = &ops.ops[2];
+        ck_assert_str_eq(loss->name, "loss");
+        ck_assert_double_eq(loss->bytes, cases[k].forward * logits);
+        double fwd = transformer_op_s(&gpu, loss);
+        ck_assert_double_eq_tol(transformer_op_backward_s(&gpu, loss),
+                                fwd * cases[k].backward / cases[k].forward, 1e-15 * fwd);
+        /* the logits GEMM's backward is twice its forward */
+        ck_assert_double_eq(transformer_op_backward_s(&gpu, &ops.ops[1]),
+                            2 * transformer_op_s(&gpu, &ops.ops[1]));
+        ck_assert_double_eq(transformer_head_activation_bytes(&m, sh),
+                            4 * n * h + cases[k].kept * logits);
+    }
+    /* the plan's field */
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    ck_assert_int_eq(transformer_shard(plan).ce_fusion, CE_FUSION_NONE);
+    plan->cross_entropy_fusion = CE_FUSION_TE;
+    ck_assert_int_eq(transformer_shard(plan).ce_fusion, CE_FUSION_TE);
+}
+END_TEST
+
+/* attention_seq_factor scales both attention efficiencies at the
+ * sequence the kernel runs, linear in log(length) as the head-dimension
+ * factor: a 512-token model against one of 1,024 at factors 0.8 at 512
+ * and 1 at 1,024 runs at 0.8 of the efficiency; under ring context
+ * parallelism of 2 the longer model's kernels run chunks of 512, at 0.8
+ * too, while all-to-all's run the whole sequence, at 1. */
+START_TEST(attention_by_sequence)
+{
+    GpuSpec gpu = four_sms();
+    ModelSpec m = test_llama(2, 1024, 8, 8, 2816, 32000, 512);
+    double plain = flash_forward_s(&gpu, &m);
+    gpu.attention_seq = (Curve){.n = 2, .x = {512, 1024}, .y = {0.8, 1}};
+    ck_assert_double_eq_tol(flash_forward_s(&gpu, &m), plain / 0.8, 1e-15);
+    ModelSpec longer = test_llama(2, 1024, 8, 8, 2816, 32000, 1024);
+    for (int a2a = 0; a2a < 2; a2a++) {
+        Shard sh = {.micro_batch = 1, .tp = 1, .cp = 2, .cp_all_to_all = a2a};
+        OpList ops;
+        transformer_block_ops(&longer, BLOCK_ATTENTION, sh, &ops);
+        for (int i = 0; i < ops.n; i++)
+            if (strcmp(ops.ops[i].name, "flash_attention") == 0) {
+                ck_assert_double_eq(ops.ops[i].n, a2a ? 1024 : 512);
+                GpuSpec flat = four_sms(); /* no curve: factor 1 */
+                double at = transformer_op_s(&gpu, &ops.ops[i]);
+                double one = transformer_op_s(&flat, &ops.ops[i]);
+                ck_assert_double_eq_tol(at, one / (a2a ? 1 : 0.8), 1e-15 * at);
+            }
+    }
+}
+END_TEST
+
+/* gemm_dtype_share: a dtype's GEMM at its peak times the curve, the
+ * sustained share and its own share of bf16's fraction: an fp8 8192^3 on
+ * a GPU without waves at 0.9 of bf16's fraction takes 1 / 0.9 of its time
+ * at 1; bf16 keeps 1. Each key is a narrow dtype's, in (0, 1]; anything
+ * else is refused naming $.gpu.gemm_dtype_share. */
+START_TEST(gemm_dtype_share)
+{
+    GpuSpec gpu = {.peak_flops = 100e12,
+                   .peak_fp8_flops = 200e12,
+                   .memory_Bps = 1e18,
+                   .compute_efficiency = 0.5,
+                   .memory_efficiency = 1};
+    Op op = gemm_op(1, 8192, 8192, 8192);
+    op.dtype = DTYPE_FP8;
+    double plain = gemm_compute_s(&gpu, &op);
+    gpu.gemm_dtype_share[DTYPE_FP8] = 0.9;
+    ck_assert_double_eq_tol(gemm_compute_s(&gpu, &op), plain / 0.9, 1e-15);
+    op.dtype = DTYPE_BF16;
+    ck_assert_double_eq_tol(gemm_compute_s(&gpu, &op), 2 * plain, 1e-15);
+    const char *bad[] = {"0.5", "{\"bf16\": 0.9}", "{\"fp8\": 0}", "{\"fp8\": 1.5}",
+                         "{\"fp16\": 0.9}", "{\"fp8\": \"x\"}"};
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *text = g_strdup_printf(
+            "{\"name\": \"c\", \"nodes\": 1, \"gpus_per_node\": 8, \"gpu\": {\"peak_tflops\": "
+            "312, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2039, "
+            "\"gemm_dtype_share\": %s}, \"intra_node\": {\"bandwidth_GBps\": 300}, "
+            "\"inter_node\": {\"bandwidth_GBps\": 25}}",
+            bad[i]);
+        char *path = test_write_tmp(text);
+        GError *error = NULL;
+        ClusterSpec *c = cluster_spec_load(path, 0, &error);
+        ck_assert_msg(!c, "accepted %s", bad[i]);
+        ck_assert_msg(strstr(error->message, "gemm_dtype_share"), "%s", error->message);
+        g_clear_error(&error);
+        test_remove(path);
+    }
+}
+END_TEST
+
 Suite *suite_cost(void)
 {
     Suite *s = suite_create("cost");
@@ -279,6 +394,9 @@ Suite *suite_cost(void)
     tcase_add_test(tc, curve_is_validated);
     tcase_add_test(tc, memory_bound_kernels);
     tcase_add_test(tc, attention_by_head_dim);
+    tcase_add_test(tc, cross_entropy_kernels);
+    tcase_add_test(tc, attention_by_sequence);
+    tcase_add_test(tc, gemm_dtype_share);
     suite_add_tcase(s, tc);
     return s;
 }

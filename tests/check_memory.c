@@ -294,6 +294,41 @@ START_TEST(states_rule_by_strategy)
 }
 END_TEST
 
+/* Adam's states as the plan's optimizer_states keeps them, by hand: fp32
+ * main weights, momentum and variance, 12 bytes a parameter; the main
+ * weights as the 16-bit remainders of the bf16 parameters, 10; bf16
+ * moments with no main weights, 4 (Apex's DistributedFusedAdam:
+ * store_param_remainders; dtype bf16 with store_params off). With ZeRO-1
+ * over the 8 GPUs of a DGX A100 and fp32 gradients a parameter then takes
+ * 6 + 12/8, 6 + 10/8 or 6 + 4/8 bytes. Adam's step moves the bf16
+ * gradient (2), its states read and written, and the bf16 parameter
+ * written (2) or read and written with its remainder (4): 28, 26, 14. */
+START_TEST(optimizer_states_by_hand)
+{
+    static const struct {
+        OptimizerStates how;
+        double bytes, step_bytes;
+    } rows[] = {{OPTIMIZER_STATES_FP32, 12, 28},
+                {OPTIMIZER_STATES_REMAINDERS, 10, 26},
+                {OPTIMIZER_STATES_BF16, 4, 14}};
+    const double psi = 1e9;
+    for (gsize i = 0; i < G_N_ELEMENTS(rows); i++) {
+        Run run = shipped_run("llama2-7b.json", "dgx-a100-80gb.json", 1);
+        run.plan->zero_stage = 1;
+        run.plan->optimizer_states = rows[i].how;
+        test_resolve(run.plan, run.model, run.cluster);
+        StatesRule rule = strategy_states_rule(run.plan);
+        ck_assert_double_eq(rule.bytes_per_param[MEM_OPTIMIZER], rows[i].bytes);
+        ck_assert_rel(states_total_bytes(&rule, psi, 0, psi), (6 + rows[i].bytes / 8) * psi, 1e-15);
+        OpList ops;
+        transformer_optimizer_ops(psi, rows[i].how, &ops);
+        ck_assert_str_eq(ops.ops[1].name, "adam");
+        ck_assert_double_eq(ops.ops[1].bytes, rows[i].step_bytes * psi);
+        run_free(&run);
+    }
+}
+END_TEST
+
 /* Dropout at p = 0 (a model's hidden_dropout and attention_dropout):
  * PyTorch's dropout returns its input, so no kernel runs and no mask is
  * kept. By hand, a GPT block at t = 1 of n = s tokens of width h: each
@@ -349,6 +384,7 @@ Suite *suite_memory(void)
     tc = tcase_create("gradients and reserve");
     tcase_add_test(tc, gradients_reduce_in_their_accumulation_type);
     tcase_add_test(tc, states_rule_by_strategy);
+    tcase_add_test(tc, optimizer_states_by_hand);
     tcase_add_test(tc, reserve_is_its_own_category_and_counts_toward_fitting);
     tcase_add_test(tc, shipped_reserves);
     tcase_add_test(tc, dropout_off_keeps_no_masks);

@@ -64,7 +64,7 @@ static double optimizer_s(const Run *run, int s, int layers)
     double params =
         layers * transformer_layer_params(m, 1) + (s == 0 ? transformer_embedding_params(m, 1) : 0);
     OpList ops;
-    transformer_optimizer_ops(params, &ops);
+    transformer_optimizer_ops(params, OPTIMIZER_STATES_FP32, &ops);
     return transformer_ops_s(&run->cluster->gpu, &ops);
 }
 

@@ -30,11 +30,32 @@ extern const char *const recompute_names[];
 typedef enum { ATTENTION_FLASH, ATTENTION_STANDARD } Attention;
 extern const char *const attention_names[];
 
+/* How the loss's cross-entropy runs over the logits (docs/model.md,
+ * "The head"): Megatron-Core's vocabulary-parallel cross-entropy as
+ * separate fp32 kernels (Megatron-LM's default), its jit-fused kernels
+ * (--cross-entropy-loss-fusion), or Transformer Engine's fused kernels
+ * (--cross-entropy-fusion-impl te, Megatron-Bridge's benchmarks'). */
+typedef enum { CE_FUSION_NONE, CE_FUSION_NATIVE, CE_FUSION_TE } CeFusion;
+extern const char *const ce_fusion_names[];
+
 /* The element type gradients accumulate and are reduced in: fp32, as
  * Megatron-LM's bf16 training keeps its main gradients (18 bytes of model
  * states per parameter), or bf16, the ZeRO paper's (16 bytes). */
 typedef enum { GRAD_ACCUM_FP32, GRAD_ACCUM_BF16 } GradAccumDtype;
 extern const char *const grad_accum_dtype_names[];
+
+/* How Adam keeps its states (docs/model.md, "Memory"): fp32 main weights,
+ * momentum and variance (Megatron-LM's); the main weights as the 16 bits
+ * each bf16 parameter lacks (store_param_remainders, Apex's and
+ * Megatron-Core's); or bf16 momentum and variance updating the bf16
+ * parameters, with no main weights (Apex's distributed Adam with dtype
+ * bf16). */
+typedef enum {
+    OPTIMIZER_STATES_FP32,
+    OPTIMIZER_STATES_REMAINDERS,
+    OPTIMIZER_STATES_BF16
+} OptimizerStates;
+extern const char *const optimizer_states_names[];
 
 /* The element type of the transformer layers' matrix multiplies (the
  * plan's dtype, dtypes.def; docs/model.md, "Precision recipes"): bf16, or

@@ -50,7 +50,8 @@ double roofline_peak(const GpuSpec *gpu, Dtype dtype)
 double gemm_compute_s(const GpuSpec *gpu, const Op *op)
 {
     double intensity = op->bytes > 0 ? op->flops / op->bytes : INFINITY;
-    double rate = roofline_peak(gpu, op->dtype) * gemm_efficiency_at(gpu, intensity);
+    double rate = roofline_peak(gpu, op->dtype) * gemm_efficiency_at(gpu, intensity) *
+                  gpu_gemm_dtype_share(gpu, op->dtype);
     if (!has_waves(gpu, op))
         return op->flops / rate;
     Waves w = waves_of(gpu, op);

@@ -24,7 +24,8 @@ typedef struct {
     int gemm; /* a matrix multiply: counted in model FLOPs */
     /* A matrix multiply's shape, `batch` products of an (m x k) matrix by
      * a (k x n) one; all 0 when unknown (the operation then has no tile or
-     * wave quantisation). Last, so that {name, flops, bytes, gemm}
+     * wave quantisation). A FlashAttention kernel's: k its head dimension,
+     * n its sequence, m 0. Last, so that {name, flops, bytes, gemm}
      * initialisers leave them 0. */
     double m, n, k, batch;
     Dtype dtype; /* a matrix multiply's input type; DTYPE_BF16 (0) unless set */
@@ -35,6 +36,10 @@ typedef struct {
                    * in forwards: 1 for a GEMM by a weight (dW = X^T dY costs one
                    * forward), 2 for the embedding lookup (its backward is all
                    * weight gradient), 0 for the rest (0 unless set) */
+    double backward; /* its backward's time in forwards; 0 (unless set) for 2: a
+                      * GEMM's two products, an element-wise kernel's reads and
+                      * writes of the gradients beside its inputs. Set where a
+                      * backward is cheaper: the loss's (transformer_head_ops) */
 } Op;
 
 /* The tile one thread block (CTA) computes: 128 x 128 outputs, one of the

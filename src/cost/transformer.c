@@ -26,15 +26,20 @@ typedef struct {
     double head;                      /* head_dim */
     double sq;                        /* queries on this GPU: s / c under context parallelism */
     double keys;  /* keys a query's scores span: s, or the sliding window when shorter */
+    double kernel_s; /* the sequence an attention kernel runs: s, or its chunk of s / c under
+                      * ring context parallelism */
     double work;  /* of the sq x keys scores counted, the causal share the kernels do */
     double hkv_t; /* this GPU's K (or V) width: h_kv / t (t divides the
                    * KV heads, as Megatron-Core requires) */
     Dtype dtype;  /* of the linear layers' GEMMs */
     double e16;   /* bytes of a bf16 element */
     double eg;    /* bytes of a linear layer's GEMM input element, with its scale's share */
+    double copies; /* quantized copies a cast writes: the GEMM's and the weight gradient's
+                    * (a transpose, a column-wise copy), or one (Shard.fp8_one_copy) */
     gboolean amax_pass; /* Shard.amax_pass */
     double mask;        /* bytes of a hidden dropout mask's element: 1, or 0 at p = 0 */
     gboolean attention_dropout; /* the attention probabilities' dropout runs (p > 0) */
+    CeFusion ce_fusion;         /* Shard.ce_fusion */
 } Dims;
 
 static Dims dims(const ModelSpec *m, Shard sh)
@@ -47,6 +52,7 @@ static Dims dims(const ModelSpec *m, Shard sh)
     double w = m->sliding_window > 0 ? MIN(d.s, m->sliding_window) : d.s;
     d.keys = w;
     d.work = 1 - w / (2 * d.s);
+    d.kernel_s = sh.cp_all_to_all ? d.s : d.sq;
     d.b = sh.micro_batch;
     d.n = d.sq * d.b;
     d.t = sh.tp;
@@ -64,10 +70,12 @@ static Dims dims(const ModelSpec *m, Shard sh)
     d.dtype = sh.dtype;
     d.e16 = dtype_bytes(DTYPE_BF16);
     d.eg = dtype_bytes(sh.dtype) + dtype_scale_bytes(sh.dtype);
+    d.copies = sh.fp8_one_copy && sh.dtype == DTYPE_FP8 ? 1 : 2;
     d.amax_pass = sh.amax_pass;
     /* PyTorch's dropout returns its input at p = 0: no kernel, no mask */
     d.mask = m->hidden_dropout > 0 ? 1 : 0;
     d.attention_dropout = m->attention_dropout > 0;
+    d.ce_fusion = sh.ce_fusion;
     return d;
 }
 
@@ -95,25 +103,34 @@ static const char *const cast_names[] = {
 #undef DTYPE
 };
 
-/* A GEMM of an (m x k) input by a (k x n) weight into an (m x n) bf16
- * output, its inputs of `dtype` with their scales; its shape sets its
- * tiles and waves (roofline.h). Narrower than bf16 it follows Transformer
- * Engine's cast of its input: read bf16, write the quantized copy for
- * this GEMM and the one the weight gradient reads (fp8's transpose; the
- * block formats' column-wise copy, quantized along the other dimension),
- * 2 FLOPs an element (scaling, and the amax its recipe needs); under
- * current scaling an amax kernel reads the input first. The weights' cast
- * is left out: Megatron-LM casts them on a step's first micro-batch only
- * (docs/model.md, "Precision recipes"). */
-static void gemm(OpList *l, const Dims *d, Dtype dtype, const char *name, double m, double k,
-                 double n)
+/* The quantization of an (m x k) GEMM input to `dtype`, as Transformer
+ * Engine casts it: read bf16, write the quantized copy for the GEMM and
+ * the one the weight gradient reads (fp8's transpose; the block formats'
+ * column-wise copy, quantized along the other dimension), or per-tensor
+ * fp8's one copy on a GPU whose FP8 GEMMs take any layout (Transformer
+ * Engine's quantizer.cpp makes no transpose where
+ * nvte_is_non_tn_fp8_gemm_supported, compute capability 10.x), 2 FLOPs an
+ * element (scaling, and the amax its recipe needs); under current scaling
+ * an amax kernel reads the input first. Nothing for bf16. The weights'
+ * cast is left out: Megatron-LM casts them on a step's first micro-batch
+ * only (docs/model.md, "Precision recipes"). */
+static void quantize(OpList *l, const Dims *d, Dtype dtype, double m, double k)
 {
-    double e16 = d->e16, q = dtype_bytes(dtype) + dtype_scale_bytes(dtype);
-    if (dtype != DTYPE_BF16 && d->amax_pass)
-        add(l, "amax", m * k, e16 * m * k, 0);
-    if (dtype != DTYPE_BF16)
-        add(l, cast_names[dtype], 2 * m * k, (e16 + 2 * q) * m * k, 0);
-    add(l, name, 2 * m * k * n, e16 * m * n + q * (m * k + k * n), 1);
+    if (dtype == DTYPE_BF16)
+        return;
+    if (d->amax_pass)
+        add(l, "amax", m * k, d->e16 * m * k, 0);
+    add(l, cast_names[dtype], 2 * m * k, (d->e16 + d->copies * d->eg) * m * k, 0);
+}
+
+/* A GEMM of an (m x k) input by a (k x n) weight into an (m x n) bf16
+ * output, its inputs of `dtype` with their scales, already quantized; its
+ * shape sets its tiles and waves (roofline.h). */
+static void matmul(OpList *l, const Dims *d, Dtype dtype, const char *name, double m, double k,
+                   double n)
+{
+    double q = dtype_bytes(dtype) + dtype_scale_bytes(dtype);
+    add(l, name, 2 * m * k * n, d->e16 * m * n + q * (m * k + k * n), 1);
     Op *op = &l->ops[l->n - 1];
     op->m = m;
     op->k = k;
@@ -123,10 +140,40 @@ static void gemm(OpList *l, const Dims *d, Dtype dtype, const char *name, double
     op->wgrad = 1;
 }
 
+/* A GEMM whose input is quantized on its own rows (quantize, matmul). */
+static void gemm(OpList *l, const Dims *d, Dtype dtype, const char *name, double m, double k,
+                 double n)
+{
+    quantize(l, d, dtype, m, k);
+    matmul(l, d, dtype, name, m, k, n);
+}
+
 /* Norm over `tokens` x h: reads and writes bf16. */
 static void norm(OpList *l, const char *name, double tokens, double h)
 {
     add(l, name, 5 * tokens * h, 4 * tokens * h, 0);
+}
+
+/* A block's norm over `tokens` x h before its column-parallel GEMM (qkv,
+ * mlp_up), and the quantization of that GEMM's input: Transformer
+ * Engine's LayerNormLinear normalizes and quantizes this GPU's rows, s/t
+ * of them under sequence parallelism, before the all-gather (which moves
+ * the quantized copy: module/layernorm_linear.py). Where the scale needs
+ * no amax of the output (delayed scaling, MXFP8) the norm's kernel writes
+ * the quantized copies itself (with_quantized_norm: read 2, write them);
+ * under current scaling it writes bf16 and takes the amax, and a cast
+ * follows, with no amax pass of its own. */
+static void norm_quantized(OpList *l, const Dims *d, double tokens, double h)
+{
+    double q = d->copies * d->eg;
+    if (d->dtype == DTYPE_BF16) {
+        norm(l, "norm", tokens, h);
+    } else if (!d->amax_pass) {
+        add(l, "norm", 5 * tokens * h, (d->e16 + q) * tokens * h, 0);
+    } else {
+        norm(l, "norm", tokens, h);
+        add(l, cast_names[d->dtype], 2 * tokens * h, (d->e16 + q) * tokens * h, 0);
+    }
 }
 
 /* Dropout and residual add: reads two tensors, writes one and a mask
@@ -170,11 +217,13 @@ static const char FLASH_BACKWARD_REST[] = "flash_attention_bwd_rest";
 
 /* The last operation added is a FlashAttention kernel: it does the
  * causal share of its FLOPs, and its products contract over the head
- * dimension (Op.k), which sets its efficiency (flash_s). */
+ * dimension (Op.k) of a sequence (Op.n), which set its efficiency
+ * (flash_s). */
 static void flash_last(OpList *l, const Dims *d)
 {
     idle_last(l, 1 - d->work);
     l->ops[l->n - 1].k = d->head;
+    l->ops[l->n - 1].n = d->kernel_s;
 }
 
 /* FlashAttention's forward, one kernel: QK^T and score x V FLOPs as the
@@ -204,14 +253,14 @@ static void flash_backward_rest(OpList *out, const Dims *d)
  * FLOPs (twice the rest's): the backward kernel, 2.5 F x its work share at the
  * backward efficiency, less twice the forward's compute time, which the
  * emitter has charged already (none if the backward were the faster).
- * Both efficiencies are the GPU's at its head dimension: times its
- * attention_head_dim_factor at the kernel's (docs/model.md,
- * "FlashAttention"). */
+ * Both efficiencies are the GPU's at the kernel's head dimension and
+ * sequence: times its attention_head_dim_factor and attention_seq_factor
+ * (docs/model.md, "FlashAttention"). */
 static double flash_s(const GpuSpec *gpu, const Op *op)
 {
     double work = op->flops * (1 - op->idle) / gpu->peak_flops;
-    double head = gpu_curve_at(&gpu->attention_head_dim, op->k, 1);
-    work /= head;
+    work /= gpu_curve_at(&gpu->attention_head_dim, op->k, 1) *
+            gpu_curve_at(&gpu->attention_seq, op->n, 1);
     double forward = gpu_attention_efficiency(gpu, TRUE);
     if (strcmp(op->name, FLASH_FORWARD) == 0)
         return MAX(work / forward, op->bytes / (gpu->memory_Bps * gpu->memory_efficiency)) +
@@ -351,7 +400,16 @@ Shard transformer_shard(const PlanSpec *plan)
                    .etp = plan_field_value(plan, PLAN_ETP),
                    .expert_load = load / 100.0,
                    .cp = plan->cp,
-                   .expert_padded = plan->moe_capacity_percent > 0};
+                   .expert_padded = plan->moe_capacity_percent > 0,
+                   .cp_all_to_all = plan->cp_algorithm == CP_ALL_TO_ALL,
+                   .ce_fusion = plan->cross_entropy_fusion};
+}
+
+Shard transformer_shard_on(const PlanSpec *plan, const GpuSpec *gpu)
+{
+    Shard sh = transformer_shard(plan);
+    sh.fp8_one_copy = gpu && gpu->fp8_any_layout;
+    return sh;
 }
 
 double transformer_tokens(const ModelSpec *m, Shard sh)
@@ -375,9 +433,12 @@ void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *ou
 {
     Dims d = dims(m, sh);
     out->n = 0;
-    norm(out, "norm", d.ns, d.h);
+    if (block == BLOCK_MOE)
+        norm(out, "norm", d.ns, d.h);
+    else
+        norm_quantized(out, &d, d.ns, d.h);
     if (block == BLOCK_ATTENTION) {
-        gemm(out, &d, d.dtype, "qkv", d.n, d.h, d.hq / d.t + 2 * d.hkv_t);
+        matmul(out, &d, d.dtype, "qkv", d.n, d.h, d.hq / d.t + 2 * d.hkv_t);
         /* Qwen3: RMSNorm of each head of Q and K (read and write 2 bytes
          * an element, 5 FLOPs as the other norms) */
         if (m->qk_norm)
@@ -395,7 +456,7 @@ void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *ou
         moe_ops(m, &d, sh, out);
     } else {
         double up = gpt_style(m) ? d.f : 2 * d.f; /* SwiGLU: gate and up */
-        gemm(out, &d, d.dtype, "mlp_up", d.n, d.h, up / d.t);
+        matmul(out, &d, d.dtype, "mlp_up", d.n, d.h, up / d.t);
         /* Megatron's fused bias and GeLU (read 2, write 2 bytes an element
          * of n x f/t), or fused SwiGLU (read gate and up, 4; write 2) */
         add(out, "activation", 8 * d.n * d.f / d.t,
@@ -448,6 +509,35 @@ void transformer_embedding_ops(const ModelSpec *m, Shard sh, OpList *out)
         add(out, "embedding_dropout", d.ns * d.h, 5 * d.ns * d.h, 0);
 }
 
+/* The loss's cross-entropy over the logits, bytes per logit this GPU
+ * holds, by implementation (docs/model.md, "The head"), and the softmax or
+ * gradient it keeps for its backward.
+ * - none, Megatron-Core's VocabParallelCrossEntropy
+ *   (tensor_parallel/cross_entropy.py): forward, the cast to fp32 (read 2,
+ *   write 4), the max (read 4), the max subtracted (read 4, write 4), exp
+ *   in place (read 4, write 4), the sum (read 4), the division into the
+ *   softmax it keeps (read 4, write 4); backward, the softmax times the
+ *   loss's gradient in place (read 4, write 4), then cast to the bf16
+ *   logits' gradient (read 4, write 2).
+ * - native, the same jit-fused (fusions/fused_cross_entropy.py): the fp32
+ *   copy with the max (read 2, write 4), subtraction, exp and sum in one
+ *   pass (read 4, write 4), the division (read 4, write 4); backward one
+ *   kernel from the fp32 softmax to the bf16 gradient (read 4, write 2).
+ * - te, Transformer Engine's Triton kernels (pytorch/triton/cross_entropy.py,
+ *   up to 2.17): an online softmax over the bf16 logits (read 2), then the
+ *   loss with the gradient written over the logits (read 2, write 2);
+ *   backward, that gradient times the loss's in place (read 2, write 2);
+ *   it keeps the bf16 logits, 2 bytes, where the others keep the fp32
+ *   softmax, 4. */
+typedef struct {
+    double forward_bytes, backward_bytes, kept_bytes;
+} CrossEntropy;
+static const CrossEntropy cross_entropy[] = {
+    [CE_FUSION_NONE] = {.forward_bytes = 38, .backward_bytes = 14, .kept_bytes = 4},
+    [CE_FUSION_NATIVE] = {.forward_bytes = 22, .backward_bytes = 6, .kept_bytes = 4},
+    [CE_FUSION_TE] = {.forward_bytes = 6, .backward_bytes = 4, .kept_bytes = 2},
+};
+
 void transformer_head_ops(const ModelSpec *m, Shard sh, OpList *out)
 {
     Dims d = dims(m, sh);
@@ -456,14 +546,37 @@ void transformer_head_ops(const ModelSpec *m, Shard sh, OpList *out)
     /* bf16 logits, n x V/t: the output layer is not one of Transformer
      * Engine's, so bf16 in fp8 training too */
     gemm(out, &d, DTYPE_BF16, "logits", d.n, d.h, d.v / d.t);
-    /* Megatron's vocabulary-parallel cross-entropy, per logit: the cast to
-     * fp32 (read 2, write 4), the max (read 4), the max subtracted (read
-     * 4, write 4), exp in place (read 4, write 4), the sum (read 4), the
-     * division into the softmax its backward keeps (read 4, write 4) */
-    add(out, "loss", 5 * d.n * d.v / d.t, 38 * d.n * d.v / d.t, 0);
+    double logits = d.n * d.v / d.t;
+    const CrossEntropy *ce = &cross_entropy[d.ce_fusion];
+    add(out, "loss", 5 * logits, ce->forward_bytes * logits, 0);
+    out->ops[out->n - 1].backward = ce->backward_bytes / ce->forward_bytes;
 }
 
-void transformer_optimizer_ops(double params, OpList *out)
+/* Adam's states a parameter by how they are kept, and the bytes its step
+ * moves a parameter: the bf16 gradient read (2), the states read and
+ * written, and the bf16 parameter written (2), or read and written where
+ * it is part of the main weight (4).
+ * - fp32: main weight, momentum and variance, 4 each: 2 + 24 + 2 = 28;
+ * - remainders: the main weight as the bf16 parameter and a 16-bit
+ *   remainder (Apex's and Megatron-Core's store_param_remainders), fp32
+ *   momentum and variance: 10; 2 + 20 + 4 = 26;
+ * - bf16: bf16 momentum and variance updating the bf16 parameter (Apex's
+ *   DistributedFusedAdam with dtype bf16, store_params off): 4;
+ *   2 + 8 + 4 = 14. */
+static const struct {
+    double state_bytes, step_bytes;
+} optimizer_states[] = {
+    [OPTIMIZER_STATES_FP32] = {.state_bytes = 12, .step_bytes = 28},
+    [OPTIMIZER_STATES_REMAINDERS] = {.state_bytes = 10, .step_bytes = 26},
+    [OPTIMIZER_STATES_BF16] = {.state_bytes = 4, .step_bytes = 14},
+};
+
+double transformer_optimizer_state_bytes(OptimizerStates how)
+{
+    return optimizer_states[how].state_bytes;
+}
+
+void transformer_optimizer_ops(double params, OptimizerStates how, OpList *out)
 {
     out->n = 0;
     /* the gradients' norm for clipping, before the step: Megatron-LM's
@@ -471,7 +584,7 @@ void transformer_optimizer_ops(double params, OpList *out)
      * rescale by the clipping factor runs only when the norm is over the
      * threshold, and is not counted */
     add(out, "grad_norm", 2 * params, 4 * params, 0);
-    add(out, "adam", 12 * params, 28 * params, 0);
+    add(out, "adam", 12 * params, optimizer_states[how].step_bytes * params, 0);
 }
 
 double transformer_op_s(const GpuSpec *gpu, const Op *op)
@@ -485,6 +598,25 @@ double transformer_ops_s(const GpuSpec *gpu, const OpList *ops)
     double s = 0;
     for (int i = 0; i < ops->n; i++)
         s += transformer_op_s(gpu, &ops->ops[i]);
+    return s;
+}
+
+/* Op.backward, 2 when unset. */
+static double backward_factor(const Op *op)
+{
+    return op->backward > 0 ? op->backward : 2;
+}
+
+double transformer_op_backward_s(const GpuSpec *gpu, const Op *op)
+{
+    return backward_factor(op) * transformer_op_s(gpu, op);
+}
+
+double transformer_ops_backward_s(const GpuSpec *gpu, const OpList *ops)
+{
+    double s = 0;
+    for (int i = 0; i < ops->n; i++)
+        s += transformer_op_backward_s(gpu, &ops->ops[i]);
     return s;
 }
 
@@ -533,6 +665,8 @@ OpsWork transformer_ops_work(const GpuSpec *gpu, const OpList *ops)
         double s = transformer_op_s(gpu, op), f = hardware_flops(op);
         w.seconds += s;
         w.flops += f;
+        w.backward_seconds += backward_factor(op) * s;
+        w.backward_flops += 2 * f;
         w.wgrad_seconds += op->wgrad * s;
         w.wgrad_flops += op->wgrad * f;
     }
@@ -695,7 +829,7 @@ double transformer_embedding_activation_bytes(const ModelSpec *m, Shard sh)
 double transformer_head_activation_bytes(const ModelSpec *m, Shard sh)
 {
     Dims d = dims(m, sh);
-    return 4 * d.ns * d.h + 4 * d.n * d.v / d.t;
+    return 4 * d.ns * d.h + cross_entropy[d.ce_fusion].kept_bytes * d.n * d.v / d.t;
 }
 
 /* The forward's matrix-multiply FLOPs of one sequence, the causal share

@@ -51,11 +51,21 @@ typedef struct {
                                  * left out (0): 1 */
     gboolean expert_padded;     /* expert_load is a capacity every GPU computes (padded);
                                  * else the busiest GPU's, the others doing less */
+    gboolean cp_all_to_all;     /* context parallelism by all-to-all (Ulysses): attention
+                                 * runs the whole sequence on a share of the heads, not
+                                 * a chunk of it a step (ring) */
+    CeFusion ce_fusion;         /* the loss's cross-entropy kernels; left out:
+                                 * CE_FUSION_NONE, the plan default */
+    gboolean fp8_one_copy;      /* a per-tensor-scaled fp8 cast writes one copy, the GPU's
+                                 * FP8 GEMMs taking any layout (GpuSpec.fp8_any_layout);
+                                 * left out: a copy and its transpose (Hopper's) */
 } Shard;
 
 /* The plan's Shard: its micro-batch size, tp, sequence parallelism,
- * attention and dtype with its recipe's amax pass. */
+ * attention and dtype with its recipe's amax pass; and on `gpu` (NULL:
+ * none in particular, Hopper's casts). */
 Shard transformer_shard(const PlanSpec *plan);
+Shard transformer_shard_on(const PlanSpec *plan, const GpuSpec *gpu);
 
 /* Tokens of one micro-batch on this GPU: b s / c. */
 double transformer_tokens(const ModelSpec *m, Shard sh);
@@ -105,7 +115,9 @@ void transformer_head_ops(const ModelSpec *m, Shard sh, OpList *out);
  * Adam, which reads the bf16 gradient and fp32 master, momentum and
  * variance, and writes them back with the bf16 parameters (28 bytes per
  * parameter). */
-void transformer_optimizer_ops(double params, OpList *out);
+void transformer_optimizer_ops(double params, OptimizerStates how, OpList *out);
+/* Bytes of Adam's states a parameter kept `how` (12, 10 or 4). */
+double transformer_optimizer_state_bytes(OptimizerStates how);
 
 /* A head's width: the model's head_dim, else hidden_size / attention_heads. */
 double transformer_head_dim(const ModelSpec *m);
@@ -164,12 +176,18 @@ double transformer_ops_flops(const OpList *ops, gboolean gemm_only);
  * GEMM's counted FLOPs less its idle share (roofline.h's Op.idle). */
 double transformer_ops_hardware_flops(const OpList *ops);
 
-/* What operations take, forward (transformer_ops_s, transformer_ops_hardware_flops), and of
- * their backward, twice that, what the weight gradients take: each
- * operation's Op.wgrad times its forward. */
+/* An operation's backward: Op.backward times its forward (twice unless
+ * set). */
+double transformer_op_backward_s(const GpuSpec *gpu, const Op *op);
+double transformer_ops_backward_s(const GpuSpec *gpu, const OpList *ops);
+
+/* What operations take, forward (transformer_ops_s, transformer_ops_hardware_flops), their
+ * backward (transformer_op_backward_s, and twice the FLOPs) and, of that, what the weight
+ * gradients take: each operation's Op.wgrad times its forward. */
 typedef struct {
-    double seconds, flops;             /* forward */
-    double wgrad_seconds, wgrad_flops; /* the backward's weight gradients */
+    double seconds, flops;                   /* forward */
+    double backward_seconds, backward_flops; /* backward, weight gradients included */
+    double wgrad_seconds, wgrad_flops;       /* the backward's weight gradients */
 } OpsWork;
 OpsWork transformer_ops_work(const GpuSpec *gpu, const OpList *ops);
 
@@ -211,8 +229,9 @@ double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard
 double transformer_block_replay_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc);
 /* The embedding's dropout mask, sbh bytes (/t with sequence parallelism). */
 double transformer_embedding_activation_bytes(const ModelSpec *m, Shard sh);
-/* The head's: final norm and logits inputs (2sbh each) and the fp32
- * logits (4sbV/t). */
+/* The head's: final norm and logits inputs (2sbh each) and what the
+ * loss keeps: the fp32 softmax (4sbV/t), or under cross_entropy_fusion te
+ * the bf16 logits its gradient overwrote (2sbV/t). */
 double transformer_head_activation_bytes(const ModelSpec *m, Shard sh);
 
 /* Model FLOPs of a step over `sequences` sequences: forward and backward

@@ -8,9 +8,10 @@
 const char *const breakdown_class_names[] = {"gemm", "attention_forward", "attention_backward",
                                              "memory_bound", NULL};
 
-/* Adds `times` runs of each operation of `ops`, attention to `attention`
- * (its forward or backward row); `recompute` says the time is a replay's. */
-static void add_ops(Breakdown *out, const GpuSpec *gpu, const OpList *ops, double times,
+/* Adds each operation of `ops` once, or its `backward` (Op.backward
+ * runs of it), attention to `attention` (its forward or backward row);
+ * `recompute` says the time is a replay's. */
+static void add_ops(Breakdown *out, const GpuSpec *gpu, const OpList *ops, gboolean backward,
                     BreakdownClass attention, gboolean recompute)
 {
     static const BreakdownClass rows[KERNEL_CLASSES] = {
@@ -19,7 +20,9 @@ static void add_ops(Breakdown *out, const GpuSpec *gpu, const OpList *ops, doubl
         const Op *op = &ops->ops[i];
         KernelClass k = transformer_op_class(op);
         BreakdownClass row = k == KERNEL_ATTENTION ? attention : rows[k];
-        double s = times * transformer_op_s(gpu, op);
+        double one = transformer_op_s(gpu, op);
+        double s = backward ? transformer_op_backward_s(gpu, op) : one;
+        double times = s / one;
         out->seconds[row] += s;
         if (recompute)
             out->recompute_s += s;
@@ -30,11 +33,11 @@ static void add_ops(Breakdown *out, const GpuSpec *gpu, const OpList *ops, doubl
     }
 }
 
-/* The forward of `ops` and its backward (twice each operation). */
+/* The forward of `ops` and its backward. */
 static void add_forward_backward(Breakdown *out, const GpuSpec *gpu, const OpList *ops)
 {
-    add_ops(out, gpu, ops, 1, BREAKDOWN_ATTENTION_FORWARD, FALSE);
-    add_ops(out, gpu, ops, 2, BREAKDOWN_ATTENTION_BACKWARD, FALSE);
+    add_ops(out, gpu, ops, FALSE, BREAKDOWN_ATTENTION_FORWARD, FALSE);
+    add_ops(out, gpu, ops, TRUE, BREAKDOWN_ATTENTION_BACKWARD, FALSE);
 }
 
 void breakdown_compute(const Step *step, int stage, Breakdown *out)
@@ -61,8 +64,8 @@ void breakdown_compute(const Step *step, int stage, Breakdown *out)
                 /* the replay (recomputation), then FlashAttention's rest */
                 OpList replay, rest;
                 transformer_block_replay_split(model, block, sh, plan->recompute, &replay, &rest);
-                add_ops(out, gpu, &replay, 1, BREAKDOWN_ATTENTION_BACKWARD, TRUE);
-                add_ops(out, gpu, &rest, 1, BREAKDOWN_ATTENTION_BACKWARD, FALSE);
+                add_ops(out, gpu, &replay, FALSE, BREAKDOWN_ATTENTION_BACKWARD, TRUE);
+                add_ops(out, gpu, &rest, FALSE, BREAKDOWN_ATTENTION_BACKWARD, FALSE);
             }
         if (g == chunks - 1) {
             transformer_head_ops(model, sh, &ops);

@@ -30,7 +30,8 @@ void checkpoint_of_plan(Checkpoint *out, const Step *step)
     g_autoptr(Layout) l = layout_new(plan, cluster);
     const int *shards = step->states.shards, *expert_shards = step->states.expert_shards;
     static const MemKind kinds[] = {MEM_PARAMS, MEM_OPTIMIZER};
-    const double bytes[] = {CHECKPOINT_WEIGHT_BYTES, STATES_OPTIMIZER_BYTES};
+    const double bytes[] = {CHECKPOINT_WEIGHT_BYTES,
+                            transformer_optimizer_state_bytes(plan->optimizer_states)};
     g_autofree double *params = g_new(double, plan->pp);
     g_autofree double *experts = g_new(double, plan->pp);
     for (int s = 0; s < plan->pp; s++) {

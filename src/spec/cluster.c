@@ -55,6 +55,7 @@ static const char *const gpu_keys[] = {
     "peak_fp8_tflops",
     "peak_fp4_tflops",
     "mxfp8",
+    "fp8_any_layout",
     "pcie_GBps",
     "memory_GiB",
     "runtime_reserve_GiB",
@@ -69,6 +70,8 @@ static const char *const gpu_keys[] = {
     "sm_count",
     "gemm_efficiency",
     "attention_head_dim_factor",
+    "attention_seq_factor",
+    "gemm_dtype_share",
     NULL,
 };
 static const char *const intra_keys[] = {
@@ -144,6 +147,34 @@ static gboolean read_curve(const JsonDoc *doc, const cJSON *o, const char *key, 
 #define MIN_EFFICIENCY 0.01
 #define MIN_RATE       1
 
+/* The narrow dtypes' names: dtype_names less bf16's, the first. */
+G_STATIC_ASSERT(DTYPE_BF16 == 0);
+static const char *const *const narrow_dtype_names = dtype_names + 1;
+
+/* "gemm_dtype_share": an object of a share in (0, 1] for any of the
+ * narrow dtypes; each one absent: 0 (gpu_gemm_dtype_share's 1). */
+static gboolean read_dtype_shares(const JsonDoc *doc, const cJSON *gpu_obj, GpuSpec *gpu,
+                                  GError **error)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(gpu_obj, "gemm_dtype_share");
+    memset(gpu->gemm_dtype_share, 0, sizeof gpu->gemm_dtype_share);
+    if (!o)
+        return TRUE;
+    if (!cJSON_IsObject(o)) {
+        g_autofree char *names = names_list(narrow_dtype_names, FALSE);
+        json_fail(error, doc, "$.gpu", "gemm_dtype_share", o, "an object of shares in (0, 1] by dtype (%s)",
+                  names);
+        return FALSE;
+    }
+    if (!json_check_keys(doc, o, "$.gpu.gemm_dtype_share", narrow_dtype_names, error))
+        return FALSE;
+    for (int d = DTYPE_BF16 + 1; d < DTYPES; d++)
+        if (!json_number(doc, o, "$.gpu.gemm_dtype_share", dtype_names[d], FALSE, MIN_EFFICIENCY,
+                         1, 0, &gpu->gemm_dtype_share[d], error))
+            return FALSE;
+    return TRUE;
+}
+
 static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
 {
     const cJSON *o = json_object(doc, doc->root, "$", "gpu", error);
@@ -157,6 +188,7 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
         !json_number(doc, o, "$.gpu", "peak_fp4_tflops", FALSE, MIN_TFLOPS, 1e9, 0, &fp4_tflops,
                      error) ||
         !json_bool(doc, o, "$.gpu", "mxfp8", FALSE, FALSE, &gpu->mxfp8, error) ||
+        !json_bool(doc, o, "$.gpu", "fp8_any_layout", FALSE, FALSE, &gpu->fp8_any_layout, error) ||
         !json_number(doc, o, "$.gpu", "pcie_GBps", FALSE, MIN_GBPS, 1e12, 0, &pcie_gbps, error) ||
         !json_number(doc, o, "$.gpu", "memory_GiB", TRUE, MIN_GIB, 1e9, 0, &gib, error) ||
         !json_number(doc, o, "$.gpu", "runtime_reserve_GiB", FALSE, 0, gib, 0, &reserve_gib,
@@ -181,7 +213,10 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
         !read_curve(doc, o, "gemm_efficiency", 1, "[flop_per_byte, efficiency]", &gpu->gemm,
                     error) ||
         !read_curve(doc, o, "attention_head_dim_factor", 4, "[head_dim, factor]",
-                    &gpu->attention_head_dim, error))
+                    &gpu->attention_head_dim, error) ||
+        !read_curve(doc, o, "attention_seq_factor", 4, "[sequence_length, factor]",
+                    &gpu->attention_seq, error) ||
+        !read_dtype_shares(doc, o, gpu, error))
         return FALSE;
     gpu->sm_count = (int)sms;
     gpu->peak_flops = tflops * 1e12;
@@ -658,6 +693,8 @@ char *cluster_spec_json(const ClusterSpec *c)
         jsonw_number(jsonw_key(&w, "peak_fp4_tflops"), g->peak_fp4_flops / 1e12);
     if (g->mxfp8)
         jsonw_bool(jsonw_key(&w, "mxfp8"), TRUE);
+    if (g->fp8_any_layout)
+        jsonw_bool(jsonw_key(&w, "fp8_any_layout"), TRUE);
     if (g->pcie_Bps > 0)
         jsonw_number(jsonw_key(&w, "pcie_GBps"), g->pcie_Bps / 1e9);
     jsonw_number(jsonw_key(&w, "memory_GiB"), g->memory_bytes / 1073741824.0);
@@ -675,6 +712,17 @@ char *cluster_spec_json(const ClusterSpec *c)
         jsonw_int(jsonw_key(&w, "sm_count"), g->sm_count);
     write_curve(&w, "gemm_efficiency", &g->gemm);
     write_curve(&w, "attention_head_dim_factor", &g->attention_head_dim);
+    write_curve(&w, "attention_seq_factor", &g->attention_seq);
+    gboolean shares = FALSE;
+    for (int d = 0; d < DTYPES; d++)
+        shares |= g->gemm_dtype_share[d] > 0;
+    if (shares) {
+        jsonw_begin_object(jsonw_key(&w, "gemm_dtype_share"), JSONW_INLINE);
+        for (int d = DTYPE_BF16 + 1; d < DTYPES; d++)
+            if (g->gemm_dtype_share[d] > 0)
+                jsonw_number(jsonw_key(&w, dtype_names[d]), g->gemm_dtype_share[d]);
+        jsonw_end(&w);
+    }
     jsonw_end(&w);
     jsonw_begin_object(jsonw_key(&w, "intra_node"), 4);
     link_keys(&w, &c->intra, c->protocols);

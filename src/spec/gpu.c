@@ -67,3 +67,9 @@ double gpu_gemm_sustained(const GpuSpec *gpu)
 {
     return gpu->gemm_sustained > 0 ? gpu->gemm_sustained : 1;
 }
+
+double gpu_gemm_dtype_share(const GpuSpec *gpu, Dtype d)
+{
+    g_assert(d >= 0 && d < DTYPES);
+    return gpu->gemm_dtype_share[d] > 0 ? gpu->gemm_dtype_share[d] : 1;
+}

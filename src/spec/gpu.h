@@ -29,6 +29,9 @@ typedef struct {
     double peak_fp8_flops;     /* dense fp8, FLOP/s; 0: the GPU has no FP8 */
     double peak_fp4_flops;     /* dense fp4 (NVFP4), FLOP/s; 0: the GPU has no FP4 */
     gboolean mxfp8;            /* its tensor cores take MXFP8's block scales, at the fp8 rate */
+    gboolean fp8_any_layout;   /* its FP8 GEMMs take their operands in any layout, so that a
+                                * per-tensor-scaled cast writes one copy, no transpose
+                                * beside it (Blackwell's; Hopper's take TN only) */
     double pcie_Bps;           /* host link per GPU per direction, achievable; 0: not given */
     double memory_bytes;       /* HBM capacity */
     double reserve_bytes;      /* of it, held outside the model's tensors: CUDA context,
@@ -52,6 +55,12 @@ typedef struct {
     Curve attention_head_dim;             /* the attention efficiencies' factor against the head
                                            * dimension (1 at the dimension they were measured at);
                                            * none: 1 */
+    Curve attention_seq;                  /* and against the sequence length a kernel runs
+                                           * (1 at the length they were measured at); none: 1 */
+    double gemm_dtype_share[DTYPES];      /* a narrow dtype's GEMMs' fraction of their own peak
+                                           * over bf16's at the same intensity (block scales and
+                                           * the power limit cost them more), (0, 1]; 0 (and
+                                           * bf16's): 1 */
 } GpuSpec;
 
 /* FlashAttention's efficiencies when a GPU gives none: FlashAttention-2's
@@ -63,6 +72,8 @@ typedef struct {
  * share, their defaults for 0. */
 double gpu_attention_efficiency(const GpuSpec *gpu, gboolean forward);
 double gpu_gemm_sustained(const GpuSpec *gpu);
+/* gemm_dtype_share of `d`, 1 for 0. */
+double gpu_gemm_dtype_share(const GpuSpec *gpu, Dtype d);
 
 /* The peaks a dtype's GEMMs run at (dtypes.def's last column). */
 typedef enum { GPU_PEAK_BF16, GPU_PEAK_FP8, GPU_PEAK_MXFP8, GPU_PEAK_FP4 } GpuPeak;

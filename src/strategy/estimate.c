@@ -52,6 +52,7 @@ typedef struct {
     const ModelSpec *model;
     const PlanSpec *plan;
     double embedding_s, head_s, layer_s[2], layer_backward_s[2];
+    double ends_backward_s[2]; /* the embedding's backward, the head's */
     double embedding_kept, head_kept, layer_kept[2]; /* a kind no layer has: 0 */
     int *first;                                      /* per chunk, and the layers after the last */
 } PieceCosts;
@@ -67,6 +68,7 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
     c->embedding_kept = transformer_embedding_activation_bytes(m, sh);
     c->head_kept = transformer_head_activation_bytes(m, sh);
     double block_s[TRANSFORMER_BLOCK_KINDS] = {0}, block_kept[TRANSFORMER_BLOCK_KINDS] = {0};
+    double block_backward_s[TRANSFORMER_BLOCK_KINDS] = {0};
     /* what each active strategy's tasks add to a block's passes, at the least */
     BlockBound added[STRATEGY_MAX][TRANSFORMER_BLOCK_KINDS] = {{{0}}};
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
@@ -77,6 +79,7 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
             continue;
         transformer_block_ops(m, (Block)b, sh, &ops);
         block_s[b] = transformer_ops_s(gpu, &ops);
+        block_backward_s[b] = transformer_ops_backward_s(gpu, &ops);
         for (int k = 0; strategy_registry[k]; k++)
             if (strategy_registry[k]->block_bound && strategy_registry[k]->active(plan))
                 added[k][b] = strategy_registry[k]->block_bound(step, (Block)b, &ops);
@@ -86,6 +89,7 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
         for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
             Block b = i == 0 ? BLOCK_ATTENTION : k == 0 ? BLOCK_MLP : BLOCK_MOE;
             c->layer_s[k] += block_s[b];
+            c->layer_backward_s[k] += block_backward_s[b];
             c->layer_kept[k] += block_kept[b];
         }
         /* a strategy's over the layer's blocks, then the strategies' */
@@ -99,14 +103,16 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
             added_forward_s += forward_s;
             added_backward_s += backward_s;
         }
-        c->layer_backward_s[k] = 2 * c->layer_s[k] + added_backward_s;
+        c->layer_backward_s[k] += added_backward_s;
         c->layer_s[k] += added_forward_s;
     }
     if (timed) {
         transformer_embedding_ops(m, sh, &ops);
         c->embedding_s = transformer_ops_s(gpu, &ops);
+        c->ends_backward_s[0] = transformer_ops_backward_s(gpu, &ops);
         transformer_head_ops(m, sh, &ops);
         c->head_s = transformer_ops_s(gpu, &ops);
+        c->ends_backward_s[1] = transformer_ops_backward_s(gpu, &ops);
     }
     c->first = chunks_firsts(plan);
 }
@@ -161,7 +167,7 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
     const PlanSpec *plan = c->plan;
     int from = c->first[g], to = c->first[g + 1];
     gboolean first = g == 0, last = g == chunks_count(plan) - 1;
-    double ends = 2 * ((first ? c->embedding_s : 0) + (last ? c->head_s : 0));
+    double ends = (first ? c->ends_backward_s[0] : 0) + (last ? c->ends_backward_s[1] : 0);
     ChunkCost cc = {.forward_s = first ? c->embedding_s : 0,
                     .backward_s = ends,
                     .chain_backward_s = ends,

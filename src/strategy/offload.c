@@ -96,7 +96,8 @@ double offload_host_bytes(const Step *step, int stage)
     const PlanSpec *plan = step->plan;
     switch (plan->offload) {
     case OFFLOAD_OPTIMIZER:
-        return (STATES_OPTIMIZER_BYTES + offload_pcie_bytes_per_param(plan)) *
+        return (transformer_optimizer_state_bytes(plan->optimizer_states) +
+                offload_pcie_bytes_per_param(plan)) *
                shard_params(&step->states, states_stage_params_of(model, plan, stage).params);
     case OFFLOAD_ACTIVATIONS:
         return host_activation_bytes(model, plan, stage);

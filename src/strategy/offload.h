@@ -50,8 +50,8 @@
 double offload_pcie_bytes_per_param(const PlanSpec *plan);
 
 /* Host bytes a rank of pipeline stage `stage` keeps with `plan`: with
- * offload optimizer, per parameter of its optimizer shard, the 12 bytes of
- * fp32 states (STATES_OPTIMIZER_BYTES) and the 2 of the bf16 gradients that
+ * offload optimizer, per parameter of its optimizer shard, Adam's states
+ * (transformer_optimizer_state_bytes: 12 in fp32) and the 2 of the bf16 gradients that
  * came down; with offload activations the most offloaded bytes of the
  * micro-batches it holds, in its schedule's order of units, each forward
  * adding its chunk's offloaded layers' A_l until its backward ends

@@ -73,7 +73,7 @@ Step step_of(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec 
                   .cluster = cluster,
                   .plan = plan,
                   .gpu = plan_spec_run_gpu(plan, &cluster->gpu),
-                  .shard = transformer_shard(plan),
+                  .shard = transformer_shard_on(plan, &cluster->gpu),
                   .micro_batches = plan_spec_micro_batches(plan),
                   .states = strategy_states_rule(plan)};
 }

@@ -54,8 +54,10 @@ StatesRule states_rule(const PlanSpec *plan)
 {
     StatesRule rule = {.bytes_per_param = {[MEM_PARAMS] = states_tensor_bytes(plan, TENSOR_PARAM),
                                            [MEM_GRADS] = states_tensor_bytes(plan, TENSOR_GRAD),
-                                           [MEM_OPTIMIZER] = STATES_OPTIMIZER_BYTES},
-                       .layer_param_bytes = states_tensor_bytes(plan, TENSOR_LAYER_PARAM)};
+                                           [MEM_OPTIMIZER] = transformer_optimizer_state_bytes(
+                                               plan->optimizer_states)},
+                       .layer_param_bytes = states_tensor_bytes(plan, TENSOR_LAYER_PARAM),
+                       .optimizer = plan->optimizer_states};
     for (int k = 0; k < MEM_KINDS; k++)
         rule.shards[k] = rule.expert_shards[k] = 1;
     return rule;
@@ -105,7 +107,7 @@ double states_optimizer_s(const GpuSpec *gpu, const StatesRule *rule, double sha
     if (rule->bytes_per_param[MEM_OPTIMIZER] == 0)
         return 0;
     OpList ops;
-    transformer_optimizer_ops(shard, &ops);
+    transformer_optimizer_ops(shard, rule->optimizer, &ops);
     return transformer_ops_s(gpu, &ops);
 }
 

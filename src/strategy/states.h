@@ -32,16 +32,14 @@ double states_tensor_bytes(const PlanSpec *plan, Tensor t);
  * embedding, and computes with it in any case (Megatron-LM). */
 Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind, int layer);
 
-/* Adam's fp32 master weights, momentum and variance, bytes per parameter
- * (Rajbhandari et al. 2020, section 3: K = 12). */
-#define STATES_OPTIMIZER_BYTES 12.0
-
 /* Every plan's rule of its model states (StatesRule, step.h), before the
  * strategies' hooks: bf16 parameters (2 bytes, a layer's
  * TENSOR_LAYER_PARAM's); gradients in the plan's grad_accum_dtype (fp32
- * 4, bf16 2); Adam's fp32 master weights, momentum and variance (12);
- * nothing split. So 18 bytes per parameter with fp32 gradients
- * (Megatron-LM), 16 with bf16 (Rajbhandari et al. 2020, section 3). */
+ * 4, bf16 2); Adam's states as its optimizer_states keeps them
+ * (transformer_optimizer_state_bytes: fp32 master weights, momentum and
+ * variance, 12, Rajbhandari et al. 2020, section 3's K); nothing split.
+ * So 18 bytes per parameter with fp32 gradients (Megatron-LM), 16 with
+ * bf16. */
 StatesRule states_rule(const PlanSpec *plan);
 
 /* Bytes one parameter of a segment of `kind` takes as the rank holds and

@@ -34,7 +34,8 @@ typedef enum {
 /* How a step holds its model states (states.h sizes them by it): the
  * bytes one parameter's state of each kind takes on the GPU, unsplit
  * (MEM_PARAMS, MEM_GRADS, MEM_OPTIMIZER; 0: it is not on the GPU), the
- * bytes of a transformer layer's parameter as held, and the ranks each
+ * bytes of a transformer layer's parameter as held, how the optimizer
+ * keeps its states, and the ranks each
  * kind is split over, of the dense parameters' states and of the routed
  * experts' (1: not split). states_rule gives every plan's; each active
  * strategy's `states` hook then sets what it owns (zero.c the split,
@@ -43,6 +44,7 @@ typedef struct {
     double bytes_per_param[MEM_KINDS];
     double layer_param_bytes;
     int shards[MEM_KINDS], expert_shards[MEM_KINDS];
+    OptimizerStates optimizer; /* how Adam keeps them (the plan's optimizer_states) */
 } StatesRule;
 
 typedef struct {

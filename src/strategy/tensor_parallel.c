@@ -64,6 +64,7 @@ typedef enum { SPAN_PRE, SPAN_COLUMN, SPAN_MIDDLE, SPAN_ROW, SPAN_POST, SPANS } 
 typedef struct {
     OpsWork work; /* forward, and its backward's weight gradients */
     int ops;
+    Dtype gemm_dtype; /* its GEMM's inputs' (bf16 without one) */
 } Span;
 
 /* One kind of piece (the embedding, the head, a layer's attention or MLP
@@ -103,12 +104,38 @@ static gboolean has_named(const OpList *ops, const char *const *names, gsize n)
     return FALSE;
 }
 
-int tp_forward_waits(const PlanSpec *plan, const OpList *ops)
+/* What a sequence-parallel all-gather of an input of GEMMs in `d` moves,
+ * over bf16's bytes: Transformer Engine quantizes the GEMM's input (the
+ * norm's output forward, the output gradient backward) on this GPU's rows
+ * and gathers the quantized copy (module/layernorm_linear.py and
+ * linear.py, gather_along_first_dim with the quantizer), q bytes an
+ * element with its scales'; bf16's 2 for a bf16 GEMM (the head's logits). */
+static double gathered_share(Dtype d)
 {
+    return (dtype_bytes(d) + dtype_scale_bytes(d)) / dtype_bytes(DTYPE_BF16);
+}
+
+/* The shares of tp_layer_bytes the tensor-parallel collectives that the
+ * forward of a piece of operations `ops` waits for move, its compute
+ * stopped, into `shares`; returns how many: the sum of the row-parallel
+ * output (an all-reduce, or a reduce-scatter with sequence parallelism),
+ * whole, and with sequence parallelism the all-gather of the
+ * column-parallel GEMM's input, at its quantized bytes (gathered_share).
+ * None with tp 1, or with tp_comm_overlap, whose collectives run beside
+ * the GEMM's parts. */
+static int forward_waits(const PlanSpec *plan, const OpList *ops, double shares[2])
+{
+    int n = 0;
     if (plan->tp == 1 || plan->tp_comm_overlap)
         return 0;
-    return has_named(ops, summed_ops, G_N_ELEMENTS(summed_ops)) +
-           (plan->sequence_parallel && has_named(ops, column_ops, G_N_ELEMENTS(column_ops)));
+    if (has_named(ops, summed_ops, G_N_ELEMENTS(summed_ops)))
+        shares[n++] = 1;
+    for (int i = 0; plan->sequence_parallel && i < ops->n; i++)
+        if (named(&ops->ops[i], column_ops, G_N_ELEMENTS(column_ops))) {
+            shares[n++] = gathered_share(ops->ops[i].dtype);
+            break;
+        }
+    return n;
 }
 
 double tp_layer_bytes(const ModelSpec *model, const PlanSpec *plan)
@@ -212,8 +239,12 @@ static PieceSpans cut(const GpuSpec *gpu, const OpList *ops)
             at++;
         OpList one = {.ops = {*op}, .n = 1};
         OpsWork w = transformer_ops_work(gpu, &one), *sum = &p.span[at].work;
+        if (op->gemm)
+            p.span[at].gemm_dtype = op->dtype;
         sum->seconds += w.seconds;
         sum->flops += w.flops;
+        sum->backward_seconds += w.backward_seconds;
+        sum->backward_flops += w.backward_flops;
         sum->wgrad_seconds += w.wgrad_seconds;
         sum->wgrad_flops += w.wgrad_flops;
         p.span[at].ops++;
@@ -311,7 +342,8 @@ static void flush(Parts *q)
 
 /* A collective over the tp group of `share` of b s h bf16 values (s/c
  * tokens of each sequence with context parallelism: TpState.layer_bytes),
- * on the tp stream, after the pending work (which it needs) is done. */
+ * on the tp stream, after the pending work (which it needs) is done; an
+ * all-gather's share is of the bytes gathered_share says it moves. */
 static TaskId collective(Parts *q, CollOp op, double share)
 {
     static const char *const names[COLL_N_OPS] = {
@@ -343,14 +375,16 @@ static CollOp sum_op(const Emit *e)
 static void gather_into(Parts *q, const Span *s, unsigned passes, gboolean overlap)
 {
     int t = emit_plan(q->e)->tp;
+    double bytes = gathered_share(s->gemm_dtype);
     if (!overlap) {
-        emit_gate(q->e, collective(q, COLL_ALL_GATHER, 1));
+        emit_gate(q->e, collective(q, COLL_ALL_GATHER, bytes));
         add(q, s, passes, 1);
         return;
     }
-    TaskId step = collective(q, COLL_ALL_GATHER, 1.0 / (t - 1));
+    TaskId step = collective(q, COLL_ALL_GATHER, bytes / (t - 1));
     for (int i = 0; i < t; i++) {
-        TaskId next = i + 1 < t - 1 ? collective(q, COLL_ALL_GATHER, 1.0 / (t - 1)) : TASK_NONE;
+        TaskId next =
+            i + 1 < t - 1 ? collective(q, COLL_ALL_GATHER, bytes / (t - 1)) : TASK_NONE;
         add(q, s, passes, 1.0 / t);
         flush(q);
         if (i < t - 1)
@@ -408,7 +442,8 @@ static void backward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overla
     add(q, &k->span[SPAN_MIDDLE], passes, 1);
     const Span *column = &k->span[SPAN_COLUMN];
     if (column->ops && in) {
-        TaskId input = sp && w ? collective(q, COLL_ALL_GATHER, 1) : TASK_NONE;
+        TaskId input =
+            sp && w ? collective(q, COLL_ALL_GATHER, gathered_share(column->gemm_dtype)) : TASK_NONE;
         add(q, column, in, 1); /* beside the gather */
         TaskId sum = collective(q, sum_op(q->e), 1);
         emit_gate(q->e, input);
@@ -452,16 +487,18 @@ static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag
 /* The waits of a forward for the collectives that stop its compute.
  * Without tp_comm_overlap the sum of a row-parallel output, and with
  * sequence parallelism the gather of a column-parallel input, each has
- * the next compute wait for it (tp_forward_waits counts them): each such
+ * the next compute wait for it (forward_waits lists them): each such
  * span holds no compute task and lasts at least a collective's bound over
- * the tp group (netbound_exchange_s). A backward's collectives may
- * overlap its weight gradients: they count nothing. */
+ * the tp group (netbound_exchange_s) at the bytes it moves. A backward's
+ * collectives may overlap its weight gradients: they count nothing. */
 static BlockBound block_bound(const Step *step, Block block, const OpList *ops)
 {
     (void)block;
     const PlanSpec *plan = step->plan;
-    double wait_s = netbound_exchange_s(step->cluster, tp_layer_bytes(step->model, plan), plan->tp);
-    return (BlockBound){.forward_s = tp_forward_waits(plan, ops) * wait_s};
+    double shares[2], bytes = tp_layer_bytes(step->model, plan), wait_s = 0;
+    for (int i = 0, n = forward_waits(plan, ops, shares); i < n; i++)
+        wait_s += netbound_exchange_s(step->cluster, shares[i] * bytes, plan->tp);
+    return (BlockBound){.forward_s = wait_s};
 }
 
 const Strategy strategy_tensor_parallel = {

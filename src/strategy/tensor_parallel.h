@@ -11,12 +11,4 @@
  * activations, as their tensor type holds them. */
 double tp_layer_bytes(const ModelSpec *model, const PlanSpec *plan);
 
-/* How many tensor-parallel collectives the forward of a piece of
- * operations `ops` waits for, its compute stopped: the sum of the
- * row-parallel output (an all-reduce, or a reduce-scatter with sequence
- * parallelism), and with sequence parallelism the all-gather of the
- * column-parallel GEMM's input; each moves tp_layer_bytes. 0 with tp 1, or
- * with tp_comm_overlap, whose collectives run beside the GEMM's parts. */
-int tp_forward_waits(const PlanSpec *plan, const OpList *ops);
-
 #endif

@@ -31,8 +31,8 @@ PassWork unit_work(unsigned passes, const OpsWork *w, double share)
         p.flops += w->flops;
     }
     if (passes & PASS_INPUT_GRAD) {
-        p.seconds += 2 * w->seconds - w->wgrad_seconds;
-        p.flops += 2 * w->flops - w->wgrad_flops;
+        p.seconds += w->backward_seconds - w->wgrad_seconds;
+        p.flops += w->backward_flops - w->wgrad_flops;
     }
     if (passes & PASS_WEIGHT_GRAD) {
         p.seconds += w->wgrad_seconds;
