@@ -284,6 +284,42 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
 }
 END_TEST
 
+/* The shipped clusters' host paths (topologies/SOURCES.md): offload over
+ * DGX A100's shared PCIe switches and CPUs, DGX H100's NICs behind the
+ * host links and GB200's Grace memory shared by two GPUs, with traffic
+ * between nodes, replayed reduced and in full: the same report. */
+START_TEST(offload_over_shipped_host_paths)
+{
+    static const char *const clusters[] = {"dgx-a100-80gb.json", "dgx-h100.json",
+                                           "gb200-nvl72.json"};
+    ModelSpec *m = test_gpt(4, 256, 8, 512, 128);
+    for (gsize i = 0; i < G_N_ELEMENTS(clusters); i++)
+        for (int o = OFFLOAD_OPTIMIZER; o <= OFFLOAD_ACTIVATIONS; o++) {
+            ClusterSpec *c = test_shipped_cluster(clusters[i], 2);
+            if (i == 2) /* two racks of 4 GPUs */
+                ck_assert(cluster_spec_use_gpus_per_node(c, 4, "test", NULL));
+            c->cpu_adam_params_s = 4e9;
+            PlanSpec *plan = plan_spec_new();
+            plan->tp = 2;
+            plan->pp = 2;
+            plan->offload = (Offload)o;
+            plan->global_batch_size = 4 * c->gpus_per_node;
+            test_resolve(plan, m, c);
+            int simulated, all;
+            cJSON *fast = report(m, c, plan, FALSE, &simulated);
+            cJSON *full = report(m, c, plan, TRUE, &all);
+            g_autofree char *why = difference(fast, full, "$");
+            ck_assert_msg(!why, "%s, offload %d: %s", clusters[i], o, why);
+            ck_assert_int_lt(simulated, all);
+            cJSON_Delete(fast);
+            cJSON_Delete(full);
+            plan_spec_free(plan);
+            cluster_spec_free(c);
+        }
+    model_spec_free(m);
+}
+END_TEST
+
 /* A step of many micro-batches whose build at every shift is already a
  * 50th of the cap is first probed at 2 pp micro-batches (simulate.h,
  * simulate_run_within), which finds the shifts the step breaks: the step,
@@ -713,6 +749,7 @@ Suite *suite_symmetry(void)
     TCase *tc = tcase_create("random plans");
     tcase_add_test(tc, reduced_replay_reports_what_the_full_one_does);
     tcase_add_test(tc, expert_blocks_and_turns_inside_nodes);
+    tcase_add_test(tc, offload_over_shipped_host_paths);
     tcase_add_test(tc, cpus_keep_the_shifts_that_load_them_alike);
     tcase_add_test(tc, a_probed_step_reports_what_the_full_one_does);
     tcase_add_test(tc, tree_cells_report_what_the_full_replay_does);
