@@ -394,7 +394,7 @@ START_TEST(time_alone_is_the_loads_exactly)
             double want =
                 algo_choose(route, r, COLL_ALL_REDUCE, ALGORITHM_AUTO, sizes[i], alone_on, t);
             won |= 1u << route->protocol;
-            Net *net = net_new(c, n, NULL, ALGORITHM_AUTO, FALSE, 1, NULL);
+            Net *net = net_new(c, n, NULL, ALGORITHM_AUTO, FALSE, 1, NULL, FALSE);
             net_start(net, 0, 0, net_route(net, COLL_ALL_REDUCE, members, n, sizes[i]), 0);
             ck_assert_msg(net_next_s(net) == want, "%d nodes, %g B: %.17g s, not %.17g", nodes,
                           sizes[i], net_next_s(net), want);
@@ -533,6 +533,54 @@ START_TEST(communication_slows_compute)
 }
 END_TEST
 
+/* Copies over the host path (docs/model.md, "The host path"): one node of
+ * 4 GPUs with host links of P = 50 GB/s, 2 a PCIe switch whose uplink is
+ * U = 50 GB/s, 4 a CPU whose memory is M = 120 GB/s both ways. GPUs 0, 1
+ * and 2 copy B bytes down and GPU 3 B bytes up, all at once. Max-min fair
+ * (progressive filling): the memory offers M/4 = 30 to each of its 4
+ * flows, switch 0's uplink up U/2 = 25 to GPUs 0 and 1, which saturates
+ * first and fixes them at 25; the memory's other 70 go to GPUs 2 and 3,
+ * 35 each (below their links' 50). So GPUs 2 and 3 end at B / 35 GB/s =
+ * 2B / (M - U), GPUs 0 and 1 at B / 25 GB/s = 2B / U (still held by the
+ * uplink once 2 and 3 are done). Alone (no contention) every copy takes
+ * B / min(P, U, M) = B / 50 GB/s. The memory carries all 4B, each uplink
+ * its GPUs'. */
+START_TEST(copies_share_the_host_path)
+{
+    const double P = 50e9, U = 50e9, M = 120e9, B = 1e9;
+    for (int contention = 0; contention < 2; contention++) {
+        ClusterSpec *c = test_cluster(1, 4, NVLINK, IB);
+        c->gpu.pcie_Bps = P;
+        c->host_path.shared[HOST_SWITCH] = (HostResource){.gpus = 2, .bandwidth_Bps = U};
+        c->host_path.shared[HOST_CPU] = (HostResource){.gpus = 4, .bandwidth_Bps = M};
+        Graph *g = graph_new(4, 1);
+        TaskId copy[4];
+        for (int r = 0; r < 4; r++)
+            copy[r] = graph_copy(g, r, 0, B, r == 3, 0, (TaskName){.fmt = "copy"});
+        ck_assert(graph_seal(g, NULL));
+        EngineNet net = {.cluster = c, .contention = contention, .tags = 1};
+        Replay *r = engine_run(g, &net, NULL);
+        for (int k = 0; k < 4; k++)
+            ck_assert_rel(r->task[copy[k]].end_s,
+                          !contention ? B / P
+                          : k < 2     ? 2 * B / U
+                                      : 2 * B / (M - U),
+                          1e-12);
+        const Topology *t = engine_topology(r);
+        if (contention) {
+            ck_assert_rel(engine_link_bytes(r, topology_gpu_link(t, 0, LINK_MEMORY, 0)), 4 * B,
+                          1e-12);
+            ck_assert_rel(engine_link_bytes(r, topology_gpu_link(t, 0, LINK_UPLINK, 0)), 2 * B,
+                          1e-12);
+            ck_assert_rel(engine_link_bytes(r, topology_gpu_link(t, 3, LINK_UPLINK, 1)), B, 1e-12);
+        }
+        engine_replay_free(r);
+        graph_free(g);
+        cluster_spec_free(c);
+    }
+}
+END_TEST
+
 /* Conservation over a whole step: a 3D route on two nodes (tp 4 x pp 2 x
  * dp 2), every link's bytes within its capacity times the step. */
 START_TEST(no_link_carries_more_than_capacity)
@@ -576,6 +624,7 @@ Suite *suite_network(void)
     tcase_add_test(tc, one_packet_is_latency_bound);
     tcase_add_test(tc, communication_slows_compute);
     tcase_add_test(tc, no_link_carries_more_than_capacity);
+    tcase_add_test(tc, copies_share_the_host_path);
     suite_add_tcase(s, tc);
     TCase *nccl = tcase_create("nccl-tests");
     tcase_add_test(nccl, busbw_inside_a_node);

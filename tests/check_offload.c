@@ -4,7 +4,9 @@
  * host's Adam step in the step time, host memory against its capacity.
  * And offload activations (Megatron-Core's CPU offloading): each offloaded
  * layer's kept activations down and up once per micro-batch, the GPU's
- * peak lower by them, the step longer by the copies it cannot hide. */
+ * peak lower by them, the step longer by the copies it cannot hide, and
+ * longer still where the pipeline's traffic shares the copies' host link
+ * (docs/model.md, "The host path"). */
 #include <math.h>
 
 #include "layout/layout.h"
@@ -49,15 +51,16 @@ START_TEST(test_gpu_optimizer_bytes)
 }
 END_TEST
 
-/* Seconds of rank 0's offload tasks whose names start with `name`. */
-static double offload_s(const Graph *g, const char *name)
+/* What rank 0's offload tasks whose names start with `name` amount to:
+ * the bytes of its copies, the seconds of its host's work. */
+static double offload_sum(const Graph *g, const char *name)
 {
     double s = 0;
     for (TaskId id = 0; id < (TaskId)graph_tasks(g); id++) {
         const Task *t = graph_task(g, id);
         g_autofree char *n = graph_name(g, id);
         if (t->tag == TAG_OFFLOAD && t->owner == 0 && g_str_has_prefix(n, name))
-            s += t->seconds;
+            s += t->kind == TASK_COPY ? t->bytes : t->seconds;
     }
     return s;
 }
@@ -78,18 +81,18 @@ static Graph *emit(Run *run, Topology **topo)
 /* ZeRO-Offload, section 4.1: per step the fp16 (here bf16, 2-byte)
  * gradients go down and the fp16 parameters come up, 2 Psi bytes each way
  * for the Psi parameters whose optimizer the GPU's host runs: Psi / d per
- * rank under ZeRO with d ranks. The transfers take bytes / pcie_GBps (50
- * GB/s), the Adam step Psi / d / (4e9 / 8) on a node of 8 GPUs. */
+ * rank under ZeRO with d ranks, copies over the host path; the Adam step
+ * takes Psi / d / (4e9 / 8) on a node of 8 GPUs. */
 START_TEST(test_pcie_bytes)
 {
     for (int dp = 1; dp <= 8; dp *= 8) {
         Run run = offload_run(OFFLOAD_OPTIMIZER, dp, 1);
         Topology *topo;
         g_autoptr(Graph) g = emit(&run, &topo);
-        double psi_r = transformer_params(run.model) / dp, pcie = run.cluster->gpu.pcie_Bps;
-        ck_assert_rel(offload_s(g, "offload grads down") * pcie, 2 * psi_r, 1e-12);
-        ck_assert_rel(offload_s(g, "offload params up") * pcie, 2 * psi_r, 1e-12);
-        ck_assert_rel(offload_s(g, "offload cpu adam"), psi_r / (4e9 / 8), 1e-12);
+        double psi_r = transformer_params(run.model) / dp;
+        ck_assert_rel(offload_sum(g, "offload grads down"), 2 * psi_r, 1e-12);
+        ck_assert_rel(offload_sum(g, "offload params up"), 2 * psi_r, 1e-12);
+        ck_assert_rel(offload_sum(g, "offload cpu adam"), psi_r / (4e9 / 8), 1e-12);
         topology_free(topo);
         run_free(&run);
     }
@@ -193,9 +196,9 @@ static Run act_run(Offload offload, int vocab, int m, int b, double pcie)
 }
 
 /* Down after the forward, up before the backward: per micro-batch each of
- * the L - 1 offloaded layers crosses PCIe once each way, (L - 1) x 34sbh +
- * 4asb bytes; with one stage (1F1B: a micro-batch's backward before the
- * next forward) the host holds one micro-batch's. */
+ * the L - 1 offloaded layers crosses the host path once each way, (L - 1)
+ * x 34sbh + 4asb bytes; with one stage (1F1B: a micro-batch's backward
+ * before the next forward) the host holds one micro-batch's. */
 START_TEST(test_activation_pcie_bytes)
 {
     const int m = 3, b = 2;
@@ -203,8 +206,8 @@ START_TEST(test_activation_pcie_bytes)
     Run run = act_run(OFFLOAD_ACTIVATIONS, 512, m, b, pcie);
     Topology *topo;
     g_autoptr(Graph) g = emit(&run, &topo);
-    ck_assert_rel(offload_s(g, "offload act down") * pcie, m * offloaded, 1e-12);
-    ck_assert_rel(offload_s(g, "offload act up") * pcie, m * offloaded, 1e-12);
+    ck_assert_rel(offload_sum(g, "offload act down"), m * offloaded, 1e-12);
+    ck_assert_rel(offload_sum(g, "offload act up"), m * offloaded, 1e-12);
     topology_free(topo);
     run_simulate(&run);
     ck_assert_rel(run.rep.metrics.host_bytes, offloaded, 1e-12);
@@ -301,6 +304,73 @@ START_TEST(test_prefetch_waits_bound_the_step)
 }
 END_TEST
 
+/* ---- the host path --------------------------------------------------- */
+
+/* L layers on two nodes of one GPU each, pp 2, one micro-batch of 1; the
+ * GPUs' host links and NICs both B bytes/s, traffic between the nodes
+ * through the host links (nic_via_host, as a DGX's NICs hang from its
+ * GPUs' PCIe switches) or not; offload `offload`. */
+static Run host_run(Offload offload, gboolean nic_via_host, gboolean contention, double B)
+{
+    Run run = run_new(test_gpt(L, H, A, 512, S), test_cluster(2, 1, 300e9, B));
+    run.cluster->gpu.pcie_Bps = B;
+    run.cluster->host_path.nic_via_host = nic_via_host;
+    run.cluster->host_memory_bytes = 1e15;
+    run.plan->pp = 2;
+    run.plan->offload = offload;
+    run.plan->link_contention = contention;
+    run.plan->micro_batch_size = 1;
+    run.plan->global_batch_size = 1;
+    return run;
+}
+
+/* The step of host_run's plan. */
+static double host_step(Offload offload, gboolean nic_via_host, gboolean contention, double B)
+{
+    Run run = host_run(offload, nic_via_host, contention, B);
+    run_simulate(&run);
+    double step = run.rep.metrics.step_time_s;
+    run_free(&run);
+    return step;
+}
+
+/* The pipeline's send saturates the link it shares with an offload copy.
+ * Stage 0 holds the embedding and layers 0 and 1 and offloads layer 0
+ * (all but its chunk's last): the copy down of A_l = 34sbh + 4asb bytes
+ * starts when layer 0's forward ends, and with B = 1 MB/s it takes c =
+ * A_l / B = 1.1 s, far longer than any compute (microseconds). Layer 1's
+ * forward ends t_f later and the stage sends its output, S = 2sbh bytes
+ * (bf16, t = 1), to stage 1, whose forward waits for it.
+ *   - NICs apart from the host links: the send alone on the NICs, S / B.
+ *   - nic_via_host: the send crosses GPU 0's host link out, where the
+ *     copy still has A_l - t_f B > S bytes to move: max-min fair, each
+ *     gets B / 2 (the NICs, B each, carry the send alone), and the send
+ *     takes 2S / B.
+ * Everything after the send waits for it: stage 1's forward, copies and
+ * backward, the gradients back (GPU 1's copies are done by then, and GPU
+ * 0's prefetch starts after they arrive), stage 0's backward and the tied
+ * embedding's all-reduce (alone on links of B either way). Stage 0's copy
+ * down ends S / B later too, off the critical path. So
+ *   T(activations, via host) - T(activations, apart) = 2S/B - S/B = S/B,
+ * and without offload the send crosses links of B either way: the same
+ * step, bit for bit. Nor does the host path change a step without link
+ * contention, where every copy and collective takes its time alone. */
+START_TEST(nic_traffic_slows_offload_copies)
+{
+    const double B = 1e6, send = 2.0 * S * H; /* s b h x 2 bytes, b = 1 */
+    double none[2], act[2];
+    for (int via = 0; via < 2; via++) {
+        none[via] = host_step(OFFLOAD_NONE, via, TRUE, B);
+        act[via] = host_step(OFFLOAD_ACTIVATIONS, via, TRUE, B);
+    }
+    ck_assert_double_eq(none[1], none[0]);
+    ck_assert(act[0] > none[0] + layer_bytes(1) / B); /* offload costs anyway */
+    ck_assert_rel(act[1] - act[0], send / B, 1e-9);
+    ck_assert_double_eq(host_step(OFFLOAD_ACTIVATIONS, TRUE, FALSE, B),
+                        host_step(OFFLOAD_ACTIVATIONS, FALSE, FALSE, B));
+}
+END_TEST
+
 Suite *suite_offload(void)
 {
     Suite *s = suite_create("offload");
@@ -313,6 +383,7 @@ Suite *suite_offload(void)
     tcase_add_test(tc, test_activation_peak_falls);
     tcase_add_test(tc, test_slow_pcie_stretches_step);
     tcase_add_test(tc, test_prefetch_waits_bound_the_step);
+    tcase_add_test(tc, nic_traffic_slows_offload_copies);
     suite_add_tcase(s, tc);
     return s;
 }

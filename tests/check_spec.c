@@ -127,6 +127,35 @@ static const BadCase bad[] = {
      "1, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, "
      "\"comm_compute_interference\": 1}, " GOOD_LINKS "}",
      {"$.gpu.comm_compute_interference", "from 0 to 0.95", "got 1"}},
+/* the host path: its keys, each count with its bandwidth, within a node,
+ * and only over a host link the GPU gives */
+#define HOST_GPU                                                                                   \
+    "\"gpu\": {\"peak_tflops\": 100, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000, "        \
+    "\"pcie_GBps\": 50}, " GOOD_LINKS
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " HOST_GPU
+     ", \"host_path\": {\"gpus_per_switch\": 2}}",
+     {"$.host_path.gpus_per_switch: expected switch_uplink_GBps beside it", "got 2"}},
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " HOST_GPU
+     ", \"host_path\": {\"gpus_per_cpu\": 8, \"cpu_memory_GBps\": 200}}",
+     {"$.host_path.gpus_per_cpu", "an integer from 1 to 4", "got 8"}},
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " HOST_GPU
+     ", \"host_path\": {\"switch_uplink_GBps\": 0}}",
+     {"$.host_path.switch_uplink_GBps", "got 0"}},
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " HOST_GPU
+     ", \"host_path\": {\"nic_shares_host_link\": 1}}",
+     {"$.host_path.nic_shares_host_link", "true or false", "got 1"}},
+    {CLUSTER,
+     "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, " HOST_GPU
+     ", \"host_path\": {\"cpu_memory_gbps\": 200}}",
+     {"$.host_path.cpu_memory_gbps", "unknown key", "\"cpu_memory_GBps\""}},
+    {CLUSTER,
+     GOOD_CLUSTER ", \"host_path\": {\"nic_shares_host_link\": true}}",
+     {"$.host_path: expected no host path without the GPU's host link, gpu.pcie_GBps"}},
+#undef HOST_GPU
     /* the calibration record: names of cluster_params.def, each listed once */
     {CLUSTER,
      GOOD_CLUSTER ", \"calibration\": {\"by\": \"me\", \"base\": \"b.json\", \"fitted\": "

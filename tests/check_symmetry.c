@@ -2,7 +2,9 @@
  * report.
  *
  * Random valid plans on random clusters (1 to 64 nodes of 1 to 8 GPUs, 1
- * to 8 NICs a node, an oversubscribed spine or not, interference or not),
+ * to 8 NICs a node, an oversubscribed spine or not, interference or not,
+ * host paths with switches and CPUs shared or not, NICs behind the host
+ * links or not),
  * dense or mixtures of experts with their expert parallelism (under every
  * ZeRO stage too), capacity, imbalance and dispatcher,
  * with every schedule, ZeRO stage, recomputation, rank order and forced
@@ -111,6 +113,16 @@ static ClusterSpec *random_cluster(GRand *rng)
     c->gpu.pcie_Bps = 25e9;
     c->host_memory_bytes = 2048 * 1073741824.0;
     c->cpu_adam_params_s = 4e9;
+    /* the host path (spec/cluster.h): traffic between nodes through the
+     * host links or not, and switch uplinks and CPU memories that GPUs
+     * share in order (some partly), narrower than the host links they
+     * gather */
+    c->host_path.nic_via_host = g_rand_boolean(rng);
+    const int per_switch = PICK(rng, 0, 1, 2, 3), per_cpu = PICK(rng, 0, 2, 4, 8);
+    c->host_path.shared[HOST_SWITCH] = (HostResource){.gpus = MIN(per_switch, c->gpus_per_node),
+                                                      .bandwidth_Bps = per_switch ? 20e9 : 0};
+    c->host_path.shared[HOST_CPU] =
+        (HostResource){.gpus = MIN(per_cpu, c->gpus_per_node), .bandwidth_Bps = per_cpu ? 40e9 : 0};
     return c;
 }
 
@@ -230,7 +242,7 @@ static void random_step_clear(RandomStep *s)
 START_TEST(reduced_replay_reports_what_the_full_one_does)
 {
     GRand *rng = g_rand_new_with_seed(20261130);
-    int tried = 0, compared = 0, reduced = 0, zero_ep = 0, rotated = 0, folded = 0;
+    int tried = 0, compared = 0, reduced = 0, zero_ep = 0, rotated = 0, folded = 0, hosted = 0;
     while (compared < PLANS) {
         RandomStep s = random_step(rng, &tried, compared);
         const ModelSpec *m = s.m;
@@ -248,6 +260,8 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
         rotated += simulated < shifted_ranks(plan, c);
         zero_ep += plan->ep > 1 && plan->zero_stage > 0;
         folded += plan->ep > 1 && plan_field_value(plan, PLAN_ETP) < plan->tp;
+        hosted += plan->offload != OFFLOAD_NONE && simulated < all &&
+                  c->host_path.shared[HOST_SWITCH].gpus + c->host_path.shared[HOST_CPU].gpus > 2;
         compared++;
         cJSON_Delete(fast);
         cJSON_Delete(full);
@@ -263,7 +277,46 @@ START_TEST(reduced_replay_reports_what_the_full_one_does)
                   PLANS);
     /* and some fold their expert groups over tp (etp < tp) */
     ck_assert_msg(folded >= PLANS / 20, "only %d of %d plans folded ep over tp", folded, PLANS);
+    /* and some offload, reduced, over switches or CPUs GPUs share */
+    ck_assert_msg(hosted >= PLANS / 20, "only %d of %d plans offloaded over shared host paths",
+                  hosted, PLANS);
     g_rand_free(rng);
+}
+END_TEST
+
+/* The shipped clusters' host paths (topologies/SOURCES.md): offload over
+ * DGX A100's shared PCIe switches and CPUs, DGX H100's NICs behind the
+ * host links and GB200's Grace memory shared by two GPUs, with traffic
+ * between nodes, replayed reduced and in full: the same report. */
+START_TEST(offload_over_shipped_host_paths)
+{
+    static const char *const clusters[] = {"dgx-a100-80gb.json", "dgx-h100.json",
+                                           "gb200-nvl72.json"};
+    ModelSpec *m = test_gpt(4, 256, 8, 512, 128);
+    for (gsize i = 0; i < G_N_ELEMENTS(clusters); i++)
+        for (int o = OFFLOAD_OPTIMIZER; o <= OFFLOAD_ACTIVATIONS; o++) {
+            ClusterSpec *c = test_shipped_cluster(clusters[i], 2);
+            if (i == 2) /* two racks of 4 GPUs */
+                ck_assert(cluster_spec_use_gpus_per_node(c, 4, "test", NULL));
+            c->cpu_adam_params_s = 4e9;
+            PlanSpec *plan = plan_spec_new();
+            plan->tp = 2;
+            plan->pp = 2;
+            plan->offload = (Offload)o;
+            plan->global_batch_size = 4 * c->gpus_per_node;
+            test_resolve(plan, m, c);
+            int simulated, all;
+            cJSON *fast = report(m, c, plan, FALSE, &simulated);
+            cJSON *full = report(m, c, plan, TRUE, &all);
+            g_autofree char *why = difference(fast, full, "$");
+            ck_assert_msg(!why, "%s, offload %d: %s", clusters[i], o, why);
+            ck_assert_int_lt(simulated, all);
+            cJSON_Delete(fast);
+            cJSON_Delete(full);
+            plan_spec_free(plan);
+            cluster_spec_free(c);
+        }
+    model_spec_free(m);
 }
 END_TEST
 
@@ -418,8 +471,9 @@ END_TEST
 /* ---- what-ifs ------------------------------------------------------------ */
 
 /* A random what-if on `c`'s GPUs for a plan of `gpus`: one or two slowed
- * GPUs, a slowed link (a port, a NIC or a rail's spine link, one
- * direction or both), or a GPU and a link, each 1.05 to 4 times slower. */
+ * GPUs, a slowed link (a port, a NIC, a rail's spine link or a link of the
+ * host path, one direction or both), or a GPU and a link, each 1.05 to 4
+ * times slower. */
 static WhatIf *random_whatif(GRand *rng, const ClusterSpec *c, int gpus)
 {
     Topology *t = topology_new(c, (gpus + c->gpus_per_node - 1) / c->gpus_per_node);
@@ -551,6 +605,45 @@ START_TEST(expert_blocks_and_turns_inside_nodes)
 }
 END_TEST
 
+/* The ranks simulated for tp 8 on one node of 8 GPUs whose CPUs serve
+ * `per_cpu` GPUs each, in order. */
+static int simulated_with_cpus(int per_cpu)
+{
+    ClusterSpec *c = test_cluster(1, 8, 1e9, 1e9);
+    c->gpu.pcie_Bps = 1e9;
+    c->host_path.shared[HOST_CPU] = (HostResource){.gpus = per_cpu, .bandwidth_Bps = 1e9};
+    PlanSpec *plan = plan_spec_new();
+    plan->tp = 8;
+    plan->dp = 1;
+    Layout *l = layout_new(plan, c);
+    Topology *t = topology_new(c, c->nodes);
+    Symmetry *sym = symmetry_new(l, t, SYMMETRY_ALL);
+    int n;
+    symmetry_simulated(sym, &n);
+    symmetry_free(sym);
+    topology_free(t);
+    layout_free(l);
+    plan_spec_free(plan);
+    cluster_spec_free(c);
+    return n;
+}
+
+/* By hand, the host path's CPUs (docs/model.md, "The host path"): the tp
+ * shift by one inside a node of 8 moves GPU 3 to the second of two CPUs of
+ * 4 and GPU 0 within the first, no map of CPUs; but its orbit, the node,
+ * gives each CPU 4 GPUs, so every copy of the orbit loads the two
+ * memories alike and the shift is kept: 1 rank. With CPUs of 3 (GPUs 0 to
+ * 2, 3 to 5, and 6 and 7) the node would load them 3, 3 and 2: the shifts
+ * must map CPUs onto CPUs, and none but the identity does (the last CPU
+ * is the only one of 2): 8 ranks. */
+START_TEST(cpus_keep_the_shifts_that_load_them_alike)
+{
+    ck_assert_int_eq(simulated_with_cpus(4), 1);
+    ck_assert_int_eq(simulated_with_cpus(8), 1);
+    ck_assert_int_eq(simulated_with_cpus(3), 8);
+}
+END_TEST
+
 /* ---- link classes ---------------------------------------------------------- */
 
 typedef struct {
@@ -656,6 +749,8 @@ Suite *suite_symmetry(void)
     TCase *tc = tcase_create("random plans");
     tcase_add_test(tc, reduced_replay_reports_what_the_full_one_does);
     tcase_add_test(tc, expert_blocks_and_turns_inside_nodes);
+    tcase_add_test(tc, offload_over_shipped_host_paths);
+    tcase_add_test(tc, cpus_keep_the_shifts_that_load_them_alike);
     tcase_add_test(tc, a_probed_step_reports_what_the_full_one_does);
     tcase_add_test(tc, tree_cells_report_what_the_full_replay_does);
     tcase_add_test(tc, a_tree_keeps_the_dp_shift_in_cells_around_its_roots);

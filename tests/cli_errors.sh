@@ -570,8 +570,9 @@ r="--model $tiny --cluster $a100 --nodes 1"
     expect_fail "run trials seeing over 1e7 failures" "--trials" "fewer trials" -- \
         run $r --tokens 1T --trials 100000 --failure-rate 2e5 --restart 1 --checkpoint-every 1
 }
+# a GPU without a host link, in a cluster without a host path (which needs one)
 c=$tmp/no-pcie.json
-derive "$a100_whole" "$c" '/"pcie_GBps"/d' &&
+derive "$a100_whole" "$c" '/"pcie_GBps"/d; /"host_path"/,/}/d' &&
     expect_fail "run --async-save without pcie_GBps" "--async-save" "pcie_GBps" -- \
         run --model "$tiny" --cluster "$c" --nodes 1 --tokens 1e9 --async-save
 [ -f "$c" ] && expect_fail "sweep --async-save without pcie_GBps" "--async-save" "pcie_GBps" -- \
@@ -623,9 +624,13 @@ expect_fail "--cp-algorithm unknown" "--cp-algorithm" "ulysses" -- \
 expect_fail "dtype fp8 on A100" "$a100" '$.gpu.peak_fp8_tflops' "dtype fp8 (--dtype)" "none" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --dtype fp8
 c=$tmp/no-pcie.json
-derive "$a100_whole" "$c" 's/"pcie_GBps": 25,//' &&
+derive "$a100_whole" "$c" 's/"pcie_GBps": 25,//; /"host_path"/,/}/d' &&
     expect_fail "offload without pcie_GBps" "$c" '$.gpu.pcie_GBps' "offload optimizer" -- \
         simulate --model "$tiny" --cluster "$c" --nodes 1 --offload optimizer
+c=$tmp/host-path-no-pcie.json
+derive "$a100_whole" "$c" 's/"pcie_GBps": 25,//' &&
+    expect_fail "host_path without pcie_GBps" "$c" '$.host_path' "gpu.pcie_GBps" -- \
+        simulate --model "$tiny" --cluster "$c" --nodes 1
 c=$tmp/no-host.json
 derive "$a100" "$c" 's/"host_memory_GiB": 2048,//' &&
     expect_fail "offload without host_memory_GiB" "$c" '$.host_memory_GiB' -- \

@@ -56,6 +56,7 @@ struct Graph {
     int ranks, streams;
     gsize n_tasks, tasks_room;
     gsize n_collectives; /* of the tasks */
+    gsize n_copies;      /* likewise */
     Task *tasks;     /* and, once sealed, a sentinel (graph_arrays) */
     TaskName *names; /* per task */
     int32_t *npred;  /* per task: edges into it */
@@ -293,6 +294,18 @@ TaskId graph_marker(Graph *g, int rank, int stream, int tag, TaskName name)
     return id;
 }
 
+TaskId graph_copy(Graph *g, int rank, int stream, double bytes, gboolean up, int tag, TaskName name)
+{
+    g_assert(bytes >= 0);
+    TaskId id = add_task(g, TASK_COPY, rank, tag, name);
+    g->n_copies++;
+    g->tasks[id].bytes = bytes;
+    g->tasks[id].op = (uint8_t)(up != 0);
+    g->tasks[id].stream = (uint8_t)stream;
+    enqueue(g, id, rank, stream);
+    return id;
+}
+
 TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, double bytes, int tag,
                         TaskName name)
 {
@@ -445,6 +458,11 @@ int graph_streams(const Graph *g)
 {
     return g->streams;
 }
+gsize graph_copies(const Graph *g)
+{
+    return g->n_copies;
+}
+
 gsize graph_rank_tasks(const Graph *g)
 {
     return g->n_tasks - g->n_collectives;

@@ -8,7 +8,9 @@
  *     each on its own stream; it starts when every member has reached it.
  *     Members join in program order, like NCCL calls on a communicator: a
  *     rank's k-th collective on a group is the group's k-th collective;
- *   - marker: takes no time (a point in a program, e.g. a step's start).
+ *   - marker: takes no time (a point in a program, e.g. a step's start);
+ *   - copy: moves bytes between one rank's GPU and its host, down or up,
+ *     for as long as the network takes over the host's links.
  * Any task may carry memory operations: bytes allocated (positive) or freed
  * (negative) in a category on a rank, at the task's start or at its end.
  *
@@ -31,7 +33,7 @@
 typedef int32_t TaskId;
 #define TASK_NONE ((TaskId)-1)
 
-typedef enum { TASK_COMPUTE, TASK_COLLECTIVE, TASK_MARKER } TaskKind;
+typedef enum { TASK_COMPUTE, TASK_COLLECTIVE, TASK_MARKER, TASK_COPY } TaskKind;
 
 /* A task's name: a printf format with at most two int conversions, and
  * their values, e.g. {"fwd mb%d L%d attn", 3, 17}, and the part of that
@@ -48,15 +50,15 @@ typedef struct {
 typedef struct {
     union {
         double seconds; /* compute: duration at full speed (0 for a marker) */
-        double bytes;   /* collective: the buffer size S (see collective.h) */
+        double bytes;   /* collective: the buffer size S (see collective.h); copy: its bytes */
     };
     double flops;        /* compute: FLOPs executed, for utilisation (else 0) */
-    int32_t owner;       /* compute and marker: the rank; collective: the group */
+    int32_t owner;       /* compute, marker and copy: the rank; collective: the group */
     uint32_t first_succ; /* where its successors start (graph_arrays), once sealed */
     uint32_t first_mem;  /* where its memory operations start, once sealed */
     uint8_t kind;        /* TaskKind */
     uint8_t stream;      /* the stream it runs on (every member's, for a collective) */
-    uint8_t op;          /* collective: CollOp */
+    uint8_t op;          /* collective: CollOp; copy: 1 up (to the GPU), 0 down */
     uint8_t tag;         /* the builder's label (phase, group kind, ...) */
 } Task;
 
@@ -98,6 +100,11 @@ TaskId graph_compute(Graph *g, int rank, int stream, double seconds, double flop
 /* Appends a zero-time marker to `rank`'s `stream`. */
 TaskId graph_marker(Graph *g, int rank, int stream, int tag, TaskName name);
 
+/* Appends to `rank`'s `stream` a copy of `bytes` between its GPU and its
+ * host, up (to the GPU) or down. */
+TaskId graph_copy(Graph *g, int rank, int stream, double bytes, gboolean up, int tag,
+                  TaskName name);
+
 /* `rank` joins its next collective on `group`, on its `stream`. The first
  * member to join creates the task with `op`, `bytes`, `tag` and `name`;
  * later members must join with the same op and bytes (a mismatch is a bug),
@@ -128,7 +135,10 @@ gboolean graph_seal(Graph *g, GError **error);
 int graph_ranks(const Graph *g);
 int graph_streams(const Graph *g);
 gsize graph_tasks(const Graph *g);
-/* The tasks of one rank each (compute and markers: all but collectives);
+/* The copies added (TASK_COPY). */
+gsize graph_copies(const Graph *g);
+
+/* The tasks of one rank each (all but collectives);
  * also before the graph is sealed. */
 gsize graph_rank_tasks(const Graph *g);
 const Task *graph_task(const Graph *g, TaskId id);

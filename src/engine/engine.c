@@ -2,14 +2,15 @@
  *
  * State: for each task the number of dependencies not yet ended; the queue
  * holds one event per running compute task or marker (its end); the
- * network holds the running collectives. The loop takes whichever comes
+ * network holds the running collectives and copies (a copy between a GPU
+ * and its host is a transfer over the host's links, net_copy_route). The loop takes whichever comes
  * first, the network on ties. Events pop in nondecreasing time, so the
  * dependency that ends last is the one seen last: that is the task's
  * critical predecessor, which metrics use to say why a stream waited.
  * The loop reads the graph's flat arrays (graph_arrays) and allocates
  * nothing per event. Every collective's route is found before the
  * replay starts (net_seal needs them all), most among the few its group
- * ran last, without a lookup in the network.
+ * ran last, without a lookup in the network; a copy's among its rank's.
  *
  * Interference: each rank counts the collectives it is in; a compute task
  * on its first stream (the GPU's; one on another stream, a data loader's
@@ -31,13 +32,14 @@
 typedef struct {
     Replay replay; /* first: a Replay * is a ReplayNet * */
     Net *net;
-    int32_t *route; /* per task: a collective's route (net_route) */
+    int32_t *route; /* per task: a collective's route (net_route), a copy's (net_copy_route) */
 } ReplayNet;
 
 /* The routes of a group's latest collectives, most often all it
- * runs (a tensor-parallel group's gathers and scatters of one size): a
- * collective of one of their op and bytes needs no lookup in the network.
- * A miss replaces the entries in turn. */
+ * runs (a tensor-parallel group's gathers and scatters of one size), or
+ * of a rank's latest copies (a layer's activations down and up): a
+ * collective (a copy) of one of their op (direction) and bytes needs no
+ * lookup in the network. A miss replaces the entries in turn. */
 #define GROUP_ROUTES 4
 typedef struct {
     double bytes[GROUP_ROUTES];
@@ -58,6 +60,7 @@ typedef struct {
     GraphArrays a; /* the graph's flat arrays */
     Net *net;
     GroupRoutes *group_routes; /* per group */
+    GroupRoutes *rank_routes;  /* per rank: its copies' */
     double interference;
     EventQueue *q;
     uint32_t *version;  /* per task: of its queued end (NULL without interference) */
@@ -121,20 +124,37 @@ static void communicate(Run *run, TaskId id, int delta, double now)
     }
 }
 
-/* The route of collective `t`: its group's, or looked up. */
+/* The route of collective `t` (its group's), or of copy `t` (its
+ * rank's): from its group's or its rank's cache, or looked up. */
 static int32_t route_of(Run *run, const Task *t)
 {
-    GroupRoutes *cache = &run->group_routes[t->owner];
+    gboolean copy = t->kind == TASK_COPY;
+    GroupRoutes *cache = copy ? &run->rank_routes[t->owner] : &run->group_routes[t->owner];
     for (int i = 0; i < GROUP_ROUTES; i++)
         if (cache->route[i] >= 0 && cache->op[i] == t->op && cache->bytes[i] == t->bytes)
             return cache->route[i];
-    int n;
-    const int *gpus = graph_group_gpus(run->g, t->owner, &n);
     int i = cache->next;
     cache->next = (uint8_t)((i + 1) % GROUP_ROUTES);
     cache->op[i] = t->op;
     cache->bytes[i] = t->bytes;
+    if (copy)
+        return cache->route[i] =
+                   net_copy_route(run->net, graph_gpu(run->g, t->owner), t->op, t->bytes);
+    int n;
+    const int *gpus = graph_group_gpus(run->g, t->owner, &n);
     return cache->route[i] = net_route(run->net, (CollOp)t->op, gpus, n, t->bytes);
+}
+
+/* Empty caches of routes, `n` of them. */
+static GroupRoutes *route_caches(int n)
+{
+    GroupRoutes *caches = g_new(GroupRoutes, MAX(n, 1));
+    for (int k = 0; k < n; k++) {
+        caches[k].next = 0;
+        for (int i = 0; i < GROUP_ROUTES; i++)
+            caches[k].route[i] = -1;
+    }
+    return caches;
 }
 
 /* The address `n` elements after `p`, for a prefetch only: in integers,
@@ -160,6 +180,8 @@ static void start(Run *run, TaskId id, double now, TaskId pred)
         run->r->algorithm[id] =
             net_start(run->net, now, id, ((ReplayNet *)run->r)->route[id], t->tag);
         communicate(run, id, +1, now);
+    } else if (t->kind == TASK_COPY) { /* off the GPU's SMs: interference does not count it */
+        net_start(run->net, now, id, ((ReplayNet *)run->r)->route[id], t->tag);
     } else if (t->kind == TASK_COMPUTE && t->stream == 0 && run->interference > 0) {
         double rate = compute_rate(run, t->owner);
         run->running[t->owner] =
@@ -213,8 +235,9 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     gsize n = graph_tasks(g);
     int ranks = graph_ranks(g);
     ReplayNet *rn = g_new0(ReplayNet, 1);
-    Net *net = rn->net = net_new(desc->cluster, desc->gpus ? desc->gpus : ranks, desc->symmetry,
-                                 desc->algorithm, desc->contention, desc->tags, desc->link_scale);
+    Net *net = rn->net =
+        net_new(desc->cluster, desc->gpus ? desc->gpus : ranks, desc->symmetry, desc->algorithm,
+                desc->contention, desc->tags, desc->link_scale, graph_copies(g) > 0);
     double interference = desc->interference;
     Replay *r = &rn->replay;
     r->tasks = n;
@@ -228,7 +251,8 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     Run run = {.g = g,
                .a = graph_arrays(g),
                .net = net,
-               .group_routes = g_new(GroupRoutes, MAX(graph_groups(g), 1)),
+               .group_routes = route_caches(graph_groups(g)),
+               .rank_routes = route_caches(ranks),
                .interference = interference,
                /* an end queued per stream running a task, at most */
                .q = evq_new((gsize)ranks * graph_streams(g)),
@@ -240,13 +264,8 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
                .r = r};
     for (int rank = 0; rank < ranks; rank++)
         run.running[rank].task = TASK_NONE;
-    for (int group = 0; group < graph_groups(g); group++) {
-        run.group_routes[group].next = 0;
-        for (int i = 0; i < GROUP_ROUTES; i++)
-            run.group_routes[group].route[i] = -1;
-    }
-    for (gsize id = 0; id < n; id++) /* every collective's route, before any starts */
-        if (run.a.task[id].kind == TASK_COLLECTIVE)
+    for (gsize id = 0; id < n; id++) /* every collective's and copy's route, before any starts */
+        if (run.a.task[id].kind == TASK_COLLECTIVE || run.a.task[id].kind == TASK_COPY)
             rn->route[id] = route_of(&run, &run.a.task[id]);
     net_seal(net);
     for (gsize id = 0; id < n && !net_broken(net); id++) /* starting reads no other's count */
@@ -291,6 +310,7 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     g_free(run.communicating);
     g_free(run.running);
     g_free(run.group_routes);
+    g_free(run.rank_routes);
     if (!ok) {
         engine_replay_free(r);
         return NULL;

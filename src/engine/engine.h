@@ -3,12 +3,14 @@
  * The engine pops "task ends" events from its queue in (time, sequence)
  * order and lets the network (net.h) process its own instants in between;
  * when a task's last dependency ends, the task starts at once: compute ends
- * after its duration, a marker at once, a collective when the network says
- * it has ended. Memory operations apply at a task's start or end, and each
- * rank's peak (with its breakdown by category) is recorded. With an
- * interference (the GPU spec's comm_interference, say) a GPU computes that
- * much slower while any collective it joins is running, its compute task's
- * end moving as collectives start and end. The engine knows tasks,
+ * after its duration, a marker at once, a collective or a copy when the
+ * network says it has ended (a copy is a transfer between a GPU and its
+ * host, over the host path's links, net/topology.h). Memory operations
+ * apply at a task's start or end, and each rank's peak (with its breakdown
+ * by category) is recorded. With an interference (the GPU spec's
+ * comm_interference, say) a GPU computes that much slower while any
+ * collective it joins is running, its compute task's end moving as
+ * collectives start and end. The engine knows tasks,
  * resources and time, nothing of transformers. It builds the network from a
  * description (EngineNet) and keeps it with the replay, which answers for
  * it what the reports need (the bytes each rank sent, the links' load); its

@@ -523,3 +523,12 @@ double algo_choose(CollRoute *route, const CollRanks *r, CollOp op, CollAlgorith
     set_protocol(route, best_protocol);
     return best;
 }
+
+void algo_copy_route(CollRoute *route, int src, int dst, double bytes)
+{
+    route->algorithm = ALGORITHM_DIRECT;
+    route->n_phases = 1;
+    route->phase[0] = (CollPhase){.first = route->n_transfers};
+    add_at(route, src, dst, bytes, 1);
+    set_protocol(route, PROTOCOL_SIMPLE);
+}

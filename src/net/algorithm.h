@@ -133,4 +133,11 @@ typedef void (*AlgoCost)(const CollRoute *route, unsigned protocols, double cost
 double algo_choose(CollRoute *route, const CollRanks *r, CollOp op, CollAlgorithm forced,
                    double bytes, AlgoCost cost, void *ctx);
 
+/* Fills an empty `route` with a copy of `bytes` from `src` to `dst`, a GPU
+ * and its host (topology_host) either way: one phase of one transfer, no
+ * latency, its bytes at the links' capacity (a host link's bandwidth is
+ * what copies reach), with Simple; its algorithm ALGORITHM_DIRECT, one
+ * message from end to end. */
+void algo_copy_route(CollRoute *route, int src, int dst, double bytes);
+
 #endif

@@ -30,7 +30,14 @@
  * streams of packets, and such a collective takes its time alone, makes
  * no flows and loads no links (its few bytes would change others' times
  * by nanoseconds). Its route need not be symmetric: a tree of amaxes
- * rooted at one replica leaves the replay's symmetry whole. */
+ * rooted at one replica leaves the replay's symmetry whole.
+ * A copy between a GPU and its host (net_copy_route) is a route too: a
+ * group of one GPU, one phase of one transfer to or from the GPU's host
+ * (topology_host), whose flow crosses the host path's links and shares
+ * them, as any flow, with the other copies and the traffic between nodes
+ * that crosses them; with a symmetry its canonical form is the simulated
+ * rank's, and its images are the copies of the ranks that rank stands
+ * for. */
 #include "net/net.h"
 
 #include <math.h>
@@ -51,6 +58,7 @@ typedef struct {
     int n;
     CollOp op;
     CollAlgorithm forced;
+    int copy; /* 0: a collective; a copy between a GPU and its host: 1 down, 2 up */
     double bytes;
 } RouteKey;
 
@@ -131,6 +139,8 @@ struct Net {
     double (*load)[LOAD_COLUMNS]; /* per link: scratch of alone_s, valid when stamped */
     uint32_t *stamp, epoch;       /* per link: the phase of alone_s that last loaded it */
     double *sent;                 /* per GPU: scratch of net_route, zero between uses */
+    int *self;                    /* per GPU: its number, its copies' group (made with
+                                   * the first copy's route) */
     int32_t *out;                 /* per GPU: scratch of phase_invariant, -1 between uses */
     /* cells (symmetry_has_cells): the flows are net_seal's, over link units
      * (link_class, class_size), and the replay checks what makes them exact */
@@ -163,7 +173,7 @@ static guint key_hash(gconstpointer p)
 {
     const RouteKey *k = p;
     guint h = g_direct_hash(k->members) ^ (guint)k->n * 2654435761u;
-    h = h * 31 + (guint)k->op * 7 + (guint)k->forced;
+    h = h * 31 + (guint)k->op * 7 + (guint)k->forced + (guint)k->copy * 131;
     return h * 31 + bits_hash(k->bytes);
 }
 
@@ -171,7 +181,7 @@ static gboolean key_equal(gconstpointer a, gconstpointer b)
 {
     const RouteKey *x = a, *y = b;
     return x->members == y->members && x->n == y->n && x->op == y->op && x->forced == y->forced &&
-           x->bytes == y->bytes;
+           x->copy == y->copy && x->bytes == y->bytes;
 }
 
 static void entry_free(gpointer p)
@@ -203,7 +213,7 @@ static int link_classes(Net *net, double **capacity)
 }
 
 Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgorithm algorithm,
-             gboolean contention, int tags, const double *link_scale)
+             gboolean contention, int tags, const double *link_scale, gboolean copies)
 {
     Net *net = g_new0(Net, 1);
     int nodes = (gpus + cluster->gpus_per_node - 1) / cluster->gpus_per_node;
@@ -216,6 +226,7 @@ Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgo
             net->slowed = TRUE;
         }
     g_assert(!(net->sym && net->slowed && !net->cells)); /* a slowed link has no images */
+    topology_trim_nic_paths(net->topo, copies);
     g_autofree double *capacity = NULL;
     int units = topology_links(net->topo);
     if (net->sym && !net->cells) {
@@ -257,6 +268,7 @@ void net_free(Net *net)
     bigmem_free(net->load);
     bigmem_free(net->stamp);
     bigmem_free(net->sent);
+    bigmem_free(net->self);
     bigmem_free(net->out);
     g_array_free(net->marks, TRUE);
     g_free(net->link_class);
@@ -334,8 +346,9 @@ static void alone_s(const CollRoute *route, unsigned protocols, double cost[PROT
         }
         for (int u = 0; u < n_used; u++) {
             double slowest = 0;
-            for (int c = 0; c < LINK_CLASSES; c++)
-                slowest = MAX(slowest, most[c][u] / topology_class_capacity(net->topo, c));
+            for (int c = 0; c < LINK_CLASSES; c++) /* a class the cluster lacks loads nothing */
+                if (most[c][u] > 0)
+                    slowest = MAX(slowest, most[c][u] / topology_class_capacity(net->topo, c));
             cost[used[u]] += ph->latency_by[used[u]] + slowest;
             if (used[u] == PROTOCOL_SIMPLE && ll_of_simple)
                 cost[PROTOCOL_LL] += ph->latency_by[PROTOCOL_LL] + 2 * slowest;
@@ -747,18 +760,21 @@ static void make_flows(Net *net, RouteEntry *e, const CollRoute *route, const in
 }
 
 /* The bytes each member of a route's group sends: its transfers' bytes,
- * summed in route order. */
+ * summed in route order (a host sends none: it is no member). */
 static void count_sent(Net *net, RouteEntry *e, const CollRoute *route, const int *members, int n)
 {
+    int gpus = topology_gpus(net->topo);
     for (int i = 0; i < route->n_transfers; i++)
-        net->sent[route->transfers[i].src] += route->payload[i]; /* not link time */
+        if (route->transfers[i].src < gpus)
+            net->sent[route->transfers[i].src] += route->payload[i]; /* not link time */
     e->members = members;
     e->n = n;
     e->sent = g_new(double, n);
     for (int i = 0; i < n; i++)
         e->sent[i] = net->sent[members[i]];
     for (int i = 0; i < route->n_transfers; i++)
-        net->sent[route->transfers[i].src] = 0;
+        if (route->transfers[i].src < gpus)
+            net->sent[route->transfers[i].src] = 0;
 }
 
 /* ---- cells ------------------------------------------------------------------ */
@@ -1359,16 +1375,12 @@ static void hold(Net *net, RouteEntry *e, CollRoute *route, const int *members, 
     e->pending = route;
 }
 
-int net_route(Net *net, CollOp op, const int *members, int n, double bytes)
+/* Caches `route`, which takes `alone_s` alone, under `key`, its group's
+ * `members` (n of them); returns its index. */
+static int add_route(Net *net, const RouteKey *key, CollRoute *route, double alone_s)
 {
-    RouteKey key = {.members = members, .n = n, .op = op, .forced = net->forced, .bytes = bytes};
-    gpointer found = g_hash_table_lookup(net->route_of, &key);
-    if (found)
-        return GPOINTER_TO_INT(found) - 1;
     RouteEntry *e = g_new0(RouteEntry, 1);
-    CollRoute *route = algo_route_new();
-    g_autoptr(CollRanks) ranks = algo_ranks_new(net->topo, members, n);
-    e->alone_s = algo_choose(route, ranks, op, net->forced, bytes, alone_s, net);
+    e->alone_s = alone_s;
     e->algorithm = route->algorithm;
     e->n_phases = route->n_phases;
     for (int p = 0; p < route->n_phases; p++)
@@ -1376,17 +1388,64 @@ int net_route(Net *net, CollOp op, const int *members, int n, double bytes)
     e->latency_bound = TRUE;
     for (int i = 0; i < route->n_transfers; i++)
         e->latency_bound &= route->payload[i] <= NET_PACKET_BYTES;
-    count_sent(net, e, route, members, n);
+    count_sent(net, e, route, key->members, key->n);
     if (net->cells) {
-        hold(net, e, route, members, n);
+        hold(net, e, route, key->members, key->n);
     } else {
-        make_flows(net, e, route, members, n);
+        make_flows(net, e, route, key->members, key->n);
         algo_route_free(route);
     }
     int id = (int)net->routes->len;
     g_ptr_array_add(net->routes, e);
-    g_hash_table_insert(net->route_of, g_memdup2(&key, sizeof key), GINT_TO_POINTER(id + 1));
+    g_hash_table_insert(net->route_of, g_memdup2(key, sizeof *key), GINT_TO_POINTER(id + 1));
     return id;
+}
+
+int net_route(Net *net, CollOp op, const int *members, int n, double bytes)
+{
+    RouteKey key = {.members = members, .n = n, .op = op, .forced = net->forced, .bytes = bytes};
+    gpointer found = g_hash_table_lookup(net->route_of, &key);
+    if (found)
+        return GPOINTER_TO_INT(found) - 1;
+    CollRoute *route = algo_route_new();
+    g_autoptr(CollRanks) ranks = algo_ranks_new(net->topo, members, n);
+    double alone = algo_choose(route, ranks, op, net->forced, bytes, alone_s, net);
+    return add_route(net, &key, route, alone);
+}
+
+/* Whether the shifts move GPU `gpu`'s host as they move `gpu`
+ * (topology_host: true when every generator's stride times its size
+ * divides the GPUs, as the layout's dimensions do). */
+static gboolean hosts_shift(const Net *net, int gpu)
+{
+    int n_gen = 0, host = topology_host(net->topo, gpu);
+    const SymmetryGenerator *gen = net->sym ? symmetry_generator_list(net->sym, &n_gen) : NULL;
+    for (int i = 0; i < n_gen; i++)
+        if (symmetry_shift_by(&gen[i], host, 1) !=
+            topology_host(net->topo, symmetry_shift_by(&gen[i], gpu, 1)))
+            return FALSE;
+    return TRUE;
+}
+
+int net_copy_route(Net *net, int gpu, gboolean up, double bytes)
+{
+    if (!net->self) {
+        gsize gpus = (gsize)topology_gpus(net->topo);
+        net->self = bigmem_alloc(sizeof(int) * gpus);
+        for (gsize i = 0; i < gpus; i++)
+            net->self[i] = (int)i;
+    }
+    RouteKey key = {.members = &net->self[gpu], .n = 1, .copy = 1 + (up != 0), .bytes = bytes};
+    gpointer found = g_hash_table_lookup(net->route_of, &key);
+    if (found)
+        return GPOINTER_TO_INT(found) - 1;
+    g_assert(hosts_shift(net, gpu));
+    CollRoute *route = algo_route_new();
+    int host = topology_host(net->topo, gpu);
+    algo_copy_route(route, up ? host : gpu, up ? gpu : host, bytes);
+    double cost[PROTOCOLS];
+    alone_s(route, 1u << PROTOCOL_SIMPLE, cost, net);
+    return add_route(net, &key, route, cost[PROTOCOL_SIMPLE]);
 }
 
 unsigned net_broken(const Net *net)

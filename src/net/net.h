@@ -36,7 +36,9 @@
 
 typedef struct Net Net;
 
-/* The network of the first `gpus` GPUs of `cluster` (rank r on GPU r).
+/* The network of the first `gpus` GPUs of `cluster` (rank r on GPU r),
+ * which runs `copies` between GPUs and hosts (net_copy_route) or none
+ * (topology_trim_nic_paths).
  * With a symmetry `sym` (NULL: none) the collectives started stand for
  * their images too (symmetry.h): their links are link classes, and the
  * bytes of a link are those of every link of its class. With cells
@@ -49,7 +51,7 @@ typedef struct Net Net;
  * topology the fraction of its capacity it runs at
  * (topology_scale_link). */
 Net *net_new(const ClusterSpec *cluster, int gpus, const Symmetry *sym, CollAlgorithm algorithm,
-             gboolean contention, int tags, const double *link_scale);
+             gboolean contention, int tags, const double *link_scale, gboolean copies);
 void net_free(Net *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Net, net_free)
 
@@ -60,12 +62,21 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Net, net_free)
  * one route keep its index. */
 int net_route(Net *net, CollOp op, const int *members, int n, double bytes);
 
+/* The route of a copy of `bytes` between GPU `gpu` and its host, up (to
+ * the GPU) or down: one transfer over the host path (topology.h), as a
+ * collective of a group of one that net_start runs; with a symmetry it
+ * stands for its images, the copies of the ranks its rank stands for. The
+ * cluster must give the GPUs' host links. Made the first time it is asked
+ * for, looked up in a hash after that. */
+int net_copy_route(Net *net, int gpu, gboolean up, double bytes);
+
 /* Once the routes of every collective to start are made, before the
  * first starts: with cells, makes their flows (nothing otherwise). */
 void net_seal(Net *net);
 
-/* Starts collective `token` at `now` by route `route` (net_route), labelled
- * `tag`. Returns the algorithm it runs. */
+/* Starts collective (or copy) `token` at `now` by route `route`
+ * (net_route, net_copy_route), labelled `tag`. Returns the algorithm it
+ * runs. */
 CollAlgorithm net_start(Net *net, double now, int32_t token, int route, int tag);
 
 /* The generators of the symmetry (a bit each) that some collective's route

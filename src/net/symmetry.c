@@ -36,43 +36,59 @@ struct Symmetry {
     int cells_per_orbit;
     gboolean cells;              /* some value is marked */
     unsigned nic_moving;         /* a bit per generator that moves GPUs between NICs */
+    gboolean host_maps;          /* the shifts map the GPUs sharing a switch or a CPU onto GPUs
+                                  * sharing one (unit_components) */
     int *simulated, n_simulated; /* each cell's lowest rank, increasing */
     int *local;                  /* per rank */
     int *weight;                 /* per simulated rank: its cell's ranks */
     char name[16];
 };
 
+/* The classes whose units the GPUs of a node share in order (the NVLink
+ * ports and host links are each GPU's own): a shift maps the cluster onto
+ * itself only if it maps the GPUs that share a NIC onto GPUs that share
+ * one, and, with `host_maps`, those that share a switch or a CPU too
+ * (without, symmetry_new_cells checks that the orbits load them alike,
+ * unit_components). */
+static const LinkClass shared_classes[] = {LINK_NIC, LINK_UPLINK, LINK_MEMORY};
+#define MAPS (2 + G_N_ELEMENTS(shared_classes)) /* nodes, local indices, shared units */
+
 /* Whether generator g maps the cluster onto itself (with `in_nodes`,
- * every node onto itself). */
+ * every node onto itself): one map of each of nodes, local indices and
+ * the shared classes' units explains the image of every GPU. */
 static gboolean maps_cluster(const Layout *l, const Topology *t, const SymmetryGenerator *g,
-                             gboolean in_nodes)
+                             gboolean in_nodes, gboolean host_maps)
 {
     int gpus = layout_ranks(l), per_node = topology_gpus_per_node(t);
     if (gpus % per_node != 0)
         return FALSE;
-    int nodes = gpus / per_node, nics = topology_nics(t);
-    g_autofree int *node_map = g_new(int, nodes);
-    g_autofree int *local_map = g_new(int, per_node);
-    g_autofree int *nic_map = g_new(int, nics);
-    memset(node_map, -1, sizeof(int) * (gsize)nodes);
-    memset(local_map, -1, sizeof(int) * (gsize)per_node);
-    memset(nic_map, -1, sizeof(int) * (gsize)nics);
-    for (int gpu = 0; gpu < gpus; gpu++) {
+    int size[MAPS] = {gpus / per_node, per_node};
+    for (gsize k = 0; k < G_N_ELEMENTS(shared_classes); k++)
+        size[2 + k] =
+            shared_classes[k] == LINK_NIC || host_maps ? topology_units(t, shared_classes[k]) : 0;
+    int *maps[MAPS];
+    for (gsize k = 0; k < MAPS; k++)
+        maps[k] = memset(g_new(int, MAX(size[k], 1)), -1, sizeof(int) * (gsize)MAX(size[k], 1));
+    gboolean ok = TRUE;
+    for (int gpu = 0; gpu < gpus && ok; gpu++) {
         int image = symmetry_shift_by(g, gpu, 1);
-        if (in_nodes && image / per_node != gpu / per_node)
-            return FALSE;
-        int pairs[3][2] = {{gpu / per_node, image / per_node},
-                           {gpu % per_node, image % per_node},
-                           {topology_nic(t, gpu), topology_nic(t, image)}};
-        int *maps[3] = {node_map, local_map, nic_map};
-        for (int k = 0; k < 3; k++) {
+        int pairs[MAPS][2] = {{gpu / per_node, image / per_node},
+                              {gpu % per_node, image % per_node}};
+        for (gsize k = 0; k < G_N_ELEMENTS(shared_classes); k++)
+            for (int e = 0; e < 2 && size[2 + k] > 0; e++)
+                pairs[2 + k][e] = topology_gpu_unit(t, e ? image : gpu, shared_classes[k]);
+        ok = !in_nodes || image / per_node == gpu / per_node;
+        for (gsize k = 0; k < MAPS && ok; k++) {
+            if (size[k] == 0)
+                continue; /* a class the cluster lacks, or one not mapped */
             int *to = &maps[k][pairs[k][0]];
-            if (*to >= 0 && *to != pairs[k][1])
-                return FALSE;
+            ok = *to < 0 || *to == pairs[k][1];
             *to = pairs[k][1];
         }
     }
-    return TRUE;
+    for (gsize k = 0; k < MAPS; k++)
+        g_free(maps[k]);
+    return ok;
 }
 
 /* Whether generator g maps every group of every kind onto a group of its
@@ -100,13 +116,15 @@ static gboolean maps_groups(const Layout *l, const SymmetryGenerator *g)
 /* The smallest step of `dim` that works in windows of `window` (a
  * turn's: one that keeps every GPU on its node, as a turn that swaps
  * nodes runs the collectives' rings out of order): 0 when none does. */
-static int smallest_step(const Layout *l, const Topology *t, GroupKind dim, int window)
+static int smallest_step(const Symmetry *sym, const Topology *t, GroupKind dim, int window)
 {
+    const Layout *l = sym->layout;
     gboolean rotation = window < layout_size(l, dim);
     for (int step = 1; step < window; step++) {
         SymmetryGenerator g = {
             .dim = dim, .step = step, .size = window, .stride = layout_stride(l, dim)};
-        if (window % step == 0 && maps_cluster(l, t, &g, rotation) && maps_groups(l, &g))
+        if (window % step == 0 && maps_cluster(l, t, &g, rotation, sym->host_maps) &&
+            maps_groups(l, &g))
             return step;
     }
     return 0;
@@ -125,6 +143,9 @@ static void find_generators(Symmetry *sym, const Topology *t, unsigned dims)
 {
     const Layout *layout = sym->layout;
     sym->orbit = 1;
+    sym->n_gen = sym->n_orbits = 0;
+    g_clear_pointer(&sym->orbit_local, g_free);
+    g_clear_pointer(&sym->orbit_rep, g_free);
     GString *name = g_string_new(NULL);
     static const GroupKind candidates[] = {GROUP_TP, GROUP_CP, GROUP_DP};
     static const char *const names[GROUP_DIMS] = {
@@ -134,7 +155,7 @@ static void find_generators(Symmetry *sym, const Topology *t, unsigned dims)
         int size = layout_size(layout, dim), stride = layout_stride(layout, dim), had = sym->n_gen;
         if (!(dims & (SYMMETRY_SHIFT(dim) | SYMMETRY_ROTATE(dim))))
             continue;
-        int step = smallest_step(layout, t, dim, size);
+        int step = smallest_step(sym, t, dim, size);
         if (step > 0 && dims & SYMMETRY_SHIFT(dim))
             add_generator(
                 sym, (SymmetryGenerator){.dim = dim, .step = step, .size = size, .stride = stride},
@@ -145,7 +166,7 @@ static void find_generators(Symmetry *sym, const Topology *t, unsigned dims)
          * break less often) */
         int window = 0, turn = 0;
         for (int w = 2; w <= step && dims & SYMMETRY_ROTATE(dim); w++) {
-            int k = step % w == 0 ? smallest_step(layout, t, dim, w) : 0;
+            int k = step % w == 0 ? smallest_step(sym, t, dim, w) : 0;
             if (k > 0 && (turn == 0 || w / k >= window / turn)) {
                 window = w;
                 turn = k;
@@ -217,13 +238,12 @@ static void mark_all(const Symmetry *sym, const Topology *t, const SymmetryMarks
     for (int gpu = 0; gpu < layout_ranks(sym->layout); gpu++) { /* rank r on GPU r */
         if (m->gpu_factor && m->gpu_factor[gpu] != 1)
             mark(sym, marked, gpu, all);
-        for (int dir = 0; m->link_scale && dir < 2; dir++) {
-            if (m->link_scale[topology_gpu_link(t, gpu, LINK_NVLINK, dir)] != 1 ||
-                m->link_scale[topology_gpu_link(t, gpu, LINK_NIC, dir)] != 1)
-                mark(sym, marked, gpu, all);
-            if (m->link_scale[topology_gpu_link(t, gpu, LINK_SPINE, dir)] != 1)
-                mark(sym, marked, gpu, sym->nic_moving);
-        }
+        for (int c = 0; m->link_scale && c < LINK_CLASSES; c++)
+            for (int dir = 0; dir < 2; dir++) { /* a rail's GPUs, every GPU of a link else */
+                int l = topology_gpu_link(t, gpu, (LinkClass)c, dir);
+                if (l >= 0 && m->link_scale[l] != 1)
+                    mark(sym, marked, gpu, c == LINK_SPINE ? sym->nic_moving : all);
+            }
     }
     for (int k = 0; k < m->n_roles; k++) {
         unsigned gens = 0;
@@ -283,6 +303,111 @@ static void make_cells(Symmetry *sym, guint8 **marked)
     g_assert(sym->n_simulated == cells);
 }
 
+/* The simulated rank of `rank`'s orbit (below). */
+static int representative(const Symmetry *sym, int rank);
+
+/* The root of `u` in the union-find `parent`, halving paths. */
+static int root(int *parent, int u)
+{
+    while (parent[u] != u)
+        u = parent[u] = parent[parent[u]];
+    return u;
+}
+
+/* The classes of the units of class `c` (not the spine) under the orbits
+ * (`orbit`, per GPU; NULL: found GPU by GPU): comp[u] for every unit
+ * (node x units + unit), the components of the units joined by the orbits
+ * whose GPUs they serve, numbered in order of their lowest unit; returns
+ * how many. A class's links carry the same load when every orbit serves
+ * each unit of its component with as many GPUs (all its GPUs alike, by
+ * symmetry): -1 when some does not. The shifts that map the units onto
+ * units make it so (the classes are then the units' orbits); shifts that
+ * do not may too (a tp shift by one inside a node of two CPUs, whose orbit
+ * gives each CPU four GPUs). A unit a GPU (an NVLink port, a NIC of its
+ * own) is its GPU's orbit's: orbits are numbered by their lowest GPU. */
+static int unit_components(const Symmetry *sym, const Topology *t, LinkClass c, const int *orbit,
+                           int *comp)
+{
+    int per_node = topology_gpus_per_node(t), units = topology_units(t, c), gpus = topology_gpus(t);
+    int total = gpus / per_node * units, n = sym->n_orbits;
+    if (units == per_node && orbit) { /* a unit a GPU, unit u GPU u */
+        memcpy(comp, orbit, sizeof(int) * (gsize)total);
+        return n;
+    }
+    if (n == 1) { /* one orbit: one component, its units alike when each serves as many */
+        int each = per_node / units;
+        gboolean alike = per_node % units == 0;
+        for (int gpu = 0; gpu < per_node && alike; gpu++) /* every node's units are node 0's */
+            alike = topology_gpu_unit(t, gpu, c) == gpu / each;
+        memset(comp, 0, sizeof(int) * (gsize)total);
+        return alike ? 1 : -1;
+    }
+    g_autofree int *first = g_new(int, n), *touched = g_new0(int, n), *count = g_new0(int, n);
+    g_autofree int *orbits = g_new(int, per_node + 1), *size = g_new0(int, MAX(total, 1));
+    memset(first, -1, sizeof(int) * (gsize)n);
+    for (int u = 0; u < total; u++)
+        comp[u] = u;
+    gboolean alike = TRUE;
+    for (int gpu = 0, k = 0, u = 0; gpu < gpus; gpu++) { /* a unit's GPUs are in a row */
+        orbits[k++] = orbit ? orbit[gpu] : sym->orbit_local[representative(sym, gpu)];
+        int next = gpu + 1 < gpus ? (gpu + 1) / per_node * units + topology_gpu_unit(t, gpu + 1, c)
+                                  : total;
+        if (next == u)
+            continue;
+        for (int i = 1; i < k; i++) /* the unit's orbits sorted, few */
+            for (int j = i; j > 0 && orbits[j - 1] > orbits[j]; j--) {
+                int x = orbits[j];
+                orbits[j] = orbits[j - 1];
+                orbits[j - 1] = x;
+            }
+        for (int i = 0, end; i < k; i = end) {
+            int o = orbits[i];
+            for (end = i; end < k && orbits[end] == o; end++)
+                ;
+            touched[o]++;
+            if (first[o] < 0) {
+                first[o] = u;
+                count[o] = end - i;
+            } else {
+                alike = alike && count[o] == end - i;
+                comp[root(comp, u)] = root(comp, first[o]);
+            }
+        }
+        k = 0;
+        u = next;
+    }
+    for (int u = 0; u < total; u++) /* each unit straight to its root */
+        size[comp[u] = root(comp, u)]++;
+    for (int o = 0; o < n && alike; o++)
+        alike = touched[o] == size[comp[first[o]]];
+    if (!alike)
+        return -1;
+    g_autofree int *number = memset(g_new(int, MAX(total, 1)), -1, sizeof(int) * MAX(total, 1));
+    int components = 0;
+    for (int u = 0; u < total; u++) { /* comp[u] is a root, numbered when first met */
+        int r = comp[u];
+        if (number[r] < 0)
+            number[r] = components++;
+        comp[u] = number[r];
+    }
+    return components;
+}
+
+/* Whether the orbits serve the units of the switches and CPUs alike
+ * (unit_components). */
+static gboolean host_alike(const Symmetry *sym, const Topology *t)
+{
+    static const LinkClass host_shared[] = {LINK_UPLINK, LINK_MEMORY};
+    int nodes = topology_gpus(t) / topology_gpus_per_node(t);
+    gboolean alike = TRUE;
+    for (gsize k = 0; k < G_N_ELEMENTS(host_shared) && alike; k++) {
+        int units = nodes * topology_units(t, host_shared[k]);
+        g_autofree int *comp = g_new(int, MAX(units, 1));
+        alike = units == 0 || unit_components(sym, t, host_shared[k], NULL, comp) >= 0;
+    }
+    return alike;
+}
+
 Symmetry *symmetry_new_cells(const Layout *layout, const Topology *t, unsigned dims,
                              const SymmetryMarks *marks)
 {
@@ -291,6 +416,12 @@ Symmetry *symmetry_new_cells(const Layout *layout, const Topology *t, unsigned d
     Symmetry *sym = g_new0(Symmetry, 1);
     sym->layout = layout;
     find_generators(sym, t, dims);
+    if (layout_ranks(layout) == topology_gpus(t) && !host_alike(sym, t)) {
+        /* some switch or CPU would carry more of an orbit's copies than another
+         * of its class: the shifts that map them onto each other */
+        sym->host_maps = TRUE;
+        find_generators(sym, t, dims);
+    }
     guint8 *marked[2 * GROUP_DIMS];
     for (int i = 0; i < sym->n_gen; i++) {
         marked[i] = g_new0(guint8, sym->gen[i].size / sym->gen[i].step);
@@ -433,43 +564,52 @@ static int representative(const Symmetry *sym, int rank)
     return simulated;
 }
 
+static void gpu_orbits(const Symmetry *sym, int gpus, int *orbit)
+{
+    for (int gpu = 0; gpu < gpus; gpu++) /* rank r on GPU r */
+        orbit[gpu] = sym->orbit_local[representative(sym, gpu)];
+}
+
 int symmetry_link_classes(const Symmetry *sym, const Topology *t, int *link_class)
 {
     int gpus = topology_gpus(t), n = sym->n_orbits, rails = topology_nics(t);
     int per_node = topology_gpus_per_node(t);
     g_assert(gpus == layout_ranks(sym->layout));
-    /* per simulated rank: its NIC's class among the NIC classes, and the
-     * lowest rail its orbit's GPUs use */
-    g_autofree int *nic_class = g_new(int, n), *rail_low = g_new(int, n);
-    int nic_classes = 0;
-    for (int j = 0; j < n; j++) {
-        nic_class[j] = j > 0 && topology_gpu_link(t, sym->orbit_rep[j], LINK_NIC, 0) ==
-                                    topology_gpu_link(t, sym->orbit_rep[j - 1], LINK_NIC, 0)
-                           ? nic_classes - 1
-                           : nic_classes++;
-        rail_low[j] = rails;
-    }
-    for (int gpu = 0; gpu < gpus; gpu++) { /* NVLink ports and NICs */
-        int j = sym->orbit_local[representative(sym, gpu)];
-        rail_low[j] = MIN(rail_low[j], topology_nic(t, gpu));
-        for (int dir = 0; dir < 2; dir++) {
-            link_class[topology_gpu_link(t, gpu, LINK_NVLINK, dir)] = 2 * j + dir;
-            link_class[topology_gpu_link(t, gpu, LINK_NIC, dir)] = 2 * (n + nic_class[j]) + dir;
-        }
-    }
-    g_autofree int *rail_class = g_new0(int, rails); /* first marked, then numbered */
+    g_autofree int *orbit = g_new(int, gpus), *rail_low = g_new(int, n);
+    g_autofree int *comp = g_new(int, gpus); /* units <= GPUs */
+    gpu_orbits(sym, gpus, orbit);
     for (int j = 0; j < n; j++)
-        rail_class[rail_low[j]] = 1;
-    int rail_classes = 0;
-    for (int r = 0; r < rails; r++)
-        rail_class[r] = rail_class[r] ? rail_classes++ : -1;
-    for (int gpu = 0; gpu < per_node; gpu++) { /* node 0's GPUs use every rail */
-        int first = 2 * (n + nic_classes +
-                         rail_class[rail_low[sym->orbit_local[representative(sym, gpu)]]]);
-        for (int dir = 0; dir < 2; dir++)
-            link_class[topology_gpu_link(t, gpu, LINK_SPINE, dir)] = first + dir;
+        rail_low[j] = rails;
+    for (int gpu = 0; gpu < gpus; gpu++) /* the lowest rail of each orbit */
+        rail_low[orbit[gpu]] = MIN(rail_low[orbit[gpu]], topology_nic(t, gpu));
+    int first = 0; /* the classes of the classes before */
+    for (int c = 0; c < LINK_CLASSES; c++) {
+        int dirs = topology_directions((LinkClass)c), units = topology_units(t, (LinkClass)c);
+        if (units == 0)
+            continue;
+        if (c == LINK_SPINE) { /* a rail's orbit: the rails of its GPUs' orbits */
+            g_autofree int *rail_class = g_new0(int, rails); /* first marked, then numbered */
+            for (int j = 0; j < n; j++)
+                rail_class[rail_low[j]] = 1;
+            int classes = 0;
+            for (int r = 0; r < rails; r++)
+                rail_class[r] = rail_class[r] ? classes++ : -1;
+            for (int gpu = 0; gpu < per_node; gpu++) /* node 0's GPUs use every rail */
+                for (int dir = 0; dir < 2; dir++)
+                    link_class[topology_gpu_link(t, gpu, LINK_SPINE, dir)] =
+                        first + 2 * rail_class[rail_low[orbit[gpu]]] + dir;
+            first += 2 * classes;
+            continue;
+        }
+        int classes = unit_components(sym, t, (LinkClass)c, orbit, comp);
+        g_assert(classes > 0); /* the shifts map the units onto units, or load them alike */
+        for (int u = 0; u < gpus / per_node * units; u++)
+            for (int dir = 0; dir < dirs; dir++)
+                link_class[topology_unit_link(t, (LinkClass)c, u, dir)] =
+                    first + dirs * comp[u] + dir;
+        first += dirs * classes;
     }
-    return 2 * (n + nic_classes + rail_classes);
+    return first;
 }
 
 void symmetry_instances(const Symmetry *sym, const int *members, int n, SymmetryInstances *out)
@@ -506,17 +646,18 @@ int symmetry_link_units(const Symmetry *sym, const Topology *t, int *unit)
     for (int l = 0; l < links; l++) /* a class's, the cell key added below */
         key[l] = unit[l] * sym->cells_per_orbit;
     for (int gpu = 0; gpu < topology_gpus(t); gpu++)
-        for (int dir = 0; dir < 2; dir++) {
-            int port = topology_gpu_link(t, gpu, LINK_NVLINK, dir),
-                nic = topology_gpu_link(t, gpu, LINK_NIC, dir);
-            key[port] = unit[port] * sym->cells_per_orbit + cell_key(sym, gpu, all);
-            key[nic] = unit[nic] * sym->cells_per_orbit + cell_key(sym, gpu, all);
-        }
-    for (int gpu = 0; gpu < topology_gpus_per_node(t); gpu++) /* node 0's use every rail */
-        for (int dir = 0; dir < 2; dir++) {
-            int rail = topology_gpu_link(t, gpu, LINK_SPINE, dir);
-            key[rail] = unit[rail] * sym->cells_per_orbit + cell_key(sym, gpu, sym->nic_moving);
-        }
+        for (int c = 0; c < LINK_CLASSES; c++)
+            for (int dir = 0; dir < 2; dir++) {
+                /* a rail's GPUs: node 0's (they use every rail), their
+                 * values along the generators that move GPUs between NICs */
+                gboolean rail = c == LINK_SPINE;
+                int l = rail && gpu >= topology_gpus_per_node(t)
+                            ? -1
+                            : topology_gpu_link(t, gpu, (LinkClass)c, dir);
+                if (l >= 0)
+                    key[l] = unit[l] * sym->cells_per_orbit +
+                             cell_key(sym, gpu, rail ? sym->nic_moving : all);
+            }
     g_autofree int *number = g_new(int, (gsize)classes * sym->cells_per_orbit);
     memset(number, -1, sizeof(int) * (gsize)classes * sym->cells_per_orbit);
     int units = 0;

@@ -17,7 +17,13 @@
  * group of every kind onto a group of its kind (a dp step cutting
  * expert-parallel blocks does not). Such a shift maps every program, every
  * communicator group and every path of the replay onto another, so ranks
- * in one orbit of the shifts run the same tasks at the same times. For
+ * in one orbit of the shifts run the same tasks at the same times. The
+ * host path's PCIe switches and CPUs need no such map when the orbits load
+ * them alike, each orbit the same number of GPUs on each switch (CPU) its
+ * GPUs use, as a tp shift by one over a node of two CPUs does: every copy
+ * of an orbit is alike, so every such switch (CPU) carries the same; where
+ * they do not, the shifts must map the GPUs sharing a switch or a CPU onto
+ * GPUs sharing one too. For
  * each dimension the smallest working step is kept, and its window is
  * that step: the rotation inside it by the smallest working step too; a
  * dimension without either is not symmetric.
@@ -222,24 +228,28 @@ int symmetry_instance_gpu(const Symmetry *sym, const SymmetryInstances *in, int 
 /* The link units of `t` under cells: every link's (room for every link),
  * numbered in order of their lowest link; returns how many. A unit is a
  * link class (symmetry_link_classes) cut by the cells of its GPUs: a
- * port's or a NIC's the cell key of its GPU (the GPUs sharing a NIC have
- * the same orbit coordinates), a rail's the marked values of its GPUs
- * along the generators that move GPUs between NICs. The links of a unit
- * have one capacity but for those a what-if slows (net.c splits them off).
+ * port's, a NIC's or a host path link's the cell key of its GPU (of the
+ * last, for a link GPUs share: net.c cuts a unit again where flows load
+ * its links unequally, and checks the rest), a rail's the marked values of
+ * its GPUs along the generators that move GPUs between NICs. The links of
+ * a unit have one capacity but for those a what-if slows (net.c splits
+ * them off).
  * Without marks, the link classes. */
 int symmetry_link_units(const Symmetry *sym, const Topology *t, int *unit);
 
 /* The orbits of the links of `t`, the topology of the layout's GPUs,
  * under the shifts: link_class[link] (room for every link) is its orbit's
  * number, orbits numbered in order of their lowest link; returns how many.
- * Found without following the links' images, from three facts: a shift
- * maps the link a GPU sends or receives through onto the link of the same
- * kind of the GPU's image (it maps the cluster onto itself); a GPU's
- * orbit's lowest rank is its simulated rank; and the number of a GPU's
- * NVLink port or NIC link never decreases as the GPU's grows. So the orbit
- * of GPU g's port or NIC link is that of the links of g's orbit, whose
- * lowest is the simulated rank's; and the orbit of g's rail is the rails
- * g's orbit uses, whose lowest it is numbered by. Linear in the GPUs. */
+ * Found without following the links' images: a shift maps the link a GPU
+ * sends or receives through onto the link of the same kind of the GPU's
+ * image (it maps the cluster onto itself). So the class of the links of a
+ * kind a GPU uses (its NVLink port, NIC, host link, switch uplink, CPU
+ * memory) holds those of the units the GPU's orbit uses, and those of the
+ * other orbits that share one of them, transitively; and the class of a
+ * GPU's rail is the rails its orbit uses, numbered by the lowest. For a
+ * switch or a CPU that a shift need not map (above) such a class is not an
+ * orbit of links, but every orbit loads its links alike. Linear in the
+ * GPUs. */
 int symmetry_link_classes(const Symmetry *sym, const Topology *t, int *link_class);
 
 #endif

@@ -58,7 +58,10 @@ static void rank_events(JsonWriter *w, const Graph *g, const Replay *r, int rank
     int gpu = graph_gpu(g, rank);
     g_snprintf(name, sizeof name, "GPU %d", gpu);
     metadata(w, "process_name", gpu, 0, name);
-    static const char *const kinds[] = {"compute", "collective", "marker"};
+    static const char *const kinds[] = {[TASK_COMPUTE] = "compute",
+                                        [TASK_COLLECTIVE] = "collective",
+                                        [TASK_MARKER] = "marker",
+                                        [TASK_COPY] = "copy"};
     for (int stream = 0; stream < graph_streams(g); stream++) {
         metadata(w, "thread_name", gpu, stream, emit_stream_name((Stream)stream));
         int n;
@@ -90,7 +93,8 @@ static void rank_events(JsonWriter *w, const Graph *g, const Replay *r, int rank
             jsonw_fixed(jsonw_key(w, "dur"), end_us - start_us, 3);
             jsonw_begin_object(jsonw_key(w, "args"), JSONW_INLINE);
             jsonw_string(jsonw_key(w, "kind"), kinds[t->kind]);
-            jsonw_int(jsonw_key(w, coll ? "bytes" : "flops"), coll ? t->bytes : t->flops);
+            gboolean moves = coll || t->kind == TASK_COPY; /* bytes, not FLOPs */
+            jsonw_int(jsonw_key(w, moves ? "bytes" : "flops"), moves ? t->bytes : t->flops);
             jsonw_end(w);
             jsonw_end(w);
         }

@@ -37,6 +37,7 @@ static const char *const cluster_keys[] = {"name",
                                            "host_memory_GiB",
                                            "cpu_adam_params_per_s",
                                            "reliability",
+                                           "host_path",
                                            "calibration",
                                            NULL};
 static const char *const storage_keys[] = {"read_bandwidth_GBps",  "preprocess_samples_per_s",
@@ -80,6 +81,14 @@ static const char *const intra_keys[] = {
 static const char *const inter_keys[] = {"bandwidth_GBps", "latency_us",       "efficiency",
                                          "ll_latency_us",  "ll128_latency_us", "tree_efficiency",
                                          "nics_per_node",  "oversubscription", NULL};
+/* "host_path"'s keys: whether the NICs share the host links, then each
+ * HostShared's count of GPUs and bandwidth (HOST_COUNT_KEY, HOST_BANDWIDTH_KEY). */
+static const char *const host_path_keys[] = {"nic_shares_host_link", "gpus_per_switch",
+                                             "switch_uplink_GBps",   "gpus_per_cpu",
+                                             "cpu_memory_GBps",      NULL};
+#define HOST_COUNT_KEY(i)     host_path_keys[1 + 2 * (i)]
+#define HOST_BANDWIDTH_KEY(i) host_path_keys[2 + 2 * (i)]
+G_STATIC_ASSERT(G_N_ELEMENTS(host_path_keys) == 1 + 2 * HOST_SHARED + 1);
 /* The calibration record's keys: what wrote it and from what, then the
  * lists of the states PARAM_FITTED on (calibration_keys[FIRST_LIST + s -
  * PARAM_FITTED] lists state s). */
@@ -335,6 +344,67 @@ static gboolean read_storage(const JsonDoc *doc, ClusterSpec *c, GError **error)
     return TRUE;
 }
 
+/* The optional "host_path" (HostPathSpec): whether traffic between nodes
+ * crosses the GPUs' host links, and each HostShared resource: its
+ * bandwidth, and how many GPUs in order share one (by default one a PCIe
+ * switch, every GPU of a node a CPU; a count without its bandwidth is an
+ * error). It needs the GPU's host link, gpu.pcie_GBps. */
+static gboolean read_host_path(const JsonDoc *doc, ClusterSpec *c, int per_node, GError **error)
+{
+    const char *where = "$.host_path";
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(doc->root, "host_path");
+    HostPathSpec *h = &c->host_path;
+    if (!o)
+        return TRUE;
+    if (!(o = json_object(doc, doc->root, "$", "host_path", error)) ||
+        !json_check_keys(doc, o, where, host_path_keys, error) ||
+        !json_bool(doc, o, where, "nic_shares_host_link", FALSE, FALSE, &h->nic_via_host, error))
+        return FALSE;
+    if (c->gpu.pcie_Bps <= 0) {
+        json_fail(error, doc, "$", "host_path", o,
+                  "no host path without the GPU's host link, gpu.pcie_GBps");
+        return FALSE;
+    }
+    const long long fallback[HOST_SHARED] = {[HOST_SWITCH] = 1, [HOST_CPU] = per_node};
+    for (int i = 0; i < HOST_SHARED; i++) {
+        const cJSON *count = cJSON_GetObjectItemCaseSensitive(o, HOST_COUNT_KEY(i));
+        double gbps;
+        long long gpus;
+        if (!json_number(doc, o, where, HOST_BANDWIDTH_KEY(i), FALSE, MIN_GBPS, 1e12, 0, &gbps,
+                         error) ||
+            !json_int(doc, o, where, HOST_COUNT_KEY(i), FALSE, 1, per_node, fallback[i], &gpus,
+                      error))
+            return FALSE;
+        if (count && gbps == 0) {
+            json_fail(error, doc, where, HOST_COUNT_KEY(i), count,
+                      "%s beside it, the bandwidth its GPUs share", HOST_BANDWIDTH_KEY(i));
+            return FALSE;
+        }
+        h->shared[i] =
+            (HostResource){.gpus = gbps > 0 ? (int)gpus : 0, .bandwidth_Bps = gbps * 1e9};
+    }
+    return TRUE;
+}
+
+/* The host path's keys that differ from a file without them. */
+static void write_host_path(JsonWriter *w, const HostPathSpec *h)
+{
+    gboolean any = h->nic_via_host;
+    for (int i = 0; i < HOST_SHARED; i++)
+        any |= h->shared[i].gpus > 0;
+    if (!any)
+        return;
+    jsonw_begin_object(jsonw_key(w, "host_path"), JSONW_INLINE);
+    if (h->nic_via_host)
+        jsonw_bool(jsonw_key(w, "nic_shares_host_link"), TRUE);
+    for (int i = 0; i < HOST_SHARED; i++)
+        if (h->shared[i].gpus > 0) {
+            jsonw_int(jsonw_key(w, HOST_COUNT_KEY(i)), h->shared[i].gpus);
+            jsonw_number(jsonw_key(w, HOST_BANDWIDTH_KEY(i)), h->shared[i].bandwidth_Bps / 1e9);
+        }
+    jsonw_end(w);
+}
+
 static const char *const failure_kind_names[] = {"gpu", "node", "nic", NULL};
 
 /* Llama 3 405B's pre-training (Dubey et al. 2024, "The Llama 3 Herd of
@@ -524,7 +594,7 @@ ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **er
         !json_number(doc, doc->root, "$", "cpu_adam_params_per_s", FALSE, MIN_RATE, 1e18, 0,
                      &c->cpu_adam_params_s, error) ||
         !read_reliability(doc, c, (int)per_node, (int)nics, error) ||
-        !read_calibration(doc, c, error))
+        !read_host_path(doc, c, (int)per_node, error) || !read_calibration(doc, c, error))
         return NULL;
     c->host_memory_bytes = host_gib * 1073741824.0;
     c->path = g_strdup(path);
@@ -683,6 +753,7 @@ char *cluster_spec_json(const ClusterSpec *c)
         jsonw_end(&w);
     }
     write_reliability(&w, c);
+    write_host_path(&w, &c->host_path);
     const GpuSpec *g = &c->gpu;
     jsonw_begin_object(jsonw_key(&w, "gpu"), 4);
     jsonw_string(jsonw_key(&w, "name"), g->name);

@@ -1,6 +1,7 @@
 /* cluster.h: what a simulation runs on, as plain C structs (cluster.c): the GPU
  * (spec/gpu.h), NVLink inside a node, InfiniBand between nodes, storage,
- * reliability, the host, and a calibrated profile's record.
+ * reliability, the host and the path to it, and a calibrated profile's
+ * record.
  *
  * Read from a cluster file and fully validated; nothing outside src/spec/
  * sees cJSON. Every error names the file, the JSON path, the bad value and
@@ -86,6 +87,26 @@ typedef struct {
 void cluster_calibration_free(ClusterCalibration *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(ClusterCalibration, cluster_calibration_free)
 
+/* What the GPUs of a node share on their way to the host: the uplink of
+ * a PCIe switch to the CPU (per direction), and a CPU's memory (reads and
+ * writes together). */
+typedef enum { HOST_SWITCH, HOST_CPU, HOST_SHARED } HostShared;
+
+typedef struct {
+    int gpus;             /* GPUs, in order, that share one; 0: not modelled */
+    double bandwidth_Bps; /* its bandwidth */
+} HostResource;
+
+/* The host path (docs/model.md, "The host path"): each GPU's link to its
+ * host (gpu.pcie_Bps, PCIe or a Grace's NVLink-C2C) and what the GPUs of a
+ * node share beyond it. A cluster file without "host_path", or a cluster
+ * built in code: each GPU's host link alone (all 0). */
+typedef struct {
+    gboolean nic_via_host; /* traffic between nodes crosses the GPU's host link: its
+                            * NIC hangs from the GPU's PCIe switch (GPUDirect RDMA) */
+    HostResource shared[HOST_SHARED];
+} HostPathSpec;
+
 typedef struct {
     char *name;
     int nodes;
@@ -117,6 +138,7 @@ typedef struct {
     /* The host, per node, for offload (offload.h); 0: not given. */
     double host_memory_bytes;        /* CPU memory */
     double cpu_adam_params_s;        /* parameters the node's CPUs step with Adam per second */
+    HostPathSpec host_path;
     char *path;                      /* the file it was read from, for errors; NULL if built */
     ClusterCalibration *calibration; /* how calibrate fitted it; NULL: no record */
 } ClusterSpec;

@@ -345,6 +345,13 @@ TaskId emit_background(Emit *e, Stream stream, double seconds, TaskTag tag, Task
     return add_compute(e, stream, seconds, 0, tag, name);
 }
 
+TaskId emit_copy(Emit *e, Stream stream, double bytes, gboolean up, TaskTag tag, TaskName name)
+{
+    g_assert(stream != STREAM_COMPUTE);
+    return e->graph ? graph_copy(e->graph, e->local, stream, bytes, up, tag, name)
+                    : dry_task(e, stream, TRUE);
+}
+
 void emit_gate(Emit *e, TaskId before)
 {
     if (before == TASK_NONE)

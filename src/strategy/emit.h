@@ -145,6 +145,13 @@ TaskId emit_compute(Emit *e, double seconds, double flops, TaskTag tag, TaskName
  * does not slow and that waits only for the task before it there. */
 TaskId emit_background(Emit *e, Stream stream, double seconds, TaskTag tag, TaskName name);
 
+/* Appends to the rank's `stream` (not the compute stream) a copy of
+ * `bytes` between its GPU and its host, up (to the GPU) or down, that the
+ * network moves over the host path (net/topology.h), sharing its links
+ * with the other copies and the traffic that crosses them; it waits only
+ * for the task before it there, and interference does not count it. */
+TaskId emit_copy(Emit *e, Stream stream, double bytes, gboolean up, TaskTag tag, TaskName name);
+
 /* The next task on the compute stream (a compute task or a collective)
  * will also wait for `before` (TASK_NONE: no-op). */
 void emit_gate(Emit *e, TaskId before);

@@ -160,7 +160,7 @@ static void step_begin(Emit *e, void *state)
     ((OffloadState *)state)->up = TASK_NONE;
 }
 
-/* A task of `seconds` on the offload stream, after `after`. */
+/* The host's work of `seconds` on the offload stream, after `after`. */
 static TaskId offload_task(Emit *e, double seconds, TaskId after, TaskName name)
 {
     TaskId t = emit_background(e, STREAM_OFFLOAD, seconds, TAG_OFFLOAD, name);
@@ -168,15 +168,25 @@ static TaskId offload_task(Emit *e, double seconds, TaskId after, TaskName name)
     return t;
 }
 
-/* A PCIe transfer of the bf16 shard of `params` parameters, after `after`. */
-static TaskId transfer(Emit *e, double params, TaskId after, const char *name)
+/* A copy of `bytes` over the host path on the offload stream, up (to the
+ * GPU) or down, after `after`. */
+static TaskId offload_copy(Emit *e, double bytes, gboolean up, TaskId after, TaskName name)
+{
+    TaskId t = emit_copy(e, STREAM_OFFLOAD, bytes, up, TAG_OFFLOAD, name);
+    emit_wait(e, after, t);
+    return t;
+}
+
+/* A copy of the bf16 shard of `params` parameters, up or down, after
+ * `after`. */
+static TaskId transfer(Emit *e, double params, gboolean up, TaskId after, const char *name)
 {
     double bytes =
         offload_pcie_bytes_per_param(emit_plan(e)) * shard_params(emit_states(e), params);
-    return offload_task(e, bytes / emit_gpu(e)->pcie_Bps, after, (TaskName){.fmt = name});
+    return offload_copy(e, bytes, up, after, (TaskName){.fmt = name});
 }
 
-/* A PCIe copy of layer `layer`'s A_l for micro-batch `mb`, after `after`;
+/* A copy of layer `layer`'s A_l for micro-batch `mb`, after `after`;
  * the activations are freed when a copy down ends, allocated when a copy
  * up starts. TASK_NONE for a layer not offloaded. */
 static TaskId copy_activations(Emit *e, int layer, int mb, gboolean down, TaskId after)
@@ -186,7 +196,7 @@ static TaskId copy_activations(Emit *e, int layer, int mb, gboolean down, TaskId
         return TASK_NONE;
     TaskName name = {
         .fmt = down ? "offload act down mb%d L%d" : "offload act up mb%d L%d", .a = mb, .b = layer};
-    TaskId t = offload_task(e, bytes / emit_gpu(e)->pcie_Bps, after, name);
+    TaskId t = offload_copy(e, bytes, !down, after, name);
     emit_mem(e, t, MEM_ACTIVATIONS, down ? -bytes : bytes, down);
     return t;
 }
@@ -220,7 +230,7 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
     }
     if (u->forward || u->micro_batch != emit_micro_batches(e) - 1)
         return;
-    TaskId down = transfer(e, seg->params, last, "offload grads down");
+    TaskId down = transfer(e, seg->params, FALSE, last, "offload grads down");
     emit_wait(e, emit_last(e, STREAM_COMM), down);
 }
 
@@ -235,7 +245,7 @@ static void step_end(Emit *e, void *state)
     double adam_s = offload_cpu_adam_s(emit_cluster(e), emit_states(e), emit_params(e));
     TaskId adam =
         offload_task(e, adam_s, emit_last(e, STREAM_COMM), (TaskName){.fmt = "offload cpu adam"});
-    emit_gate(e, transfer(e, emit_params(e), adam, "offload params up"));
+    emit_gate(e, transfer(e, emit_params(e), TRUE, adam, "offload params up"));
 }
 
 /* Layer `layer`'s backward waits for its activations' copy up, which the
