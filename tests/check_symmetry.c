@@ -562,14 +562,10 @@ START_TEST(whatif_cells_report_what_the_full_replay_does)
 }
 END_TEST
 
-/* The ranks simulated for tp x dp (ep) on 8 nodes of 8 GPUs with `dims`. */
-static int simulated_of(int tp, int dp, int ep, unsigned dims)
+/* The ranks simulated for `plan` (freed) on cluster `c` (freed) with
+ * `dims`. */
+static int simulated_on(ClusterSpec *c, PlanSpec *plan, unsigned dims)
 {
-    ClusterSpec *c = test_cluster(8, 8, 1e9, 1e9);
-    PlanSpec *plan = plan_spec_new();
-    plan->tp = tp;
-    plan->dp = dp;
-    plan->ep = ep;
     Layout *l = layout_new(plan, c);
     Topology *t = topology_new(c, c->nodes);
     Symmetry *sym = symmetry_new(l, t, dims);
@@ -581,6 +577,16 @@ static int simulated_of(int tp, int dp, int ep, unsigned dims)
     plan_spec_free(plan);
     cluster_spec_free(c);
     return n;
+}
+
+/* The ranks simulated for tp x dp (ep) on 8 nodes of 8 GPUs with `dims`. */
+static int simulated_of(int tp, int dp, int ep, unsigned dims)
+{
+    PlanSpec *plan = plan_spec_new();
+    plan->tp = tp;
+    plan->dp = dp;
+    plan->ep = ep;
+    return simulated_on(test_cluster(8, 8, 1e9, 1e9), plan, dims);
 }
 
 /* By hand, 64 GPUs on 8 nodes (rank = GPU): a dp shift must move whole
@@ -615,17 +621,7 @@ static int simulated_with_cpus(int per_cpu)
     PlanSpec *plan = plan_spec_new();
     plan->tp = 8;
     plan->dp = 1;
-    Layout *l = layout_new(plan, c);
-    Topology *t = topology_new(c, c->nodes);
-    Symmetry *sym = symmetry_new(l, t, SYMMETRY_ALL);
-    int n;
-    symmetry_simulated(sym, &n);
-    symmetry_free(sym);
-    topology_free(t);
-    layout_free(l);
-    plan_spec_free(plan);
-    cluster_spec_free(c);
-    return n;
+    return simulated_on(c, plan, SYMMETRY_ALL);
 }
 
 /* By hand, the host path's CPUs (docs/model.md, "The host path"): the tp
