@@ -88,15 +88,19 @@ START_TEST(shipped_h100_meets_the_targets)
 END_TEST
 
 /* The sum over the runs of log(predicted / measured)^2, the fit's cost,
- * under `base` with gemm_sustained `g`. */
-static double cost_at(const ClusterSpec *base, const CalibRuns *runs, double g)
+ * under `base` with gemm_sustained `g`; *unfit (when not NULL) the runs
+ * that do not fit their GPUs' memory there. */
+static double cost_at(const ClusterSpec *base, const CalibRuns *runs, double g, int *unfit)
 {
     g_autoptr(ClusterSpec) c = cluster_spec_copy(base);
     c->gpu.gemm_sustained = g;
     g_autoptr(RunsFit) fit = fit_named(c, runs, "", FALSE);
     double cost = 0;
-    for (int i = 0; i < fit->n; i++)
+    for (int i = 0; i < fit->n; i++) {
         cost += log1p(fit->error[i]) * log1p(fit->error[i]);
+        if (unfit)
+            *unfit += !fit->fits[i];
+    }
     return cost;
 }
 
@@ -105,7 +109,10 @@ static double cost_at(const ClusterSpec *base, const CalibRuns *runs, double g)
  * 1) in gemm_sustained alone, and the fit's cost over its runs is no lower
  * two units of the last digit shipped either side: the cost being about
  * quadratic near its minimum, the fit, calibrate --runs's minimum, lies
- * within a unit of the shipped value (which rounds it to 3 digits). Three
+ * within a unit of the shipped value (which rounds it to 3 digits). Every
+ * published run fits its GPUs' memory, as it did (issue 35), but two of
+ * Megatron-Bridge's release 25.09 on GB200 whose settings are assumed:
+ * they take full recomputation in the file and fit so. Three
  * predictions of the runs, not the fit's ten or so: the calibrate commands
  * of topologies/SOURCES.md refit them, and give the leave-one-out errors. */
 START_TEST(fit_reproduces_the_shipped_profiles)
@@ -127,9 +134,11 @@ START_TEST(fit_reproduces_the_shipped_profiles)
         g_autoptr(ClusterSpec) shipped = test_shipped_cluster(gpus[i].shipped, 0);
         ck_assert(base);
         ck_assert_double_eq(gpu_gemm_sustained(&base->gpu), 1);
-        double g = shipped->gpu.gemm_sustained, at = cost_at(base, runs, g);
+        int unfit = 0;
+        double g = shipped->gpu.gemm_sustained, at = cost_at(base, runs, g, &unfit);
+        ck_assert_msg(unfit == 0, "%s: %d runs do not fit", gpus[i].shipped, unfit);
         for (int side = -1; side <= 1; side += 2)
-            ck_assert_msg(at <= cost_at(base, runs, g + side * 2e-3),
+            ck_assert_msg(at <= cost_at(base, runs, g + side * 2e-3, NULL),
                           "%s: gemm_sustained %.4f is not the fit's (its cost falls toward %+g)",
                           gpus[i].shipped, g, side * 2e-3);
         /* everything else is the base's */
@@ -153,17 +162,18 @@ START_TEST(fit_recovers_known_parameters)
     known->gpu.gemm_sustained = 0.7;
     known->gpu.comm_interference = 0.2;
     /* four runs that lean on the two differently: tp 1 (no tp traffic), tp
-     * 2, 4 and 8 (traffic beside the GEMMs), 8 GPUs to 96 */
+     * 2, 4 and 8 (traffic beside the GEMMs), 8 GPUs to 96, each fitting its
+     * GPUs with the distributed optimizer */
     static const char *const models[] = {"mcore-gpt-1.7b.json", "mcore-gpt-7.1b.json",
                                          "mcore-gpt-16b.json", "mcore-gpt-32b.json"};
     static const char *const plans[] = {
-        "8,1,1,1,16,bf16,false,false",
-        "16,2,1,2,32,bf16,true,true",
-        "32,4,1,2,32,bf16,true,true",
-        "96,8,1,1,24,bf16,true,true",
+        "8,1,1,1,16,bf16,false,false,1",
+        "16,2,1,2,32,bf16,true,true,1",
+        "32,4,1,2,32,bf16,true,true,1",
+        "96,8,1,1,24,bf16,true,true,1",
     };
     static const char header[] = "model,gpus,tp,pp,micro_batch_size,global_batch_size,dtype,"
-                                 "sequence_parallel,tp_comm_overlap,step_s\n";
+                                 "sequence_parallel,tp_comm_overlap,zero_stage,step_s\n";
     GString *csv = g_string_new(header);
     for (gsize i = 0; i < G_N_ELEMENTS(plans); i++) {
         g_autofree char *model = test_shipped("topologies/runs", models[i]);
@@ -250,6 +260,35 @@ START_TEST(fit_warns_of_a_bad_fit)
 }
 END_TEST
 
+/* A run that does not fit its GPUs' memory under the model is named in
+ * one warning (a published run did fit: its settings or the model are
+ * wrong), and the report gives each run's peak: the 1.7B GPT of
+ * Megatron-Core's table on one H100 with micro-batches of 64 sequences of
+ * 4096 keeps 64 times a micro-batch's activations (Korthikanti's 34 s b h
+ * a layer, 24 layers of h 2048: 1.6 TiB), where one of 1 fits. */
+START_TEST(runs_that_do_not_fit_are_named)
+{
+    g_autoptr(ClusterSpec) h100 = test_shipped_cluster("dgx-h100.json", 0);
+    g_autofree char *model = test_shipped("topologies/runs", "mcore-gpt-1.7b.json");
+    g_autofree char *csv = g_strdup_printf(
+        "name,model,gpus,micro_batch_size,global_batch_size,step_s\nsmall,%s,1,1,1,1\n"
+        "large,%s,1,64,64,1\n",
+        model, model);
+    g_autofree char *path = test_write_tmp(csv);
+    g_autoptr(CalibRuns) runs = runs_load(path);
+    g_autoptr(RunsFit) fit = fit_named(h100, runs, "", FALSE);
+    ck_assert(fit->fits[0] && !fit->fits[1]);
+    ck_assert_double_gt(fit->peak_bytes[1], 34.0 * 4096 * 64 * 2048 * 24);
+    gboolean named = FALSE;
+    for (char **w = fit->warnings; *w; w++)
+        named |= strstr(*w, "1 run does not fit") && strstr(*w, "line 3 (large") &&
+                 !strstr(*w, "small");
+    ck_assert_msg(named, "%s", fit->warnings[0] ? fit->warnings[0] : "no warning");
+    ck_assert_ptr_nonnull(strstr(fit->report, "does not fit"));
+    test_remove(g_steal_pointer(&path));
+}
+END_TEST
+
 /* A row's gpus_per_node: the run used that many GPUs of each node, as
  * simulate --gpus-per-node runs it: tiny-gpt on 128 GPUs of two GB200
  * NVL72 racks, 64 of each, predicted at the step simulate replays (the
@@ -319,6 +358,7 @@ Suite *suite_calibruns(void)
     tcase_add_test(tc, fit_reproduces_the_shipped_profiles);
     tcase_add_test(tc, fit_recovers_known_parameters);
     tcase_add_test(tc, fit_warns_of_a_bad_fit);
+    tcase_add_test(tc, runs_that_do_not_fit_are_named);
     tcase_add_test(tc, more_parameters_than_runs_refused);
     tcase_add_test(tc, rows_on_part_of_each_node);
     suite_add_tcase(s, tc);

@@ -10,6 +10,7 @@
 #include "app/simulate.h"
 #include "base/error.h"
 #include "base/names.h"
+#include "base/units.h"
 #include "cost/transformer.h"
 #include "strategy/strategy.h"
 
@@ -188,8 +189,10 @@ static double base_value(const GpuSpec *gpu, int p)
     return v == 0 && info_of(p)->zero_means > 0 ? info_of(p)->zero_means : v;
 }
 
-/* log of the throughput plansim predicts for run i under `theta`. */
-static double predict(const Fit *fit, int i, const double *theta)
+/* log of the throughput plansim predicts for run i under `theta`; its
+ * memory peak and verdict into *peak_bytes and *fits when not NULL. */
+static double predict(const Fit *fit, int i, const double *theta, double *peak_bytes,
+                      gboolean *fits)
 {
     const CalibRun *run = &fit->runs[i];
     ClusterSpec c = shaped(fit->base, run);
@@ -200,6 +203,10 @@ static double predict(const Fit *fit, int i, const double *theta)
     gboolean ok = simulate_run(run->model, &c, fit->plans[i], &rep, &error);
     g_assert(ok); /* checked: calib_runs_check */
     const Metrics *m = &rep.metrics;
+    if (peak_bytes) {
+        *peak_bytes = m->peak_bytes;
+        *fits = m->fits;
+    }
     double step = m->step_time_s, rate;
     switch (run->measure) {
     case RUN_STEP_S:
@@ -216,17 +223,36 @@ static double predict(const Fit *fit, int i, const double *theta)
     return log(rate);
 }
 
-/* Run i's predicted log throughput under `theta` into out[i]. */
+/* Run i's predicted log throughput under `theta` into out[i], and its
+ * memory into peak_bytes[i] and fits[i] when they are not NULL. */
 typedef struct {
     const Fit *fit;
     const double *theta;
-    double *out;
+    double *out, *peak_bytes;
+    gboolean *fits;
 } RunPrediction;
 
 static void run_prediction(const void *ctx, int i)
 {
     const RunPrediction *c = ctx;
-    c->out[i] = predict(c->fit, i, c->theta);
+    c->out[i] = predict(c->fit, i, c->theta, c->peak_bytes ? &c->peak_bytes[i] : NULL,
+                        c->fits ? &c->fits[i] : NULL);
+}
+
+/* residuals, and each run's memory peak and verdict into peak_bytes and
+ * fits when they are not NULL. */
+static double residuals_with_memory(const Fit *fit, const double *theta, const double *weight,
+                                    double *r, double *peak_bytes, gboolean *fits)
+{
+    calib_each(fit->n, run_prediction,
+               &(RunPrediction){
+                   .fit = fit, .theta = theta, .out = r, .peak_bytes = peak_bytes, .fits = fits});
+    double cost = 0;
+    for (int i = 0; i < fit->n; i++) {
+        r[i] -= fit->measured[i];
+        cost += weight[i] * r[i] * r[i];
+    }
+    return cost;
 }
 
 /* log(predicted / measured) of every run at `theta` into r; returns the
@@ -235,13 +261,7 @@ static void run_prediction(const void *ctx, int i)
  * the same whatever the threads. */
 static double residuals(const Fit *fit, const double *theta, const double *weight, double *r)
 {
-    calib_each(fit->n, run_prediction, &(RunPrediction){.fit = fit, .theta = theta, .out = r});
-    double cost = 0;
-    for (int i = 0; i < fit->n; i++) {
-        r[i] -= fit->measured[i];
-        cost += weight[i] * r[i] * r[i];
-    }
-    return cost;
+    return residuals_with_memory(fit, theta, weight, r, NULL, NULL);
 }
 
 /* The weighted sum of squares of residuals `r`. */
@@ -327,11 +347,10 @@ static void summarise(const double *err, int n, double *mean, double *max)
 /* After the fit: a parameter no run depends on (its Jacobian's column all
  * 0) goes back to its base value, kept; the others are fitted, and warned
  * of when on a bound of their range. Sets fitted[] and appends the
- * warnings; TRUE when some parameter went back (the residuals change). */
-static gboolean keep_unused(const Fit *fit, const double *J, const double *base_theta,
-                            double *theta, gboolean *fitted, GPtrArray *warnings)
+ * warnings. */
+static void keep_unused(const Fit *fit, const double *J, const double *base_theta, double *theta,
+                        gboolean *fitted, GPtrArray *warnings)
 {
-    gboolean back = FALSE;
     for (int j = 0; j < fit->np; j++) {
         const ParamInfo *info = info_of(fit->params[j]);
         const char *key = calib_run_params[fit->params[j]];
@@ -347,13 +366,33 @@ static gboolean keep_unused(const Fit *fit, const double *J, const double *base_
             warning =
                 calib_kept_warning(key, "run", 0, base_theta[j] / info->unit,
                                    theta[j] != base_theta[j] ? theta[j] / info->unit : NAN, unit);
-            back |= theta[j] != base_theta[j];
             theta[j] = base_theta[j];
         }
         if (warning)
             g_ptr_array_add(warnings, warning);
     }
-    return back;
+}
+
+/* One line naming the runs whose peak does not fit their GPUs (at most
+ * three, then how many more), or NULL when all fit. */
+static char *unfit_warning(const char *path, const CalibRun *runs, const double *peak_bytes,
+                           const gboolean *fits, int n)
+{
+    int count = 0;
+    GString *w = g_string_new(NULL);
+    for (int i = 0; i < n; i++)
+        if (!fits[i] && count++ < 3)
+            g_string_append_printf(w, "%s line %d (%s, %.1f GiB)", count > 1 ? "," : "",
+                                   runs[i].line, runs[i].name, peak_bytes[i] / UNITS_GIB);
+    if (count == 0)
+        return g_string_free(w, TRUE);
+    if (count > 3)
+        g_string_append_printf(w, " and %d more", count - 3);
+    char *line = g_strdup_printf("%s: %d run%s do%s not fit in the memory of their GPUs under "
+                                 "the model, where they ran:%s",
+                                 path, count, count == 1 ? "" : "s", count == 1 ? "es" : "", w->str);
+    g_string_free(w, TRUE);
+    return line;
 }
 
 RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const int *params,
@@ -383,16 +422,20 @@ RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const in
     g_autofree double *J = g_new(double, (gsize)n *MAX(n_params, 1));
     for (int i = 0; i < n * MAX(n_params, 1); i++)
         J[i] = NAN; /* none computed: a fit that starts exact */
-    residuals(fit, theta, weight, r);
     GPtrArray *warnings = g_ptr_array_new();
     gboolean is_fitted[CALIB_RUNS_MAX_PARAMS];
     if (n_params > 0) {
+        residuals(fit, theta, weight, r);
         minimise(fit, theta, weight, r, J, FALSE);
-        if (keep_unused(fit, J, base_theta, theta, is_fitted, warnings))
-            residuals(fit, theta, weight, r);
+        keep_unused(fit, J, base_theta, theta, is_fitted, warnings);
     }
 
     RunsFit *out = g_new0(RunsFit, 1);
+    out->peak_bytes = g_new(double, n);
+    out->fits = g_new(gboolean, n);
+    /* the residuals at the fit (a parameter kept changes them), with each
+     * run's memory */
+    residuals_with_memory(fit, theta, weight, r, out->peak_bytes, out->fits);
     out->n = n;
     out->error = g_new(double, n);
     for (int i = 0; i < n; i++)
@@ -438,8 +481,9 @@ RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const in
         g_string_append_printf(rep, "; leave-one-out: mean %.2f %%, max %.2f %%",
                                100 * out->loo_mean, 100 * out->loo_max);
     g_string_append(rep, " (+: plansim too fast)\n");
-    g_string_append_printf(rep, "# %-28s %-20s %12s %12s %9s%s\n", "run", "measure", "measured",
-                           "predicted", "error(%)", out->loo ? "   loo(%)" : "");
+    g_string_append_printf(rep, "# %-28s %-20s %12s %12s %9s%s %9s\n", "run", "measure",
+                           "measured", "predicted", "error(%)", out->loo ? "   loo(%)" : "",
+                           "peak(GiB)");
     for (int i = 0; i < n; i++) {
         const CalibRun *run = &fit->runs[i];
         double predicted = measured_rate(run) * (1 + out->error[i]);
@@ -450,9 +494,13 @@ RunsFit *calib_runs_fit(const ClusterSpec *base, const CalibRuns *runs, const in
                                100 * out->error[i]);
         if (out->loo)
             g_string_append_printf(rep, " %+8.2f", 100 * out->loo[i]);
-        g_string_append_c(rep, '\n');
+        g_string_append_printf(rep, " %9.1f%s\n", out->peak_bytes[i] / UNITS_GIB,
+                               out->fits[i] ? "" : " does not fit");
     }
     out->report = g_string_free(rep, FALSE);
+    char *unfit = unfit_warning(runs->path, fit->runs, out->peak_bytes, out->fits, n);
+    if (unfit)
+        g_ptr_array_add(warnings, unfit);
     g_autofree int *line = g_new(int, n);
     for (int i = 0; i < n; i++)
         line[i] = fit->runs[i].line;
@@ -477,5 +525,7 @@ void calib_runs_fit_free(RunsFit *fit)
     g_strfreev(fit->warnings);
     g_free(fit->error);
     g_free(fit->loo);
+    g_free(fit->peak_bytes);
+    g_free(fit->fits);
     g_free(fit);
 }

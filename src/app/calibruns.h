@@ -44,7 +44,9 @@ gboolean calib_runs_check(const ClusterSpec *base, const CalibRuns *runs, int n_
  * keeps its base value; the warnings (calibrate.h's, one line each): a
  * fitted parameter on a bound of its range, a kept one, and errors whose
  * mean |error| passes CALIB_WARN_MEAN_ERROR or whose largest passes
- * CALIB_WARN_MAX_ERROR. */
+ * CALIB_WARN_MAX_ERROR, and the runs whose memory peak under the fit does
+ * not fit their GPUs (a published run did fit: a setting of the row, or
+ * the model, is wrong). */
 typedef struct {
     ClusterSpec *cluster; /* the base with the fitted values, and the record of the fit
                            * (calib_record: each parameter --fit names fitted or kept,
@@ -55,6 +57,8 @@ typedef struct {
     int n;
     double *error; /* per run, predicted / measured - 1 under the fit */
     double *loo;   /* per run, leave-one-out; NULL unless asked */
+    double *peak_bytes; /* per run, its memory peak under the fit */
+    gboolean *fits;     /* per run, within its GPUs' memory (Metrics.fits) */
     double mean_error, max_error, loo_mean, loo_max; /* of |error| */
 } RunsFit;
 
