@@ -484,9 +484,14 @@ static gboolean sweep(void *args, GError **error)
     }
     fprintf(stderr, "\n");
     print_reasons(r->reasons);
-    if (n == 0)
-        fprintf(stderr, "sweep: no plan fits in memory\n");
-    else if (!table_out)
+    if (n == 0) {
+        g_set_error(error, PS_ERROR, PS_ERROR_NO_FIT,
+                    "sweep: no plan fits in the GPUs' memory (%" G_GINT64_FORMAT
+                    " valid plans; the reasons above)",
+                    r->combinations - r->count[REPORT_INVALID]);
+        return FALSE;
+    }
+    if (!table_out)
         print_best(stderr, &a->in, &spec, r, best, n, tail);
     return TRUE;
 }
