@@ -51,8 +51,7 @@ typedef struct {
         AXIS_CP_SIZES,
         AXIS_CP_ALGORITHMS,
         AXIS_EXPERT_DIVISORS,
-        AXIS_EXPERT_TP,
-        AXIS_GPU_DTYPES
+        AXIS_EXPERT_TP
     } axis;                  /* plan_fields.def says what each gives */
     const char *axis_values; /* AXIS_VALUES: comma-separated values */
     const char *help;
