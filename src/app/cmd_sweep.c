@@ -126,6 +126,30 @@ static char *twins_text(const SweepSpec *spec, const SweepResult *r, guint best,
     return g_string_free(text, FALSE);
 }
 
+/* The near-twins of row `best` (sweep_best_distinct), `near` (rows, best
+ * first), each as the flags it differs by and its throughput against
+ * best's: " (near: --virtual-stages 7 +0.2 %; ...)", at most TWINS_SHOWN
+ * of them, then how many more; "" when it has none. */
+static char *near_text(const SweepSpec *spec, const SweepResult *r, guint best, const GArray *near)
+{
+    if (near->len == 0)
+        return g_strdup("");
+    const SweepRow *lead = &g_array_index(r->rows, SweepRow, best);
+    g_autoptr(PlanSpec) first = sweep_plan(spec, lead);
+    GString *text = g_string_new(" (near: ");
+    for (guint i = 0; i < MIN(near->len, TWINS_SHOWN); i++) {
+        const SweepRow *row = &g_array_index(r->rows, SweepRow, g_array_index(near, guint, i));
+        g_autoptr(PlanSpec) twin = sweep_plan(spec, row);
+        g_autofree char *flags = plan_spec_change_flags(first, twin);
+        g_string_append_printf(text, "%s%s %+.1f %%", i ? "; " : "", flags,
+                               100 * (row->score / lead->score - 1));
+    }
+    if (near->len > TWINS_SHOWN)
+        g_string_append_printf(text, "; %u more", near->len - TWINS_SHOWN);
+    g_string_append(text, ")");
+    return g_string_free(text, FALSE);
+}
+
 /* What each axis bought the winner `plan` (row `winner`): the best plan
  * with the axis at its default (sweep_axis_gains) and the winner's gain
  * over it, a line each. */
@@ -190,9 +214,10 @@ static void print_precision_notes(FILE *to, const SweepSpec *spec, const SweepRo
 
 /* The --top table: a header, a line per plan, the best first, each plan
  * once with the plans that replay as it named (twins_text; their rows
- * found in one pass), then the command that simulates the best. */
+ * found in one pass) and its near-twins (`near`, sweep_best_distinct),
+ * then the command that simulates the best. */
 static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, const SweepResult *r,
-                       const guint *best, int n, const char *tail)
+                       const guint *best, GArray *const *near, int n, const char *tail)
 {
     g_autoptr(GHashTable) place = g_hash_table_new(g_direct_hash, g_direct_equal);
     GArray **twins = g_new(GArray *, n);
@@ -213,13 +238,14 @@ static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, con
     for (int i = 0; i < n; i++) {
         const SweepRow *row = &g_array_index(r->rows, SweepRow, best[i]);
         g_autofree char *also = twins_text(spec, r, best[i], twins[i]);
+        g_autofree char *close = near_text(spec, r, best[i], near[i]);
         g_autofree char *summary = sweep_summary(spec, row);
         g_autofree char *days = !run             ? g_strdup("")
                                 : row->score > 0 ? g_strdup_printf(" %9.4g", 1 / row->score / 86400)
                                                  : g_strdup_printf(" %9s", "never");
-        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s %s%s\n", i + 1, row->tokens_per_s,
+        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s %s%s%s\n", i + 1, row->tokens_per_s,
                 row->step_time_s, 100 * row->mfu, row->tflops, row->peak_bytes / UNITS_GIB, days,
-                summary, also);
+                summary, also, close);
         g_array_free(twins[i], TRUE);
     }
     g_free(twins);
@@ -540,9 +566,10 @@ static gboolean sweep(void *args, GError **error)
     g_autofree char *tail =
         rank_by == SWEEP_RANK_RUN_TIME ? run_tail(&a->in, &a->training, &a->run) : NULL;
     g_autofree guint *best = g_new(guint, (gsize)top);
-    int n = sweep_best(r, (int)top, best);
+    g_autofree GArray **near = g_new0(GArray *, (gsize)top);
+    int n = sweep_best_distinct(&spec, r, (int)top, best, near);
     if (table_out && n > 0)
-        print_best(stdout, &a->in, &spec, r, best, n, tail);
+        print_best(stdout, &a->in, &spec, r, best, near, n, tail);
     g_autofree char *walked = space_text(grid, base, clusters);
     fprintf(stderr, "sweep: %s\n", walked);
     fprintf(stderr, "sweep: %" G_GINT64_FORMAT " combinations, %" G_GINT64_FORMAT " valid:",
@@ -566,7 +593,9 @@ static gboolean sweep(void *args, GError **error)
         return FALSE;
     }
     if (!table_out)
-        print_best(stderr, &a->in, &spec, r, best, n, tail);
+        print_best(stderr, &a->in, &spec, r, best, near, n, tail);
+    for (int i = 0; i < n; i++)
+        g_array_free(near[i], TRUE);
     return TRUE;
 }
 

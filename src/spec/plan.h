@@ -159,7 +159,9 @@ long long plan_spec_gpus(const PlanSpec *plan);
 /* The resolved plan as the flags that give it ("--tp 8 --pp 2 ...
  * --sequence-parallel"), for reports and commands to paste: the shape (tp,
  * pp, dp, micro_batch_size, global_batch_size), and every other field set
- * by a file, a flag or a grid (its origin) or away from its default. */
+ * by a file, a flag or a grid (its origin) or away from its default; a
+ * layer split no field says and Megatron-Core would not make by itself
+ * (uneven chunks) as its --pipeline-model-parallel-layout. */
 char *plan_spec_flags(const PlanSpec *plan);
 
 /* The plan's field values as a key: equal keys, equal values (origins
