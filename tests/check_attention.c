@@ -13,7 +13,9 @@
  *     of the work;
  *   - selective recomputation under FlashAttention is none;
  *   - Llama 2 7B on 8 A100 with ZeRO-3 (issue 11): about 17.6 GiB of
- *     activations instead of 97.6, and it fits. */
+ *     activations instead of 97.6, and it fits;
+ *   - sliding windows, in every layer (Mistral) or in some (layer_types,
+ *     Gemma's sliding_window_pattern, Qwen2's max_window_layers). */
 #include <math.h>
 #include <string.h>
 
@@ -117,10 +119,11 @@ START_TEST(sliding_window_by_hand)
     g_autoptr(ModelSpec) m = model_spec_load(path, &error);
     ck_assert(m);
     ck_assert_int_eq(m->sliding_window, (int)w);
+    ck_assert_int_eq(transformer_block_layers(m, BLOCK_WINDOW), m->layers); /* every layer */
     m->seq_length = (int)s;
     Shard sh = {.micro_batch = (int)b, .tp = 1, .attention = ATTENTION_FLASH};
     OpList ops;
-    transformer_block_ops(m, BLOCK_ATTENTION, sh, &ops);
+    transformer_block_ops(m, BLOCK_WINDOW, sh, &ops);
     const Op *kernel = NULL;
     for (int i = 0; i < ops.n; i++)
         if (strcmp(ops.ops[i].name, "flash_attention") == 0)
@@ -145,6 +148,58 @@ START_TEST(sliding_window_by_hand)
     g_autoptr(ModelSpec) q = model_spec_load(qwen, &error);
     ck_assert(q);
     ck_assert_int_eq(q->sliding_window, 0);
+}
+END_TEST
+
+/* The other ways a Hugging Face config names its windowed layers, each
+ * by hand on a small model with a window of 8 (transformers' configs):
+ *   - Gemma's sliding_window_pattern 3 over 6 layers: layer i is full
+ *     when (i + 1) % 3 == 0, so layers 2 and 5 (modeling_gemma3.py);
+ *   - Qwen2's max_window_layers 2 with use_sliding_window over 4 layers:
+ *     layers 2 and 3 are windowed (modeling_qwen2.py); without
+ *     use_sliding_window none is;
+ *   - a layer_types list overrides both, and a plansim model file gives
+ *     one too. */
+START_TEST(window_layer_rules)
+{
+    static const struct {
+        const char *keys;
+        int layers;
+        const char *windowed; /* a digit a layer */
+    } cases[] = {
+        {"\"num_hidden_layers\": 6, \"sliding_window_pattern\": 3", 6, "110110"},
+        {"\"num_hidden_layers\": 4, \"max_window_layers\": 2, \"use_sliding_window\": true", 4,
+         "0011"},
+        {"\"num_hidden_layers\": 4, \"max_window_layers\": 2, \"use_sliding_window\": false", 4,
+         "0000"},
+        {"\"num_hidden_layers\": 3, \"sliding_window_pattern\": 3, \"layer_types\": "
+         "[\"full_attention\", \"sliding_attention\", \"sliding_attention\"]",
+         3, "011"},
+        {"\"num_hidden_layers\": 2", 2, "11"}, /* Mistral's: every layer */
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = g_strdup_printf(
+            "{%s, \"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+            "\"max_position_embeddings\": 64, \"hidden_act\": \"silu\", \"sliding_window\": 8}",
+            cases[i].keys);
+        g_autofree char *path = test_write_tmp(text);
+        GError *error = NULL;
+        g_autoptr(ModelSpec) m = model_spec_load(path, &error);
+        ck_assert_msg(m, "%s", error ? error->message : "");
+        for (int l = 0; l < cases[i].layers; l++)
+            ck_assert_msg(transformer_layer_windowed(m, l) == (cases[i].windowed[l] == '1'),
+                          "case %zu, layer %d", i, l);
+        test_remove(g_steal_pointer(&path));
+    }
+    g_autofree char *path = test_write_tmp(
+        "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "
+        "\"vocab_size\": 100, \"seq_length\": 64, \"sliding_window\": 8, \"layer_types\": "
+        "[\"sliding_attention\", \"full_attention\"]}");
+    GError *error = NULL;
+    g_autoptr(ModelSpec) m = model_spec_load(path, &error);
+    ck_assert_msg(m, "%s", error ? error->message : "");
+    ck_assert(transformer_layer_windowed(m, 0) && !transformer_layer_windowed(m, 1));
+    test_remove(g_steal_pointer(&path));
 }
 END_TEST
 
@@ -238,6 +293,7 @@ Suite *suite_attention(void)
     tcase_add_test(tc, flash_kernels_run_at_their_own_efficiency);
     tcase_add_test(tc, selective_under_flash_is_none);
     tcase_add_test(tc, sliding_window_by_hand);
+    tcase_add_test(tc, window_layer_rules);
     tcase_add_test(tc, attention_field);
     tcase_add_test(tc, llama2_7b_fits_with_flash_attention);
     suite_add_tcase(s, tc);

@@ -74,6 +74,13 @@ static const BadCase bad[] = {
      "{\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4, "
      "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"hidden_act\": \"tanh\"}",
      {"$.hidden_act", "\"tanh\""}},
+    /* the windowed layers: a type a layer, of the two known */
+    {MODEL,
+     GOOD_MODEL ", \"layer_types\": [\"full_attention\"]}",
+     {"$.layer_types", "a list of layers = 2 layer types", "[\"full_attention\"]"}},
+    {MODEL,
+     GOOD_MODEL ", \"layer_types\": [\"full_attention\", \"linear_attention\"]}",
+     {"$.layer_types[1]", "\"full_attention\", \"sliding_attention\"", "\"linear_attention\""}},
     {CLUSTER, GOOD_CLUSTER ", \"nodes\": 3}", {"$.nodes: key given twice"}},
     {CLUSTER,
      "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "

@@ -10,6 +10,7 @@
 #include "spec/json.h"
 #include "spec/model.h"
 #include "base/error.h"
+#include "base/names.h"
 #include "base/text.h"
 
 static const char *const model_keys[] = {
@@ -24,6 +25,7 @@ static const char *const model_keys[] = {
     "mlp_bias",
     "qk_norm",
     "sliding_window",
+    "layer_types",
     "hidden_dropout",
     "attention_dropout",
     "ffn_hidden_size",
@@ -125,6 +127,47 @@ static gboolean read_latent_attention(const JsonDoc *doc, ModelSpec *m, GError *
            read_int_from(doc, "v_head_dim", 1, 1, &m->v_head_dim, error);
 }
 
+/* A layer's attention as Hugging Face's layer_types names it, by
+ * whether it is windowed: index 0 full, 1 sliding. */
+static const char *const layer_type_names[] = {"full_attention", "sliding_attention", NULL};
+
+/* Which layers are windowed (ModelSpec.window_layers): a "layer_types"
+ * list, one of layer_type_names a layer, in either format; in a Hugging
+ * Face config, Gemma's sliding_window_pattern and Qwen2's
+ * max_window_layers too (transformers' modeling_gemma3.py: layer i is
+ * windowed when (i + 1) % pattern != 0; modeling_qwen2.py: when i >=
+ * max_window_layers), which a layer_types list overrides, as transformers'
+ * configs derive it from them. */
+static gboolean read_window_layers(const JsonDoc *doc, const ModelKeys *k, ModelSpec *m,
+                                   gboolean hf, GError **error)
+{
+    if (hf && (!read_int_from(doc, "sliding_window_pattern", 1, 0, &m->window_period, error) ||
+               !read_int_from(doc, "max_window_layers", 0, 0, &m->window_from, error)))
+        return FALSE;
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(doc->root, "layer_types"), *item;
+    if (!types || cJSON_IsNull(types))
+        return TRUE;
+    if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != m->layers) {
+        json_fail(error, doc, "$", "layer_types", types, "a list of %s = %d layer types", k->layers,
+                  m->layers);
+        return FALSE;
+    }
+    m->window_layers = g_new(guint8, m->layers);
+    int i = 0;
+    cJSON_ArrayForEach(item, types)
+    {
+        int windowed = names_find(layer_type_names, cJSON_GetStringValue(item));
+        if (windowed < 0) {
+            g_autofree char *at = g_strdup_printf("layer_types[%d]", i);
+            g_autofree char *names = names_list(layer_type_names, TRUE);
+            json_fail(error, doc, "$", at, item, "one of %s", names);
+            return FALSE;
+        }
+        m->window_layers[i++] = (guint8)windowed;
+    }
+    return TRUE;
+}
+
 static gboolean read_sizes(const JsonDoc *doc, const ModelKeys *k, ModelSpec *m, GError **error)
 {
     if (!read_int(doc, k->layers, TRUE, 0, &m->layers, error) ||
@@ -193,6 +236,7 @@ static gboolean read_plansim(const JsonDoc *doc, ModelSpec *m, GError **error)
         !json_bool(doc, doc->root, "$", "mlp_bias", FALSE, FALSE, &m->mlp_bias, error) ||
         !json_bool(doc, doc->root, "$", "qk_norm", FALSE, FALSE, &m->qk_norm, error) ||
         !read_int_from(doc, "sliding_window", 0, 0, &m->sliding_window, error) ||
+        !read_window_layers(doc, &plansim_names, m, FALSE, error) ||
         !read_dropout(doc, plansim_dropout_keys, MODEL_DEFAULT_DROPOUT, m, error))
         return FALSE;
     if (strcmp(mlp, "gelu") == 0) {
@@ -242,6 +286,7 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
         !json_bool(doc, doc->root, "$", "mlp_bias", FALSE, FALSE, &m->mlp_bias, error) ||
         !json_bool(doc, doc->root, "$", "use_sliding_window", FALSE, TRUE, &use_window, error) ||
         !read_int_from(doc, "sliding_window", 0, 0, &m->sliding_window, error) ||
+        !read_window_layers(doc, &hf_names, m, TRUE, error) ||
         !read_dropout(doc, hf_dropout_keys, 0, m, error) ||
         !json_string(doc, doc->root, "$", "model_type", FALSE, "", &type, error) ||
         !json_string(doc, doc->root, "$", "hidden_act", FALSE, "gelu", &act, error) ||
@@ -269,11 +314,8 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
      * modeling_llama.py) */
     m->qkv_bias |= attention_bias;
     m->out_bias = attention_bias;
-    /* a sliding window over every layer (Mistral 7B v0.1; Qwen2 only with
-     * use_sliding_window); models that mix windowed and full layers
-     * (layer_types, Gemma's sliding_window_pattern) are read as full */
-    if (!use_window || cJSON_HasObjectItem(doc->root, "layer_types") ||
-        cJSON_HasObjectItem(doc->root, "sliding_window_pattern"))
+    /* Qwen2's window only with use_sliding_window */
+    if (!use_window)
         m->sliding_window = 0;
     if (!name) { /* made printable, as JSON names are checked to be */
         g_autofree char *file_name = hf_file_name(doc->path);
@@ -383,5 +425,6 @@ void model_spec_free(ModelSpec *model)
     if (!model)
         return;
     g_free(model->name);
+    g_free(model->window_layers);
     g_free(model);
 }
