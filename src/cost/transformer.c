@@ -732,6 +732,9 @@ double transformer_layer_params(const ModelSpec *m, int tp)
     double qkv = d.hq / d.t + 2 * d.hkv_t; /* columns of the QKV weight on this GPU */
     double attention =
         m->kv_lora_rank > 0 ? latent_attention_params(m, d.t) : d.h * qkv + d.hq / d.t * d.h;
+    /* GPT-OSS's sink logit a head, split with the heads (Megatron-Core's
+     * softmax_offset, num_attention_heads_per_partition of them) */
+    attention += m->attention_sinks ? d.a / d.t : 0;
     double mlp = (gpt_style(m) ? 2 : 3) * d.h * d.f / d.t;
     /* GPT: biases of qkv and fc1 split by column, of the projection and
      * fc2 replicated; two LayerNorms (weight, bias). Llama: two RMSNorm
@@ -766,7 +769,7 @@ static double moe_layer_params(const ModelSpec *m, int tp, int etp, int held)
      * (whose GPT fc2 bias, h, the experts' own biases replace) */
     ModelSpec attention_only = *m;
     attention_only.ffn_hidden_size = 0;
-    double router = (double)m->hidden_size * m->experts;
+    double router = ((double)m->hidden_size + (m->router_bias ? 1 : 0)) * m->experts;
     double fc2_bias = gpt_style(m) || m->mlp_bias ? m->hidden_size : 0;
     return transformer_layer_params(&attention_only, tp) - fc2_bias + router +
            m->shared_experts * expert_params(m, tp) + held * expert_params(m, etp);

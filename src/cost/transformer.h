@@ -210,15 +210,16 @@ OpsWork transformer_ops_work(const GpuSpec *gpu, const OpList *ops);
 
 /* Parameters one GPU of a tensor-parallel group of `tp` holds: of one
  * layer (weights and column biases split, norms and row biases
- * replicated), of the embedding (vocabulary split, learned positions
- * replicated), of the head (final norm, and the output layer split unless
- * tied). transformer_params is the whole model's, Psi. */
+ * replicated, GPT-OSS's sink logits split with their heads), of the
+ * embedding (vocabulary split, learned positions replicated), of the head
+ * (final norm, and the output layer split unless tied).
+ * transformer_params is the whole model's, Psi. */
 double transformer_layer_params(const ModelSpec *m, int tp);
 double transformer_embedding_params(const ModelSpec *m, int tp);
 double transformer_head_params(const ModelSpec *m, int tp);
 double transformer_params(const ModelSpec *m);
 /* A MoE layer's parameters on one GPU: attention, norms, the router
- * (replicated), the shared experts (split over tp) and its E / ep routed
+ * and its bias if any (replicated), the shared experts (split over tp) and its E / ep routed
  * experts (split over etp); transformer_layer_expert_params the routed experts'
  * part alone, which expert-parallel ranks hold different shards of. With
  * DeepSeek-V2's latent attention (kv_lora_rank > 0) the attention's are

@@ -36,6 +36,8 @@ typedef struct {
      * (i + 1) % window_period == 0; 0: none is). */
     guint8 *window_layers;
     int window_from, window_period;
+    /* a learned sink logit per head and layer (GPT-OSS's) */
+    gboolean attention_sinks;
     gboolean qk_norm;    /* an RMSNorm over each head of Q and of K (Qwen3's) */
     double hidden_dropout;    /* Megatron-Core's: of the residual branches and the embedding */
     double attention_dropout; /* of the attention probabilities; 0 keeps no mask (PyTorch's
@@ -57,6 +59,7 @@ typedef struct {
     int moe_ffn_hidden_size; /* f_e */
     int moe_layer_frequency; /* >= 1 */
     int first_dense_layers;  /* DeepSeek's first_k_dense_replace, >= 0 */
+    gboolean router_bias;    /* the router has a bias, one per expert (GPT-OSS's) */
     /* Multi-head latent attention (DeepSeek-V2), for its parameters only:
      * kv_lora_rank 0 is standard attention. The operations stay those of
      * standard attention with the same heads (docs/model.md). */
@@ -65,8 +68,8 @@ typedef struct {
 } ModelSpec;
 
 /* Reads a plansim model file or a Hugging Face config.json (recognised by
- * its "num_hidden_layers" key; Mixtral's and DeepSeek's expert keys,
- * DeepSeek-V2's latent attention and the windowed layers of
+ * its "num_hidden_layers" key; Mixtral's, DeepSeek's and Qwen's expert
+ * keys, DeepSeek-V2's latent attention and the windowed layers of
  * layer_types, sliding_window_pattern and max_window_layers are read).
  * Returns NULL and sets `error` on bad input. */
 ModelSpec *model_spec_load(const char *path, GError **error);
