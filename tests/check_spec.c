@@ -74,6 +74,30 @@ static const BadCase bad[] = {
      "{\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4, "
      "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"hidden_act\": \"tanh\"}",
      {"$.hidden_act", "\"tanh\""}},
+    /* the windowed layers: a type a layer, of the two known */
+    {MODEL,
+     GOOD_MODEL ", \"layer_types\": [\"full_attention\"]}",
+     {"$.layer_types", "a list of layers = 2 layer types", "[\"full_attention\"]"}},
+    {MODEL,
+     GOOD_MODEL ", \"layer_types\": [\"full_attention\", \"linear_attention\"]}",
+     {"$.layer_types[1]", "\"full_attention\", \"sliding_attention\"", "\"linear_attention\""}},
+    {MODEL, GOOD_MODEL ", \"router_bias\": true}", {"$.router_bias", "no router_bias in a dense"}},
+    /* Qwen's MoE layers: every layer, but the first ones dense */
+    {MODEL,
+     "{\"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4, "
+     "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"num_experts\": 4, "
+     "\"decoder_sparse_step\": 2}",
+     {"$.decoder_sparse_step", "expected 1", "got 2"}},
+    {MODEL,
+     "{\"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4, "
+     "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"num_experts\": 4, "
+     "\"mlp_only_layers\": [0, 2]}",
+     {"$.mlp_only_layers[1]", "expected 1 (plansim reads dense layers first", "got 2"}},
+    {MODEL,
+     "{\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4, "
+     "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"num_experts\": 4, "
+     "\"mlp_only_layers\": [0, 1, 2]}",
+     {"$.mlp_only_layers", "at most num_hidden_layers = 2"}},
     {CLUSTER, GOOD_CLUSTER ", \"nodes\": 3}", {"$.nodes: key given twice"}},
     {CLUSTER,
      "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
