@@ -293,4 +293,58 @@ grep '^best: ' "$tmp/both.out" | grep -q -- '--dtype fp8' || problem="$problem; 
 grep -q '^note: ' "$tmp/both.out" && problem="$problem; a note where the formats were swept"
 check "a sweep keeps the plan's precision, notes fp8's gain, and compares formats when asked" "$problem"
 
+# clusters compared: by time the B200s win (above the A100 in every
+# datasheet figure); by cost at 1, 4 and 8 a GPU-hour the A100s, since
+# neither the H100 (dense bf16 3.2x the A100's, HBM 1.7x, NVLink 1.5x) nor
+# the B200 (7.2x, 4x, 3x) is as many times faster as it costs more; each
+# row names its cluster, the best command the winner's, and a line gives
+# the best on each other cluster
+problem=
+clusters() {
+    "$PLANSIM" sweep --model "$tiny" --cluster dgx-a100-80gb,dgx-h100,dgx-b200 --nodes 1 \
+        --global-batch-size 16 --tokens 1e9 --top 3 "$@"
+}
+clusters --gpu-hour-price 1,4,8 --rank-by time >"$tmp/by-time.out" 2>"$tmp/by-time.err" ||
+    problem="by time failed: $(one_line "$tmp/by-time.err")"
+clusters --gpu-hour-price 1,4,8 --rank-by cost >"$tmp/by-cost.out" 2>/dev/null || problem="$problem; by cost failed"
+grep -q '^sweep: clusters dgx-a100-80gb:1,dgx-h100:1,dgx-b200:1 x ' "$tmp/by-time.err" ||
+    problem="$problem; space: $(one_line "$tmp/by-time.err")"
+[ "$(sed -n 1p "$tmp/by-time.out" | awk '{ print $7, $8, $9 }')" = "days cost cluster" ] ||
+    problem="$problem; header: $(sed -n 1p "$tmp/by-time.out")"
+[ "$(sed -n 2p "$tmp/by-time.out" | awk '{ print $9 }')" = dgx-b200:1 ] ||
+    problem="$problem; by time: $(sed -n 2p "$tmp/by-time.out")"
+[ "$(sed -n 2p "$tmp/by-cost.out" | awk '{ print $9 }')" = dgx-a100-80gb:1 ] ||
+    problem="$problem; by cost: $(sed -n 2p "$tmp/by-cost.out")"
+grep '^best: ' "$tmp/by-cost.out" | grep -q -- '--cluster dgx-a100-80gb --nodes 1 ' ||
+    problem="$problem; $(grep '^best: ' "$tmp/by-cost.out")"
+# the cost column: days x 24 h x 8 GPUs x the row's price
+bad=$(sed -n '2,4p' "$tmp/by-cost.out" | awk '{ want = $7 * 24 * 8 * 1
+    if ($8 < want * 0.999 || $8 > want * 1.001) print }')
+[ -z "$bad" ] || problem="$problem; a cost not days x 24 x 8 x 1: $bad"
+[ "$(grep -c '^  dgx-\(h100\|b200\):1 ' "$tmp/by-cost.out")" -eq 2 ] ||
+    problem="$problem; no best on each other cluster: $(one_line "$tmp/by-cost.out")"
+check "--cluster a,b,c ranks across clusters: the winner flips between time and cost" "$problem"
+
+# a list of clusters and what goes with it: a node count for each (or one
+# for all), a price for each, every cluster priced to rank by cost; a GPU
+# count they share sizes each
+problem=
+for bad in "--nodes 1,2:--nodes: expected one node count, or one for each of the 3 clusters" \
+    "--nodes 1 --gpu-hour-price 1,2:--gpu-hour-price: expected one price, or one for each cluster" \
+    "--nodes 1 --rank-by cost:--rank-by: expected a price for each cluster compared by cost"; do
+    # shellcheck disable=SC2086 # the flags split into words
+    clusters ${bad%%:*} >/dev/null 2>"$tmp/list.err"
+    status=$?
+    [ $status -eq 2 ] && [ "$(grep -c . "$tmp/list.err")" -eq 1 ] &&
+        grep -q -- "${bad#*:}" "$tmp/list.err" || problem="$problem; ${bad%%:*}: exit $status, $(one_line "$tmp/list.err")"
+done
+"$PLANSIM" sweep --model "$tiny" --cluster dgx-a100-80gb,dgx-a100-80gb >/dev/null 2>"$tmp/twice.err"
+[ $? -eq 2 ] && grep -q -- '--cluster: expected distinct clusters, got dgx-a100-80gb twice' "$tmp/twice.err" ||
+    problem="$problem; a cluster twice: $(one_line "$tmp/twice.err")"
+"$PLANSIM" sweep --model "$tiny" --cluster dgx-a100-80gb,gb200-nvl72 --gpus 8 --global-batch-size 16 \
+    --grid "$tmp/tp.json" >"$tmp/shared.out" 2>"$tmp/shared.err" || problem="$problem; --gpus 8 failed: $(one_line "$tmp/shared.err")"
+grep -q '^sweep: clusters dgx-a100-80gb:1,gb200-nvl72:1 x tp 1,2$' "$tmp/shared.err" ||
+    problem="$problem; --gpus 8: $(one_line "$tmp/shared.err")"
+check "a list of clusters: node counts, prices and a shared GPU count, each checked" "$problem"
+
 finish

@@ -296,6 +296,20 @@ WhatIf *cli_inputs_whatif(const CliInputs *in, gboolean seeds_runs, GError **err
     return g_steal_pointer(&w);
 }
 
+ClusterSpec *cli_cluster_load(const CliInputs *in, const char *given, int nodes, GError **error)
+{
+    double per_node;
+    g_autofree char *path = cli_input_path(&cli_clusters, given, CLI_DEFAULT_CLUSTER, error);
+    g_autoptr(ClusterSpec) cluster = NULL;
+    if (!path ||
+        !cli_parse_number("--gpus-per-node", in->gpus_per_node, 1, CLUSTER_MAX_GPUS, TRUE, 0,
+                          &per_node, error) ||
+        !(cluster = cluster_spec_load(path, nodes, error)) ||
+        !cluster_spec_use_gpus_per_node(cluster, (int)per_node, "--gpus-per-node", error))
+        return NULL;
+    return g_steal_pointer(&cluster);
+}
+
 /* Loads the model (its sequence length replaced by --seq-length), the
  * cluster and the plan: the plan file, else `default_plan` (if any) when
  * the model and the cluster are the shipped defaults, named or not; then
@@ -303,7 +317,7 @@ WhatIf *cli_inputs_whatif(const CliInputs *in, gboolean seeds_runs, GError **err
 gboolean cli_inputs_load(const CliInputs *in, const char *default_plan, ModelSpec **model,
                             ClusterSpec **cluster, PlanSpec *plan, GError **error)
 {
-    double nodes, per_node;
+    double nodes;
     gboolean max_positions;
     g_autofree char *model_path = cli_input_path(&cli_models, in->model, CLI_DEFAULT_MODEL, error);
     g_autofree char *cluster_path =
@@ -321,13 +335,10 @@ gboolean cli_inputs_load(const CliInputs *in, const char *default_plan, ModelSpe
     if (!cli_check_outputs(in->outputs, G_N_ELEMENTS(in->outputs), inputs, G_N_ELEMENTS(inputs), error))
         return FALSE;
     if (!cli_parse_number("--nodes", in->nodes, 1, CLUSTER_MAX_GPUS, TRUE, 0, &nodes, error) ||
-        !cli_parse_number("--gpus-per-node", in->gpus_per_node, 1, CLUSTER_MAX_GPUS, TRUE, 0,
-                          &per_node, error) ||
         !(*model = model_spec_load_noting(model_path, &max_positions, error)) ||
         (in->seq_length &&
          !model_spec_set_seq_length(*model, in->seq_length, "--seq-length", error)) ||
-        !(*cluster = cluster_spec_load(cluster_path, (int)nodes, error)) ||
-        !cluster_spec_use_gpus_per_node(*cluster, (int)per_node, "--gpus-per-node", error) ||
+        !(*cluster = cli_cluster_load(in, cluster_path, (int)nodes, error)) ||
         (plan_path && !plan_spec_load(plan, plan_path, error)))
         return FALSE;
     if (max_positions && !in->seq_length) {

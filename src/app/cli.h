@@ -100,6 +100,11 @@ void cli_inputs_clear(CliInputs *in);
  * --seed also seeds a run's failures, so it may come without --jitter. */
 WhatIf *cli_inputs_whatif(const CliInputs *in, gboolean seeds_runs, GError **error);
 
+/* One cluster, named as --cluster takes it (a shipped name or a path;
+ * `given` NULL: the default), on `nodes` nodes (0: its file's), with
+ * --gpus-per-node if `in` gives it; NULL on failure. */
+ClusterSpec *cli_cluster_load(const CliInputs *in, const char *given, int nodes, GError **error);
+
 /* Loads the model (its sequence length replaced by --seq-length), the
  * cluster and the plan: the plan file, else `default_plan` (if any) when
  * the model and the cluster are the shipped defaults, named or not; then

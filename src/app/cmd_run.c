@@ -38,7 +38,7 @@ static gboolean run(void *args, GError **error)
         !cli_inputs_load(&a->in, CLI_DEFAULT_PLAN, &model, &cluster, plan, error) ||
         !strategy_resolve(plan, model, cluster, error) ||
         !(whatif = cli_inputs_whatif(&a->in, TRUE, error)) ||
-        !command_parse_training(&a->training, &tokens, &price, error) ||
+        !command_parse_training(&a->training, cluster, &tokens, &price, error) ||
         !command_parse_run(&a->in, &a->run, &choice, error))
         return FALSE;
     if (tokens <= 0) {

@@ -49,7 +49,7 @@ static gboolean simulate(void *args, GError **error)
     g_autoptr(WhatIf) whatif = cli_inputs_whatif(&a->in, FALSE, error);
     Report rep;
     double tokens, price;
-    if (!command_parse_training(&a->training, &tokens, &price, error))
+    if (!command_parse_training(&a->training, cluster, &tokens, &price, error))
         return FALSE;
     if (a->explain && a->breakdown) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,

@@ -2,6 +2,7 @@
  * (app/sweep.c runs it) and the sweep's text report: the --top table with
  * each plan's twins, the command that simulates the best, what each axis
  * bought it, the space walked and the reasons of the invalid plans. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "app/simulate.h"
 #include "app/sweep.h"
 #include "metrics/runplan.h"
+#include "metrics/training.h"
 #include "output/report.h"
 #include "spec/model.h"
 #include "spec/cluster.h"
@@ -59,14 +61,15 @@ static char *shell_word(const char *word)
 }
 
 /* The simulate command that runs `plan` on the inputs `in` named, on
- * `nodes` (NULL: in's): the plan's flags those the user gave and those
- * away from their defaults (plan_spec_flags), not every axis swept. */
-static char *simulate_command(const CliInputs *in, const char *nodes, const PlanSpec *plan,
-                              const PlanSpec *base, const char *tail)
+ * `cluster` and `nodes` (NULL: in's): the plan's flags those the user gave
+ * and those away from their defaults (plan_spec_flags), not every axis
+ * swept. */
+static char *simulate_command(const CliInputs *in, const char *cluster, const char *nodes,
+                              const PlanSpec *plan, const PlanSpec *base, const char *tail)
 {
     const char *flags[] = {"--model", "--cluster", "--nodes", "--gpus-per-node", "--seq-length"};
-    const char *values[] = {in->model, in->cluster, nodes ? nodes : in->nodes, in->gpus_per_node,
-                            in->seq_length};
+    const char *values[] = {in->model, cluster ? cluster : in->cluster, nodes ? nodes : in->nodes,
+                            in->gpus_per_node, in->seq_length};
     GString *command = g_string_new(tail ? "plansim run" : "plansim simulate");
     for (gsize i = 0; i < G_N_ELEMENTS(flags); i++) {
         g_autofree char *word = values[i] ? shell_word(values[i]) : NULL;
@@ -82,14 +85,16 @@ static char *simulate_command(const CliInputs *in, const char *nodes, const Plan
     return g_string_free(command, FALSE);
 }
 
-/* The flags of a run as given (--tokens, the run's flags, --seed), for a
- * sweep ranked by run-time to name its best plan's `plansim run`. */
-static char *run_tail(const CliInputs *in, const CommandTraining *t, const CommandRunFlags *r)
+/* The flags of a run as given (--tokens, the run's flags, --seed), and
+ * `price` (NULL: none), for a sweep ranked by run-time to name its best
+ * plan's `plansim run`. */
+static char *run_tail(const CliInputs *in, const CommandTraining *t, const CommandRunFlags *r,
+                      const char *price)
 {
     const char *flags[] = {
         "--tokens",       "--gpu-hour-price", "--trials",     "--checkpoint-every",
         "--failure-rate", "--restart",        "--hot-spares", "--seed"};
-    const char *values[] = {t->tokens,       t->price,   r->trials,     r->every,
+    const char *values[] = {t->tokens,       price,      r->trials,     r->every,
                             r->failure_rate, r->restart, r->hot_spares, in->seed};
     GString *tail = g_string_new(NULL);
     for (gsize i = 0; i < G_N_ELEMENTS(flags); i++) {
@@ -179,6 +184,52 @@ static void print_gains(FILE *to, const SweepSpec *spec, const SweepResult *r, g
     }
 }
 
+/* A score (SweepRow.score) as the figure it ranks: tokens/s, the run's
+ * days (time, run-time) or its cost. */
+static char *score_text(const SweepSpec *spec, double score)
+{
+    switch (spec->rank_by) {
+    case SWEEP_RANK_TIME:
+    case SWEEP_RANK_RUN_TIME:
+        return g_strdup_printf("%.4g days", 1 / score / 86400);
+    case SWEEP_RANK_COST:
+        return g_strdup_printf("cost %.4g", 1 / score);
+    case SWEEP_RANK_TOKENS_PER_S:
+        break;
+    }
+    return g_strdup_printf("%.4g tokens/s", score);
+}
+
+/* When the sweep compares clusters (`given`, their names as --cluster gave
+ * them): the best plan on each other cluster (sweep_cluster_bests) and the
+ * winner's lead over it, a line each. */
+static void print_cluster_bests(FILE *to, const SweepSpec *spec, const SweepResult *r,
+                                guint winner, char *const *given)
+{
+    g_autofree SweepAxisGain *bests = g_new(SweepAxisGain, spec->n_clusters);
+    int n = sweep_cluster_bests(spec, r, winner, bests);
+    if (n > 0)
+        fprintf(to, "the best on each other cluster (the winner's lead over it):\n");
+    double mine = g_array_index(r->rows, SweepRow, winner).score;
+    for (int i = 0; i < n; i++) {
+        const ClusterSpec *c = spec->clusters[bests[i].value];
+        g_autofree char *where = g_strdup_printf("%s:%d", given[bests[i].value], c->nodes);
+        if (bests[i].row < 0 || bests[i].score <= 0) {
+            fprintf(to, "  %-24s %s\n", where,
+                    bests[i].row >= 0 ? "its best never ends"
+                    : bests[i].exact  ? "no plan fits"
+                                      : "none that fits among the few replayed");
+            continue;
+        }
+        const SweepRow *row = &g_array_index(r->rows, SweepRow, bests[i].row);
+        g_autofree char *summary = sweep_summary(spec, row);
+        g_autofree char *figure = score_text(spec, bests[i].score);
+        fprintf(to, "  %-24s %s%+.1f %%  (its best%s: %s, %s)\n", where,
+                bests[i].exact ? "" : "<= ", 100 * (mine / bests[i].score - 1),
+                bests[i].exact ? "" : " replayed", figure, summary);
+    }
+}
+
 /* What the GPU's narrow formats would make of the winner `plan` (row
  * `winner`), a note each, when it runs in bf16 and the sweep did not try
  * formats: the sweep keeps the plan's own, a precision being the user's
@@ -212,12 +263,47 @@ static void print_precision_notes(FILE *to, const SweepSpec *spec, const SweepRo
     }
 }
 
+/* The index of the cluster the row's plan runs on, in spec->clusters. */
+static int cluster_index(const SweepSpec *spec, const SweepRow *row)
+{
+    const ClusterSpec *c = sweep_cluster(spec, row);
+    for (int i = 0; i < spec->n_clusters; i++)
+        if (spec->clusters[i] == c)
+            return i;
+    return 0;
+}
+
+/* The table's money columns for a row, its plan `plan`: with --tokens the
+ * failure-free run's days, and its cost at the row's cluster's price; with
+ * a price but no tokens, the step's cost; "-" for a cluster without a
+ * price; "" when no cluster has one (`priced`). */
+static char *money_text(const SweepSpec *spec, const SweepRow *row, const PlanSpec *plan,
+                        gboolean priced)
+{
+    double price = sweep_cluster(spec, row)->gpu_hour_price;
+    Training t;
+    training_of_step(&t, spec->tokens, price, spec->model, plan, row->step_time_s);
+    double cost = spec->tokens > 0 ? t.cost
+                                   : row->step_time_s * plan_spec_gpus(plan) * price / 3600;
+    GString *text = g_string_new(NULL);
+    if (spec->tokens > 0)
+        g_string_append_printf(text, " %8.4g", t.days);
+    if (priced && price > 0)
+        g_string_append_printf(text, " %10.4g", cost);
+    else if (priced)
+        g_string_append_printf(text, " %10s", "-");
+    return g_string_free(text, FALSE);
+}
+
 /* The --top table: a header, a line per plan, the best first, each plan
  * once with the plans that replay as it named (twins_text; their rows
  * found in one pass) and its near-twins (`near`, sweep_best_distinct),
- * then the command that simulates the best. */
+ * then the command that simulates the best. `given`: the clusters as
+ * --cluster named them, when the sweep compares clusters (a column names
+ * each row's); else NULL. */
 static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, const SweepResult *r,
-                       const guint *best, GArray *const *near, int n, const char *tail)
+                       const guint *best, GArray *const *near, int n, char *const *given,
+                       const char *tail)
 {
     g_autoptr(GHashTable) place = g_hash_table_new(g_direct_hash, g_direct_equal);
     GArray **twins = g_new(GArray *, n);
@@ -233,19 +319,29 @@ static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, con
             g_array_append_val(twins[i - 1], k);
     }
     gboolean run = spec->rank_by == SWEEP_RANK_RUN_TIME; /* a column of the run's mean days */
-    fprintf(to, "%4s %10s %9s %6s %11s %9s %s %s\n", "rank", "tokens/s", "step(s)", "MFU(%)",
-            "TFLOP/s/GPU", "peak(GiB)", run ? " run(days)" : "", "plan");
+    gboolean priced = FALSE;
+    for (int c = 0; c < spec->n_clusters; c++)
+        priced |= spec->clusters[c]->gpu_hour_price > 0;
+    priced &= !run;
+    fprintf(to, "%4s %10s %9s %6s %11s %9s %s%s%s%s %s\n", "rank", "tokens/s", "step(s)", "MFU(%)",
+            "TFLOP/s/GPU", "peak(GiB)", run ? " run(days)" : "",
+            spec->tokens > 0 && !run ? "     days" : "",
+            !priced ? "" : spec->tokens > 0 ? "       cost" : "  cost/step", given ? " cluster" : "",
+            "plan");
     for (int i = 0; i < n; i++) {
         const SweepRow *row = &g_array_index(r->rows, SweepRow, best[i]);
+        g_autoptr(PlanSpec) plan = sweep_plan(spec, row);
         g_autofree char *also = twins_text(spec, r, best[i], twins[i]);
         g_autofree char *close = near_text(spec, r, best[i], near[i]);
         g_autofree char *summary = sweep_summary(spec, row);
-        g_autofree char *days = !run             ? g_strdup("")
+        g_autofree char *days = !run             ? money_text(spec, row, plan, priced)
                                 : row->score > 0 ? g_strdup_printf(" %9.4g", 1 / row->score / 86400)
                                                  : g_strdup_printf(" %9s", "never");
-        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s %s%s%s\n", i + 1, row->tokens_per_s,
+        const ClusterSpec *c = sweep_cluster(spec, row);
+        g_autofree char *where = given ? g_strdup_printf(" %s:%d", c->name, c->nodes) : g_strdup("");
+        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s%s %s%s%s\n", i + 1, row->tokens_per_s,
                 row->step_time_s, 100 * row->mfu, row->tflops, row->peak_bytes / UNITS_GIB, days,
-                summary, also, close);
+                where, summary, also, close);
         g_array_free(twins[i], TRUE);
     }
     g_free(twins);
@@ -253,8 +349,11 @@ static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, con
     g_autoptr(PlanSpec) plan = sweep_plan(spec, winner);
     g_autofree char *nodes =
         spec->n_clusters > 1 ? g_strdup_printf("%d", sweep_cluster(spec, winner)->nodes) : NULL;
-    g_autofree char *command = simulate_command(in, nodes, plan, spec->base, tail);
+    g_autofree char *command = simulate_command(
+        in, given ? given[cluster_index(spec, winner)] : NULL, nodes, plan, spec->base, tail);
     fprintf(to, "best: %s\n", command);
+    if (given)
+        print_cluster_bests(to, spec, r, best[0], given);
     print_gains(to, spec, r, best[0], plan);
     print_precision_notes(to, spec, winner, plan);
 }
@@ -282,14 +381,20 @@ static char *axis_text(const GridAxis *axis, const PlanSpec *base)
 }
 
 /* The space a sweep walks, as its axes: "nodes 64,128 x tp 1,2,4 x pp 1,2
- * x ..."; "one plan" with no axis. */
-static char *space_text(const PlanGrid *grid, const PlanSpec *base, const GPtrArray *clusters)
+ * x ..." ("clusters dgx-h100:256,gb200-nvl72:28 x ..." when it compares
+ * clusters, `compared`); "one plan" with no axis. */
+static char *space_text(const PlanGrid *grid, const PlanSpec *base, const GPtrArray *clusters,
+                        gboolean compared)
 {
     GString *text = g_string_new(grid->axes->len || clusters->len > 1 ? "" : "one plan");
-    for (guint i = 0; clusters->len > 1 && i < clusters->len; i++)
-        g_string_append_printf(text, "%s%d%s", i ? "," : "nodes ",
-                               ((const ClusterSpec *)g_ptr_array_index(clusters, i))->nodes,
+    for (guint i = 0; clusters->len > 1 && i < clusters->len; i++) {
+        const ClusterSpec *c = g_ptr_array_index(clusters, i);
+        g_string_append_printf(text, "%s", i ? "," : compared ? "clusters " : "nodes ");
+        if (compared)
+            g_string_append_printf(text, "%s:", c->name);
+        g_string_append_printf(text, "%d%s", c->nodes,
                                i + 1 == clusters->len && grid->axes->len ? " x " : "");
+    }
     for (guint i = 0; i < grid->axes->len; i++) {
         const GridAxis *axis = &g_array_index(grid->axes, GridAxis, i);
         g_autofree char *values = axis_text(axis, base);
@@ -379,6 +484,101 @@ static GPtrArray *cluster_sizes(const ClusterSpec *cluster, char **sizes, GError
     return clusters;
 }
 
+/* The clusters a sweep compares (--cluster a,b,c, `names`), `first`
+ * (loaded with the model) then the others: each on its own count of
+ * `sizes` (--nodes, one for each or one for all), or with --gpus and no
+ * --nodes (`gpus`) on the nodes those GPUs fill, else on its file's. Fails
+ * on a list of sizes that is neither, a cluster named twice or one too
+ * small for --gpus. */
+static GPtrArray *cluster_list(const CliInputs *in, const ClusterSpec *first, char **names,
+                               char **sizes, double gpus, GError **error)
+{
+    guint n = g_strv_length(names), n_sizes = sizes ? g_strv_length(sizes) : 0;
+    if (n_sizes > 1 && n_sizes != n) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--nodes: expected one node count, or one for each of the %u clusters of "
+                    "--cluster, got %u",
+                    n, n_sizes);
+        return NULL;
+    }
+    g_autoptr(GPtrArray) clusters =
+        g_ptr_array_new_with_free_func((GDestroyNotify)cluster_spec_free);
+    for (guint i = 0; i < n; i++) {
+        for (guint k = 0; k < i; k++) {
+            if (strcmp(names[k], names[i]) == 0) {
+                g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                            "--cluster: expected distinct clusters, got %s twice", names[i]);
+                return NULL;
+            }
+        }
+        double nodes = 0;
+        if (n_sizes && !cli_parse_number("--nodes", sizes[n_sizes > 1 ? i : 0], 1,
+                                         CLUSTER_MAX_GPUS, TRUE, 0, &nodes, error))
+            return NULL;
+        ClusterSpec *c = i == 0 ? cluster_spec_copy(first) : cli_cluster_load(in, names[i], 0, error);
+        if (!c)
+            return NULL;
+        g_ptr_array_add(clusters, c);
+        if (!n_sizes && gpus > 0) /* the nodes --gpus fill */
+            nodes = ceil(gpus / c->gpus_per_node);
+        if (nodes > 0)
+            c->nodes = (int)nodes;
+        if ((double)c->nodes * c->gpus_per_node > CLUSTER_MAX_GPUS) {
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                        "--nodes: expected at most %d GPUs on %s, got %d nodes of %d",
+                        CLUSTER_MAX_GPUS, names[i], c->nodes, c->gpus_per_node);
+            return NULL;
+        }
+        if (gpus > cluster_spec_gpus(c)) {
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                        "--gpus: expected at most the %d GPUs of %s, got %.0f",
+                        cluster_spec_gpus(c), names[i], gpus);
+            return NULL;
+        }
+    }
+    return g_steal_pointer(&clusters);
+}
+
+/* Each cluster's price of a GPU-hour (--gpu-hour-price, `prices`: one for
+ * each cluster compared, or one for all; else the cluster's own
+ * gpu_hour_price, if any). */
+static gboolean put_prices(const char *prices, GPtrArray *clusters, gboolean compared,
+                           GError **error)
+{
+    if (!prices)
+        return TRUE;
+    g_auto(GStrv) each = g_strsplit(prices, ",", -1);
+    guint n = g_strv_length(each);
+    if (n > 1 && (!compared || n != clusters->len)) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--gpu-hour-price: expected one price, or one for each cluster of --cluster "
+                    "(%u), got %u",
+                    compared ? clusters->len : 1, n);
+        return FALSE;
+    }
+    for (guint i = 0; i < clusters->len; i++) {
+        double price;
+        if (!cli_parse_number("--gpu-hour-price", each[n > 1 ? i : 0], 0, 1e6, FALSE, 0, &price,
+                              error))
+            return FALSE;
+        ((ClusterSpec *)g_ptr_array_index(clusters, i))->gpu_hour_price = price;
+    }
+    return TRUE;
+}
+
+/* The cluster whose nodes are the widest (the first of those): the default
+ * grid's tensor-parallel sizes go up to its node. */
+static const ClusterSpec *widest(const GPtrArray *clusters)
+{
+    const ClusterSpec *w = g_ptr_array_index(clusters, 0);
+    for (guint i = 1; i < clusters->len; i++) {
+        const ClusterSpec *c = g_ptr_array_index(clusters, i);
+        if (c->gpus_per_node > w->gpus_per_node)
+            w = c;
+    }
+    return w;
+}
+
 /* The most reasons of invalid plans a sweep lists. */
 #define REASONS_SHOWN 12
 
@@ -424,11 +624,19 @@ static gboolean sweep(void *args, GError **error)
     a->in.outputs[0] = (CliOutput){.flag = "-o", .path = a->output};
     a->in.grid = a->grid;
     /* --nodes 64,128,256: the inputs at the first size, then a cluster per
-     * size, the sweep's outermost axis */
+     * size, the sweep's outermost axis; --cluster a,b,c: the inputs on the
+     * first, then the others (cluster_list), that axis */
     g_auto(GStrv) sizes = a->in.nodes ? g_strsplit(a->in.nodes, ",", -1) : NULL;
     if (sizes && g_strv_length(sizes) > 1) {
         g_free(a->in.nodes);
         a->in.nodes = g_strdup(sizes[0]);
+    }
+    g_auto(GStrv) names = a->in.cluster ? g_strsplit(a->in.cluster, ",", -1) : NULL;
+    gboolean compared = names && g_strv_length(names) > 1;
+    if (compared) {
+        g_free(a->in.cluster);
+        a->in.cluster = g_strdup(names[0]);
+        g_clear_pointer(&a->in.nodes, g_free); /* each cluster's, cluster_list */
     }
     g_autoptr(GPtrArray) clusters = NULL;
     g_autoptr(PlanGrid) flagged = plan_grid_new(); /* the flags' value lists */
@@ -437,10 +645,12 @@ static gboolean sweep(void *args, GError **error)
     int space = a->grid ? SPACE_GRID : SPACE_DEFAULT;
     if (!parse_value_lists(lists, flagged, error) ||
         !cli_parse_choice("--space", a->space, space_names, &space, error) ||
-        !cli_inputs_load(&a->in, NULL, &model, &cluster, base, error) ||
-        !(clusters = cluster_sizes(cluster, sizes, error)) ||
-        !(whatif = cli_inputs_whatif(&a->in, TRUE, error)) ||
         !cli_parse_number("--gpus", a->gpus, 1, CLUSTER_MAX_GPUS, TRUE, 0, &gpus, error) ||
+        !cli_inputs_load(&a->in, NULL, &model, &cluster, base, error) ||
+        !(clusters = compared ? cluster_list(&a->in, cluster, names, sizes, gpus, error)
+                              : cluster_sizes(cluster, sizes, error)) ||
+        !put_prices(a->training.price, clusters, compared, error) ||
+        !(whatif = cli_inputs_whatif(&a->in, TRUE, error)) ||
         !cli_parse_number("--threads", a->threads, 1, 1024, TRUE, g_get_num_processors(), &threads,
                           error) ||
         !cli_parse_number("--top", a->top, 1, 1000, TRUE, SWEEP_DEFAULT_TOP, &top, error) ||
@@ -459,14 +669,14 @@ static gboolean sweep(void *args, GError **error)
                     "--all-rows: expected -o FILE with it (the CSV's rows), got --all-rows alone");
         return FALSE;
     }
-    if (gpus && clusters->len > 1) {
+    if (gpus && clusters->len > 1 && !compared) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "--gpus: expected none with several --nodes (each size's plans use all of its "
                     "GPUs), got %s",
                     a->gpus);
         return FALSE;
     }
-    if (gpus > cluster_spec_gpus(cluster)) {
+    if (gpus > cluster_spec_gpus(cluster) && !compared) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "--gpus: expected at most the cluster's %d, "
                     "got %s",
@@ -478,21 +688,34 @@ static gboolean sweep(void *args, GError **error)
         if (!whatif_check(whatif, c, gpus ? (int)gpus : cluster_spec_gpus(c), error))
             return FALSE;
     }
-    grid = space == SPACE_DEFAULT ? plan_grid_default(model, cluster) : plan_grid_new();
+    grid = space == SPACE_DEFAULT ? plan_grid_default(model, widest(clusters)) : plan_grid_new();
     pin_fields(grid, base, NULL);
     if (a->grid && !plan_grid_load(grid, a->grid, error))
         return FALSE;
     pin_fields(grid, base, a->grid);
     plan_grid_merge(grid, flagged);
-    double tokens, price;
+    /* the prices are the clusters' (put_prices), and need no --tokens: a
+     * step has its cost */
+    const CommandTraining tokens_only = {.tokens = a->training.tokens};
+    double tokens, no_price;
     int rank_by = SWEEP_RANK_TOKENS_PER_S;
-    if (!command_parse_training(&a->training, &tokens, &price, error) ||
+    if (!command_parse_training(&tokens_only, NULL, &tokens, &no_price, error) ||
         !cli_parse_choice("--rank-by", a->rank_by, sweep_rank_names, &rank_by, error))
         return FALSE;
     if (rank_by != SWEEP_RANK_TOKENS_PER_S && tokens <= 0) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "--rank-by: expected --tokens too for \"%s\" (of a run), got none", a->rank_by);
         return FALSE;
+    }
+    for (guint i = 0; compared && rank_by == SWEEP_RANK_COST && i < clusters->len; i++) {
+        if (((const ClusterSpec *)g_ptr_array_index(clusters, i))->gpu_hour_price <= 0) {
+            g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                        "--rank-by: expected a price for each cluster compared by cost "
+                        "(--gpu-hour-price, one per --cluster, or the cluster's gpu_hour_price), "
+                        "got none for %s",
+                        names[i]);
+            return FALSE;
+        }
     }
     RunChoice run;
     if (!command_parse_run(&a->in, &a->run, &run, error))
@@ -534,7 +757,6 @@ static gboolean sweep(void *args, GError **error)
                       .exhaustive = a->exhaustive || whatif->jitter > 0,
                       .max_plans = (gint64)max_plans,
                       .tokens = tokens,
-                      .gpu_hour_price = price,
                       .rank_by = (SweepRank)rank_by,
                       .run = &run,
                       .whatif = whatif,
@@ -566,14 +788,22 @@ static gboolean sweep(void *args, GError **error)
             return FALSE;
     }
     gboolean table_out = !a->output || strcmp(a->output, "-") != 0;
-    g_autofree char *tail =
-        rank_by == SWEEP_RANK_RUN_TIME ? run_tail(&a->in, &a->training, &a->run) : NULL;
     g_autofree guint *best = g_new(guint, (gsize)top);
     g_autofree GArray **near = g_new0(GArray *, (gsize)top);
     int n = sweep_best_distinct(&spec, r, (int)top, best, near);
+    /* the best plan's run, at its cluster's price when the flag gave one */
+    g_autofree char *price =
+        n > 0 && a->training.price
+            ? g_strdup_printf(
+                  "%.10g",
+                  sweep_cluster(&spec, &g_array_index(r->rows, SweepRow, best[0]))->gpu_hour_price)
+            : NULL;
+    g_autofree char *tail =
+        rank_by == SWEEP_RANK_RUN_TIME ? run_tail(&a->in, &a->training, &a->run, price) : NULL;
+    char *const *given = compared ? names : NULL;
     if (table_out && n > 0)
-        print_best(stdout, &a->in, &spec, r, best, near, n, tail);
-    g_autofree char *walked = space_text(grid, base, clusters);
+        print_best(stdout, &a->in, &spec, r, best, near, n, given, tail);
+    g_autofree char *walked = space_text(grid, base, clusters, compared);
     fprintf(stderr, "sweep: %s\n", walked);
     fprintf(stderr, "sweep: %" G_GINT64_FORMAT " combinations, %" G_GINT64_FORMAT " valid:",
             r->combinations, r->combinations - r->count[REPORT_INVALID]);
@@ -596,7 +826,7 @@ static gboolean sweep(void *args, GError **error)
         return FALSE;
     }
     if (!table_out)
-        print_best(stderr, &a->in, &spec, r, best, near, n, tail);
+        print_best(stderr, &a->in, &spec, r, best, near, n, given, tail);
     for (int i = 0; i < n; i++)
         g_array_free(near[i], TRUE);
     return TRUE;
@@ -623,7 +853,8 @@ int cmd_sweep(int argc, char **argv)
          "K"},
         COMMAND_TRAINING_ENTRIES(a.training),
         {"rank-by", 0, 0, G_OPTION_ARG_FILENAME, &a.rank_by,
-         "tokens_per_s (default), or for --tokens the run's time, cost (GPU-hours) or run-time "
+         "tokens_per_s (default), or for --tokens the run's time, cost (at each cluster's price, "
+         "else GPU-hours) or run-time "
          "(its mean wall-clock time with failures and checkpoints)",
          "WHAT"},
         {"exhaustive", 0, 0, G_OPTION_ARG_NONE, &a.exhaustive,

@@ -70,8 +70,8 @@ int command_main(int argc, char **argv, const char *summary, GOptionEntry *entri
                : fail(error);
 }
 
-gboolean command_parse_training(const CommandTraining *t, double *tokens, double *price,
-                                GError **error)
+gboolean command_parse_training(const CommandTraining *t, const ClusterSpec *cluster,
+                                double *tokens, double *price, GError **error)
 {
     *tokens = 0;
     if (t->price && !t->tokens) {
@@ -80,7 +80,8 @@ gboolean command_parse_training(const CommandTraining *t, double *tokens, double
         return FALSE;
     }
     return (!t->tokens || training_parse_count("--tokens", t->tokens, tokens, error)) &&
-           cli_parse_number("--gpu-hour-price", t->price, 0, 1e6, FALSE, 0, price, error);
+           cli_parse_number("--gpu-hour-price", t->price, 0, 1e6, FALSE,
+                            cluster ? cluster->gpu_hour_price : 0, price, error);
 }
 
 gboolean command_parse_run(const CliInputs *in, const CommandRunFlags *r, RunChoice *c,

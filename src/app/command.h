@@ -55,13 +55,14 @@ typedef struct {
     {"tokens", 0, 0, G_OPTION_ARG_FILENAME, &(t).tokens,                                           \
      "tokens to train on, for the run's steps, days and GPU-hours (2T = 2e12)", "N"},              \
     {"gpu-hour-price", 0, 0, G_OPTION_ARG_FILENAME, &(t).price,                                    \
-     "price of one GPU-hour, for the run's cost (needs --tokens)", "P"}
+     "price of a GPU-hour (default: the cluster's gpu_hour_price), for the run's cost (needs --tokens; sweep: one per --cluster, for a step's cost too)", "P"}
 /* clang-format on */
 
-/* The flags' tokens and price, 0 when absent; fails on a price without
- * tokens. */
-gboolean command_parse_training(const CommandTraining *t, double *tokens, double *price,
-                                GError **error);
+/* The flags' tokens (0 when absent) and price (absent: `cluster`'s
+ * gpu_hour_price, if a cluster is given, else 0); fails on a price flag
+ * without tokens. */
+gboolean command_parse_training(const CommandTraining *t, const ClusterSpec *cluster,
+                                double *tokens, double *price, GError **error);
 
 /* A whole run's flags (run, and sweep --rank-by run-time) as given. */
 typedef struct {

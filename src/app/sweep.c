@@ -41,7 +41,8 @@ typedef struct {
     char *message;      /* invalid: the error, one line */
     char *reason;       /* invalid: its reason, grouped on stderr */
     double score_bound; /* the score's upper bound: the score at the step-time bound */
-    char *normal;       /* a candidate: its plan's normal form (strategy_normalize) */
+    char *normal;       /* a candidate: its cluster's index and its plan's normal form
+                         * (strategy_normalize) */
     guint normal_hash;  /* its g_str_hash, made while preparing (on the pool) */
     GArray *twins;      /* a replayed candidate: the slots (gint64) of the later
                          * candidates of the same normal form, whose rows its
@@ -129,12 +130,13 @@ static double score(const SweepSpec *spec, const Step *step, double step_s)
 {
     Training t;
     RunPlan run;
-    training_of_step(&t, spec->tokens, spec->gpu_hour_price, spec->model, step->plan, step_s);
+    training_of_step(&t, spec->tokens, step->cluster->gpu_hour_price, spec->model, step->plan,
+                     step_s);
     switch (spec->rank_by) {
     case SWEEP_RANK_TIME:
         return 1 / t.time_s;
-    case SWEEP_RANK_COST:
-        return 1 / t.gpu_hours;
+    case SWEEP_RANK_COST: /* at one price (or none), GPU-hours rank as the cost */
+        return 1 / (t.gpu_hour_price > 0 ? t.cost : t.gpu_hours);
     case SWEEP_RANK_RUN_TIME:
         return runplan_compute(step, step_s, spec->tokens, spec->run, FALSE, &run, NULL)
                    ? 1 / run.stats.mean.wall_s
@@ -153,7 +155,8 @@ static double score_bound(const SweepSpec *spec, const Step *step, double bound_
     if (spec->rank_by != SWEEP_RANK_RUN_TIME)
         return score(spec, step, bound_s);
     Training t;
-    training_of_step(&t, spec->tokens, spec->gpu_hour_price, spec->model, step->plan, bound_s);
+    training_of_step(&t, spec->tokens, step->cluster->gpu_hour_price, spec->model, step->plan,
+                     bound_s);
     return 1 / t.time_s;
 }
 
@@ -192,7 +195,10 @@ static void prepare(Job *job, Slot *slot)
         slot->row.peak_bytes = memory;
         return;
     }
-    slot->normal = strategy_normal_form(plan, spec->model);
+    /* twins run on one cluster: its index, then the plan's normal form */
+    g_autofree char *normal = strategy_normal_form(plan, spec->model);
+    slot->normal = g_strdup_printf("%" G_GINT64_FORMAT " %s",
+                                   slot->row.combination / plan_grid_size(spec->grid), normal);
     slot->normal_hash = g_str_hash(slot->normal);
 }
 
@@ -201,7 +207,7 @@ static void prepare(Job *job, Slot *slot)
 static void simulated(const SweepSpec *spec, Slot *slot, const PlanSpec *plan, Report *rep)
 {
     Step step = step_of(spec->model, cluster_of(spec, slot->row.combination), plan);
-    training_of_step(&rep->training, spec->tokens, spec->gpu_hour_price, spec->model, plan,
+    training_of_step(&rep->training, spec->tokens, step.cluster->gpu_hour_price, spec->model, plan,
                      rep->metrics.step_time_s);
     slot->row.status = REPORT_SIMULATED;
     slot->row.csv = report_render(rep, FORMAT_CSV, FALSE);
@@ -745,41 +751,46 @@ int sweep_best_distinct(const SweepSpec *spec, const SweepResult *r, int k, guin
      * (best) row and every row, best first */
     g_autoptr(GHashTable) group_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GArray **members = g_new0(GArray *, (gsize)k);
+    g_autofree double *last = g_new(double, (gsize)k); /* each group's last row's score */
     int groups = 0;
     for (int j = 0; j < n; j++) {
         guint i = order[j];
         double score = g_array_index(r->rows, SweepRow, i).score;
         if (groups == k) {
-            /* rows come best first: past the last group's reach, none joins */
-            guint last = g_array_index(members[k - 1], guint, 0);
-            if (score < g_array_index(r->rows, SweepRow, last).score * (1 - SWEEP_NEAR))
+            /* rows come best first: past every group's reach, none joins */
+            double reach = last[0];
+            for (int g = 1; g < k; g++)
+                reach = MIN(reach, last[g]);
+            if (score < reach * (1 - SWEEP_NEAR))
                 break;
         }
         g_autofree char *key = near_key(spec, r, i);
         gpointer found = g_hash_table_lookup(group_of, key);
         int g = found ? GPOINTER_TO_INT(found) - 1 : -1;
-        if (g >= 0) {
-            double first =
-                g_array_index(r->rows, SweepRow, g_array_index(members[g], guint, 0)).score;
-            if (score >= first * (1 - SWEEP_NEAR)) {
-                g_array_append_val(members[g], i);
-                continue;
-            }
+        if (g >= 0 && score >= last[g] * (1 - SWEEP_NEAR)) {
+            g_array_append_val(members[g], i);
+            last[g] = score;
+            continue;
         }
         if (groups == k)
             continue; /* no room for a new group; later rows may still join one */
         members[groups] = g_array_new(FALSE, FALSE, sizeof(guint));
         g_array_append_val(members[groups], i);
+        last[groups] = score;
         g_hash_table_replace(group_of, g_steal_pointer(&key), GINT_TO_POINTER(groups + 1));
         groups++;
     }
     for (int g = 0; g < groups; g++) {
+        /* the simplest of the rows within SWEEP_NEAR of the group's best */
         GArray *m = members[g];
+        double first = g_array_index(r->rows, SweepRow, g_array_index(m, guint, 0)).score;
         guint lead = 0;
-        for (guint x = 1; x < m->len; x++)
-            if (simpler(spec, &g_array_index(r->rows, SweepRow, g_array_index(m, guint, x)),
-                        &g_array_index(r->rows, SweepRow, g_array_index(m, guint, lead))))
+        for (guint x = 1; x < m->len; x++) {
+            const SweepRow *row = &g_array_index(r->rows, SweepRow, g_array_index(m, guint, x));
+            if (row->score >= first * (1 - SWEEP_NEAR) &&
+                simpler(spec, row, &g_array_index(r->rows, SweepRow, g_array_index(m, guint, lead))))
                 lead = x;
+        }
         best[g] = g_array_index(m, guint, lead);
         g_array_remove_index(m, lead);
         near[g] = m;
@@ -880,21 +891,43 @@ static int by_row_bound(gconstpointer a, gconstpointer b, gpointer user)
     return bound_order(x->bound_s, x->combination, y->bound_s, y->combination);
 }
 
-/* The gain of axis `a` (SweepAxisGain), at its value index v. */
+/* The cluster axis (sweep_cluster_bests): a row's cluster, the space's
+ * outermost axis. */
+#define AXIS_CLUSTER G_MAXUINT
+
+/* The index of combination `combo`'s value on axis `a` (AXIS_CLUSTER: its
+ * cluster's), and the combination with that index set to v instead. */
+static guint axis_index(const SweepSpec *spec, gint64 combo, guint a)
+{
+    return a == AXIS_CLUSTER ? (guint)(combo / plan_grid_size(spec->grid))
+                             : plan_grid_index(spec->grid, combo, a);
+}
+
+static gint64 axis_with(const SweepSpec *spec, gint64 combo, guint a, guint v)
+{
+    gint64 size = plan_grid_size(spec->grid);
+    return a == AXIS_CLUSTER ? v * size + combo % size : plan_grid_with(spec->grid, combo, a, v);
+}
+
+/* The best plan that fits with axis `a` (AXIS_CLUSTER: the cluster) at
+ * its value index v (SweepAxisGain). */
 static void gain_of(const SweepSpec *spec, const SweepResult *r, guint winner, guint a, guint v,
                     SweepAxisGain *g)
 {
-    const GridAxis *axis = &g_array_index(spec->grid->axes, GridAxis, a);
     g_autoptr(GArray) pruned = g_array_new(FALSE, FALSE, sizeof(guint));
-    *g = (SweepAxisGain){.field = axis->field,
-                         .value = g_array_index(axis->values, int, v),
-                         .row = -1,
-                         .score = 0,
-                         .exact = TRUE};
+    *g = (SweepAxisGain){
+        .field = a == AXIS_CLUSTER ? PLAN_N_FIELDS
+                                   : g_array_index(spec->grid->axes, GridAxis, a).field,
+        .value = a == AXIS_CLUSTER ? (int)v
+                                   : g_array_index(g_array_index(spec->grid->axes, GridAxis, a).values,
+                                                   int, v),
+        .row = -1,
+        .score = 0,
+        .exact = TRUE};
     for (guint i = 0; i < r->rows->len; i++) {
         const SweepRow *row = &g_array_index(r->rows, SweepRow, i);
         if (!((row->status == REPORT_SIMULATED && row->fits) || row->status == REPORT_PRUNED) ||
-            plan_grid_index(spec->grid, row->combination, a) != v)
+            axis_index(spec, row->combination, a) != v)
             continue;
         if (row->status == REPORT_PRUNED)
             g_array_append_val(pruned, i);
@@ -907,8 +940,7 @@ static void gain_of(const SweepSpec *spec, const SweepResult *r, guint winner, g
     g_array_sort_with_data(pruned, by_row_bound, (gpointer)r);
     /* the winner's own plan at the default (its combination with axis a's
      * value v) first, if it was pruned */
-    gint64 own = row_of(
-        r, plan_grid_with(spec->grid, g_array_index(r->rows, SweepRow, winner).combination, a, v));
+    gint64 own = row_of(r, axis_with(spec, g_array_index(r->rows, SweepRow, winner).combination, a, v));
     for (guint k = 0; own >= 0 && k < pruned->len; k++) {
         if (g_array_index(pruned, guint, k) == own) {
             g_array_remove_index(pruned, k);
@@ -927,7 +959,7 @@ static void gain_of(const SweepSpec *spec, const SweepResult *r, guint winner, g
         Step step = step_of(spec->model, cluster, plan);
         if (g->row >= 0 && score_bound(spec, &step, row->bound_s) <= g->score)
             continue; /* even its bound cannot beat the best */
-        if (replays++ == SWEEP_GAIN_REPLAYS) {
+        if (replays++ == (a == AXIS_CLUSTER ? SWEEP_CLUSTER_REPLAYS : SWEEP_GAIN_REPLAYS)) {
             g->exact = FALSE;
             return;
         }
@@ -955,5 +987,16 @@ int sweep_axis_gains(const SweepSpec *spec, const SweepResult *r, guint winner, 
                 plan_grid_index(spec->grid, combo, a) != v)
                 gain_of(spec, r, winner, a, v, &out[n++]);
     }
+    return n;
+}
+
+int sweep_cluster_bests(const SweepSpec *spec, const SweepResult *r, guint winner,
+                        SweepAxisGain *out)
+{
+    guint mine = axis_index(spec, g_array_index(r->rows, SweepRow, winner).combination, AXIS_CLUSTER);
+    int n = 0;
+    for (int c = 0; spec->clusters && c < spec->n_clusters; c++)
+        if ((guint)c != mine)
+            gain_of(spec, r, winner, AXIS_CLUSTER, (guint)c, &out[n++]);
     return n;
 }

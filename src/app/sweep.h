@@ -84,7 +84,6 @@ typedef struct {
     gint64 max_plans;      /* exhaustive: the most plans of the shard (those the space's
                             * rules admit); 0: SWEEP_EXHAUSTIVE_PLANS */
     double tokens;         /* of the training run, for its totals; 0: none */
-    double gpu_hour_price; /* for its cost; 0: none */
     SweepRank rank_by;     /* time, cost and run-time need tokens */
     const RunChoice *run;  /* run-time's trials, seed and checkpoints */
     const WhatIf *whatif;  /* applied to every plan (whatif.h); NULL: none */
@@ -145,10 +144,14 @@ int sweep_best(const SweepResult *r, int k, guint *best);
 #define SWEEP_NEAR 0.005
 
 /* The best `k` groups of simulated rows that fit (sweep_best's order),
- * each of near-twins (SWEEP_NEAR of its best), as the row of its simplest
- * plan (the fewest chunks, then the largest micro-batch) into `best` and
- * the group's other rows, best first, into near[i] (new arrays of guint,
- * the caller's); returns how many groups. */
+ * each of near-twins: rows that differ only in chunks or micro-batches,
+ * each within SWEEP_NEAR of the group's row just above it, so that the
+ * groups of the same plan otherwise are more than SWEEP_NEAR apart. Each
+ * group as the row of its simplest plan (the fewest chunks, then the
+ * largest micro-batch) among those within SWEEP_NEAR of its best, into
+ * `best`, and the group's other rows, best first, into near[i] (new arrays
+ * of guint, the caller's); returns how many groups. No two rows of `best`
+ * that differ only in chunks or micro-batches are within SWEEP_NEAR. */
 int sweep_best_distinct(const SweepSpec *spec, const SweepResult *r, int k, guint *best,
                         GArray **near);
 
@@ -181,9 +184,12 @@ char *sweep_summary(const SweepSpec *spec, const SweepRow *row);
  * winner's over it).
  * `row` is that plan's row, its `score` its figure (0: none fits). */
 #define SWEEP_GAIN_REPLAYS 4
+/* The same for the best on another cluster (sweep_cluster_bests), a
+ * whole space of its own whose bounds are looser. */
+#define SWEEP_CLUSTER_REPLAYS 16
 typedef struct {
-    PlanField field;
-    int value;  /* the default */
+    PlanField field; /* PLAN_N_FIELDS: a cluster (sweep_cluster_bests) */
+    int value;       /* the default (a cluster: its index) */
     gint64 row; /* -1: no plan fits with it */
     double score;
     gboolean exact;
@@ -193,5 +199,13 @@ typedef struct {
  * has not the default value, into `out` (room for one per axis of the
  * grid); returns how many. */
 int sweep_axis_gains(const SweepSpec *spec, const SweepResult *r, guint winner, SweepAxisGain *out);
+
+/* The best plan that fits on each cluster of the space but the winner's
+ * (SweepSpec.clusters, in order), found as sweep_axis_gains finds an
+ * axis's, the winner's own plan on that cluster first: `value` is the
+ * cluster's index in SweepSpec.clusters, `field` PLAN_N_FIELDS. Into
+ * `out` (room for n_clusters - 1); returns how many. */
+int sweep_cluster_bests(const SweepSpec *spec, const SweepResult *r, guint winner,
+                        SweepAxisGain *out);
 
 #endif

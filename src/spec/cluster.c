@@ -35,6 +35,7 @@ static const char *const cluster_keys[] = {"name",
                                            "collective_algorithm",
                                            "storage",
                                            "host_memory_GiB",
+                                           "gpu_hour_price",
                                            "cpu_adam_params_per_s",
                                            "reliability",
                                            "host_path",
@@ -593,6 +594,8 @@ ClusterSpec *cluster_spec_load(const char *path, int nodes_override, GError **er
                      error) ||
         !json_number(doc, doc->root, "$", "cpu_adam_params_per_s", FALSE, MIN_RATE, 1e18, 0,
                      &c->cpu_adam_params_s, error) ||
+        !json_number(doc, doc->root, "$", "gpu_hour_price", FALSE, 0, 1e6, 0, &c->gpu_hour_price,
+                     error) ||
         !read_reliability(doc, c, (int)per_node, (int)nics, error) ||
         !read_host_path(doc, c, (int)per_node, error) || !read_calibration(doc, c, error))
         return NULL;
@@ -739,6 +742,8 @@ char *cluster_spec_json(const ClusterSpec *c)
         jsonw_number(jsonw_key(&w, "host_memory_GiB"), c->host_memory_bytes / 1073741824.0);
     if (c->cpu_adam_params_s > 0)
         jsonw_number(jsonw_key(&w, "cpu_adam_params_per_s"), c->cpu_adam_params_s);
+    if (c->gpu_hour_price > 0)
+        jsonw_number(jsonw_key(&w, "gpu_hour_price"), c->gpu_hour_price);
     const double storage[] = {c->storage_Bps / 1e9, c->preprocess_samples_s,
                               c->storage_write_Bps / 1e9, c->storage_total_read_Bps / 1e9,
                               c->storage_total_write_Bps / 1e9};

@@ -117,6 +117,7 @@ typedef struct {
     LinkSpec inter;          /* InfiniBand between nodes, per GPU */
     int nics_per_node;       /* GPUs share a NIC when there are fewer */
     double oversubscription; /* of the spine over the rail leaves, >= 1 */
+    double gpu_hour_price;   /* a GPU-hour's price, any currency ("gpu_hour_price"); 0: none */
     CollAlgorithm algorithm; /* the cluster's choice, ALGORITHM_AUTO by default */
     unsigned protocols;      /* 1 << PROTOCOL_LL, 1 << PROTOCOL_LL128: modelled besides
                               * Simple (both link classes give their latency); 0: Simple */

@@ -119,11 +119,13 @@ static char *comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *c
 }
 
 /* On one stage the naive schedule is 1F1B: each micro-batch's forward,
- * then its backward (1F1B warms up with pp - 1 - s = 0 forwards). */
+ * then its backward (1F1B warms up with pp - 1 - s = 0 forwards); so is
+ * GPipe with one micro-batch, whose forwards are then that one. */
 static void normalize(PlanSpec *plan, const ModelSpec *model)
 {
     (void)model;
-    if (plan->pp == 1 && plan->schedule == SCHEDULE_NAIVE)
+    if (plan->pp == 1 && (plan->schedule == SCHEDULE_NAIVE ||
+                          (plan->schedule == SCHEDULE_GPIPE && plan_spec_micro_batches(plan) == 1)))
         plan->schedule = SCHEDULE_1F1B;
         /* a schedule's own field under another schedule: its default */
 #define SCHEDULE(ID, name, row)
