@@ -347,4 +347,15 @@ grep -q '^sweep: clusters dgx-a100-80gb:1,gb200-nvl72:1 x tp 1,2$' "$tmp/shared.
     problem="$problem; --gpus 8: $(one_line "$tmp/shared.err")"
 check "a list of clusters: node counts, prices and a shared GPU count, each checked" "$problem"
 
+# a grid sweeps what it names and nothing more: the GPT-3 grid of
+# bench/grid-gpt3-66.json walks 3 x 3 x 2 x 2 x 2 x 2 = 144 combinations,
+# 66 of them valid on 1,024 A100s (its count when it was written; issue 37)
+problem=
+"$PLANSIM" sweep --model "$top_srcdir/models/gpt3-175b.json" --cluster "$a100" --nodes 128 \
+    --global-batch-size 1536 --zero-stage 1 --sequence-parallel \
+    --grid "$top_srcdir/bench/grid-gpt3-66.json" --top 1 >/dev/null 2>"$tmp/g66.err" ||
+    problem="failed: $(one_line "$tmp/g66.err")"
+grep -q '^sweep: 144 combinations, 66 valid:' "$tmp/g66.err" || problem="$problem; $(one_line "$tmp/g66.err")"
+check "the GPT-3 grid of 66 plans sweeps 66 valid plans" "$problem"
+
 finish
