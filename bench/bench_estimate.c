@@ -74,17 +74,16 @@ static double median_s(const Case *k, const ModelSpec *m, const ClusterSpec *c,
 /* One case's row; its median in seconds. */
 static double bench(const Case *k, int repeats)
 {
-    g_autofree char *model_path = bench_shipped("models", k->model);
-    g_autofree char *cluster_path = bench_shipped("topologies", k->cluster);
+    g_autoptr(ModelSpec) m = NULL;
+    g_autoptr(ClusterSpec) c = NULL;
+    bench_load_shipped("bench_estimate", k->model, k->cluster, k->nodes, &m, &c);
     GError *error = NULL;
-    g_autoptr(ModelSpec) m = model_spec_load(model_path, &error);
-    g_autoptr(ClusterSpec) c = m ? cluster_spec_load(cluster_path, k->nodes, &error) : NULL;
     g_autoptr(PlanSpec) plan = plan_spec_new();
     plan->tp = k->tp, plan->pp = k->pp, plan->dp = k->dp, plan->ep = k->ep;
     plan->virtual_stages = k->virtual_stages, plan->schedule = k->schedule;
     plan->zero_stage = k->zero, plan->global_batch_size = k->batch;
     plan->recompute = k->recompute, plan->sequence_parallel = k->tp > 1;
-    if (!c || (strstr(k->model, "hf/") && !model_spec_set_seq_length(m, "4096", "bench", &error)) ||
+    if ((strstr(k->model, "hf/") && !model_spec_set_seq_length(m, "4096", "bench", &error)) ||
         !plan_spec_resolve(plan, m, c, &error)) {
         fprintf(stderr, "bench_estimate: %s: %s\n", k->name, error->message);
         exit(2);
