@@ -70,4 +70,24 @@ static inline void bench_load(const char *who, const char *model_path, const cha
     }
 }
 
+/* The shipped model `models/model_file` and cluster `topologies/cluster_file`
+ * at `nodes` nodes; on bad input prints the error for benchmark `who` and
+ * exits 2. */
+static inline void bench_load_shipped(const char *who, const char *model_file,
+                                      const char *cluster_file, int nodes, ModelSpec **model,
+                                      ClusterSpec **cluster)
+{
+    char *model_path = bench_shipped("models", model_file);
+    char *cluster_path = bench_shipped("topologies", cluster_file);
+    GError *error = NULL;
+    *model = model_spec_load(model_path, &error);
+    *cluster = *model ? cluster_spec_load(cluster_path, nodes, &error) : NULL;
+    g_free(model_path);
+    g_free(cluster_path);
+    if (!*cluster) {
+        fprintf(stderr, "%s: %s\n", who, error->message);
+        exit(2);
+    }
+}
+
 #endif
