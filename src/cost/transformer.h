@@ -70,12 +70,16 @@ Shard transformer_shard_on(const PlanSpec *plan, const GpuSpec *gpu);
 /* Tokens of one micro-batch on this GPU: b s / c. */
 double transformer_tokens(const ModelSpec *m, Shard sh);
 /* Bytes of this GPU's share of attention's bf16 tensors for one
- * micro-batch: its query heads (Q; also the attention output's shape),
- * b (s/c) h / t elements, and its K and V together, 2 b (s/c) h_kv / t. */
+ * micro-batch: its query heads (Q), b (s/c) a d_qk / t elements; its K
+ * and V together, b (s/c) kv_heads (d_qk + d_v) / t; the attention's
+ * output, b (s/c) a d_v / t. A head's QK and V widths d_qk and d_v are
+ * both the head's width but with latent attention (qk_nope + qk_rope and
+ * v_head_dim). */
 double transformer_q_bytes(const ModelSpec *m, Shard sh);
 double transformer_kv_bytes(const ModelSpec *m, Shard sh);
+double transformer_out_bytes(const ModelSpec *m, Shard sh);
 
-#define TRANSFORMER_MAX_OPS 16
+#define TRANSFORMER_MAX_OPS 24
 
 typedef struct {
     Op ops[TRANSFORMER_MAX_OPS];
@@ -83,7 +87,12 @@ typedef struct {
 } OpList;
 
 /* Forward operations of one block of one layer. With FlashAttention the
- * attention core is one operation, the fused kernel's forward. In fp8 the
+ * attention core is one operation, the fused kernel's forward. A model
+ * with latent attention (kv_lora_rank > 0) has DeepSeek-V2's in its
+ * attention block: down-projections replicated over tp, the latents'
+ * norms, up-projections split by column, the decoupled RoPE, the core
+ * over QK and V head widths that differ, the output projection split by
+ * row (docs/model.md, "Multi-head latent attention"). In fp8 the
  * linear layers' GEMMs (qkv, out_proj, mlp_up, mlp_down) read 1-byte
  * inputs at the FP8 peak, each after a memory-bound cast of its
  * activation input (Transformer Engine's fused cast and transpose: read
@@ -119,7 +128,9 @@ void transformer_optimizer_ops(double params, OptimizerStates how, OpList *out);
 /* Bytes of Adam's states a parameter kept `how` (12, 10 or 4). */
 double transformer_optimizer_state_bytes(OptimizerStates how);
 
-/* A head's width: the model's head_dim, else hidden_size / attention_heads. */
+/* A head's QK width: with latent attention qk_nope_head_dim +
+ * qk_rope_head_dim, else the model's head_dim, else hidden_size /
+ * attention_heads. */
 double transformer_head_dim(const ModelSpec *m);
 
 /* A mixture of experts (docs/model.md, "Mixture of experts"): whether

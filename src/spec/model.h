@@ -48,9 +48,8 @@ typedef struct {
     int moe_ffn_hidden_size; /* f_e */
     int moe_layer_frequency; /* >= 1 */
     int first_dense_layers;  /* DeepSeek's first_k_dense_replace, >= 0 */
-    /* Multi-head latent attention (DeepSeek-V2), for its parameters only:
-     * kv_lora_rank 0 is standard attention. The operations stay those of
-     * standard attention with the same heads (docs/model.md). */
+    /* Multi-head latent attention (DeepSeek-V2; docs/model.md, "Multi-head
+     * latent attention"): kv_lora_rank 0 is standard attention. */
     int kv_lora_rank, q_lora_rank; /* q_lora_rank 0: Q projected directly */
     int qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
 } ModelSpec;

@@ -1,0 +1,211 @@
+/* check_deepseek.c: DeepSeek's layers (docs/model.md, "Multi-head latent
+ * attention" and "Multi-token prediction") held to closed forms by hand:
+ *   - multi-head latent attention's operations, each a GEMM of its shape
+ *     on a GPU of tp (Megatron-Core's MLASelfAttention: down-projections
+ *     replicated on the GPU's rows, up-projections split by column, the
+ *     output projection by row; DeepSeek-V2, arXiv 2405.04434, section
+ *     2.1 and appendix C), its FlashAttention over QK and V head widths that
+ *     differ (the cuDNN frontend's SDPA benchmark counts 2 and 5 products,
+ *     U (d_qk + d_v) forward and U (3 d_qk + 2 d_v) backward), what it
+ *     keeps for backward, and its tensor-parallel gathers of the latents;
+ *   - DeepSeek-V3's model FLOPs as Megatron-Bridge's
+ *     num_floating_point_operations counts them, MLA included. */
+#include <string.h>
+
+#include "cost/transformer.h"
+#include "testutil.h"
+
+/* A small DeepSeek-shaped Hugging Face config: h 256, 8 heads, q_lora_rank
+ * 96, kv_lora_rank 64, QK heads of 32 + 16, V heads of 24, 4 layers (the
+ * first dense, f 512; then MoE of 8 experts of 128, 2 a token, 1 shared),
+ * vocabulary 1000, 128 tokens, `tied` embeddings or not. */
+static const char small_config[] =
+    "{\"num_hidden_layers\": 4, \"hidden_size\": 256, \"num_attention_heads\": 8,"
+    " \"num_key_value_heads\": 8, \"intermediate_size\": 512, \"vocab_size\": 1000,"
+    " \"max_position_embeddings\": 128, \"hidden_act\": \"silu\","
+    " \"model_type\": \"deepseek_v3\", \"tie_word_embeddings\": %s,"
+    " \"q_lora_rank\": 96, \"kv_lora_rank\": 64, \"qk_nope_head_dim\": 32,"
+    " \"qk_rope_head_dim\": 16, \"v_head_dim\": 24, \"n_routed_experts\": 8,"
+    " \"num_experts_per_tok\": 2, \"n_shared_experts\": 1, \"moe_intermediate_size\": 128,"
+    " \"first_k_dense_replace\": 1}";
+enum { H = 256, A = 8, Q = 96, C = 64, NOPE = 32, ROPE = 16, DV = 24, DQK = NOPE + ROPE };
+enum { L = 4, F = 512, V = 1000, S = 128, E = 8, K = 2, FE = 128 };
+
+static ModelSpec *small(gboolean tied)
+{
+    g_autofree char *text = g_strdup_printf(small_config, tied ? "true" : "false");
+    char *path = test_write_tmp(text);
+    GError *error = NULL;
+    ModelSpec *m = model_spec_load(path, &error);
+    ck_assert_msg(m, "%s", error ? error->message : "");
+    test_remove(path);
+    return m;
+}
+
+static const Op *op_named(const OpList *ops, const char *name)
+{
+    for (int i = 0; i < ops->n; i++)
+        if (strcmp(ops->ops[i].name, name) == 0)
+            return &ops->ops[i];
+    ck_abort_msg("no operation %s", name);
+    return NULL;
+}
+
+static void assert_shape(const Op *op, double m, double k, double n)
+{
+    ck_assert_msg(op->m == m && op->k == k && op->n == n, "%s: %g x %g x %g, expected %g x %g x %g",
+                  op->name, op->m, op->k, op->n, m, k, n);
+    ck_assert_double_eq(op->flops, 2 * m * k * n);
+}
+
+/* On a GPU of tp 2 with sequence parallelism, b 1 (n = 128 tokens, n_s =
+ * 64 on this GPU, 4 heads): the down-projections 64 x 256 x 96 and 64 x
+ * 256 x (64 + 16), replicated; the up-projections 128 x 96 x 4 (32 + 16)
+ * and 128 x 64 x 4 (32 + 24), by column; FlashAttention's 2 s^2 4 (48 +
+ * 24) FLOPs over QK heads of 48 and V heads of 24; the output projection
+ * 128 x 4 x 24 x 256, by row. Its RoPE rotates Q's 16 rotary columns of
+ * each head in place (3 FLOPs and 4 bytes an element) and writes K and V
+ * from the up-projected KV and the rotary key (2 bytes an element read
+ * and written). */
+START_TEST(mla_operations_by_hand)
+{
+    ModelSpec *m = small(FALSE);
+    Shard sh = {.micro_batch = 1, .tp = 2, .sequence_parallel = TRUE};
+    OpList ops;
+    transformer_block_ops(m, BLOCK_ATTENTION, sh, &ops);
+    const double n = S, ns = S / 2, heads = A / 2;
+    assert_shape(op_named(&ops, "q_down"), ns, H, Q);
+    assert_shape(op_named(&ops, "kv_down"), ns, H, C + ROPE);
+    assert_shape(op_named(&ops, "q_up"), n, Q, heads * DQK);
+    assert_shape(op_named(&ops, "kv_up"), n, C, heads * (NOPE + DV));
+    assert_shape(op_named(&ops, "out_proj"), n, heads * DV, H);
+    const Op *rope = op_named(&ops, "rope"), *rope_kv = op_named(&ops, "rope_kv");
+    ck_assert_double_eq(rope->flops, 3 * n * heads * ROPE);
+    ck_assert_double_eq(rope->bytes, 4 * n * heads * ROPE);
+    ck_assert_double_eq(rope_kv->bytes,
+                        2 * n * (heads * (NOPE + DV) + ROPE + heads * DQK + heads * DV));
+    const Op *flash = op_named(&ops, "flash_attention");
+    ck_assert_double_eq(flash->flops, 2.0 * S * S * heads * (DQK + DV));
+    ck_assert_double_eq(flash->k, DQK);
+    ck_assert_double_eq(flash->m, DV);
+    /* Q, K, V read, the output and the fp32 logsumexp written */
+    ck_assert_double_eq(flash->bytes,
+                        2 * n * heads * (DQK + DQK + DV) + 2 * n * heads * DV + 4 * n * heads);
+    model_spec_free(m);
+}
+END_TEST
+
+/* FlashAttention's backward on top of twice its forward, with R the
+ * recomputed QK^T's counted FLOPs, 2 s^2 a d_qk, and W = R / 2 / peak its
+ * causal work: the backward kernel's five products, W (3 d_qk + 2 d_v) /
+ * d_qk at the backward efficiency, less twice the forward's W (d_qk +
+ * d_v) / d_qk at the forward one; the test GPU's defaults 0.6 and 0.5,
+ * no curves. */
+START_TEST(mla_flash_backward_by_hand)
+{
+    ModelSpec *m = small(FALSE);
+    ClusterSpec *c = test_cluster(1, 1, 1e9, 1e9);
+    Shard sh = {.micro_batch = 1, .tp = 1};
+    OpList replay, rest;
+    transformer_block_replay_split(m, BLOCK_ATTENTION, sh, RECOMPUTE_NONE, &replay, &rest);
+    ck_assert_int_eq(replay.n, 0);
+    ck_assert_int_eq(rest.n, 1);
+    double r = 2.0 * S * S * A * DQK, w = r / 2 / c->gpu.peak_flops;
+    ck_assert_double_eq(rest.ops[0].flops, r);
+    double expected = w * ((3.0 * DQK + 2 * DV) / DQK / 0.5 - 2.0 * (DQK + DV) / DQK / 0.6);
+    ck_assert_rel(transformer_op_s(&c->gpu, &rest.ops[0]), expected, 1e-12);
+    cluster_spec_free(c);
+    model_spec_free(m);
+}
+END_TEST
+
+/* What the attention block keeps, tp 1 (n = 128, no dropout in a Hugging
+ * Face config): the norm's input (bf16) and its output, the
+ * down-projections' input (once in bf16, where both keep one tensor; a
+ * cast each in fp8), each latent's norm input (bf16) and up-projection
+ * input, Q and K (8 heads of 48) and V (of 24) in bf16, the output (8 x
+ * 24) as the output projection's input and the fp32 logsumexp. */
+START_TEST(mla_activations_by_hand)
+{
+    ModelSpec *m = small(FALSE);
+    const double n = S;
+    for (int fp8 = 0; fp8 < 2; fp8++) {
+        Shard sh = {.micro_batch = 1, .tp = 1, .dtype = fp8 ? DTYPE_FP8 : DTYPE_BF16};
+        double eg = fp8 ? 1 : 2, downs = fp8 ? 2 : 1;
+        double expected = 2 * n * H + downs * eg * n * H + (2 + eg) * n * (Q + C) +
+                          2 * n * A * (DQK + DQK + DV) + eg * n * A * DV + 4 * n * A;
+        ck_assert_double_eq(
+            transformer_block_activation_bytes(m, BLOCK_ATTENTION, sh, RECOMPUTE_NONE), expected);
+    }
+    model_spec_free(m);
+}
+END_TEST
+
+/* Tensor parallelism (t 2) with sequence parallelism over the MLA model's
+ * 4 layers, all dense here, 2 micro-batches, rings: as a standard layer's
+ * 10 collectives of S = 2 b s h (check_strategies.c's
+ * tp_collectives_per_layer) but for the latent attention's gathers before
+ * its up-projections (forward, and again for their weight gradients) and
+ * the sum of their input gradients, each of the latents, w = (q_lora_rank
+ * + kv_lora_rank) / h of S: 7 + 3w a layer; 5 outside the layers. A ring
+ * sends (t - 1)/t of each. */
+START_TEST(mla_tensor_parallel_latents)
+{
+    const int mb = 2, t = 2;
+    Run run = run_new(small(FALSE), test_cluster(1, t, 300e9, 25e9));
+    run.model->experts = 0;
+    run.plan->tp = t;
+    run.plan->sequence_parallel = TRUE;
+    run.plan->collective_algorithm = ALGORITHM_RING;
+    run.plan->global_batch_size = mb;
+    run_simulate(&run);
+    const CommStat *c = run.rep.metrics.comm[TAG_TP];
+    double w = (double)(Q + C) / H, s_bytes = 2.0 * S * H;
+    ck_assert_rel(c[COLL_ALL_GATHER].bytes + c[COLL_REDUCE_SCATTER].bytes,
+                  mb * (L * (7 + 3 * w) + 5) * (t - 1.0) / t * s_bytes, 1e-12);
+    run_free(&run);
+}
+END_TEST
+
+/* DeepSeek-V3's model FLOPs per sequence of 4,096 tokens,
+ * Megatron-Bridge's num_floating_point_operations (its
+ * training/utils/flop_utils.py, transformer_flops, by hand): 3 x 2 x the
+ * tokens x
+ *   h (3 f x 3 dense layers + (3 f_e k + 3 f_e shared) x 58 MoE layers)
+ *   + 61 x (q (h + a (d_nope + d_rope) + 1) + c (h + a (d_nope + d_v) + 1)
+ *   + h d_rope + a d_v h + s a (d_nope + d_rope) / 2 + s a d_v / 2)
+ *   + h V,
+ * the causal half of attention. plansim also counts the router, 2 h E a
+ * token in each MoE layer, which Bridge leaves out. Without the causal
+ * halving (transformer_model_flops) the attention terms are s a (d_nope +
+ * d_rope) and s a d_v. */
+START_TEST(deepseek_v3_model_flops_as_bridge)
+{
+    g_autoptr(ModelSpec) m = test_shipped_model("models/hf", "deepseek-v3.json");
+    m->seq_length = 4096;
+    double s = 4096, h = 7168, a = 128, q = 1536, c = 512, nope = 128, rope = 64, dv = 128;
+    double f = 18432, fe = 2048, k = 8, v = 129280, e = 256;
+    double mlp = h * (3 * f * 3 + (3 * fe * k + 3 * fe) * 58);
+    double projections = q * (h + a * (nope + rope) + 1) + c * (h + a * (nope + dv) + 1) +
+                         h * rope + a * dv * h;
+    double core = s * a * (nope + rope) + s * a * dv;
+    double rest = h * v + h * e * 58;
+    double causal = 6 * s * (mlp + 61 * (projections + core / 2) + rest);
+    double whole = 6 * s * (mlp + 61 * (projections + core) + rest);
+    ck_assert_rel(transformer_causal_model_flops(m, 1), causal, 1e-12);
+    ck_assert_rel(transformer_model_flops(m, 1), whole, 1e-12);
+}
+END_TEST
+
+Suite *suite_deepseek(void)
+{
+    Suite *s = suite_create("deepseek");
+    TCase *tc = tcase_create("deepseek");
+    tcase_add_test(tc, mla_operations_by_hand);
+    tcase_add_test(tc, mla_flash_backward_by_hand);
+    tcase_add_test(tc, mla_activations_by_hand);
+    tcase_add_test(tc, mla_tensor_parallel_latents);
+    tcase_add_test(tc, deepseek_v3_model_flops_as_bridge);
+    suite_add_tcase(s, tc);
+    return s;
+}
