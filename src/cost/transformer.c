@@ -634,13 +634,18 @@ void transformer_head_ops(const ModelSpec *m, Shard sh, OpList *out)
  *   momentum and variance: 10; 2 + 20 + 4 = 26;
  * - bf16: bf16 momentum and variance updating the bf16 parameter (Apex's
  *   DistributedFusedAdam with dtype bf16, store_params off): 4;
- *   2 + 8 + 4 = 14. */
+ *   2 + 8 + 4 = 14;
+ * - bf16_moments: fp32 main weight, bf16 momentum and variance
+ *   (DeepSeek-V3, arXiv 2412.19437, section 3.3.3; Megatron-Core's
+ *   precision-aware optimizer, exp_avg_dtype and exp_avg_sq_dtype bf16):
+ *   8; 2 + 16 + 2 = 20. */
 static const struct {
     double state_bytes, step_bytes;
 } optimizer_states[] = {
     [OPTIMIZER_STATES_FP32] = {.state_bytes = 12, .step_bytes = 28},
     [OPTIMIZER_STATES_REMAINDERS] = {.state_bytes = 10, .step_bytes = 26},
     [OPTIMIZER_STATES_BF16] = {.state_bytes = 4, .step_bytes = 14},
+    [OPTIMIZER_STATES_BF16_MOMENTS] = {.state_bytes = 8, .step_bytes = 20},
 };
 
 double transformer_optimizer_state_bytes(OptimizerStates how)

@@ -125,7 +125,7 @@ void transformer_head_ops(const ModelSpec *m, Shard sh, OpList *out);
  * variance, and writes them back with the bf16 parameters (28 bytes per
  * parameter). */
 void transformer_optimizer_ops(double params, OptimizerStates how, OpList *out);
-/* Bytes of Adam's states a parameter kept `how` (12, 10 or 4). */
+/* Bytes of Adam's states a parameter kept `how` (12, 10, 4 or 8). */
 double transformer_optimizer_state_bytes(OptimizerStates how);
 
 /* A head's QK width: with latent attention qk_nope_head_dim +
