@@ -13,7 +13,10 @@
  *     of the work;
  *   - selective recomputation under FlashAttention is none;
  *   - Llama 2 7B on 8 A100 with ZeRO-3 (issue 11): about 17.6 GiB of
- *     activations instead of 97.6, and it fits. */
+ *     activations instead of 97.6, and it fits;
+ *   - sliding windows, in every layer (Mistral) or in some (GPT-OSS's
+ *     layer_types, Gemma's sliding_window_pattern, Qwen2's
+ *     max_window_layers), and GPT-OSS's attention sinks. */
 #include <math.h>
 #include <string.h>
 
@@ -117,10 +120,11 @@ START_TEST(sliding_window_by_hand)
     g_autoptr(ModelSpec) m = model_spec_load(path, &error);
     ck_assert(m);
     ck_assert_int_eq(m->sliding_window, (int)w);
+    ck_assert_int_eq(transformer_block_layers(m, BLOCK_WINDOW), m->layers); /* every layer */
     m->seq_length = (int)s;
     Shard sh = {.micro_batch = (int)b, .tp = 1, .attention = ATTENTION_FLASH};
     OpList ops;
-    transformer_block_ops(m, BLOCK_ATTENTION, sh, &ops);
+    transformer_block_ops(m, BLOCK_WINDOW, sh, &ops);
     const Op *kernel = NULL;
     for (int i = 0; i < ops.n; i++)
         if (strcmp(ops.ops[i].name, "flash_attention") == 0)
@@ -145,6 +149,136 @@ START_TEST(sliding_window_by_hand)
     g_autoptr(ModelSpec) q = model_spec_load(qwen, &error);
     ck_assert(q);
     ck_assert_int_eq(q->sliding_window, 0);
+}
+END_TEST
+
+/* GPT-OSS 120B (models/hf/gpt-oss-120b.json, its published config):
+ * layer_types alternates a window of w = 128 keys (even layers) and the
+ * whole sequence (odd ones), as Megatron-Bridge runs it (its GPT-OSS
+ * bridge: window_size (127, 0), window_attn_skip_freq 2). At s = 4096, b =
+ * 1, the attention's width a d = 64 x 64 = 4096 (= h_q):
+ *   - a windowed layer's kernel counts 4 b s w h_q FLOPs and does 1 -
+ *     w / 2s = 63/64 of them; a full layer's 4 b s^2 h_q, half done;
+ *   - with standard attention a windowed layer keeps its softmax, 2 bytes
+ *     a score (no attention dropout), over s w scores a head, not s^2;
+ *   - model FLOPs, 3 x the forward's GEMMs (transformer_model_flops), a
+ *     layer's: QKV 2 s h (h_q + 2 x 8 x 64), the output 2 s h_q h, the
+ *     router 2 s h 128, 4 experts a token of gate and up 2 s h 2 f_e and
+ *     down 2 s f_e h (f_e = 2880); the attention 4 s s h_q in 18 layers
+ *     and 4 s w h_q in 18; the logits 2 s h V;
+ *   - its sink logits: a = 64 parameters a layer, 32 a GPU at tp 2, and
+ *     no operation: a sink adds one logit to each row's softmax of up to
+ *     s, within the fused kernel (docs/model.md, "FlashAttention"); its
+ *     router's bias, E = 128.
+ * The whole model simulates, on 16 H100s with ep 16: its model FLOPs are
+ * the step's. */
+START_TEST(gpt_oss_windows_by_hand)
+{
+    double s = 4096, w = 128, b = 1, h = 2880, hq = 4096, fe = 2880, V = 201088, a = 64;
+    g_autoptr(ModelSpec) m = test_shipped_model("models/hf", "gpt-oss-120b.json");
+    m->seq_length = (int)s;
+    ck_assert_int_eq(m->sliding_window, (int)w);
+    ck_assert(m->attention_sinks && m->router_bias && m->mlp_bias && m->qkv_bias && m->out_bias);
+    for (int l = 0; l < m->layers; l++) {
+        ck_assert_int_eq(transformer_layer_windowed(m, l), l % 2 == 0);
+        ck_assert_int_eq(transformer_layer_block(m, l, 0),
+                         l % 2 == 0 ? BLOCK_WINDOW : BLOCK_ATTENTION);
+        ck_assert_int_eq(transformer_layer_block(m, l, 1), BLOCK_MOE);
+    }
+    ck_assert_int_eq(transformer_block_layers(m, BLOCK_WINDOW), 18);
+    ck_assert_int_eq(transformer_block_layers(m, BLOCK_ATTENTION), 18);
+    Shard sh = {.micro_batch = (int)b, .tp = 1, .attention = ATTENTION_FLASH};
+    const Block blocks[] = {BLOCK_WINDOW, BLOCK_ATTENTION};
+    const double keys[] = {w, s};
+    for (int i = 0; i < 2; i++) {
+        OpList ops;
+        transformer_block_ops(m, blocks[i], sh, &ops);
+        const Op *kernel = NULL;
+        for (int k = 0; k < ops.n; k++)
+            if (strcmp(ops.ops[k].name, "flash_attention") == 0)
+                kernel = &ops.ops[k];
+        ck_assert(kernel);
+        ck_assert_double_eq(kernel->flops, 4 * b * s * keys[i] * hq);
+        ck_assert_double_eq(kernel->idle, keys[i] / (2 * s));
+    }
+    Shard standard = {.micro_batch = (int)b, .tp = 1, .attention = ATTENTION_STANDARD};
+    ck_assert_double_eq(
+        transformer_block_activation_bytes(m, BLOCK_ATTENTION, standard, RECOMPUTE_NONE) -
+            transformer_block_activation_bytes(m, BLOCK_WINDOW, standard, RECOMPUTE_NONE),
+        2 * a * s * (s - w) * b);
+    double layer = 2 * s * h * (hq + 2 * 8 * 64) + 2 * s * hq * h + 2 * s * h * 128 +
+                   4 * (2 * s * h * 2 * fe + 2 * s * fe * h);
+    double forward = 36 * layer + 18 * 4 * s * s * hq + 18 * 4 * s * w * hq + 2 * s * h * V;
+    ck_assert_rel(transformer_model_flops(m, 1), 3 * forward, 1e-15);
+    /* the sinks and the router's bias */
+    ModelSpec plain = *m;
+    plain.attention_sinks = plain.router_bias = FALSE;
+    for (int t = 1; t <= 2; t++)
+        ck_assert_double_eq(transformer_moe_layer_params(m, t, 1, 1) -
+                                transformer_moe_layer_params(&plain, t, 1, 1),
+                            a / t + 128);
+    /* it simulates: 16 GPUs, the experts 16 ways, 16 sequences */
+    Run run = run_new(test_shipped_model("models/hf", "gpt-oss-120b.json"),
+                      test_shipped_cluster("dgx-h100.json", 2));
+    run.model->seq_length = (int)s;
+    run.plan->ep = 16;
+    run.plan->global_batch_size = 16;
+    run_simulate(&run);
+    ck_assert_rel(run.rep.metrics.model_flops, 16 * 3 * forward, 1e-12);
+    run_free(&run);
+}
+END_TEST
+
+/* The other ways a Hugging Face config names its windowed layers, each
+ * by hand on a small model with a window of 8 (transformers' configs):
+ *   - Gemma's sliding_window_pattern 3 over 6 layers: layer i is full
+ *     when (i + 1) % 3 == 0, so layers 2 and 5 (modeling_gemma3.py);
+ *   - Qwen2's max_window_layers 2 with use_sliding_window over 4 layers:
+ *     layers 2 and 3 are windowed (modeling_qwen2.py); without
+ *     use_sliding_window none is;
+ *   - a layer_types list overrides both, and a plansim model file gives
+ *     one too. */
+START_TEST(window_layer_rules)
+{
+    static const struct {
+        const char *keys;
+        int layers;
+        const char *windowed; /* a digit a layer */
+    } cases[] = {
+        {"\"num_hidden_layers\": 6, \"sliding_window_pattern\": 3", 6, "110110"},
+        {"\"num_hidden_layers\": 4, \"max_window_layers\": 2, \"use_sliding_window\": true", 4,
+         "0011"},
+        {"\"num_hidden_layers\": 4, \"max_window_layers\": 2, \"use_sliding_window\": false", 4,
+         "0000"},
+        {"\"num_hidden_layers\": 3, \"sliding_window_pattern\": 3, \"layer_types\": "
+         "[\"full_attention\", \"sliding_attention\", \"sliding_attention\"]",
+         3, "011"},
+        {"\"num_hidden_layers\": 2", 2, "11"}, /* Mistral's: every layer */
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = g_strdup_printf(
+            "{%s, \"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+            "\"max_position_embeddings\": 64, \"hidden_act\": \"silu\", \"sliding_window\": 8}",
+            cases[i].keys);
+        g_autofree char *path = test_write_tmp(text);
+        GError *error = NULL;
+        g_autoptr(ModelSpec) m = model_spec_load(path, &error);
+        ck_assert_msg(m, "%s", error ? error->message : "");
+        for (int l = 0; l < cases[i].layers; l++)
+            ck_assert_msg(transformer_layer_windowed(m, l) == (cases[i].windowed[l] == '1'),
+                          "case %zu, layer %d", i, l);
+        test_remove(g_steal_pointer(&path));
+    }
+    g_autofree char *path = test_write_tmp(
+        "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "
+        "\"vocab_size\": 100, \"seq_length\": 64, \"sliding_window\": 8, \"layer_types\": "
+        "[\"sliding_attention\", \"full_attention\"], \"attention_sinks\": true}");
+    GError *error = NULL;
+    g_autoptr(ModelSpec) m = model_spec_load(path, &error);
+    ck_assert_msg(m, "%s", error ? error->message : "");
+    ck_assert(transformer_layer_windowed(m, 0) && !transformer_layer_windowed(m, 1));
+    ck_assert(m->attention_sinks);
+    test_remove(g_steal_pointer(&path));
 }
 END_TEST
 
@@ -238,6 +372,8 @@ Suite *suite_attention(void)
     tcase_add_test(tc, flash_kernels_run_at_their_own_efficiency);
     tcase_add_test(tc, selective_under_flash_is_none);
     tcase_add_test(tc, sliding_window_by_hand);
+    tcase_add_test(tc, gpt_oss_windows_by_hand);
+    tcase_add_test(tc, window_layer_rules);
     tcase_add_test(tc, attention_field);
     tcase_add_test(tc, llama2_7b_fits_with_flash_attention);
     suite_add_tcase(s, tc);

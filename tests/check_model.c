@@ -59,28 +59,54 @@ END_TEST
  *     128: 36 x 192,946,432 + 2 x 622,329,856 + 4,096;
  *   - Mistral-NeMo-Base-2407, head_dim 128 where h / a is 160:
  *     40 x 272,640,000 + 2 x 671,088,640 + 5,120;
+ *   - Mistral-7B-v0.1, its sliding window changing no weight (Llama 3 8B's
+ *     layer with its vocabulary of 32,000): 32 x 218,112,000 +
+ *     2 x 131,072,000 + 4,096;
+ * and the shipped models/hf configs, their published counts (each model
+ * card's) rounded from these, active ones counting both embeddings:
  *   - Qwen3-30B-A3B, every layer a MoE of 128 experts of 768 and a router
  *     h x 128, head_dim 128: 48 x 623,120,640 + 2 x 311,164,928 + 2,048,
  *     and 48 x (19,140,864 + 8 x 4,718,592) + 622,331,904 = 3,353,032,704
- *     of them active (8 experts a token; "3.3B activated", its model card);
- *   - Mistral-7B-v0.1, its sliding window changing no weight (Llama 3 8B's
- *     layer with its vocabulary of 32,000): 32 x 218,112,000 +
- *     2 x 131,072,000 + 4,096. */
+ *     of them active (8 experts a token): "30.5B in total and 3.3B
+ *     activated", 29.9B without the embeddings;
+ *   - Qwen3-235B-A22B, 94 MoE layers of h 4096, 64 heads of 128 and 4 KV
+ *     heads: Q and O 2 x 33,554,432, K and V 2 x 2,097,152, the Q and K
+ *     norms 256, two RMSNorms 8,192, the router 4096 x 128 = 524,288 and
+ *     128 experts of 3 x 4096 x 1536 = 18,874,368: 2,487,755,008 a layer;
+ *     94 x 2,487,755,008 + 2 x 622,329,856 (151,936 x 4096) + 4,096 =
+ *     235,093,634,560, and with 8 experts a token 94 x 222,830,848 +
+ *     1,244,663,808 = 22,190,763,520 active: "235B in total and 22B
+ *     activated", 234B without the embeddings;
+ *   - GPT-OSS 120B, 36 MoE layers of h 2880, 64 heads of 64 and 8 KV
+ *     heads: Q and O 2 x 11,796,480 and K and V 2 x 1,474,560, their
+ *     biases 4,096 + 2 x 512 + 2,880 and 64 sink logits (26,550,144), two
+ *     RMSNorms 5,760, the router 2880 x 128 with its bias of 128 (368,768)
+ *     and 128 experts of gate and up 2880 x 5760 with their bias of 5,760
+ *     and down 2880 x 2880 with its bias of 2,880 (24,891,840 each):
+ *     3,213,080,192 a layer; 36 x 3,213,080,192 + 2 x 579,133,440
+ *     (201,088 x 2880) + 2,880 = 116,829,156,672, and with 4 experts a
+ *     token 36 x 126,492,032 + 2,880 + 1,158,266,880 = 5,711,982,912
+ *     active. The gpt-oss model card (OpenAI, August 2025, Table 1) gives
+ *     116.83B in all (MLP 114.71B, attention 0.96B, embedding and
+ *     unembedding 1.16B) and 5.13B active, which counts the unembedding
+ *     but not the embedding: 5,711,982,912 - 579,133,440 = 5,132,849,472. */
 START_TEST(hugging_face_parameters)
 {
     static const struct {
-        const char *file;
+        const char *folder, *file;
         double params, active;
     } cases[] = {
-        {"llama3-8b-hf.json", 8030261248.0, 8030261248.0},
-        {"qwen2-7b-hf.json", 7615616512.0, 7615616512.0},
-        {"qwen3-8b-hf.json", 8190735360.0, 8190735360.0},
-        {"mistral-nemo-base-2407-hf.json", 12247782400.0, 12247782400.0},
-        {"qwen3-30b-a3b-hf.json", 30532122624.0, 3353032704.0},
-        {"mistral-7b-v0.1-hf.json", 7241732096.0, 7241732096.0},
+        {"tests/data", "llama3-8b-hf.json", 8030261248.0, 8030261248.0},
+        {"tests/data", "qwen2-7b-hf.json", 7615616512.0, 7615616512.0},
+        {"tests/data", "qwen3-8b-hf.json", 8190735360.0, 8190735360.0},
+        {"tests/data", "mistral-nemo-base-2407-hf.json", 12247782400.0, 12247782400.0},
+        {"tests/data", "mistral-7b-v0.1-hf.json", 7241732096.0, 7241732096.0},
+        {"models/hf", "qwen3-30b-a3b.json", 30532122624.0, 3353032704.0},
+        {"models/hf", "qwen3-235b-a22b.json", 235093634560.0, 22190763520.0},
+        {"models/hf", "gpt-oss-120b.json", 116829156672.0, 5711982912.0},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
-        g_autofree char *path = test_shipped("tests/data", cases[i].file);
+        g_autofree char *path = test_shipped(cases[i].folder, cases[i].file);
         GError *error = NULL;
         g_autoptr(ModelSpec) m = model_spec_load(path, &error);
         ck_assert_msg(m, "%s: %s", cases[i].file, error ? error->message : "");
@@ -90,6 +116,26 @@ START_TEST(hugging_face_parameters)
         ck_assert_msg(transformer_active_params(m) == cases[i].active,
                       "%s: %.0f active parameters, expected %.0f", cases[i].file,
                       transformer_active_params(m), cases[i].active);
+    }
+    /* the published figures, within a unit of their last digit (Qwen's
+     * cards cut 3.35B to 3.3B, GPT-OSS's rounds); GPT-OSS's active count
+     * leaves the input embedding out */
+    static const struct {
+        const char *file;
+        double total, active; /* billions, given to `digits` decimals */
+        int digits;
+        gboolean embedding_active;
+    } cards[] = {
+        {"qwen3-30b-a3b.json", 30.5, 3.3, 1, TRUE},
+        {"qwen3-235b-a22b.json", 235, 22, 0, TRUE},
+        {"gpt-oss-120b.json", 116.83, 5.13, 2, FALSE},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cards); i++) {
+        g_autoptr(ModelSpec) m = test_shipped_model("models/hf", cards[i].file);
+        double unit = pow(10, -cards[i].digits);
+        double embedding = cards[i].embedding_active ? 0 : (double)m->vocab_size * m->hidden_size;
+        ck_assert(fabs(transformer_params(m) / 1e9 - cards[i].total) < unit);
+        ck_assert(fabs((transformer_active_params(m) - embedding) / 1e9 - cards[i].active) < unit);
     }
 }
 END_TEST

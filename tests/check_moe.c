@@ -20,7 +20,10 @@
  *   - mixed models: DeepSeek-V2-Lite's first layer is dense, the 26 others
  *     MoE (first_k_dense_replace 1): it simulates, its model FLOPs are the
  *     dense layer's plus the MoE layers', and only MoE layers route tokens
- *     (with moe_layer_frequency 2, every other layer). */
+ *     (with moe_layer_frequency 2, every other layer);
+ *   - Qwen3 235B-A22B's published H100 plan (TP 2, PP 8, VP 4, EP 32 with
+ *     MoE parallel folding, on 256 GPUs) resolves and fits, its model
+ *     states by hand. */
 #include "cost/transformer.h"
 #include "strategy/states.h"
 #include "testutil.h"
@@ -328,6 +331,81 @@ START_TEST(deepseek_v2_lite_simulates)
 }
 END_TEST
 
+/* Qwen3 235B-A22B (models/hf/qwen3-235b-a22b.json) as Megatron-Bridge
+ * runs it on 256 H100s (32 DGX nodes) in its performance summary, FP8
+ * (1,611 to 1,712 tokens/s a GPU in releases 25.11 to 26.04), with the
+ * settings of its recipe (perf_recipes/qwen/h100/qwen3_moe.py,
+ * qwen3_235b_a22b_pretrain_256gpu_h100_fp8cs_config, over
+ * recipes/qwen/h100/qwen3_moe.py): TP 2, PP 8, VP 4, EP 32 with expert
+ * tensor parallelism 1 (MoE parallel folding: the EP group takes the tp x
+ * dp = 32 ranks of a stage), sequence parallelism, micro-batch 1, global
+ * batch 8,192 of 4,096 tokens, no recomputation, the distributed
+ * optimizer with fp32 states, bf16 gradient reduction, FP8 current
+ * scaling with its parameters gathered in FP8, the all-to-all dispatcher,
+ * Transformer Engine's cross-entropy, the embedding and the loss counted
+ * as layers in the pipeline split (94 + 2 = 96, 3 a chunk). It fits in
+ * 80 GiB. By hand, a middle stage's 12 layers on one GPU:
+ *   - experts: 128 / 32 = 4 a layer, whole (etp 1), each 3 h f_e =
+ *     3 x 4096 x 1536 = 18,874,368: Psi_X = 12 x 4 x 18,874,368 =
+ *     905,969,664;
+ *   - the rest, split over tp 2: Q and O 2 x 4096 x 8192 / 2, K and V
+ *     2 x 4096 x 512 / 2, the Q and K norms 256, two RMSNorms 8,192, the
+ *     router 4096 x 128 (replicated): Psi_D = 12 x 36,184,320 =
+ *     434,211,840;
+ *   - parameters gathered in FP8, 1 byte each; bf16 gradients, 2; Adam's
+ *     12 bytes sharded over the dense rest's 16 data-parallel ranks and the
+ *     experts' tp x dp / (etp x ep) = 1 expert-data-parallel rank:
+ *     12 (Psi_X + Psi_D / 16) = 11,197,294,848 bytes. */
+START_TEST(qwen3_235b_published_plan_fits)
+{
+    static const struct {
+        PlanField field;
+        const char *value;
+    } recipe[] = {
+        {PLAN_TP, "2"},
+        {PLAN_PP, "8"},
+        {PLAN_SCHEDULE, "interleaved"},
+        {PLAN_VIRTUAL_STAGES, "4"},
+        {PLAN_EP, "32"},
+        {PLAN_ETP, "1"},
+        {PLAN_SEQUENCE_PARALLEL, "true"},
+        {PLAN_MICRO_BATCH_SIZE, "1"},
+        {PLAN_GLOBAL_BATCH_SIZE, "8192"},
+        {PLAN_ZERO_STAGE, "1"},
+        {PLAN_GRAD_ACCUM_DTYPE, "bf16"},
+        {PLAN_DTYPE, "fp8"},
+        {PLAN_FP8_RECIPE, "tensorwise"},
+        {PLAN_FP8_PARAM_GATHER, "true"},
+        {PLAN_MOE_DISPATCHER, "all_to_all"},
+        {PLAN_CE_FUSION, "te"},
+        {PLAN_EMBEDDING_AS_LAYER, "true"},
+        {PLAN_LOSS_AS_LAYER, "true"},
+    };
+    Run run = run_new(test_shipped_model("models/hf", "qwen3-235b-a22b.json"),
+                      test_shipped_cluster("dgx-h100.json", 32));
+    run.model->seq_length = 4096;
+    for (gsize i = 0; i < G_N_ELEMENTS(recipe); i++)
+        ck_assert(plan_spec_set(run.plan, recipe[i].field, recipe[i].value, "recipe", NULL));
+    run_simulate(&run);
+    const Metrics *mt = &run.rep.metrics;
+    ck_assert_int_eq(run.plan->dp, 16);
+    ck_assert_int_eq(mt->n_stages, 8);
+    ck_assert(mt->stages[0].embedding && mt->stages[0].layers == 11);
+    ck_assert(mt->stages[7].head && mt->stages[7].layers == 11);
+    const StageStat *mid = &mt->stages[1];
+    ck_assert_int_eq(mid->layers, 12);
+    double experts = 12 * 4 * 3 * 4096.0 * 1536, rest = 12 * 36184320.0;
+    ck_assert_double_eq(experts, 905969664);
+    ck_assert_double_eq(mid->peak_split[MEM_PARAMS], experts + rest);
+    ck_assert_double_eq(mid->peak_split[MEM_GRADS], 2 * (experts + rest));
+    ck_assert_double_eq(mid->peak_split[MEM_OPTIMIZER], 12 * (experts + rest / 16));
+    ck_assert_double_eq(mid->peak_split[MEM_OPTIMIZER], 11197294848.0);
+    ck_assert(mt->fits);
+    ck_assert_msg(mt->peak_bytes < 80 * 1073741824.0, "%.2f GiB", mt->peak_bytes / 1073741824.0);
+    run_free(&run);
+}
+END_TEST
+
 Suite *suite_moe(void)
 {
     Suite *s = suite_create("moe");
@@ -342,6 +420,7 @@ Suite *suite_moe(void)
     tcase_add_test(tc, one_expert_is_dense);
     tcase_add_test(tc, every_other_layer_routes);
     tcase_add_test(tc, deepseek_v2_lite_simulates);
+    tcase_add_test(tc, qwen3_235b_published_plan_fits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -229,30 +229,56 @@ END_TEST
 
 /* Blackwell's NVLink 5 (topologies/SOURCES.md): 900 GB/s a direction at
  * the H100 profile's efficiency of 0.822, 739.8 GB/s. A ring all-reduce of
- * S = 1 GiB over n GPUs of one NVLink domain takes, alpha-beta (FORMULAS.md
- * section 2): 2 (n - 1)/n S / 739.8 GB/s, plus 2 (n - 1) messages of 3 us
- * and the 9 us base latency; its bus bandwidth is 2 (n - 1)/n S over that.
+ * S = 1 GiB over n GPUs of one NVLink domain of `link_Bps` a direction
+ * takes, alpha-beta (FORMULAS.md section 2): 2 (n - 1)/n S / (0.822
+ * link_Bps), plus 2 (n - 1) messages of 3 us and the 9 us base latency;
+ * its bus bandwidth is 2 (n - 1)/n S over that.
  * Inside a DGX B200, n = 8: 2.540 ms + 51 us, 726 GB/s. Across 64 GPUs
  * of one GB200 NVL72 rack, one NVLink domain: 2.858 ms + 387 us, 651.5
  * GB/s, with no NIC on the way, where 16 GPUs of two DGX B200s cross their
  * 400 Gb/s NICs (47 GB/s a NIC, as DGX H100's). Within 1 %. */
-static double nvlink_ring_busbw(int n)
+static double nvlink_ring_busbw(int n, double link_Bps)
 {
-    double data = 2.0 * (n - 1) / n * GiB, bw = 900e9 * 0.822;
+    double data = 2.0 * (n - 1) / n * GiB, bw = link_Bps * 0.822;
     return data / (data / bw + 2.0 * (n - 1) * 3e-6 + 9e-6);
 }
 
 START_TEST(busbw_in_an_nvlink_domain)
 {
     ClusterSpec *b200 = shipped("dgx-b200"), *nvl72 = shipped("gb200-nvl72");
-    ck_assert_rel(at(b200, COLL_ALL_REDUCE, 8, GiB, ALGORITHM_RING).busbw_Bps, nvlink_ring_busbw(8),
+    ck_assert_rel(at(b200, COLL_ALL_REDUCE, 8, GiB, ALGORITHM_RING).busbw_Bps, nvlink_ring_busbw(8, 900e9),
                   0.01);
     ck_assert_rel(at(nvl72, COLL_ALL_REDUCE, 64, GiB, ALGORITHM_RING).busbw_Bps,
-                  nvlink_ring_busbw(64), 0.01);
+                  nvlink_ring_busbw(64, 900e9), 0.01);
     CollRow r = at(b200, COLL_ALL_REDUCE, 16, GiB, ALGORITHM_RING);
     ck_assert_rel(r.busbw_Bps / b200->nics_per_node, 47 * GB, 0.05);
     cluster_spec_free(b200);
     cluster_spec_free(nvl72);
+}
+END_TEST
+
+/* DGX H800 (topologies/SOURCES.md): DGX H100 with NVLink cut to 400 GB/s
+ * a GPU, 200 a direction (the H800 datasheet); its GPU is the H100's in
+ * all but its name. A ring all-reduce of 1 GiB over its 8 GPUs, as
+ * nvlink_ring_busbw: 11.43 ms + 51 us, 163.7 GB/s, within 3 % of the
+ * 160 GB/s of NVLink the DeepSeek-V3 report (arXiv 2412.19437, section
+ * 3.2.2) gets on H800; across nodes its 400 Gb/s NICs are DGX H100's (47
+ * GB/s a NIC, busbw_across_nodes), against the report's 50, but a ring
+ * over several nodes is held back by NVLink: each GPU forwards the ring's
+ * whole traffic over it, 164 GB/s, where a node's 8 NICs carry 376. */
+START_TEST(busbw_on_h800)
+{
+    ClusterSpec *h800 = shipped("dgx-h800"), *h100 = shipped("dgx-h100");
+    double busbw = at(h800, COLL_ALL_REDUCE, 8, GiB, ALGORITHM_RING).busbw_Bps;
+    ck_assert_rel(busbw, nvlink_ring_busbw(8, 200e9), 0.01);
+    ck_assert_rel(busbw, 160 * GB, 0.03);
+    GpuSpec a = h800->gpu, b = h100->gpu;
+    a.name = b.name;
+    ck_assert(memcmp(&a, &b, sizeof a) == 0);
+    ck_assert_double_eq(h800->inter.bandwidth_Bps, h100->inter.bandwidth_Bps);
+    ck_assert_int_eq(h800->nics_per_node, h100->nics_per_node);
+    cluster_spec_free(h800);
+    cluster_spec_free(h100);
 }
 END_TEST
 
@@ -630,6 +656,7 @@ Suite *suite_network(void)
     tcase_add_test(nccl, busbw_inside_a_node);
     tcase_add_test(nccl, busbw_across_nodes);
     tcase_add_test(nccl, busbw_in_an_nvlink_domain);
+    tcase_add_test(nccl, busbw_on_h800);
     tcase_add_test(nccl, busbw_grows_with_size);
     tcase_add_test(nccl, protocol_by_size);
     tcase_add_test(nccl, time_alone_is_the_loads_exactly);

@@ -74,6 +74,30 @@ static const BadCase bad[] = {
      "{\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4, "
      "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"hidden_act\": \"tanh\"}",
      {"$.hidden_act", "\"tanh\""}},
+    /* the windowed layers: a type a layer, of the two known */
+    {MODEL,
+     GOOD_MODEL ", \"layer_types\": [\"full_attention\"]}",
+     {"$.layer_types", "a list of layers = 2 layer types", "[\"full_attention\"]"}},
+    {MODEL,
+     GOOD_MODEL ", \"layer_types\": [\"full_attention\", \"linear_attention\"]}",
+     {"$.layer_types[1]", "\"full_attention\", \"sliding_attention\"", "\"linear_attention\""}},
+    {MODEL, GOOD_MODEL ", \"router_bias\": true}", {"$.router_bias", "no router_bias in a dense"}},
+    /* Qwen's MoE layers: every layer, but the first ones dense */
+    {MODEL,
+     "{\"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4, "
+     "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"num_experts\": 4, "
+     "\"decoder_sparse_step\": 2}",
+     {"$.decoder_sparse_step", "expected 1", "got 2"}},
+    {MODEL,
+     "{\"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4, "
+     "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"num_experts\": 4, "
+     "\"mlp_only_layers\": [0, 2]}",
+     {"$.mlp_only_layers[1]", "expected 1 (plansim reads dense layers first", "got 2"}},
+    {MODEL,
+     "{\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4, "
+     "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"num_experts\": 4, "
+     "\"mlp_only_layers\": [0, 1, 2]}",
+     {"$.mlp_only_layers", "at most num_hidden_layers = 2"}},
     {CLUSTER, GOOD_CLUSTER ", \"nodes\": 3}", {"$.nodes: key given twice"}},
     {CLUSTER,
      "{\"name\": \"c\", \"nodes\": 2, \"gpus_per_node\": 4, \"gpu\": {\"peak_tflops\": "
@@ -643,6 +667,51 @@ START_TEST(pipeline_layout_strings)
 }
 END_TEST
 
+/* A layer split no field says (the even split's, uneven) is written out
+ * as the layout flag that makes it, so that Megatron-Core runs the plan
+ * as plansim did (issue 37): 10 layers on 4 stages split 2, 3, 3, 2 (the
+ * first and last fewer), "E" and "L" around them; read back, that layout
+ * gives the same chunks. 8 layers on 4 stages split evenly, and 10 split
+ * by the first and last stages' counts (2 and 2, the middle 3 each) say
+ * their split already: no layout. */
+START_TEST(uneven_split_written_as_layout)
+{
+    ClusterSpec *c = test_cluster(4, 1, 1e9, 1e9);
+    static const struct {
+        int layers, first, last;
+        const char *layout;
+    } cases[] = {{10, 0, 0, "Et*2|(t*3|)*2,t*2L"}, {8, 0, 0, NULL}, {10, 2, 2, NULL}};
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        ModelSpec *m = test_gpt(cases[i].layers, 64, 4, 100, 16);
+        PlanSpec *plan = plan_spec_new();
+        plan->pp = 4;
+        plan->global_batch_size = 8;
+        plan->decoder_first_pipeline_num_layers = cases[i].first;
+        plan->decoder_last_pipeline_num_layers = cases[i].last;
+        test_resolve(plan, m, c);
+        g_autofree char *flags = plan_spec_flags(plan);
+        const char *at = strstr(flags, "--pipeline-model-parallel-layout");
+        if (!cases[i].layout) {
+            ck_assert_msg(!at, "%s", flags);
+        } else {
+            g_autofree char *want =
+                g_strdup_printf("--pipeline-model-parallel-layout '%s'", cases[i].layout);
+            ck_assert_msg(at && strcmp(at, want) == 0, "%s", flags);
+            int *chunks, n;
+            char *why = NULL;
+            ck_assert(pipeline_layout_parse(cases[i].layout, &chunks, &n, &why));
+            ck_assert_int_eq(n, plan->layers_per_stage.n);
+            for (int g = 0; g < n; g++)
+                ck_assert_int_eq(chunks[g], plan->layers_per_stage.v[g]);
+            g_free(chunks);
+        }
+        plan_spec_free(plan);
+        model_spec_free(m);
+    }
+    cluster_spec_free(c);
+}
+END_TEST
+
 /* A layout resolved: its chunks become layers_per_stage, virtual_stages
  * its chunks / pp and the schedule interleaved when none is given; and
  * what Megatron-Core refuses of it, each in one line naming its field. */
@@ -748,6 +817,7 @@ Suite *suite_spec(void)
     tcase_add_test(tc, megatron_layer_splits_refused);
     tcase_add_test(tc, pipeline_layout_strings);
     tcase_add_test(tc, pipeline_layout_resolved);
+    tcase_add_test(tc, uneven_split_written_as_layout);
     tcase_add_test(tc, counts_and_sizes);
     suite_add_tcase(s, tc);
     return s;

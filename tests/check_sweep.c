@@ -696,6 +696,92 @@ START_TEST(axis_gains_match_the_exhaustive)
 }
 END_TEST
 
+/* A top K of distinct plans (sweep_best_distinct, issue 37): an
+ * 8-layer GPT on 8 A100s, every tp x pp x micro-batch x schedule x chunks
+ * replayed. Plans that differ only in chunks, micro-batches and 1F1B's
+ * interleaving ("near" flags) and are within SWEEP_NEAR of each other are
+ * one entry: no two entries are so; each entry's near-twins differ from it
+ * only so and are within SWEEP_NEAR of the group's best; the entry is the
+ * simplest of its group (fewest chunks, then the largest micro-batch);
+ * groups come by their best rows' order (sweep_best's); and the grid has
+ * near-twins to collapse (the test is not vacuous). */
+#define NEAR_GRID                                                                                  \
+    "{\"tp\": [1, 2], \"pp\": [1, 2, 4], \"micro_batch_size\": [1, 2, 4],"                        \
+    " \"schedule\": [\"1f1b\", \"interleaved\"], \"virtual_stages\": [1, 2, 4]}"
+
+/* Whether plans a and b differ only in the near flags. */
+static gboolean differ_only_near(const PlanSpec *a, const PlanSpec *b)
+{
+    static const char *const near[] = {"--virtual-stages", "--micro-batch-size", "--schedule",
+                                       "--pipeline-model-parallel-layout"};
+    g_autofree char *flags = plan_spec_change_flags(a, b);
+    g_auto(GStrv) words = g_strsplit(flags, " ", -1);
+    for (int i = 0; words[i]; i++) {
+        if (!g_str_has_prefix(words[i], "--"))
+            continue; /* a value */
+        gboolean allowed = FALSE;
+        for (gsize k = 0; k < G_N_ELEMENTS(near); k++)
+            allowed |= strcmp(words[i], near[k]) == 0;
+        if (!allowed)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+START_TEST(best_distinct_collapses_near_twins)
+{
+    Fixture f = shipped_new(NEAR_GRID);
+    model_spec_free(f.model);
+    f.model = test_gpt(8, 64, 4, 100, 16);
+    SweepSpec spec = spec_of(&f, 8, 2, 1, 1, 0, TRUE);
+    SweepResult *r = sweep_run(&spec, NULL);
+    ck_assert_ptr_nonnull(r);
+    enum { K = 10 };
+    guint best[K], order[K];
+    GArray *near[K] = {0};
+    int n = sweep_best_distinct(&spec, r, K, best, near), collapsed = 0;
+    ck_assert_int_eq(n, K);
+    ck_assert_int_eq(sweep_best(r, K, order), K);
+    double last = INFINITY;
+    for (int i = 0; i < n; i++) {
+        const SweepRow *lead = &g_array_index(r->rows, SweepRow, best[i]);
+        g_autoptr(PlanSpec) plan = sweep_plan(&spec, lead);
+        double top = lead->score;
+        for (guint m = 0; m < near[i]->len; m++)
+            top = MAX(top, g_array_index(r->rows, SweepRow, g_array_index(near[i], guint, m)).score);
+        ck_assert(top <= last); /* groups by their best rows */
+        last = top;
+        for (guint m = 0; m < near[i]->len; m++) {
+            const SweepRow *row = &g_array_index(r->rows, SweepRow, g_array_index(near[i], guint, m));
+            g_autoptr(PlanSpec) twin = sweep_plan(&spec, row);
+            ck_assert(differ_only_near(plan, twin));
+            ck_assert(row->score >= top * (1 - SWEEP_NEAR));
+            ck_assert(twin->virtual_stages > plan->virtual_stages ||
+                      (twin->virtual_stages == plan->virtual_stages &&
+                       twin->micro_batch_size <= plan->micro_batch_size));
+        }
+        collapsed += near[i]->len > 0;
+        for (int j = 0; j < i; j++) {
+            const SweepRow *other = &g_array_index(r->rows, SweepRow, best[j]);
+            g_autoptr(PlanSpec) them = sweep_plan(&spec, other);
+            double hi = MAX(lead->score, other->score), lo = MIN(lead->score, other->score);
+            ck_assert_msg(!differ_only_near(plan, them) || lo < hi * (1 - SWEEP_NEAR),
+                          "entries %d and %d are near-twins", j + 1, i + 1);
+        }
+    }
+    /* the first group holds the best row of all */
+    gboolean first = best[0] == order[0];
+    for (guint m = 0; m < near[0]->len; m++)
+        first |= g_array_index(near[0], guint, m) == order[0];
+    ck_assert(first);
+    ck_assert_int_gt(collapsed, 0);
+    for (int i = 0; i < n; i++)
+        g_array_free(near[i], TRUE);
+    sweep_result_free(r);
+    fixture_free(&f);
+}
+END_TEST
+
 /* ---- plans across nodes, and random spaces ---------------------------- */
 
 /* The communication bound (estimate_comm_lower_bound_s) across 4 nodes of
@@ -1097,6 +1183,7 @@ Suite *suite_sweep(void)
     tcase_add_test(tc, shards_partition_the_grid);
     tcase_add_test(tc, best_k_by_tokens_ties_earlier_first);
     tcase_add_test(tc, best_k_of_a_sweep);
+    tcase_add_test(tc, best_distinct_collapses_near_twins);
     suite_add_tcase(s, tc);
     tc = tcase_create("bounds");
     tcase_add_test(tc, bounds_hold_on_every_plan);

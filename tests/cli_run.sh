@@ -4,7 +4,8 @@
 # give the same figures; --checkpoint-every in steps and in time; -o
 # writes what stdout shows; without failures the run is its clean time and
 # its saves; sweeps ranked by run-time agree at any -j, and may crown a
-# slower plan on fewer nodes.
+# slower plan on fewer nodes; a run, or a sweep, of plans that do not fit
+# exits 3.
 #
 # Run by the test harness with $top_srcdir and $PLANSIM set.
 
@@ -136,5 +137,27 @@ days=$(awk '$1 == "days" { print $2 }' "$tmp/best-run.out")
 table=$(awk '$1 == 1 { print $7 }' "$tmp/by-run-time.out")
 [ -n "$days" ] && [ "$days" = "$table" ] || problem="$problem; run: $days days, the table: $table"
 check "sweep --rank-by run-time: its best command, plansim run, gives the table's days" "$problem"
+
+# the answer is no: exit 3 with one line. Llama 3.1 405B on one node of 8
+# A100s never fits: its bf16 weights alone, 2 bytes x 405e9 / 8 = 101 GB a
+# GPU fully sharded, are over the 80 GiB of each. A run of it writes
+# nothing; a sweep of it exits 3 after its reasons.
+problem=
+m405="$top_srcdir/models/llama3-405b.json"
+"$PLANSIM" run --model "$m405" --cluster "$a100" --nodes 1 --global-batch-size 8 --tokens 1e9 \
+    -o "$tmp/no-fit.txt" >"$tmp/no-fit.out" 2>"$tmp/no-fit.err"
+status=$?
+[ "$status" -eq 3 ] || problem="$problem; run: status $status"
+[ "$(wc -l <"$tmp/no-fit.err")" -eq 1 ] && grep -q '^plansim: run: the plan does not fit: ' "$tmp/no-fit.err" ||
+    problem="$problem; run: $(one_line "$tmp/no-fit.err")"
+[ ! -e "$tmp/no-fit.txt" ] && [ ! -s "$tmp/no-fit.out" ] || problem="$problem; run wrote something"
+"$PLANSIM" sweep --model "$m405" --cluster "$a100" --nodes 1 --global-batch-size 8 \
+    >"$tmp/no-fit-sweep.out" 2>"$tmp/no-fit-sweep.err"
+status=$?
+[ "$status" -eq 3 ] || problem="$problem; sweep: status $status"
+[ "$(grep -c '^plansim: ' "$tmp/no-fit-sweep.err")" -eq 1 ] &&
+    grep -q "^plansim: sweep: no plan fits in the GPUs' memory" "$tmp/no-fit-sweep.err" ||
+    problem="$problem; sweep: $(one_line "$tmp/no-fit-sweep.err")"
+check "a run of a plan that does not fit, and a sweep where none fits, exit 3 with one line" "$problem"
 
 finish

@@ -4,7 +4,9 @@
 # byte for byte) and pruned rows carry their bound, the union of 4 shards
 # of an exhaustive sweep is the whole sweep, a sampled row is what simulate
 # prints for its plan, a grid with no valid plan is a clear error, and an
-# interrupted sweep writes nothing, and --nodes takes a list of sizes.
+# interrupted sweep writes nothing, and --nodes takes a list of sizes; a
+# grid file sweeps what it names; a sweep keeps the plan's precision
+# unless --dtype lists formats.
 #
 # Run by the test harness from the build folder with $top_srcdir and
 # $PLANSIM set; writes only inside a temporary folder.
@@ -18,10 +20,10 @@ cat >"$grid" <<'GRID'
  "recompute": ["none", "full"], "sequence_parallel": [false, true],
  "schedule": ["1f1b", "interleaved"], "virtual_stages": [1, 2]}
 GRID
-# the default space's other axes pinned (offload, tp_comm_overlap)
+# the grid's axes alone: the other fields keep the plan's values
 sweep() {
     "$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1 --global-batch-size 16 \
-        --offload none --no-tp-comm-overlap --grid "$grid" "$@"
+        --grid "$grid" "$@"
 }
 
 # one thread and two: the same bytes
@@ -235,5 +237,38 @@ tokens=$(sed -n 2p "$tmp/nodes.out" | awk '{ print $2 }')
 [ $? -eq 2 ] && grep -q -- '--gpus: expected none with several --nodes' "$tmp/gpus.err" ||
     problem="$problem; --gpus with --nodes 1,2: $(one_line "$tmp/gpus.err")"
 check "--nodes 1,2 sweeps both sizes, the best command naming its own" "$problem"
+
+# a grid file sweeps what it names: the space line lists its axes alone,
+# the other fields keep the plan's values (the flags', else the
+# defaults); --space default lays it over the default space (which adds
+# offload and the rest)
+problem=
+printf '{"tp": [1, 2], "pp": [1, 2]}\n' >"$tmp/named.json"
+"$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1 --global-batch-size 16 \
+    --grid "$tmp/named.json" >/dev/null 2>"$tmp/named.err" || problem="named failed: $(one_line "$tmp/named.err")"
+grep -q '^sweep: tp 1,2 x pp 1,2$' "$tmp/named.err" || problem="$problem; space: $(one_line "$tmp/named.err")"
+"$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1 --global-batch-size 16 \
+    --grid "$tmp/named.json" --space default >/dev/null 2>"$tmp/whole.err" || problem="$problem; --space default failed"
+grep -q '^sweep: tp 1,2 x pp 1,2 x .*offload' "$tmp/whole.err" || grep -q '^sweep: .*tp 1,2.* x .*offload' "$tmp/whole.err" ||
+    problem="$problem; --space default: $(one_line "$tmp/whole.err")"
+check "a grid file sweeps what it names; --space default adds the default space" "$problem"
+
+# a precision is the user's: the default space keeps bf16 and notes what
+# fp8 would make of the winner; --dtype bf16,fp8 compares the two (on an
+# H100, fp8's peak is twice bf16's: the winner is fp8)
+problem=
+h100=$top_srcdir/topologies/dgx-h100.json
+printf '{"tp": [1, 2]}\n' >"$tmp/tp.json"
+"$PLANSIM" sweep --model "$tiny" --cluster "$h100" --nodes 1 --global-batch-size 16 \
+    --grid "$tmp/tp.json" >"$tmp/bf16.out" 2>/dev/null || problem="bf16 sweep failed"
+grep '^best: ' "$tmp/bf16.out" | grep -q -- '--dtype' && problem="$problem; the winner changed the precision"
+grep -q '^note: the sweep keeps bf16, a numerics choice; in fp8 this plan would take ' "$tmp/bf16.out" ||
+    problem="$problem; no fp8 note: $(one_line "$tmp/bf16.out")"
+"$PLANSIM" sweep --model "$tiny" --cluster "$h100" --nodes 1 --global-batch-size 16 \
+    --grid "$tmp/tp.json" --dtype bf16,fp8 >"$tmp/both.out" 2>"$tmp/both.err" || problem="$problem; --dtype bf16,fp8 failed"
+grep -q '^sweep: tp 1,2 x dtype bf16,fp8$' "$tmp/both.err" || problem="$problem; space: $(one_line "$tmp/both.err")"
+grep '^best: ' "$tmp/both.out" | grep -q -- '--dtype fp8' || problem="$problem; best: $(grep '^best' "$tmp/both.out")"
+grep -q '^note: ' "$tmp/both.out" && problem="$problem; a note where the formats were swept"
+check "a sweep keeps the plan's precision, notes fp8's gain, and compares formats when asked" "$problem"
 
 finish

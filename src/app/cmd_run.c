@@ -53,11 +53,14 @@ static gboolean run(void *args, GError **error)
     if (!replayed)
         return FALSE;
     command_warn_plan(&a->in, plan, model, cluster);
-    if (!rep.metrics.fits)
-        fprintf(stderr,
-                "plansim: warning: the plan does not fit: %.4g GiB at its peak, over the GPU's "
-                "%.4g (plansim simulate says what would make it fit)\n",
-                rep.metrics.peak_bytes / UNITS_GIB, cluster->gpu.memory_bytes / UNITS_GIB);
+    if (!rep.metrics.fits) {
+        g_set_error(error, PS_ERROR, PS_ERROR_NO_FIT,
+                    "run: the plan does not fit: %.4g GiB at its peak, over the GPU's %.4g "
+                    "(plansim simulate says what would make it fit)",
+                    rep.metrics.peak_bytes / UNITS_GIB, cluster->gpu.memory_bytes / UNITS_GIB);
+        report_clear(&rep);
+        return FALSE;
+    }
     RunPlan rp;
     progress = progress_start("run: simulating the trials");
     Step step = step_of(model, cluster, plan);

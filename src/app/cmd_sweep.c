@@ -9,6 +9,7 @@
 #include "app/cmd_sweep.h"
 #include "app/cli.h"
 #include "app/command.h"
+#include "app/simulate.h"
 #include "app/sweep.h"
 #include "metrics/runplan.h"
 #include "output/report.h"
@@ -16,13 +17,14 @@
 #include "spec/cluster.h"
 #include "spec/plan.h"
 #include "spec/grid.h"
+#include "strategy/strategy.h"
 #include "base/error.h"
 #include "base/text.h"
 #include "base/units.h"
 
 typedef struct {
     CliInputs in;
-    char *gpus, *grid, *threads, *shard, *top, *output, *rank_by, *max_plans;
+    char *gpus, *grid, *space, *threads, *shard, *top, *output, *rank_by, *max_plans;
     gboolean exhaustive;
     CommandTraining training;
     CommandRunFlags run;
@@ -124,6 +126,30 @@ static char *twins_text(const SweepSpec *spec, const SweepResult *r, guint best,
     return g_string_free(text, FALSE);
 }
 
+/* The near-twins of row `best` (sweep_best_distinct), `near` (rows, best
+ * first), each as the flags it differs by and its throughput against
+ * best's: " (near: --virtual-stages 7 +0.2 %; ...)", at most TWINS_SHOWN
+ * of them, then how many more; "" when it has none. */
+static char *near_text(const SweepSpec *spec, const SweepResult *r, guint best, const GArray *near)
+{
+    if (near->len == 0)
+        return g_strdup("");
+    const SweepRow *lead = &g_array_index(r->rows, SweepRow, best);
+    g_autoptr(PlanSpec) first = sweep_plan(spec, lead);
+    GString *text = g_string_new(" (near: ");
+    for (guint i = 0; i < MIN(near->len, TWINS_SHOWN); i++) {
+        const SweepRow *row = &g_array_index(r->rows, SweepRow, g_array_index(near, guint, i));
+        g_autoptr(PlanSpec) twin = sweep_plan(spec, row);
+        g_autofree char *flags = plan_spec_change_flags(first, twin);
+        g_string_append_printf(text, "%s%s %+.1f %%", i ? "; " : "", flags,
+                               100 * (row->score / lead->score - 1));
+    }
+    if (near->len > TWINS_SHOWN)
+        g_string_append_printf(text, "; %u more", near->len - TWINS_SHOWN);
+    g_string_append(text, ")");
+    return g_string_free(text, FALSE);
+}
+
 /* What each axis bought the winner `plan` (row `winner`): the best plan
  * with the axis at its default (sweep_axis_gains) and the winner's gain
  * over it, a line each. */
@@ -153,11 +179,45 @@ static void print_gains(FILE *to, const SweepSpec *spec, const SweepResult *r, g
     }
 }
 
+/* What the GPU's narrow formats would make of the winner `plan` (row
+ * `winner`), a note each, when it runs in bf16 and the sweep did not try
+ * formats: the sweep keeps the plan's own, a precision being the user's
+ * numerics, not a parallelism choice (a format the plan cannot take, or
+ * in which it does not fit, is left out). */
+static void print_precision_notes(FILE *to, const SweepSpec *spec, const SweepRow *winner,
+                                  const PlanSpec *plan)
+{
+    for (guint i = 0; i < spec->grid->axes->len; i++)
+        if (g_array_index(spec->grid->axes, GridAxis, i).field == PLAN_DTYPE)
+            return;
+    if (plan->dtype != DTYPE_BF16)
+        return;
+    const ClusterSpec *cluster = sweep_cluster(spec, winner);
+    for (int d = DTYPE_BF16 + 1; d < DTYPES; d++) {
+        if (gpu_peak(&cluster->gpu, (Dtype)d, NULL, NULL) <= 0)
+            continue;
+        g_autoptr(PlanSpec) other = plan_spec_copy(plan);
+        other->dtype = (Dtype)d;
+        Report rep;
+        if (!strategy_resolve(other, spec->model, cluster, NULL) ||
+            !simulate_run(spec->model, cluster, other, &rep, NULL))
+            continue;
+        if (rep.metrics.fits)
+            fprintf(to,
+                    "note: the sweep keeps bf16, a numerics choice; in %s this plan would take "
+                    "%.4g s a step (%+.1f %% tokens/s): --dtype bf16,%s compares them\n",
+                    dtype_names[d], rep.metrics.step_time_s,
+                    100 * (winner->step_time_s / rep.metrics.step_time_s - 1), dtype_names[d]);
+        report_clear(&rep);
+    }
+}
+
 /* The --top table: a header, a line per plan, the best first, each plan
  * once with the plans that replay as it named (twins_text; their rows
- * found in one pass), then the command that simulates the best. */
+ * found in one pass) and its near-twins (`near`, sweep_best_distinct),
+ * then the command that simulates the best. */
 static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, const SweepResult *r,
-                       const guint *best, int n, const char *tail)
+                       const guint *best, GArray *const *near, int n, const char *tail)
 {
     g_autoptr(GHashTable) place = g_hash_table_new(g_direct_hash, g_direct_equal);
     GArray **twins = g_new(GArray *, n);
@@ -178,13 +238,14 @@ static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, con
     for (int i = 0; i < n; i++) {
         const SweepRow *row = &g_array_index(r->rows, SweepRow, best[i]);
         g_autofree char *also = twins_text(spec, r, best[i], twins[i]);
+        g_autofree char *close = near_text(spec, r, best[i], near[i]);
         g_autofree char *summary = sweep_summary(spec, row);
         g_autofree char *days = !run             ? g_strdup("")
                                 : row->score > 0 ? g_strdup_printf(" %9.4g", 1 / row->score / 86400)
                                                  : g_strdup_printf(" %9s", "never");
-        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s %s%s\n", i + 1, row->tokens_per_s,
+        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s %s%s%s\n", i + 1, row->tokens_per_s,
                 row->step_time_s, 100 * row->mfu, row->tflops, row->peak_bytes / UNITS_GIB, days,
-                summary, also);
+                summary, also, close);
         g_array_free(twins[i], TRUE);
     }
     g_free(twins);
@@ -195,6 +256,7 @@ static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, con
     g_autofree char *command = simulate_command(in, nodes, plan, spec->base, tail);
     fprintf(to, "best: %s\n", command);
     print_gains(to, spec, r, best[0], plan);
+    print_precision_notes(to, spec, winner, plan);
 }
 
 /* An axis's values as its flag takes them, comma-separated, a run of
@@ -255,6 +317,37 @@ static void pin_fields(PlanGrid *grid, const PlanSpec *base, const char *grid_fi
         }
         plan_grid_remove(grid, f);
     }
+}
+
+/* What a sweep walks besides the plan's pinned fields and the axes its
+ * --grid file and its flags' value lists name: the default space, or
+ * nothing more (--space; the default without a grid file, the second
+ * with one). */
+enum { SPACE_DEFAULT, SPACE_GRID };
+static const char *const space_names[] = {"default", "grid", NULL};
+
+/* The plan flags given as comma-separated values (--dtype bf16,fp8, --tp
+ * 4,8), which a sweep tries as axes: each such flag's text moved from `in`
+ * (no longer a plan flag) to `lists` (by field), scalar fields only (a
+ * list field's commas are its own). */
+static void take_value_lists(CliInputs *in, char **lists)
+{
+    for (int f = 0; f < PLAN_N_FIELDS; f++)
+        if (in->flag_text[f] && strchr(in->flag_text[f], ',') && !plan_field_is_list((PlanField)f))
+            lists[f] = g_steal_pointer(&in->flag_text[f]);
+}
+
+/* The axes of the value lists (take_value_lists; each freed) into
+ * `grid`. */
+static gboolean parse_value_lists(char **lists, PlanGrid *grid, GError **error)
+{
+    gboolean ok = TRUE;
+    for (int f = 0; f < PLAN_N_FIELDS; f++) {
+        g_autofree char *text = lists[f];
+        g_autofree char *flag = g_strconcat("--", plan_fields[f].flag, NULL);
+        ok = ok && (!text || plan_grid_parse_axis(grid, (PlanField)f, text, flag, error));
+    }
+    return ok;
 }
 
 /* The clusters of a --nodes list (`sizes`, NULL or one: `cluster` alone),
@@ -338,7 +431,13 @@ static gboolean sweep(void *args, GError **error)
         a->in.nodes = g_strdup(sizes[0]);
     }
     g_autoptr(GPtrArray) clusters = NULL;
-    if (!cli_inputs_load(&a->in, NULL, &model, &cluster, base, error) ||
+    g_autoptr(PlanGrid) flagged = plan_grid_new(); /* the flags' value lists */
+    char *lists[PLAN_N_FIELDS] = {NULL};
+    take_value_lists(&a->in, lists);
+    int space = a->grid ? SPACE_GRID : SPACE_DEFAULT;
+    if (!parse_value_lists(lists, flagged, error) ||
+        !cli_parse_choice("--space", a->space, space_names, &space, error) ||
+        !cli_inputs_load(&a->in, NULL, &model, &cluster, base, error) ||
         !(clusters = cluster_sizes(cluster, sizes, error)) ||
         !(whatif = cli_inputs_whatif(&a->in, TRUE, error)) ||
         !cli_parse_number("--gpus", a->gpus, 1, CLUSTER_MAX_GPUS, TRUE, 0, &gpus, error) ||
@@ -374,11 +473,12 @@ static gboolean sweep(void *args, GError **error)
         if (!whatif_check(whatif, c, gpus ? (int)gpus : cluster_spec_gpus(c), error))
             return FALSE;
     }
-    grid = plan_grid_default(model, cluster);
+    grid = space == SPACE_DEFAULT ? plan_grid_default(model, cluster) : plan_grid_new();
     pin_fields(grid, base, NULL);
     if (a->grid && !plan_grid_load(grid, a->grid, error))
         return FALSE;
     pin_fields(grid, base, a->grid);
+    plan_grid_merge(grid, flagged);
     double tokens, price;
     int rank_by = SWEEP_RANK_TOKENS_PER_S;
     if (!command_parse_training(&a->training, &tokens, &price, error) ||
@@ -466,11 +566,12 @@ static gboolean sweep(void *args, GError **error)
     g_autofree char *tail =
         rank_by == SWEEP_RANK_RUN_TIME ? run_tail(&a->in, &a->training, &a->run) : NULL;
     g_autofree guint *best = g_new(guint, (gsize)top);
-    int n = sweep_best(r, (int)top, best);
+    g_autofree GArray **near = g_new0(GArray *, (gsize)top);
+    int n = sweep_best_distinct(&spec, r, (int)top, best, near);
     if (table_out && n > 0)
-        print_best(stdout, &a->in, &spec, r, best, n, tail);
-    g_autofree char *space = space_text(grid, base, clusters);
-    fprintf(stderr, "sweep: %s\n", space);
+        print_best(stdout, &a->in, &spec, r, best, near, n, tail);
+    g_autofree char *walked = space_text(grid, base, clusters);
+    fprintf(stderr, "sweep: %s\n", walked);
     fprintf(stderr, "sweep: %" G_GINT64_FORMAT " combinations, %" G_GINT64_FORMAT " valid:",
             r->combinations, r->combinations - r->count[REPORT_INVALID]);
     for (int s = 0; s < REPORT_STATUSES; s++) { /* "120 simulated (90 replayed), 3 pruned, ..." */
@@ -484,10 +585,17 @@ static gboolean sweep(void *args, GError **error)
     }
     fprintf(stderr, "\n");
     print_reasons(r->reasons);
-    if (n == 0)
-        fprintf(stderr, "sweep: no plan fits in memory\n");
-    else if (!table_out)
-        print_best(stderr, &a->in, &spec, r, best, n, tail);
+    if (n == 0) {
+        g_set_error(error, PS_ERROR, PS_ERROR_NO_FIT,
+                    "sweep: no plan fits in the GPUs' memory (%" G_GINT64_FORMAT
+                    " valid plans; the reasons above)",
+                    r->combinations - r->count[REPORT_INVALID]);
+        return FALSE;
+    }
+    if (!table_out)
+        print_best(stderr, &a->in, &spec, r, best, near, n, tail);
+    for (int i = 0; i < n; i++)
+        g_array_free(near[i], TRUE);
     return TRUE;
 }
 
@@ -497,7 +605,12 @@ int cmd_sweep(int argc, char **argv)
     GOptionEntry entries[] = {
         {"gpus", 0, 0, G_OPTION_ARG_FILENAME, &a.gpus, "GPUs each plan uses (default: all)", "N"},
         {"grid", 0, 0, G_OPTION_ARG_FILENAME, &a.grid,
-         "values to try per plan field (JSON), over the default space", "FILE"},
+         "values to try per plan field (JSON); the fields it does not name keep the plan's value",
+         "FILE"},
+        {"space", 0, 0, G_OPTION_ARG_FILENAME, &a.space,
+         "default (the default space, over which a grid's and the flags' lists are laid; the "
+         "default without --grid) or grid (only those)",
+         "WHAT"},
         {"threads", 'j', 0, G_OPTION_ARG_FILENAME, &a.threads, "threads (default: every core)",
          "N"},
         {"shard", 0, 0, G_OPTION_ARG_FILENAME, &a.shard, "run only the K-th of N slices", "K/N"},

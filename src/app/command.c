@@ -38,8 +38,11 @@ static int fail(GError *error)
     /* one line whatever the input held: control characters escaped */
     g_autofree char *line = ps_error_escape(error->message);
     fprintf(stderr, "plansim: %s\n", line);
-    /* a failed write is not bad input; everything else is */
-    int status = g_error_matches(error, PS_ERROR, PS_ERROR_IO) ? 1 : 2;
+    /* a failed write is not bad input, nor is a "no" to a plan that fits;
+     * everything else is */
+    int status = g_error_matches(error, PS_ERROR, PS_ERROR_IO)       ? 1
+                 : g_error_matches(error, PS_ERROR, PS_ERROR_NO_FIT) ? 3
+                                                                     : 2;
     g_error_free(error);
     return status;
 }
@@ -48,6 +51,7 @@ int command_main(int argc, char **argv, const char *summary, GOptionEntry *entri
                  gboolean (*body)(void *args, GError **error), void *args)
 {
     GOptionContext *ctx = g_option_context_new(summary);
+    g_option_context_set_description(ctx, COMMAND_EXIT_STATUSES);
     if (in)
         cli_inputs_entries(in, ctx);
     g_option_context_add_main_entries(ctx, entries, NULL);

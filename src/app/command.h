@@ -5,9 +5,11 @@
  *
  * Only the commands print and exit. An error prints as one line
  * "plansim: ..." on stderr, whatever the input held (ps_error_escape), and
- * picks the exit status: a failure to write the output (PS_ERROR_IO) 1, a
- * command stopped by SIGINT or SIGTERM (PS_ERROR_INTERRUPTED) 128 + the
- * signal's number, any other (bad input) 2. */
+ * picks the exit status (COMMAND_EXIT_STATUSES, every command's --help): a
+ * failure to write the output (PS_ERROR_IO) 1, no plan that fits
+ * (PS_ERROR_NO_FIT: a sweep's, a run's) 3, a command stopped by SIGINT or
+ * SIGTERM (PS_ERROR_INTERRUPTED) 128 + the signal's number, any other (bad
+ * input) 2. */
 #ifndef PLANSIM_APP_COMMAND_H
 #define PLANSIM_APP_COMMAND_H
 
@@ -24,6 +26,11 @@
  * with `summary` after the command's name in --help, then runs `body` on
  * `args`. Frees the strings of `entries`' G_OPTION_ARG_FILENAME options
  * and clears `in`; returns the exit status. */
+/* The exit statuses, as every command's --help ends. */
+#define COMMAND_EXIT_STATUSES                                                                      \
+    "Exit status: 0 done; 1 the output could not be written; 2 bad input; 3 no plan fits its\n"   \
+    "GPUs' memory (sweep, run); 130 or 143 stopped by SIGINT or SIGTERM."
+
 int command_main(int argc, char **argv, const char *summary, GOptionEntry *entries, CliInputs *in,
                  gboolean (*body)(void *args, GError **error), void *args);
 

@@ -11,7 +11,8 @@
  * where inputs are --model, --cluster, --plan (files or shipped names), --nodes,
  * --seq-length and the plan flags.
  * Bad input prints one line "plansim: ..." on stderr and exits with 2; a
- * failure to write the output exits with 1; a sweep stopped by SIGINT
+ * failure to write the output exits with 1; no plan that fits (a sweep's,
+ * a run's) with 3; a sweep stopped by SIGINT
  * (Ctrl-C) with 130, by SIGTERM with 143 (128 + the signal's number). An
  * unknown command, or none, is bad input too. */
 #include <stdio.h>

@@ -399,11 +399,18 @@ static const SweepRow *top_row(const Top *top, guint i)
     return (const SweepRow *)(top->rows + top->stride * i);
 }
 
-/* Offers row i to the top; a twin stands aside for its first. */
+/* Whether a row is ranked: simulated, fitting, not a twin (which stands
+ * aside for its first). */
+static gboolean ranked(const SweepRow *row)
+{
+    return row->status == REPORT_SIMULATED && row->fits && row->twin_of < 0;
+}
+
+/* Offers row i to the top, if ranked. */
 static void top_offer(Top *top, guint i)
 {
     const SweepRow *row = top_row(top, i);
-    if (row->status != REPORT_SIMULATED || !row->fits || row->twin_of >= 0)
+    if (!ranked(row))
         return;
     int at = top->n;
     while (at > 0 && beats(row->score, row->combination, top_row(top, top->at[at - 1])->score,
@@ -677,6 +684,101 @@ int sweep_best(const SweepResult *r, int k, guint *best)
     for (guint i = 0; i < r->rows->len; i++)
         top_offer(&top, i);
     return top.n;
+}
+
+/* Orders rows (their indices) best first, as sweep_best ranks them. */
+static int by_score(const void *x, const void *y, void *rows)
+{
+    const SweepRow *a = &g_array_index((GArray *)rows, SweepRow, *(const guint *)x);
+    const SweepRow *b = &g_array_index((GArray *)rows, SweepRow, *(const guint *)y);
+    return beats(a->score, a->combination, b->score, b->combination)   ? -1
+           : beats(b->score, b->combination, a->score, a->combination) ? 1
+                                                                       : 0;
+}
+
+/* The key of row i's plan but for its virtual stages (interleaved is
+ * 1F1B with chunks) and micro-batch size (and the layer split they make):
+ * equal keys, near-twins but for the throughput. */
+static char *near_key(const SweepSpec *spec, const SweepResult *r, guint i)
+{
+    g_autoptr(PlanSpec) plan = sweep_plan(spec, &g_array_index(r->rows, SweepRow, i));
+    if (plan->schedule == SCHEDULE_INTERLEAVED) /* Megatron's 1F1B with chunks */
+        plan_field_put(plan, PLAN_SCHEDULE, SCHEDULE_1F1B, NULL);
+    plan_field_put(plan, PLAN_VIRTUAL_STAGES, 1, NULL);
+    plan_field_put(plan, PLAN_MICRO_BATCH_SIZE, 1, NULL);
+    g_clear_pointer(&plan->layers_per_stage.v, g_free);
+    plan->layers_per_stage.n = 0;
+    return plan_spec_key(plan);
+}
+
+/* Whether row x's plan is simpler than row y's: fewer chunks, then a
+ * larger micro-batch. */
+static gboolean simpler(const SweepSpec *spec, const SweepRow *x, const SweepRow *y)
+{
+    g_autoptr(PlanSpec) a = sweep_plan(spec, x);
+    g_autoptr(PlanSpec) b = sweep_plan(spec, y);
+    if (a->virtual_stages != b->virtual_stages)
+        return a->virtual_stages < b->virtual_stages;
+    return a->micro_batch_size > b->micro_batch_size;
+}
+
+int sweep_best_distinct(const SweepSpec *spec, const SweepResult *r, int k, guint *best,
+                        GArray **near)
+{
+    if (k <= 0)
+        return 0;
+    /* every ranked row (sweep_best's), best first */
+    g_autofree guint *order = g_new(guint, MAX(r->rows->len, 1));
+    int n = 0;
+    for (guint i = 0; i < r->rows->len; i++)
+        if (ranked(&g_array_index(r->rows, SweepRow, i)))
+            order[n++] = i;
+    g_qsort_with_data(order, n, sizeof *order, by_score, r->rows);
+    /* the groups, in the order of their best rows: their key, their first
+     * (best) row and every row, best first */
+    g_autoptr(GHashTable) group_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GArray **members = g_new0(GArray *, (gsize)k);
+    int groups = 0;
+    for (int j = 0; j < n; j++) {
+        guint i = order[j];
+        double score = g_array_index(r->rows, SweepRow, i).score;
+        if (groups == k) {
+            /* rows come best first: past the last group's reach, none joins */
+            guint last = g_array_index(members[k - 1], guint, 0);
+            if (score < g_array_index(r->rows, SweepRow, last).score * (1 - SWEEP_NEAR))
+                break;
+        }
+        g_autofree char *key = near_key(spec, r, i);
+        gpointer found = g_hash_table_lookup(group_of, key);
+        int g = found ? GPOINTER_TO_INT(found) - 1 : -1;
+        if (g >= 0) {
+            double first =
+                g_array_index(r->rows, SweepRow, g_array_index(members[g], guint, 0)).score;
+            if (score >= first * (1 - SWEEP_NEAR)) {
+                g_array_append_val(members[g], i);
+                continue;
+            }
+        }
+        if (groups == k)
+            continue; /* no room for a new group; later rows may still join one */
+        members[groups] = g_array_new(FALSE, FALSE, sizeof(guint));
+        g_array_append_val(members[groups], i);
+        g_hash_table_replace(group_of, g_steal_pointer(&key), GINT_TO_POINTER(groups + 1));
+        groups++;
+    }
+    for (int g = 0; g < groups; g++) {
+        GArray *m = members[g];
+        guint lead = 0;
+        for (guint x = 1; x < m->len; x++)
+            if (simpler(spec, &g_array_index(r->rows, SweepRow, g_array_index(m, guint, x)),
+                        &g_array_index(r->rows, SweepRow, g_array_index(m, guint, lead))))
+                lead = x;
+        best[g] = g_array_index(m, guint, lead);
+        g_array_remove_index(m, lead);
+        near[g] = m;
+    }
+    g_free(members);
+    return groups;
 }
 
 PlanSpec *sweep_plan(const SweepSpec *spec, const SweepRow *row)

@@ -139,6 +139,19 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SweepResult, sweep_result_free)
  * the figures of); returns how many (fewer when fewer fit). */
 int sweep_best(const SweepResult *r, int k, guint *best);
 
+/* Plans whose throughputs are within this share of each other and that
+ * differ only in virtual stages or the micro-batch size are near-twins:
+ * one choice, not two answers (sweep_best_distinct). */
+#define SWEEP_NEAR 0.005
+
+/* The best `k` groups of simulated rows that fit (sweep_best's order),
+ * each of near-twins (SWEEP_NEAR of its best), as the row of its simplest
+ * plan (the fewest chunks, then the largest micro-batch) into `best` and
+ * the group's other rows, best first, into near[i] (new arrays of guint,
+ * the caller's); returns how many groups. */
+int sweep_best_distinct(const SweepSpec *spec, const SweepResult *r, int k, guint *best,
+                        GArray **near);
+
 /* The plan of a valid row's combination, resolved, as the sweep ran it. */
 PlanSpec *sweep_plan(const SweepSpec *spec, const SweepRow *row);
 

@@ -18,9 +18,11 @@ typedef enum {
     PS_ERROR_INTERRUPTED, /* the user stopped it (Ctrl-C) */
     PS_ERROR_ASYMMETRIC,  /* a symmetry-reduced replay met an asymmetry: replay
                            * without it (never reaches the user) */
-    PS_ERROR_OVER_CAP     /* bad input as PS_ERROR_INPUT: a step refused for its
+    PS_ERROR_OVER_CAP,    /* bad input as PS_ERROR_INPUT: a step refused for its
                            * size after part of it was built (work was spent;
                            * refused before, it is PS_ERROR_INPUT) */
+    PS_ERROR_NO_FIT       /* the answer is no: no plan of a sweep fits its GPUs'
+                           * memory, or the plan a run is asked for does not */
 } PsErrorCode;
 
 GQuark ps_error_quark(void);

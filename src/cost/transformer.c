@@ -28,7 +28,8 @@ typedef struct {
     double ho;     /* the attention output's width, a x head_v */
     double hv_t;   /* this GPU's V width: kv_heads x head_v / t */
     double sq;                        /* queries on this GPU: s / c under context parallelism */
-    double keys;  /* keys a query's scores span: s, or the sliding window when shorter */
+    double keys;  /* keys a query's scores span: s, or in a windowed block the sliding
+                   * window when shorter (block_dims) */
     double kernel_s; /* the sequence an attention kernel runs: s, or its chunk of s / c under
                       * ring context parallelism */
     double work;  /* of the sq x keys scores counted, the causal share the kernels do */
@@ -50,11 +51,8 @@ static Dims dims(const ModelSpec *m, Shard sh)
     Dims d;
     d.s = m->seq_length;
     d.sq = d.s / MAX(sh.cp, 1);
-    /* causal: query i sees min(i + 1, w) keys; of s x w counted, the
-     * kernels do s w - w^2 / 2 (half when the window spans the sequence) */
-    double w = m->sliding_window > 0 ? MIN(d.s, m->sliding_window) : d.s;
-    d.keys = w;
-    d.work = 1 - w / (2 * d.s);
+    d.keys = d.s; /* causal, the kernels do half of s x s */
+    d.work = 0.5;
     d.kernel_s = sh.cp_all_to_all ? d.s : d.sq;
     d.b = sh.micro_batch;
     d.n = d.sq * d.b;
@@ -82,6 +80,20 @@ static Dims dims(const ModelSpec *m, Shard sh)
     d.mask = m->hidden_dropout > 0 ? 1 : 0;
     d.attention_dropout = m->attention_dropout > 0;
     d.ce_fusion = sh.ce_fusion;
+    return d;
+}
+
+/* dims() for a block of kind `block`: a windowed block's queries see at
+ * most w = sliding_window keys; causally query i sees min(i + 1, w), so of
+ * the s x w counted the kernels do s w - w^2 / 2 (half when the window
+ * spans the sequence). */
+static Dims block_dims(const ModelSpec *m, Block block, Shard sh)
+{
+    Dims d = dims(m, sh);
+    if (block == BLOCK_WINDOW) {
+        d.keys = MIN(d.s, m->sliding_window);
+        d.work = 1 - d.keys / (2 * d.s);
+    }
     return d;
 }
 
@@ -304,17 +316,44 @@ gboolean transformer_layer_moe(const ModelSpec *m, int layer)
            layer % m->moe_layer_frequency == 0;
 }
 
+gboolean transformer_layer_windowed(const ModelSpec *m, int layer)
+{
+    if (m->sliding_window <= 0)
+        return FALSE;
+    if (m->window_layers)
+        return m->window_layers[layer];
+    return layer >= m->window_from &&
+           (m->window_period == 0 || (layer + 1) % m->window_period != 0);
+}
+
+gboolean transformer_block_attends(Block block)
+{
+    return block == BLOCK_ATTENTION || block == BLOCK_WINDOW;
+}
+
+int transformer_layer_kind(const ModelSpec *m, int layer)
+{
+    return 2 * transformer_layer_windowed(m, layer) + transformer_layer_moe(m, layer);
+}
+
+Block transformer_kind_block(int kind, int i)
+{
+    g_assert(kind >= 0 && kind < TRANSFORMER_LAYER_KINDS && i >= 0 && i < TRANSFORMER_BLOCKS);
+    if (i == 0)
+        return kind & 2 ? BLOCK_WINDOW : BLOCK_ATTENTION;
+    return kind & 1 ? BLOCK_MOE : BLOCK_MLP;
+}
+
 Block transformer_layer_block(const ModelSpec *m, int layer, int i)
 {
-    g_assert(i >= 0 && i < TRANSFORMER_BLOCKS);
-    return i == 0 ? BLOCK_ATTENTION : transformer_layer_moe(m, layer) ? BLOCK_MOE : BLOCK_MLP;
+    return transformer_kind_block(transformer_layer_kind(m, layer), i);
 }
 
 int transformer_block_layers(const ModelSpec *m, Block block)
 {
-    int n = 0;
-    for (int i = 0; i < m->layers; i++)
-        n += transformer_layer_block(m, i, block == BLOCK_ATTENTION ? 0 : 1) == block;
+    int n = 0, i = transformer_block_attends(block) ? 0 : 1;
+    for (int l = 0; l < m->layers; l++)
+        n += transformer_layer_block(m, l, i) == block;
     return n;
 }
 
@@ -501,15 +540,16 @@ static void latent_attention_ops(const ModelSpec *m, const Dims *d, Shard sh, Op
 
 void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
 {
-    Dims d = dims(m, sh);
+    Dims d = block_dims(m, block, sh);
+    gboolean attends = transformer_block_attends(block), latent = attends && m->kv_lora_rank > 0;
     out->n = 0;
-    if (block == BLOCK_MOE || (block == BLOCK_ATTENTION && m->kv_lora_rank > 0))
+    if (block == BLOCK_MOE || latent)
         norm(out, "norm", d.ns, d.h);
     else
         norm_quantized(out, &d, d.ns, d.h);
-    if (block == BLOCK_ATTENTION && m->kv_lora_rank > 0) {
+    if (latent) {
         latent_attention_ops(m, &d, sh, out);
-    } else if (block == BLOCK_ATTENTION) {
+    } else if (attends) {
         matmul(out, &d, d.dtype, "qkv", d.n, d.h, d.hq / d.t + 2 * d.hkv_t);
         /* Qwen3: RMSNorm of each head of Q and K (read and write 2 bytes
          * an element, 5 FLOPs as the other norms) */
@@ -541,16 +581,16 @@ void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *ou
 void transformer_block_replay_split(const ModelSpec *m, Block block, Shard sh, Recompute rc,
                                     OpList *replay, OpList *rest)
 {
-    Dims d = dims(m, sh);
-    gboolean flash = sh.attention == ATTENTION_FLASH;
+    Dims d = block_dims(m, block, sh);
+    gboolean flash = sh.attention == ATTENTION_FLASH, attends = transformer_block_attends(block);
     replay->n = rest->n = 0;
     if (rc == RECOMPUTE_FULL)
         transformer_block_ops(m, block, sh, replay);
-    else if (rc == RECOMPUTE_SELECTIVE && block == BLOCK_ATTENTION && !flash)
+    else if (rc == RECOMPUTE_SELECTIVE && attends && !flash)
         attention_core(replay, &d);
     /* FlashAttention has no core left to replay: it recomputes the scores
      * inside its backward, under any rc */
-    if (block == BLOCK_ATTENTION && flash)
+    if (attends && flash)
         flash_backward_rest(rest, &d);
 }
 
@@ -770,6 +810,9 @@ double transformer_layer_params(const ModelSpec *m, int tp)
     double qkv = d.hq / d.t + 2 * d.hkv_t; /* columns of the QKV weight on this GPU */
     double attention =
         m->kv_lora_rank > 0 ? latent_attention_params(m, d.t) : d.h * qkv + d.hq / d.t * d.h;
+    /* GPT-OSS's sink logit a head, split with the heads (Megatron-Core's
+     * softmax_offset, num_attention_heads_per_partition of them) */
+    attention += m->attention_sinks ? d.a / d.t : 0;
     double mlp = (gpt_style(m) ? 2 : 3) * d.h * d.f / d.t;
     /* GPT: biases of qkv and fc1 split by column, of the projection and
      * fc2 replicated; two LayerNorms (weight, bias). Llama: two RMSNorm
@@ -804,7 +847,7 @@ static double moe_layer_params(const ModelSpec *m, int tp, int etp, int held)
      * (whose GPT fc2 bias, h, the experts' own biases replace) */
     ModelSpec attention_only = *m;
     attention_only.ffn_hidden_size = 0;
-    double router = (double)m->hidden_size * m->experts;
+    double router = ((double)m->hidden_size + (m->router_bias ? 1 : 0)) * m->experts;
     double fc2_bias = gpt_style(m) || m->mlp_bias ? m->hidden_size : 0;
     return transformer_layer_params(&attention_only, tp) - fc2_bias + router +
            m->shared_experts * expert_params(m, tp) + held * expert_params(m, etp);
@@ -877,9 +920,9 @@ static double latent_kept_bytes(const ModelSpec *m, const Dims *d)
 
 double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc)
 {
-    Dims d = dims(m, sh);
+    Dims d = block_dims(m, block, sh);
     if (rc == RECOMPUTE_FULL)
-        return block == BLOCK_ATTENTION ? d.e16 * d.n * d.h : 0;
+        return transformer_block_attends(block) ? d.e16 * d.n * d.h : 0;
     /* norm input (bf16), the first GEMM's input (the norm's output) and
      * the closing dropout mask */
     double replicated = d.e16 * d.ns * d.h + d.eg * d.ns * d.h + d.mask * d.ns * d.h;

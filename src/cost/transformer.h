@@ -24,12 +24,16 @@
 #include "spec/gpu.h"
 #include "spec/plan.h"
 
-/* The kinds of a layer's blocks: attention, a dense MLP (ffn_hidden_size),
- * a MoE layer's MLP block (transformer_layer_moe: router, shared and routed
- * experts). A layer has TRANSFORMER_BLOCKS blocks, attention then its MLP block
- * (transformer_layer_block); per-block caches hold TRANSFORMER_BLOCK_KINDS. */
-typedef enum { BLOCK_ATTENTION, BLOCK_MLP, BLOCK_MOE } Block;
-enum { TRANSFORMER_BLOCKS = 2, TRANSFORMER_BLOCK_KINDS = 3 };
+/* The kinds of a layer's blocks: attention over the whole sequence, a
+ * dense MLP (ffn_hidden_size), a MoE layer's MLP block
+ * (transformer_layer_moe: router, shared and routed experts), attention
+ * over the sliding window (transformer_layer_windowed). A layer has
+ * TRANSFORMER_BLOCKS blocks, its attention then its MLP block
+ * (transformer_layer_block); per-block caches hold TRANSFORMER_BLOCK_KINDS.
+ * A layer's kind is the pair (transformer_layer_kind), one of
+ * TRANSFORMER_LAYER_KINDS. */
+typedef enum { BLOCK_ATTENTION, BLOCK_MLP, BLOCK_MOE, BLOCK_WINDOW } Block;
+enum { TRANSFORMER_BLOCKS = 2, TRANSFORMER_BLOCK_KINDS = 4, TRANSFORMER_LAYER_KINDS = 4 };
 
 typedef struct {
     int micro_batch;            /* b, sequences */
@@ -147,8 +151,21 @@ double transformer_head_dim(const ModelSpec *m);
  * k experts per token; uniform routing), f_e split over etp. */
 gboolean transformer_moe(const ModelSpec *m);
 gboolean transformer_layer_moe(const ModelSpec *m, int layer);
-/* Block `i` (0 .. TRANSFORMER_BLOCKS - 1) of layer `layer`: BLOCK_ATTENTION, then
- * BLOCK_MOE in a MoE layer, BLOCK_MLP in a dense one. */
+/* Sliding-window attention (docs/model.md, "FlashAttention"): whether
+ * layer `layer`'s attention is over the model's sliding_window of w keys
+ * (ModelSpec.window_layers), BLOCK_WINDOW: each query's scores span
+ * min(s, w) keys, of which the causal kernels do 1 - w / 2s; and whether
+ * `block` is an attention block, windowed or not. */
+gboolean transformer_layer_windowed(const ModelSpec *m, int layer);
+gboolean transformer_block_attends(Block block);
+/* Layer `layer`'s kind, 0 .. TRANSFORMER_LAYER_KINDS - 1: 2 when its
+ * attention is windowed, plus 1 in a MoE layer; and block `i` (0 ..
+ * TRANSFORMER_BLOCKS - 1) of a layer of kind `kind`. */
+int transformer_layer_kind(const ModelSpec *m, int layer);
+Block transformer_kind_block(int kind, int i);
+/* Block `i` of layer `layer`: its attention, BLOCK_WINDOW in a windowed
+ * layer, BLOCK_ATTENTION in another; then BLOCK_MOE in a MoE layer,
+ * BLOCK_MLP in a dense one. */
 Block transformer_layer_block(const ModelSpec *m, int layer, int i);
 /* How many of the model's layers have a block of kind `block`. */
 int transformer_block_layers(const ModelSpec *m, Block block);
@@ -204,15 +221,16 @@ OpsWork transformer_ops_work(const GpuSpec *gpu, const OpList *ops);
 
 /* Parameters one GPU of a tensor-parallel group of `tp` holds: of one
  * layer (weights and column biases split, norms and row biases
- * replicated), of the embedding (vocabulary split, learned positions
- * replicated), of the head (final norm, and the output layer split unless
- * tied). transformer_params is the whole model's, Psi. */
+ * replicated, GPT-OSS's sink logits split with their heads), of the
+ * embedding (vocabulary split, learned positions replicated), of the head
+ * (final norm, and the output layer split unless tied).
+ * transformer_params is the whole model's, Psi. */
 double transformer_layer_params(const ModelSpec *m, int tp);
 double transformer_embedding_params(const ModelSpec *m, int tp);
 double transformer_head_params(const ModelSpec *m, int tp);
 double transformer_params(const ModelSpec *m);
 /* A MoE layer's parameters on one GPU: attention, norms, the router
- * (replicated), the shared experts (split over tp) and its E / ep routed
+ * and its bias if any (replicated), the shared experts (split over tp) and its E / ep routed
  * experts (split over etp); transformer_layer_expert_params the routed experts'
  * part alone, which expert-parallel ranks hold different shards of. With
  * DeepSeek-V2's latent attention (kv_lora_rank > 0) the attention's are

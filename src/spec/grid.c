@@ -118,11 +118,6 @@ static void default_values(PlanField f, const ModelSpec *model, const ClusterSpe
     case AXIS_EXPERT_DIVISORS:
         add_divisors(values, MAX(model->experts, 1), gpus);
         break;
-    case AXIS_GPU_DTYPES:
-        for (int d = 0; d < DTYPES; d++)
-            if (gpu_peak(&cluster->gpu, (Dtype)d, NULL, NULL) > 0)
-                g_array_append_val(values, d);
-        break;
     }
 }
 
@@ -174,6 +169,31 @@ gboolean plan_grid_load(PlanGrid *grid, const char *path, GError **error)
             g_array_append_val(values, v);
         }
     }
+    return TRUE;
+}
+
+void plan_grid_merge(PlanGrid *into, const PlanGrid *from)
+{
+    for (guint i = 0; i < from->axes->len; i++) {
+        const GridAxis *a = &g_array_index(from->axes, GridAxis, i);
+        g_array_append_vals(axis(into, a->field), a->values->data, a->values->len);
+    }
+}
+
+gboolean plan_grid_parse_axis(PlanGrid *grid, PlanField field, const char *text,
+                              const char *origin, GError **error)
+{
+    g_assert(!plan_field_is_list(field));
+    g_auto(GStrv) words = g_strsplit(text, ",", -1);
+    g_autoptr(GArray) values = g_array_new(FALSE, FALSE, sizeof(int));
+    for (char **w = words; *w; w++) {
+        int v;
+        if (!plan_field_parse(field, *w, origin, &v, error))
+            return FALSE;
+        g_array_append_val(values, v);
+    }
+    GArray *into = axis(grid, field);
+    g_array_append_vals(into, values->data, values->len);
     return TRUE;
 }
 

@@ -42,6 +42,15 @@ void plan_grid_remove(PlanGrid *grid, PlanField field);
  * plan fields and values non-empty lists of values. */
 gboolean plan_grid_load(PlanGrid *grid, const char *path, GError **error);
 
+/* Sets each axis of `from` in `into`, replacing the one of its field. */
+void plan_grid_merge(PlanGrid *into, const PlanGrid *from);
+
+/* Sets the axis of `field` (a scalar one: not plan_field_is_list) to the
+ * comma-separated values of `text`, each as a flag gives it ("bf16,fp8"),
+ * `origin` (the flag) naming them in an error. */
+gboolean plan_grid_parse_axis(PlanGrid *grid, PlanField field, const char *text,
+                              const char *origin, GError **error);
+
 /* The most combinations a grid may have, so that their numbers (times a
  * sweep's cluster sizes) fit. */
 #define GRID_MAX_COMBINATIONS (G_GINT64_CONSTANT(1) << 62)

@@ -10,6 +10,7 @@
 #include "spec/json.h"
 #include "spec/model.h"
 #include "base/error.h"
+#include "base/names.h"
 #include "base/text.h"
 
 static const char *const model_keys[] = {
@@ -24,6 +25,8 @@ static const char *const model_keys[] = {
     "mlp_bias",
     "qk_norm",
     "sliding_window",
+    "layer_types",
+    "attention_sinks",
     "hidden_dropout",
     "attention_dropout",
     "ffn_hidden_size",
@@ -37,6 +40,7 @@ static const char *const model_keys[] = {
     "moe_ffn_hidden_size",
     "moe_layer_frequency",
     "first_dense_layers",
+    "router_bias",
     NULL,
 };
 
@@ -125,6 +129,92 @@ static gboolean read_latent_attention(const JsonDoc *doc, ModelSpec *m, GError *
            read_int_from(doc, "v_head_dim", 1, 1, &m->v_head_dim, error);
 }
 
+/* A layer's attention as Hugging Face's layer_types names it, by
+ * whether it is windowed: index 0 full, 1 sliding. */
+static const char *const layer_type_names[] = {"full_attention", "sliding_attention", NULL};
+
+/* Which layers are windowed (ModelSpec.window_layers): a "layer_types"
+ * list, one of layer_type_names a layer, in either format; in a Hugging
+ * Face config, Gemma's sliding_window_pattern and Qwen2's
+ * max_window_layers too (transformers' modeling_gemma3.py: layer i is
+ * windowed when (i + 1) % pattern != 0; modeling_qwen2.py: when i >=
+ * max_window_layers), which a layer_types list overrides, as transformers'
+ * configs derive it from them. */
+static gboolean read_window_layers(const JsonDoc *doc, const ModelKeys *k, ModelSpec *m,
+                                   gboolean hf, GError **error)
+{
+    if (hf && (!read_int_from(doc, "sliding_window_pattern", 1, 0, &m->window_period, error) ||
+               !read_int_from(doc, "max_window_layers", 0, 0, &m->window_from, error)))
+        return FALSE;
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(doc->root, "layer_types"), *item;
+    if (!types || cJSON_IsNull(types))
+        return TRUE;
+    if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != m->layers) {
+        json_fail(error, doc, "$", "layer_types", types, "a list of %s = %d layer types", k->layers,
+                  m->layers);
+        return FALSE;
+    }
+    m->window_layers = g_new(guint8, m->layers);
+    int i = 0;
+    cJSON_ArrayForEach(item, types)
+    {
+        int windowed = names_find(layer_type_names, cJSON_GetStringValue(item));
+        if (windowed < 0) {
+            g_autofree char *at = g_strdup_printf("layer_types[%d]", i);
+            g_autofree char *names = names_list(layer_type_names, TRUE);
+            json_fail(error, doc, "$", at, item, "one of %s", names);
+            return FALSE;
+        }
+        m->window_layers[i++] = (guint8)windowed;
+    }
+    return TRUE;
+}
+
+/* Qwen2-MoE's and Qwen3-MoE's placement of their MoE layers
+ * (modeling_qwen3_moe.py: layer i is a MoE layer when it is not in
+ * mlp_only_layers and (i + 1) % decoder_sparse_step == 0; the others a
+ * dense MLP of intermediate_size). plansim's rule (ModelSpec's
+ * first_dense_layers, moe_layer_frequency) holds it where the step is 1
+ * and mlp_only_layers are the first layers, 0 to k - 1: first_dense_layers
+ * k. Other placements are refused. */
+static gboolean read_sparse_layers(const JsonDoc *doc, ModelSpec *m, GError **error)
+{
+    int step;
+    if (!read_int_from(doc, "decoder_sparse_step", 1, 1, &step, error))
+        return FALSE;
+    if (m->experts <= 1) /* a dense model's configs may carry them unused */
+        return TRUE;
+    if (step != 1) {
+        json_fail(error, doc, "$", "decoder_sparse_step",
+                  cJSON_GetObjectItemCaseSensitive(doc->root, "decoder_sparse_step"),
+                  "1 (a MoE layer every layer; plansim's MoE layers are every "
+                  "moe_layer_freq-th from layer 0, not every step-th from layer step - 1)");
+        return FALSE;
+    }
+    const cJSON *dense = cJSON_GetObjectItemCaseSensitive(doc->root, "mlp_only_layers"), *item;
+    if (!dense || cJSON_IsNull(dense))
+        return TRUE;
+    if (!cJSON_IsArray(dense) || cJSON_GetArraySize(dense) > m->layers) {
+        json_fail(error, doc, "$", "mlp_only_layers", dense,
+                  "a list of at most num_hidden_layers = %d layers", m->layers);
+        return FALSE;
+    }
+    int i = 0;
+    cJSON_ArrayForEach(item, dense)
+    {
+        if (!cJSON_IsNumber(item) || item->valuedouble != i) {
+            g_autofree char *at = g_strdup_printf("mlp_only_layers[%d]", i);
+            json_fail(error, doc, "$", at, item,
+                      "%d (plansim reads dense layers first: mlp_only_layers 0 to k - 1)", i);
+            return FALSE;
+        }
+        i++;
+    }
+    if (i > 0)
+        m->first_dense_layers = i;
+    return TRUE;
+}
+
 static gboolean read_sizes(const JsonDoc *doc, const ModelKeys *k, ModelSpec *m, GError **error)
 {
     if (!read_int(doc, k->layers, TRUE, 0, &m->layers, error) ||
@@ -193,6 +283,10 @@ static gboolean read_plansim(const JsonDoc *doc, ModelSpec *m, GError **error)
         !json_bool(doc, doc->root, "$", "mlp_bias", FALSE, FALSE, &m->mlp_bias, error) ||
         !json_bool(doc, doc->root, "$", "qk_norm", FALSE, FALSE, &m->qk_norm, error) ||
         !read_int_from(doc, "sliding_window", 0, 0, &m->sliding_window, error) ||
+        !read_window_layers(doc, &plansim_names, m, FALSE, error) ||
+        !json_bool(doc, doc->root, "$", "attention_sinks", FALSE, FALSE, &m->attention_sinks,
+                   error) ||
+        !json_bool(doc, doc->root, "$", "router_bias", FALSE, FALSE, &m->router_bias, error) ||
         !read_dropout(doc, plansim_dropout_keys, MODEL_DEFAULT_DROPOUT, m, error))
         return FALSE;
     if (strcmp(mlp, "gelu") == 0) {
@@ -231,6 +325,23 @@ static char *hf_file_name(const char *path)
     return g_path_get_basename(folder);
 }
 
+/* What a Hugging Face model_type implies that its config's keys do not say
+ * (transformers' modeling files): Qwen2's bias on Q, K and V
+ * (modeling_qwen2.py); Qwen3's RMSNorm on each head of Q and K
+ * (modeling_qwen3.py, modeling_qwen3_moe.py); GPT-OSS's biases on its
+ * experts' projections and on its router, and its learned sink logit a
+ * head (modeling_gpt_oss.py: GptOssExperts' gate_up_proj_bias and
+ * down_proj_bias, GptOssTopKRouter's bias, GptOssAttention's sinks). */
+static const struct {
+    const char *type;
+    gboolean qkv_bias, qk_norm, mlp_bias, router_bias, attention_sinks;
+} hf_model_types[] = {
+    {.type = "qwen2", .qkv_bias = TRUE},
+    {.type = "qwen3", .qk_norm = TRUE},
+    {.type = "qwen3_moe", .qk_norm = TRUE},
+    {.type = "gpt_oss", .mlp_bias = TRUE, .router_bias = TRUE, .attention_sinks = TRUE},
+};
+
 /* Hugging Face configs carry many keys plansim does not use: they are not
  * checked against a list. */
 static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **error)
@@ -242,6 +353,7 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
         !json_bool(doc, doc->root, "$", "mlp_bias", FALSE, FALSE, &m->mlp_bias, error) ||
         !json_bool(doc, doc->root, "$", "use_sliding_window", FALSE, TRUE, &use_window, error) ||
         !read_int_from(doc, "sliding_window", 0, 0, &m->sliding_window, error) ||
+        !read_window_layers(doc, &hf_names, m, TRUE, error) || !read_sparse_layers(doc, m, error) ||
         !read_dropout(doc, hf_dropout_keys, 0, m, error) ||
         !json_string(doc, doc->root, "$", "model_type", FALSE, "", &type, error) ||
         !json_string(doc, doc->root, "$", "hidden_act", FALSE, "gelu", &act, error) ||
@@ -259,21 +371,21 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
                   "\"silu\" or a \"gelu\" variant");
         return FALSE;
     }
-    /* Qwen2's attention has a bias on its QKV projection; Qwen3's an
-     * RMSNorm on each head of Q and K (transformers' modeling_qwen2.py,
-     * modeling_qwen3.py and modeling_qwen3_moe.py) */
-    m->qkv_bias = strcmp(type, "qwen2") == 0;
-    m->qk_norm = strcmp(type, "qwen3") == 0 || strcmp(type, "qwen3_moe") == 0;
+    for (gsize i = 0; i < G_N_ELEMENTS(hf_model_types); i++)
+        if (strcmp(type, hf_model_types[i].type) == 0) {
+            m->qkv_bias = hf_model_types[i].qkv_bias;
+            m->qk_norm = hf_model_types[i].qk_norm;
+            m->mlp_bias |= hf_model_types[i].mlp_bias;
+            m->router_bias = hf_model_types[i].router_bias;
+            m->attention_sinks = hf_model_types[i].attention_sinks;
+        }
     /* Llama's attention_bias puts a bias on Q, K, V and the output
      * projection, its mlp_bias on the three MLP projections (transformers'
      * modeling_llama.py) */
     m->qkv_bias |= attention_bias;
     m->out_bias = attention_bias;
-    /* a sliding window over every layer (Mistral 7B v0.1; Qwen2 only with
-     * use_sliding_window); models that mix windowed and full layers
-     * (layer_types, Gemma's sliding_window_pattern) are read as full */
-    if (!use_window || cJSON_HasObjectItem(doc->root, "layer_types") ||
-        cJSON_HasObjectItem(doc->root, "sliding_window_pattern"))
+    /* Qwen2's window only with use_sliding_window */
+    if (!use_window)
         m->sliding_window = 0;
     if (!name) { /* made printable, as JSON names are checked to be */
         g_autofree char *file_name = hf_file_name(doc->path);
@@ -329,7 +441,8 @@ static gboolean check_shape(const JsonDoc *doc, const ModelSpec *m, gboolean hf,
     }
     /* a dense plansim model with a mixture of experts' key is a mistake
      * (Hugging Face configs of dense models may carry them unused) */
-    const char *moe_keys[] = {k->top_k, k->shared, k->expert_ffn, k->frequency, k->first_dense};
+    const char *moe_keys[] = {k->top_k,     k->shared,      k->expert_ffn,
+                              k->frequency, k->first_dense, "router_bias"};
     for (gsize i = 0; !hf && m->experts <= 1 && i < G_N_ELEMENTS(moe_keys); i++) {
         const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, moe_keys[i]);
         if (item) {
@@ -383,5 +496,6 @@ void model_spec_free(ModelSpec *model)
     if (!model)
         return;
     g_free(model->name);
+    g_free(model->window_layers);
     g_free(model);
 }

@@ -25,8 +25,19 @@ typedef struct {
     gboolean qkv_bias;   /* a SwiGLU model's QKV projection has a bias (Qwen2's) */
     gboolean out_bias;   /* a SwiGLU model's attention output projection has a bias */
     gboolean mlp_bias;   /* a SwiGLU model's MLP projections have biases */
-    int sliding_window;  /* each query attends to at most this many keys, itself and
-                          * those before it (Mistral's); 0: the whole sequence */
+    int sliding_window;  /* in a windowed layer each query attends to at most this many
+                          * keys, itself and those before it (Mistral's); 0: no layer is
+                          * windowed, each attends to the whole sequence */
+    /* Which layers are windowed when sliding_window > 0
+     * (transformer_layer_windowed): those window_layers flags, one a layer,
+     * where the file lists them (Hugging Face's layer_types; owned); else
+     * every layer from window_from on (Qwen2's max_window_layers) but each
+     * window_period-th (Gemma's sliding_window_pattern: layer i is full when
+     * (i + 1) % window_period == 0; 0: none is). */
+    guint8 *window_layers;
+    int window_from, window_period;
+    /* a learned sink logit per head and layer (GPT-OSS's) */
+    gboolean attention_sinks;
     gboolean qk_norm;    /* an RMSNorm over each head of Q and of K (Qwen3's) */
     double hidden_dropout;    /* Megatron-Core's: of the residual branches and the embedding */
     double attention_dropout; /* of the attention probabilities; 0 keeps no mask (PyTorch's
@@ -48,6 +59,7 @@ typedef struct {
     int moe_ffn_hidden_size; /* f_e */
     int moe_layer_frequency; /* >= 1 */
     int first_dense_layers;  /* DeepSeek's first_k_dense_replace, >= 0 */
+    gboolean router_bias;    /* the router has a bias, one per expert (GPT-OSS's) */
     /* Multi-head latent attention (DeepSeek-V2; docs/model.md, "Multi-head
      * latent attention"): kv_lora_rank 0 is standard attention. */
     int kv_lora_rank, q_lora_rank; /* q_lora_rank 0: Q projected directly */
@@ -55,9 +67,10 @@ typedef struct {
 } ModelSpec;
 
 /* Reads a plansim model file or a Hugging Face config.json (recognised by
- * its "num_hidden_layers" key; Mixtral's and DeepSeek's expert keys and
- * DeepSeek-V2's latent attention are read). Returns NULL and sets `error`
- * on bad input. */
+ * its "num_hidden_layers" key; Mixtral's, DeepSeek's and Qwen's expert
+ * keys, DeepSeek-V2's latent attention and the windowed layers of
+ * layer_types, sliding_window_pattern and max_window_layers are read).
+ * Returns NULL and sets `error` on bad input. */
 ModelSpec *model_spec_load(const char *path, GError **error);
 
 /* As model_spec_load; *from_max_positions says whether the sequence length

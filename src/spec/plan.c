@@ -308,6 +308,26 @@ int plan_field_value(const PlanSpec *plan, PlanField field)
     return field == PLAN_ETP && value == 0 ? plan->tp : value;
 }
 
+/* Whether resolved `plan`'s layers are split as no flag of it says and
+ * Megatron-Core would not split them by itself: its split_even chunks
+ * differ (Megatron-Core splits a model's layers evenly or not at all,
+ * without a layout or its first and last stages' counts). */
+static gboolean split_unsaid(const PlanSpec *plan)
+{
+    static const PlanField says[] = {PLAN_LAYERS_PER_STAGE, PLAN_LAYOUT, PLAN_FIRST_STAGE_LAYERS,
+                                     PLAN_LAST_STAGE_LAYERS, PLAN_EMBEDDING_AS_LAYER,
+                                     PLAN_LOSS_AS_LAYER};
+    for (gsize i = 0; i < G_N_ELEMENTS(says); i++)
+        if (plan->origin[says[i]] || (!plan_field_is_list(says[i]) &&
+                                      plan_field_get(plan, says[i]) != plan_fields[says[i]].fallback))
+            return FALSE;
+    const PlanList *split = &plan->layers_per_stage;
+    for (int g = 1; g < split->n; g++)
+        if (split->v[g] != split->v[0])
+            return TRUE;
+    return FALSE;
+}
+
 char *plan_spec_flags(const PlanSpec *plan)
 {
     GString *out = g_string_new(NULL);
@@ -318,6 +338,13 @@ char *plan_spec_flags(const PlanSpec *plan)
         /* the shape (the table's first rows, tp .. global_batch_size) always */
         if (plan->origin[f] || f <= PLAN_GLOBAL_BATCH_SIZE || (!list && value != d->fallback))
             append_flag(out, plan, (PlanField)f);
+    }
+    /* an uneven split as the flag that makes it, so that Megatron-Core
+     * runs the plan as plansim did */
+    if (split_unsaid(plan)) {
+        g_autofree char *layout =
+            pipeline_layout_text(plan->layers_per_stage.v, plan->layers_per_stage.n);
+        g_string_append_printf(out, " --%s '%s'", plan_fields[PLAN_LAYOUT].flag, layout);
     }
     return flags_text(out);
 }

@@ -51,8 +51,7 @@ typedef struct {
         AXIS_CP_SIZES,
         AXIS_CP_ALGORITHMS,
         AXIS_EXPERT_DIVISORS,
-        AXIS_EXPERT_TP,
-        AXIS_GPU_DTYPES
+        AXIS_EXPERT_TP
     } axis;                  /* plan_fields.def says what each gives */
     const char *axis_values; /* AXIS_VALUES: comma-separated values */
     const char *help;
@@ -160,7 +159,9 @@ long long plan_spec_gpus(const PlanSpec *plan);
 /* The resolved plan as the flags that give it ("--tp 8 --pp 2 ...
  * --sequence-parallel"), for reports and commands to paste: the shape (tp,
  * pp, dp, micro_batch_size, global_batch_size), and every other field set
- * by a file, a flag or a grid (its origin) or away from its default. */
+ * by a file, a flag or a grid (its origin) or away from its default; a
+ * layer split no field says and Megatron-Core would not make by itself
+ * (uneven chunks) as its --pipeline-model-parallel-layout. */
 char *plan_spec_flags(const PlanSpec *plan);
 
 /* The plan's field values as a key: equal keys, equal values (origins

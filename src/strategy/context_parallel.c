@@ -76,7 +76,7 @@ static gboolean check_model(const PlanSpec *plan, const ModelSpec *m, GError **e
 
 static gboolean attention_piece(const PieceRef *p)
 {
-    return p->segment->kind == SEGMENT_LAYER && p->block == BLOCK_ATTENTION && !p->partial;
+    return p->segment->kind == SEGMENT_LAYER && transformer_block_attends(p->block) && !p->partial;
 }
 
 /* An all-to-all over the CP group, on the compute stream, of one rank's

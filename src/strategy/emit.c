@@ -485,6 +485,7 @@ static void compute_costs(Emit *e)
         {"fwd mb%d L%d attn", "bwd mb%d L%d attn", "wgrad mb%d L%d attn"},
         {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp", "wgrad mb%d L%d mlp"},
         {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp", "wgrad mb%d L%d mlp"},
+        {"fwd mb%d L%d attn", "bwd mb%d L%d attn", "wgrad mb%d L%d attn"},
     };
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
         if (transformer_block_layers(m, (Block)b) == 0)

@@ -43,7 +43,8 @@ double estimate_states_bytes(const Step *step)
 }
 
 /* Per micro-batch on one GPU: the forward seconds and kept activation
- * bytes of the embedding, the head and a layer of each kind (dense, MoE),
+ * bytes of the embedding, the head and a layer of each kind
+ * (transformer_layer_kind: full or windowed attention, dense or MoE),
  * the layer's backward seconds with what the strategies add, and
  * the first layer of each model chunk. The seconds only when piece_costs
  * is `timed`: the memory bound needs the bytes alone. */
@@ -51,10 +52,12 @@ typedef struct {
     const Step *step;
     const ModelSpec *model;
     const PlanSpec *plan;
-    double embedding_s, head_s, layer_s[2], layer_backward_s[2];
+    double embedding_s, head_s, layer_s[TRANSFORMER_LAYER_KINDS];
+    double layer_backward_s[TRANSFORMER_LAYER_KINDS];
     double ends_backward_s[2]; /* the embedding's backward, the head's */
-    double embedding_kept, head_kept, layer_kept[2]; /* a kind no layer has: 0 */
-    int *first;                                      /* per chunk, and the layers after the last */
+    double embedding_kept, head_kept;
+    double layer_kept[TRANSFORMER_LAYER_KINDS]; /* a kind no layer has: 0 */
+    int *first;                                 /* per chunk, and the layers after the last */
 } PieceCosts;
 
 static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
@@ -84,10 +87,10 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
             if (strategy_registry[k]->block_bound && strategy_registry[k]->active(plan))
                 added[k][b] = strategy_registry[k]->block_bound(step, (Block)b, &ops);
     }
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < TRANSFORMER_LAYER_KINDS; k++) {
         double added_forward_s = 0, added_backward_s = 0;
         for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
-            Block b = i == 0 ? BLOCK_ATTENTION : k == 0 ? BLOCK_MLP : BLOCK_MOE;
+            Block b = transformer_kind_block(k, i);
             c->layer_s[k] += block_s[b];
             c->layer_backward_s[k] += block_backward_s[b];
             c->layer_kept[k] += block_kept[b];
@@ -96,7 +99,7 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
         for (int s = 0; strategy_registry[s]; s++) {
             double forward_s = 0, backward_s = 0;
             for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
-                Block b = i == 0 ? BLOCK_ATTENTION : k == 0 ? BLOCK_MLP : BLOCK_MOE;
+                Block b = transformer_kind_block(k, i);
                 forward_s += added[s][b].forward_s;
                 backward_s += added[s][b].backward_s;
             }
@@ -173,7 +176,7 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
                     .chain_backward_s = ends,
                     .kept = first ? c->embedding_kept : 0};
     for (int l = from; l < to; l++) {
-        int k = transformer_layer_moe(c->model, l);
+        int k = transformer_layer_kind(c->model, l);
         cc.forward_s += c->layer_s[k];
         cc.kept += c->layer_kept[k];
         double up_s = l > from ? prefetch_s(c, l - 1) : 0;

@@ -27,8 +27,8 @@ int offload_chunk_layers(const PlanSpec *plan, int g)
     return plan->offload_layers > 0 ? MIN(plan->offload_layers, n) : MAX(n - 1, 0);
 }
 
-/* A_l, whether offloaded or not: it depends only on whether the layer is
- * MoE. */
+/* A_l, whether offloaded or not: it depends only on the layer's kind
+ * (transformer_layer_kind). */
 static double layer_activation_bytes(const ModelSpec *model, const PlanSpec *plan, int layer)
 {
     double bytes = 0;
@@ -52,12 +52,14 @@ double offload_chunk_bytes(const ModelSpec *model, const PlanSpec *plan, int g)
     if (plan->offload != OFFLOAD_ACTIVATIONS)
         return 0;
     int from = chunks_first_layer(plan, g);
-    double bytes = 0, kind[2] = {-1, -1};
+    double bytes = 0, kind[TRANSFORMER_LAYER_KINDS] = {0};
+    gboolean made[TRANSFORMER_LAYER_KINDS] = {FALSE};
     for (int l = from; l < from + offload_chunk_layers(plan, g); l++) {
-        int moe = transformer_layer_moe(model, l);
-        if (kind[moe] < 0)
-            kind[moe] = layer_activation_bytes(model, plan, l);
-        bytes += kind[moe];
+        int k = transformer_layer_kind(model, l);
+        if (!made[k])
+            kind[k] = layer_activation_bytes(model, plan, l);
+        made[k] = TRUE;
+        bytes += kind[k];
     }
     return bytes;
 }

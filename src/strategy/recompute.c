@@ -83,9 +83,11 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
     if (!unit_passes_gradients(u) || seg->kind != SEGMENT_LAYER)
         return;
     static const char *const names[TRANSFORMER_BLOCK_KINDS] = {
-        "recompute mb%d L%d attn", "recompute mb%d L%d mlp", "recompute mb%d L%d mlp"};
+        "recompute mb%d L%d attn", "recompute mb%d L%d mlp", "recompute mb%d L%d mlp",
+        "recompute mb%d L%d attn"};
     static const char *const rest_names[TRANSFORMER_BLOCK_KINDS] = {
-        "bwd mb%d L%d attn flash rest", "bwd mb%d L%d mlp rest", "bwd mb%d L%d mlp rest"};
+        "bwd mb%d L%d attn flash rest", "bwd mb%d L%d mlp rest", "bwd mb%d L%d mlp rest",
+        "bwd mb%d L%d attn flash rest"};
     gboolean partial = emit_plan(e)->recompute != RECOMPUTE_FULL;
     Block blocks[TRANSFORMER_BLOCKS];
     for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
