@@ -9,16 +9,21 @@
  *     U (d_qk + d_v) forward and U (3 d_qk + 2 d_v) backward), what it
  *     keeps for backward, and its tensor-parallel gathers of the latents;
  *   - DeepSeek-V3's model FLOPs as Megatron-Bridge's
- *     num_floating_point_operations counts them, MLA included. */
+ *     num_floating_point_operations counts them, MLA and MTP included;
+ *   - multi-token-prediction layers: where the pipeline puts them, their
+ *     parameters and their embedding's copy, what Megatron-Core refuses. */
 #include <string.h>
 
 #include "cost/transformer.h"
+#include "layout/chunks.h"
+#include "strategy/states.h"
+#include "strategy/strategy.h"
 #include "testutil.h"
 
 /* A small DeepSeek-shaped Hugging Face config: h 256, 8 heads, q_lora_rank
  * 96, kv_lora_rank 64, QK heads of 32 + 16, V heads of 24, 4 layers (the
  * first dense, f 512; then MoE of 8 experts of 128, 2 a token, 1 shared),
- * vocabulary 1000, 128 tokens, `tied` embeddings or not. */
+ * vocabulary 1000, 128 tokens, one MTP layer, `tied` embeddings or not. */
 static const char small_config[] =
     "{\"num_hidden_layers\": 4, \"hidden_size\": 256, \"num_attention_heads\": 8,"
     " \"num_key_value_heads\": 8, \"intermediate_size\": 512, \"vocab_size\": 1000,"
@@ -27,7 +32,7 @@ static const char small_config[] =
     " \"q_lora_rank\": 96, \"kv_lora_rank\": 64, \"qk_nope_head_dim\": 32,"
     " \"qk_rope_head_dim\": 16, \"v_head_dim\": 24, \"n_routed_experts\": 8,"
     " \"num_experts_per_tok\": 2, \"n_shared_experts\": 1, \"moe_intermediate_size\": 128,"
-    " \"first_k_dense_replace\": 1}";
+    " \"first_k_dense_replace\": 1, \"num_nextn_predict_layers\": 1}";
 enum { H = 256, A = 8, Q = 96, C = 64, NOPE = 32, ROPE = 16, DV = 24, DQK = NOPE + ROPE };
 enum { L = 4, F = 512, V = 1000, S = 128, E = 8, K = 2, FE = 128 };
 
@@ -167,14 +172,15 @@ START_TEST(mla_tensor_parallel_latents)
 }
 END_TEST
 
-/* DeepSeek-V3's model FLOPs per sequence of 4,096 tokens,
- * Megatron-Bridge's num_floating_point_operations (its
+/* DeepSeek-V3's model FLOPs per sequence of 4,096 tokens with its MTP
+ * layer, Megatron-Bridge's num_floating_point_operations (its
  * training/utils/flop_utils.py, transformer_flops, by hand): 3 x 2 x the
  * tokens x
- *   h (3 f x 3 dense layers + (3 f_e k + 3 f_e shared) x 58 MoE layers)
- *   + 61 x (q (h + a (d_nope + d_rope) + 1) + c (h + a (d_nope + d_v) + 1)
+ *   h (3 f x 3 dense layers + (3 f_e k + 3 f_e shared) x 59 MoE layers,
+ *   the MTP layer being MoE as V3's last)
+ *   + 62 x (q (h + a (d_nope + d_rope) + 1) + c (h + a (d_nope + d_v) + 1)
  *   + h d_rope + a d_v h + s a (d_nope + d_rope) / 2 + s a d_v / 2)
- *   + h V,
+ *   + (3h + 2h^2) + h V (1 + 1),
  * the causal half of attention. plansim also counts the router, 2 h E a
  * token in each MoE layer, which Bridge leaves out. Without the causal
  * halving (transformer_model_flops) the attention terms are s a (d_nope +
@@ -185,15 +191,139 @@ START_TEST(deepseek_v3_model_flops_as_bridge)
     m->seq_length = 4096;
     double s = 4096, h = 7168, a = 128, q = 1536, c = 512, nope = 128, rope = 64, dv = 128;
     double f = 18432, fe = 2048, k = 8, v = 129280, e = 256;
-    double mlp = h * (3 * f * 3 + (3 * fe * k + 3 * fe) * 58);
+    double mlp = h * (3 * f * 3 + (3 * fe * k + 3 * fe) * 59);
     double projections = q * (h + a * (nope + rope) + 1) + c * (h + a * (nope + dv) + 1) +
                          h * rope + a * dv * h;
     double core = s * a * (nope + rope) + s * a * dv;
-    double rest = h * v + h * e * 58;
-    double causal = 6 * s * (mlp + 61 * (projections + core / 2) + rest);
-    double whole = 6 * s * (mlp + 61 * (projections + core) + rest);
-    ck_assert_rel(transformer_causal_model_flops(m, 1), causal, 1e-12);
-    ck_assert_rel(transformer_model_flops(m, 1), whole, 1e-12);
+    double rest = (3 * h + 2 * h * h) + h * v * 2 + h * e * 59;
+    double causal = 6 * s * (mlp + 62 * (projections + core / 2) + rest);
+    double whole = 6 * s * (mlp + 62 * (projections + core) + rest);
+    ck_assert_rel(transformer_causal_model_flops(m, 1) + transformer_mtp_model_flops(m, 1, 1, TRUE),
+                  causal, 1e-12);
+    ck_assert_rel(transformer_model_flops(m, 1) + transformer_mtp_model_flops(m, 1, 1, FALSE),
+                  whole, 1e-12);
+}
+END_TEST
+
+/* A plan's MTP layer on the small model (4 layers, pp 2): Megatron-Core
+ * puts it after the last layer, in the last chunk (layers_per_stage 2, 2 +
+ * 1); the last stage then holds 2 layers (a MoE layer each: attention's
+ * MLA, 2 norms, router, 8 + 1 experts of 3 h f_e), the MTP module (its
+ * MoE layer, projection 2h x h, 3 norms, and the copy of the word
+ * embedding V h that Megatron-Core keeps on the MTP layers' stage) and the
+ * head (final norm, output layer V h). The copy's gradients are summed
+ * with the first stage's: one all-reduce of 4 V h bytes (fp32), a ring of
+ * 2 sending half of 2x that. */
+START_TEST(mtp_layer_on_the_last_stage)
+{
+    Run run = run_new(small(FALSE), test_cluster(1, 2, 300e9, 25e9));
+    run.plan->pp = 2;
+    run.plan->mtp_num_layers = 1;
+    run.plan->global_batch_size = 2;
+    run.plan->collective_algorithm = ALGORITHM_RING;
+    run_simulate(&run);
+    ck_assert_int_eq(run.plan->layers_per_stage.n, 2);
+    ck_assert_int_eq(run.plan->layers_per_stage.v[0], 2);
+    ck_assert_int_eq(run.plan->layers_per_stage.v[1], 3);
+    double mla = H * Q + Q + Q * A * DQK + H * (C + ROPE) + C + C * A * (NOPE + DV) + A * DV * H;
+    double moe = mla + 2 * H + H * E + (E + 1) * 3.0 * H * FE;
+    double dense = mla + 2 * H + 3.0 * H * F;
+    StageParams last = states_stage_params_of(run.model, run.plan, 1);
+    ck_assert_double_eq(last.params, 3 * moe + (2.0 * H * H + 3 * H) + V * H + (H + V * H));
+    StageParams first = states_stage_params_of(run.model, run.plan, 0);
+    ck_assert_double_eq(first.params, V * H + dense + moe);
+    ck_assert_double_eq(transformer_mtp_layers_params(run.model, 1), moe + 2.0 * H * H + 3 * H);
+    const CommStat *x = &run.rep.metrics.comm[TAG_EMBEDDING][COLL_ALL_REDUCE];
+    ck_assert_int_eq(x->count, 1);
+    ck_assert_rel(x->bytes, 2 * 0.5 * 4.0 * V * H, 1e-12);
+    run_free(&run);
+}
+END_TEST
+
+/* A layout's m: "E|tt|tt|mL" puts the MTP layer alone in the last chunk
+ * (stage 1's second, pp 2); "Et|t|t|tmL" with it after the last layer;
+ * each written back in plansim's form. */
+START_TEST(mtp_layouts)
+{
+    static const struct {
+        const char *layout, *written;
+        int last;
+    } cases[] = {{"E|tt|tt|mL", "E|(t*2|)*2,mL", 1}, {"Et|t|t|tmL", "Et|(t|)*2,tmL", 2}};
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(ModelSpec) m = small(FALSE);
+        g_autoptr(ClusterSpec) c = test_cluster(1, 2, 1e9, 1e9);
+        g_autoptr(PlanSpec) plan = plan_spec_new();
+        GError *error = NULL;
+        plan->pp = 2;
+        plan->global_batch_size = 2;
+        ck_assert(plan_spec_set(plan, PLAN_MTP_NUM_LAYERS, "1", "--mtp-num-layers", &error));
+        ck_assert(plan_spec_set(plan, PLAN_LAYOUT, cases[i].layout, "--layout", &error));
+        ck_assert_msg(strategy_resolve(plan, m, c, &error), "%s", error ? error->message : "");
+        ck_assert_int_eq(plan->layers_per_stage.v[3], cases[i].last);
+        ck_assert_int_eq(chunks_of_layer(plan, L), 3);
+        ck_assert_int_eq(states_embedding_copy_stage(m, plan), 1);
+        g_autofree char *text = plan_field_text(plan, PLAN_LAYOUT);
+        ck_assert_str_eq(text, cases[i].written);
+    }
+}
+END_TEST
+
+/* What Megatron-Core refuses of MTP layers, each in one line naming its
+ * field: more than the model has, any for a model without them, a
+ * layout's m other than mtp_num_layers, MTP layers off the last chunk of
+ * their stage or split over chunks; and plansim's own rule for a tied
+ * model, whose word embedding only the first and the last stage hold. */
+START_TEST(mtp_refused)
+{
+    static const struct {
+        gboolean tied;
+        int pp, vp, mtp, model_mtp;
+        const char *layout, *layers, *message;
+    } cases[] = {
+        {FALSE, 1, 1, 2, 1, NULL, NULL,
+         "--mtp-num-layers: expected at most the model's 1 multi-token-prediction layers"},
+        {FALSE, 1, 1, 1, 0, NULL, NULL,
+         "--mtp-num-layers: expected 0: the model has no multi-token-prediction layers"},
+        {FALSE, 2, 1, 0, 1, "E|tt|tt|mL", NULL,
+         "--layout: expected mtp_num_layers = 0 multi-token-prediction layers m"},
+        {FALSE, 2, 1, 1, 1, "Et|tm|t|tL", NULL, "every transformer layer t before"},
+        {FALSE, 2, 1, 1, 1, "Et|t|t|mL", NULL,
+         "--layout: expected the model's 4 transformer layers t"},
+        {FALSE, 2, 1, 1, 1, "Et|tttm||L", NULL,
+         "--layout: expected the multi-token-prediction layers in the last chunk of their stage"},
+        {FALSE, 2, 2, 1, 1, NULL, "1,4,0,0",
+         "--layers-per-stage: expected the multi-token-prediction layers in the last chunk of "
+         "their stage"},
+        {FALSE, 2, 1, 1, 1, NULL, "2,2",
+         "--layers-per-stage: expected layer counts that add up to the model's 4 layers and the "
+         "plan's multi-token-prediction layers"},
+        {TRUE, 3, 1, 1, 1, "Et|t|t|t|m|L", NULL,
+         "--layout: expected a tied model's multi-token-prediction layers on the first or the last "
+         "stage"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(ModelSpec) m = small(cases[i].tied);
+        m->mtp_layers = cases[i].model_mtp;
+        g_autoptr(ClusterSpec) c = test_cluster(1, cases[i].pp, 1e9, 1e9);
+        g_autoptr(PlanSpec) plan = plan_spec_new();
+        GError *error = NULL;
+        plan->pp = cases[i].pp;
+        plan->virtual_stages = cases[i].vp;
+        plan->schedule = cases[i].vp > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+        plan->global_batch_size = 6;
+        g_autofree char *mtp = g_strdup_printf("%d", cases[i].mtp);
+        gboolean ok =
+            plan_spec_set(plan, PLAN_MTP_NUM_LAYERS, mtp, "--mtp-num-layers", &error) &&
+            (!cases[i].layout ||
+             plan_spec_set(plan, PLAN_LAYOUT, cases[i].layout, "--layout", &error)) &&
+            (!cases[i].layers || plan_spec_set(plan, PLAN_LAYERS_PER_STAGE, cases[i].layers,
+                                               "--layers-per-stage", &error)) &&
+            strategy_resolve(plan, m, c, &error);
+        ck_assert_msg(!ok, "case %d resolved", (int)i);
+        ck_assert_msg(strstr(error->message, cases[i].message), "case %d: %s", (int)i,
+                      error->message);
+        g_error_free(error);
+    }
 }
 END_TEST
 
@@ -206,6 +336,9 @@ Suite *suite_deepseek(void)
     tcase_add_test(tc, mla_activations_by_hand);
     tcase_add_test(tc, mla_tensor_parallel_latents);
     tcase_add_test(tc, deepseek_v3_model_flops_as_bridge);
+    tcase_add_test(tc, mtp_layer_on_the_last_stage);
+    tcase_add_test(tc, mtp_layouts);
+    tcase_add_test(tc, mtp_refused);
     suite_add_tcase(s, tc);
     return s;
 }

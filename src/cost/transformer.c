@@ -310,8 +310,16 @@ gboolean transformer_moe(const ModelSpec *m)
     return m->experts > 1;
 }
 
+/* The decoder layer whose kind layer `layer` has: itself, or for a
+ * multi-token-prediction layer (layer >= layers) the last. */
+static int kind_of(const ModelSpec *m, int layer)
+{
+    return MIN(layer, m->layers - 1);
+}
+
 gboolean transformer_layer_moe(const ModelSpec *m, int layer)
 {
+    layer = kind_of(m, layer);
     return transformer_moe(m) && layer >= m->first_dense_layers &&
            layer % m->moe_layer_frequency == 0;
 }
@@ -320,6 +328,7 @@ gboolean transformer_layer_windowed(const ModelSpec *m, int layer)
 {
     if (m->sliding_window <= 0)
         return FALSE;
+    layer = kind_of(m, layer);
     if (m->window_layers)
         return m->window_layers[layer];
     return layer >= m->window_from &&
@@ -375,11 +384,11 @@ double transformer_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatche
 
 /* `batch` GEMMs of one shape in one kernel (a grouped GEMM), each with
  * weights of its own. */
-static void grouped_gemm(OpList *l, const Dims *d, const char *name, double batch, double m,
-                         double k, double n)
+static void grouped_gemm(OpList *l, const Dims *d, Dtype dtype, const char *name, double batch,
+                         double m, double k, double n)
 {
     int first = l->n;
-    gemm(l, d, d->dtype, name, m, k, n);
+    gemm(l, d, dtype, name, m, k, n);
     for (int i = first; i < l->n; i++) {
         l->ops[i].flops *= batch;
         l->ops[i].bytes *= batch;
@@ -414,10 +423,10 @@ static void moe_ops(const ModelSpec *m, const Dims *d, Shard sh, OpList *out)
     /* dropless, the GPU of the most rows sets the pace, and across GPUs
      * the mean is the work done; padded, every GPU computes its capacity */
     double imbalance = sh.expert_padded ? 0 : 1 - 1 / (sh.expert_load > 0 ? sh.expert_load : 1);
-    grouped_gemm(out, d, "experts_up", local, rows / local, d->h, up * fe_t);
+    grouped_gemm(out, d, d->dtype, "experts_up", local, rows / local, d->h, up * fe_t);
     idle_last(out, imbalance);
     mlp_activation(out, m, "experts_activation", rows, fe_t);
-    grouped_gemm(out, d, "experts_down", local, rows / local, fe_t, d->h);
+    grouped_gemm(out, d, d->dtype, "experts_down", local, rows / local, fe_t, d->h);
     idle_last(out, imbalance);
 }
 
@@ -459,7 +468,8 @@ Shard transformer_shard(const PlanSpec *plan)
                    .cp = plan->cp,
                    .expert_padded = plan->moe_capacity_percent > 0,
                    .cp_all_to_all = plan->cp_algorithm == CP_ALL_TO_ALL,
-                   .ce_fusion = plan->cross_entropy_fusion};
+                   .ce_fusion = plan->cross_entropy_fusion,
+                   .mtp = plan->mtp_num_layers};
 }
 
 Shard transformer_shard_on(const PlanSpec *plan, const GpuSpec *gpu)
@@ -662,6 +672,42 @@ void transformer_head_ops(const ModelSpec *m, Shard sh, OpList *out)
     const CrossEntropy *ce = &cross_entropy[d.ce_fusion];
     add(out, "loss", 5 * logits, ce->forward_bytes * logits, 0);
     out->ops[out->n - 1].backward = ce->backward_bytes / ce->forward_bytes;
+    if (sh.mtp == 0)
+        return;
+    /* each MTP layer's logits by the shared output layer and its loss
+     * (Megatron-Core's process_mtp_loss: output_layer, then the language
+     * model's loss, one per MTP layer) */
+    grouped_gemm(out, &d, DTYPE_BF16, "mtp_logits", sh.mtp, d.n, d.h, d.v / d.t);
+    add(out, "mtp_loss", sh.mtp * 5 * logits, sh.mtp * ce->forward_bytes * logits, 0);
+    out->ops[out->n - 1].backward = ce->backward_bytes / ce->forward_bytes;
+}
+
+/* A multi-token-prediction module's own operations (Megatron-Core's
+ * MultiTokenPredictionLayer, transformer/multi_token_prediction.py): the
+ * shared embedding's lookup of the tokens one further on (as the
+ * embedding's), the RMSNorms of that embedding (enorm) and of the hidden
+ * states (hnorm), their concatenation's projection eh_proj, 2h x h split
+ * by column (its input cast on this GPU's rows, as a column-parallel
+ * linear does), and the norm after its transformer layer (final_layernorm),
+ * costed here before it. */
+void transformer_mtp_ops(const ModelSpec *m, Shard sh, OpList *out)
+{
+    Dims d = dims(m, sh);
+    transformer_embedding_ops(m, sh, out);
+    norm(out, "enorm", d.ns, d.h);
+    norm(out, "hnorm", d.ns, d.h);
+    quantize(out, &d, d.dtype, d.ns, 2 * d.h);
+    matmul(out, &d, d.dtype, "eh_proj", d.n, 2 * d.h, d.h / d.t);
+    norm(out, "mtp_norm", d.ns, d.h);
+}
+
+double transformer_mtp_activation_bytes(const ModelSpec *m, Shard sh)
+{
+    Dims d = dims(m, sh);
+    /* the embedding's dropout mask, the two norms' inputs (bf16), the
+     * projection's input (2h a token, a GEMM's), the final norm's input */
+    return d.mask * d.ns * d.h + 2 * d.e16 * d.ns * d.h + d.eg * d.ns * 2 * d.h +
+           d.e16 * d.ns * d.h;
 }
 
 /* Adam's states a parameter by how they are kept, and the bytes its step
@@ -897,6 +943,18 @@ double transformer_head_params(const ModelSpec *m, int tp)
     return final_norm + (m->tied_embeddings ? 0 : (double)m->vocab_size * h / tp);
 }
 
+double transformer_mtp_params(const ModelSpec *m, int tp)
+{
+    double h = m->hidden_size, norm = gpt_style(m) ? 2 * h : h;
+    return 2 * h * h / tp + 3 * norm;
+}
+
+double transformer_mtp_layers_params(const ModelSpec *m, int mtp_layers)
+{
+    return mtp_layers *
+           (transformer_mtp_params(m, 1) + transformer_layer_params_at(m, m->layers, 1, 1, 1));
+}
+
 double transformer_params(const ModelSpec *m)
 {
     if (!transformer_moe(m)) /* summed as it always was, to the last bit */
@@ -962,7 +1020,9 @@ double transformer_embedding_activation_bytes(const ModelSpec *m, Shard sh)
 double transformer_head_activation_bytes(const ModelSpec *m, Shard sh)
 {
     Dims d = dims(m, sh);
-    return 4 * d.ns * d.h + cross_entropy[d.ce_fusion].kept_bytes * d.n * d.v / d.t;
+    double logits = cross_entropy[d.ce_fusion].kept_bytes * d.n * d.v / d.t;
+    /* and each MTP layer's logits' input and what its loss keeps */
+    return 4 * d.ns * d.h + logits + sh.mtp * (2 * d.ns * d.h + logits);
 }
 
 /* What Megatron-LM's and Megatron-Bridge's model FLOPs count of latent
@@ -1005,6 +1065,22 @@ static double forward_flops(const ModelSpec *m, gboolean causal)
     return forward + transformer_ops_flops(&ops, TRUE) + m->layers * latent_norm_flops(m);
 }
 
+/* The same of one MTP module, as Megatron-LM and Megatron-Bridge count it
+ * ("MTP norms and proj" and the logits' "(mtp_num_layers + 1)"): its
+ * layer, of the last layer's kind, its projection, 2 FLOPs an element of
+ * its three norms ("3 * hidden_size"), and the shared output layer's
+ * logits, 2 s h V. */
+static double mtp_forward_flops(const ModelSpec *m, gboolean causal)
+{
+    Shard one = {.micro_batch = 1, .tp = 1};
+    OpList ops;
+    double s = m->seq_length, h = m->hidden_size, forward = latent_norm_flops(m);
+    for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
+        forward += block_flops(m, transformer_layer_block(m, m->layers, i), causal);
+    transformer_mtp_ops(m, one, &ops);
+    return forward + transformer_ops_flops(&ops, TRUE) + 2 * 3 * s * h + 2 * s * h * m->vocab_size;
+}
+
 double transformer_model_flops(const ModelSpec *m, double sequences)
 {
     return 3 * forward_flops(m, FALSE) * sequences;
@@ -1013,4 +1089,10 @@ double transformer_model_flops(const ModelSpec *m, double sequences)
 double transformer_causal_model_flops(const ModelSpec *m, double sequences)
 {
     return 3 * forward_flops(m, TRUE) * sequences;
+}
+
+double transformer_mtp_model_flops(const ModelSpec *m, int mtp_layers, double sequences,
+                                   gboolean causal)
+{
+    return mtp_layers > 0 ? 3 * mtp_layers * mtp_forward_flops(m, causal) * sequences : 0;
 }

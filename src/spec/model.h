@@ -64,13 +64,18 @@ typedef struct {
      * latent attention"): kv_lora_rank 0 is standard attention. */
     int kv_lora_rank, q_lora_rank; /* q_lora_rank 0: Q projected directly */
     int qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+    /* Multi-token-prediction modules the model has (DeepSeek-V3's
+     * num_nextn_predict_layers), each a layer of its last layer's kind;
+     * a plan trains up to as many (its mtp_num_layers). */
+    int mtp_layers;
 } ModelSpec;
 
 /* Reads a plansim model file or a Hugging Face config.json (recognised by
  * its "num_hidden_layers" key; Mixtral's, DeepSeek's and Qwen's expert
- * keys, DeepSeek-V2's latent attention and the windowed layers of
- * layer_types, sliding_window_pattern and max_window_layers are read).
- * Returns NULL and sets `error` on bad input. */
+ * keys, DeepSeek-V2's latent attention, DeepSeek-V3's
+ * multi-token-prediction layers and the windowed layers of layer_types,
+ * sliding_window_pattern and max_window_layers are read). Returns NULL and
+ * sets `error` on bad input. */
 ModelSpec *model_spec_load(const char *path, GError **error);
 
 /* As model_spec_load; *from_max_positions says whether the sequence length

@@ -71,14 +71,16 @@ typedef struct {
                        * column span's, its GEMMs' inputs' (column_width); 1 else */
 } Span;
 
-/* One kind of piece (the embedding, the head, a layer's attention or MLP
- * block), cut into spans. */
+/* One kind of piece (the embedding, the head, an MTP module's own
+ * operations, a layer's attention or MLP block), cut into spans. An MTP
+ * module's projection is column-parallel; the all-gather of its output
+ * (gather_from_tensor_model_parallel_region, b s h bf16) is left out. */
 typedef struct {
     Span span[SPANS];
     gboolean row_gemm; /* the summed output is a GEMM's (not the lookup's) */
 } PieceSpans;
 
-enum { KIND_EMBEDDING, KIND_HEAD, KIND_BLOCK, KINDS = KIND_BLOCK + TRANSFORMER_BLOCK_KINDS };
+enum { KIND_EMBEDDING, KIND_HEAD, KIND_MTP, KIND_BLOCK, KINDS = KIND_BLOCK + TRANSFORMER_BLOCK_KINDS };
 
 typedef struct {
     PieceSpans kind[KINDS];
@@ -89,7 +91,8 @@ typedef struct {
  * attention's up-projections, consecutive) and the operations whose output
  * the group sums (RowParallelLinear, and VocabParallelEmbedding's lookup),
  * by transformer.c's names. */
-static const char *const column_ops[] = {"qkv", "mlp_up", "logits", "q_up", "q_proj", "kv_up"};
+static const char *const column_ops[] = {"qkv",    "mlp_up", "logits", "mtp_logits",
+                                         "q_up",   "q_proj", "kv_up",  "eh_proj"};
 static const char *const summed_ops[] = {"out_proj", "mlp_down", "embedding"};
 
 static gboolean named(const Op *op, const char *const *names, gsize n)
@@ -123,17 +126,19 @@ static double gathered_share(Dtype d)
 /* What a token's inputs of the column-parallel GEMMs of `ops` hold, over
  * h (`hidden`): the all-gather before them moves these inputs (sequence
  * parallelism), and the sum of their input gradients after them; the sum
- * of their widths (Op.k), h for a QKV or an MLP's up (1), the latents for
- * latent attention's up-projections, q_lora_rank + kv_lora_rank
- * (Megatron-Core's MLA gathers the latents, not the layer's input: its
- * down-projections are replicated; the shared rotary key's r columns,
- * gathered apart in bf16, are left out); 1 when there is none. */
+ * of their widths (Op.k, times the GEMMs of a grouped one), h for a QKV
+ * or an MLP's up (1), the latents for latent attention's up-projections,
+ * q_lora_rank + kv_lora_rank (Megatron-Core's MLA gathers the latents, not
+ * the layer's input: its down-projections are replicated; the shared
+ * rotary key's r columns, gathered apart in bf16, are left out), 2h for an
+ * MTP module's projection, h more for each MTP layer's logits; 1 when
+ * there is none. */
 static double column_width(const OpList *ops, double hidden)
 {
     double k = 0;
     for (int i = 0; i < ops->n; i++)
         if (named(&ops->ops[i], column_ops, G_N_ELEMENTS(column_ops)))
-            k += ops->ops[i].k;
+            k += ops->ops[i].k * ops->ops[i].batch;
     return k > 0 ? k / hidden : 1;
 }
 
@@ -287,6 +292,8 @@ static void step_begin(Emit *e, void *state)
     st->kind[KIND_EMBEDDING] = cut(gpu, &ops, m->hidden_size);
     transformer_head_ops(m, sh, &ops);
     st->kind[KIND_HEAD] = cut(gpu, &ops, m->hidden_size);
+    transformer_mtp_ops(m, sh, &ops);
+    st->kind[KIND_MTP] = cut(gpu, &ops, m->hidden_size);
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
         if (transformer_block_layers(m, (Block)b) == 0)
             continue;
@@ -488,9 +495,11 @@ static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag
 {
     const TpState *st = state;
     const PlanSpec *plan = emit_plan(e);
-    int kind = p->segment->kind == SEGMENT_EMBEDDING ? KIND_EMBEDDING
-               : p->segment->kind == SEGMENT_HEAD    ? KIND_HEAD
-                                                     : KIND_BLOCK + p->block;
+    static const int kinds[] = {[SEGMENT_EMBEDDING] = KIND_EMBEDDING,
+                                [SEGMENT_MTP] = KIND_MTP,
+                                [SEGMENT_HEAD] = KIND_HEAD};
+    int kind =
+        p->segment->kind == SEGMENT_LAYER ? KIND_BLOCK + (int)p->block : kinds[p->segment->kind];
     Parts q = {.e = e,
                .st = st,
                .p = p,
