@@ -11,7 +11,9 @@
  *   - DeepSeek-V3's model FLOPs as Megatron-Bridge's
  *     num_floating_point_operations counts them, MLA and MTP included;
  *   - multi-token-prediction layers: where the pipeline puts them, their
- *     parameters and their embedding's copy, what Megatron-Core refuses. */
+ *     parameters and their embedding's copy, what Megatron-Core refuses;
+ *   - DeepSeek-V3 in Megatron-Bridge's recipe (PP 16, EP 64) on 1,024
+ *     H100s: it runs and fits, its model states by hand. */
 #include <string.h>
 
 #include "cost/transformer.h"
@@ -327,6 +329,87 @@ START_TEST(mtp_refused)
 }
 END_TEST
 
+/* DeepSeek-V3 (models/hf/deepseek-v3.json) in Megatron-Bridge's own
+ * recipe (recipes/deepseek/deepseek_v3.py, deepseek_v3_pretrain_config):
+ * TP 2, PP 16, EP 64 with expert tensor parallelism 1 (folded over a
+ * stage's tp x dp = 64 ranks), sequence parallelism, its MTP layer
+ * (mtp_num_layers 1), the layout it picks for pp 16 ([E + 4 t], 14 x
+ * [4 t], [t + mtp + loss]), micro-batch 1, global batch 4,096 of 4,096
+ * tokens, the distributed optimizer with bf16 gradients and its
+ * precision-aware Adam (fp32 main weights, bf16 moments: 8 bytes a
+ * parameter), selective recomputation; bf16. On 128 DGX H100 nodes
+ * (1,024 GPUs: dp 32) it fits in 80 GiB. By hand, on one GPU:
+ *   - a MoE layer's routed experts: 256 / 64 = 4, whole, each 3 h f_e =
+ *     3 x 7168 x 2048 = 44,040,192: 176,160,768;
+ *   - the rest of a MoE layer: MLA split over tp 2 (Q's down-projection h
+ *     q and KV's h (c + r) replicated, with the latents' norms q + c; Q's
+ *     up-projection q a (d_nope + d_rope) / 2, KV's c a (d_nope + d_v) /
+ *     2, the output a d_v h / 2): 101,124,096; two RMSNorms 2h = 14,336;
+ *     the router h E = 1,835,008 (replicated); the shared expert 3 h f_e
+ *     / 2 = 22,020,096: 124,993,536;
+ *   - a middle stage (4 MoE layers): experts 704,643,072, the rest
+ *     499,974,144; bf16 parameters and gradients, 2 bytes each; Adam's 8
+ *     bytes sharded over the rest's 32 data-parallel ranks and the
+ *     experts' tp x dp / (etp x ep) = 1: 8 (704,643,072 + 499,974,144 /
+ *     32) = 5,762,138,112 bytes;
+ *   - the last stage: layer 60 and the MTP module's layer (MoE both), the
+ *     module's eh_proj 2h^2 / 2 = 51,380,224 and 3 norms 3h = 21,504, the
+ *     copy of the word embedding V h / 2 = 463,339,520 Megatron-Core
+ *     keeps on the MTP layers' stage, the head's norm h and output layer V
+ *     h / 2: 1,580,396,544. */
+START_TEST(deepseek_v3_recipe_plan_fits)
+{
+    static const struct {
+        PlanField field;
+        const char *value;
+    } recipe[] = {
+        {PLAN_TP, "2"},
+        {PLAN_PP, "16"},
+        {PLAN_EP, "64"},
+        {PLAN_ETP, "1"},
+        {PLAN_SEQUENCE_PARALLEL, "true"},
+        {PLAN_MTP_NUM_LAYERS, "1"},
+        {PLAN_LAYOUT, "Et*4|(t*4|)*14,tmL"},
+        {PLAN_MICRO_BATCH_SIZE, "1"},
+        {PLAN_GLOBAL_BATCH_SIZE, "4096"},
+        {PLAN_ZERO_STAGE, "1"},
+        {PLAN_GRAD_ACCUM_DTYPE, "bf16"},
+        {PLAN_OPTIMIZER_STATES, "bf16_moments"},
+        {PLAN_RECOMPUTE, "selective"},
+    };
+    Run run = run_new(test_shipped_model("models/hf", "deepseek-v3.json"),
+                      test_shipped_cluster("dgx-h100.json", 128));
+    run.model->seq_length = 4096;
+    for (gsize i = 0; i < G_N_ELEMENTS(recipe); i++)
+        ck_assert(plan_spec_set(run.plan, recipe[i].field, recipe[i].value, "recipe", NULL));
+    run_simulate(&run);
+    const Metrics *mt = &run.rep.metrics;
+    ck_assert_int_eq(run.plan->dp, 32);
+    ck_assert_int_eq(mt->n_stages, 16);
+    double expert = 3 * 7168.0 * 2048, experts = 4 * 4 * expert;
+    double mla = 7168.0 * 1536 + 1536 + 1536 * 128 * 192 / 2 + 7168.0 * 576 + 512 +
+                 512 * 128 * 256 / 2 + 128 * 128 * 7168.0 / 2;
+    double rest_layer = mla + 2 * 7168 + 7168.0 * 256 + expert / 2;
+    ck_assert_double_eq(mla, 101124096);
+    ck_assert_double_eq(rest_layer, 124993536);
+    const StageStat *mid = &mt->stages[1];
+    ck_assert_int_eq(mid->layers, 4);
+    ck_assert_double_eq(mid->peak_split[MEM_PARAMS], 2 * (experts + 4 * rest_layer));
+    ck_assert_double_eq(mid->peak_split[MEM_GRADS], 2 * (experts + 4 * rest_layer));
+    ck_assert_double_eq(mid->peak_split[MEM_OPTIMIZER], 8 * (experts + 4 * rest_layer / 32));
+    ck_assert_double_eq(mid->peak_split[MEM_OPTIMIZER], 5762138112.0);
+    double words = 129280 * 7168.0 / 2;
+    StageParams last = states_stage_params_of(run.model, run.plan, 15);
+    ck_assert_double_eq(last.params, 2 * (rest_layer + 4 * expert) + 2 * 7168.0 * 7168 / 2 +
+                                         3 * 7168 + words + 7168 + words);
+    ck_assert_double_eq(last.params, 1580396544);
+    ck_assert(mt->stages[15].head && mt->stages[15].layers == 2);
+    ck_assert(mt->fits);
+    ck_assert_msg(mt->peak_bytes < 80 * 1073741824.0, "%.2f GiB", mt->peak_bytes / 1073741824.0);
+    run_free(&run);
+}
+END_TEST
+
 Suite *suite_deepseek(void)
 {
     Suite *s = suite_create("deepseek");
@@ -339,6 +422,7 @@ Suite *suite_deepseek(void)
     tcase_add_test(tc, mtp_layer_on_the_last_stage);
     tcase_add_test(tc, mtp_layouts);
     tcase_add_test(tc, mtp_refused);
+    tcase_add_test(tc, deepseek_v3_recipe_plan_fits);
     suite_add_tcase(s, tc);
     return s;
 }
