@@ -734,13 +734,13 @@ static double most_tasks(const Emit *e, int ranks)
 static void refuse_size(const ModelSpec *model, const PlanSpec *plan, int ranks, gsize max_tasks,
                         const char *got, PsErrorCode code, GError **error)
 {
-    int m = plan_spec_micro_batches(plan);
+    int m = plan_spec_micro_batches(plan), layers = model->layers + plan->mtp_num_layers;
     g_set_error(error, PS_ERROR, code,
                 "%s: expected a step of at most %.0f tasks, got %s (%d rank%s x %d micro-batch%s "
                 "x %d layer%s / %d stage%s): lower global_batch_size, the GPU count or the layers",
                 plan_field_origin(plan, PLAN_GLOBAL_BATCH_SIZE), (double)max_tasks, got, ranks,
-                ranks == 1 ? "" : "s", m, m == 1 ? "" : "es", model->layers,
-                model->layers == 1 ? "" : "s", plan->pp, plan->pp == 1 ? "" : "s");
+                ranks == 1 ? "" : "s", m, m == 1 ? "" : "es", layers, layers == 1 ? "" : "s",
+                plan->pp, plan->pp == 1 ? "" : "s");
 }
 
 /* emit.h's bound. Left out of it: the backward of the embedding (no input
@@ -749,8 +749,9 @@ double emit_tasks_at_least(const ModelSpec *model, const PlanSpec *plan, int ran
 {
     double passes = schedule_splits_backward(plan) ? 3 : 2;
     double chunks = (double)plan->pp * plan->virtual_stages;
+    double layers = (double)model->layers + plan->mtp_num_layers;
     double per_stage_set = plan_spec_micro_batches(plan) *
-                           (passes * TRANSFORMER_BLOCKS * model->layers + 2 + 2 * (chunks - 1));
+                           (passes * TRANSFORMER_BLOCKS * layers + 2 + 2 * (chunks - 1));
     return (double)ranks / plan->pp * per_stage_set + 3.0 * ranks;
 }
 

@@ -251,7 +251,8 @@ gboolean emit_check_size(const ModelSpec *model, const PlanSpec *plan, int ranks
  * running its two markers and its optimizer step, and for each
  * micro-batch and model chunk of its stage a forward and a backward, or a
  * B and a W: the forward of the embedding and of the head, and every pass
- * of each of TRANSFORMER_BLOCKS blocks a layer, at least one compute task each
+ * of each of TRANSFORMER_BLOCKS blocks a layer (the MTP layers too), at
+ * least one compute task each
  * (each has operations in every pass: GEMMs; a piece_compute may cut it,
  * never drop it); and per micro-batch, between each two consecutive model
  * chunks of the pp x virtual_stages, a transfer of activations forward
