@@ -209,8 +209,9 @@ END_TEST
 
 /* A plan's MTP layer on the small model (4 layers, pp 2): Megatron-Core
  * puts it after the last layer, in the last chunk (layers_per_stage 2, 2 +
- * 1); the last stage then holds 2 layers (a MoE layer each: attention's
- * MLA, 2 norms, router, 8 + 1 experts of 3 h f_e), the MTP module (its
+ * 1), which the plan's flags need not say; the last stage then holds 2
+ * layers (a MoE layer each: attention's MLA, 2 norms, router, 8 + 1
+ * experts of 3 h f_e), the MTP module (its
  * MoE layer, projection 2h x h, 3 norms, and the copy of the word
  * embedding V h that Megatron-Core keeps on the MTP layers' stage) and the
  * head (final norm, output layer V h). The copy's gradients are summed
@@ -227,6 +228,9 @@ START_TEST(mtp_layer_on_the_last_stage)
     ck_assert_int_eq(run.plan->layers_per_stage.n, 2);
     ck_assert_int_eq(run.plan->layers_per_stage.v[0], 2);
     ck_assert_int_eq(run.plan->layers_per_stage.v[1], 3);
+    /* Megatron-Core places it so by itself: no layout among the flags */
+    g_autofree char *flags = plan_spec_flags(run.plan);
+    ck_assert_msg(!strstr(flags, "layout"), "%s", flags);
     double mla = H * Q + Q + Q * A * DQK + H * (C + ROPE) + C + C * A * (NOPE + DV) + A * DV * H;
     double moe = mla + 2 * H + H * E + (E + 1) * 3.0 * H * FE;
     double dense = mla + 2 * H + 3.0 * H * F;
