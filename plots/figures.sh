@@ -46,8 +46,8 @@ mkdir -p "$out"
                        printf " %.2f", $(i + 1) / 2^30
                printf "\n" }'
     echo "# bubble: micro-batches, measured bubble fraction (Llama 2 7B, 4 stages)"
-    awk -v cols=micro_batches,bubble_fraction -f "$cols" "$out/bubble.csv" | sort -n |
-        awk '{ printf "bubble %s %.4f\n", $1, $2 }'
+    awk -v cols=micro_batches,bubble_percent -f "$cols" "$out/bubble.csv" | sort -n |
+        awk '{ printf "bubble %s %.4f\n", $1, $2 / 100 }'
     echo "# gantt: the traced step's slices per stream (Llama 2 7B, tp 2 x pp 4)"
     grep '"ph": "X"' "$out/trace.json" | sed 's/.*"tid": \([0-9]*\).*/\1/' | sort -n | uniq -c |
         awk '{ printf "gantt stream %s %s slices\n", $2, $1 }'

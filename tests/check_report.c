@@ -215,10 +215,36 @@ START_TEST(json_parses_back_with_the_report_values)
 }
 END_TEST
 
+/* The JSON name of a CSV column and the factor from JSON's value to the
+ * CSV's: sizes are GiB in CSV ("peak_gib": "peak_bytes" / 2^30), shares %
+ * ("mfu_percent": "mfu" x 100, "bubble_percent": "bubble_fraction" x 100);
+ * which of the two JSON has is looked up in `sections`. */
+static const cJSON *json_column(const cJSON *const *sections, gsize n, const char *csv, double *scale)
+{
+    const char *suffix[] = {"", "_bytes", "", "_fraction"};
+    const char *cut[] = {"", "_gib", "_percent", "_percent"};
+    const double factor[] = {1, 1.0 / 1073741824.0, 100, 100};
+    for (gsize k = 0; k < G_N_ELEMENTS(suffix); k++) {
+        if (!g_str_has_suffix(csv, cut[k]))
+            continue;
+        g_autofree char *name =
+            g_strdup_printf("%.*s%s", (int)(strlen(csv) - strlen(cut[k])), csv, suffix[k]);
+        for (gsize s = 0; s < n; s++) {
+            const cJSON *item = cJSON_GetObjectItemCaseSensitive(sections[s], name);
+            if (item) {
+                *scale = factor[k];
+                return item;
+            }
+        }
+    }
+    return NULL;
+}
+
 /* CSV: the header names as many columns as the row has, each once; the
- * plan's fields come first, in order; sim_wall_s is left out (report.h);
- * every column that JSON also has holds the same value, and the CSV-only
- * comm columns sum the comm table per purpose. */
+ * plan's command first, then the plan's fields, in order; sim_wall_s is
+ * left out (report.h); every column that JSON also has holds the same
+ * value in the CSV's unit, and the CSV-only comm columns sum the comm table
+ * per purpose. */
 START_TEST(csv_header_matches_its_row)
 {
     Run run = simulated();
@@ -231,7 +257,10 @@ START_TEST(csv_header_matches_its_row)
     ck_assert_uint_gt(n, 40);
     for (guint i = 0; i < n; i++)
         ck_assert_msg(column(header, header[i]) == (int)i, "column \"%s\" twice", header[i]);
-    int f = 0;
+    ck_assert_str_eq(header[0], "plan_flags");
+    g_autofree char *flags = plan_spec_flags(rep->plan);
+    ck_assert_str_eq(row[0], flags);
+    int f = 1;
     for (const char *const *name = plan_field_names(); *name; name++, f++)
         ck_assert_str_eq(header[f], *name);
     ck_assert_int_eq(column(header, "sim_wall_s"), -1);
@@ -243,13 +272,14 @@ START_TEST(csv_header_matches_its_row)
                                cJSON_GetObjectItemCaseSensitive(json, "memory")};
     int in_json = 0;
     for (guint i = 0; i < n; i++) {
-        const cJSON *item = NULL;
-        for (gsize s = 0; s < G_N_ELEMENTS(sections) && !item; s++)
-            item = cJSON_GetObjectItemCaseSensitive(sections[s], header[i]);
+        double scale = 1;
+        const cJSON *item = json_column(sections, G_N_ELEMENTS(sections), header[i], &scale);
         if (!item)
             continue;
         in_json++;
-        if (cJSON_IsNumber(item)) {
+        if (cJSON_IsNumber(item) && scale != 1) {
+            ck_assert_printed(g_ascii_strtod(row[i], NULL), item->valuedouble * scale);
+        } else if (cJSON_IsNumber(item)) {
             ck_assert_msg(g_ascii_strtod(row[i], NULL) == item->valuedouble,
                           "%s: CSV %s, JSON %.17g", header[i], row[i], item->valuedouble);
         } else if (cJSON_IsBool(item)) {
@@ -265,16 +295,16 @@ START_TEST(csv_header_matches_its_row)
             ck_assert_str_eq(flat, "[2,2]");
         }
     }
-    /* CSV-only: 8 purposes (tp, cp, ep, dp, pp, zero, embedding, amax) x 3 comm columns, 3 link classes,
+    /* CSV-only: plan_flags, 8 purposes (tp, cp, ep, dp, pp, zero, embedding, amax) x 3 comm columns, 3 link classes,
      * status, bound_s, reason, the 8 training_* columns (JSON's "training" object), and
      * without what-ifs the 4 what-if columns (whatif ... clean_critical_rank) */
-    ck_assert_int_eq((int)n - in_json, 8 * 3 + LINK_CLASSES + 3 + 8 + 4);
+    ck_assert_int_eq((int)n - in_json, 1 + 8 * 3 + LINK_CLASSES + 3 + 8 + 4);
 
     ck_assert_str_eq(row[column(header, "model")], "test-gpt");
     ck_assert_int_eq(atoi(row[column(header, "tp")]), rep->plan->tp);
     ck_assert_printed(g_ascii_strtod(row[column(header, "step_time_s")], NULL), m->step_time_s);
-    ck_assert_double_eq(g_ascii_strtod(row[column(header, "peak_bytes")], NULL),
-                        round(m->peak_bytes));
+    ck_assert_printed(g_ascii_strtod(row[column(header, "peak_gib")], NULL),
+                      round(m->peak_bytes) / 1073741824.0);
     for (int tag = 0; tag < TAG_KINDS; tag++) {
         if (!emit_comm_name((TaskTag)tag))
             continue;
@@ -283,10 +313,10 @@ START_TEST(csv_header_matches_its_row)
             bytes += m->comm[tag][op].bytes;
             time += m->comm[tag][op].time_s;
         }
-        g_autofree char *b = g_strdup_printf("comm_%s_bytes", emit_comm_name((TaskTag)tag));
+        g_autofree char *b = g_strdup_printf("comm_%s_gib", emit_comm_name((TaskTag)tag));
         g_autofree char *t = g_strdup_printf("comm_%s_time_s", emit_comm_name((TaskTag)tag));
         ck_assert_int_ge(column(header, b), 0);
-        ck_assert_double_eq(g_ascii_strtod(row[column(header, b)], NULL), round(bytes));
+        ck_assert_printed(g_ascii_strtod(row[column(header, b)], NULL), round(bytes) / 1073741824.0);
         ck_assert_printed(g_ascii_strtod(row[column(header, t)], NULL), time);
         if (tag == TAG_TP || tag == TAG_PP)
             ck_assert(bytes > 0); /* tp 2 and pp 2 communicate */
@@ -371,13 +401,15 @@ START_TEST(hand_made_report_prints_exactly)
     ck_assert_uint_eq(g_strv_length(row), g_strv_length(header));
     ck_assert_str_eq(row[column(header, "model")], "gpt \"quoted\", v2");
     ck_assert_str_eq(row[column(header, "cluster")], "c\\d");
-    ck_assert_str_eq(row[column(header, "mfu")], "0.3333333333");
+    ck_assert_str_eq(row[column(header, "mfu_percent")], "33.33333333"); /* %.10g of 100/3 */
     ck_assert_str_eq(row[column(header, "exposed_comm_s")], "0");
     ck_assert_str_eq(row[column(header, "fits")], "false");
-    ck_assert_str_eq(row[column(header, "comm_dp_bytes")], "1024");     /* 1000 + 24 */
+    /* 1000 + 24 bytes = 2^-20 GiB */
+    ck_assert_str_eq(row[column(header, "comm_dp_gib")], "9.536743164e-07");
+    ck_assert_str_eq(row[column(header, "peak_gib")], "114.9780946"); /* 123456789012 / 2^30 */
     ck_assert_str_eq(row[column(header, "comm_dp_time_s")], "0.625");   /* 0.5 + 0.125 */
     ck_assert_str_eq(row[column(header, "comm_dp_exposed_s")], "0.25"); /* 0.25 + 0 */
-    ck_assert_str_eq(row[column(header, "comm_tp_bytes")], "0");
+    ck_assert_str_eq(row[column(header, "comm_tp_gib")], "0");
     ck_assert_str_eq(row[column(header, "tp")], "2");
     ck_assert_str_eq(row[column(header, "dp")], "4"); /* 8 GPUs / 2 */
     /* the raw line quotes the model's cell, doubling its quotes */

@@ -156,7 +156,7 @@ START_TEST(combinations_count_and_order)
     }
     ck_assert_int_eq(reasons, SKIPPED);
     ck_assert(g_str_has_suffix(r->header, "\n"));
-    ck_assert(g_str_has_prefix(r->header, "tp,pp,dp,"));
+    ck_assert(g_str_has_prefix(r->header, "plan_flags,tp,pp,dp,"));
     guint row = 0;
     for (int i = 0; i < COMBINATIONS; i++) {
         int tp = tps[i / 6], pp = pps[i / 2 % 3], mbs = mbss[i % 2];

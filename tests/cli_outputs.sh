@@ -146,8 +146,8 @@ if [ -z "$problem" ]; then
     esac
     header=$(head -n 1 "$csv")
     case $header in
-    tp,pp,dp,*) ;;
-    *) problem="$problem; header does not start with \"tp,pp,dp,\"" ;;
+    plan_flags,tp,pp,dp,*) ;;
+    *) problem="$problem; header does not start with \"plan_flags,tp,pp,dp,\"" ;;
     esac
     case ,$header, in
     *,step_time_s,*) ;;

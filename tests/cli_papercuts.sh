@@ -252,10 +252,11 @@ fails_with "--nodes 0 gives its limit as an integer" \
 # a ring over 2 sends 4 V h / tp = 4 x 51200 x 2048 bytes
 problem=$(run tied simulate --model models/gpt3-1.3b.json --nodes 1 --pp 2 --zero-stage 1 \
     --global-batch-size 8 --format csv)
-[ "$(csv_column "$tmp/tied.out" comm_embedding_bytes)" = 419430400 ] ||
-    problem="$problem; comm_embedding_bytes $(csv_column "$tmp/tied.out" comm_embedding_bytes)"
-[ "$(csv_column "$tmp/tied.out" comm_dp_bytes)" = 0 ] ||
-    problem="$problem; comm_dp_bytes $(csv_column "$tmp/tied.out" comm_dp_bytes) under ZeRO-1"
+# 419430400 bytes = 0.390625 GiB
+[ "$(csv_column "$tmp/tied.out" comm_embedding_gib)" = 0.390625 ] ||
+    problem="$problem; comm_embedding_gib $(csv_column "$tmp/tied.out" comm_embedding_gib)"
+[ "$(csv_column "$tmp/tied.out" comm_dp_gib)" = 0 ] ||
+    problem="$problem; comm_dp_gib $(csv_column "$tmp/tied.out" comm_dp_gib) under ZeRO-1"
 check "under ZeRO-1 the tied embedding's all-reduce is comm embedding, not comm dp" "$problem"
 
 # ---- the --top table -------------------------------------------------------------

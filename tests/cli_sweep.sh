@@ -28,8 +28,8 @@ sweep() {
 
 # one thread and two: the same bytes
 problem=
-sweep -j 1 -o "$tmp/j1.csv" >/dev/null 2>"$tmp/j1.err" || problem="-j 1 failed: $(one_line "$tmp/j1.err")"
-sweep -j 2 -o "$tmp/j2.csv" >/dev/null 2>"$tmp/j2.err" || problem="$problem; -j 2 failed"
+sweep -j 1 --all-rows -o "$tmp/j1.csv" >/dev/null 2>"$tmp/j1.err" || problem="-j 1 failed: $(one_line "$tmp/j1.err")"
+sweep -j 2 --all-rows -o "$tmp/j2.csv" >/dev/null 2>"$tmp/j2.err" || problem="$problem; -j 2 failed"
 if [ -z "$problem" ] && ! cmp -s "$tmp/j1.csv" "$tmp/j2.csv"; then
     problem="-j 1 and -j 2 differ"
 fi
@@ -43,21 +43,42 @@ simulated=$(grep -c ',simulated,' "$tmp/j1.csv")
 [ "$simulated" -ge 10 ] || problem="$problem; only $simulated plans simulated"
 check "-j 1 and -j 2 write byte-identical CSV ($rows plans, $simulated simulated)" "$problem"
 
+# without --all-rows: the plans replayed that fit, ranked, and no other
+problem=
+sweep -j 2 -o "$tmp/ranked.csv" >/dev/null 2>&1 || problem="the ranked sweep failed"
+head -n 1 "$tmp/ranked.csv" | grep -q '^rank,plan_flags,tp,' || problem="$problem; header: $(head -c 60 "$tmp/ranked.csv")"
+# the units are in the header: GiB, and percent for shares
+for col in peak_gib mfu_percent bubble_percent; do
+    head -n 1 "$tmp/ranked.csv" | tr ',' '\n' | grep -qx "$col" || problem="$problem; no column $col"
+done
+awk -v cols=rank,fits,status -f "$top_srcdir/plots/csvcols.awk" "$tmp/ranked.csv" >"$tmp/ranks"
+[ "$(grep -c . "$tmp/ranks")" -eq "$(awk -v cols=fits,status -f "$top_srcdir/plots/csvcols.awk" "$tmp/j1.csv" |
+    grep -c '^true simulated$')" ] || problem="$problem; not one row for each plan replayed that fits"
+bad=$(awk '$2 != "true" || $3 != "simulated" || $1 < prev { print; exit } { prev = $1 }' "$tmp/ranks")
+[ -z "$bad" ] || problem="$problem; a row out of rank or that does not fit: $bad"
+[ "$(head -n 1 "$tmp/ranks" | cut -d ' ' -f 1)" = 1 ] || problem="$problem; the first row is not rank 1"
+check "-o writes the plans that fit, ranked, with the units in the header" "$problem"
+
+problem=
+out=$(sweep --all-rows 2>&1 >/dev/null)
+[ $? -eq 2 ] && [ "$(printf '%s\n' "$out" | grep -c .)" -eq 1 ] || problem="exit $?, stderr: $out"
+check "--all-rows without -o is an error" "$problem"
+
 # best_rows FILE K: the K best simulated rows that fit, by tokens/s, the
-# earlier first on ties
+# earlier first on ties; without the rank, which depends on the rows beside
 best_rows() {
     tail -n +2 "$1" >"$tmp/best.rows"
     awk -v cols=tokens_per_s,fits,status -f "$top_srcdir/plots/csvcols.awk" "$1" |
         awk '{print $1 "\t" NR "\t" $2 "\t" $3}' | paste - "$tmp/best.rows" |
         awk -F '\t' '$3 == "true" && $4 == "simulated"' | sort -t "$(printf '\t')" -k1,1gr -k2,2n |
-        head -n "$2" | cut -f 5-
+        head -n "$2" | cut -f 5- | cut -d , -f 2-
 }
 
 # pruning against the exhaustive sweep: the same 10 best rows, byte for
 # byte, and the same --top table; some plans pruned, each with its bound
 # in bound_s and no step_time_s (it was not replayed: issue 21)
 problem=
-sweep -j 2 --exhaustive -o "$tmp/all.csv" >/dev/null 2>"$tmp/all.err" ||
+sweep -j 2 --exhaustive --all-rows -o "$tmp/all.csv" >/dev/null 2>"$tmp/all.err" ||
     problem="--exhaustive failed: $(one_line "$tmp/all.err")"
 best_rows "$tmp/j1.csv" 10 >"$tmp/best.pruned"
 best_rows "$tmp/all.csv" 10 >"$tmp/best.all"
@@ -83,16 +104,17 @@ check "pruning keeps the 10 best rows of the exhaustive sweep ($pruned pruned, w
 problem=
 : >"$tmp/union"
 for k in 1 2 3 4; do
-    if ! sweep -j 2 --exhaustive --shard "$k/4" -o "$tmp/shard$k.csv" >/dev/null 2>&1; then
+    if ! sweep -j 2 --exhaustive --all-rows --shard "$k/4" -o "$tmp/shard$k.csv" >/dev/null 2>&1; then
         problem="$problem; shard $k/4 failed"
         continue
     fi
     if [ "$(head -n 1 "$tmp/shard$k.csv")" != "$(head -n 1 "$tmp/j1.csv")" ]; then
         problem="$problem; shard $k/4 has another header"
     fi
-    tail -n +2 "$tmp/shard$k.csv" >>"$tmp/union"
+    tail -n +2 "$tmp/shard$k.csv" | cut -d , -f 2- >>"$tmp/union"
 done
-tail -n +2 "$tmp/all.csv" | sort >"$tmp/whole"
+# without the rank: a shard ranks its own rows
+tail -n +2 "$tmp/all.csv" | cut -d , -f 2- | sort >"$tmp/whole"
 sort "$tmp/union" >"$tmp/union.sorted"
 cmp -s "$tmp/whole" "$tmp/union.sorted" || problem="$problem; the shards' rows differ from the whole's"
 check "the union of 4 shards is the whole sweep" "$problem"
@@ -125,8 +147,8 @@ sp=--no-sequence-parallel
     --micro-batch-size "$4" --global-batch-size "$5" --schedule "$6" --virtual-stages "$7" \
     --zero-stage "$8" "$sp" --recompute "${10}" --format csv >"$tmp/one.csv" 2>"$tmp/one.err" ||
     problem="simulate failed: $(one_line "$tmp/one.err")"
-if [ -z "$problem" ] && [ "$(sed -n 2p "$tmp/one.csv")" != "$row" ]; then
-    problem="sweep row: $row; simulate row: $(sed -n 2p "$tmp/one.csv")"
+if [ -z "$problem" ] && [ "$(sed -n 2p "$tmp/one.csv")" != "${row#*,}" ]; then
+    problem="sweep row: ${row#*,}; simulate row: $(sed -n 2p "$tmp/one.csv")"
 fi
 check "a sampled row equals simulate's for its plan ($plan)" "$problem"
 

@@ -25,7 +25,7 @@
 typedef struct {
     CliInputs in;
     char *gpus, *grid, *space, *threads, *shard, *top, *output, *rank_by, *max_plans;
-    gboolean exhaustive;
+    gboolean exhaustive, all_rows;
     CommandTraining training;
     CommandRunFlags run;
 } SweepArgs;
@@ -454,6 +454,11 @@ static gboolean sweep(void *args, GError **error)
                     a->max_plans);
         return FALSE;
     }
+    if (a->all_rows && !a->output) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--all-rows: expected -o FILE with it (the CSV's rows), got --all-rows alone");
+        return FALSE;
+    }
     if (gpus && clusters->len > 1) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "--gpus: expected none with several --nodes (each size's plans use all of its "
@@ -533,7 +538,9 @@ static gboolean sweep(void *args, GError **error)
                       .rank_by = (SweepRank)rank_by,
                       .run = &run,
                       .whatif = whatif,
-                      .csv = a->output != NULL};
+                      /* every row's CSV only for --all-rows: the others are
+                       * the simulated rows', which have theirs */
+                      .csv = a->output && a->all_rows};
     spec.stop = command_interrupts_catch(); /* Ctrl-C stops the sweep, which writes nothing */
     g_autoptr(SweepResult) r = sweep_run(&spec, error);
     command_interrupts_release();
@@ -554,12 +561,8 @@ static gboolean sweep(void *args, GError **error)
     /* the CSV only when asked (-o FILE, or -o - for stdout); the table on
      * stdout unless the CSV is there */
     if (a->output) {
-        GString *csv = g_string_new(r->header);
-        for (guint i = 0; i < r->rows->len; i++)
-            g_string_append(csv, g_array_index(r->rows, SweepRow, i).csv);
-        gboolean ok = text_write_atomic(a->output, csv->str, csv->len, error);
-        g_string_free(csv, TRUE);
-        if (!ok)
+        g_autofree char *csv = sweep_csv(r, a->all_rows);
+        if (!text_write_atomic(a->output, csv, strlen(csv), error))
             return FALSE;
     }
     gboolean table_out = !a->output || strcmp(a->output, "-") != 0;
@@ -628,10 +631,15 @@ int cmd_sweep(int argc, char **argv)
         {"max-plans", 0, 0, G_OPTION_ARG_FILENAME, &a.max_plans,
          "with --exhaustive, the most plans it replays (default 1000)", "N"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
-         "write a CSV row for each plan to FILE (whole or not at all; - for stdout)", "FILE"},
+         "write the plans that fit as CSV to FILE, best first, ranked (whole or not at all; - for "
+         "stdout)",
+         "FILE"},
+        {"all-rows", 0, 0, G_OPTION_ARG_NONE, &a.all_rows,
+         "with -o, a CSV row for every plan: also those pruned, that do not fit or are invalid",
+         NULL},
         COMMAND_RUN_ENTRIES(a.run),
         {NULL},
     };
-    return command_main(argc, argv, "- the best plans of a grid (-o: a CSV row for each plan)",
+    return command_main(argc, argv, "- the best plans of a grid (-o: as CSV, ranked)",
                         entries, &a.in, sweep, &a);
 }

@@ -696,6 +696,18 @@ static int by_score(const void *x, const void *y, void *rows)
                                                                        : 0;
 }
 
+/* Every ranked row (ranked()) into `order` (room for every row), best
+ * first, as sweep_best ranks them; returns how many. */
+static int ranked_rows(const SweepResult *r, guint *order)
+{
+    int n = 0;
+    for (guint i = 0; i < r->rows->len; i++)
+        if (ranked(&g_array_index(r->rows, SweepRow, i)))
+            order[n++] = i;
+    g_qsort_with_data(order, n, sizeof *order, by_score, r->rows);
+    return n;
+}
+
 /* The key of row i's plan but for its virtual stages (interleaved is
  * 1F1B with chunks) and micro-batch size (and the layer split they make):
  * equal keys, near-twins but for the throughput. */
@@ -727,13 +739,8 @@ int sweep_best_distinct(const SweepSpec *spec, const SweepResult *r, int k, guin
 {
     if (k <= 0)
         return 0;
-    /* every ranked row (sweep_best's), best first */
     g_autofree guint *order = g_new(guint, MAX(r->rows->len, 1));
-    int n = 0;
-    for (guint i = 0; i < r->rows->len; i++)
-        if (ranked(&g_array_index(r->rows, SweepRow, i)))
-            order[n++] = i;
-    g_qsort_with_data(order, n, sizeof *order, by_score, r->rows);
+    int n = ranked_rows(r, order);
     /* the groups, in the order of their best rows: their key, their first
      * (best) row and every row, best first */
     g_autoptr(GHashTable) group_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -779,6 +786,57 @@ int sweep_best_distinct(const SweepSpec *spec, const SweepResult *r, int k, guin
     }
     g_free(members);
     return groups;
+}
+
+/* Orders a CSV's rows: by rank (0, unranked, last), a first before its
+ * twins, then by combination. */
+typedef struct {
+    guint row;
+    guint rank;
+    gboolean twin;
+    gint64 combination;
+} CsvLine;
+
+static int by_rank(const void *x, const void *y)
+{
+    const CsvLine *a = x, *b = y;
+    guint ra = a->rank ? a->rank : G_MAXUINT, rb = b->rank ? b->rank : G_MAXUINT;
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    if (a->twin != b->twin)
+        return a->twin ? 1 : -1;
+    return (a->combination > b->combination) - (a->combination < b->combination);
+}
+
+char *sweep_csv(const SweepResult *r, gboolean all_rows)
+{
+    guint rows = r->rows->len;
+    g_autofree guint *order = g_new(guint, MAX(rows, 1));
+    g_autofree guint *rank = g_new0(guint, MAX(rows, 1));
+    int n = ranked_rows(r, order);
+    for (int j = 0; j < n; j++)
+        rank[order[j]] = (guint)j + 1;
+    g_autofree CsvLine *lines = g_new(CsvLine, MAX(rows, 1));
+    guint kept = 0;
+    for (guint i = 0; i < rows; i++) {
+        const SweepRow *row = &g_array_index(r->rows, SweepRow, i);
+        /* a twin that fits has its first's figures, and so its rank */
+        gboolean twin = row->twin_of >= 0 && row->status == REPORT_SIMULATED && row->fits;
+        guint place = twin ? rank[row->twin_of] : rank[i];
+        if (row->csv && (place > 0 || all_rows))
+            lines[kept++] = (CsvLine){
+                .row = i, .rank = place, .twin = twin, .combination = row->combination};
+    }
+    qsort(lines, kept, sizeof *lines, by_rank);
+    GString *csv = g_string_new("rank,");
+    g_string_append(csv, r->header);
+    for (guint j = 0; j < kept; j++) {
+        if (lines[j].rank)
+            g_string_append_printf(csv, "%u", lines[j].rank);
+        g_string_append_c(csv, ',');
+        g_string_append(csv, g_array_index(r->rows, SweepRow, lines[j].row).csv);
+    }
+    return g_string_free(csv, FALSE);
 }
 
 PlanSpec *sweep_plan(const SweepSpec *spec, const SweepRow *row)

@@ -152,6 +152,15 @@ int sweep_best(const SweepResult *r, int k, guint *best);
 int sweep_best_distinct(const SweepSpec *spec, const SweepResult *r, int k, guint *best,
                         GArray **near);
 
+/* The sweep's CSV (SweepSpec.csv), for a spreadsheet: the header with a
+ * `rank` column first, then the rows that were simulated and fit, best
+ * first, each with its rank (sweep_best's order, 1 the best; a twin has
+ * its first's rank and follows it); with `all_rows`, every other row
+ * after them, in combination order, its rank blank. The ranks are those
+ * of sweep_best down to SweepSpec.top; below it, among the plans the
+ * sweep replayed. Newly allocated. */
+char *sweep_csv(const SweepResult *r, gboolean all_rows);
+
 /* The plan of a valid row's combination, resolved, as the sweep ran it. */
 PlanSpec *sweep_plan(const SweepSpec *spec, const SweepRow *row);
 

@@ -25,6 +25,7 @@ typedef struct {
     const PlanList *list; /* LIST (JSON's [12,12]), the plan's */
     Where where;
     gboolean blank; /* not known: an empty CSV cell, JSON's null */
+    gboolean share; /* a fraction, which CSV gives in % (csv_unit) */
 } Field;
 
 /* the plan's fields and the report's own (82 at most today: the metrics,
@@ -48,6 +49,47 @@ static Field *put(Fields *fs, const char *section, const char *name, ValueKind k
                            .text = g_strdup(text),
                            .where = IN_BOTH};
     return &fs->f[fs->n++];
+}
+
+/* How CSV gives a field, for a spreadsheet: a size (a report field, not a
+ * plan's, whose JSON name ends in _bytes) in GiB, its column
+ * "peak_gib"; a share in %, "mfu_percent" ("bubble_fraction":
+ * "bubble_percent"); any other as JSON does. */
+typedef enum { CSV_AS_IS, CSV_GIB, CSV_PERCENT } CsvUnit;
+
+static CsvUnit csv_unit(const Field *f)
+{
+    if (f->share)
+        return CSV_PERCENT;
+    if (f->kind == VALUE_INT && strcmp(f->section, "plan") != 0 && g_str_has_suffix(f->name, "_bytes"))
+        return CSV_GIB;
+    return CSV_AS_IS;
+}
+
+/* The field's CSV column name (csv_unit), newly allocated. */
+static char *csv_name(const Field *f)
+{
+    switch (csv_unit(f)) {
+    case CSV_GIB:
+        return g_strdup_printf("%.*s_gib", (int)(strlen(f->name) - strlen("_bytes")), f->name);
+    case CSV_PERCENT: {
+        gsize n = strlen(f->name);
+        if (g_str_has_suffix(f->name, "_fraction"))
+            n -= strlen("_fraction");
+        return g_strdup_printf("%.*s_percent", (int)n, f->name);
+    }
+    case CSV_AS_IS:
+        break;
+    }
+    return g_strdup(f->name);
+}
+
+/* Puts a share (a fraction; CSV's %). */
+static Field *put_share(Fields *fs, const char *name, double share)
+{
+    Field *f = put(fs, "", name, VALUE_NUMBER, share, NULL);
+    f->share = TRUE;
+    return f;
 }
 
 /* CSV's view of the comm table: per purpose, bytes sent, time and exposed
@@ -83,8 +125,7 @@ static void put_whatif(Fields *fs, const Report *rep)
     Field *f[] = {
         put(fs, "", "whatif", VALUE_STRING, 0, on ? rep->whatif : ""),
         put(fs, "", "clean_step_time_s", VALUE_NUMBER, clean, NULL),
-        put(fs, "", "step_time_change", VALUE_NUMBER,
-            clean > 0 ? rep->metrics.step_time_s / clean - 1 : 0, NULL),
+        put_share(fs, "step_time_change", clean > 0 ? rep->metrics.step_time_s / clean - 1 : 0),
         put(fs, "", "clean_critical_rank", VALUE_INT, rep->clean_critical_rank, NULL),
     };
     for (gsize i = 0; i < G_N_ELEMENTS(f); i++) {
@@ -143,6 +184,10 @@ static void collect(const Report *rep, Fields *fs)
     gboolean simulated = rep->status == REPORT_SIMULATED;
     fs->n = 0;
     fs->names = g_ptr_array_new_with_free_func(g_free);
+    /* CSV only: the plan as the flags that make it, for a spreadsheet's
+     * reader to paste; blank for a plan that did not resolve */
+    g_autofree char *flags = rep->status == REPORT_INVALID ? NULL : plan_spec_flags(rep->plan);
+    put(fs, "", "plan_flags", VALUE_STRING, 0, flags ? flags : "")->where = IN_CSV;
     static const ValueKind kinds[] = {[FIELD_INT] = VALUE_INT,
                                       [FIELD_BOOL] = VALUE_BOOL,
                                       [FIELD_CHOICE] = VALUE_STRING,
@@ -177,8 +222,8 @@ static void collect(const Report *rep, Fields *fs)
     put(fs, "", "tokens_per_s", VALUE_NUMBER, m->tokens_per_s, NULL);
     put(fs, "", "model_flops", VALUE_NUMBER, m->model_flops, NULL);
     put(fs, "", "hardware_flops", VALUE_NUMBER, m->hardware_flops, NULL);
-    put(fs, "", "mfu", VALUE_NUMBER, m->mfu, NULL);
-    put(fs, "", "hfu", VALUE_NUMBER, m->hfu, NULL);
+    put_share(fs, "mfu", m->mfu);
+    put_share(fs, "hfu", m->hfu);
     put(fs, "", "model_tflops_per_gpu", VALUE_NUMBER, metrics_model_tflops_per_gpu(m, rep->gpus),
         NULL);
     put(fs, "", "compute_s", VALUE_NUMBER, m->compute_s, NULL);
@@ -188,9 +233,9 @@ static void collect(const Report *rep, Fields *fs)
     for (int c = 0; c < LINK_CLASSES; c++) {
         char *name = g_strdup_printf("busiest_%s_utilization", topology_class_name((LinkClass)c));
         g_ptr_array_add(fs->names, name);
-        put(fs, "", name, VALUE_NUMBER, m->busiest[c].utilization, NULL)->where = IN_CSV;
+        put_share(fs, name, m->busiest[c].utilization)->where = IN_CSV;
     }
-    put(fs, "", "bubble_fraction", VALUE_NUMBER, m->bubble_fraction, NULL);
+    put_share(fs, "bubble_fraction", m->bubble_fraction);
     put(fs, "memory", "peak_bytes", VALUE_INT, m->peak_bytes, NULL);
     put(fs, "memory", "capacity_bytes", VALUE_INT, m->capacity_bytes, NULL);
     put(fs, "memory", "fits", VALUE_BOOL, m->fits, NULL);
@@ -260,12 +305,18 @@ static void csv_value(GString *out, const Field *f)
 {
     if (f->blank)
         return;
+    CsvUnit unit = csv_unit(f);
+    if (unit != CSV_AS_IS) {
+        double value = unit == CSV_GIB ? f->number / UNITS_GIB : 100 * f->number;
+        g_string_append_printf(out, "%.10g", value == 0 ? 0.0 : value);
+        return;
+    }
     switch (f->kind) {
     case VALUE_NUMBER:
         /* +0 for -0 so that signs never differ between equal results */
         g_string_append_printf(out, "%.10g", f->number == 0 ? 0.0 : f->number);
         break;
-    case VALUE_INT: /* counts and byte sizes: whole numbers, every digit */
+    case VALUE_INT: /* counts: whole numbers, every digit */
         g_string_append_printf(out, "%.0f", f->number);
         break;
     case VALUE_BOOL:
@@ -691,7 +742,8 @@ char *report_csv_header(void)
     const char *sep = "";
     for (int i = 0; i < fs.n; i++) {
         if (fs.f[i].where & IN_CSV) {
-            g_string_append_printf(out, "%s%s", sep, fs.f[i].name);
+            g_autofree char *name = csv_name(&fs.f[i]);
+            g_string_append_printf(out, "%s%s", sep, name);
             sep = ",";
         }
     }
