@@ -298,11 +298,14 @@ END_TEST
  * main weights, momentum and variance, 12 bytes a parameter; the main
  * weights as the 16-bit remainders of the bf16 parameters, 10; bf16
  * moments with no main weights, 4 (Apex's DistributedFusedAdam:
- * store_param_remainders; dtype bf16 with store_params off). With ZeRO-1
- * over the 8 GPUs of a DGX A100 and fp32 gradients a parameter then takes
- * 6 + 12/8, 6 + 10/8 or 6 + 4/8 bytes. Adam's step moves the bf16
+ * store_param_remainders; dtype bf16 with store_params off); fp32 main
+ * weights with bf16 moments, 4 + 2 + 2 = 8 (DeepSeek-V3's "low-precision
+ * optimizer states", arXiv 2412.19437, section 3.3.3). With ZeRO-1 over
+ * the 8 GPUs of a DGX A100 and fp32 gradients a parameter then takes 6 +
+ * 12/8, 6 + 10/8, 6 + 4/8 or 6 + 8/8 bytes. Adam's step moves the bf16
  * gradient (2), its states read and written, and the bf16 parameter
- * written (2) or read and written with its remainder (4): 28, 26, 14. */
+ * written (2) or read and written with its remainder (4): 28, 26, 14 and
+ * 2 + 2 x 8 + 2 = 20. */
 START_TEST(optimizer_states_by_hand)
 {
     static const struct {
@@ -310,7 +313,8 @@ START_TEST(optimizer_states_by_hand)
         double bytes, step_bytes;
     } rows[] = {{OPTIMIZER_STATES_FP32, 12, 28},
                 {OPTIMIZER_STATES_REMAINDERS, 10, 26},
-                {OPTIMIZER_STATES_BF16, 4, 14}};
+                {OPTIMIZER_STATES_BF16, 4, 14},
+                {OPTIMIZER_STATES_BF16_MOMENTS, 8, 20}};
     const double psi = 1e9;
     for (gsize i = 0; i < G_N_ELEMENTS(rows); i++) {
         Run run = shipped_run("llama2-7b.json", "dgx-a100-80gb.json", 1);

@@ -140,21 +140,48 @@ START_TEST(hugging_face_parameters)
 }
 END_TEST
 
-/* DeepSeek-V3 (models/hf/deepseek-v3.json, its published config): "Total
- * parameters: 671B" for the main model, 61 layers without the multi-token
- * prediction module (deepseek-ai/DeepSeek-V3, README_WEIGHTS.md), a figure
- * rounded to the billion. Its "36.7B" activated is not reproduced: counted
- * as the config gives it (MLA, 8 routed and 1 shared expert of 3 h f_e in
- * each of 58 MoE layers, 3 dense layers of 3 h f, both embeddings), 37.55B
- * are. */
+/* DeepSeek-V3 (models/hf/deepseek-v3.json, its published config;
+ * deepseek-ai/DeepSeek-V3's README_WEIGHTS.md: "Total parameters: 671B"
+ * for the main model of 61 layers, and an MTP module of "11.5B unique
+ * parameters", its embedding and output head shared), by hand from the
+ * config: h 7168, 128 heads, q_lora_rank 1536, kv_lora_rank 512, QK heads
+ * of 128 + 64, V heads of 128, f 18,432, 256 routed experts and 1 shared
+ * of f_e 2048, 8 a token, the first 3 layers dense, vocabulary 129,280,
+ * untied:
+ *   - MLA: h q + q + q a (128 + 64) + h (512 + 64) + 512 + 512 a (128 +
+ *     128) + a 128 h = 187,107,328; two RMSNorms 2h;
+ *   - a dense layer: MLA, norms, 3 h f = 396,361,728: 583,483,392;
+ *   - a MoE layer: MLA, norms, the router h x 256, 257 experts of 3 h f_e
+ *     = 44,040,192: 11,507,286,016 (8 + 1 experts of them active:
+ *     585,318,400);
+ *   - both embeddings 2 V h = 1,853,358,080 and the final norm h:
+ *     3 x 583,483,392 + 58 x 11,507,286,016 + 1,853,358,080 + 7,168 =
+ *     671,026,404,352 (the checkpoint's also has the router's 256
+ *     correction biases a MoE layer, e_score_correction_bias, which
+ *     Megatron-Core keeps as a buffer, not a trained parameter);
+ *   - active: 3 x 583,483,392 + 58 x 585,318,400 + 1,853,358,080 + 7,168
+ *     = 37,552,282,624, against the 36.7B published (which this count does
+ *     not reproduce);
+ *   - the MTP module: a MoE layer, eh_proj 2h^2 = 102,760,448 and its
+ *     three norms 3h: 11,610,067,968, the 11.5B published. */
 START_TEST(deepseek_v3_parameters)
 {
     g_autoptr(ModelSpec) m = test_shipped_model("models/hf", "deepseek-v3.json");
-    ck_assert_int_eq(m->experts, 256);
-    ck_assert_int_eq(m->first_dense_layers, 3);
-    ck_assert_int_eq(m->q_lora_rank, 1536);
-    ck_assert_msg(round(transformer_params(m) / 1e9) == 671, "%.4g parameters",
-                  transformer_params(m));
+    double h = 7168, a = 128, q = 1536, c = 512, f = 18432, fe = 2048, v = 129280;
+    double mla =
+        h * q + q + q * a * (128 + 64) + h * (c + 64) + c + c * a * (128 + 128) + a * 128 * h;
+    double dense = mla + 2 * h + 3 * h * f, expert = 3 * h * fe;
+    double moe = mla + 2 * h + h * 256 + 257 * expert,
+           moe_active = mla + 2 * h + h * 256 + 9 * expert;
+    ck_assert_double_eq(mla, 187107328);
+    ck_assert_double_eq(moe, 11507286016);
+    ck_assert_int_eq(m->mtp_layers, 1);
+    ck_assert_double_eq(transformer_params(m), 3 * dense + 58 * moe + 2 * v * h + h);
+    ck_assert_double_eq(transformer_params(m), 671026404352);
+    ck_assert_double_eq(transformer_active_params(m), 3 * dense + 58 * moe_active + 2 * v * h + h);
+    ck_assert_double_eq(transformer_active_params(m), 37552282624);
+    ck_assert_double_eq(transformer_mtp_layers_params(m, 1), moe + 2 * h * h + 3 * h);
+    ck_assert_double_eq(transformer_mtp_layers_params(m, 1), 11610067968);
 }
 END_TEST
 

@@ -302,17 +302,24 @@ END_TEST
 /* DeepSeek-V2-Lite at s = 1024 over ep 4: each of its 26 MoE layers (of
  * 27: the first is dense) routes tokens, 4 all-to-alls per micro-batch.
  * Its model FLOPs per sequence, 3x the forward GEMMs (docs/model.md,
- * "Compute"; the attention block at its heads' shapes, h = 2048, 16
- * heads): per layer QKV 2sh(3h), scores and score x V 4s^2h, projection
- * 2sh^2; the dense layer's SwiGLU MLP 6shf (f 10944); each MoE layer's
- * router 2shE (E 64) and 6 + 2 experts of 6sh f_e (f_e 1408); the logits
- * 2shV (V 102400). */
+ * "Compute"), as Megatron-Bridge counts them (flop_utils.py,
+ * num_floating_point_operations, its MLA branch without q_lora_rank):
+ * per layer its latent attention (h = 2048, 16 heads, kv_lora_rank 512,
+ * QK heads of 128 + 64, V heads of 128): Q's projection 2sh(16 x 192),
+ * the KV down-projection with the rotary key 2sh(512 + 64), the KV
+ * up-projection 2s 512 (16 x 256), QK^T 2s^2 (16 x 192) and score x V
+ * 2s^2 (16 x 128), the output projection 2s (16 x 128) h, the KV
+ * latent's norm 2s 512 (Bridge's "+ 1"); the dense layer's SwiGLU MLP
+ * 6shf (f 10944); each MoE layer's router 2shE (E 64) and 6 + 2 experts
+ * of 6sh f_e (f_e 1408); the logits 2shV (V 102400). */
 START_TEST(deepseek_v2_lite_simulates)
 {
     ModelSpec *model = hf("deepseek-v2-lite-hf.json");
     model->seq_length = 1024;
     double s = 1024, h = 2048, v = 102400;
-    double attention = 2 * s * h * 3 * h + 4 * s * s * h + 2 * s * h * h;
+    double attention = 2 * s * h * 16 * 192 + 2 * s * h * 576 + 2 * s * 512 * 16 * 256 +
+                       2 * s * s * 16 * 192 + 2 * s * s * 16 * 128 + 2 * s * 16 * 128 * h +
+                       2 * s * 512;
     double moe = 2 * s * h * 64 + (6 + 2) * 6 * s * h * 1408;
     double forward = 27 * attention + 6 * s * h * 10944 + 26 * moe + 2 * s * h * v;
     ck_assert_rel(transformer_model_flops(model, 1), 3 * forward, 1e-12);

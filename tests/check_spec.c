@@ -599,41 +599,49 @@ END_TEST
 
 /* Megatron-Core's layout strings, read by hand from its rules
  * (pipeline_parallel_layer_layout.py's docs): "(...)*N" and "x*N" unrolled,
- * commas dropped, chunks split by '|'. "Et*3|(tt|)*29,t|L" is the
- * DeepSeek-V3 example of Megatron's docs with its MTP layer a decoder
- * layer: Ettt, 29 x tt, t, L = chunks of 3, 29 x 2, 1 and 0 layers (62). Each
- * list written back reads back the same. */
+ * commas dropped, chunks split by '|'. "Et*3|(tt|)*29,m|L" is the
+ * DeepSeek-V3 example of Megatron's docs, its MTP layer m in the last chunk
+ * but one: Ettt, 29 x tt, m, L = chunks of 3, 29 x 2, 1 and 0 layers (62,
+ * of them 1 MTP layer); "E|t*3|(t|)*5mL" its multi_token_prediction.md's,
+ * MTP in the last chunk: 0, 3, 5 x 1, 1 (9, 1 MTP). Each list written
+ * back reads back the same. */
 START_TEST(pipeline_layout_strings)
 {
     static const struct {
         const char *text, *written;
         int n, chunks[8]; /* the first chunks */
         long long layers;
+        int mtp;
     } cases[] = {
-        {"Et*3|(tt|)*29,t|L", "Et*3|(t*2|)*29,t|L", 32, {3, 2, 2, 2}, 62},
-        {"E|(t|)*126,L", "E|(t|)*126,L", 128, {0, 1, 1, 1}, 126},
-        {"EtttL", "Et*3L", 1, {3}, 3},
-        {"Et,t|t*0|t*2|L", "Et*2||t*2|L", 4, {2, 0, 2, 0}, 4},
-        {"E(t)*1000000|L", "Et*1000000|L", 2, {1000000, 0}, 1000000},
-        {"E||t|L", "E||t|L", 4, {0, 0, 1, 0}, 1},
+        {"Et*3|(tt|)*29,t|L", "Et*3|(t*2|)*29,t|L", 32, {3, 2, 2, 2}, 62, 0},
+        {"Et*3|(tt|)*29,m|L", "Et*3|(t*2|)*29,m|L", 32, {3, 2, 2, 2}, 62, 1},
+        {"E|t*3|(t|)*5mL", "E|t*3|(t|)*5,mL", 8, {0, 3, 1, 1}, 9, 1},
+        {"E|t|tm*2|L", "E|t|tm*2|L", 4, {0, 1, 3, 0}, 4, 2},
+        {"E|(t|)*126,L", "E|(t|)*126,L", 128, {0, 1, 1, 1}, 126, 0},
+        {"EtttL", "Et*3L", 1, {3}, 3, 0},
+        {"Et,t|t*0|t*2|L", "Et*2||t*2|L", 4, {2, 0, 2, 0}, 4, 0},
+        {"E(t)*1000000|L", "Et*1000000|L", 2, {1000000, 0}, 1000000, 0},
+        {"E||t|L", "E||t|L", 4, {0, 0, 1, 0}, 1, 0},
     };
     for (gsize k = 0; k < G_N_ELEMENTS(cases); k++) {
-        int *chunks, n;
+        int *chunks, n, mtp;
         char *why = NULL;
-        ck_assert_msg(pipeline_layout_parse(cases[k].text, &chunks, &n, &why), "%s: %s",
+        ck_assert_msg(pipeline_layout_parse(cases[k].text, &chunks, &n, &mtp, &why), "%s: %s",
                       cases[k].text, why);
         ck_assert_int_eq(n, cases[k].n);
+        ck_assert_int_eq(mtp, cases[k].mtp);
         long long layers = 0;
         for (int i = 0; i < n; i++)
             layers += chunks[i];
         ck_assert_int_eq(layers, cases[k].layers);
         for (int i = 0; i < MIN(n, 4); i++)
             ck_assert_int_eq(chunks[i], cases[k].chunks[i]);
-        g_autofree char *written = pipeline_layout_text(chunks, n);
+        g_autofree char *written = pipeline_layout_text(chunks, n, mtp);
         ck_assert_str_eq(written, cases[k].written);
-        int *again, m;
-        ck_assert(pipeline_layout_parse(written, &again, &m, &why));
+        int *again, m, mtp_again;
+        ck_assert(pipeline_layout_parse(written, &again, &m, &mtp_again, &why));
         ck_assert_int_eq(m, n);
+        ck_assert_int_eq(mtp_again, mtp);
         ck_assert(memcmp(again, chunks, sizeof(int) * (gsize)n) == 0);
         g_free(again);
         g_free(chunks);
@@ -641,7 +649,9 @@ START_TEST(pipeline_layout_strings)
     static const struct {
         const char *text, *why;
     } refused[] = {
-        {"Et*3|(tt|)*29,m|L", "no multi-token-prediction layer m"},
+        {"E|m|t|L", "every transformer layer t before the multi-token-prediction layers m"},
+        {"E|t(tm)*2|L", "every transformer layer t before the multi-token-prediction layers m"},
+        {"E|tm|m|L", "the multi-token-prediction layers m all in one chunk"},
         {"tE|L", "the embedding E once, first in the first chunk"},
         {"|Et|L", "the embedding E once, first in the first chunk"},
         {"E|(E|)*2,L", "the embedding E once"},
@@ -652,15 +662,15 @@ START_TEST(pipeline_layout_strings)
         {"E|(t|)L", "a count after each run"},
         {"E(t(t))*2L", "no '(' inside another"},
         {"Et**2L", "a count after '*'"},
-        {"Et x|L", "a character of E, t, L, |, *, ( and ), got ' '"},
+        {"Et x|L", "a character of E, t, m, L, |, *, ( and ), got ' '"},
         {"E(t|)*4000000000L", "a count of at most"},
         {"E(|)*2000000L", "at most 1048576 chunks"},
         {"E(t*2000000000)*2L", "at most 2147483647 transformer layers"},
     };
     for (gsize k = 0; k < G_N_ELEMENTS(refused); k++) {
-        int *chunks = NULL, n = 0;
+        int *chunks = NULL, n = 0, mtp = 0;
         g_autofree char *why = NULL;
-        ck_assert_msg(!pipeline_layout_parse(refused[k].text, &chunks, &n, &why), "%s",
+        ck_assert_msg(!pipeline_layout_parse(refused[k].text, &chunks, &n, &mtp, &why), "%s",
                       refused[k].text);
         ck_assert_msg(strstr(why, refused[k].why), "%s: %s", refused[k].text, why);
     }
@@ -697,9 +707,9 @@ START_TEST(uneven_split_written_as_layout)
             g_autofree char *want =
                 g_strdup_printf("--pipeline-model-parallel-layout '%s'", cases[i].layout);
             ck_assert_msg(at && strcmp(at, want) == 0, "%s", flags);
-            int *chunks, n;
+            int *chunks, n, mtp;
             char *why = NULL;
-            ck_assert(pipeline_layout_parse(cases[i].layout, &chunks, &n, &why));
+            ck_assert(pipeline_layout_parse(cases[i].layout, &chunks, &n, &mtp, &why));
             ck_assert_int_eq(n, plan->layers_per_stage.n);
             for (int g = 0; g < n; g++)
                 ck_assert_int_eq(chunks[g], plan->layers_per_stage.v[g]);

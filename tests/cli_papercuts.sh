@@ -425,7 +425,7 @@ problem="$problem$(eval "run layout-again simulate $tiny_node $plan_line")"
 check "--pipeline-model-parallel-layout sets the chunks, virtual_stages and schedule, written back" \
     "$problem"
 fails_with "a layout without the loss is refused in one line" \
-    "plansim: --pipeline-model-parallel-layout: expected a Megatron-Core pipeline layout (chunks split by '|', E the embedding, t a transformer layer, L the loss, x*N and (...)*N repeating, commas ignored): the loss L last in the last chunk, got \"Et|ttt\"" \
+    "plansim: --pipeline-model-parallel-layout: expected a Megatron-Core pipeline layout (chunks split by '|', E the embedding, t a transformer layer, m a multi-token-prediction layer, L the loss, x*N and (...)*N repeating, commas ignored): the loss L last in the last chunk, got \"Et|ttt\"" \
     simulate $tiny_node --pp 2 --pipeline-model-parallel-layout 'Et|ttt'
 
 finish

@@ -19,7 +19,7 @@ const char *const dtype_names[] = {
 const char *const fp8_recipe_names[] = {"delayed", "tensorwise", NULL};
 const char *const offload_names[] = {"none", "optimizer", "activations", NULL};
 const char *const grad_accum_dtype_names[] = {"fp32", "bf16", NULL};
-const char *const optimizer_states_names[] = {"fp32", "remainders", "bf16", NULL};
+const char *const optimizer_states_names[] = {"fp32", "remainders", "bf16", "bf16_moments", NULL};
 const char *const rank_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp",
                                         "pp-tp-dp", "pp-dp-tp", "cp-tp-dp-pp", "tp-dp-cp-pp",
                                         NULL};

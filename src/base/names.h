@@ -47,13 +47,17 @@ extern const char *const grad_accum_dtype_names[];
 /* How Adam keeps its states (docs/model.md, "Memory"): fp32 main weights,
  * momentum and variance (Megatron-LM's); the main weights as the 16 bits
  * each bf16 parameter lacks (store_param_remainders, Apex's and
- * Megatron-Core's); or bf16 momentum and variance updating the bf16
+ * Megatron-Core's); bf16 momentum and variance updating the bf16
  * parameters, with no main weights (Apex's distributed Adam with dtype
- * bf16). */
+ * bf16); or fp32 main weights with bf16 momentum and variance
+ * (DeepSeek-V3's, its report's section 3.3.3; Megatron-Core's
+ * precision-aware optimizer with exp_avg_dtype and exp_avg_sq_dtype bf16,
+ * as Megatron-Bridge's DeepSeek recipes set it). */
 typedef enum {
     OPTIMIZER_STATES_FP32,
     OPTIMIZER_STATES_REMAINDERS,
-    OPTIMIZER_STATES_BF16
+    OPTIMIZER_STATES_BF16,
+    OPTIMIZER_STATES_BF16_MOMENTS
 } OptimizerStates;
 extern const char *const optimizer_states_names[];
 

@@ -24,9 +24,9 @@ typedef struct {
     int gemm; /* a matrix multiply: counted in model FLOPs */
     /* A matrix multiply's shape, `batch` products of an (m x k) matrix by
      * a (k x n) one; all 0 when unknown (the operation then has no tile or
-     * wave quantisation). A FlashAttention kernel's: k its head dimension,
-     * n its sequence, m 0. Last, so that {name, flops, bytes, gemm}
-     * initialisers leave them 0. */
+     * wave quantisation). A FlashAttention kernel's: k its QK head width,
+     * m its V head width, n its sequence, batch 0. Last, so that {name,
+     * flops, bytes, gemm} initialisers leave them 0. */
     double m, n, k, batch;
     Dtype dtype; /* a matrix multiply's input type; DTYPE_BF16 (0) unless set */
     double idle; /* the share of `flops` no kernel does (0 unless set): a causal

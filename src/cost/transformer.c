@@ -22,8 +22,11 @@ typedef struct {
     double et;                        /* expert tensor-parallel size, dividing t */
     double routed; /* tokens the GPU routes to experts: n / (t / et), its share of its
                     * tensor-parallel group's n (the expert grid's, layout.h) */
-    double h, hq, hkv, f, v, s, b, a; /* hq: the attention's width, a x head_dim */
-    double head;                      /* head_dim */
+    double h, hq, hkv, f, v, s, b, a; /* hq: Q's width, a x head; hkv: K's, kv_heads x head */
+    double head;   /* a head's QK width: head_dim, or MLA's qk_nope + qk_rope */
+    double head_v; /* a head's V width: head, or MLA's v_head_dim */
+    double ho;     /* the attention output's width, a x head_v */
+    double hv_t;   /* this GPU's V width: kv_heads x head_v / t */
     double sq;                        /* queries on this GPU: s / c under context parallelism */
     double keys;  /* keys a query's scores span: s, or in a windowed block the sliding
                    * window when shorter (block_dims) */
@@ -60,9 +63,12 @@ static Dims dims(const ModelSpec *m, Shard sh)
     d.h = m->hidden_size;
     d.a = m->attention_heads;
     d.head = transformer_head_dim(m);
+    d.head_v = m->kv_lora_rank > 0 ? m->v_head_dim : d.head;
     d.hq = d.a * d.head;
     d.hkv = (double)m->kv_heads * d.head;
     d.hkv_t = d.hkv / d.t;
+    d.ho = d.a * d.head_v;
+    d.hv_t = (double)m->kv_heads * d.head_v / d.t;
     d.f = m->ffn_hidden_size;
     d.v = m->vocab_size;
     d.dtype = sh.dtype;
@@ -196,7 +202,8 @@ static void dropout_residual(OpList *l, const Dims *d, double tokens, double h)
 }
 
 /* The attention core, which selective recomputation replays: scores,
- * softmax, its dropout, and the product with V, on this GPU's heads. */
+ * softmax, its dropout, and the product with V, on this GPU's heads (QK^T
+ * contracts over a head's QK width, score x V makes its V width). */
 static void attention_core(OpList *out, const Dims *d)
 {
     double scores = d->b * (d->a / d->t) * d->sq * d->keys;
@@ -205,8 +212,8 @@ static void attention_core(OpList *out, const Dims *d)
     add(out, "softmax", 5 * scores, 4 * scores, 0);
     if (d->attention_dropout)
         add(out, "attn_dropout", scores, 5 * scores, 0);
-    add(out, "attn_v", 2 * d->b * d->sq * d->keys * d->hq / d->t,
-        2 * scores + 2 * d->n * (d->hkv_t + d->hq / d->t), 1);
+    add(out, "attn_v", 2 * d->b * d->sq * d->keys * d->ho / d->t,
+        2 * scores + 2 * d->n * (d->hv_t + d->ho / d->t), 1);
 }
 
 /* FlashAttention (Dao 2023, "FlashAttention-2"; docs/model.md,
@@ -228,13 +235,14 @@ static const char FLASH_FORWARD[] = "flash_attention";
 static const char FLASH_BACKWARD_REST[] = "flash_attention_bwd_rest";
 
 /* The last operation added is a FlashAttention kernel: it does the
- * causal share of its FLOPs, and its products contract over the head
- * dimension (Op.k) of a sequence (Op.n), which set its efficiency
- * (flash_s). */
+ * causal share of its FLOPs, and its products run over the QK head width
+ * (Op.k) and the V head width (Op.m) of a sequence (Op.n), which set its
+ * efficiency (flash_s). */
 static void flash_last(OpList *l, const Dims *d)
 {
     idle_last(l, 1 - d->work);
     l->ops[l->n - 1].k = d->head;
+    l->ops[l->n - 1].m = d->head_v;
     l->ops[l->n - 1].n = d->kernel_s;
 }
 
@@ -243,8 +251,9 @@ static void flash_last(OpList *l, const Dims *d)
  * the fp32 logsumexp of each head and token, with no s x s traffic. */
 static void flash_forward(OpList *out, const Dims *d)
 {
-    add(out, FLASH_FORWARD, 4 * d->b * d->sq * d->keys * d->hq / d->t,
-        2 * d->n * (d->hq / d->t + 2 * d->hkv_t) + 2 * d->n * d->hq / d->t + 4 * d->n * d->a / d->t,
+    add(out, FLASH_FORWARD, 2 * d->b * d->sq * d->keys * (d->hq + d->ho) / d->t,
+        2 * d->n * (d->hq / d->t + d->hkv_t + d->hv_t) + 2 * d->n * d->ho / d->t +
+            4 * d->n * d->a / d->t,
         1);
     flash_last(out, d);
 }
@@ -261,29 +270,38 @@ static void flash_backward_rest(OpList *out, const Dims *d)
 
 /* The time of FlashAttention's operations, or -1 for any other. The
  * forward: its work at the forward efficiency (or its HBM traffic,
- * whichever is slower). The backward's rest, with F the forward's counted
- * FLOPs (twice the rest's): the backward kernel, 2.5 F x its work share at the
- * backward efficiency, less twice the forward's compute time, which the
- * emitter has charged already (none if the backward were the faster).
- * Both efficiencies are the GPU's at the kernel's head dimension and
- * sequence: times its attention_head_dim_factor and attention_seq_factor
- * (docs/model.md, "FlashAttention"). */
+ * whichever is slower). The backward's rest, whose counted FLOPs R are
+ * the recomputed QK^T's, U d_qk for a QK head width d_qk (Op.k) and a V
+ * one d_v (Op.m): the backward kernel, five products of U (3 d_qk + 2
+ * d_v) FLOPs (the cuDNN frontend's SDPA benchmark counts them so:
+ * benchmark_single_sdpa.py), x its work share at the backward efficiency,
+ * less twice the forward's compute time, U (d_qk + d_v) a pass, which the
+ * emitter has charged already (none if the backward were the faster);
+ * with d_qk = d_v, 5 R against 4 R (Dao 2023's 2.5 times the forward).
+ * Both efficiencies are the GPU's at the kernel's head dimension, the
+ * mean of d_qk and d_v, and at its sequence: times its
+ * attention_head_dim_factor and attention_seq_factor (docs/model.md,
+ * "FlashAttention"). */
 static double flash_s(const GpuSpec *gpu, const Op *op)
 {
+    double qk = op->k, v = op->m;
     double work = op->flops * (1 - op->idle) / gpu->peak_flops;
-    work /= gpu_curve_at(&gpu->attention_head_dim, op->k, 1) *
+    work /= gpu_curve_at(&gpu->attention_head_dim, (qk + v) / 2, 1) *
             gpu_curve_at(&gpu->attention_seq, op->n, 1);
     double forward = gpu_attention_efficiency(gpu, TRUE);
     if (strcmp(op->name, FLASH_FORWARD) == 0)
         return MAX(work / forward, op->bytes / (gpu->memory_Bps * gpu->memory_efficiency)) +
                gpu->launch_s;
     if (strcmp(op->name, FLASH_BACKWARD_REST) == 0)
-        return MAX(0, work * (5 / gpu_attention_efficiency(gpu, FALSE) - 4 / forward));
+        return MAX(0, work * ((3 * qk + 2 * v) / qk / gpu_attention_efficiency(gpu, FALSE) -
+                              2 * (qk + v) / qk / forward));
     return -1;
 }
 
 double transformer_head_dim(const ModelSpec *m)
 {
+    if (m->kv_lora_rank > 0)
+        return m->qk_nope_head_dim + m->qk_rope_head_dim;
     return m->head_dim > 0 ? m->head_dim : (double)m->hidden_size / m->attention_heads;
 }
 
@@ -292,8 +310,16 @@ gboolean transformer_moe(const ModelSpec *m)
     return m->experts > 1;
 }
 
+/* The decoder layer whose kind layer `layer` has: itself, or for a
+ * multi-token-prediction layer (layer >= layers) the last. */
+static int kind_of(const ModelSpec *m, int layer)
+{
+    return MIN(layer, m->layers - 1);
+}
+
 gboolean transformer_layer_moe(const ModelSpec *m, int layer)
 {
+    layer = kind_of(m, layer);
     return transformer_moe(m) && layer >= m->first_dense_layers &&
            layer % m->moe_layer_frequency == 0;
 }
@@ -302,6 +328,7 @@ gboolean transformer_layer_windowed(const ModelSpec *m, int layer)
 {
     if (m->sliding_window <= 0)
         return FALSE;
+    layer = kind_of(m, layer);
     if (m->window_layers)
         return m->window_layers[layer];
     return layer >= m->window_from &&
@@ -357,11 +384,11 @@ double transformer_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatche
 
 /* `batch` GEMMs of one shape in one kernel (a grouped GEMM), each with
  * weights of its own. */
-static void grouped_gemm(OpList *l, const Dims *d, const char *name, double batch, double m,
-                         double k, double n)
+static void grouped_gemm(OpList *l, const Dims *d, Dtype dtype, const char *name, double batch,
+                         double m, double k, double n)
 {
     int first = l->n;
-    gemm(l, d, d->dtype, name, m, k, n);
+    gemm(l, d, dtype, name, m, k, n);
     for (int i = first; i < l->n; i++) {
         l->ops[i].flops *= batch;
         l->ops[i].bytes *= batch;
@@ -396,10 +423,10 @@ static void moe_ops(const ModelSpec *m, const Dims *d, Shard sh, OpList *out)
     /* dropless, the GPU of the most rows sets the pace, and across GPUs
      * the mean is the work done; padded, every GPU computes its capacity */
     double imbalance = sh.expert_padded ? 0 : 1 - 1 / (sh.expert_load > 0 ? sh.expert_load : 1);
-    grouped_gemm(out, d, "experts_up", local, rows / local, d->h, up * fe_t);
+    grouped_gemm(out, d, d->dtype, "experts_up", local, rows / local, d->h, up * fe_t);
     idle_last(out, imbalance);
     mlp_activation(out, m, "experts_activation", rows, fe_t);
-    grouped_gemm(out, d, "experts_down", local, rows / local, fe_t, d->h);
+    grouped_gemm(out, d, d->dtype, "experts_down", local, rows / local, fe_t, d->h);
     idle_last(out, imbalance);
 }
 
@@ -441,7 +468,8 @@ Shard transformer_shard(const PlanSpec *plan)
                    .cp = plan->cp,
                    .expert_padded = plan->moe_capacity_percent > 0,
                    .cp_all_to_all = plan->cp_algorithm == CP_ALL_TO_ALL,
-                   .ce_fusion = plan->cross_entropy_fusion};
+                   .ce_fusion = plan->cross_entropy_fusion,
+                   .mtp = plan->mtp_num_layers};
 }
 
 Shard transformer_shard_on(const PlanSpec *plan, const GpuSpec *gpu)
@@ -465,18 +493,73 @@ double transformer_q_bytes(const ModelSpec *m, Shard sh)
 double transformer_kv_bytes(const ModelSpec *m, Shard sh)
 {
     Dims d = dims(m, sh);
-    return 2 * d.e16 * d.n * d.hkv_t;
+    return d.e16 * d.n * (d.hkv_t + d.hv_t);
+}
+
+double transformer_out_bytes(const ModelSpec *m, Shard sh)
+{
+    Dims d = dims(m, sh);
+    return d.e16 * d.n * d.ho / d.t;
+}
+
+/* DeepSeek-V2's multi-head latent attention between its norm and its
+ * dropout (arXiv 2405.04434, section 2.1 and appendix C), as Megatron-Core
+ * runs it (transformer/multi_latent_attention.py, MLASelfAttention, with
+ * gpt_layer_specs.py's qk_layernorm spec), with q = q_lora_rank, c =
+ * kv_lora_rank, r = qk_rope_head_dim, a / t heads on this GPU:
+ * - the down-projections of Q (h x q) and of KV with the shared rotary key
+ *   (h x (c + r)): TELinear "duplicated", whole on every GPU of the
+ *   tensor-parallel group, on its rows (n_s: s/t of them with sequence
+ *   parallelism); each casts its own input in fp8;
+ * - the latents' RMSNorms, each fused into its up-projection
+ *   (TELayerNormColumnParallelLinear: normalized and cast on this GPU's
+ *   rows, then gathered);
+ * - the up-projections, split by column: Q's to a/t x (d_nope + r), KV's
+ *   to a/t x (d_nope + d_v); without q_lora_rank Q's projection is h x
+ *   a/t (d_nope + r) straight from the norm;
+ * - the decoupled RoPE, Megatron-Core's fused kernels
+ *   (fusions/fused_mla_yarn_rope_apply.py): Q's r columns of each head
+ *   rotated in place (read and write 2 bytes an element), and K's: read
+ *   the up-projected KV and the rotary key, write K (the key broadcast to
+ *   every head) and V; 3 FLOPs a rotated element;
+ * - attention, QK^T over d_nope + r and score x V over d_v;
+ * - the output projection, a/t x d_v by h, split by row. */
+static void latent_attention_ops(const ModelSpec *m, const Dims *d, Shard sh, OpList *out)
+{
+    double q = m->q_lora_rank, c = m->kv_lora_rank, r = m->qk_rope_head_dim;
+    double heads = d->a / d->t, nope = m->qk_nope_head_dim;
+    if (q > 0)
+        gemm(out, d, d->dtype, "q_down", d->ns, d->h, q);
+    gemm(out, d, d->dtype, "kv_down", d->ns, d->h, c + r);
+    if (q > 0)
+        norm_quantized(out, d, d->ns, q);
+    else
+        quantize(out, d, d->dtype, d->ns, d->h);
+    norm_quantized(out, d, d->ns, c);
+    matmul(out, d, d->dtype, q > 0 ? "q_up" : "q_proj", d->n, q > 0 ? q : d->h, d->hq / d->t);
+    matmul(out, d, d->dtype, "kv_up", d->n, c, heads * (nope + d->head_v));
+    add(out, "rope", 3 * d->n * heads * r, 4 * d->n * heads * r, 0);
+    add(out, "rope_kv", 3 * d->n * heads * r,
+        d->e16 * d->n * (heads * (nope + d->head_v) + r + d->hkv_t + d->hv_t), 0);
+    if (sh.attention == ATTENTION_FLASH)
+        flash_forward(out, d);
+    else
+        attention_core(out, d);
+    gemm(out, d, d->dtype, "out_proj", d->n, d->ho / d->t, d->h);
 }
 
 void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
 {
     Dims d = block_dims(m, block, sh);
+    gboolean attends = transformer_block_attends(block), latent = attends && m->kv_lora_rank > 0;
     out->n = 0;
-    if (block == BLOCK_MOE)
+    if (block == BLOCK_MOE || latent)
         norm(out, "norm", d.ns, d.h);
     else
         norm_quantized(out, &d, d.ns, d.h);
-    if (transformer_block_attends(block)) {
+    if (latent) {
+        latent_attention_ops(m, &d, sh, out);
+    } else if (attends) {
         matmul(out, &d, d.dtype, "qkv", d.n, d.h, d.hq / d.t + 2 * d.hkv_t);
         /* Qwen3: RMSNorm of each head of Q and K (read and write 2 bytes
          * an element, 5 FLOPs as the other norms) */
@@ -589,6 +672,42 @@ void transformer_head_ops(const ModelSpec *m, Shard sh, OpList *out)
     const CrossEntropy *ce = &cross_entropy[d.ce_fusion];
     add(out, "loss", 5 * logits, ce->forward_bytes * logits, 0);
     out->ops[out->n - 1].backward = ce->backward_bytes / ce->forward_bytes;
+    if (sh.mtp == 0)
+        return;
+    /* each MTP layer's logits by the shared output layer and its loss
+     * (Megatron-Core's process_mtp_loss: output_layer, then the language
+     * model's loss, one per MTP layer) */
+    grouped_gemm(out, &d, DTYPE_BF16, "mtp_logits", sh.mtp, d.n, d.h, d.v / d.t);
+    add(out, "mtp_loss", sh.mtp * 5 * logits, sh.mtp * ce->forward_bytes * logits, 0);
+    out->ops[out->n - 1].backward = ce->backward_bytes / ce->forward_bytes;
+}
+
+/* A multi-token-prediction module's own operations (Megatron-Core's
+ * MultiTokenPredictionLayer, transformer/multi_token_prediction.py): the
+ * shared embedding's lookup of the tokens one further on (as the
+ * embedding's), the RMSNorms of that embedding (enorm) and of the hidden
+ * states (hnorm), their concatenation's projection eh_proj, 2h x h split
+ * by column (its input cast on this GPU's rows, as a column-parallel
+ * linear does), and the norm after its transformer layer (final_layernorm),
+ * costed here before it. */
+void transformer_mtp_ops(const ModelSpec *m, Shard sh, OpList *out)
+{
+    Dims d = dims(m, sh);
+    transformer_embedding_ops(m, sh, out);
+    norm(out, "enorm", d.ns, d.h);
+    norm(out, "hnorm", d.ns, d.h);
+    quantize(out, &d, d.dtype, d.ns, 2 * d.h);
+    matmul(out, &d, d.dtype, "eh_proj", d.n, 2 * d.h, d.h / d.t);
+    norm(out, "mtp_norm", d.ns, d.h);
+}
+
+double transformer_mtp_activation_bytes(const ModelSpec *m, Shard sh)
+{
+    Dims d = dims(m, sh);
+    /* the embedding's dropout mask, the two norms' inputs (bf16), the
+     * projection's input (2h a token, a GEMM's), the final norm's input */
+    return d.mask * d.ns * d.h + 2 * d.e16 * d.ns * d.h + d.eg * d.ns * 2 * d.h +
+           d.e16 * d.ns * d.h;
 }
 
 /* Adam's states a parameter by how they are kept, and the bytes its step
@@ -601,13 +720,18 @@ void transformer_head_ops(const ModelSpec *m, Shard sh, OpList *out)
  *   momentum and variance: 10; 2 + 20 + 4 = 26;
  * - bf16: bf16 momentum and variance updating the bf16 parameter (Apex's
  *   DistributedFusedAdam with dtype bf16, store_params off): 4;
- *   2 + 8 + 4 = 14. */
+ *   2 + 8 + 4 = 14;
+ * - bf16_moments: fp32 main weight, bf16 momentum and variance
+ *   (DeepSeek-V3, arXiv 2412.19437, section 3.3.3; Megatron-Core's
+ *   precision-aware optimizer, exp_avg_dtype and exp_avg_sq_dtype bf16):
+ *   8; 2 + 16 + 2 = 20. */
 static const struct {
     double state_bytes, step_bytes;
 } optimizer_states[] = {
     [OPTIMIZER_STATES_FP32] = {.state_bytes = 12, .step_bytes = 28},
     [OPTIMIZER_STATES_REMAINDERS] = {.state_bytes = 10, .step_bytes = 26},
     [OPTIMIZER_STATES_BF16] = {.state_bytes = 4, .step_bytes = 14},
+    [OPTIMIZER_STATES_BF16_MOMENTS] = {.state_bytes = 8, .step_bytes = 20},
 };
 
 double transformer_optimizer_state_bytes(OptimizerStates how)
@@ -819,12 +943,37 @@ double transformer_head_params(const ModelSpec *m, int tp)
     return final_norm + (m->tied_embeddings ? 0 : (double)m->vocab_size * h / tp);
 }
 
+double transformer_mtp_params(const ModelSpec *m, int tp)
+{
+    double h = m->hidden_size, norm = gpt_style(m) ? 2 * h : h;
+    return 2 * h * h / tp + 3 * norm;
+}
+
+double transformer_mtp_layers_params(const ModelSpec *m, int mtp_layers)
+{
+    return mtp_layers *
+           (transformer_mtp_params(m, 1) + transformer_layer_params_at(m, m->layers, 1, 1, 1));
+}
+
 double transformer_params(const ModelSpec *m)
 {
     if (!transformer_moe(m)) /* summed as it always was, to the last bit */
         return m->layers * transformer_layer_params(m, 1) + transformer_embedding_params(m, 1) +
                transformer_head_params(m, 1);
     return model_params(m, m->experts);
+}
+
+/* What multi-head latent attention keeps beyond a standard attention
+ * block of its Q, K, V and output, as Megatron-Core's MLA saves it: in
+ * fp8 the second down-projection's own cast of the norm's output (each
+ * TELinear keeps its input; in bf16 both keep the one tensor), and each
+ * latent's norm input (bf16) and normalized input of its up-projection
+ * (this GPU's rows, gathered again for the weight gradient). */
+static double latent_kept_bytes(const ModelSpec *m, const Dims *d)
+{
+    double latents = (double)m->q_lora_rank + m->kv_lora_rank;
+    return (d->dtype == DTYPE_BF16 ? 0 : d->eg * d->ns * d->h) +
+           (d->e16 + d->eg) * d->ns * latents;
 }
 
 double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc)
@@ -845,7 +994,7 @@ double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard
     }
     /* Q and K, V (bf16: attention's), projection input (a GEMM's) */
     double sharded =
-        d.e16 * d.n * (d.hq / d.t + d.hkv_t) + d.e16 * d.n * d.hkv_t + d.eg * d.n * d.hq / d.t;
+        d.e16 * d.n * (d.hq / d.t + d.hkv_t) + d.e16 * d.n * d.hv_t + d.eg * d.n * d.ho / d.t;
     /* FlashAttention: the fp32 logsumexp of each head and token; else the
      * softmax output (2), and with dropout its mask (1) and output (2), per
      * score */
@@ -853,7 +1002,7 @@ double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard
     double core = sh.attention == ATTENTION_FLASH ? 4 * d.n * d.a / d.t
                   : rc == RECOMPUTE_SELECTIVE     ? 0
                                                   : per_score * d.a * d.sq * d.keys * d.b / d.t;
-    return replicated + sharded + core;
+    return replicated + sharded + core + (m->kv_lora_rank > 0 ? latent_kept_bytes(m, &d) : 0);
 }
 
 double transformer_block_replay_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc)
@@ -871,28 +1020,65 @@ double transformer_embedding_activation_bytes(const ModelSpec *m, Shard sh)
 double transformer_head_activation_bytes(const ModelSpec *m, Shard sh)
 {
     Dims d = dims(m, sh);
-    return 4 * d.ns * d.h + cross_entropy[d.ce_fusion].kept_bytes * d.n * d.v / d.t;
+    double logits = cross_entropy[d.ce_fusion].kept_bytes * d.n * d.v / d.t;
+    /* and each MTP layer's logits' input and what its loss keeps */
+    return 4 * d.ns * d.h + logits + sh.mtp * (2 * d.ns * d.h + logits);
 }
 
-/* The forward's matrix-multiply FLOPs of one sequence, the causal share
- * of attention's (FlashAttention's, Op.idle) when `causal`, else all. */
-static double forward_flops(const ModelSpec *m, gboolean causal)
+/* What Megatron-LM's and Megatron-Bridge's model FLOPs count of latent
+ * attention's norms, one layer's forward of a sequence: 2 FLOPs an
+ * element of each latent (the "+ 1" of their q_lora_rank and kv_lora_rank
+ * terms: num_floating_point_operations in megatron/training/training.py
+ * and in Megatron-Bridge's training/utils/flop_utils.py). */
+static double latent_norm_flops(const ModelSpec *m)
+{
+    if (m->kv_lora_rank == 0)
+        return 0;
+    return 2.0 * m->seq_length * ((double)m->q_lora_rank + m->kv_lora_rank);
+}
+
+/* One sequence's forward matrix-multiply FLOPs through a block of kind
+ * `block`, the causal share of attention's (FlashAttention's, Op.idle)
+ * when `causal`, else all; a MoE block at uniform routing, no padding: k
+ * experts per token. */
+static double block_flops(const ModelSpec *m, Block block, gboolean causal)
 {
     Shard one = {.micro_batch = 1, .tp = 1}; /* the same matrix multiplies */
     OpList ops;
+    transformer_block_ops(m, block, one, &ops);
+    return causal ? transformer_ops_hardware_flops(&ops) : transformer_ops_flops(&ops, TRUE);
+}
+
+/* The forward's matrix-multiply FLOPs of one sequence (block_flops). */
+static double forward_flops(const ModelSpec *m, gboolean causal)
+{
+    Shard one = {.micro_batch = 1, .tp = 1};
+    OpList ops;
     double forward = 0;
-    /* each kind of block times the layers that have it; a MoE block at
-     * uniform routing, no padding: k experts per token */
+    /* each kind of block times the layers that have it */
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
         int layers = transformer_block_layers(m, (Block)b);
-        if (layers == 0)
-            continue;
-        transformer_block_ops(m, (Block)b, one, &ops);
-        forward += layers * (causal ? transformer_ops_hardware_flops(&ops)
-                                    : transformer_ops_flops(&ops, TRUE));
+        if (layers > 0)
+            forward += layers * block_flops(m, (Block)b, causal);
     }
     transformer_head_ops(m, one, &ops);
-    return forward + transformer_ops_flops(&ops, TRUE);
+    return forward + transformer_ops_flops(&ops, TRUE) + m->layers * latent_norm_flops(m);
+}
+
+/* The same of one MTP module, as Megatron-LM and Megatron-Bridge count it
+ * ("MTP norms and proj" and the logits' "(mtp_num_layers + 1)"): its
+ * layer, of the last layer's kind, its projection, 2 FLOPs an element of
+ * its three norms ("3 * hidden_size"), and the shared output layer's
+ * logits, 2 s h V. */
+static double mtp_forward_flops(const ModelSpec *m, gboolean causal)
+{
+    Shard one = {.micro_batch = 1, .tp = 1};
+    OpList ops;
+    double s = m->seq_length, h = m->hidden_size, forward = latent_norm_flops(m);
+    for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
+        forward += block_flops(m, transformer_layer_block(m, m->layers, i), causal);
+    transformer_mtp_ops(m, one, &ops);
+    return forward + transformer_ops_flops(&ops, TRUE) + 2 * 3 * s * h + 2 * s * h * m->vocab_size;
 }
 
 double transformer_model_flops(const ModelSpec *m, double sequences)
@@ -903,4 +1089,10 @@ double transformer_model_flops(const ModelSpec *m, double sequences)
 double transformer_causal_model_flops(const ModelSpec *m, double sequences)
 {
     return 3 * forward_flops(m, TRUE) * sequences;
+}
+
+double transformer_mtp_model_flops(const ModelSpec *m, int mtp_layers, double sequences,
+                                   gboolean causal)
+{
+    return mtp_layers > 0 ? 3 * mtp_layers * mtp_forward_flops(m, causal) * sequences : 0;
 }

@@ -63,6 +63,9 @@ typedef struct {
     gboolean fp8_one_copy;      /* a per-tensor-scaled fp8 cast writes one copy, the GPU's
                                  * FP8 GEMMs taking any layout (GpuSpec.fp8_any_layout);
                                  * left out: a copy and its transpose (Hopper's) */
+    int mtp;                    /* multi-token-prediction layers trained (the plan's
+                                 * mtp_num_layers): the head computes their logits and
+                                 * losses too; left out: none */
 } Shard;
 
 /* The plan's Shard: its micro-batch size, tp, sequence parallelism,
@@ -74,12 +77,16 @@ Shard transformer_shard_on(const PlanSpec *plan, const GpuSpec *gpu);
 /* Tokens of one micro-batch on this GPU: b s / c. */
 double transformer_tokens(const ModelSpec *m, Shard sh);
 /* Bytes of this GPU's share of attention's bf16 tensors for one
- * micro-batch: its query heads (Q; also the attention output's shape),
- * b (s/c) h / t elements, and its K and V together, 2 b (s/c) h_kv / t. */
+ * micro-batch: its query heads (Q), b (s/c) a d_qk / t elements; its K
+ * and V together, b (s/c) kv_heads (d_qk + d_v) / t; the attention's
+ * output, b (s/c) a d_v / t. A head's QK and V widths d_qk and d_v are
+ * both the head's width but with latent attention (qk_nope + qk_rope and
+ * v_head_dim). */
 double transformer_q_bytes(const ModelSpec *m, Shard sh);
 double transformer_kv_bytes(const ModelSpec *m, Shard sh);
+double transformer_out_bytes(const ModelSpec *m, Shard sh);
 
-#define TRANSFORMER_MAX_OPS 16
+#define TRANSFORMER_MAX_OPS 24
 
 typedef struct {
     Op ops[TRANSFORMER_MAX_OPS];
@@ -87,7 +94,12 @@ typedef struct {
 } OpList;
 
 /* Forward operations of one block of one layer. With FlashAttention the
- * attention core is one operation, the fused kernel's forward. In fp8 the
+ * attention core is one operation, the fused kernel's forward. A model
+ * with latent attention (kv_lora_rank > 0) has DeepSeek-V2's in its
+ * attention block: down-projections replicated over tp, the latents'
+ * norms, up-projections split by column, the decoupled RoPE, the core
+ * over QK and V head widths that differ, the output projection split by
+ * row (docs/model.md, "Multi-head latent attention"). In fp8 the
  * linear layers' GEMMs (qkv, out_proj, mlp_up, mlp_down) read 1-byte
  * inputs at the FP8 peak, each after a memory-bound cast of its
  * activation input (Transformer Engine's fused cast and transpose: read
@@ -112,26 +124,39 @@ void transformer_block_replay_split(const ModelSpec *m, Block block, Shard sh, R
                                     OpList *replay, OpList *rest);
 /* Forward operations of the token (and position) embedding. */
 void transformer_embedding_ops(const ModelSpec *m, Shard sh, OpList *out);
-/* Forward operations of the head: final norm, logits, loss. */
+/* Forward operations of the head: final norm, logits, loss; and with
+ * Shard.mtp, each MTP layer's logits (one grouped GEMM of as many) and
+ * loss by the shared output layer. */
 void transformer_head_ops(const ModelSpec *m, Shard sh, OpList *out);
+/* A multi-token-prediction module's own forward operations, beside its
+ * transformer layer (DeepSeek-V3, arXiv 2412.19437, section 2.2; docs/model.md,
+ * "Multi-token prediction"): the shared embedding's lookup, two RMSNorms,
+ * the projection of their concatenation, 2h to h split by column over tp,
+ * and the norm after its layer; and the bytes they keep for backward. */
+void transformer_mtp_ops(const ModelSpec *m, Shard sh, OpList *out);
+double transformer_mtp_activation_bytes(const ModelSpec *m, Shard sh);
 /* One mixed-precision Adam step over `params` parameters, memory-bound:
  * the gradients' L2 norm for clipping (reads 4 bytes per parameter), then
  * Adam, which reads the bf16 gradient and fp32 master, momentum and
  * variance, and writes them back with the bf16 parameters (28 bytes per
  * parameter). */
 void transformer_optimizer_ops(double params, OptimizerStates how, OpList *out);
-/* Bytes of Adam's states a parameter kept `how` (12, 10 or 4). */
+/* Bytes of Adam's states a parameter kept `how` (12, 10, 4 or 8). */
 double transformer_optimizer_state_bytes(OptimizerStates how);
 
-/* A head's width: the model's head_dim, else hidden_size / attention_heads. */
+/* A head's QK width: with latent attention qk_nope_head_dim +
+ * qk_rope_head_dim, else the model's head_dim, else hidden_size /
+ * attention_heads. */
 double transformer_head_dim(const ModelSpec *m);
 
 /* A mixture of experts (docs/model.md, "Mixture of experts"): whether
  * the model has routed experts, and whether layer `layer` (0-based) is one
  * of its MoE layers: layer >= first_dense_layers and layer %
  * moe_layer_frequency == 0 (DeepSeek's first_k_dense_replace and
- * moe_layer_freq). transformer_block_ops, transformer_block_replay_ops and the activation
- * functions give for BLOCK_MOE the MoE layer's MLP block: the
+ * moe_layer_freq); a multi-token-prediction layer (layer >= layers) is of
+ * the last layer's kind, as Megatron-Core builds it, here and in
+ * transformer_layer_windowed. transformer_block_ops,
+ * transformer_block_replay_ops and the activation functions give for BLOCK_MOE the MoE layer's MLP block: the
  * router GEMM (h x E, replicated over tp), the permutation of the tokens
  * to their experts and back, the shared experts as a dense MLP of
  * shared_experts x f_e, and the routed experts as grouped GEMMs: E / ep
@@ -218,6 +243,13 @@ double transformer_layer_params(const ModelSpec *m, int tp);
 double transformer_embedding_params(const ModelSpec *m, int tp);
 double transformer_head_params(const ModelSpec *m, int tp);
 double transformer_params(const ModelSpec *m);
+/* A multi-token-prediction module's own parameters on one GPU of tp: its
+ * projection (2h x h, split by column) and three norms (replicated); its
+ * embedding and output layer are the model's. And the unique parameters
+ * of `mtp_layers` modules, their transformer layers (of the last layer's
+ * kind) with them, on one GPU. */
+double transformer_mtp_params(const ModelSpec *m, int tp);
+double transformer_mtp_layers_params(const ModelSpec *m, int mtp_layers);
 /* A MoE layer's parameters on one GPU: attention, norms, the router
  * and its bias if any (replicated), the shared experts (split over tp) and its E / ep routed
  * experts (split over etp); transformer_layer_expert_params the routed experts'
@@ -260,5 +292,11 @@ double transformer_model_flops(const ModelSpec *m, double sequences);
  * as Megatron-Bridge's num_floating_point_operations counts it for its
  * model TFLOP/s per GPU. */
 double transformer_causal_model_flops(const ModelSpec *m, double sequences);
+/* What `mtp_layers` multi-token-prediction modules add to either, as
+ * Megatron-Bridge counts them: each its layer, projection, norms and
+ * logits (transformer.c, mtp_forward_flops); `causal`: attention's causal
+ * share, as transformer_causal_model_flops. */
+double transformer_mtp_model_flops(const ModelSpec *m, int mtp_layers, double sequences,
+                                   gboolean causal);
 
 #endif

@@ -56,7 +56,11 @@ void breakdown_compute(const Step *step, int stage, Breakdown *out)
             add_forward_backward(out, gpu, &ops);
         }
         int first = chunks_first_layer(plan, g);
-        for (int layer = first; layer < first + chunks_layers(plan, g); layer++)
+        for (int layer = first; layer < first + chunks_layers(plan, g); layer++) {
+            if (layer >= model->layers) { /* an MTP module's own operations */
+                transformer_mtp_ops(model, sh, &ops);
+                add_forward_backward(out, gpu, &ops);
+            }
             for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
                 Block block = transformer_layer_block(model, layer, i);
                 transformer_block_ops(model, block, sh, &ops);
@@ -67,6 +71,7 @@ void breakdown_compute(const Step *step, int stage, Breakdown *out)
                 add_ops(out, gpu, &replay, FALSE, BREAKDOWN_ATTENTION_BACKWARD, TRUE);
                 add_ops(out, gpu, &rest, FALSE, BREAKDOWN_ATTENTION_BACKWARD, FALSE);
             }
+        }
         if (g == chunks - 1) {
             transformer_head_ops(model, sh, &ops);
             add_forward_backward(out, gpu, &ops);

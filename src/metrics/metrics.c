@@ -295,8 +295,11 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
         link_table(r, out->step_time_s, out);
 
     double sequences = plan->global_batch_size;
-    out->model_flops = transformer_model_flops(model, sequences);
-    out->causal_model_flops = transformer_causal_model_flops(model, sequences);
+    int mtp = plan->mtp_num_layers;
+    out->model_flops = transformer_model_flops(model, sequences) +
+                       transformer_mtp_model_flops(model, mtp, sequences, FALSE);
+    out->causal_model_flops = transformer_causal_model_flops(model, sequences) +
+                              transformer_mtp_model_flops(model, mtp, sequences, TRUE);
     out->peak_flops = gpu_peak(&cluster->gpu, plan->dtype, NULL, NULL);
     out->bf16_peak_flops = cluster->gpu.peak_flops;
     double peak = (double)layout_ranks(layout) * out->peak_flops;

@@ -41,6 +41,7 @@ static const char *const model_keys[] = {
     "moe_layer_frequency",
     "first_dense_layers",
     "router_bias",
+    "mtp_layers",
     NULL,
 };
 
@@ -215,6 +216,14 @@ static gboolean read_sparse_layers(const JsonDoc *doc, ModelSpec *m, GError **er
     return TRUE;
 }
 
+/* The multi-token-prediction modules a model has, under `key`: plansim's
+ * mtp_layers, Hugging Face's num_nextn_predict_layers (DeepSeek-V3's);
+ * absent or null: none. */
+static gboolean read_mtp(const JsonDoc *doc, const char *key, ModelSpec *m, GError **error)
+{
+    return read_int_from(doc, key, 0, 0, &m->mtp_layers, error);
+}
+
 static gboolean read_sizes(const JsonDoc *doc, const ModelKeys *k, ModelSpec *m, GError **error)
 {
     if (!read_int(doc, k->layers, TRUE, 0, &m->layers, error) ||
@@ -287,6 +296,7 @@ static gboolean read_plansim(const JsonDoc *doc, ModelSpec *m, GError **error)
         !json_bool(doc, doc->root, "$", "attention_sinks", FALSE, FALSE, &m->attention_sinks,
                    error) ||
         !json_bool(doc, doc->root, "$", "router_bias", FALSE, FALSE, &m->router_bias, error) ||
+        !read_mtp(doc, "mtp_layers", m, error) ||
         !read_dropout(doc, plansim_dropout_keys, MODEL_DEFAULT_DROPOUT, m, error))
         return FALSE;
     if (strcmp(mlp, "gelu") == 0) {
@@ -349,6 +359,7 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
     g_autofree char *act = NULL, *name = NULL, *type = NULL;
     gboolean attention_bias, use_window;
     if (!read_sizes(doc, &hf_names, m, error) || !read_latent_attention(doc, m, error) ||
+        !read_mtp(doc, "num_nextn_predict_layers", m, error) ||
         !json_bool(doc, doc->root, "$", "attention_bias", FALSE, FALSE, &attention_bias, error) ||
         !json_bool(doc, doc->root, "$", "mlp_bias", FALSE, FALSE, &m->mlp_bias, error) ||
         !json_bool(doc, doc->root, "$", "use_sliding_window", FALSE, TRUE, &use_window, error) ||

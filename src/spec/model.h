@@ -60,18 +60,22 @@ typedef struct {
     int moe_layer_frequency; /* >= 1 */
     int first_dense_layers;  /* DeepSeek's first_k_dense_replace, >= 0 */
     gboolean router_bias;    /* the router has a bias, one per expert (GPT-OSS's) */
-    /* Multi-head latent attention (DeepSeek-V2), for its parameters only:
-     * kv_lora_rank 0 is standard attention. The operations stay those of
-     * standard attention with the same heads (docs/model.md). */
+    /* Multi-head latent attention (DeepSeek-V2; docs/model.md, "Multi-head
+     * latent attention"): kv_lora_rank 0 is standard attention. */
     int kv_lora_rank, q_lora_rank; /* q_lora_rank 0: Q projected directly */
     int qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+    /* Multi-token-prediction modules the model has (DeepSeek-V3's
+     * num_nextn_predict_layers), each a layer of its last layer's kind;
+     * a plan trains up to as many (its mtp_num_layers). */
+    int mtp_layers;
 } ModelSpec;
 
 /* Reads a plansim model file or a Hugging Face config.json (recognised by
  * its "num_hidden_layers" key; Mixtral's, DeepSeek's and Qwen's expert
- * keys, DeepSeek-V2's latent attention and the windowed layers of
- * layer_types, sliding_window_pattern and max_window_layers are read).
- * Returns NULL and sets `error` on bad input. */
+ * keys, DeepSeek-V2's latent attention, DeepSeek-V3's
+ * multi-token-prediction layers and the windowed layers of layer_types,
+ * sliding_window_pattern and max_window_layers are read). Returns NULL and
+ * sets `error` on bad input. */
 ModelSpec *model_spec_load(const char *path, GError **error);
 
 /* As model_spec_load; *from_max_positions says whether the sequence length

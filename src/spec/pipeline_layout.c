@@ -3,10 +3,11 @@
  *
  * The reader walks the text once. A character, or a "(...)" run, with its
  * count N is an item; items are applied to the chunks being built: a '|'
- * closes a chunk, "t" adds layers to the open one. A run with no '|' is
- * applied once with its counts times N, so that "t*1000000" costs what
- * "t" costs; a run with bars is applied N times, which the chunk limit
- * bounds. */
+ * closes a chunk, "t" and "m" add layers to the open one. A run with no
+ * '|' is applied once with its counts times N, so that "t*1000000" costs
+ * what "t" costs (a run of both t and m repeated would put a t after an m,
+ * and is refused); a run with bars is applied N times, which the chunk
+ * limit bounds. */
 #include "spec/pipeline_layout.h"
 
 #include <stdarg.h>
@@ -14,7 +15,8 @@
 
 typedef struct {
     GArray *chunks;   /* int: layers of the chunks closed and the open one */
-    long long layers; /* of the whole layout */
+    long long layers; /* of the whole layout, MTP layers with them */
+    long long mtp;    /* its MTP layers */
     int embeddings, losses;
     gboolean started; /* a layer or a bar seen */
     gboolean ended;   /* the loss seen, and nothing may follow */
@@ -23,7 +25,8 @@ typedef struct {
 
 #define SYNTAX                                                                                     \
     "a Megatron-Core pipeline layout (chunks split by '|', E the embedding, t a transformer "      \
-    "layer, L the loss, x*N and (...)*N repeating, commas ignored)"
+    "layer, m a multi-token-prediction layer, L the loss, x*N and (...)*N repeating, commas "      \
+    "ignored)"
 
 static gboolean fail(Reader *r, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 static gboolean fail(Reader *r, const char *fmt, ...)
@@ -49,12 +52,17 @@ static gboolean apply(Reader *r, char c, long long count)
             return fail(r, "at most %d chunks", PIPELINE_LAYOUT_MAX_CHUNKS);
         for (long long i = 0; i < count; i++)
             g_array_append_val(r->chunks, (int){0});
-    } else if (c == 't') {
+    } else if (c == 't' || c == 'm') {
         int *open = &g_array_index(r->chunks, int, r->chunks->len - 1);
         if (r->layers + count > G_MAXINT || *open + count > G_MAXINT)
             return fail(r, "at most %d transformer layers", G_MAXINT);
+        if (c == 't' && r->mtp > 0)
+            return fail(r, "every transformer layer t before the multi-token-prediction layers m");
+        if (c == 'm' && r->mtp > *open)
+            return fail(r, "the multi-token-prediction layers m all in one chunk");
         *open += (int)count;
         r->layers += count;
+        r->mtp += c == 'm' ? count : 0;
     } else if (c == 'E') {
         if (r->started || count > 1)
             return fail(r, "the embedding E once, first in the first chunk");
@@ -65,10 +73,8 @@ static gboolean apply(Reader *r, char c, long long count)
         r->losses++;
         r->ended = TRUE;
         return TRUE;
-    } else if (c == 'm') {
-        return fail(r, "no multi-token-prediction layer m, which plansim's models do not have");
     } else {
-        return fail(r, "a character of E, t, L, |, *, ( and ), got '%c'", c);
+        return fail(r, "a character of E, t, m, L, |, *, ( and ), got '%c'", c);
     }
     r->started = TRUE;
     return TRUE;
@@ -127,6 +133,9 @@ static gboolean run_at(Reader *r, const char **at)
         return fail(r, "a count after each run, \"(...)*N\"");
     if (!count_at(r, at, &count) || !items(r, from, to, 1, &bars))
         return FALSE;
+    gboolean mixed = memchr(from, 't', (gsize)(to - from)) && memchr(from, 'm', (gsize)(to - from));
+    if (bars == 0 && mixed && count > 1)
+        return fail(r, "every transformer layer t before the multi-token-prediction layers m");
     if (bars == 0) /* at once, its counts times N */
         return items(r, from, to, count, NULL);
     for (long long k = 0; k < count; k++) /* the chunk limit stops a large N early */
@@ -135,7 +144,7 @@ static gboolean run_at(Reader *r, const char **at)
     return TRUE;
 }
 
-gboolean pipeline_layout_parse(const char *text, int **chunks, int *n, char **why)
+gboolean pipeline_layout_parse(const char *text, int **chunks, int *n, int *mtp, char **why)
 {
     Reader r = {.chunks = g_array_new(FALSE, FALSE, sizeof(int))};
     g_array_append_val(r.chunks, (int){0});
@@ -161,39 +170,50 @@ gboolean pipeline_layout_parse(const char *text, int **chunks, int *n, char **wh
         return FALSE;
     }
     *n = (int)r.chunks->len;
+    *mtp = (int)r.mtp;
     *chunks = (int *)(void *)g_array_free(r.chunks, FALSE);
     return TRUE;
 }
 
-/* Appends `layers` transformer layers: "", "t" or "t*N". */
-static void append_layers(GString *out, int layers)
+/* Appends `layers` layers of character `c`: "", "t" or "t*N". */
+static void append_layers(GString *out, char c, int layers)
 {
     if (layers == 1)
-        g_string_append_c(out, 't');
+        g_string_append_c(out, c);
     else if (layers > 1)
-        g_string_append_printf(out, "t*%d", layers);
+        g_string_append_printf(out, "%c*%d", c, layers);
 }
 
-char *pipeline_layout_text(const int *chunks, int n)
+/* The MTP layers of a chunk of `layers` from layer `first` on, the last
+ * `mtp` of the layout's `total` being MTP layers. */
+static int chunk_mtp(long long first, int layers, long long total, int mtp)
 {
+    return (int)MAX(0, MIN(first + layers, total) - MAX(first, total - mtp));
+}
+
+char *pipeline_layout_text(const int *chunks, int n, int mtp)
+{
+    long long total = 0, first = 0;
+    for (int i = 0; i < n; i++)
+        total += chunks[i];
     GString *out = g_string_new("E");
-    append_layers(out, chunks[0]);
-    if (n > 1)
-        g_string_append_c(out, '|');
-    for (int i = 1; i < n - 1;) { /* the middle chunks, each run of equal ones "(t*2|)*29," */
-        int run = 1;
-        while (i + run < n - 1 && chunks[i + run] == chunks[i])
+    for (int i = 0; i < n;) {
+        /* the middle chunks, each run of equal ones "(t*2|)*29," */
+        int m = chunk_mtp(first, chunks[i], total, mtp), run = 1;
+        while (i > 0 && i + run < n - 1 && chunks[i + run] == chunks[i] &&
+               chunk_mtp(first + (long long)run * chunks[i], chunks[i], total, mtp) == m)
             run++;
         if (run > 1)
             g_string_append_c(out, '(');
-        append_layers(out, chunks[i]);
-        g_string_append_c(out, '|');
+        append_layers(out, 't', chunks[i] - m);
+        append_layers(out, 'm', m);
+        if (i + run < n || run > 1)
+            g_string_append_c(out, '|');
         if (run > 1)
             g_string_append_printf(out, ")*%d,", run);
+        first += (long long)run * chunks[i];
         i += run;
     }
-    if (n > 1)
-        append_layers(out, chunks[n - 1]);
     g_string_append_c(out, 'L');
     return g_string_free(out, FALSE);
 }

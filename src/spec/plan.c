@@ -97,7 +97,7 @@ char *plan_field_text(const PlanSpec *plan, PlanField field)
     const PlanFieldInfo *d = &plan_fields[field];
     if (d->kind == FIELD_LAYOUT) {
         const PlanList *list = list_member((PlanSpec *)plan, field);
-        return list->n ? pipeline_layout_text(list->v, list->n) : g_strdup("");
+        return list->n ? pipeline_layout_text(list->v, list->n, list->mtp) : g_strdup("");
     }
     if (d->kind == FIELD_LIST) {
         const PlanList *list = list_member((PlanSpec *)plan, field);
@@ -213,15 +213,15 @@ static gboolean set_list(PlanSpec *plan, PlanField f, const double *values, int 
 static gboolean set_layout(PlanSpec *plan, PlanField f, const char *text, const char *got,
                            GError **error)
 {
-    int *chunks, n;
+    int *chunks, n, mtp;
     g_autofree char *why = NULL;
-    if (!pipeline_layout_parse(text, &chunks, &n, &why)) {
+    if (!pipeline_layout_parse(text, &chunks, &n, &mtp, &why)) {
         ps_error_value(error, plan_field_origin(plan, f), got, "%s", why);
         return FALSE;
     }
     PlanList *list = list_member(plan, f);
     g_free(list->v);
-    *list = (PlanList){.v = chunks, .n = n};
+    *list = (PlanList){.v = chunks, .n = n, .mtp = mtp};
     return TRUE;
 }
 
@@ -311,7 +311,8 @@ int plan_field_value(const PlanSpec *plan, PlanField field)
 /* Whether resolved `plan`'s layers are split as no flag of it says and
  * Megatron-Core would not split them by itself: its split_even chunks
  * differ (Megatron-Core splits a model's layers evenly or not at all,
- * without a layout or its first and last stages' counts). */
+ * without a layout or its first and last stages' counts; the MTP layers
+ * it puts on the last chunk by itself). */
 static gboolean split_unsaid(const PlanSpec *plan)
 {
     static const PlanField says[] = {PLAN_LAYERS_PER_STAGE, PLAN_LAYOUT, PLAN_FIRST_STAGE_LAYERS,
@@ -323,7 +324,7 @@ static gboolean split_unsaid(const PlanSpec *plan)
             return FALSE;
     const PlanList *split = &plan->layers_per_stage;
     for (int g = 1; g < split->n; g++)
-        if (split->v[g] != split->v[0])
+        if (split->v[g] - (g == split->n - 1 ? plan->mtp_num_layers : 0) != split->v[0])
             return TRUE;
     return FALSE;
 }
@@ -343,7 +344,8 @@ char *plan_spec_flags(const PlanSpec *plan)
      * runs the plan as plansim did */
     if (split_unsaid(plan)) {
         g_autofree char *layout =
-            pipeline_layout_text(plan->layers_per_stage.v, plan->layers_per_stage.n);
+            pipeline_layout_text(plan->layers_per_stage.v, plan->layers_per_stage.n,
+                                 plan->mtp_num_layers);
         g_string_append_printf(out, " --%s '%s'", plan_fields[PLAN_LAYOUT].flag, layout);
     }
     return flags_text(out);
@@ -368,7 +370,7 @@ char *plan_spec_key(const PlanSpec *plan)
     gsize values = PLAN_N_FIELDS;
     for (int f = 0; f < PLAN_N_FIELDS; f++)
         if (plan_field_is_list((PlanField)f))
-            values += (gsize)list_member((PlanSpec *)plan, (PlanField)f)->n;
+            values += (gsize)list_member((PlanSpec *)plan, (PlanField)f)->n + 1;
     char *key = g_malloc(7 * values + 1), *at = key;
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
         if (!plan_field_is_list((PlanField)f)) {
@@ -377,6 +379,7 @@ char *plan_spec_key(const PlanSpec *plan)
         }
         const PlanList *list = list_member((PlanSpec *)plan, (PlanField)f);
         at = key_int(at, list->n);
+        at = key_int(at, list->mtp);
         for (int i = 0; i < list->n; i++)
             at = key_int(at, list->v[i]);
     }
@@ -548,7 +551,8 @@ static gboolean split_layers(const PlanSpec *plan, const ModelSpec *model, int *
 /* A pipeline layout against the rest of the plan and the model, as
  * Megatron-Core's PipelineParallelLayerLayout checks it: no other split
  * given beside it, pp x v chunks (v, virtual_stages, is its chunks / pp:
- * the value given, if any) and the model's layers. */
+ * the value given, if any), the model's layers and the plan's MTP layers
+ * (validate_layer_layout). */
 static gboolean check_layout(const PlanSpec *plan, const ModelSpec *model, GError **error)
 {
     const PlanList *layout = &plan->pipeline_model_parallel_layout;
@@ -575,7 +579,7 @@ static gboolean check_layout(const PlanSpec *plan, const ModelSpec *model, GErro
         return plan_field_fail(error, plan, PLAN_VIRTUAL_STAGES,
                                "the layout's chunks over pp, %d / %d = %d", layout->n, plan->pp,
                                vp);
-    long long layers = 0;
+    long long layers = -layout->mtp;
     for (int i = 0; i < layout->n; i++)
         layers += layout->v[i];
     if (layers != model->layers)
@@ -583,6 +587,47 @@ static gboolean check_layout(const PlanSpec *plan, const ModelSpec *model, GErro
                                "the model's %d transformer layers t (Megatron-Core's rule; it has "
                                "%lld)",
                                model->layers, layers);
+    if (layout->mtp != plan->mtp_num_layers)
+        return plan_field_fail(error, plan, PLAN_LAYOUT,
+                               "mtp_num_layers = %d multi-token-prediction layers m (Megatron-Core's "
+                               "rule; it has %d)",
+                               plan->mtp_num_layers, layout->mtp);
+    return TRUE;
+}
+
+/* Where the plan's MTP layers, the last mtp_num_layers of its chunks'
+ * layers, sit: in one chunk (Megatron-Core's rule), the last of its stage
+ * (its rule: "MTP should be always in the last virtual pipeline stage of
+ * that rank"); for a tied model, on a stage that holds the word
+ * embedding, the first or the last (plansim's: its one copy on a pipeline
+ * is the last stage's, Megatron-Core's embedding group the first's and the
+ * last's). */
+static gboolean check_mtp_chunk(const PlanSpec *plan, const ModelSpec *model, GError **error)
+{
+    int mtp = plan->mtp_num_layers, pp = plan->pp;
+    if (mtp == 0)
+        return TRUE;
+    PlanField f = plan->pipeline_model_parallel_layout.v ? PLAN_LAYOUT : PLAN_LAYERS_PER_STAGE;
+    const PlanList *l = &plan->layers_per_stage;
+    long long first = 0;
+    int g = 0;
+    while (first + l->v[g] <= model->layers)
+        first += l->v[g++];
+    if (first + l->v[g] < (long long)model->layers + mtp)
+        return plan_field_fail(error, plan, f,
+                               "the %d multi-token-prediction layers, the last, in one chunk "
+                               "(Megatron-Core's rule)",
+                               mtp);
+    if (g / pp != plan->virtual_stages - 1)
+        return plan_field_fail(error, plan, f,
+                               "the multi-token-prediction layers in the last chunk of their "
+                               "stage (Megatron-Core's rule; chunk %d is stage %d's chunk %d of %d)",
+                               g, g % pp, g / pp + 1, plan->virtual_stages);
+    if (model->tied_embeddings && g % pp != 0 && g % pp != pp - 1)
+        return plan_field_fail(error, plan, f,
+                               "a tied model's multi-token-prediction layers on the first or the "
+                               "last stage, which hold its word embedding (they are on stage %d)",
+                               g % pp);
     return TRUE;
 }
 
@@ -623,17 +668,24 @@ static gboolean resolve_layers(PlanSpec *plan, const ModelSpec *model, GError **
         if (plan->layers_per_stage.n != chunks)
             return plan_field_fail(error, plan, PLAN_LAYERS_PER_STAGE,
                                    "pp x virtual_stages = %lld layer counts", chunks);
-        if (sum != model->layers)
+        if (sum != (long long)model->layers + plan->mtp_num_layers)
             return plan_field_fail(error, plan, PLAN_LAYERS_PER_STAGE,
-                                   "layer counts that add up to the model's %d layers",
-                                   model->layers);
-        return TRUE;
+                                   "layer counts that add up to the model's %d layers%s",
+                                   model->layers,
+                                   plan->mtp_num_layers ? " and the plan's multi-token-prediction "
+                                                          "layers (mtp_num_layers)"
+                                                        : "");
+        return check_mtp_chunk(plan, model, error);
     }
     if (!split_layers(plan, model, NULL, error))
         return FALSE;
     plan->layers_per_stage.n = (int)chunks;
     plan->layers_per_stage.v = g_new(int, (gsize)chunks);
-    return split_layers(plan, model, plan->layers_per_stage.v, error);
+    if (!split_layers(plan, model, plan->layers_per_stage.v, error))
+        return FALSE;
+    /* Megatron-Core's default: the MTP layers on the last stage's last chunk */
+    plan->layers_per_stage.v[chunks - 1] += plan->mtp_num_layers;
+    return TRUE;
 }
 
 /* Fails on `field` for a plan of `product` GPUs (`sizes`: "tp x pp x dp

@@ -21,6 +21,8 @@
 typedef struct {
     int *v;
     int n;
+    int mtp; /* a layout's multi-token-prediction layers, the last of its
+              * layers (v counts them with the transformer layers); 0 else */
 } PlanList;
 
 /* The plan's fields (plan_fields.def), in the order reports list them. */

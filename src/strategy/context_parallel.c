@@ -99,7 +99,7 @@ static void piece_begin(Emit *e, void *state, const PieceRef *p)
     if (emit_plan(e)->cp_algorithm == CP_ALL_TO_ALL) {
         /* forward: Q, K and V; backward: the output's gradient */
         all_to_all(e, p,
-                   backward ? transformer_q_bytes(m, sh)
+                   backward ? transformer_out_bytes(m, sh)
                             : transformer_q_bytes(m, sh) + transformer_kv_bytes(m, sh));
         return;
     }
@@ -126,7 +126,7 @@ static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
         /* forward: the output; backward: the gradients of Q, K and V */
         all_to_all(e, p,
                    emit_piece_backward(p) ? transformer_q_bytes(m, sh) + transformer_kv_bytes(m, sh)
-                                          : transformer_q_bytes(m, sh));
+                                          : transformer_out_bytes(m, sh));
     else
         emit_gate(e, st->exchanged);
 }

@@ -66,7 +66,7 @@ struct Emit {
     int *group_id[GROUP_KINDS]; /* per layout group */
     int *pair_id[DIRECTIONS];   /* per sending rank: with its receiver */
     int *ends_id;               /* per rank on the first stage: with the last stage */
-    Cost embedding, head, block[TRANSFORMER_BLOCK_KINDS]; /* a kind no layer has: zero */
+    Cost embedding, head, mtp, block[TRANSFORMER_BLOCK_KINDS]; /* a kind no layer has: zero */
     Segment *segments;                           /* every model chunk's, chunk after chunk */
     int *chunk_first; /* per model chunk: its first segment; one more entry */
     /* the rank being emitted, and its rank in the graph */
@@ -422,14 +422,14 @@ TaskId emit_recv(Emit *e, Direction d, double bytes, TaskName name)
                           name);
 }
 
-TaskId emit_ends_collective(Emit *e, Stream stream, CollOp op, double bytes, TaskTag tag,
-                            TaskName name)
+TaskId emit_ends_collective(Emit *e, int other, Stream stream, CollOp op, double bytes,
+                            TaskTag tag, TaskName name)
 {
     Coord c = layout_coord(e->layout, e->rank);
-    g_assert(e->step.plan->pp > 1 && (c.pp == 0 || c.pp == e->step.plan->pp - 1));
+    g_assert(other > 0 && other < e->step.plan->pp && (c.pp == 0 || c.pp == other));
     c.pp = 0;
     int first = layout_rank(e->layout, c);
-    c.pp = e->step.plan->pp - 1;
+    c.pp = other;
     int ends[2] = {first, layout_rank(e->layout, c)};
     return add_collective(e, group(e, &e->ends_id[first], ends, 2), stream, op, bytes, tag, name);
 }
@@ -481,6 +481,9 @@ static void compute_costs(Emit *e)
     transformer_head_ops(m, sh, &ops);
     e->head = cost(gpu, &ops, transformer_head_activation_bytes(m, sh), "fwd mb%d head",
                    "bwd mb%d head", "wgrad mb%d head");
+    transformer_mtp_ops(m, sh, &ops);
+    e->mtp = cost(gpu, &ops, transformer_mtp_activation_bytes(m, sh), "fwd mb%d L%d mtp",
+                  "bwd mb%d L%d mtp", "wgrad mb%d L%d mtp");
     static const char *const names[TRANSFORMER_BLOCK_KINDS][3] = {
         {"fwd mb%d L%d attn", "bwd mb%d L%d attn", "wgrad mb%d L%d attn"},
         {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp", "wgrad mb%d L%d mlp"},
@@ -499,26 +502,30 @@ static void compute_costs(Emit *e)
 
 /* Lays out the segments of every model chunk: the first chunk starts with
  * the embedding, the last ends with the head, each holds its share of the
- * layers (the plan's layers_per_stage), each as states_segment has it. */
+ * layers (the plan's layers_per_stage), each MTP layer after its module's
+ * own operations, each as states_segment has it. */
 static void lay_out_chunks(Emit *e)
 {
     const ModelSpec *m = e->step.model;
     const PlanSpec *plan = e->step.plan;
-    int chunks = chunks_count(plan);
-    e->segments = g_new(Segment, m->layers + 2);
+    int chunks = chunks_count(plan), mtp = plan->mtp_num_layers;
+    e->segments = g_new(Segment, m->layers + 2 * mtp + 2);
     e->chunk_first = g_new(int, chunks + 1);
     int n = 0, layer_index = 0;
     for (int g = 0; g < chunks; g++) {
         e->chunk_first[g] = n;
         if (g == 0)
             e->segments[n++] = states_segment(m, plan, SEGMENT_EMBEDDING, -1);
-        for (int i = 0; i < chunks_layers(plan, g); i++, layer_index++)
+        for (int i = 0; i < chunks_layers(plan, g); i++, layer_index++) {
+            if (layer_index >= m->layers)
+                e->segments[n++] = states_segment(m, plan, SEGMENT_MTP, layer_index);
             e->segments[n++] = states_segment(m, plan, SEGMENT_LAYER, layer_index);
+        }
         if (g == chunks - 1)
             e->segments[n++] = states_segment(m, plan, SEGMENT_HEAD, -1);
     }
     e->chunk_first[chunks] = n;
-    g_assert(n == m->layers + 2 && layer_index == m->layers);
+    g_assert(n == m->layers + 2 * mtp + 2 && layer_index == m->layers + mtp);
 }
 
 static const Cost *cost_of(const Emit *e, const Segment *seg, Block block)
@@ -526,6 +533,8 @@ static const Cost *cost_of(const Emit *e, const Segment *seg, Block block)
     switch (seg->kind) {
     case SEGMENT_EMBEDDING:
         return &e->embedding;
+    case SEGMENT_MTP:
+        return &e->mtp;
     case SEGMENT_HEAD:
         return &e->head;
     case SEGMENT_LAYER:
@@ -713,8 +722,9 @@ static double most_tasks(const Emit *e, int ranks)
         if (e->active[i]->piece_tasks)
             per_piece += e->active[i]->piece_tasks(p);
     double units = schedule_splits_backward(p) ? 3 : 2;
-    double pieces =
-        (TRANSFORMER_BLOCKS * (double)e->step.model->layers + 2) / p->pp + 2 * p->virtual_stages;
+    double layers = (double)e->step.model->layers + p->mtp_num_layers;
+    double pieces = (TRANSFORMER_BLOCKS * layers + 2 + p->mtp_num_layers) / p->pp +
+                    2 * p->virtual_stages;
     return ranks * (units * e->step.micro_batches * pieces * per_piece + 4);
 }
 
@@ -724,13 +734,13 @@ static double most_tasks(const Emit *e, int ranks)
 static void refuse_size(const ModelSpec *model, const PlanSpec *plan, int ranks, gsize max_tasks,
                         const char *got, PsErrorCode code, GError **error)
 {
-    int m = plan_spec_micro_batches(plan);
+    int m = plan_spec_micro_batches(plan), layers = model->layers + plan->mtp_num_layers;
     g_set_error(error, PS_ERROR, code,
                 "%s: expected a step of at most %.0f tasks, got %s (%d rank%s x %d micro-batch%s "
                 "x %d layer%s / %d stage%s): lower global_batch_size, the GPU count or the layers",
                 plan_field_origin(plan, PLAN_GLOBAL_BATCH_SIZE), (double)max_tasks, got, ranks,
-                ranks == 1 ? "" : "s", m, m == 1 ? "" : "es", model->layers,
-                model->layers == 1 ? "" : "s", plan->pp, plan->pp == 1 ? "" : "s");
+                ranks == 1 ? "" : "s", m, m == 1 ? "" : "es", layers, layers == 1 ? "" : "s",
+                plan->pp, plan->pp == 1 ? "" : "s");
 }
 
 /* emit.h's bound. Left out of it: the backward of the embedding (no input
@@ -739,8 +749,9 @@ double emit_tasks_at_least(const ModelSpec *model, const PlanSpec *plan, int ran
 {
     double passes = schedule_splits_backward(plan) ? 3 : 2;
     double chunks = (double)plan->pp * plan->virtual_stages;
+    double layers = (double)model->layers + plan->mtp_num_layers;
     double per_stage_set = plan_spec_micro_batches(plan) *
-                           (passes * TRANSFORMER_BLOCKS * model->layers + 2 + 2 * (chunks - 1));
+                           (passes * TRANSFORMER_BLOCKS * layers + 2 + 2 * (chunks - 1));
     return (double)ranks / plan->pp * per_stage_set + 3.0 * ranks;
 }
 

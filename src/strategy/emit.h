@@ -54,14 +54,17 @@ typedef enum {
     TAG_KINDS
 } TaskTag;
 
-typedef enum { SEGMENT_EMBEDDING, SEGMENT_LAYER, SEGMENT_HEAD } SegmentKind;
+/* The embedding, a transformer layer, a multi-token-prediction module's
+ * own operations (before its layer: transformer_mtp_ops), the head. */
+typedef enum { SEGMENT_EMBEDDING, SEGMENT_LAYER, SEGMENT_MTP, SEGMENT_HEAD } SegmentKind;
 
 /* A part of the model with parameters of its own: the unit in which
  * backward produces gradients, ZeRO-3 gathers parameters and recomputation
  * replays a forward. */
 typedef struct {
     SegmentKind kind;
-    int layer;     /* SEGMENT_LAYER: 0-based; otherwise -1 */
+    int layer;     /* SEGMENT_LAYER: 0-based, an MTP layer's from the model's layers
+                    * on; SEGMENT_MTP: its layer's; otherwise -1 */
     double params; /* parameters this rank holds for it */
     double uses;   /* parameters its compute needs whole: `params`, and for
                     * the head of a tied model also the word embedding */
@@ -171,11 +174,12 @@ TaskId emit_send(Emit *e, Direction d, double bytes, TaskId after, TaskName name
  * emit_gate. `bytes` and `name` as the sender gives them. */
 TaskId emit_recv(Emit *e, Direction d, double bytes, TaskName name);
 
-/* The rank, on the first or the last pipeline stage (pp > 1), joins its
- * next collective with the other end of its pipeline (same tp and dp
- * coordinates): the two stages that hold a tied word embedding. */
-TaskId emit_ends_collective(Emit *e, Stream stream, CollOp op, double bytes, TaskTag tag,
-                            TaskName name);
+/* The rank, on the first pipeline stage or on stage `other` (> 0), joins
+ * its next collective with its peer on the other (same tp and dp
+ * coordinates): the two stages that hold the word embedding (a tied one's
+ * last stage, or the MTP layers': states_embedding_copy_stage). */
+TaskId emit_ends_collective(Emit *e, int other, Stream stream, CollOp op, double bytes,
+                            TaskTag tag, TaskName name);
 
 /* `after` also waits for `before`; either may be TASK_NONE (no-op). */
 void emit_wait(Emit *e, TaskId before, TaskId after);
@@ -247,7 +251,8 @@ gboolean emit_check_size(const ModelSpec *model, const PlanSpec *plan, int ranks
  * running its two markers and its optimizer step, and for each
  * micro-batch and model chunk of its stage a forward and a backward, or a
  * B and a W: the forward of the embedding and of the head, and every pass
- * of each of TRANSFORMER_BLOCKS blocks a layer, at least one compute task each
+ * of each of TRANSFORMER_BLOCKS blocks a layer (the MTP layers too), at
+ * least one compute task each
  * (each has operations in every pass: GEMMs; a piece_compute may cut it,
  * never drop it); and per micro-batch, between each two consecutive model
  * chunks of the pp x virtual_stages, a transfer of activations forward

@@ -43,19 +43,20 @@ double estimate_states_bytes(const Step *step)
 }
 
 /* Per micro-batch on one GPU: the forward seconds and kept activation
- * bytes of the embedding, the head and a layer of each kind
- * (transformer_layer_kind: full or windowed attention, dense or MoE),
- * the layer's backward seconds with what the strategies add, and
- * the first layer of each model chunk. The seconds only when piece_costs
- * is `timed`: the memory bound needs the bytes alone. */
+ * bytes of the embedding, the head, an MTP module's own operations and a
+ * layer of each kind (transformer_layer_kind: full or windowed attention,
+ * dense or MoE), the layer's backward seconds with what the strategies
+ * add, and the first layer of each model chunk. The seconds only when
+ * piece_costs is `timed`: the memory bound needs the bytes alone. */
 typedef struct {
     const Step *step;
     const ModelSpec *model;
     const PlanSpec *plan;
-    double embedding_s, head_s, layer_s[TRANSFORMER_LAYER_KINDS];
+    double embedding_s, head_s, mtp_s, layer_s[TRANSFORMER_LAYER_KINDS];
     double layer_backward_s[TRANSFORMER_LAYER_KINDS];
     double ends_backward_s[2]; /* the embedding's backward, the head's */
-    double embedding_kept, head_kept;
+    double mtp_backward_s;
+    double embedding_kept, head_kept, mtp_kept;
     double layer_kept[TRANSFORMER_LAYER_KINDS]; /* a kind no layer has: 0 */
     int *first;                                 /* per chunk, and the layers after the last */
 } PieceCosts;
@@ -70,6 +71,7 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
     *c = (PieceCosts){.step = step, .model = m, .plan = plan};
     c->embedding_kept = transformer_embedding_activation_bytes(m, sh);
     c->head_kept = transformer_head_activation_bytes(m, sh);
+    c->mtp_kept = transformer_mtp_activation_bytes(m, sh);
     double block_s[TRANSFORMER_BLOCK_KINDS] = {0}, block_kept[TRANSFORMER_BLOCK_KINDS] = {0};
     double block_backward_s[TRANSFORMER_BLOCK_KINDS] = {0};
     /* what each active strategy's tasks add to a block's passes, at the least */
@@ -116,6 +118,9 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
         transformer_head_ops(m, sh, &ops);
         c->head_s = transformer_ops_s(gpu, &ops);
         c->ends_backward_s[1] = transformer_ops_backward_s(gpu, &ops);
+        transformer_mtp_ops(m, sh, &ops);
+        c->mtp_s = transformer_ops_s(gpu, &ops);
+        c->mtp_backward_s = transformer_ops_backward_s(gpu, &ops);
     }
     c->first = chunks_firsts(plan);
 }
@@ -177,8 +182,11 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
                     .kept = first ? c->embedding_kept : 0};
     for (int l = from; l < to; l++) {
         int k = transformer_layer_kind(c->model, l);
-        cc.forward_s += c->layer_s[k];
-        cc.kept += c->layer_kept[k];
+        gboolean mtp = l >= c->model->layers; /* with its module's own piece */
+        cc.forward_s += c->layer_s[k] + (mtp ? c->mtp_s : 0);
+        cc.kept += c->layer_kept[k] + (mtp ? c->mtp_kept : 0);
+        cc.backward_s += mtp ? c->mtp_backward_s : 0;
+        cc.chain_backward_s += mtp ? c->mtp_backward_s : 0;
         double up_s = l > from ? prefetch_s(c, l - 1) : 0;
         double b = c->layer_backward_s[k], waited = MAX(b, up_s);
         cc.backward_s += waited;

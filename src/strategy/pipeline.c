@@ -10,9 +10,15 @@
  * tensor parallelism each rank of the stage sends its 1/t, Megatron's
  * scatter/gather); a split backward's gradients travel with its B, its W
  * exchanges nothing. Sends run on the pipeline stream once the unit's compute
- * is done; the receiving unit's first task waits for the transfer. A tied
- * word embedding, held by the first and the last stage, has its gradients
- * summed over the two at the end of the step. */
+ * is done; the receiving unit's first task waits for the transfer. A word
+ * embedding held by two stages, the first and the last (tied) or the
+ * stage of the MTP layers (states_embedding_copy_stage), has its gradients
+ * summed over the two at the end of the step.
+ *
+ * The plan's multi-token-prediction layers (mtp_num_layers, Megatron-Core's
+ * --mtp-num-layers) follow the model's layers in its last chunk, or where
+ * its layout puts them (plan.c places them); the pipeline checks that the
+ * model has as many. */
 #include "layout/chunks.h"
 #include "strategy/schedule.h"
 #include "strategy/states.h"
@@ -33,6 +39,20 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **err
 {
     (void)model;
     return schedule_of(plan)->check(plan, error);
+}
+
+/* The MTP layers trained are the model's: Megatron-Core builds
+ * mtp_num_layers of them, DeepSeek-V3's config has num_nextn_predict_layers. */
+static gboolean check_model(const PlanSpec *plan, const ModelSpec *model, GError **error)
+{
+    if (plan->mtp_num_layers <= model->mtp_layers)
+        return TRUE;
+    if (model->mtp_layers == 0)
+        return plan_field_fail(error, plan, PLAN_MTP_NUM_LAYERS,
+                               "0: the model has no multi-token-prediction layers (a Hugging Face "
+                               "config's num_nextn_predict_layers, a model file's mtp_layers)");
+    return plan_field_fail(error, plan, PLAN_MTP_NUM_LAYERS,
+                           "at most the model's %d multi-token-prediction layers", model->mtp_layers);
 }
 
 static void schedule(Emit *e, GArray *units)
@@ -85,20 +105,21 @@ static void unit_end(Emit *e, void *state, const Unit *u, TaskId done)
 }
 
 /* With a tied output layer the first and the last stage each hold the
- * word embedding; after backward they sum its gradients (Megatron-LM's
- * embedding group, whose name its comm lines take), an all-reduce of its
- * bf16 gradients over the two. */
+ * word embedding, and so do the first and the MTP layers' stage; after
+ * backward they sum its gradients (Megatron-LM's embedding group, whose
+ * name its comm lines take), an all-reduce of its gradients over the
+ * two. */
 static void step_end(Emit *e, void *state)
 {
     (void)state;
     const ModelSpec *m = emit_model(e);
     const PlanSpec *plan = emit_plan(e);
-    int s = emit_stage(e);
-    if (!m->tied_embeddings || plan->pp == 1 || (s != 0 && s != plan->pp - 1))
+    int s = emit_stage(e), copy = states_embedding_copy_stage(m, plan);
+    if (copy < 0 || (s != 0 && s != copy))
         return;
     double bytes =
         states_tensor_bytes(plan, TENSOR_GRAD) * m->vocab_size * m->hidden_size / plan->tp;
-    TaskId t = emit_ends_collective(e, STREAM_COMM, COLL_ALL_REDUCE, bytes, TAG_EMBEDDING,
+    TaskId t = emit_ends_collective(e, copy, STREAM_COMM, COLL_ALL_REDUCE, bytes, TAG_EMBEDDING,
                                     (TaskName){.fmt = "embedding all_reduce"});
     emit_wait(e, emit_last(e, STREAM_COMPUTE), t);
 }
@@ -141,6 +162,8 @@ const Strategy strategy_pipeline = {
     .name = "pipeline",
     .active = active,
     .check = check,
+    .check_model = check_model,
+    .check_model_reads = PLAN_BIT(MTP_NUM_LAYERS),
     /* the batch's shape, and every schedule's own field (SCHEDULE_KNOB) */
     .check_reads = PLAN_BIT(TP) | PLAN_BIT(CP) | PLAN_BIT(PP) | PLAN_BIT(DP) |
                    PLAN_BIT(MICRO_BATCH_SIZE) | PLAN_BIT(GLOBAL_BATCH_SIZE) | PLAN_BIT(SCHEDULE) |

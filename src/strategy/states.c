@@ -22,10 +22,24 @@ double states_tensor_bytes(const PlanSpec *plan, Tensor t)
     return dtype_bytes(DTYPE_BF16);
 }
 
+int states_embedding_copy_stage(const ModelSpec *model, const PlanSpec *plan)
+{
+    int pp = plan->pp;
+    if (pp == 1)
+        return -1;
+    if (model->tied_embeddings)
+        return pp - 1;
+    if (plan->mtp_num_layers == 0)
+        return -1;
+    int stage = chunks_of_layer(plan, model->layers) % pp;
+    return stage > 0 ? stage : -1;
+}
+
 Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind, int layer)
 {
     int tp = plan->tp;
-    double words = model->tied_embeddings ? (double)model->vocab_size * model->hidden_size / tp : 0;
+    double vocab = (double)model->vocab_size * model->hidden_size / tp;
+    double words = model->tied_embeddings ? vocab : 0;
     switch (kind) {
     case SEGMENT_EMBEDDING: {
         double p = transformer_embedding_params(model, tp);
@@ -39,6 +53,16 @@ Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind
                          .params = p,
                          .uses = p,
                          .expert_params = states_layer_expert_params(model, plan, layer)};
+    }
+    case SEGMENT_MTP: {
+        /* the first module holds the untied word embedding's copy where
+         * its stage needs one (a tied one's is the head's) */
+        double own = transformer_mtp_params(model, tp);
+        double copy = !model->tied_embeddings && layer == model->layers &&
+                              states_embedding_copy_stage(model, plan) >= 0
+                          ? vocab
+                          : 0;
+        return (Segment){.kind = kind, .layer = layer, .params = own + copy, .uses = own + vocab};
     }
     case SEGMENT_HEAD:
         break;
@@ -141,6 +165,10 @@ void states_stage_visit(StageSegments *segs, int stage,
             visit(&embedding, ctx);
         }
         for (int i = segs->first[g]; i < segs->first[g + 1]; i++) {
+            if (i >= segs->model->layers) {
+                Segment mtp = states_segment(segs->model, plan, SEGMENT_MTP, i);
+                visit(&mtp, ctx);
+            }
             int moe = transformer_layer_moe(segs->model, i);
             if (!segs->made[moe])
                 segs->layer[moe] = states_segment(segs->model, plan, SEGMENT_LAYER, i);

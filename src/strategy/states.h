@@ -26,11 +26,19 @@ typedef enum { TENSOR_ACTIVATION, TENSOR_PARAM, TENSOR_LAYER_PARAM, TENSOR_GRAD 
 /* Bytes of one element of tensor `t` under `plan`: the one rule. */
 double states_tensor_bytes(const PlanSpec *plan, Tensor t);
 
-/* Segment `kind` (`layer` for SEGMENT_LAYER, else -1) as a rank holds it
- * (Segment, emit.h): its tensor-parallel share of the parameters; the
- * head of a tied model on a pipeline also holds its copy of the word
- * embedding, and computes with it in any case (Megatron-LM). */
+/* Segment `kind` (`layer` for SEGMENT_LAYER and SEGMENT_MTP, else -1) as
+ * a rank holds it (Segment, emit.h): its tensor-parallel share of the
+ * parameters; the head of a tied model on a pipeline also holds its copy
+ * of the word embedding, and computes with it in any case (Megatron-LM);
+ * so does the first MTP module of an untied model on a stage without the
+ * embedding (Megatron-Core keeps a copy on the MTP layers' stage). */
 Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind, int layer);
+
+/* The pipeline stage holding the second copy of the word embedding,
+ * whose gradients are summed with the first stage's: a tied model's last
+ * stage, else the MTP layers' stage when it is not the first; -1 when
+ * none does (pp 1). The plan must be resolved. */
+int states_embedding_copy_stage(const ModelSpec *model, const PlanSpec *plan);
 
 /* Every plan's rule of its model states (StatesRule, step.h), before the
  * strategies' hooks: bf16 parameters (2 bytes, a layer's
@@ -85,7 +93,8 @@ double states_total_bytes(const StatesRule *rule, double params, double experts,
 
 /* The segments a rank of each pipeline stage holds (states_segment), for
  * walking stage after stage: a layer's segment depends only on whether it
- * is MoE, so each kind's is made once, when first visited. */
+ * is MoE, so each kind's is made once, when first visited (an MTP module's
+ * own segment, made each time, comes before its layer's). */
 typedef struct {
     const ModelSpec *model;
     const PlanSpec *plan;

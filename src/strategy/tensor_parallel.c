@@ -9,7 +9,9 @@
  * the shares). The module emits the compute of every whole piece itself,
  * split at the tensor-parallel operations, its collectives between the
  * parts on the rank's tp stream, each of b s h bf16 elements over the t
- * ranks (docs/model.md, "Strategies"):
+ * ranks (latent attention's gather before its up-projections, and the sum
+ * of their input gradients, of its latents: column_width) (docs/model.md,
+ * "Strategies"):
  *   - forward: the column-parallel GEMM's input is all-gathered before it
  *     (sequence parallelism), the row-parallel GEMM's output (the
  *     embedding lookup's) summed after it: all-reduced, or reduce-scattered
@@ -65,26 +67,32 @@ typedef struct {
     OpsWork work; /* forward, and its backward's weight gradients */
     int ops;
     Dtype gemm_dtype; /* its GEMM's inputs' (bf16 without one) */
+    double width;     /* the elements a token its collectives move, over h: the
+                       * column span's, its GEMMs' inputs' (column_width); 1 else */
 } Span;
 
-/* One kind of piece (the embedding, the head, a layer's attention or MLP
- * block), cut into spans. */
+/* One kind of piece (the embedding, the head, an MTP module's own
+ * operations, a layer's attention or MLP block), cut into spans. An MTP
+ * module's projection is column-parallel; the all-gather of its output
+ * (gather_from_tensor_model_parallel_region, b s h bf16) is left out. */
 typedef struct {
     Span span[SPANS];
     gboolean row_gemm; /* the summed output is a GEMM's (not the lookup's) */
 } PieceSpans;
 
-enum { KIND_EMBEDDING, KIND_HEAD, KIND_BLOCK, KINDS = KIND_BLOCK + TRANSFORMER_BLOCK_KINDS };
+enum { KIND_EMBEDDING, KIND_HEAD, KIND_MTP, KIND_BLOCK, KINDS = KIND_BLOCK + TRANSFORMER_BLOCK_KINDS };
 
 typedef struct {
     PieceSpans kind[KINDS];
     double layer_bytes; /* b (s/c) h in bf16, what the group's collectives move whole */
 } TpState;
 
-/* The column-parallel GEMMs (Megatron-LM's ColumnParallelLinear) and the
- * operations whose output the group sums (RowParallelLinear, and
- * VocabParallelEmbedding's lookup), by transformer.c's names. */
-static const char *const column_ops[] = {"qkv", "mlp_up", "logits"};
+/* The column-parallel GEMMs (Megatron-LM's ColumnParallelLinear; latent
+ * attention's up-projections, consecutive) and the operations whose output
+ * the group sums (RowParallelLinear, and VocabParallelEmbedding's lookup),
+ * by transformer.c's names. */
+static const char *const column_ops[] = {"qkv",    "mlp_up", "logits", "mtp_logits",
+                                         "q_up",   "q_proj", "kv_up",  "eh_proj"};
 static const char *const summed_ops[] = {"out_proj", "mlp_down", "embedding"};
 
 static gboolean named(const Op *op, const char *const *names, gsize n)
@@ -115,15 +123,34 @@ static double gathered_share(Dtype d)
     return (dtype_bytes(d) + dtype_scale_bytes(d)) / dtype_bytes(DTYPE_BF16);
 }
 
+/* What a token's inputs of the column-parallel GEMMs of `ops` hold, over
+ * h (`hidden`): the all-gather before them moves these inputs (sequence
+ * parallelism), and the sum of their input gradients after them; the sum
+ * of their widths (Op.k, times the GEMMs of a grouped one), h for a QKV
+ * or an MLP's up (1), the latents for latent attention's up-projections,
+ * q_lora_rank + kv_lora_rank (Megatron-Core's MLA gathers the latents, not
+ * the layer's input: its down-projections are replicated; the shared
+ * rotary key's r columns, gathered apart in bf16, are left out), 2h for an
+ * MTP module's projection, h more for each MTP layer's logits; 1 when
+ * there is none. */
+static double column_width(const OpList *ops, double hidden)
+{
+    double k = 0;
+    for (int i = 0; i < ops->n; i++)
+        if (named(&ops->ops[i], column_ops, G_N_ELEMENTS(column_ops)))
+            k += ops->ops[i].k * ops->ops[i].batch;
+    return k > 0 ? k / hidden : 1;
+}
+
 /* The shares of tp_layer_bytes the tensor-parallel collectives that the
  * forward of a piece of operations `ops` waits for move, its compute
  * stopped, into `shares`; returns how many: the sum of the row-parallel
  * output (an all-reduce, or a reduce-scatter with sequence parallelism),
  * whole, and with sequence parallelism the all-gather of the
- * column-parallel GEMM's input, at its quantized bytes (gathered_share).
- * None with tp 1, or with tp_comm_overlap, whose collectives run beside
- * the GEMM's parts. */
-static int forward_waits(const PlanSpec *plan, const OpList *ops, double shares[2])
+ * column-parallel GEMMs' inputs, at their quantized bytes (gathered_share)
+ * and width (column_width). None with tp 1, or with tp_comm_overlap,
+ * whose collectives run beside the GEMM's parts. */
+static int forward_waits(const PlanSpec *plan, const OpList *ops, double hidden, double shares[2])
 {
     int n = 0;
     if (plan->tp == 1 || plan->tp_comm_overlap)
@@ -132,7 +159,7 @@ static int forward_waits(const PlanSpec *plan, const OpList *ops, double shares[
         shares[n++] = 1;
     for (int i = 0; plan->sequence_parallel && i < ops->n; i++)
         if (named(&ops->ops[i], column_ops, G_N_ELEMENTS(column_ops))) {
-            shares[n++] = gathered_share(ops->ops[i].dtype);
+            shares[n++] = gathered_share(ops->ops[i].dtype) * column_width(ops, hidden);
             break;
         }
     return n;
@@ -223,10 +250,12 @@ static char *comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *c
 }
 
 /* Cuts forward operations into spans, costing each operation as the
- * emitter costs a list (transformer_ops_work). */
-static PieceSpans cut(const GpuSpec *gpu, const OpList *ops)
+ * emitter costs a list (transformer_ops_work); `hidden` is h. */
+static PieceSpans cut(const GpuSpec *gpu, const OpList *ops, double hidden)
 {
     PieceSpans p = {0};
+    for (int k = 0; k < SPANS; k++)
+        p.span[k].width = k == SPAN_COLUMN ? column_width(ops, hidden) : 1;
     SpanKind at = SPAN_PRE;
     for (int i = 0; i < ops->n; i++) {
         const Op *op = &ops->ops[i];
@@ -260,14 +289,16 @@ static void step_begin(Emit *e, void *state)
     Shard sh = emit_shard(e);
     OpList ops;
     transformer_embedding_ops(m, sh, &ops);
-    st->kind[KIND_EMBEDDING] = cut(gpu, &ops);
+    st->kind[KIND_EMBEDDING] = cut(gpu, &ops, m->hidden_size);
     transformer_head_ops(m, sh, &ops);
-    st->kind[KIND_HEAD] = cut(gpu, &ops);
+    st->kind[KIND_HEAD] = cut(gpu, &ops, m->hidden_size);
+    transformer_mtp_ops(m, sh, &ops);
+    st->kind[KIND_MTP] = cut(gpu, &ops, m->hidden_size);
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
         if (transformer_block_layers(m, (Block)b) == 0)
             continue;
         transformer_block_ops(m, (Block)b, sh, &ops);
-        st->kind[KIND_BLOCK + b] = cut(gpu, &ops);
+        st->kind[KIND_BLOCK + b] = cut(gpu, &ops, m->hidden_size);
     }
     st->layer_bytes = tp_layer_bytes(m, emit_plan(e));
 }
@@ -375,7 +406,7 @@ static CollOp sum_op(const Emit *e)
 static void gather_into(Parts *q, const Span *s, unsigned passes, gboolean overlap)
 {
     int t = emit_plan(q->e)->tp;
-    double bytes = gathered_share(s->gemm_dtype);
+    double bytes = gathered_share(s->gemm_dtype) * s->width;
     if (!overlap) {
         emit_gate(q->e, collective(q, COLL_ALL_GATHER, bytes));
         add(q, s, passes, 1);
@@ -442,10 +473,11 @@ static void backward(Parts *q, const PieceSpans *k, gboolean sp, gboolean overla
     add(q, &k->span[SPAN_MIDDLE], passes, 1);
     const Span *column = &k->span[SPAN_COLUMN];
     if (column->ops && in) {
-        TaskId input =
-            sp && w ? collective(q, COLL_ALL_GATHER, gathered_share(column->gemm_dtype)) : TASK_NONE;
+        TaskId input = sp && w ? collective(q, COLL_ALL_GATHER,
+                                            gathered_share(column->gemm_dtype) * column->width)
+                               : TASK_NONE;
         add(q, column, in, 1); /* beside the gather */
-        TaskId sum = collective(q, sum_op(q->e), 1);
+        TaskId sum = collective(q, sum_op(q->e), column->width);
         emit_gate(q->e, input);
         add(q, column, w, 1); /* beside the sum */
         flush(q);
@@ -463,9 +495,11 @@ static TaskId piece_compute(Emit *e, void *state, const PieceRef *p, TaskTag tag
 {
     const TpState *st = state;
     const PlanSpec *plan = emit_plan(e);
-    int kind = p->segment->kind == SEGMENT_EMBEDDING ? KIND_EMBEDDING
-               : p->segment->kind == SEGMENT_HEAD    ? KIND_HEAD
-                                                     : KIND_BLOCK + p->block;
+    static const int kinds[] = {[SEGMENT_EMBEDDING] = KIND_EMBEDDING,
+                                [SEGMENT_MTP] = KIND_MTP,
+                                [SEGMENT_HEAD] = KIND_HEAD};
+    int kind =
+        p->segment->kind == SEGMENT_LAYER ? KIND_BLOCK + (int)p->block : kinds[p->segment->kind];
     Parts q = {.e = e,
                .st = st,
                .p = p,
@@ -496,7 +530,7 @@ static BlockBound block_bound(const Step *step, Block block, const OpList *ops)
     (void)block;
     const PlanSpec *plan = step->plan;
     double shares[2], bytes = tp_layer_bytes(step->model, plan), wait_s = 0;
-    for (int i = 0, n = forward_waits(plan, ops, shares); i < n; i++)
+    for (int i = 0, n = forward_waits(plan, ops, step->model->hidden_size, shares); i < n; i++)
         wait_s += netbound_exchange_s(step->cluster, shares[i] * bytes, plan->tp);
     return (BlockBound){.forward_s = wait_s};
 }

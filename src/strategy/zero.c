@@ -140,6 +140,7 @@ static TaskId gather(Emit *e, const Unit *u, const Segment *seg, TaskId after)
     static const char *const names[][2] = {
         [SEGMENT_EMBEDDING] = {"zero all_gather mb%d embedding", NULL},
         [SEGMENT_LAYER] = {"zero all_gather mb%d L%d", "zero expert all_gather mb%d L%d"},
+        [SEGMENT_MTP] = {"zero all_gather mb%d L%d mtp", NULL},
         [SEGMENT_HEAD] = {"zero all_gather mb%d head", NULL},
     };
     TaskId first;
@@ -162,6 +163,7 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
     static const char *const ahead[][2] = {
         [SEGMENT_EMBEDDING] = {"zero all_gather embedding", NULL},
         [SEGMENT_LAYER] = {"zero all_gather L%d", "zero expert all_gather L%d"},
+        [SEGMENT_MTP] = {"zero all_gather L%d mtp", NULL},
         [SEGMENT_HEAD] = {"zero all_gather head", NULL},
     };
     ZeroState *st = state;
