@@ -333,7 +333,11 @@ static gboolean load_model(const CliInputs *in, const MegatronLine *line, const 
     gboolean max_positions = FALSE;
     const char *line_seq = line ? megatron_line_seq_length(line) : NULL;
     if (!path) {
-        if (!(*model = megatron_line_model(line, "megatron-args", error)))
+        /* named after its file (llama3-70b.sh: llama3-70b), if any */
+        g_autofree char *file =
+            g_path_get_basename(in->megatron_args[0] == '@' ? in->megatron_args + 1 : "");
+        file[strcspn(file, ".")] = '\0';
+        if (!(*model = megatron_line_model(line, *file ? file : "megatron-args", error)))
             return FALSE;
     } else {
         g_autofree char *flag = g_strdup_printf("--model %s", in->model ? in->model : path);

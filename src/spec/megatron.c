@@ -314,6 +314,9 @@ static gboolean read_flag(MegatronLine *line, char **words, int *i, GString *unm
         g_free(v[extra]);
         v[extra] = NULL;
     }
+    for (int k = 0; a->values != 0 && k < n && v[k]; k++)
+        if (v[k][0] == '$')
+            return bad_value(line, flag, v[k], "a value", error);
     if (a->values != 0 && n == 0) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: --%s: expected a value, got none",
                     line->where, flag);
@@ -785,21 +788,28 @@ static gboolean own_cross_entropy(const MegatronLine *line, PlanSpec *plan, GErr
 gboolean megatron_line_apply(const MegatronLine *line, PlanSpec *plan, const ModelSpec *model,
                              GError **error)
 {
-    /* Megatron-LM's defaults where they are not plansim's */
-    static const PlanField off[] = {PLAN_OVERLAP_GRAD_REDUCE, PLAN_OVERLAP_PARAM_GATHER};
-    for (gsize i = 0; i < G_N_ELEMENTS(off); i++)
-        plan_field_put(plan, off[i], FALSE, g_intern_string(line->where));
+    /* Megatron-LM's defaults where they are not plansim's: no overlapped
+     * gradient reduction, one micro-batch a data-parallel rank */
+    const char *where = g_intern_string(line->where);
+    plan_field_put(plan, PLAN_OVERLAP_GRAD_REDUCE, FALSE, where);
     if (!value_of(line, "global-batch-size"))
-        plan_field_put(plan, PLAN_GLOBAL_BATCH_SIZE, 0, g_intern_string(line->where));
+        plan_field_put(plan, PLAN_GLOBAL_BATCH_SIZE, 0, where);
     for (gsize i = 0; i < N_ARGS; i++) {
         const MegatronArg *a = &megatron_args[i];
         if (line->given[i] && (a->rule == RULE_FIELD || a->rule == RULE_SWITCH) &&
             !apply_row(line, plan, a, line->given[i], error))
             return FALSE;
     }
-    return own_virtual_stages(line, plan, model, error) && own_zero(line, plan, error) &&
-           own_recompute(line, plan, model, error) && own_precision(line, plan, error) &&
-           own_capacity(line, plan, error) && own_cross_entropy(line, plan, error);
+    if (!(own_virtual_stages(line, plan, model, error) && own_zero(line, plan, error) &&
+          own_recompute(line, plan, model, error) && own_precision(line, plan, error) &&
+          own_capacity(line, plan, error) && own_cross_entropy(line, plan, error)))
+        return FALSE;
+    /* and no overlapped parameter gather, where there is one to overlap:
+     * the distributed optimizer's (elsewhere the field changes nothing) */
+    if (!given_switch(line, "overlap-param-gather") &&
+        (plan->zero_stage == 1 || plan->zero_stage == 2))
+        plan_field_put(plan, PLAN_OVERLAP_PARAM_GATHER, FALSE, where);
+    return TRUE;
 }
 
 /* ---- writing a plan ---- */
@@ -866,8 +876,10 @@ static void write_row(Writer *w, const MegatronArg *a)
     g_autofree char *word = NULL;
     gboolean on = FALSE;
     if (a->rule == RULE_SWITCH) {
+        /* without it, a boolean is false and any other field at its
+         * default; a value neither says is not this switch's to say */
         on = strcmp(text, a->words) == 0;
-        if (!on && set) /* a value this switch cannot say */
+        if (!on && (plan_fields[a->field].kind == FIELD_BOOL ? strcmp(text, "false") != 0 : set))
             return;
     } else if (a->words && !(word = map_word(a->words, text, TRUE))) {
         return;
@@ -989,7 +1001,7 @@ static void write_recompute(Writer *w)
 static void write_precision(Writer *w)
 {
     const PlanSpec *plan = w->plan;
-    w->said[PLAN_DTYPE] = w->said[PLAN_FP8_RECIPE] = w->said[PLAN_FP8_PARAM_GATHER] = TRUE;
+    w->said[PLAN_DTYPE] = w->said[PLAN_FP8_RECIPE] = TRUE;
     if (w->style == MEGATRON_LM) {
         put_lm(w, "bf16", NULL);
         if (plan->dtype == DTYPE_FP8 || plan->dtype == DTYPE_MXFP8) {
@@ -1000,9 +1012,7 @@ static void write_precision(Writer *w)
             put_lm(w, "fp4-format", "e2m1");
             put_lm(w, "fp4-recipe", "nvfp4");
         }
-        if (plan->fp8_param_gather)
-            put_lm(w, "fp8-param-gather", NULL);
-        return;
+        return; /* --fp8-param-gather: its row's */
     }
     const char *preset = plan->dtype == DTYPE_MXFP8   ? "bf16_with_mxfp8_mixed"
                          : plan->dtype == DTYPE_NVFP4 ? "bf16_with_nvfp4_mixed"
