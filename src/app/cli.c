@@ -212,9 +212,9 @@ void cli_inputs_entries(CliInputs *in, GOptionContext *ctx)
         {"seq-length", 0, 0, G_OPTION_ARG_FILENAME, &in->seq_length,
          "tokens per sequence, over the model's", "S"},
         {"megatron-args", 0, 0, G_OPTION_ARG_FILENAME, &in->megatron_args,
-         "the plan (and, without --model, the model) of a Megatron-LM launch line, or of FILE's; "
-         "plan flags override it",
-         "ARGS|@FILE"},
+         "the plan (and, without --model, the model) of a Megatron-LM launch line (@FILE: a "
+         "file's); plan flags override it",
+         "ARGS"},
         {NULL},
     };
     g_option_context_add_main_entries(ctx, entries, NULL);

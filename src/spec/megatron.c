@@ -34,7 +34,7 @@ typedef enum {
     RULE_OWN,          /* read and written by the own_* / write_* code */
     RULE_MODEL,        /* an integer: the model's `key` */
     RULE_MODEL_NUMBER, /* a number: the model's `key` */
-    RULE_MODEL_SWITCH, /* no value: the model's `key` (read by line_model) */
+    RULE_MODEL_SWITCH, /* no value: read by model_json */
     RULE_REFUSED,      /* plansim cannot honour it: `words` says why */
 } Rule;
 
@@ -104,8 +104,7 @@ static const MegatronArg megatron_args[] = {
         .bridge = "model.account_for_loss_in_pipeline_split"),
     ROW(SWITCH, "use-tp-pp-dp-mapping", 0, PLAN_RANK_ORDER, .words = "tp-pp-dp",
         .bridge = "dist.use_tp_pp_dp_mapping"),
-    ROW(FIELD, "context-parallel-size", 1, PLAN_CP, .bridge = "model.context_parallel_size",
-        .always = FALSE),
+    ROW(FIELD, "context-parallel-size", 1, PLAN_CP, .bridge = "model.context_parallel_size"),
     /* one type a layer: plansim's one algorithm for them all */
     ROW(FIELD, "cp-comm-type", -1, PLAN_CP_ALGORITHM, .words = "p2p=ring,a2a=all_to_all",
         .bridge = "model.cp_comm_type"),
@@ -186,11 +185,11 @@ static const MegatronArg megatron_args[] = {
     ROW(MODEL_NUMBER, "hidden-dropout", 1, NO_FIELD, .key = "hidden_dropout"),
     ROW(MODEL_NUMBER, "attention-dropout", 1, NO_FIELD, .key = "attention_dropout"),
     ROW(MODEL_SWITCH, "group-query-attention", 0, NO_FIELD),
-    ROW(MODEL_SWITCH, "swiglu", 0, NO_FIELD, .key = "mlp"),
-    ROW(MODEL_SWITCH, "untie-embeddings-and-output-weights", 0, NO_FIELD, .key = "tied_embeddings"),
+    ROW(MODEL_SWITCH, "swiglu", 0, NO_FIELD),
+    ROW(MODEL_SWITCH, "untie-embeddings-and-output-weights", 0, NO_FIELD),
     ROW(MODEL_SWITCH, "disable-bias-linear", 0, NO_FIELD),
-    ROW(MODEL_SWITCH, "add-qkv-bias", 0, NO_FIELD, .key = "qkv_bias"),
-    ROW(MODEL_SWITCH, "qk-layernorm", 0, NO_FIELD, .key = "qk_norm"),
+    ROW(MODEL_SWITCH, "add-qkv-bias", 0, NO_FIELD),
+    ROW(MODEL_SWITCH, "qk-layernorm", 0, NO_FIELD),
     /* what plansim cannot honour */
     REFUSED("fp16", 0, "bf16 or narrower formats (plansim models no fp16 loss scaling)"),
     REFUSED("rampup-batch-size", -1, "one batch size for the run (plansim replays one step)"),
@@ -300,21 +299,22 @@ static gboolean read_flag(MegatronLine *line, char **words, int *i, GString *unm
                     line->where, flag, a->words);
         return FALSE;
     }
-    /* a stray word after a switch: a shell variable holding flags is
-     * only listed, anything else is refused, as Megatron-LM's parser does */
-    for (int extra = a->values == 0   ? 0
-                     : a->values == 1 ? 1
-                                      : n;
-         a->values >= 0 && extra < n; extra++) {
+    /* a stray word after the values (a switch has none): a shell
+     * variable holding flags is only listed, anything else is refused, as
+     * Megatron-LM's parser does */
+    int keep = a->values < 0 ? n : MIN(n, a->values);
+    for (int extra = keep; extra < n; extra++)
         if (v[extra][0] != '$' || (inline_value && extra == 0))
             return bad_value(line, flag, v[extra],
                              a->values == 0 ? "no value (a switch)" : "one value", error);
+    for (int extra = keep; extra < n; extra++) {
         g_string_append_printf(unmodelled, "%s%s (not expanded)", unmodelled->len ? ", " : "",
                                v[extra]);
         g_free(v[extra]);
         v[extra] = NULL;
     }
-    for (int k = 0; a->values != 0 && k < n && v[k]; k++)
+    n = keep;
+    for (int k = 0; k < n; k++)
         if (v[k][0] == '$')
             return bad_value(line, flag, v[k], "a value", error);
     if (a->values != 0 && n == 0) {
