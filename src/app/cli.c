@@ -14,6 +14,7 @@
 #include "base/names.h"
 #include "base/shipped.h"
 #include "base/text.h"
+#include "spec/megatron.h"
 #include "strategy/strategy.h"
 
 /* Sequences per step when neither a plan file nor a flag gives them, in
@@ -210,6 +211,10 @@ void cli_inputs_entries(CliInputs *in, GOptionContext *ctx)
          "N"},
         {"seq-length", 0, 0, G_OPTION_ARG_FILENAME, &in->seq_length,
          "tokens per sequence, over the model's", "S"},
+        {"megatron-args", 0, 0, G_OPTION_ARG_FILENAME, &in->megatron_args,
+         "the plan (and, without --model, the model) of a Megatron-LM launch line (@FILE: a "
+         "file's); plan flags override it",
+         "ARGS"},
         {NULL},
     };
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -277,6 +282,7 @@ void cli_inputs_clear(CliInputs *in)
     g_free(in->nodes);
     g_free(in->gpus_per_node);
     g_free(in->seq_length);
+    g_free(in->megatron_args);
     for (int f = 0; f < PLAN_N_FIELDS; f++)
         g_free(in->flag_text[f]);
     g_strfreev(in->slow_gpu);
@@ -314,48 +320,101 @@ ClusterSpec *cli_cluster_load(const CliInputs *in, const char *given, int nodes,
  * cluster and the plan: the plan file, else `default_plan` (if any) when
  * the model and the cluster are the shipped defaults, named or not; then
  * the flags; then DEFAULT_GLOBAL_BATCH if nothing gave the global batch. */
+/* The launch line of --megatron-args, read: NULL (no error) when none is
+ * given. */
+static gboolean read_megatron(const CliInputs *in, MegatronLine **line, GError **error)
+{
+    *line = NULL;
+    if (!in->megatron_args)
+        return TRUE;
+    if (in->plan) {
+        g_autofree char *got = ps_error_quote(in->plan);
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--megatron-args: expected no --plan beside it (the launch line is the whole "
+                    "plan; plan flags override it), got --plan %s",
+                    got);
+        return FALSE;
+    }
+    return (*line = megatron_line_read(in->megatron_args, error)) != NULL;
+}
+
+/* The model: the file's, or the launch line's; with its sequence length
+ * from --seq-length, else the line's; a file's model checked against the
+ * line's shape flags. */
+static gboolean load_model(const CliInputs *in, const MegatronLine *line, const char *path,
+                           ModelSpec **model, GError **error)
+{
+    gboolean max_positions = FALSE;
+    const char *line_seq = line ? megatron_line_seq_length(line) : NULL;
+    if (!path) {
+        /* named after its file (llama3-70b.sh: llama3-70b), if any */
+        g_autofree char *file =
+            g_path_get_basename(in->megatron_args[0] == '@' ? in->megatron_args + 1 : "");
+        file[strcspn(file, ".")] = '\0';
+        if (!(*model = megatron_line_model(line, *file ? file : "megatron-args", error)))
+            return FALSE;
+    } else {
+        g_autofree char *flag = g_strdup_printf("--model %s", in->model ? in->model : path);
+        if (!(*model = model_spec_load_noting(path, &max_positions, error)) ||
+            (line && !megatron_line_check_model(line, *model, flag, error)))
+            return FALSE;
+    }
+    if (in->seq_length || line_seq)
+        return model_spec_set_seq_length(
+            *model, in->seq_length ? in->seq_length : line_seq,
+            in->seq_length ? "--seq-length" : "--megatron-args: --seq-length", error);
+    /* the config's longest context, when it is no longer than the
+     * default, is taken as it is: nothing to warn of */
+    int longest = (*model)->seq_length;
+    if (max_positions && longest > HF_DEFAULT_SEQ_LENGTH) {
+        g_autofree char *text = g_strdup_printf("%d", HF_DEFAULT_SEQ_LENGTH);
+        if (!model_spec_set_seq_length(*model, text, "--seq-length", error))
+            return FALSE;
+        fprintf(stderr,
+                "plansim: warning: %s: sequence length %d, as the config gives no training "
+                "length (max_position_embeddings, the longest context the model takes: %d); "
+                "--seq-length S sets it\n",
+                path, (*model)->seq_length, longest);
+    }
+    return TRUE;
+}
+
 gboolean cli_inputs_load(const CliInputs *in, const char *default_plan, ModelSpec **model,
                             ClusterSpec **cluster, PlanSpec *plan, GError **error)
 {
     double nodes;
-    gboolean max_positions;
-    g_autofree char *model_path = cli_input_path(&cli_models, in->model, CLI_DEFAULT_MODEL, error);
+    g_autoptr(MegatronLine) line = NULL;
+    if (!read_megatron(in, &line, error))
+        return FALSE;
+    /* the line's model, when it gives one and no --model is */
+    gboolean line_model = line && !in->model && megatron_line_has_model(line);
+    g_autofree char *model_path =
+        line_model ? NULL : cli_input_path(&cli_models, in->model, CLI_DEFAULT_MODEL, error);
     g_autofree char *cluster_path =
-        model_path ? cli_input_path(&cli_clusters, in->cluster, CLI_DEFAULT_CLUSTER, error) : NULL;
+        model_path || line_model
+            ? cli_input_path(&cli_clusters, in->cluster, CLI_DEFAULT_CLUSTER, error)
+            : NULL;
     g_autofree char *plan_path =
         in->plan && cluster_path ? cli_input_path(&cli_plans, in->plan, NULL, error) : NULL;
     g_autofree char *default_model = shipped_path(CLI_DEFAULT_MODEL);
     g_autofree char *default_cluster = shipped_path(CLI_DEFAULT_CLUSTER);
     if (!cluster_path || (in->plan && !plan_path))
         return FALSE;
-    if (!in->plan && default_plan && cli_same_file(model_path, default_model) &&
+    if (!in->plan && !line && default_plan && cli_same_file(model_path, default_model) &&
         cli_same_file(cluster_path, default_cluster))
         plan_path = shipped_path(default_plan);
-    const char *inputs[] = {model_path, cluster_path, plan_path, in->grid};
-    if (!cli_check_outputs(in->outputs, G_N_ELEMENTS(in->outputs), inputs, G_N_ELEMENTS(inputs), error))
+    const char *args_file =
+        in->megatron_args && in->megatron_args[0] == '@' ? in->megatron_args + 1 : NULL;
+    const char *inputs[] = {model_path, cluster_path, plan_path, in->grid, args_file};
+    if (!cli_check_outputs(in->outputs, G_N_ELEMENTS(in->outputs), inputs, G_N_ELEMENTS(inputs),
+                           error))
         return FALSE;
     if (!cli_parse_number("--nodes", in->nodes, 1, CLUSTER_MAX_GPUS, TRUE, 0, &nodes, error) ||
-        !(*model = model_spec_load_noting(model_path, &max_positions, error)) ||
-        (in->seq_length &&
-         !model_spec_set_seq_length(*model, in->seq_length, "--seq-length", error)) ||
+        !load_model(in, line, model_path, model, error) ||
         !(*cluster = cli_cluster_load(in, cluster_path, (int)nodes, error)) ||
-        (plan_path && !plan_spec_load(plan, plan_path, error)))
+        (plan_path && !plan_spec_load(plan, plan_path, error)) ||
+        (line && !megatron_line_apply(line, plan, *model, error)))
         return FALSE;
-    if (max_positions && !in->seq_length) {
-        /* the config's longest context, when it is no longer than the
-         * default, is taken as it is: nothing to warn of */
-        int longest = (*model)->seq_length;
-        if (longest > HF_DEFAULT_SEQ_LENGTH) {
-            g_autofree char *text = g_strdup_printf("%d", HF_DEFAULT_SEQ_LENGTH);
-            if (!model_spec_set_seq_length(*model, text, "--seq-length", error))
-                return FALSE;
-            fprintf(stderr,
-                    "plansim: warning: %s: sequence length %d, as the config gives no training "
-                    "length (max_position_embeddings, the longest context the model takes: %d); "
-                    "--seq-length S sets it\n",
-                    model_path, (*model)->seq_length, longest);
-        }
-    }
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
         if (!in->flag_text[f])
             continue;
@@ -369,8 +428,15 @@ gboolean cli_inputs_load(const CliInputs *in, const char *default_plan, ModelSpe
     if (!in->flag_text[PLAN_DP] &&
         (in->flag_text[PLAN_TP] || in->flag_text[PLAN_CP] || in->flag_text[PLAN_PP]))
         plan->dp = 0;
-    if (!plan->global_batch_size)
+    /* a launch line without --global-batch-size is Megatron-LM's: one
+     * micro-batch per data-parallel rank (plan_spec_resolve) */
+    if (!plan->global_batch_size && !line)
         plan->global_batch_size = DEFAULT_GLOBAL_BATCH;
+    if (line && megatron_line_unmodelled(line))
+        fprintf(stderr,
+                "plansim: warning: --megatron-args: not modelled, read as leaving the "
+                "step as it is: %s\n",
+                megatron_line_unmodelled(line));
     return TRUE;
 }
 

@@ -82,6 +82,7 @@ gboolean cli_check_outputs(const CliOutput *outs, int n, const char *const *inpu
 /* The inputs simulate, run and sweep share, as the flags gave them. */
 typedef struct {
     char *model, *cluster, *plan, *nodes, *gpus_per_node, *seq_length;
+    char *megatron_args; /* a Megatron-LM launch line, or @FILE (spec/megatron.h) */
     CliOutput outputs[2];                 /* what the command writes, checked against the inputs */
     const char *grid;                     /* another input (sweep's --grid), or NULL */
     char *flag_text[PLAN_N_FIELDS];       /* the plan flags given, as text */
@@ -109,6 +110,11 @@ ClusterSpec *cli_cluster_load(const CliInputs *in, const char *given, int nodes,
  * cluster and the plan: the plan file, else `default_plan` (if any) when
  * the model and the cluster are the shipped defaults, named or not; then
  * the flags; then a default global batch (1,024) if nothing gave one.
+ * With --megatron-args (no --plan beside it) the launch line is the plan
+ * before the flags, its model shape flags the model when no --model is
+ * given (else checked against it), its --seq-length the sequence unless
+ * --seq-length is given, and Megatron-LM's global batch its default; the
+ * flags it gives that plansim does not model are one warning on stderr.
  * *model and *cluster are the caller's, even on failure. */
 gboolean cli_inputs_load(const CliInputs *in, const char *default_plan, ModelSpec **model,
                          ClusterSpec **cluster, PlanSpec *plan, GError **error);

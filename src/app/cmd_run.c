@@ -18,7 +18,7 @@
 
 typedef struct {
     CliInputs in;
-    char *format, *output;
+    char *format, *output, *print;
     CommandTraining training;
     CommandRunFlags run;
 } RunCommandArgs;
@@ -34,10 +34,15 @@ static gboolean run(void *args, GError **error)
     a->in.outputs[0] = (CliOutput){.flag = "-o", .path = a->output};
     double tokens, price;
     RunChoice choice;
+    int print;
     if (!cli_parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
+        !command_parse_print(a->print, NULL, &print, error) ||
         !cli_inputs_load(&a->in, CLI_DEFAULT_PLAN, &model, &cluster, plan, error) ||
-        !strategy_resolve(plan, model, cluster, error) ||
-        !(whatif = cli_inputs_whatif(&a->in, TRUE, error)) ||
+        !strategy_resolve(plan, model, cluster, error))
+        return FALSE;
+    if (print >= 0)
+        return command_print_plan(print, plan, model, a->output, error);
+    if (!(whatif = cli_inputs_whatif(&a->in, TRUE, error)) ||
         !command_parse_training(&a->training, cluster, &tokens, &price, error) ||
         !command_parse_run(&a->in, &a->run, &choice, error))
         return FALSE;
@@ -89,6 +94,7 @@ int cmd_run(int argc, char **argv)
          "write the report to FILE (whole or not at all)", "FILE"},
         COMMAND_TRAINING_ENTRIES(a.training),
         COMMAND_RUN_ENTRIES(a.run),
+        COMMAND_PRINT_ENTRY(a.print),
         {NULL},
     };
     return command_main(argc, argv,

@@ -21,7 +21,7 @@
 
 typedef struct {
     CliInputs in;
-    char *format, *output, *trace, *trace_ranks;
+    char *format, *output, *trace, *trace_ranks, *print;
     gboolean no_advice;
     CommandTraining training;
     gboolean explain, breakdown;
@@ -36,7 +36,9 @@ static gboolean simulate(void *args, GError **error)
     g_autoptr(ClusterSpec) cluster = NULL;
     a->in.outputs[0] = (CliOutput){.flag = "-o", .path = a->output};
     a->in.outputs[1] = (CliOutput){.flag = "--trace", .path = a->trace};
+    int print;
     if (!cli_parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
+        !command_parse_print(a->print, a->trace, &print, error) ||
         !cli_inputs_load(&a->in, CLI_DEFAULT_PLAN, &model, &cluster, plan, error))
         return FALSE;
     static const char *const which[] = {"all", "stages", NULL};
@@ -44,6 +46,8 @@ static gboolean simulate(void *args, GError **error)
     if (!cli_parse_choice("--trace-ranks", a->trace_ranks, which, &stages_only, error) ||
         !strategy_resolve(plan, model, cluster, error))
         return FALSE;
+    if (print >= 0)
+        return command_print_plan(print, plan, model, a->output, error);
     if (stages_only < 0)
         stages_only = plan_spec_gpus(plan) > 64;
     g_autoptr(WhatIf) whatif = cli_inputs_whatif(&a->in, FALSE, error);
@@ -113,6 +117,7 @@ int cmd_simulate(int argc, char **argv)
          NULL},
         {"explain", 0, 0, G_OPTION_ARG_NONE, &a.explain,
          "after the report, walk the diagnosis checklist in prose", NULL},
+        COMMAND_PRINT_ENTRY(a.print),
         {NULL},
     };
     return command_main(argc, argv, "- simulate one training step", entries, &a.in, simulate, &a);

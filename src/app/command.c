@@ -7,8 +7,10 @@
 
 #include "app/command.h"
 #include "metrics/training.h"
+#include "spec/megatron.h"
 #include "strategy/strategy.h"
 #include "base/error.h"
+#include "base/text.h"
 
 /* Set by SIGINT or SIGTERM while caught, to the signal's number: a sweep
  * stops and writes nothing. */
@@ -158,4 +160,29 @@ void command_warn_plan(const CliInputs *in, const PlanSpec *plan, const ModelSpe
                     "%s\n",
                     in->flag_name[f], plan_fields[f].flag, given, runs);
     }
+}
+
+gboolean command_parse_print(const char *print, const char *trace, int *style, GError **error)
+{
+    *style = -1;
+    if (!cli_parse_choice("--print", print, megatron_style_names, style, error))
+        return FALSE;
+    if (print && trace) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--print: expected no --trace beside it (it prints the plan, replaying "
+                    "nothing), got --trace");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean command_print_plan(int style, const PlanSpec *plan, const ModelSpec *model,
+                            const char *output, GError **error)
+{
+    g_autofree char *unsaid = NULL;
+    g_autofree char *text = megatron_plan_text(plan, model, (MegatronStyle)style, &unsaid);
+    if (unsaid)
+        fprintf(stderr, "plansim: note: --print %s: plansim's own, not said: %s\n",
+                megatron_style_names[style], unsaid);
+    return text_write_atomic(output ? output : "-", text, strlen(text), error);
 }

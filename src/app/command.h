@@ -91,6 +91,27 @@ typedef struct {
 gboolean command_parse_run(const CliInputs *in, const CommandRunFlags *r, RunChoice *c,
                            GError **error);
 
+/* --print STYLE (simulate, run): the resolved plan as Megatron-LM
+ * arguments or Megatron-Bridge overrides (spec/megatron.h) instead of
+ * the report, written whole to `output` (NULL: standard output); what of
+ * the plan they cannot say is a note on stderr. */
+#define COMMAND_PRINT_ENTRY(field)                                                                 \
+    {                                                                                              \
+        "print", 0, 0, G_OPTION_ARG_FILENAME, &(field),                                            \
+            "instead of the report, the plan as megatron (Megatron-LM arguments) or "              \
+            "megatron-bridge "                                                                     \
+            "(Megatron-Bridge recipe overrides)",                                                  \
+            "STYLE"                                                                                \
+    }
+
+/* The style --print gives into *style (-1 when absent); refuses an
+ * unknown one, and --trace beside it (nothing is replayed). */
+gboolean command_parse_print(const char *print, const char *trace, int *style, GError **error);
+
+/* Writes `plan` on `model` in `style` to `output` (NULL: stdout). */
+gboolean command_print_plan(int style, const PlanSpec *plan, const ModelSpec *model,
+                            const char *output, GError **error);
+
 /* Warns on stderr, for a plan that ran (simulate, run), of each plan flag
  * given that changes nothing in it (its value differs from the one the
  * plan runs as, strategy_normalize: --cp-algorithm with cp 1, the experts'

@@ -200,6 +200,11 @@ JsonDoc *json_doc_load(const char *path, GError **error)
     gsize len = 0;
     if (!text_read_input(path, &text, &len, error))
         return NULL;
+    return json_doc_parse(path, text, len, error);
+}
+
+JsonDoc *json_doc_parse(const char *path, const char *text, gsize len, GError **error)
+{
     if (strlen(text) != len) {
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT, "%s: not a JSON text (it contains a NUL byte)",
                     path);

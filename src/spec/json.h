@@ -39,6 +39,10 @@ typedef struct JsonKind {
  * JSON is reported with its line and column. */
 JsonDoc *json_doc_load(const char *path, GError **error);
 
+/* As json_doc_load, of `text` (`len` bytes) read from `path` already, or
+ * made by plansim (spec/megatron.c's model): `path` names it in errors. */
+JsonDoc *json_doc_parse(const char *path, const char *text, gsize len, GError **error);
+
 /* As json_doc_load, then the files it names, each read so in turn:
  * - its `part` member, when a string, is that file's whole object, and
  *   when an object with a "base", that file's object with the part's

@@ -473,11 +473,9 @@ ModelSpec *model_spec_load(const char *path, GError **error)
     return model_spec_load_noting(path, &from_max_positions, error);
 }
 
-ModelSpec *model_spec_load_noting(const char *path, gboolean *from_max_positions, GError **error)
+/* The model `doc` holds, in either format. */
+static ModelSpec *model_of(const JsonDoc *doc, gboolean *from_max_positions, GError **error)
 {
-    g_autoptr(JsonDoc) doc = json_doc_load(path, error);
-    if (!doc)
-        return NULL;
     g_autoptr(ModelSpec) m = g_new0(ModelSpec, 1);
     gboolean hf = cJSON_HasObjectItem(doc->root, "num_hidden_layers");
     *from_max_positions = hf;
@@ -485,6 +483,19 @@ ModelSpec *model_spec_load_noting(const char *path, gboolean *from_max_positions
         !check_shape(doc, m, hf, error))
         return NULL;
     return g_steal_pointer(&m);
+}
+
+ModelSpec *model_spec_load_noting(const char *path, gboolean *from_max_positions, GError **error)
+{
+    g_autoptr(JsonDoc) doc = json_doc_load(path, error);
+    return doc ? model_of(doc, from_max_positions, error) : NULL;
+}
+
+ModelSpec *model_spec_parse(const char *origin, const char *json, GError **error)
+{
+    gboolean from_max_positions;
+    g_autoptr(JsonDoc) doc = json_doc_parse(origin, json, strlen(json), error);
+    return doc ? model_of(doc, &from_max_positions, error) : NULL;
 }
 
 gboolean model_spec_set_seq_length(ModelSpec *model, const char *text, const char *origin,

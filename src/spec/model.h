@@ -83,6 +83,11 @@ ModelSpec *model_spec_load(const char *path, GError **error);
  * the model takes rather than the length it trains on. */
 ModelSpec *model_spec_load_noting(const char *path, gboolean *from_max_positions, GError **error);
 
+/* The model of `json`, a plansim model file's text that plansim made
+ * (spec/megatron.c's, of a launch line's flags); `origin` names it in
+ * errors. */
+ModelSpec *model_spec_parse(const char *origin, const char *json, GError **error);
+
 /* Replaces the model's sequence length with `text` (a flag's value, a
  * positive integer; `origin` names the flag in the error), checking that
  * the sizes still multiply to less than 2^53. */

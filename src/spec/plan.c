@@ -308,12 +308,7 @@ int plan_field_value(const PlanSpec *plan, PlanField field)
     return field == PLAN_ETP && value == 0 ? plan->tp : value;
 }
 
-/* Whether resolved `plan`'s layers are split as no flag of it says and
- * Megatron-Core would not split them by itself: its split_even chunks
- * differ (Megatron-Core splits a model's layers evenly or not at all,
- * without a layout or its first and last stages' counts; the MTP layers
- * it puts on the last chunk by itself). */
-static gboolean split_unsaid(const PlanSpec *plan)
+gboolean plan_spec_split_unsaid(const PlanSpec *plan)
 {
     static const PlanField says[] = {PLAN_LAYERS_PER_STAGE, PLAN_LAYOUT, PLAN_FIRST_STAGE_LAYERS,
                                      PLAN_LAST_STAGE_LAYERS, PLAN_EMBEDDING_AS_LAYER,
@@ -342,7 +337,7 @@ char *plan_spec_flags(const PlanSpec *plan)
     }
     /* an uneven split as the flag that makes it, so that Megatron-Core
      * runs the plan as plansim did */
-    if (split_unsaid(plan)) {
+    if (plan_spec_split_unsaid(plan)) {
         g_autofree char *layout =
             pipeline_layout_text(plan->layers_per_stage.v, plan->layers_per_stage.n,
                                  plan->mtp_num_layers);

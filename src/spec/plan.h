@@ -166,6 +166,13 @@ long long plan_spec_gpus(const PlanSpec *plan);
  * (uneven chunks) as its --pipeline-model-parallel-layout. */
 char *plan_spec_flags(const PlanSpec *plan);
 
+/* Whether resolved `plan`'s layers are split as no flag of it says and
+ * Megatron-Core would not split them by itself: its chunks differ
+ * (Megatron-Core splits a model's layers evenly or not at all, without a
+ * layout or its first and last stages' counts; the MTP layers it puts on
+ * the last chunk by itself). Such a split is written out as its layout. */
+gboolean plan_spec_split_unsaid(const PlanSpec *plan);
+
 /* The plan's field values as a key: equal keys, equal values (origins
  * aside). Text without a NUL, newly allocated. */
 char *plan_spec_key(const PlanSpec *plan);
