@@ -114,6 +114,32 @@ char *report_html_step(const Report *rep, const Breakdown *b, const Timeline *t)
     return html_page_render(page);
 }
 
+/* Bars of `n` durations (`seconds`) in units of `unit_s` seconds named
+ * `unit`, with their share of `whole_s` when > 0; the durations that are
+ * not finite (no failures: no best interval, no closed form) left out. */
+#define SECONDS_BARS 8
+static void seconds_bars(HtmlPage *page, const char *title, const char *const *labels,
+                         const double *seconds, int n, double unit_s, const char *unit,
+                         double whole_s)
+{
+    g_assert(n <= SECONDS_BARS);
+    HtmlBar bars[SECONDS_BARS];
+    char texts[SECONDS_BARS][48];
+    int shown = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(seconds[i]))
+            continue;
+        int len =
+            g_snprintf(texts[shown], sizeof texts[shown], "%.4g %s", seconds[i] / unit_s, unit);
+        if (whole_s > 0)
+            g_snprintf(texts[shown] + len, sizeof texts[shown] - (gsize)len, " (%.2f %%)",
+                       100 * seconds[i] / whole_s);
+        bars[shown] = (HtmlBar){labels[i], seconds[i] / unit_s, texts[shown]};
+        shown++;
+    }
+    html_bars(page, title, bars, shown);
+}
+
 char *report_html_run(const RunReport *r)
 {
     const RunPlan *p = r->run;
@@ -141,44 +167,18 @@ char *report_html_run(const RunReport *r)
     html_heading(page, "Days");
     const char *day_labels[] = {"without failures", "P10", "P50", "mean", "P90"};
     double day_values[] = {clean_s, s->wall_s.p10, s->wall_s.p50, s->mean.wall_s, s->wall_s.p90};
-    char day_texts[G_N_ELEMENTS(day_values)][32];
-    HtmlBar day_bars[G_N_ELEMENTS(day_values)];
-    for (gsize i = 0; i < G_N_ELEMENTS(day_values); i++) {
-        g_snprintf(day_texts[i], sizeof day_texts[i], "%.4g days", day_values[i] / day);
-        day_bars[i] = (HtmlBar){day_labels[i], day_values[i] / day, day_texts[i]};
-    }
     g_autofree char *trials = g_strdup_printf("The run's days over %d trials", p->model.trials);
-    html_bars(page, trials, day_bars, G_N_ELEMENTS(day_bars));
-
+    seconds_bars(page, trials, day_labels, day_values, G_N_ELEMENTS(day_values), day, "days", 0);
     html_heading(page, "Losses");
     const char *lost_labels[] = {"checkpoints", "work redone", "restarts"};
     double lost[] = {s->mean.save_s, s->mean.lost_s, s->mean.restart_s};
-    char lost_texts[G_N_ELEMENTS(lost)][48];
-    HtmlBar lost_bars[G_N_ELEMENTS(lost)];
-    for (gsize i = 0; i < G_N_ELEMENTS(lost); i++) {
-        g_snprintf(lost_texts[i], sizeof lost_texts[i], "%.4g days (%.2f %%)", lost[i] / day,
-                   100 * lost[i] / s->mean.wall_s);
-        lost_bars[i] = (HtmlBar){lost_labels[i], lost[i] / day, lost_texts[i]};
-    }
-    html_bars(page, "Time lost, the mean of the trials, in days", lost_bars,
-              G_N_ELEMENTS(lost_bars));
-
+    seconds_bars(page, "Time lost, the mean of the trials, in days (the share of the run)",
+                 lost_labels, lost, G_N_ELEMENTS(lost), day, "days", s->mean.wall_s);
     html_heading(page, "Checkpoint interval");
     const char *interval_labels[] = {"chosen", "best simulated", "Young", "Daly", "Saxena"};
     double intervals[] = {every_s, p->best_every * p->step_s, p->young_s, p->daly_s, p->saxena_s};
-    char interval_texts[G_N_ELEMENTS(intervals)][32];
-    HtmlBar interval_bars[G_N_ELEMENTS(intervals)];
-    int n = 0;
-    for (gsize i = 0; i < G_N_ELEMENTS(intervals); i++) {
-        if (!isfinite(intervals[i])) /* no failures: no closed form, no best */
-            continue;
-        g_snprintf(interval_texts[n], sizeof interval_texts[n], "%.4g min", intervals[i] / 60);
-        interval_bars[n] = (HtmlBar){interval_labels[i], intervals[i] / 60, interval_texts[n]};
-        n++;
-    }
-    html_bars(page, "The interval between checkpoints against the closed forms, in minutes",
-              interval_bars, n);
-
+    seconds_bars(page, "The interval between checkpoints against the closed forms, in minutes",
+                 interval_labels, intervals, G_N_ELEMENTS(intervals), 60, "min", 0);
     html_heading(page, "The report");
     g_autofree char *text = run_report_render(r, FORMAT_TEXT);
     html_paragraph(page, text, TRUE);
