@@ -4,7 +4,9 @@
 # each figure's input (heatmap.csv, step.json, bubble.csv, trace.json),
 # writes OUT/figures.txt, the figures' numbers as text (what each plot
 # draws, so that a change of them shows in a diff), and with `draw` draws
-# OUT/{heatmap,memory,bubble,gantt}.{png,svg} with gnuplot.
+# OUT/{heatmap,memory,bubble,gantt}.{png,svg} with gnuplot and
+# OUT/html-report.png, the top of the step's --html page as headless
+# Chromium shows it.
 #
 # `make plots` runs it into the build tree; `make plots-update` also copies
 # the PNGs and figures.txt into plots/figures/, the committed ones, and
@@ -58,3 +60,9 @@ for plot in heatmap:heatmap.csv memory:step.json bubble:bubble.csv gantt:trace.j
     gnuplot -e "input='$out/${plot#*:}'; output='$out/${plot%%:*}'; dir='$src/plots'" \
         "$src/plots/${plot%%:*}.gp"
 done
+"$plansim" simulate --model "$src/models/gpt3-175b.json" --cluster "$a100" \
+    --plan "$src/plans/seed-512.json" --html "$out/report.html" -o /dev/null
+chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1000,1380 \
+    --user-data-dir="$out/chromium" --screenshot="$out/html-report.png" \
+    "file://$(cd "$out" && pwd)/report.html" 2>/dev/null
+rm -rf "$out/chromium"

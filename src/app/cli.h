@@ -83,7 +83,7 @@ gboolean cli_check_outputs(const CliOutput *outs, int n, const char *const *inpu
 typedef struct {
     char *model, *cluster, *plan, *nodes, *gpus_per_node, *seq_length;
     char *megatron_args; /* a Megatron-LM launch line, or @FILE (spec/megatron.h) */
-    CliOutput outputs[2];                 /* what the command writes, checked against the inputs */
+    CliOutput outputs[3];                 /* what the command writes, checked against the inputs */
     const char *grid;                     /* another input (sweep's --grid), or NULL */
     char *flag_text[PLAN_N_FIELDS];       /* the plan flags given, as text */
     const char *flag_name[PLAN_N_FIELDS]; /* the flag that gave each, "--no-x" included */

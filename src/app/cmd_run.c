@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "app/cmd_run.h"
 #include "app/cli.h"
 #include "app/command.h"
@@ -10,6 +12,7 @@
 #include "app/simulate.h"
 #include "metrics/runplan.h"
 #include "output/report.h"
+#include "output/report_html.h"
 #include "output/run_report.h"
 #include "strategy/strategy.h"
 #include "base/error.h"
@@ -18,7 +21,7 @@
 
 typedef struct {
     CliInputs in;
-    char *format, *output, *print;
+    char *format, *output, *print, *html;
     CommandTraining training;
     CommandRunFlags run;
 } RunCommandArgs;
@@ -32,6 +35,7 @@ static gboolean run(void *args, GError **error)
     g_autoptr(ClusterSpec) cluster = NULL;
     g_autoptr(WhatIf) whatif = NULL;
     a->in.outputs[0] = (CliOutput){.flag = "-o", .path = a->output};
+    a->in.outputs[1] = (CliOutput){.flag = "--html", .path = a->html};
     double tokens, price;
     RunChoice choice;
     int print;
@@ -81,8 +85,15 @@ static gboolean run(void *args, GError **error)
         .async = choice.async,
     };
     g_autofree char *text = ok ? run_report_render(&rr, format) : NULL;
+    g_autofree char *page = ok && a->html ? report_html_run(&rr) : NULL;
     report_clear(&rep);
-    return ok && text_write_atomic(a->output ? a->output : "-", text, strlen(text), error);
+    if (!ok || (page && !text_write_atomic(a->html, page, strlen(page), error)))
+        return FALSE;
+    if (text_write_atomic(a->output ? a->output : "-", text, strlen(text), error))
+        return TRUE;
+    if (page && cli_replaceable(a->html)) /* all or nothing */
+        g_unlink(a->html);
+    return FALSE;
 }
 
 int cmd_run(int argc, char **argv)
@@ -92,6 +103,10 @@ int cmd_run(int argc, char **argv)
         {"format", 0, 0, G_OPTION_ARG_FILENAME, &a.format, "text (default), json or csv", "FORMAT"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.output,
          "write the report to FILE (whole or not at all)", "FILE"},
+        {"html", 0, 0, G_OPTION_ARG_FILENAME, &a.html,
+         "also write the report as one self-contained HTML page: the days, the time lost and "
+         "the checkpoint interval as charts",
+         "FILE"},
         COMMAND_TRAINING_ENTRIES(a.training),
         COMMAND_RUN_ENTRIES(a.run),
         COMMAND_PRINT_ENTRY(a.print),

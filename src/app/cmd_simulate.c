@@ -15,13 +15,14 @@
 #include "metrics/diagnosis.h"
 #include "metrics/training.h"
 #include "output/report.h"
+#include "output/report_html.h"
 #include "strategy/strategy.h"
 #include "base/error.h"
 #include "base/text.h"
 
 typedef struct {
     CliInputs in;
-    char *format, *output, *trace, *trace_ranks, *print;
+    char *format, *output, *trace, *trace_ranks, *print, *html;
     gboolean no_advice;
     CommandTraining training;
     gboolean explain, breakdown;
@@ -36,6 +37,7 @@ static gboolean simulate(void *args, GError **error)
     g_autoptr(ClusterSpec) cluster = NULL;
     a->in.outputs[0] = (CliOutput){.flag = "-o", .path = a->output};
     a->in.outputs[1] = (CliOutput){.flag = "--trace", .path = a->trace};
+    a->in.outputs[2] = (CliOutput){.flag = "--html", .path = a->html};
     int print;
     if (!cli_parse_choice("--format", a->format, report_format_names, (int *)&format, error) ||
         !command_parse_print(a->print, a->trace, &print, error) ||
@@ -67,8 +69,9 @@ static gboolean simulate(void *args, GError **error)
         return FALSE;
     }
     Progress *progress = progress_start("simulate: replaying the step");
-    if (!whatif ||
-        !simulate_run_whatif(model, cluster, plan, whatif, a->trace, stages_only, &rep, error)) {
+    Timeline timeline = {0};
+    if (!whatif || !simulate_run_timeline(model, cluster, plan, whatif, a->trace, stages_only,
+                                          a->html ? &timeline : NULL, &rep, error)) {
         progress_stop(progress);
         return FALSE;
     }
@@ -82,18 +85,25 @@ static gboolean simulate(void *args, GError **error)
     progress_stop(progress);
     command_warn_plan(&a->in, plan, model, cluster);
     Breakdown b;
-    if (a->breakdown)
+    if (a->breakdown || a->html)
         breakdown_compute(&step, rep.metrics.critical_stage, &b);
     g_autofree char *report = a->breakdown ? report_breakdown_render(&rep, &b, format)
                                            : report_render(&rep, format, TRUE);
     g_autofree char *prose = a->explain ? report_explain(&rep) : NULL;
     g_autofree char *text = g_strjoin("\n", report, prose, NULL);
+    g_autofree char *page = a->html ? report_html_step(&rep, &b, &timeline) : NULL;
+    timeline_clear(&timeline);
     advice_clear(advice, rep.n_advice);
     report_clear(&rep);
-    if (text_write_atomic(a->output ? a->output : "-", text, strlen(text), error))
+    gboolean paged = page && text_write_atomic(a->html, page, strlen(page), error);
+    if ((paged || !page) &&
+        text_write_atomic(a->output ? a->output : "-", text, strlen(text), error))
         return TRUE;
-    if (cli_replaceable(a->trace)) /* all or nothing: the trace the run wrote goes too */
+    /* all or nothing: the trace the run wrote goes too, and the page */
+    if (cli_replaceable(a->trace))
         g_unlink(a->trace);
+    if (paged && cli_replaceable(a->html))
+        g_unlink(a->html);
     return FALSE;
 }
 
@@ -106,6 +116,10 @@ int cmd_simulate(int argc, char **argv)
          "write the report to FILE (whole or not at all)", "FILE"},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &a.trace,
          "write the replay as a Chrome trace (Perfetto, chrome://tracing)", "FILE"},
+        {"html", 0, 0, G_OPTION_ARG_FILENAME, &a.html,
+         "also write the report as one self-contained HTML page: figures, charts of the time, "
+         "the memory per stage and the critical rank's timeline",
+         "FILE"},
         {"trace-ranks", 0, 0, G_OPTION_ARG_FILENAME, &a.trace_ranks,
          "all, or stages (each stage's first GPU); default all up to 64 GPUs", "WHICH"},
         {"no-advice", 0, 0, G_OPTION_ARG_NONE, &a.no_advice,

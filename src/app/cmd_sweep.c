@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 #include "app/cmd_sweep.h"
 #include "app/cli.h"
 #include "app/command.h"
@@ -14,6 +16,7 @@
 #include "app/sweep.h"
 #include "metrics/runplan.h"
 #include "metrics/training.h"
+#include "output/html.h"
 #include "output/report.h"
 #include "spec/model.h"
 #include "spec/cluster.h"
@@ -26,7 +29,7 @@
 
 typedef struct {
     CliInputs in;
-    char *gpus, *grid, *space, *threads, *shard, *top, *output, *rank_by, *max_plans;
+    char *gpus, *grid, *space, *threads, *shard, *top, *output, *rank_by, *max_plans, *html;
     gboolean exhaustive, all_rows;
     CommandTraining training;
     CommandRunFlags run;
@@ -157,30 +160,32 @@ static char *near_text(const SweepSpec *spec, const SweepResult *r, guint best, 
 
 /* What each axis bought the winner `plan` (row `winner`): the best plan
  * with the axis at its default (sweep_axis_gains) and the winner's gain
- * over it, a line each. */
-static void print_gains(FILE *to, const SweepSpec *spec, const SweepResult *r, guint winner,
-                        const PlanSpec *plan)
+ * over it, a line each, appended to `to`. */
+static void gains_text(GString *to, const SweepSpec *spec, const SweepResult *r, guint winner,
+                       const PlanSpec *plan)
 {
     g_autofree SweepAxisGain *gains = g_new(SweepAxisGain, MAX(spec->grid->axes->len, 1));
     int n = sweep_axis_gains(spec, r, winner, gains);
     if (n > 0)
-        fprintf(to, "what the winner's choices bought (against the best plan at each default):\n");
+        g_string_append(
+            to, "what the winner's choices bought (against the best plan at each default):\n");
     double mine = g_array_index(r->rows, SweepRow, winner).score;
     for (int i = 0; i < n; i++) {
         g_autoptr(PlanSpec) at = plan_spec_copy(plan);
         plan_field_put(at, gains[i].field, gains[i].value, NULL);
         g_autofree char *flag = plan_spec_change_flags(plan, at);
         if (gains[i].row < 0) {
-            fprintf(to, "  %-32s %s\n", flag,
-                    gains[i].exact ? "no plan fits" : "none that fits among the few replayed");
+            g_string_append_printf(to, "  %-32s %s\n", flag,
+                                   gains[i].exact ? "no plan fits"
+                                                  : "none that fits among the few replayed");
             continue;
         }
         const SweepRow *row = &g_array_index(r->rows, SweepRow, gains[i].row);
         g_autofree char *summary = sweep_summary(spec, row);
         g_autofree char *gain = g_strdup_printf(
             "%s%+.1f %%", gains[i].exact ? "" : "<= ", 100 * (mine / gains[i].score - 1));
-        fprintf(to, "  %-32s %s  (its best%s: %s)\n", flag, gain, gains[i].exact ? "" : " replayed",
-                summary);
+        g_string_append_printf(to, "  %-32s %s  (its best%s: %s)\n", flag, gain,
+                               gains[i].exact ? "" : " replayed", summary);
     }
 }
 
@@ -202,20 +207,20 @@ static char *score_text(const SweepSpec *spec, double score)
 
 /* When the sweep compares clusters (`given`, their names as --cluster gave
  * them): the best plan on each other cluster (sweep_cluster_bests) and the
- * winner's lead over it, a line each. */
-static void print_cluster_bests(FILE *to, const SweepSpec *spec, const SweepResult *r,
-                                guint winner, char *const *given)
+ * winner's lead over it, a line each, appended to `to`. */
+static void cluster_bests_text(GString *to, const SweepSpec *spec, const SweepResult *r,
+                               guint winner, char *const *given)
 {
     g_autofree SweepAxisGain *bests = g_new(SweepAxisGain, spec->n_clusters);
     int n = sweep_cluster_bests(spec, r, winner, bests);
     if (n > 0)
-        fprintf(to, "the best on each other cluster (the winner's lead over it):\n");
+        g_string_append(to, "the best on each other cluster (the winner's lead over it):\n");
     double mine = g_array_index(r->rows, SweepRow, winner).score;
     for (int i = 0; i < n; i++) {
         const ClusterSpec *c = spec->clusters[bests[i].value];
         g_autofree char *where = g_strdup_printf("%s:%d", given[bests[i].value], c->nodes);
         if (bests[i].row < 0 || bests[i].score <= 0) {
-            fprintf(to, "  %-24s %s\n", where,
+            g_string_append_printf(to, "  %-24s %s\n", where,
                     bests[i].row >= 0 ? "its best never ends"
                     : bests[i].exact  ? "no plan fits"
                                       : "none that fits among the few replayed");
@@ -224,19 +229,19 @@ static void print_cluster_bests(FILE *to, const SweepSpec *spec, const SweepResu
         const SweepRow *row = &g_array_index(r->rows, SweepRow, bests[i].row);
         g_autofree char *summary = sweep_summary(spec, row);
         g_autofree char *figure = score_text(spec, bests[i].score);
-        fprintf(to, "  %-24s %s%+.1f %%  (its best%s: %s, %s)\n", where,
+        g_string_append_printf(to, "  %-24s %s%+.1f %%  (its best%s: %s, %s)\n", where,
                 bests[i].exact ? "" : "<= ", 100 * (mine / bests[i].score - 1),
                 bests[i].exact ? "" : " replayed", figure, summary);
     }
 }
 
 /* What the GPU's narrow formats would make of the winner `plan` (row
- * `winner`), a note each, when it runs in bf16 and the sweep did not try
- * formats: the sweep keeps the plan's own, a precision being the user's
- * numerics, not a parallelism choice (a format the plan cannot take, or
- * in which it does not fit, is left out). */
-static void print_precision_notes(FILE *to, const SweepSpec *spec, const SweepRow *winner,
-                                  const PlanSpec *plan)
+ * `winner`), a note each appended to `to`, when it runs in bf16 and the
+ * sweep did not try formats: the sweep keeps the plan's own, a precision
+ * being the user's numerics, not a parallelism choice (a format the plan
+ * cannot take, or in which it does not fit, is left out). */
+static void precision_notes(GString *to, const SweepSpec *spec, const SweepRow *winner,
+                            const PlanSpec *plan)
 {
     for (guint i = 0; i < spec->grid->axes->len; i++)
         if (g_array_index(spec->grid->axes, GridAxis, i).field == PLAN_DTYPE)
@@ -254,11 +259,12 @@ static void print_precision_notes(FILE *to, const SweepSpec *spec, const SweepRo
             !simulate_run(spec->model, cluster, other, &rep, NULL))
             continue;
         if (rep.metrics.fits)
-            fprintf(to,
-                    "note: the sweep keeps bf16, a numerics choice; in %s this plan would take "
-                    "%.4g s a step (%+.1f %% tokens/s): --dtype bf16,%s compares them\n",
-                    dtype_names[d], rep.metrics.step_time_s,
-                    100 * (winner->step_time_s / rep.metrics.step_time_s - 1), dtype_names[d]);
+            g_string_append_printf(
+                to,
+                "note: the sweep keeps bf16, a numerics choice; in %s this plan would take "
+                "%.4g s a step (%+.1f %% tokens/s): --dtype bf16,%s compares them\n",
+                dtype_names[d], rep.metrics.step_time_s,
+                100 * (winner->step_time_s / rep.metrics.step_time_s - 1), dtype_names[d]);
         report_clear(&rep);
     }
 }
@@ -295,15 +301,19 @@ static char *money_text(const SweepSpec *spec, const SweepRow *row, const PlanSp
     return g_string_free(text, FALSE);
 }
 
-/* The --top table: a header, a line per plan, the best first, each plan
- * once with the plans that replay as it named (twins_text; their rows
- * found in one pass) and its near-twins (`near`, sweep_best_distinct),
- * then the command that simulates the best. `given`: the clusters as
- * --cluster named them, when the sweep compares clusters (a column names
- * each row's); else NULL. */
-static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, const SweepResult *r,
-                       const guint *best, GArray *const *near, int n, char *const *given,
-                       const char *tail)
+/* One plan of the --top table: its row, its plan, its summary, the plans
+ * that replay as it (twins_text) and its near-twins (near_text). */
+typedef struct {
+    const SweepRow *row;
+    PlanSpec *plan;
+    char *summary, *also, *close;
+} BestRow;
+
+/* The --top table's `n` plans (`best`, best first; `near`: their
+ * near-twins, sweep_best_distinct), newly allocated, each plan's twins
+ * found in one pass over the rows; free with best_rows_free. */
+static BestRow *best_rows(const SweepSpec *spec, const SweepResult *r, const guint *best,
+                          GArray *const *near, int n)
 {
     g_autoptr(GHashTable) place = g_hash_table_new(g_direct_hash, g_direct_equal);
     GArray **twins = g_new(GArray *, n);
@@ -318,44 +328,97 @@ static void print_best(FILE *to, const CliInputs *in, const SweepSpec *spec, con
         if (i > 0)
             g_array_append_val(twins[i - 1], k);
     }
-    gboolean run = spec->rank_by == SWEEP_RANK_RUN_TIME; /* a column of the run's mean days */
-    gboolean priced = FALSE;
-    for (int c = 0; c < spec->n_clusters; c++)
-        priced |= spec->clusters[c]->gpu_hour_price > 0;
-    priced &= !run;
-    fprintf(to, "%4s %10s %9s %6s %11s %9s %s%s%s%s %s\n", "rank", "tokens/s", "step(s)", "MFU(%)",
-            "TFLOP/s/GPU", "peak(GiB)", run ? " run(days)" : "",
-            spec->tokens > 0 && !run ? "     days" : "",
-            !priced ? "" : spec->tokens > 0 ? "       cost" : "  cost/step", given ? " cluster" : "",
-            "plan");
+    BestRow *rows = g_new(BestRow, n);
     for (int i = 0; i < n; i++) {
         const SweepRow *row = &g_array_index(r->rows, SweepRow, best[i]);
-        g_autoptr(PlanSpec) plan = sweep_plan(spec, row);
-        g_autofree char *also = twins_text(spec, r, best[i], twins[i]);
-        g_autofree char *close = near_text(spec, r, best[i], near[i]);
-        g_autofree char *summary = sweep_summary(spec, row);
-        g_autofree char *days = !run             ? money_text(spec, row, plan, priced)
-                                : row->score > 0 ? g_strdup_printf(" %9.4g", 1 / row->score / 86400)
-                                                 : g_strdup_printf(" %9s", "never");
-        const ClusterSpec *c = sweep_cluster(spec, row);
-        g_autofree char *where = given ? g_strdup_printf(" %s:%d", c->name, c->nodes) : g_strdup("");
-        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s%s %s%s%s\n", i + 1, row->tokens_per_s,
-                row->step_time_s, 100 * row->mfu, row->tflops, row->peak_bytes / UNITS_GIB, days,
-                where, summary, also, close);
+        rows[i] = (BestRow){.row = row,
+                            .plan = sweep_plan(spec, row),
+                            .summary = sweep_summary(spec, row),
+                            .also = twins_text(spec, r, best[i], twins[i]),
+                            .close = near_text(spec, r, best[i], near[i])};
         g_array_free(twins[i], TRUE);
     }
     g_free(twins);
-    const SweepRow *winner = &g_array_index(r->rows, SweepRow, best[0]);
-    g_autoptr(PlanSpec) plan = sweep_plan(spec, winner);
+    return rows;
+}
+
+static void best_rows_free(BestRow *rows, int n)
+{
+    for (int i = 0; i < n; i++) {
+        plan_spec_free(rows[i].plan);
+        g_free(rows[i].summary);
+        g_free(rows[i].also);
+        g_free(rows[i].close);
+    }
+    g_free(rows);
+}
+
+/* A row's mean days of its run, for a sweep ranked by run time: "never"
+ * when it would not end. */
+static char *run_days(const SweepRow *row)
+{
+    return row->score > 0 ? g_strdup_printf("%.4g", 1 / row->score / 86400) : g_strdup("never");
+}
+
+/* What the sweep says of its winner (row `winner`): the command that
+ * simulates it, the best on each other cluster when it compares clusters
+ * (`given`, as --cluster named them; else NULL), what each axis bought it,
+ * and its precision notes. */
+static char *winner_text(const CliInputs *in, const SweepSpec *spec, const SweepResult *r,
+                         guint winner, char *const *given, const char *tail)
+{
+    const SweepRow *row = &g_array_index(r->rows, SweepRow, winner);
+    g_autoptr(PlanSpec) plan = sweep_plan(spec, row);
     g_autofree char *nodes =
-        spec->n_clusters > 1 ? g_strdup_printf("%d", sweep_cluster(spec, winner)->nodes) : NULL;
+        spec->n_clusters > 1 ? g_strdup_printf("%d", sweep_cluster(spec, row)->nodes) : NULL;
     g_autofree char *command = simulate_command(
-        in, given ? given[cluster_index(spec, winner)] : NULL, nodes, plan, spec->base, tail);
-    fprintf(to, "best: %s\n", command);
+        in, given ? given[cluster_index(spec, row)] : NULL, nodes, plan, spec->base, tail);
+    GString *text = g_string_new(NULL);
+    g_string_append_printf(text, "best: %s\n", command);
     if (given)
-        print_cluster_bests(to, spec, r, best[0], given);
-    print_gains(to, spec, r, best[0], plan);
-    print_precision_notes(to, spec, winner, plan);
+        cluster_bests_text(text, spec, r, winner, given);
+    gains_text(text, spec, r, winner, plan);
+    precision_notes(text, spec, row, plan);
+    return g_string_free(text, FALSE);
+}
+
+/* Whether any cluster of the sweep has a price: the table's cost column. */
+static gboolean priced(const SweepSpec *spec)
+{
+    gboolean any = FALSE;
+    for (int c = 0; c < spec->n_clusters; c++)
+        any |= spec->clusters[c]->gpu_hour_price > 0;
+    return any && spec->rank_by != SWEEP_RANK_RUN_TIME;
+}
+
+/* The --top table: a header, a line per plan (`rows`, n of them, the best
+ * first), each plan once with the plans that replay as it and its
+ * near-twins, a column naming its cluster when the sweep compares them
+ * (`compared`), then what the sweep says of the winner (`winner`,
+ * winner_text). */
+static void print_best(FILE *to, const SweepSpec *spec, const BestRow *rows, int n,
+                       gboolean compared, const char *winner)
+{
+    gboolean run = spec->rank_by == SWEEP_RANK_RUN_TIME; /* a column of the run's mean days */
+    gboolean money = priced(spec);
+    fprintf(to, "%4s %10s %9s %6s %11s %9s %s%s%s%s %s\n", "rank", "tokens/s", "step(s)", "MFU(%)",
+            "TFLOP/s/GPU", "peak(GiB)", run ? " run(days)" : "",
+            spec->tokens > 0 && !run ? "     days" : "",
+            !money ? "" : spec->tokens > 0 ? "       cost" : "  cost/step", compared ? " cluster" : "",
+            "plan");
+    for (int i = 0; i < n; i++) {
+        const SweepRow *row = rows[i].row;
+        g_autofree char *days = run ? run_days(row) : NULL;
+        g_autofree char *columns = run ? g_strdup_printf(" %9s", days)
+                                       : money_text(spec, row, rows[i].plan, money);
+        const ClusterSpec *c = sweep_cluster(spec, row);
+        g_autofree char *where =
+            compared ? g_strdup_printf(" %s:%d", c->name, c->nodes) : g_strdup("");
+        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s%s %s%s%s\n", i + 1, row->tokens_per_s,
+                row->step_time_s, 100 * row->mfu, row->tflops, row->peak_bytes / UNITS_GIB, columns,
+                where, rows[i].summary, rows[i].also, rows[i].close);
+    }
+    fputs(winner, to);
 }
 
 /* An axis's values as its flag takes them, comma-separated, a run of
@@ -611,6 +674,101 @@ static void print_reasons(GHashTable *reasons)
     g_list_free(all);
 }
 
+/* The sweep's page (--html): its best figures, the --top table (`rows`,
+ * n of them) sortable and the best plans' tokens/s as bars, what it says
+ * of the winner (winner_text) and the space it walked (`walked`). */
+static char *sweep_page(const SweepSpec *spec, const SweepResult *r, const BestRow *rows, int n,
+                        const char *winner, const char *walked)
+{
+    g_autofree char *title =
+        g_strdup_printf("plansim sweep: %s on %s", spec->model->name, spec->cluster->name);
+    g_autoptr(HtmlPage) page = html_page_new(title);
+    const SweepRow *top = rows[0].row;
+    g_autofree char *tokens = g_strdup_printf("%.4g", top->tokens_per_s);
+    g_autofree char *step = g_strdup_printf("%.4g s", top->step_time_s);
+    g_autofree char *mfu = g_strdup_printf("%.1f %%", 100 * top->mfu);
+    g_autofree char *peak = g_strdup_printf("%.2f GiB", top->peak_bytes / UNITS_GIB);
+    g_autofree char *plans = g_strdup_printf("%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT,
+                                             r->count[REPORT_SIMULATED], r->combinations);
+    HtmlFigure figures[] = {{"best tokens/s", tokens},
+                            {"its step time", step},
+                            {"its MFU", mfu},
+                            {"its memory peak", peak},
+                            {"plans simulated", plans}};
+    html_figures(page, figures, G_N_ELEMENTS(figures));
+    html_paragraph(page, rows[0].summary, TRUE);
+    gboolean run = spec->rank_by == SWEEP_RANK_RUN_TIME;
+    /* the text table's columns, the plan's twins and near-twins in one */
+    HtmlColumn columns[9] = {{"rank", TRUE},    {"tokens/s", TRUE},    {"step (s)", TRUE},
+                             {"MFU (%)", TRUE}, {"TFLOP/s/GPU", TRUE}, {"peak (GiB)", TRUE}};
+    int k = 6;
+    if (run)
+        columns[k++] = (HtmlColumn){"run (days)", TRUE};
+    columns[k++] = (HtmlColumn){"plan", FALSE};
+    columns[k++] = (HtmlColumn){"also", FALSE};
+    g_autofree HtmlCell *cells = g_new(HtmlCell, (gsize)n * (gsize)k);
+    g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func(g_free);
+    HtmlBar *bars = g_new(HtmlBar, n);
+    for (int i = 0; i < n; i++) {
+        const SweepRow *row = rows[i].row;
+        double days = row->score > 0 ? 1 / row->score / 86400 : INFINITY;
+        double values[] = {i + 1,
+                           row->tokens_per_s,
+                           row->step_time_s,
+                           100 * row->mfu,
+                           row->tflops,
+                           row->peak_bytes / UNITS_GIB,
+                           days};
+        const char *formats[] = {"%.0f", "%.4g", "%.4g", "%.1f", "%.1f", "%.2f"};
+        HtmlCell *cell = &cells[i * k];
+        for (int c = 0; c < 6; c++) {
+            char *text = g_strdup_printf(formats[c], values[c]);
+            g_ptr_array_add(texts, text);
+            cell[c] = (HtmlCell){.text = text, .value = values[c]};
+        }
+        int c = 6;
+        if (run) {
+            char *text = run_days(row);
+            g_ptr_array_add(texts, text);
+            cell[c++] = (HtmlCell){.text = text, .value = days};
+        }
+        char *also = g_strconcat(rows[i].also, rows[i].close, NULL);
+        g_ptr_array_add(texts, also);
+        cell[c++] = (HtmlCell){.text = rows[i].summary};
+        cell[c] = (HtmlCell){.text = g_strstrip(also)};
+        char *label = g_strdup_printf("#%d", i + 1);
+        g_ptr_array_add(texts, label);
+        bars[i] = (HtmlBar){.label = label, .value = row->tokens_per_s, .text = cell[1].text};
+    }
+    html_table(page, "The best plans (click a heading to sort)", columns, k, cells, n);
+    html_bars(page, "Their tokens/s", bars, n);
+    g_free(bars);
+    html_heading(page, "The winner");
+    html_paragraph(page, winner, TRUE);
+    html_heading(page, "The space");
+    html_paragraph(page, walked, TRUE);
+    return html_page_render(page);
+}
+
+/* The sweep's files: its page (--html), when a plan fits, then the CSV
+ * (-o FILE, or -o - for stdout), each whole or not at all, and the page
+ * removed when the CSV cannot be written. */
+static gboolean write_files(const SweepArgs *a, const SweepSpec *spec, const SweepResult *r,
+                            const BestRow *rows, int n, const char *winner, const char *walked,
+                            GError **error)
+{
+    g_autofree char *page = a->html && n > 0 ? sweep_page(spec, r, rows, n, winner, walked) : NULL;
+    if (page && !text_write_atomic(a->html, page, strlen(page), error))
+        return FALSE;
+    if (!a->output)
+        return TRUE;
+    g_autofree char *csv = sweep_csv(r, a->all_rows);
+    gboolean ok = text_write_atomic(a->output, csv, strlen(csv), error);
+    if (!ok && page && cli_replaceable(a->html))
+        g_unlink(a->html);
+    return ok;
+}
+
 static gboolean sweep(void *args, GError **error)
 {
     SweepArgs *a = args;
@@ -622,6 +780,7 @@ static gboolean sweep(void *args, GError **error)
     double gpus, threads, top, max_plans;
     int shard, shards;
     a->in.outputs[0] = (CliOutput){.flag = "-o", .path = a->output};
+    a->in.outputs[1] = (CliOutput){.flag = "--html", .path = a->html};
     a->in.grid = a->grid;
     /* --nodes 64,128,256: the inputs at the first size, then a cluster per
      * size, the sweep's outermost axis; --cluster a,b,c: the inputs on the
@@ -782,12 +941,6 @@ static gboolean sweep(void *args, GError **error)
     }
     /* the CSV only when asked (-o FILE, or -o - for stdout); the table on
      * stdout unless the CSV is there */
-    if (a->output) {
-        g_autofree char *csv = sweep_csv(r, a->all_rows);
-        if (!text_write_atomic(a->output, csv, strlen(csv), error))
-            return FALSE;
-    }
-    gboolean table_out = !a->output || strcmp(a->output, "-") != 0;
     g_autofree guint *best = g_new(guint, (gsize)top);
     g_autofree GArray **near = g_new0(GArray *, (gsize)top);
     int n = sweep_best_distinct(&spec, r, (int)top, best, near);
@@ -801,9 +954,19 @@ static gboolean sweep(void *args, GError **error)
     g_autofree char *tail =
         rank_by == SWEEP_RANK_RUN_TIME ? run_tail(&a->in, &a->training, &a->run, price) : NULL;
     char *const *given = compared ? names : NULL;
-    if (table_out && n > 0)
-        print_best(stdout, &a->in, &spec, r, best, near, n, given, tail);
+    BestRow *rows = n > 0 ? best_rows(&spec, r, best, near, n) : NULL;
+    g_autofree char *winner = n > 0 ? winner_text(&a->in, &spec, r, best[0], given, tail) : NULL;
+    for (int i = 0; i < n; i++)
+        g_array_free(near[i], TRUE);
     g_autofree char *walked = space_text(grid, base, clusters, compared);
+    if (!write_files(a, &spec, r, rows, n, winner, walked, error)) {
+        best_rows_free(rows, n);
+        return FALSE;
+    }
+    /* the table on stdout unless the CSV is there */
+    gboolean table_out = !a->output || strcmp(a->output, "-") != 0;
+    if (table_out && n > 0)
+        print_best(stdout, &spec, rows, n, compared, winner);
     fprintf(stderr, "sweep: %s\n", walked);
     fprintf(stderr, "sweep: %" G_GINT64_FORMAT " combinations, %" G_GINT64_FORMAT " valid:",
             r->combinations, r->combinations - r->count[REPORT_INVALID]);
@@ -826,9 +989,8 @@ static gboolean sweep(void *args, GError **error)
         return FALSE;
     }
     if (!table_out)
-        print_best(stderr, &a->in, &spec, r, best, near, n, given, tail);
-    for (int i = 0; i < n; i++)
-        g_array_free(near[i], TRUE);
+        print_best(stderr, &spec, rows, n, compared, winner);
+    best_rows_free(rows, n);
     return TRUE;
 }
 
@@ -868,6 +1030,10 @@ int cmd_sweep(int argc, char **argv)
         {"all-rows", 0, 0, G_OPTION_ARG_NONE, &a.all_rows,
          "with -o, a CSV row for every plan: also those pruned, that do not fit or are invalid",
          NULL},
+        {"html", 0, 0, G_OPTION_ARG_FILENAME, &a.html,
+         "also write the best plans as one self-contained HTML page: a sortable table, their "
+         "tokens/s and what the winner's choices bought",
+         "FILE"},
         COMMAND_RUN_ENTRIES(a.run),
         {NULL},
     };

@@ -239,8 +239,8 @@ static gboolean probe_fidelity(const Stage *st, const Step *step, Fidelity *f, G
  * links replayed in cells around them (symmetry_new_cells), or every rank
  * when the cells do not stand for them (net_broken) or noise is set. */
 static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
-                    const WhatIf *w, const char *trace_path, gboolean stages_only, gsize max_tasks,
-                    Report *out, GError **error)
+                    const WhatIf *w, const char *trace_path, gboolean stages_only,
+                    Timeline *timeline, gsize max_tasks, Report *out, GError **error)
 {
     gint64 started = g_get_monotonic_time();
     if (!strategy_check(plan, model, error))
@@ -315,11 +315,17 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
                       sizeof out->metrics.symmetry);
         out->sim_wall_s = (g_get_monotonic_time() - started) / 1e6;
     }
+    if (ok && timeline)
+        timeline_compute(graph, rep, layout, out->metrics.critical_rank, out->metrics.step_time_s,
+                         timeline);
     if (ok && trace_path) {
         g_autofree char *trace = trace_render(graph, rep, layout, stages_only);
         ok = text_write_atomic(trace_path, trace, strlen(trace), error);
-        if (!ok)
+        if (!ok) {
             report_clear(out);
+            if (timeline)
+                timeline_clear(timeline);
+        }
     }
     engine_replay_free(rep);
     graph_free(graph);
@@ -331,20 +337,31 @@ gboolean simulate_run_traced(const ModelSpec *model, const ClusterSpec *cluster,
                              const PlanSpec *plan, const char *trace_path, gboolean stages_only,
                              Report *out, GError **error)
 {
-    return run(model, cluster, plan, NULL, trace_path, stages_only, EMIT_MAX_TASKS, out, error);
+    return run(model, cluster, plan, NULL, trace_path, stages_only, NULL, EMIT_MAX_TASKS, out,
+               error);
 }
 
 gboolean simulate_run_whatif(const ModelSpec *model, const ClusterSpec *cluster,
                              const PlanSpec *plan, const WhatIf *whatif, const char *trace_path,
                              gboolean stages_only, Report *out, GError **error)
 {
+    return simulate_run_timeline(model, cluster, plan, whatif, trace_path, stages_only, NULL, out,
+                                 error);
+}
+
+gboolean simulate_run_timeline(const ModelSpec *model, const ClusterSpec *cluster,
+                               const PlanSpec *plan, const WhatIf *whatif, const char *trace_path,
+                               gboolean stages_only, Timeline *timeline, Report *out,
+                               GError **error)
+{
     if (!whatif_active(whatif))
-        return run(model, cluster, plan, NULL, trace_path, stages_only, EMIT_MAX_TASKS, out, error);
+        return run(model, cluster, plan, NULL, trace_path, stages_only, timeline, EMIT_MAX_TASKS,
+                   out, error);
     Report clean;
-    if (!run(model, cluster, plan, NULL, NULL, FALSE, EMIT_MAX_TASKS, &clean, error))
+    if (!run(model, cluster, plan, NULL, NULL, FALSE, NULL, EMIT_MAX_TASKS, &clean, error))
         return FALSE;
-    gboolean ok =
-        run(model, cluster, plan, whatif, trace_path, stages_only, EMIT_MAX_TASKS, out, error);
+    gboolean ok = run(model, cluster, plan, whatif, trace_path, stages_only, timeline,
+                      EMIT_MAX_TASKS, out, error);
     if (ok) {
         out->whatif = whatif->text;
         out->clean_step_time_s = clean.metrics.step_time_s;
@@ -357,5 +374,5 @@ gboolean simulate_run_whatif(const ModelSpec *model, const ClusterSpec *cluster,
 gboolean simulate_run_within(const ModelSpec *model, const ClusterSpec *cluster,
                              const PlanSpec *plan, gsize max_tasks, Report *out, GError **error)
 {
-    return run(model, cluster, plan, NULL, NULL, FALSE, max_tasks, out, error);
+    return run(model, cluster, plan, NULL, NULL, FALSE, NULL, max_tasks, out, error);
 }

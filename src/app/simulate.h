@@ -7,6 +7,7 @@
 #define PLANSIM_APP_SIMULATE_H
 
 #include "app/whatif.h"
+#include "metrics/timeline.h"
 #include "output/report.h"
 #include "spec/model.h"
 #include "spec/cluster.h"
@@ -43,5 +44,13 @@ gboolean simulate_run_traced(const ModelSpec *model, const ClusterSpec *cluster,
 gboolean simulate_run_whatif(const ModelSpec *model, const ClusterSpec *cluster,
                              const PlanSpec *plan, const WhatIf *whatif, const char *trace_path,
                              gboolean stages_only, Report *out, GError **error);
+
+/* simulate_run_whatif, and when `timeline` is not NULL the timeline of the
+ * step's critical rank and its pipeline neighbours (metrics/timeline.h;
+ * timeline_clear frees it), set only when it succeeds. */
+gboolean simulate_run_timeline(const ModelSpec *model, const ClusterSpec *cluster,
+                               const PlanSpec *plan, const WhatIf *whatif, const char *trace_path,
+                               gboolean stages_only, Timeline *timeline, Report *out,
+                               GError **error);
 
 #endif

@@ -827,13 +827,6 @@ char *report_collective_render(const GArray *rows, CollOp op, int ranks, const c
 
 /* ---- the breakdown (simulate --breakdown) ---------------------------------- */
 
-/* One row of the breakdown: a kernel class (kernels and time per
- * micro-batch; -1 where a row has none), or a per-step item. */
-typedef struct {
-    char name[32];
-    double kernels, per_micro_batch_s, per_step_s;
-} BreakdownRow;
-
 static BreakdownRow breakdown_row(const char *name, double kernels, double per_micro_batch_s,
                                   double per_step_s)
 {
@@ -843,9 +836,7 @@ static BreakdownRow breakdown_row(const char *name, double kernels, double per_m
     return r;
 }
 
-#define BREAKDOWN_ROWS (BREAKDOWN_CLASSES + 3 + TAG_KINDS + 2)
-
-static int breakdown_rows(const Report *rep, const Breakdown *b, BreakdownRow *rows)
+int report_breakdown_rows(const Report *rep, const Breakdown *b, BreakdownRow *rows)
 {
     const Metrics *m = &rep->metrics;
     int n = 0, mb = rep->micro_batches;
@@ -876,8 +867,8 @@ static int breakdown_rows(const Report *rep, const Breakdown *b, BreakdownRow *r
 
 char *report_breakdown_render(const Report *rep, const Breakdown *b, ReportFormat format)
 {
-    BreakdownRow rows[BREAKDOWN_ROWS];
-    int n = breakdown_rows(rep, b, rows);
+    BreakdownRow rows[REPORT_BREAKDOWN_ROWS];
+    int n = report_breakdown_rows(rep, b, rows);
     double step = rep->metrics.step_time_s;
     GString *out = g_string_new(NULL);
     if (format == FORMAT_JSON) {

@@ -102,6 +102,20 @@ char *report_collective_render(const GArray *rows, CollOp op, int ranks, const c
  * critical rank's stage. */
 char *report_breakdown_render(const Report *rep, const Breakdown *b, ReportFormat format);
 
+/* One row of the breakdown: a kernel class (kernels and time per
+ * micro-batch; -1 where a row has none), or a per-step item. */
+typedef struct {
+    char name[32];
+    double kernels, per_micro_batch_s, per_step_s;
+} BreakdownRow;
+#define REPORT_BREAKDOWN_ROWS (BREAKDOWN_CLASSES + 3 + TAG_KINDS + 2)
+
+/* The breakdown's rows into `rows` (REPORT_BREAKDOWN_ROWS at most), in
+ * report_breakdown_render's order: the kernel classes, of which
+ * recomputation and kernel launches, the optimizer, each group's exposed
+ * communication, "other" and "step". Returns how many. */
+int report_breakdown_rows(const Report *rep, const Breakdown *b, BreakdownRow *rows);
+
 /* Frees what the report's metrics and diagnosis own. */
 void report_clear(Report *rep);
 
