@@ -18,6 +18,12 @@
  *   runs     calib_runs_load, measured runs (every model cell names the
  *            small dense model), then calib_runs_check against the small
  *            cluster for one parameter
+ *   megatron megatron_line_read on the input as a launch line's text
+ *            (as --megatron-args gives it); its model when it gives one
+ *            (megatron_line_model), else the small dense one, checked
+ *            against the line; the line applied to a plan, resolved on the
+ *            small cluster, checked, and written back as Megatron-LM and
+ *            Megatron-Bridge arguments
  *   whatif   whatif_parse on the input's lines, each a flag's value by its
  *            first character: g --slow-gpu, l --slow-link, j --jitter,
  *            s --seed (the rest of the line); then whatif_check on the small
@@ -43,6 +49,7 @@
 #include "spec/cluster.h"
 #include "spec/plan.h"
 #include "spec/grid.h"
+#include "spec/megatron.h"
 #include "strategy/strategy.h"
 #include "base/error.h"
 
@@ -83,8 +90,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    if (is("plan") || is("planmoe")) {
-        const char *json = is("plan") ? model_json : moe_json;
+    if (is("plan") || is("planmoe") || is("megatron")) {
+        const char *json = is("planmoe") ? moe_json : model_json;
         if (!(model = model_spec_load(fuzz_file_set(json, strlen(json)), NULL)))
             abort();
     }
@@ -95,7 +102,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
             abort();
         g_free(dir);
     }
-    if (is("plan") || is("planmoe") || is("gemm") || is("whatif") || is("runs")) {
+    if (is("plan") || is("planmoe") || is("gemm") || is("whatif") || is("runs") ||
+        is("megatron")) {
         if (!(cluster = cluster_spec_load(fuzz_file_set(cluster_json, strlen(cluster_json)), 0,
                                           NULL)))
             abort();
@@ -116,6 +124,31 @@ static void fuzz_plan(const char *path, GError **error)
     if (plan_spec_load(plan, path, error) && plan_spec_resolve(plan, model, cluster, error))
         strategy_check(plan, model, error);
     plan_spec_free(plan);
+}
+
+static void fuzz_megatron(const uint8_t *data, size_t size, GError **error)
+{
+    g_autofree char *text = g_strndup((const char *)data, size);
+    if (text[0] == '@')
+        return; /* a file's name: the files are the other targets' */
+    MegatronLine *line = megatron_line_read(text, error);
+    if (!line)
+        return;
+    ModelSpec *own = megatron_line_has_model(line) ? megatron_line_model(line, "fuzz", error)
+                                                   : NULL;
+    const ModelSpec *m = own ? own : model;
+    PlanSpec *plan = plan_spec_new();
+    if ((own || (!*error && megatron_line_check_model(line, m, "--model", error))) &&
+        megatron_line_apply(line, plan, m, error) && strategy_resolve(plan, m, cluster, error)) {
+        for (int style = MEGATRON_LM; style <= MEGATRON_BRIDGE; style++) {
+            char *unsaid = NULL;
+            g_free(megatron_plan_text(plan, m, (MegatronStyle)style, &unsaid));
+            g_free(unsaid);
+        }
+    }
+    plan_spec_free(plan);
+    model_spec_free(own);
+    megatron_line_free(line);
 }
 
 static void fuzz_gemm(const char *path, GError **error)
@@ -199,6 +232,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_gemm(input_path, &error);
     } else if (is("whatif")) {
         fuzz_whatif(data, size, &error);
+    } else if (is("megatron")) {
+        fuzz_megatron(data, size, &error);
     } else if (is("runs")) {
         fuzz_runs(input_path, &error);
     } else {

@@ -44,6 +44,14 @@ printf 'g3:2\nlnode 1 nic 0:0.5\nj0.1\ns7\n' >"$out/whatif/all.txt"
 printf 'lnode 0 gpu 0 nvlink out:0.25\nlrail 0 spine up:0.5\n' >"$out/whatif/links.txt"
 printf 'g15:1000\ng0:1\n' >"$out/whatif/gpus.txt"
 printf 'cauto\nc500\nc30min\nc2.5h\nc90s\n' >"$out/whatif/every.txt"
+# Megatron-LM launch lines: the tests' script, and short lines of a plan
+# alone and of a model
+mkdir -p "$out/megatron"
+cp "$src/tests/data/megatron/llama3-70b.sh" "$out/megatron/llama3-70b.sh"
+printf -- '--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer --micro-batch-size 1 --global-batch-size 16 --recompute-granularity selective\n' \
+    >"$out/megatron/plan.txt"
+printf -- '--num-layers 4 --hidden-size 256 --num-attention-heads 8 --vocab-size 1024 --seq-length 128 --swiglu --num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 4 --fp8-format hybrid --bf16\n' \
+    >"$out/megatron/model.txt"
 
 # sim: up to five parts, each ended by a NUL byte (fuzz_sim.c): a model, a
 # cluster, a plan and a grid file (an empty part: the default), then the
