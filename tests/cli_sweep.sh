@@ -358,4 +358,23 @@ problem=
 grep -q '^sweep: 144 combinations, 66 valid:' "$tmp/g66.err" || problem="$problem; $(one_line "$tmp/g66.err")"
 check "the GPT-3 grid of 66 plans sweeps 66 valid plans" "$problem"
 
+# where the winner's experts are: on two 8-GPU nodes, tp 1, an ep 8 group
+# is 8 consecutive ranks (tp-dp-pp order), one node; ep 16 spans both
+problem=
+cat >"$tmp/tiny-moe.json" <<'MOE'
+{"name": "tiny-moe", "layers": 4, "hidden_size": 256, "attention_heads": 8, "kv_heads": 8,
+ "ffn_hidden_size": 1024, "vocab_size": 1024, "seq_length": 128, "experts": 16,
+ "experts_per_token": 2, "moe_ffn_hidden_size": 512}
+MOE
+for ep in 8 16; do
+    "$PLANSIM" sweep --model "$tmp/tiny-moe.json" --cluster "$a100" --nodes 2 --global-batch-size 32 \
+        --tp 1 --pp 1 --ep "$ep" --grid "$tmp/tp.json" --space grid >"$tmp/ep$ep.out" 2>"$tmp/ep$ep.err" ||
+        problem="$problem; ep $ep failed: $(one_line "$tmp/ep$ep.err")"
+done
+grep -q "^experts: each ep 8 group inside one node's NVLink domain (8 GPUs a node)" "$tmp/ep8.out" ||
+    problem="$problem; ep 8: $(grep '^experts' "$tmp/ep8.out")"
+grep -q '^experts: an ep 16 group spans up to 2 nodes of 8 GPUs' "$tmp/ep16.out" ||
+    problem="$problem; ep 16: $(grep '^experts' "$tmp/ep16.out")"
+check "the winner's explanation says whether its expert groups stay inside a node" "$problem"
+
 finish

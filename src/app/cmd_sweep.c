@@ -14,6 +14,7 @@
 #include "app/command.h"
 #include "app/simulate.h"
 #include "app/sweep.h"
+#include "layout/layout.h"
 #include "metrics/runplan.h"
 #include "metrics/training.h"
 #include "output/html.h"
@@ -360,6 +361,46 @@ static char *run_days(const SweepRow *row)
     return row->score > 0 ? g_strdup_printf("%.4g", 1 / row->score / 86400) : g_strdup("never");
 }
 
+static int by_int(gconstpointer a, gconstpointer b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Where the winner's experts are (`plan`, on row's cluster), when it has
+ * expert parallelism: whether each expert-parallel group stays inside one
+ * node's NVLink domain, its dispatch and combine crossing no NIC, or the
+ * most nodes a group spans; a line appended to `to`. */
+static void experts_text(GString *to, const SweepSpec *spec, const SweepRow *row,
+                         const PlanSpec *plan)
+{
+    if (plan->ep <= 1)
+        return;
+    const ClusterSpec *cluster = sweep_cluster(spec, row);
+    g_autoptr(Layout) layout = layout_new(plan, cluster);
+    int most = 1, n;
+    g_autofree int *nodes = g_new(int, plan->ep);
+    for (int g = 0; g < layout_groups(layout, GROUP_EP); g++) {
+        const int *ranks = layout_group(layout, GROUP_EP, g, &n);
+        for (int k = 0; k < n; k++)
+            nodes[k] = ranks[k] / cluster->gpus_per_node;
+        qsort(nodes, (size_t)n, sizeof *nodes, by_int);
+        int spans = 1;
+        for (int k = 1; k < n; k++)
+            spans += nodes[k] != nodes[k - 1];
+        most = MAX(most, spans);
+    }
+    if (most == 1)
+        g_string_append_printf(to,
+                               "experts: each ep %d group inside one node's NVLink domain (%d "
+                               "GPUs a node): its dispatch and combine cross no NIC\n",
+                               plan->ep, cluster->gpus_per_node);
+    else
+        g_string_append_printf(to,
+                               "experts: an ep %d group spans up to %d nodes of %d GPUs: its "
+                               "dispatch and combine cross the NICs\n",
+                               plan->ep, most, cluster->gpus_per_node);
+}
+
 /* What the sweep says of its winner (row `winner`): the command that
  * simulates it, the best on each other cluster when it compares clusters
  * (`given`, as --cluster named them; else NULL), what each axis bought it,
@@ -375,6 +416,7 @@ static char *winner_text(const CliInputs *in, const SweepSpec *spec, const Sweep
         in, given ? given[cluster_index(spec, row)] : NULL, nodes, plan, spec->base, tail);
     GString *text = g_string_new(NULL);
     g_string_append_printf(text, "best: %s\n", command);
+    experts_text(text, spec, row, plan);
     if (given)
         cluster_bests_text(text, spec, r, winner, given);
     gains_text(text, spec, r, winner, plan);
