@@ -698,22 +698,25 @@ END_TEST
 
 /* A top K of distinct plans (sweep_best_distinct, issue 37): an
  * 8-layer GPT on 8 A100s, every tp x pp x micro-batch x schedule x chunks
- * replayed. Plans that differ only in chunks, micro-batches and 1F1B's
- * interleaving ("near" flags) and are within SWEEP_NEAR of each other are
+ * x offload replayed. Plans that differ only in chunks, micro-batches,
+ * 1F1B's interleaving and the activations' offload ("near" flags) and are within SWEEP_NEAR of each other are
  * one entry: no two entries are so; each entry's near-twins differ from it
- * only so and are within SWEEP_NEAR of the group's best; the entry is the
- * simplest of its group (fewest chunks, then the largest micro-batch);
+ * only so, each within SWEEP_NEAR of the one above; the entry is the
+ * simplest of those within SWEEP_NEAR of the group's best (no offload of
+ * activations, then the fewest chunks, then the largest micro-batch);
  * groups come by their best rows' order (sweep_best's); and the grid has
  * near-twins to collapse (the test is not vacuous). */
 #define NEAR_GRID                                                                                  \
     "{\"tp\": [1, 2], \"pp\": [1, 2, 4], \"micro_batch_size\": [1, 2, 4],"                        \
-    " \"schedule\": [\"1f1b\", \"interleaved\"], \"virtual_stages\": [1, 2, 4]}"
+    " \"schedule\": [\"1f1b\", \"interleaved\"], \"virtual_stages\": [1, 2, 4],"            \
+    " \"offload\": [\"none\", \"activations\"]}"
 
 /* Whether plans a and b differ only in the near flags. */
 static gboolean differ_only_near(const PlanSpec *a, const PlanSpec *b)
 {
     static const char *const near[] = {"--virtual-stages", "--micro-batch-size", "--schedule",
-                                       "--pipeline-model-parallel-layout"};
+                                       "--pipeline-model-parallel-layout", "--offload",
+                                       "--offload-layers"};
     g_autofree char *flags = plan_spec_change_flags(a, b);
     g_auto(GStrv) words = g_strsplit(flags, " ", -1);
     for (int i = 0; words[i]; i++) {
@@ -799,7 +802,7 @@ START_TEST(best_distinct_collapses_near_twins)
     enum { K = 10 };
     guint best[K], order[K];
     GArray *near[K] = {0};
-    int n = sweep_best_distinct(&spec, r, K, best, near), collapsed = 0;
+    int n = sweep_best_distinct(&spec, r, K, best, near), collapsed = 0, offloads = 0;
     ck_assert_int_eq(n, K);
     ck_assert_int_eq(sweep_best(r, K, order), K);
     double last = INFINITY;
@@ -819,11 +822,15 @@ START_TEST(best_distinct_collapses_near_twins)
             const SweepRow *row = &g_array_index(r->rows, SweepRow, g_array_index(near[i], guint, m));
             g_autoptr(PlanSpec) twin = sweep_plan(&spec, row);
             ck_assert(differ_only_near(plan, twin));
+            offloads += twin->offload != plan->offload;
             g_array_append_val(scores, row->score);
-            if (row->score >= top * (1 - SWEEP_NEAR))
+            if (row->score >= top * (1 - SWEEP_NEAR) && twin->offload == plan->offload)
                 ck_assert(twin->virtual_stages > plan->virtual_stages ||
                           (twin->virtual_stages == plan->virtual_stages &&
                            twin->micro_batch_size <= plan->micro_batch_size));
+            if (row->score >= top * (1 - SWEEP_NEAR))
+                ck_assert(plan->offload != OFFLOAD_ACTIVATIONS ||
+                          twin->offload == OFFLOAD_ACTIVATIONS);
         }
         ck_assert(lead->score >= top * (1 - SWEEP_NEAR));
         g_array_sort(scores, by_score_down);
@@ -845,6 +852,7 @@ START_TEST(best_distinct_collapses_near_twins)
         first |= g_array_index(near[0], guint, m) == order[0];
     ck_assert(first);
     ck_assert_int_gt(collapsed, 0);
+    ck_assert_int_gt(offloads, 0); /* activations' offload collapses too */
     for (int i = 0; i < n; i++)
         g_array_free(near[i], TRUE);
     sweep_result_free(r);

@@ -715,8 +715,8 @@ static int ranked_rows(const SweepResult *r, guint *order)
 }
 
 /* The key of row i's plan but for its virtual stages (interleaved is
- * 1F1B with chunks) and micro-batch size (and the layer split they make):
- * equal keys, near-twins but for the throughput. */
+ * 1F1B with chunks), micro-batch size (and the layer split they make) and
+ * activations' offload: equal keys, near-twins but for the throughput. */
 static char *near_key(const SweepSpec *spec, const SweepResult *r, guint i)
 {
     g_autoptr(PlanSpec) plan = sweep_plan(spec, &g_array_index(r->rows, SweepRow, i));
@@ -724,17 +724,24 @@ static char *near_key(const SweepSpec *spec, const SweepResult *r, guint i)
         plan_field_put(plan, PLAN_SCHEDULE, SCHEDULE_1F1B, NULL);
     plan_field_put(plan, PLAN_VIRTUAL_STAGES, 1, NULL);
     plan_field_put(plan, PLAN_MICRO_BATCH_SIZE, 1, NULL);
+    if (plan->offload == OFFLOAD_ACTIVATIONS) {
+        plan_field_put(plan, PLAN_OFFLOAD, OFFLOAD_NONE, NULL);
+        plan_field_put(plan, PLAN_OFFLOAD_LAYERS, 0, NULL);
+    }
     g_clear_pointer(&plan->layers_per_stage.v, g_free);
     plan->layers_per_stage.n = 0;
     return plan_spec_key(plan);
 }
 
-/* Whether row x's plan is simpler than row y's: fewer chunks, then a
- * larger micro-batch. */
+/* Whether row x's plan is simpler than row y's: no activations' offload
+ * (no copies to the host to trust), then fewer chunks, then a larger
+ * micro-batch. */
 static gboolean simpler(const SweepSpec *spec, const SweepRow *x, const SweepRow *y)
 {
     g_autoptr(PlanSpec) a = sweep_plan(spec, x);
     g_autoptr(PlanSpec) b = sweep_plan(spec, y);
+    if (a->offload != b->offload)
+        return a->offload != OFFLOAD_ACTIVATIONS;
     if (a->virtual_stages != b->virtual_stages)
         return a->virtual_stages < b->virtual_stages;
     return a->micro_batch_size > b->micro_batch_size;

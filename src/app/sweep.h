@@ -139,19 +139,21 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SweepResult, sweep_result_free)
 int sweep_best(const SweepResult *r, int k, guint *best);
 
 /* Plans whose throughputs are within this share of each other and that
- * differ only in virtual stages or the micro-batch size are near-twins:
- * one choice, not two answers (sweep_best_distinct). */
+ * differ only in virtual stages, the micro-batch size or the offload of
+ * activations are near-twins: one choice, not two answers
+ * (sweep_best_distinct). */
 #define SWEEP_NEAR 0.005
 
 /* The best `k` groups of simulated rows that fit (sweep_best's order),
- * each of near-twins: rows that differ only in chunks or micro-batches,
+ * each of near-twins: rows that differ only in chunks, micro-batches or
+ * the activations' offload,
  * each within SWEEP_NEAR of the group's row just above it, so that the
  * groups of the same plan otherwise are more than SWEEP_NEAR apart. Each
- * group as the row of its simplest plan (the fewest chunks, then the
- * largest micro-batch) among those within SWEEP_NEAR of its best, into
+ * group as the row of its simplest plan (no offload of activations, then
+ * the fewest chunks, then the largest micro-batch) among those within SWEEP_NEAR of its best, into
  * `best`, and the group's other rows, best first, into near[i] (new arrays
  * of guint, the caller's); returns how many groups. No two rows of `best`
- * that differ only in chunks or micro-batches are within SWEEP_NEAR. */
+ * that differ only so are within SWEEP_NEAR. */
 int sweep_best_distinct(const SweepSpec *spec, const SweepResult *r, int k, guint *best,
                         GArray **near);
 
