@@ -52,6 +52,16 @@ problem=
 grep -q "<span class=\"value\">$shown</span>" "$tmp/simulate.html" || problem="$problem; simulate's page lacks '$shown'"
 check "the page heads with the step time ($shown)" "$problem"
 
+# ---- clusters compared: a column names each row's ----------------------
+# shellcheck disable=SC2086
+problem=$(page clusters sweep --model "$tiny" --cluster dgx-a100-80gb,dgx-h100 --nodes 1 \
+    --global-batch-size 16 --top 3)
+grep -q '"cluster"' "$tmp/clusters.html" || grep -q '>cluster<' "$tmp/clusters.html" ||
+    problem="$problem; no cluster column"
+[ "$(grep -o 'dgx-\(a100-80gb\|h100\):1' "$tmp/clusters.html" | wc -l)" -ge 3 ] ||
+    problem="$problem; the rows do not name their cluster"
+check "a sweep comparing clusters names each row's on its page" "$problem"
+
 # ---- text escaped ------------------------------------------------------
 sed 's/"name": "tiny-gpt"/"name": "<b>\&\\"x'"'"'<\/script>"/' "$tiny" >"$tmp/odd.json"
 # shellcheck disable=SC2086

@@ -740,12 +740,18 @@ static char *sweep_page(const SweepSpec *spec, const SweepResult *r, const BestR
     html_figures(page, figures, G_N_ELEMENTS(figures));
     html_paragraph(page, rows[0].summary, TRUE);
     gboolean run = spec->rank_by == SWEEP_RANK_RUN_TIME;
-    /* the text table's columns, the plan's twins and near-twins in one */
-    HtmlColumn columns[9] = {{"rank", TRUE},    {"tokens/s", TRUE},    {"step (s)", TRUE},
-                             {"MFU (%)", TRUE}, {"TFLOP/s/GPU", TRUE}, {"peak (GiB)", TRUE}};
+    /* the text table's columns, the plan's twins and near-twins in one; the
+     * cluster's when the sweep compares clusters */
+    gboolean compared = FALSE;
+    for (int c = 1; c < spec->n_clusters; c++)
+        compared |= strcmp(spec->clusters[c]->name, spec->clusters[0]->name) != 0;
+    HtmlColumn columns[10] = {{"rank", TRUE},    {"tokens/s", TRUE},    {"step (s)", TRUE},
+                              {"MFU (%)", TRUE}, {"TFLOP/s/GPU", TRUE}, {"peak (GiB)", TRUE}};
     int k = 6;
     if (run)
         columns[k++] = (HtmlColumn){"run (days)", TRUE};
+    if (compared)
+        columns[k++] = (HtmlColumn){"cluster", FALSE};
     columns[k++] = (HtmlColumn){"plan", FALSE};
     columns[k++] = (HtmlColumn){"also", FALSE};
     g_autofree HtmlCell *cells = g_new(HtmlCell, (gsize)n * (gsize)k);
@@ -773,6 +779,12 @@ static char *sweep_page(const SweepSpec *spec, const SweepResult *r, const BestR
             char *text = run_days(row);
             g_ptr_array_add(texts, text);
             cell[c++] = (HtmlCell){.text = text, .value = days};
+        }
+        if (compared) {
+            const ClusterSpec *where = sweep_cluster(spec, row);
+            char *text = g_strdup_printf("%s:%d", where->name, where->nodes);
+            g_ptr_array_add(texts, text);
+            cell[c++] = (HtmlCell){.text = text};
         }
         char *also = g_strconcat(rows[i].also, rows[i].close, NULL);
         g_ptr_array_add(texts, also);
