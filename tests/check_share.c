@@ -175,6 +175,63 @@ START_TEST(copies_of_a_flow_are_one_flow_of_their_weight)
 }
 END_TEST
 
+/* A link's share grows before it is the bottleneck. Link 0 (3 B/s) has
+ * flows a, b, c; link 1 (10 B/s) a and d; link 2 (12 B/s) a, b, e, g.
+ * Shares 1, 5 and 3: link 0 fixes a, b, c at 1; link 2 then has 10 B/s
+ * left for e and g (5 each, its share grown from 3) and link 1 9 for d.
+ * Every link is full: 1 + 1 + 1, 1 + 9, 1 + 1 + 5 + 5. */
+START_TEST(a_share_that_grows_is_taken_at_its_latest)
+{
+    double cap[3] = {3, 10, 12};
+    int a_path[3] = {0, 1, 2}, b_path[2] = {0, 2}, c_path[1] = {0}, d_path[1] = {1},
+        eg_path[1] = {2};
+    Share *s = share_new(cap, 3, 1);
+    int a = share_start(s, 0, a_path, 3, 100, 0, 0);
+    int b = share_start(s, 0, b_path, 2, 100, 0, 0);
+    int c = share_start(s, 0, c_path, 1, 100, 0, 0);
+    int d = share_start(s, 0, d_path, 1, 100, 0, 0);
+    int e = share_start(s, 0, eg_path, 1, 100, 0, 0);
+    int g = share_start(s, 0, eg_path, 1, 100, 0, 0);
+    Ends ends = {0};
+    share_update(s, 0, record, &ends);
+    ck_assert_double_eq(share_rate(s, a), 1);
+    ck_assert_double_eq(share_rate(s, b), 1);
+    ck_assert_double_eq(share_rate(s, c), 1);
+    ck_assert_double_eq(share_rate(s, d), 9);
+    ck_assert_double_eq(share_rate(s, e), 5);
+    ck_assert_double_eq(share_rate(s, g), 5);
+    share_free(s);
+}
+END_TEST
+
+/* A share that rounding makes fall. Link 0 (2 x fl(5 / 3) B/s) has flows
+ * f and h, link 1 (5 B/s) h, i and j: both shares are fl(5 / 3), tied,
+ * and link 0, met first, fixes f and h. Link 1's share is then
+ * fl(fl(5 - fl(5 / 3)) / 2), one ulp below fl(5 / 3) in binary64 although
+ * exactly 5 / 3: the rates are those of the filling done in that order,
+ * to the bit. */
+START_TEST(a_share_that_rounding_lowers_is_taken_as_rounded)
+{
+    volatile double third = 5.0 / 3; /* no folding: the sums below round as share.c's */
+    double cap[2] = {2 * third, 5};
+    int f_path[1] = {0}, h_path[2] = {0, 1}, ij_path[1] = {1};
+    Share *s = share_new(cap, 2, 1);
+    int f = share_start(s, 0, f_path, 1, 100, 0, 0);
+    int h = share_start(s, 0, h_path, 2, 100, 0, 0);
+    int i = share_start(s, 0, ij_path, 1, 100, 0, 0);
+    int j = share_start(s, 0, ij_path, 1, 100, 0, 0);
+    Ends ends = {0};
+    share_update(s, 0, record, &ends);
+    volatile double rest = (5 - third) / 2;
+    ck_assert(rest < third); /* the premise: rounding lowers link 1's share */
+    ck_assert_double_eq(share_rate(s, f), third);
+    ck_assert_double_eq(share_rate(s, h), third);
+    ck_assert_double_eq(share_rate(s, i), rest);
+    ck_assert_double_eq(share_rate(s, j), rest);
+    share_free(s);
+}
+END_TEST
+
 Suite *suite_share(void)
 {
     Suite *s = suite_create("share");
@@ -185,6 +242,8 @@ Suite *suite_share(void)
     tcase_add_test(tc, unconnected_flows_are_left_alone);
     tcase_add_test(tc, links_never_carry_more_than_capacity);
     tcase_add_test(tc, copies_of_a_flow_are_one_flow_of_their_weight);
+    tcase_add_test(tc, a_share_that_grows_is_taken_at_its_latest);
+    tcase_add_test(tc, a_share_that_rounding_lowers_is_taken_as_rounded);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,8 +1,7 @@
 /* evq.h: the event queue, ordered by (key, sequence).
  *
  * The key is what orders the events: the time of an event for the engine
- * and the network, a fair share for the max-min solver (share.c), which
- * fixes the smallest first. Events with equal keys pop in the order they
+ * and the network. Events with equal keys pop in the order they
  * were pushed (the sequence number breaks ties), so a replay is
  * deterministic bit for bit. Storage is
  * two flat arrays, a min-heap and a sorted run for events pushed in time
@@ -15,7 +14,7 @@
 #include <stdint.h>
 
 typedef struct {
-    double key;      /* the order: a time in seconds, or a share (evq.h) */
+    double key;      /* the order: a time in seconds */
     uint64_t seq;    /* push order, the tie-breaker */
     int32_t payload; /* what happens: for the engine, the task that ends */
     uint32_t aux;    /* the pusher's own: a kind, a version */

@@ -27,8 +27,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/evq.h"
-
 /* A flow. The members an update reads of every flow it meets come first,
  * so that meeting a flow costs one or two cache lines; what the solver
  * reads each time it meets the flow again, from another of its links, is
@@ -61,6 +59,20 @@ typedef struct {
     int n, room;
 } LinkFlows;
 
+/* A link queued at a fair share; entries order by (share, seq). */
+typedef struct {
+    double share;
+    uint64_t seq;
+    int32_t link;
+} Queued;
+
+/* fill's min-heap of queued links: for every i > 0, v[(i - 1) / 2] orders
+ * no later than v[i]. */
+typedef struct {
+    Queued *v;
+    gsize n, room;
+} LinkHeap;
+
 /* A list of ids that grows by doubling. */
 typedef struct {
     int32_t *v;
@@ -85,8 +97,10 @@ struct Share {
     double *left;    /* capacity not yet given out */
     double *unfixed; /* summed weights of the unfixed flows crossing the link */
     double *queued;  /* the fair share the link was last queued at */
+    uint64_t *queued_seq; /* ... and that queuing's place in the order */
+    uint64_t seq;         /* queuings so far */
     Ids comp_links, comp_flows;
-    EventQueue *heap; /* links by fair share, for fill */
+    LinkHeap heap; /* links by fair share, for fill */
 };
 
 static void grow_ids(Ids *ids)
@@ -116,7 +130,7 @@ Share *share_new(const double *capacity_Bps, int n_links, int tags)
     s->left = g_new(double, MAX(n_links, 1));
     s->unfixed = g_new(double, MAX(n_links, 1));
     s->queued = g_new(double, MAX(n_links, 1));
-    s->heap = evq_new(64);
+    s->queued_seq = g_new(uint64_t, MAX(n_links, 1));
     return s;
 }
 
@@ -141,9 +155,10 @@ void share_free(Share *s)
     g_free(s->left);
     g_free(s->unfixed);
     g_free(s->queued);
+    g_free(s->queued_seq);
     g_free(s->comp_links.v);
     g_free(s->comp_flows.v);
-    evq_free(s->heap);
+    g_free(s->heap.v);
     g_free(s);
 }
 
@@ -299,25 +314,82 @@ static void find_component(Share *s, double now)
     s->touched.n = 0;
 }
 
+static gboolean queued_before(const Queued *a, const Queued *b)
+{
+    return a->share < b->share || (a->share == b->share && a->seq < b->seq);
+}
+
+/* Moves entry `e` down from slot `i` to where it belongs. */
+static void heap_sift_down(LinkHeap *h, gsize i, Queued e)
+{
+    for (gsize child; (child = 2 * i + 1) < h->n; i = child) {
+        if (child + 1 < h->n && queued_before(&h->v[child + 1], &h->v[child]))
+            child++;
+        if (!queued_before(&h->v[child], &e))
+            break;
+        h->v[i] = h->v[child];
+    }
+    h->v[i] = e;
+}
+
+static void heap_push(LinkHeap *h, Queued e)
+{
+    if (h->n == h->room) {
+        h->room = MAX(2 * h->room, 64);
+        h->v = g_renew(Queued, h->v, h->room);
+    }
+    gsize i = h->n++;
+    for (; i > 0 && queued_before(&e, &h->v[(i - 1) / 2]); i = (i - 1) / 2)
+        h->v[i] = h->v[(i - 1) / 2];
+    h->v[i] = e;
+}
+
+/* Replaces the first entry by `e` (or removes it when `e` is NULL). */
+static void heap_replace_top(LinkHeap *h, const Queued *e)
+{
+    if (!e)
+        e = &h->v[--h->n];
+    if (h->n > 0)
+        heap_sift_down(h, 0, *e);
+}
+
 /* Queues link `l` at its fair share, unless it was last queued at that
- * very share: that entry, earlier, pops first and is the one used. */
-static void queue_link(Share *s, int32_t l)
+ * very share: that queuing, earlier, comes first and is the one used. In
+ * the lazy order (fill) the queuing is only noted, and FALSE says that the
+ * share fell, which the lazy order cannot follow. */
+static gboolean queue_link(Share *s, int32_t l, gboolean lazy)
 {
     double share = s->left[l] / s->unfixed[l];
     if (share == s->queued[l])
-        return;
+        return TRUE;
+    if (lazy && share < s->queued[l])
+        return FALSE;
     s->queued[l] = share;
-    evq_push(s->heap, share, l, 0);
+    s->queued_seq[l] = s->seq++;
+    if (!lazy)
+        heap_push(&s->heap, (Queued){.share = share, .seq = s->queued_seq[l], .link = l});
+    return TRUE;
 }
 
 /* Progressive filling over the component; sets the rate of each flow not
  * fixed yet (meet_flow fixed those alone on their links). The links wait
- * in a min-heap by their fair share (capacity left over unfixed flows); fixing
- * flows only raises the shares of the other links they cross, so a link's
- * stale entries are skipped and its current one queued again. */
-static void fill(Share *s)
+ * in a min-heap by their fair share (capacity left over unfixed flows),
+ * ties to the earlier queued; fixing flows only raises the shares of the
+ * other links they cross, so a link is queued again at its new share and
+ * its earlier entries, stale, are skipped when they come first.
+ *
+ * `lazy` heaps each link once: its new shares are only noted, and when
+ * its entry comes first but is stale, the entry is replaced by the latest
+ * share, in place. While every link's share only grows, the entry a link
+ * has in the heap orders no later than its latest queuing, so the two
+ * orders fix the same bottlenecks in the same order, and the same rates to
+ * the last bit; and an earlier share of a link, never equal to its current
+ * one, is stale in both. Rounding can make a share fall by an ulp (or to 0,
+ * when the capacity left is clamped): then the lazy fill gives up (FALSE)
+ * and the caller fills again with every queuing in the heap. */
+static gboolean fill(Share *s, gboolean lazy)
 {
-    evq_clear(s->heap);
+    s->heap.n = 0;
     for (gsize i = 0; i < s->comp_links.n; i++) {
         int32_t l = s->comp_links.v[i];
         const LinkFlows *lf = &s->on_link[l];
@@ -329,15 +401,25 @@ static void fill(Share *s)
         for (int j = 0; j < lf->n; j++)
             s->unfixed[l] += lf->weight[j];
         if (s->unfixed[l] > 0)
-            queue_link(s, l);
+            queue_link(s, l, FALSE);
     }
-    Event top;
-    while (evq_pop(s->heap, &top)) {
-        int32_t bottleneck = top.payload;
-        if (s->unfixed[bottleneck] <= 0 ||
-            top.key != s->left[bottleneck] / s->unfixed[bottleneck])
+    while (s->heap.n > 0) {
+        Queued top = s->heap.v[0];
+        int32_t bottleneck = top.link;
+        if (s->unfixed[bottleneck] <= 0) {
+            heap_replace_top(&s->heap, NULL);
+            continue;
+        }
+        if (lazy && top.seq != s->queued_seq[bottleneck]) {
+            heap_replace_top(&s->heap, &(Queued){.share = s->queued[bottleneck],
+                                                 .seq = s->queued_seq[bottleneck],
+                                                 .link = bottleneck});
+            continue;
+        }
+        heap_replace_top(&s->heap, NULL);
+        if (top.share != s->left[bottleneck] / s->unfixed[bottleneck])
             continue; /* stale: the link's share has grown since */
-        double share = top.key;
+        double share = top.share;
         const LinkFlows *lf = &s->on_link[bottleneck];
         for (int j = 0; j < lf->n; j++) {
             FlowSolve *x = &s->solve[lf->id[j]];
@@ -350,11 +432,12 @@ static void fill(Share *s)
                 int32_t l = f->path[k];
                 s->left[l] = MAX(0.0, s->left[l] - f->weight[k] * share);
                 s->unfixed[l] -= f->weight[k];
-                if (s->unfixed[l] > 0 && l != bottleneck)
-                    queue_link(s, l);
+                if (s->unfixed[l] > 0 && l != bottleneck && !queue_link(s, l, lazy))
+                    return FALSE;
             }
         }
     }
+    return TRUE;
 }
 
 void share_update(Share *s, double now,
@@ -368,7 +451,11 @@ void share_update(Share *s, double now,
     if (s->touched.n == 0)
         return;
     find_component(s, now);
-    fill(s);
+    if (!fill(s, TRUE)) {
+        for (gsize i = 0; i < s->comp_flows.n; i++) /* unfix what the lazy fill fixed */
+            s->solve[s->comp_flows.v[i]].fixed = alone(s, &s->flows[s->comp_flows.v[i]]);
+        fill(s, FALSE);
+    }
     for (gsize i = 0; i < s->comp_flows.n; i++) {
         if (i + 4 < s->comp_flows.n)
             __builtin_prefetch(&s->flows[s->comp_flows.v[i + 4]], 1);
