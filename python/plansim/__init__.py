@@ -103,7 +103,8 @@ class Cancel:
         _lib.plansim_cancel_request(self._token)
 
     def __del__(self):
-        if getattr(self, "_token", None):
+        # at the interpreter's exit the module's globals may be gone first
+        if getattr(self, "_token", None) and _lib is not None:
             _lib.plansim_cancel_free(self._token)
             self._token = None
 

@@ -83,7 +83,7 @@ char *csvjson_render(const char *csv)
     GString *out = g_string_new(NULL);
     JsonWriter w;
     jsonw_init(&w, out);
-    jsonw_begin_list(&w, 0);
+    jsonw_begin_list(&w, 2);
     for (GArray *row; header && (row = next_line(&at));) {
         jsonw_begin_object(&w, JSONW_INLINE);
         for (guint i = 0; i < header->len; i++) {

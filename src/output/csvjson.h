@@ -5,7 +5,8 @@
 
 /* The rows of `csv` (a header line, then a line per row; cells as
  * report_csv_text writes them, quoted when they hold a comma, a quote or
- * a newline) as a JSON list of objects, one a line, keyed by the header,
+ * a newline) as a JSON list of objects, one a line indented by two
+ * spaces, keyed by the header,
  * in its order, and a newline after the list. A cell is written as JSON
  * types it: an unquoted integer as that integer, every digit; an unquoted
  * decimal number in the shortest form of its 10 significant digits (as
