@@ -17,14 +17,15 @@ START_TEST(cells_typed_as_json)
     g_autofree char *json = csvjson_render("rank,name,gpus,mfu_percent,fits,layers,note\n"
                                            "1,a,405000000000,53.90552191,true,\"16,16\",\n"
                                            "2,\"say \"\"hi\"\"\nthere\",-8,1e-05,false,\"32\"\n");
-    ck_assert_str_eq(json, "[\n"
-                           "  {\"rank\": 1, \"name\": \"a\", \"gpus\": 405000000000, "
-                           "\"mfu_percent\": 53.90552191, \"fits\": true, \"layers\": \"16,16\", "
-                           "\"note\": null},\n"
-                           "  {\"rank\": 2, \"name\": \"say \\\"hi\\\"\\u000athere\", \"gpus\": -8, "
-                           "\"mfu_percent\": 1e-05, \"fits\": false, \"layers\": \"32\", "
-                           "\"note\": null}\n"
-                           "]\n");
+    ck_assert_str_eq(json,
+                     "[\n"
+                     "  {\"rank\": 1, \"name\": \"a\", \"gpus\": 405000000000, "
+                     "\"mfu_percent\": 53.90552191, \"fits\": true, \"layers\": \"16,16\", "
+                     "\"note\": null},\n"
+                     "  {\"rank\": 2, \"name\": \"say \\\"hi\\\"\\u000athere\", \"gpus\": -8, "
+                     "\"mfu_percent\": 1e-05, \"fits\": false, \"layers\": \"32\", "
+                     "\"note\": null}\n"
+                     "]\n");
     cJSON *parsed = cJSON_Parse(json);
     ck_assert(cJSON_IsArray(parsed) && cJSON_GetArraySize(parsed) == 2);
     cJSON_Delete(parsed);

@@ -114,8 +114,8 @@ static gboolean member_value(const cJSON *v, const char *flag, char **text, GStr
 static GPtrArray *request_argv(const char *command, const char *request, const char *format,
                                GString *log)
 {
-    cJSON *json = request && *request ? cJSON_ParseWithOpts(request, NULL, TRUE)
-                                      : cJSON_CreateObject();
+    cJSON *json =
+        request && *request ? cJSON_ParseWithOpts(request, NULL, TRUE) : cJSON_CreateObject();
     if (!cJSON_IsObject(json)) {
         g_string_append(log, "plansim: request: expected a JSON object of the command's flags, "
                              "got text that is not one\n");

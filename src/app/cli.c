@@ -370,11 +370,10 @@ static gboolean load_model(const CliInputs *in, const MegatronLine *line, const 
         g_autofree char *text = g_strdup_printf("%d", HF_DEFAULT_SEQ_LENGTH);
         if (!model_spec_set_seq_length(*model, text, "--seq-length", error))
             return FALSE;
-        text_err(
-                "plansim: warning: %s: sequence length %d, as the config gives no training "
-                "length (max_position_embeddings, the longest context the model takes: %d); "
-                "--seq-length S sets it\n",
-                path, (*model)->seq_length, longest);
+        text_err("plansim: warning: %s: sequence length %d, as the config gives no training "
+                 "length (max_position_embeddings, the longest context the model takes: %d); "
+                 "--seq-length S sets it\n",
+                 path, (*model)->seq_length, longest);
     }
     return TRUE;
 }
@@ -433,10 +432,9 @@ gboolean cli_inputs_load(const CliInputs *in, const char *default_plan, ModelSpe
     if (!plan->global_batch_size && !line)
         plan->global_batch_size = DEFAULT_GLOBAL_BATCH;
     if (line && megatron_line_unmodelled(line))
-        text_err(
-                "plansim: warning: --megatron-args: not modelled, read as leaving the "
-                "step as it is: %s\n",
-                megatron_line_unmodelled(line));
+        text_err("plansim: warning: --megatron-args: not modelled, read as leaving the "
+                 "step as it is: %s\n",
+                 megatron_line_unmodelled(line));
     return TRUE;
 }
 

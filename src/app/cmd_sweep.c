@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -13,11 +12,11 @@
 #include "app/cli.h"
 #include "app/command.h"
 #include "app/progress.h"
-#include "output/csvjson.h"
 #include "app/simulate.h"
 #include "app/sweep.h"
 #include "metrics/runplan.h"
 #include "metrics/training.h"
+#include "output/csvjson.h"
 #include "output/html.h"
 #include "output/report.h"
 #include "spec/model.h"
@@ -405,11 +404,13 @@ static char *best_text(const SweepSpec *spec, const BestRow *rows, int n, gboole
     GString *to = g_string_new(NULL);
     gboolean run = spec->rank_by == SWEEP_RANK_RUN_TIME; /* a column of the run's mean days */
     gboolean money = priced(spec);
-    g_string_append_printf(to, "%4s %10s %9s %6s %11s %9s %s%s%s%s %s\n", "rank", "tokens/s", "step(s)", "MFU(%)",
-            "TFLOP/s/GPU", "peak(GiB)", run ? " run(days)" : "",
-            spec->tokens > 0 && !run ? "     days" : "",
-            !money ? "" : spec->tokens > 0 ? "       cost" : "  cost/step", compared ? " cluster" : "",
-            "plan");
+    g_string_append_printf(to, "%4s %10s %9s %6s %11s %9s %s%s%s%s %s\n", "rank", "tokens/s",
+                           "step(s)", "MFU(%)", "TFLOP/s/GPU", "peak(GiB)", run ? " run(days)" : "",
+                           spec->tokens > 0 && !run ? "     days" : "",
+                           !money             ? ""
+                           : spec->tokens > 0 ? "       cost"
+                                              : "  cost/step",
+                           compared ? " cluster" : "", "plan");
     for (int i = 0; i < n; i++) {
         const SweepRow *row = rows[i].row;
         g_autofree char *days = run ? run_days(row) : NULL;
@@ -418,9 +419,10 @@ static char *best_text(const SweepSpec *spec, const BestRow *rows, int n, gboole
         const ClusterSpec *c = sweep_cluster(spec, row);
         g_autofree char *where =
             compared ? g_strdup_printf(" %s:%d", c->name, c->nodes) : g_strdup("");
-        g_string_append_printf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s%s %s%s%s\n", i + 1, row->tokens_per_s,
-                row->step_time_s, 100 * row->mfu, row->tflops, row->peak_bytes / UNITS_GIB, columns,
-                where, rows[i].summary, rows[i].also, rows[i].close);
+        g_string_append_printf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s%s %s%s%s\n", i + 1,
+                               row->tokens_per_s, row->step_time_s, 100 * row->mfu, row->tflops,
+                               row->peak_bytes / UNITS_GIB, columns, where, rows[i].summary,
+                               rows[i].also, rows[i].close);
     }
     g_string_append(to, winner);
     return g_string_free(to, FALSE);
@@ -486,7 +488,7 @@ static void pin_fields(PlanGrid *grid, const PlanSpec *base, const char *grid_fi
             g_autofree char *values = axis_text(axis, base);
             g_autofree char *value = plan_field_text(base, f);
             text_err("plansim: note: %s pins %s to %s: %s's values %s are not swept\n",
-                    plan_field_origin(base, f), plan_fields[f].name, value, grid_file, values);
+                     plan_field_origin(base, f), plan_fields[f].name, value, grid_file, values);
         }
         plan_grid_remove(grid, f);
     }
@@ -674,8 +676,7 @@ static void print_reasons(GHashTable *reasons)
         }
     }
     if (more)
-        text_err("  %6" G_GINT64_FORMAT "  for %" G_GINT64_FORMAT " other reasons\n", rest,
-                more);
+        text_err("  %6" G_GINT64_FORMAT "  for %" G_GINT64_FORMAT " other reasons\n", rest, more);
     g_list_free(all);
 }
 
@@ -994,15 +995,13 @@ static gboolean sweep(void *args, GError **error)
     }
     text_err("sweep: %s\n", walked);
     text_err("sweep: %" G_GINT64_FORMAT " combinations, %" G_GINT64_FORMAT " valid:",
-            r->combinations, r->combinations - r->count[REPORT_INVALID]);
+             r->combinations, r->combinations - r->count[REPORT_INVALID]);
     for (int s = 0; s < REPORT_STATUSES; s++) { /* "120 simulated (90 replayed), 3 pruned, ..." */
-        text_err("%s %" G_GINT64_FORMAT " %s", s ? "," : "", r->count[s],
-                report_status_names[s]);
+        text_err("%s %" G_GINT64_FORMAT " %s", s ? "," : "", r->count[s], report_status_names[s]);
         if (s == REPORT_SIMULATED)
             text_err(" (%" G_GINT64_FORMAT " replayed)", r->replayed);
         if (s == REPORT_INVALID && r->refused > 0)
-            text_err(" (%" G_GINT64_FORMAT " refused by the space's rules, unvisited)",
-                    r->refused);
+            text_err(" (%" G_GINT64_FORMAT " refused by the space's rules, unvisited)", r->refused);
     }
     text_err("\n");
     print_reasons(r->reasons);
@@ -1053,8 +1052,7 @@ int cmd_sweep(int argc, char **argv)
          "stdout)",
          "FILE"},
         {"format", 0, 0, G_OPTION_ARG_FILENAME, &a.format,
-         "what -o writes: csv (default), or json (the same rows as a list of objects)",
-         "FORMAT"},
+         "what -o writes: csv (default), or json (the same rows as a list of objects)", "FORMAT"},
         {"all-rows", 0, 0, G_OPTION_ARG_NONE, &a.all_rows,
          "with -o, a CSV row for every plan: also those pruned, that do not fit or are invalid",
          NULL},

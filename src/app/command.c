@@ -138,16 +138,14 @@ static void warn_latency(const PlanSpec *plan, const ModelSpec *model)
     double tokens_per_gpu =
         (double)plan->micro_batch_size * model->seq_length / ((double)plan->tp * plan->cp);
     if (model->seq_length < LATENCY_MIN_SEQ_LENGTH)
-        text_err(
-                "plansim: warning: sequences of %d token%s, under %d: the step is mostly launch "
-                "and communication latency, and its MFU says little of a real run "
-                "(--seq-length sets it)\n",
-                model->seq_length, model->seq_length == 1 ? "" : "s", LATENCY_MIN_SEQ_LENGTH);
+        text_err("plansim: warning: sequences of %d token%s, under %d: the step is mostly launch "
+                 "and communication latency, and its MFU says little of a real run "
+                 "(--seq-length sets it)\n",
+                 model->seq_length, model->seq_length == 1 ? "" : "s", LATENCY_MIN_SEQ_LENGTH);
     else if (tokens_per_gpu < 1)
-        text_err(
-                "plansim: warning: a micro-batch of %d x %d tokens over tp x cp = %d GPUs is "
-                "under one token per GPU: the step is all latency (--micro-batch-size sets it)\n",
-                plan->micro_batch_size, model->seq_length, plan->tp * plan->cp);
+        text_err("plansim: warning: a micro-batch of %d x %d tokens over tp x cp = %d GPUs is "
+                 "under one token per GPU: the step is all latency (--micro-batch-size sets it)\n",
+                 plan->micro_batch_size, model->seq_length, plan->tp * plan->cp);
 }
 
 void command_warn_plan(const CliInputs *in, const PlanSpec *plan, const ModelSpec *model,
@@ -157,10 +155,9 @@ void command_warn_plan(const CliInputs *in, const PlanSpec *plan, const ModelSpe
     long long used = plan_spec_gpus(plan), gpus = cluster_spec_gpus(cluster);
     if (used < gpus) {
         g_autofree char *shape = plan_spec_shape(plan, TRUE);
-        text_err(
-                "plansim: warning: the plan runs on %lld of the cluster's %lld GPUs (%s); "
-                "--dp or --nodes sets them\n",
-                used, gpus, shape);
+        text_err("plansim: warning: the plan runs on %lld of the cluster's %lld GPUs (%s); "
+                 "--dp or --nodes sets them\n",
+                 used, gpus, shape);
     }
     g_autoptr(PlanSpec) normal = plan_spec_copy(plan);
     strategy_normalize(normal, model);
@@ -170,10 +167,9 @@ void command_warn_plan(const CliInputs *in, const PlanSpec *plan, const ModelSpe
         g_autofree char *given = plan_field_text(plan, (PlanField)f);
         g_autofree char *runs = plan_field_text(normal, (PlanField)f);
         if (strcmp(given, runs) != 0)
-            text_err(
-                    "plansim: warning: %s%s %s changes nothing in this plan, which runs as "
-                    "%s\n",
-                    in->flag_name[f], plan_fields[f].flag, given, runs);
+            text_err("plansim: warning: %s%s %s changes nothing in this plan, which runs as "
+                     "%s\n",
+                     in->flag_name[f], plan_fields[f].flag, given, runs);
     }
 }
 
@@ -198,6 +194,6 @@ gboolean command_print_plan(int style, const PlanSpec *plan, const ModelSpec *mo
     g_autofree char *text = megatron_plan_text(plan, model, (MegatronStyle)style, &unsaid);
     if (unsaid)
         text_err("plansim: note: --print %s: plansim's own, not said: %s\n",
-                megatron_style_names[style], unsaid);
+                 megatron_style_names[style], unsaid);
     return text_write_atomic(output ? output : "-", text, strlen(text), error);
 }
