@@ -223,7 +223,7 @@ void cli_inputs_entries(CliInputs *in, GOptionContext *ctx)
      * a --no- form */
     GOptionEntry plan_entries[2 * PLAN_N_FIELDS + 1];
     int n = 0;
-    static char no_flags[PLAN_N_FIELDS][64], no_help[PLAN_N_FIELDS][128];
+    char(*no_flags)[64] = in->no_flags, (*no_help)[128] = in->no_help;
     for (int f = 0; f < PLAN_N_FIELDS; f++) {
         const PlanFieldInfo *d = &plan_fields[f];
         gboolean boolean = d->kind == FIELD_BOOL;
@@ -370,11 +370,10 @@ static gboolean load_model(const CliInputs *in, const MegatronLine *line, const 
         g_autofree char *text = g_strdup_printf("%d", HF_DEFAULT_SEQ_LENGTH);
         if (!model_spec_set_seq_length(*model, text, "--seq-length", error))
             return FALSE;
-        fprintf(stderr,
-                "plansim: warning: %s: sequence length %d, as the config gives no training "
-                "length (max_position_embeddings, the longest context the model takes: %d); "
-                "--seq-length S sets it\n",
-                path, (*model)->seq_length, longest);
+        text_err("plansim: warning: %s: sequence length %d, as the config gives no training "
+                 "length (max_position_embeddings, the longest context the model takes: %d); "
+                 "--seq-length S sets it\n",
+                 path, (*model)->seq_length, longest);
     }
     return TRUE;
 }
@@ -433,10 +432,9 @@ gboolean cli_inputs_load(const CliInputs *in, const char *default_plan, ModelSpe
     if (!plan->global_batch_size && !line)
         plan->global_batch_size = DEFAULT_GLOBAL_BATCH;
     if (line && megatron_line_unmodelled(line))
-        fprintf(stderr,
-                "plansim: warning: --megatron-args: not modelled, read as leaving the "
-                "step as it is: %s\n",
-                megatron_line_unmodelled(line));
+        text_err("plansim: warning: --megatron-args: not modelled, read as leaving the "
+                 "step as it is: %s\n",
+                 megatron_line_unmodelled(line));
     return TRUE;
 }
 

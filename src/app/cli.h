@@ -88,6 +88,9 @@ typedef struct {
     char *flag_text[PLAN_N_FIELDS];       /* the plan flags given, as text */
     const char *flag_name[PLAN_N_FIELDS]; /* the flag that gave each, "--no-x" included */
     char **slow_gpu, **slow_link, *jitter, *seed; /* what-ifs (app/whatif.h) */
+    /* the boolean plan fields' --no- flags and their help, which the
+     * parse reads: the inputs' own, so that two threads parse at once */
+    char no_flags[PLAN_N_FIELDS][64], no_help[PLAN_N_FIELDS][128];
 } CliInputs;
 
 /* Adds the flags of `in` to `ctx`: the inputs, the plan flags (one per

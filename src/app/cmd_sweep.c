@@ -5,18 +5,19 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <glib/gstdio.h>
 
 #include "app/cmd_sweep.h"
 #include "app/cli.h"
 #include "app/command.h"
+#include "app/progress.h"
 #include "app/simulate.h"
 #include "app/sweep.h"
 #include "layout/layout.h"
 #include "metrics/runplan.h"
 #include "metrics/training.h"
+#include "output/csvjson.h"
 #include "output/html.h"
 #include "output/report.h"
 #include "spec/model.h"
@@ -31,6 +32,7 @@
 typedef struct {
     CliInputs in;
     char *gpus, *grid, *space, *threads, *shard, *top, *output, *rank_by, *max_plans, *html;
+    char *format;
     gboolean exhaustive, all_rows;
     CommandTraining training;
     CommandRunFlags run;
@@ -437,17 +439,20 @@ static gboolean priced(const SweepSpec *spec)
  * first), each plan once with the plans that replay as it and its
  * near-twins, a column naming its cluster when the sweep compares them
  * (`compared`), then what the sweep says of the winner (`winner`,
- * winner_text). */
-static void print_best(FILE *to, const SweepSpec *spec, const BestRow *rows, int n,
-                       gboolean compared, const char *winner)
+ * winner_text), newly allocated. */
+static char *best_text(const SweepSpec *spec, const BestRow *rows, int n, gboolean compared,
+                       const char *winner)
 {
+    GString *to = g_string_new(NULL);
     gboolean run = spec->rank_by == SWEEP_RANK_RUN_TIME; /* a column of the run's mean days */
     gboolean money = priced(spec);
-    fprintf(to, "%4s %10s %9s %6s %11s %9s %s%s%s%s %s\n", "rank", "tokens/s", "step(s)", "MFU(%)",
-            "TFLOP/s/GPU", "peak(GiB)", run ? " run(days)" : "",
-            spec->tokens > 0 && !run ? "     days" : "",
-            !money ? "" : spec->tokens > 0 ? "       cost" : "  cost/step", compared ? " cluster" : "",
-            "plan");
+    g_string_append_printf(to, "%4s %10s %9s %6s %11s %9s %s%s%s%s %s\n", "rank", "tokens/s",
+                           "step(s)", "MFU(%)", "TFLOP/s/GPU", "peak(GiB)", run ? " run(days)" : "",
+                           spec->tokens > 0 && !run ? "     days" : "",
+                           !money             ? ""
+                           : spec->tokens > 0 ? "       cost"
+                                              : "  cost/step",
+                           compared ? " cluster" : "", "plan");
     for (int i = 0; i < n; i++) {
         const SweepRow *row = rows[i].row;
         g_autofree char *days = run ? run_days(row) : NULL;
@@ -456,11 +461,13 @@ static void print_best(FILE *to, const SweepSpec *spec, const BestRow *rows, int
         const ClusterSpec *c = sweep_cluster(spec, row);
         g_autofree char *where =
             compared ? g_strdup_printf(" %s:%d", c->name, c->nodes) : g_strdup("");
-        fprintf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s%s %s%s%s\n", i + 1, row->tokens_per_s,
-                row->step_time_s, 100 * row->mfu, row->tflops, row->peak_bytes / UNITS_GIB, columns,
-                where, rows[i].summary, rows[i].also, rows[i].close);
+        g_string_append_printf(to, "%4d %10.4g %9.4g %6.1f %11.1f %9.2f %s%s %s%s%s\n", i + 1,
+                               row->tokens_per_s, row->step_time_s, 100 * row->mfu, row->tflops,
+                               row->peak_bytes / UNITS_GIB, columns, where, rows[i].summary,
+                               rows[i].also, rows[i].close);
     }
-    fputs(winner, to);
+    g_string_append(to, winner);
+    return g_string_free(to, FALSE);
 }
 
 /* An axis's values as its flag takes them, comma-separated, a run of
@@ -522,8 +529,8 @@ static void pin_fields(PlanGrid *grid, const PlanSpec *base, const char *grid_fi
         if (grid_file) {
             g_autofree char *values = axis_text(axis, base);
             g_autofree char *value = plan_field_text(base, f);
-            fprintf(stderr, "plansim: note: %s pins %s to %s: %s's values %s are not swept\n",
-                    plan_field_origin(base, f), plan_fields[f].name, value, grid_file, values);
+            text_err("plansim: note: %s pins %s to %s: %s's values %s are not swept\n",
+                     plan_field_origin(base, f), plan_fields[f].name, value, grid_file, values);
         }
         plan_grid_remove(grid, f);
     }
@@ -704,15 +711,14 @@ static void print_reasons(GHashTable *reasons)
     for (GList *l = all; l; l = l->next) {
         gint64 n = *(gint64 *)g_hash_table_lookup(reasons, l->data);
         if (shown++ < REASONS_SHOWN) {
-            fprintf(stderr, "  %6" G_GINT64_FORMAT "  %s\n", n, (char *)l->data);
+            text_err("  %6" G_GINT64_FORMAT "  %s\n", n, (char *)l->data);
         } else {
             more++;
             rest += n;
         }
     }
     if (more)
-        fprintf(stderr, "  %6" G_GINT64_FORMAT "  for %" G_GINT64_FORMAT " other reasons\n", rest,
-                more);
+        text_err("  %6" G_GINT64_FORMAT "  for %" G_GINT64_FORMAT " other reasons\n", rest, more);
     g_list_free(all);
 }
 
@@ -804,12 +810,17 @@ static char *sweep_page(const SweepSpec *spec, const SweepResult *r, const BestR
     return html_page_render(page);
 }
 
-/* The sweep's files: its page (--html), when a plan fits, then the CSV
- * (-o FILE, or -o - for stdout), each whole or not at all, and the page
- * removed when the CSV cannot be written. */
-static gboolean write_files(const SweepArgs *a, const SweepSpec *spec, const SweepResult *r,
-                            const BestRow *rows, int n, const char *winner, const char *walked,
-                            GError **error)
+/* What -o writes (--format): the CSV, or its rows as JSON objects
+ * (output/csvjson.h). */
+enum { ROWS_CSV, ROWS_JSON };
+static const char *const rows_format_names[] = {"csv", "json", NULL};
+
+/* The sweep's files: its page (--html), when a plan fits, then the rows
+ * (-o FILE, or -o - for stdout) as --format says, each whole or not at
+ * all, and the page removed when the rows cannot be written. */
+static gboolean write_files(const SweepArgs *a, int rows_format, const SweepSpec *spec,
+                            const SweepResult *r, const BestRow *rows, int n, const char *winner,
+                            const char *walked, GError **error)
 {
     g_autofree char *page = a->html && n > 0 ? sweep_page(spec, r, rows, n, winner, walked) : NULL;
     if (page && !text_write_atomic(a->html, page, strlen(page), error))
@@ -817,6 +828,11 @@ static gboolean write_files(const SweepArgs *a, const SweepSpec *spec, const Swe
     if (!a->output)
         return TRUE;
     g_autofree char *csv = sweep_csv(r, a->all_rows);
+    if (rows_format == ROWS_JSON) {
+        char *json = csvjson_render(csv);
+        g_free(csv);
+        csv = json;
+    }
     gboolean ok = text_write_atomic(a->output, csv, strlen(csv), error);
     if (!ok && page && cli_replaceable(a->html))
         g_unlink(a->html);
@@ -855,8 +871,9 @@ static gboolean sweep(void *args, GError **error)
     g_autoptr(PlanGrid) flagged = plan_grid_new(); /* the flags' value lists */
     char *lists[PLAN_N_FIELDS] = {NULL};
     take_value_lists(&a->in, lists);
-    int space = a->grid ? SPACE_GRID : SPACE_DEFAULT;
+    int space = a->grid ? SPACE_GRID : SPACE_DEFAULT, rows_format = ROWS_CSV;
     if (!parse_value_lists(lists, flagged, error) ||
+        !cli_parse_choice("--format", a->format, rows_format_names, &rows_format, error) ||
         !cli_parse_choice("--space", a->space, space_names, &space, error) ||
         !cli_parse_number("--gpus", a->gpus, 1, CLUSTER_MAX_GPUS, TRUE, 0, &gpus, error) ||
         !cli_inputs_load(&a->in, NULL, &model, &cluster, base, error) ||
@@ -875,6 +892,11 @@ static gboolean sweep(void *args, GError **error)
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
                     "--max-plans: expected --exhaustive (or --jitter) with it, got \"%s\" alone",
                     a->max_plans);
+        return FALSE;
+    }
+    if (a->format && !a->output) {
+        g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
+                    "--format: expected -o FILE with it (the rows' format), got --format alone");
         return FALSE;
     }
     if (a->all_rows && !a->output) {
@@ -964,7 +986,7 @@ static gboolean sweep(void *args, GError **error)
                       .threads = (int)threads,
                       .shard = shard,
                       .shards = shards,
-                      .progress = isatty(2) && !g_getenv("CI"),
+                      .progress = progress_shows(),
                       .top = (int)top,
                       /* noise can make a step beat its bound: no pruning */
                       .exhaustive = a->exhaustive || whatif->jitter > 0,
@@ -982,7 +1004,7 @@ static gboolean sweep(void *args, GError **error)
     if (!r)
         return FALSE;
     if (r->stopped) {
-        fprintf(stderr, "plansim: sweep interrupted: nothing written\n");
+        text_err("plansim: sweep interrupted: nothing written\n");
         g_set_error(error, PS_ERROR, PS_ERROR_INTERRUPTED, "interrupted");
         return FALSE;
     }
@@ -1013,27 +1035,29 @@ static gboolean sweep(void *args, GError **error)
     for (int i = 0; i < n; i++)
         g_array_free(near[i], TRUE);
     g_autofree char *walked = space_text(grid, base, clusters, compared);
-    if (!write_files(a, &spec, r, rows, n, winner, walked, error)) {
+    if (!write_files(a, rows_format, &spec, r, rows, n, winner, walked, error)) {
         best_rows_free(rows, n);
         return FALSE;
     }
     /* the table on stdout unless the CSV is there */
     gboolean table_out = !a->output || strcmp(a->output, "-") != 0;
-    if (table_out && n > 0)
-        print_best(stdout, &spec, rows, n, compared, winner);
-    fprintf(stderr, "sweep: %s\n", walked);
-    fprintf(stderr, "sweep: %" G_GINT64_FORMAT " combinations, %" G_GINT64_FORMAT " valid:",
-            r->combinations, r->combinations - r->count[REPORT_INVALID]);
-    for (int s = 0; s < REPORT_STATUSES; s++) { /* "120 simulated (90 replayed), 3 pruned, ..." */
-        fprintf(stderr, "%s %" G_GINT64_FORMAT " %s", s ? "," : "", r->count[s],
-                report_status_names[s]);
-        if (s == REPORT_SIMULATED)
-            fprintf(stderr, " (%" G_GINT64_FORMAT " replayed)", r->replayed);
-        if (s == REPORT_INVALID && r->refused > 0)
-            fprintf(stderr, " (%" G_GINT64_FORMAT " refused by the space's rules, unvisited)",
-                    r->refused);
+    g_autofree char *table = n > 0 ? best_text(&spec, rows, n, compared, winner) : NULL;
+    if (table_out && table && !text_out(table, strlen(table))) {
+        best_rows_free(rows, n);
+        g_set_error(error, PS_ERROR, PS_ERROR_IO, "standard output: write failed");
+        return FALSE;
     }
-    fprintf(stderr, "\n");
+    text_err("sweep: %s\n", walked);
+    text_err("sweep: %" G_GINT64_FORMAT " combinations, %" G_GINT64_FORMAT " valid:",
+             r->combinations, r->combinations - r->count[REPORT_INVALID]);
+    for (int s = 0; s < REPORT_STATUSES; s++) { /* "120 simulated (90 replayed), 3 pruned, ..." */
+        text_err("%s %" G_GINT64_FORMAT " %s", s ? "," : "", r->count[s], report_status_names[s]);
+        if (s == REPORT_SIMULATED)
+            text_err(" (%" G_GINT64_FORMAT " replayed)", r->replayed);
+        if (s == REPORT_INVALID && r->refused > 0)
+            text_err(" (%" G_GINT64_FORMAT " refused by the space's rules, unvisited)", r->refused);
+    }
+    text_err("\n");
     print_reasons(r->reasons);
     if (n == 0) {
         g_set_error(error, PS_ERROR, PS_ERROR_NO_FIT,
@@ -1043,7 +1067,7 @@ static gboolean sweep(void *args, GError **error)
         return FALSE;
     }
     if (!table_out)
-        print_best(stderr, &spec, rows, n, compared, winner);
+        text_err("%s", table);
     best_rows_free(rows, n);
     return TRUE;
 }
@@ -1081,6 +1105,8 @@ int cmd_sweep(int argc, char **argv)
          "write the plans that fit as CSV to FILE, best first, ranked (whole or not at all; - for "
          "stdout)",
          "FILE"},
+        {"format", 0, 0, G_OPTION_ARG_FILENAME, &a.format,
+         "what -o writes: csv (default), or json (the same rows as a list of objects)", "FORMAT"},
         {"all-rows", 0, 0, G_OPTION_ARG_NONE, &a.all_rows,
          "with -o, a CSV row for every plan: also those pruned, that do not fit or are invalid",
          NULL},

@@ -16,6 +16,15 @@
  * stops and writes nothing. */
 static volatile gint interrupted;
 
+/* The calling thread's flag in place of the signals' (command_interrupts_take),
+ * or NULL. */
+static _Thread_local volatile gint *taken;
+
+void command_interrupts_take(volatile gint *stop)
+{
+    taken = stop;
+}
+
 static void on_interrupt(int sig)
 {
     interrupted = sig;
@@ -23,6 +32,8 @@ static void on_interrupt(int sig)
 
 volatile gint *command_interrupts_catch(void)
 {
+    if (taken)
+        return taken;
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
     return &interrupted;
@@ -30,6 +41,8 @@ volatile gint *command_interrupts_catch(void)
 
 void command_interrupts_release(void)
 {
+    if (taken)
+        return;
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
 }
@@ -39,7 +52,7 @@ static int fail(GError *error)
 {
     /* one line whatever the input held: control characters escaped */
     g_autofree char *line = ps_error_escape(error->message);
-    fprintf(stderr, "plansim: %s\n", line);
+    text_err("plansim: %s\n", line);
     /* a failed write is not bad input, nor is a "no" to a plan that fits;
      * everything else is */
     int status = g_error_matches(error, PS_ERROR, PS_ERROR_IO)       ? 1
@@ -54,6 +67,8 @@ int command_main(int argc, char **argv, const char *summary, GOptionEntry *entri
 {
     GOptionContext *ctx = g_option_context_new(summary);
     g_option_context_set_description(ctx, COMMAND_EXIT_STATUSES);
+    /* --help prints and exits: the program's, never a captured run's */
+    g_option_context_set_help_enabled(ctx, !text_capturing());
     if (in)
         cli_inputs_entries(in, ctx);
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -68,7 +83,7 @@ int command_main(int argc, char **argv, const char *summary, GOptionEntry *entri
     if (ok)
         return 0;
     return g_error_matches(error, PS_ERROR, PS_ERROR_INTERRUPTED)
-               ? (g_error_free(error), 128 + interrupted)
+               ? (g_error_free(error), 128 + (taken ? *taken : interrupted))
                : fail(error);
 }
 
@@ -123,16 +138,14 @@ static void warn_latency(const PlanSpec *plan, const ModelSpec *model)
     double tokens_per_gpu =
         (double)plan->micro_batch_size * model->seq_length / ((double)plan->tp * plan->cp);
     if (model->seq_length < LATENCY_MIN_SEQ_LENGTH)
-        fprintf(stderr,
-                "plansim: warning: sequences of %d token%s, under %d: the step is mostly launch "
-                "and communication latency, and its MFU says little of a real run "
-                "(--seq-length sets it)\n",
-                model->seq_length, model->seq_length == 1 ? "" : "s", LATENCY_MIN_SEQ_LENGTH);
+        text_err("plansim: warning: sequences of %d token%s, under %d: the step is mostly launch "
+                 "and communication latency, and its MFU says little of a real run "
+                 "(--seq-length sets it)\n",
+                 model->seq_length, model->seq_length == 1 ? "" : "s", LATENCY_MIN_SEQ_LENGTH);
     else if (tokens_per_gpu < 1)
-        fprintf(stderr,
-                "plansim: warning: a micro-batch of %d x %d tokens over tp x cp = %d GPUs is "
-                "under one token per GPU: the step is all latency (--micro-batch-size sets it)\n",
-                plan->micro_batch_size, model->seq_length, plan->tp * plan->cp);
+        text_err("plansim: warning: a micro-batch of %d x %d tokens over tp x cp = %d GPUs is "
+                 "under one token per GPU: the step is all latency (--micro-batch-size sets it)\n",
+                 plan->micro_batch_size, model->seq_length, plan->tp * plan->cp);
 }
 
 void command_warn_plan(const CliInputs *in, const PlanSpec *plan, const ModelSpec *model,
@@ -142,10 +155,9 @@ void command_warn_plan(const CliInputs *in, const PlanSpec *plan, const ModelSpe
     long long used = plan_spec_gpus(plan), gpus = cluster_spec_gpus(cluster);
     if (used < gpus) {
         g_autofree char *shape = plan_spec_shape(plan, TRUE);
-        fprintf(stderr,
-                "plansim: warning: the plan runs on %lld of the cluster's %lld GPUs (%s); "
-                "--dp or --nodes sets them\n",
-                used, gpus, shape);
+        text_err("plansim: warning: the plan runs on %lld of the cluster's %lld GPUs (%s); "
+                 "--dp or --nodes sets them\n",
+                 used, gpus, shape);
     }
     g_autoptr(PlanSpec) normal = plan_spec_copy(plan);
     strategy_normalize(normal, model);
@@ -155,10 +167,9 @@ void command_warn_plan(const CliInputs *in, const PlanSpec *plan, const ModelSpe
         g_autofree char *given = plan_field_text(plan, (PlanField)f);
         g_autofree char *runs = plan_field_text(normal, (PlanField)f);
         if (strcmp(given, runs) != 0)
-            fprintf(stderr,
-                    "plansim: warning: %s%s %s changes nothing in this plan, which runs as "
-                    "%s\n",
-                    in->flag_name[f], plan_fields[f].flag, given, runs);
+            text_err("plansim: warning: %s%s %s changes nothing in this plan, which runs as "
+                     "%s\n",
+                     in->flag_name[f], plan_fields[f].flag, given, runs);
     }
 }
 
@@ -182,7 +193,7 @@ gboolean command_print_plan(int style, const PlanSpec *plan, const ModelSpec *mo
     g_autofree char *unsaid = NULL;
     g_autofree char *text = megatron_plan_text(plan, model, (MegatronStyle)style, &unsaid);
     if (unsaid)
-        fprintf(stderr, "plansim: note: --print %s: plansim's own, not said: %s\n",
-                megatron_style_names[style], unsaid);
+        text_err("plansim: note: --print %s: plansim's own, not said: %s\n",
+                 megatron_style_names[style], unsaid);
     return text_write_atomic(output ? output : "-", text, strlen(text), error);
 }

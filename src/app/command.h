@@ -43,6 +43,12 @@ volatile gint *command_interrupts_catch(void);
 /* SIGINT and SIGTERM end the program again. */
 void command_interrupts_release(void);
 
+/* Makes `stop` the calling thread's interrupt flag (NULL: the signals'
+ * again): command_interrupts_catch returns it and catches no signal, and
+ * the exit status of a command it stopped is 128 + its value. The
+ * library's cancellation (plansim.h), one flag per call. */
+void command_interrupts_take(volatile gint *stop);
+
 /* --tokens and --gpu-hour-price (simulate, run, sweep) as given: the
  * training run's totals. */
 typedef struct {

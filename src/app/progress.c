@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "base/text.h"
+
 struct Progress {
     const char *what;
     gint64 started_us;
@@ -34,9 +36,14 @@ static gpointer progress_run(gpointer data)
     return NULL;
 }
 
+gboolean progress_shows(void)
+{
+    return isatty(STDERR_FILENO) && !g_getenv("CI") && !text_capturing();
+}
+
 Progress *progress_start(const char *what)
 {
-    if (!isatty(STDERR_FILENO) || g_getenv("CI"))
+    if (!progress_shows())
         return NULL;
     Progress *p = g_new0(Progress, 1);
     p->what = what;

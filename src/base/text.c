@@ -1,11 +1,13 @@
 /* text.c: nearest-word suggestion (Levenshtein distance), capped reads of
- * input files and atomic writes. */
+ * input files, atomic writes, and standard output and error, which a
+ * thread may capture. */
 #define _DEFAULT_SOURCE /* realpath */
 #include "base/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,6 +310,46 @@ static void refuse_write(const char *path, const GError *local, GError **error)
     g_set_error(error, PS_ERROR, PS_ERROR_IO, "%s: cannot write: %s", path, local->message);
 }
 
+/* The calling thread's capture (text_capture_start): its two strings, or
+ * NULLs. */
+static _Thread_local GString *captured_out, *captured_err;
+
+void text_capture_start(GString *out, GString *err)
+{
+    captured_out = out;
+    captured_err = err;
+}
+
+void text_capture_stop(void)
+{
+    captured_out = captured_err = NULL;
+}
+
+gboolean text_capturing(void)
+{
+    return captured_out != NULL;
+}
+
+gboolean text_out(const char *data, gsize len)
+{
+    if (captured_out) {
+        g_string_append_len(captured_out, data, (gssize)len);
+        return TRUE;
+    }
+    return fwrite(data, 1, len, stdout) == len && fflush(stdout) == 0;
+}
+
+void text_err(const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    if (captured_err)
+        g_string_append_vprintf(captured_err, format, ap);
+    else
+        vfprintf(stderr, format, ap);
+    va_end(ap);
+}
+
 gboolean text_write_atomic(const char *path, const char *data, gsize len, GError **error)
 {
     if (path && !*path) {
@@ -316,7 +358,7 @@ gboolean text_write_atomic(const char *path, const char *data, gsize len, GError
         return FALSE;
     }
     if (g_strcmp0(path, "-") == 0) {
-        if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
+        if (!text_out(data, len)) {
             g_set_error(error, PS_ERROR, PS_ERROR_IO, "standard output: write failed");
             return FALSE;
         }

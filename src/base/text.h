@@ -1,5 +1,6 @@
 /* text.h: small string and file helpers shared by the spec parser and the
- * CLI: every input file is read, and every output written, here. */
+ * CLI: every input file is read, and every output written, here, standard
+ * output and standard error included. */
 #ifndef PLANSIM_BASE_TEXT_H
 #define PLANSIM_BASE_TEXT_H
 
@@ -71,5 +72,26 @@ gboolean text_check_target(const char *path, GError **error);
  * are bad targets (PS_ERROR_INPUT); a failed write is PS_ERROR_IO; the
  * error names `path` and the reason, never the temporary file. */
 gboolean text_write_atomic(const char *path, const char *data, gsize len, GError **error);
+
+/* Standard output and standard error, as the commands write them: to the
+ * process's, or, on a thread that has called text_capture_start, appended
+ * to two strings instead (the library, plansim.h, runs a command so). The
+ * capture is the calling thread's alone: two threads capture at once, each
+ * its own. */
+void text_capture_start(GString *out, GString *err);
+
+/* Ends the calling thread's capture: its writes go to the process's
+ * standard output and error again. */
+void text_capture_stop(void);
+
+/* Whether the calling thread's output is captured. */
+gboolean text_capturing(void);
+
+/* Writes `len` bytes to standard output (or the capture); FALSE if the
+ * write failed. */
+gboolean text_out(const char *data, gsize len);
+
+/* printf to standard error (or the capture): warnings, notes, errors. */
+void text_err(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
 #endif

@@ -1,0 +1,43 @@
+#!/bin/sh
+# python.sh: the Python module's tests (python/tests, pytest), the module
+# of the source tree over the library of this build ($PLANSIM_LIBRARY),
+# compared with this build's program. Skipped (77) when $PYTHON has no
+# pytest, unless $PLANSIM_REQUIRE_PYTEST is set (CI: ./bootstrap installs
+# python3-pytest). In a sanitizer build the library needs the sanitizers'
+# runtime loaded before Python starts: it is preloaded, with the leak
+# checker off (Python's own allocations, kept until exit, would be its
+# findings).
+#
+# Run by the test harness with $top_srcdir, $top_builddir, $PYTHON, $CC
+# and $PLANSIM set.
+
+# shellcheck source=tests/cli_lib.sh
+. "${top_srcdir:?top_srcdir is not set}/tests/cli_lib.sh"
+
+python=${PYTHON:-python3}
+if ! "$python" -c 'import pytest' 2>/dev/null; then
+    if [ -n "${PLANSIM_REQUIRE_PYTEST:-}" ]; then
+        not_ok "pytest" "$python cannot import pytest (apt-get install python3-pytest)"
+        finish
+    fi
+    echo "python.sh: skipped: $python has no pytest (apt-get install python3-pytest)"
+    exit 77
+fi
+
+PLANSIM_LIBRARY="${top_builddir:?top_builddir is not set}/src/.libs/libplansim.so"
+PYTHONPATH="$top_srcdir/python"
+export PLANSIM_LIBRARY PYTHONPATH
+if ldd "$PLANSIM_LIBRARY" | grep -q libasan; then
+    LD_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so)
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+    export LD_PRELOAD ASAN_OPTIONS
+fi
+# no bytecode written into the source tree (read-only in make distcheck)
+if PYTHONDONTWRITEBYTECODE=1 "$python" -m pytest -q -p no:cacheprovider \
+    "$top_srcdir/python/tests" >"$tmp/pytest.out" 2>&1; then
+    ok "pytest python/tests: $(tail -n 1 "$tmp/pytest.out")"
+else
+    cat "$tmp/pytest.out"
+    not_ok "pytest python/tests" "$(tail -n 1 "$tmp/pytest.out")"
+fi
+finish
