@@ -286,9 +286,17 @@ static void sweep_read(const SweepSpec *spec, const SweepResult *r)
         g_free(sweep_summary(spec, row));
         plan_spec_free(sweep_plan(spec, row));
     }
-    g_autofree SweepAxisGain *gains = g_new(SweepAxisGain, spec->grid->axes->len);
-    if (n > 0)
+    g_autofree SweepAxisGain *gains =
+        g_new(SweepAxisGain, MAX(spec->grid->axes->len, (guint)spec->n_clusters));
+    if (n > 0) {
         sweep_axis_gains(spec, r, best[0], gains);
+        sweep_cluster_bests(spec, r, best[0], gains);
+    }
+    GArray *near[3] = {NULL};
+    int groups = sweep_best_distinct(spec, r, spec->top, best, near);
+    for (int i = 0; i < groups; i++)
+        g_array_free(near[i], TRUE);
+    g_free(sweep_csv(r, spec->csv)); /* every row has its CSV only with spec->csv */
 }
 
 /* The sweep of the grid file in `part` over `base` on the cluster (and
@@ -306,6 +314,8 @@ static void sweep(const ModelSpec *model, const ClusterSpec *cluster, const Plan
         one->nodes = 1;
         g_ptr_array_add(clusters, one);
     }
+    for (guint i = 0; i < clusters->len; i++) /* the price each cluster's run costs */
+        ((ClusterSpec *)g_ptr_array_index(clusters, i))->gpu_hour_price = c->price;
     if (!sweep_small(model, clusters, base, grid))
         return;
     RunChoice run = run_choice(c);
@@ -325,7 +335,6 @@ static void sweep(const ModelSpec *model, const ClusterSpec *cluster, const Plan
                       .top = 1 + c->sweep % 3,
                       .exhaustive = (c->flags & FLAG_EXHAUSTIVE) != 0,
                       .tokens = rank_by == SWEEP_RANK_TOKENS_PER_S ? 0 : 1e9,
-                      .gpu_hour_price = c->price,
                       .rank_by = rank_by,
                       .run = &run,
                       .csv = (c->flags & FLAG_CSV) != 0};
