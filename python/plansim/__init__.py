@@ -158,14 +158,20 @@ def collective(**flags):
     return _parsed(_call("collective", flags))
 
 
-def sweep(cancel=None, frame=False, **flags):
-    """The ranked plans that fit (`plansim sweep -o - --format json`): a
-    list of dicts, the best first, the sweep's CSV columns as keys; with
-    frame=True a pandas DataFrame (pandas must be installed). `cancel`: a
-    plansim.Cancel another thread may stop the sweep with."""
+def sweep(cancel=None, frame=None, **flags):
+    """The ranked plans that fit (`plansim sweep -o - --format json`), the
+    best first, the sweep's CSV columns as keys: a pandas DataFrame when
+    pandas is installed, else a list of dicts; frame=False always gives the
+    list, frame=True always the DataFrame (pandas must be installed).
+    `cancel`: a plansim.Cancel another thread may stop the sweep with."""
     rows = _parsed(_call("sweep", flags, cancel))
-    if frame:
-        import pandas  # optional: only for frame=True
+    if frame is None:
+        try:
+            import pandas  # optional
+        except ImportError:
+            return rows
+    elif not frame:
+        return rows
+    import pandas
 
-        return pandas.DataFrame(rows)
-    return rows
+    return pandas.DataFrame(rows)

@@ -65,9 +65,18 @@ def test_sweep_is_the_programs_rows():
     out, _, status = cli("sweep", "-o", "-", "--format", "json", *flags(request))
     assert status == 0
     assert library_text("sweep", request) == out
-    rows = plansim.sweep(**request)
+    rows = plansim.sweep(**request, frame=False)
     assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
     assert rows[0]["tokens_per_s"] >= rows[-1]["tokens_per_s"]
+    # by default a DataFrame where pandas is installed, else the same rows
+    default = plansim.sweep(**request)
+    try:
+        import pandas
+    except ImportError:
+        assert default == rows
+    else:
+        assert isinstance(default, pandas.DataFrame)
+        assert default.to_dict("records") == rows
 
 
 def test_run_is_the_programs_json():
