@@ -38,7 +38,7 @@ static const struct {
     {.name = "run", .run = cmd_run, .help = "a whole training run with failures and checkpoints"},
     {.name = "sweep",
      .run = cmd_sweep,
-     .help = "find the best plans of a grid, a CSV row for each plan"},
+     .help = "find the best plans of a grid, ranked (across clusters too)"},
     {.name = "collective",
      .run = cmd_collective,
      .help = "time one collective at many sizes, like nccl-tests"},
