@@ -53,7 +53,8 @@ typedef struct {
         AXIS_CP_SIZES,
         AXIS_CP_ALGORITHMS,
         AXIS_EXPERT_DIVISORS,
-        AXIS_EXPERT_TP
+        AXIS_EXPERT_TP,
+        AXIS_EXPERT_ALL
     } axis;                  /* plan_fields.def says what each gives */
     const char *axis_values; /* AXIS_VALUES: comma-separated values */
     const char *help;

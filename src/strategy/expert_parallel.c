@@ -110,11 +110,14 @@ static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
 
 /* A dense model routes no tokens: the experts' fields change nothing, and
  * take their defaults (plan_fields.def). An expert tensor-parallel size of
- * tp is the default's (0). */
+ * tp is the default's (0). With ep 1 no token leaves its GPU: the
+ * dispatcher changes nothing either. */
 static void normalize(PlanSpec *plan, const ModelSpec *model)
 {
     if (plan_field_value(plan, PLAN_ETP) == plan->tp)
         plan->expert_tensor_parallel_size = 0;
+    if (plan->ep <= 1)
+        plan->moe_dispatcher = MOE_DISPATCHER_ALL_TO_ALL;
     if (transformer_moe(model))
         return;
     plan->moe_capacity_percent = 0;
