@@ -40,4 +40,14 @@ else
     cat "$tmp/pytest.out"
     not_ok "pytest python/tests" "$(tail -n 1 "$tmp/pytest.out")"
 fi
+
+# the issue's one-liner at the top of the build tree, with no PYTHONPATH
+# nor PLANSIM_LIBRARY: the module through the build's link (Makefile.am's
+# all-local), the library beside it; it prints the program's step time
+problem=
+step=$("$PLANSIM" simulate --format json | sed -n 's/^  "step_time_s": \(.*\),$/\1/p')
+shown=$(cd "$top_builddir" && env -u PYTHONPATH -u PLANSIM_LIBRARY PYTHONDONTWRITEBYTECODE=1 \
+    "$python" -c 'import plansim; print(plansim.simulate()["step_time_s"])' 2>&1)
+[ -n "$step" ] && [ "$shown" = "$step" ] || problem="printed $shown, the program's $step"
+check "python3 -c 'import plansim; ...' at the top of the build tree prints the program's step time" "$problem"
 finish

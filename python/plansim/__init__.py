@@ -12,13 +12,14 @@ A keyword is a flag without its "--", "_" for "-" (micro_batch_size=2 is
 commas (a sweep's axis: tp=[2, 4, 8]), None the default. The answers are
 the program's JSON, parsed: simulate and run return its report (a dict),
 collective its table, sweep the ranked plans that fit (a list of dicts,
-the best first), as a pandas DataFrame when pandas is installed and
-frame=True. A bad input, no plan that fits or a cancelled sweep raises
+the best first), as a pandas DataFrame when pandas is installed (frame=
+fixes the type). A bad input, no plan that fits or a cancelled sweep raises
 plansim.Error with the program's message and exit status.
 
 The library is found, in order: $PLANSIM_LIBRARY (a path); the build
 tree's src/.libs beside this folder's parent (python/plansim in the source
-tree); libdir.txt beside this file (written by make install); the
+tree), or beside this folder (the build tree's link to it, `plansim` at
+its top); libdir.txt beside this file (written by make install); the
 system's libplansim.so.0.
 """
 
@@ -47,6 +48,7 @@ def _library_paths():
     if os.environ.get("PLANSIM_LIBRARY"):
         yield os.environ["PLANSIM_LIBRARY"]
     yield os.path.join(here, os.pardir, os.pardir, "src", ".libs", "libplansim.so")
+    yield os.path.join(here, os.pardir, "src", ".libs", "libplansim.so")  # the build tree's link
     try:
         with open(os.path.join(here, "libdir.txt"), encoding="utf-8") as f:
             yield os.path.join(f.read().strip(), "libplansim.so.0")
