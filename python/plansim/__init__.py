@@ -48,7 +48,9 @@ def _library_paths():
     if os.environ.get("PLANSIM_LIBRARY"):
         yield os.environ["PLANSIM_LIBRARY"]
     yield os.path.join(here, os.pardir, os.pardir, "src", ".libs", "libplansim.so")
-    yield os.path.join(here, os.pardir, "src", ".libs", "libplansim.so")  # the build tree's link
+    # the build tree's link to this folder: its parent taken by name, not
+    # through the link (which leads to the source tree)
+    yield os.path.normpath(os.path.join(here, os.pardir, "src", ".libs", "libplansim.so"))
     try:
         with open(os.path.join(here, "libdir.txt"), encoding="utf-8") as f:
             yield os.path.join(f.read().strip(), "libplansim.so.0")
