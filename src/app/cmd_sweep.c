@@ -272,16 +272,6 @@ static void precision_notes(GString *to, const SweepSpec *spec, const SweepRow *
     }
 }
 
-/* The index of the cluster the row's plan runs on, in spec->clusters. */
-static int cluster_index(const SweepSpec *spec, const SweepRow *row)
-{
-    const ClusterSpec *c = sweep_cluster(spec, row);
-    for (int i = 0; i < spec->n_clusters; i++)
-        if (spec->clusters[i] == c)
-            return i;
-    return 0;
-}
-
 /* The table's money columns for a row, its plan `plan`: with --tokens the
  * failure-free run's days, and its cost at the row's cluster's price; with
  * a price but no tokens, the step's cost; "-" for a cluster without a
@@ -415,7 +405,7 @@ static char *winner_text(const CliInputs *in, const SweepSpec *spec, const Sweep
     g_autofree char *nodes =
         spec->n_clusters > 1 ? g_strdup_printf("%d", sweep_cluster(spec, row)->nodes) : NULL;
     g_autofree char *command = simulate_command(
-        in, given ? given[cluster_index(spec, row)] : NULL, nodes, plan, spec->base, tail);
+        in, given ? given[sweep_cluster_index(spec, row)] : NULL, nodes, plan, spec->base, tail);
     GString *text = g_string_new(NULL);
     g_string_append_printf(text, "best: %s\n", command);
     experts_text(text, spec, row, plan);
@@ -723,10 +713,11 @@ static void print_reasons(GHashTable *reasons)
 }
 
 /* The sweep's page (--html): its best figures, the --top table (`rows`,
- * n of them) sortable and the best plans' tokens/s as bars, what it says
- * of the winner (winner_text) and the space it walked (`walked`). */
+ * n of them; a cluster column when it compares clusters, `compared`)
+ * sortable and the best plans' tokens/s as bars, what it says of the
+ * winner (winner_text) and the space it walked (`walked`). */
 static char *sweep_page(const SweepSpec *spec, const SweepResult *r, const BestRow *rows, int n,
-                        const char *winner, const char *walked)
+                        gboolean compared, const char *winner, const char *walked)
 {
     g_autofree char *title =
         g_strdup_printf("plansim sweep: %s on %s", spec->model->name, spec->cluster->name);
@@ -746,11 +737,7 @@ static char *sweep_page(const SweepSpec *spec, const SweepResult *r, const BestR
     html_figures(page, figures, G_N_ELEMENTS(figures));
     html_paragraph(page, rows[0].summary, TRUE);
     gboolean run = spec->rank_by == SWEEP_RANK_RUN_TIME;
-    /* the text table's columns, the plan's twins and near-twins in one; the
-     * cluster's when the sweep compares clusters */
-    gboolean compared = FALSE;
-    for (int c = 1; c < spec->n_clusters; c++)
-        compared |= strcmp(spec->clusters[c]->name, spec->clusters[0]->name) != 0;
+    /* the text table's columns, the plan's twins and near-twins in one */
     HtmlColumn columns[10] = {{"rank", TRUE},    {"tokens/s", TRUE},    {"step (s)", TRUE},
                               {"MFU (%)", TRUE}, {"TFLOP/s/GPU", TRUE}, {"peak (GiB)", TRUE}};
     int k = 6;
@@ -815,14 +802,15 @@ static char *sweep_page(const SweepSpec *spec, const SweepResult *r, const BestR
 enum { ROWS_CSV, ROWS_JSON };
 static const char *const rows_format_names[] = {"csv", "json", NULL};
 
-/* The sweep's files: its page (--html), when a plan fits, then the rows
- * (-o FILE, or -o - for stdout) as --format says, each whole or not at
- * all, and the page removed when the rows cannot be written. */
+/* The sweep's files: its page (--html, sweep_page), when a plan fits, then
+ * the rows (-o FILE, or -o - for stdout) as --format says, each whole or
+ * not at all, and the page removed when the rows cannot be written. */
 static gboolean write_files(const SweepArgs *a, int rows_format, const SweepSpec *spec,
-                            const SweepResult *r, const BestRow *rows, int n, const char *winner,
-                            const char *walked, GError **error)
+                            const SweepResult *r, const BestRow *rows, int n, gboolean compared,
+                            const char *winner, const char *walked, GError **error)
 {
-    g_autofree char *page = a->html && n > 0 ? sweep_page(spec, r, rows, n, winner, walked) : NULL;
+    g_autofree char *page =
+        a->html && n > 0 ? sweep_page(spec, r, rows, n, compared, winner, walked) : NULL;
     if (page && !text_write_atomic(a->html, page, strlen(page), error))
         return FALSE;
     if (!a->output)
@@ -1035,7 +1023,7 @@ static gboolean sweep(void *args, GError **error)
     for (int i = 0; i < n; i++)
         g_array_free(near[i], TRUE);
     g_autofree char *walked = space_text(grid, base, clusters, compared);
-    if (!write_files(a, rows_format, &spec, r, rows, n, winner, walked, error)) {
+    if (!write_files(a, rows_format, &spec, r, rows, n, compared, winner, walked, error)) {
         best_rows_free(rows, n);
         return FALSE;
     }

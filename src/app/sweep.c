@@ -112,6 +112,13 @@ static gboolean make_plan(const SweepSpec *spec, gint64 combo, PlanSpec **out, G
 }
 
 /* The cluster of combination `combo`. */
+/* The number of combination `combo`'s cluster, in SweepSpec.clusters: the
+ * space's outermost axis. */
+static int cluster_number(const SweepSpec *spec, gint64 combo)
+{
+    return (int)(combo / plan_grid_size(spec->grid));
+}
+
 static const ClusterSpec *cluster_of(const SweepSpec *spec, gint64 combo)
 {
     Space space = space_of(spec);
@@ -197,8 +204,8 @@ static void prepare(Job *job, Slot *slot)
     }
     /* twins run on one cluster: its index, then the plan's normal form */
     g_autofree char *normal = strategy_normal_form(plan, spec->model);
-    slot->normal = g_strdup_printf("%" G_GINT64_FORMAT " %s",
-                                   slot->row.combination / plan_grid_size(spec->grid), normal);
+    slot->normal =
+        g_strdup_printf("%d %s", cluster_number(spec, slot->row.combination), normal);
     slot->normal_hash = g_str_hash(slot->normal);
 }
 
@@ -870,6 +877,11 @@ const ClusterSpec *sweep_cluster(const SweepSpec *spec, const SweepRow *row)
     return cluster_of(spec, row->combination);
 }
 
+int sweep_cluster_index(const SweepSpec *spec, const SweepRow *row)
+{
+    return cluster_number(spec, row->combination);
+}
+
 char *sweep_summary(const SweepSpec *spec, const SweepRow *row)
 {
     g_autoptr(PlanSpec) plan = sweep_plan(spec, row);
@@ -906,7 +918,7 @@ static int by_row_bound(gconstpointer a, gconstpointer b, gpointer user)
  * cluster's), and the combination with that index set to v instead. */
 static guint axis_index(const SweepSpec *spec, gint64 combo, guint a)
 {
-    return a == AXIS_CLUSTER ? (guint)(combo / plan_grid_size(spec->grid))
+    return a == AXIS_CLUSTER ? (guint)cluster_number(spec, combo)
                              : plan_grid_index(spec->grid, combo, a);
 }
 

@@ -169,8 +169,10 @@ char *sweep_csv(const SweepResult *r, gboolean all_rows);
 /* The plan of a valid row's combination, resolved, as the sweep ran it. */
 PlanSpec *sweep_plan(const SweepSpec *spec, const SweepRow *row);
 
-/* The cluster a row's plan runs on. */
+/* The cluster a row's plan runs on, and its index in SweepSpec.clusters
+ * (0 without them). */
 const ClusterSpec *sweep_cluster(const SweepSpec *spec, const SweepRow *row);
+int sweep_cluster_index(const SweepSpec *spec, const SweepRow *row);
 
 /* A valid row's plan in one line: "tp 8 x pp 4 x dp 32, batch ...". */
 char *sweep_summary(const SweepSpec *spec, const SweepRow *row);
