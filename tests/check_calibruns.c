@@ -112,7 +112,7 @@ static double cost_at(const ClusterSpec *base, const CalibRuns *runs, double g, 
  * within a unit of the shipped value (which rounds it to 3 digits). Every
  * published run fits its GPUs' memory, as it did (issue 35), but two of
  * Megatron-Bridge's release 25.09 on GB200 whose settings are assumed:
- * they take full recomputation in the file and fit so. Three
+ * they take the fewest layers of full recomputation that fit. Three
  * predictions of the runs, not the fit's ten or so: the calibrate commands
  * of topologies/SOURCES.md refit them, and give the leave-one-out errors. */
 START_TEST(fit_reproduces_the_shipped_profiles)

@@ -195,6 +195,39 @@ START_TEST(full_recompute_costs_a_third_more)
 }
 END_TEST
 
+/* Partial recomputation (docs/model.md, "Recomputation"): with
+ * recompute_num_layers N of a chunk's L = 4 layers (pp 1: one chunk),
+ * each of the first N layers keeps its input alone, 2sbh bytes at tp 1,
+ * in place of Korthikanti's 34sbh plus FlashAttention's logsumexp 4asb,
+ * and replays its forward; the others are as under "none". All layers
+ * alike: the replays cost N/L of full recomputation's, and the peak (at
+ * the last layer's backward, not replayed when N < L, so no replay is
+ * live then) is none's less N (32sbh + 4asb), both micro-batches' kept
+ * activations being released before the next's forward at pp 1. */
+START_TEST(partial_recompute_is_n_layers_of_full)
+{
+    enum { LAYERS = 4 };
+    double sbh = (double)S * B * H, saved = 32 * sbh + 4.0 * A * S * B;
+    double none = peak_activations(LAYERS, 1, FALSE, RECOMPUTE_NONE, ATTENTION_FLASH);
+    double replays[LAYERS + 1];
+    for (int n = 0; n <= LAYERS; n++) { /* N = 0: none, N = L: full */
+        Run run = run_new(test_gpt(LAYERS, H, A, V, S), test_cluster(1, 1, 300e9, 25e9));
+        run.plan->recompute = n ? RECOMPUTE_FULL : RECOMPUTE_NONE;
+        run.plan->recompute_num_layers = n < LAYERS ? n : 0;
+        run.plan->micro_batch_size = B;
+        run.plan->global_batch_size = 2 * B;
+        run_simulate(&run);
+        replays[n] = run.rep.metrics.recompute_s;
+        if (n < LAYERS)
+            ck_assert_rel(run.rep.metrics.peak_split[MEM_ACTIVATIONS], none - n * saved, 1e-12);
+        run_free(&run);
+    }
+    ck_assert(replays[0] == 0 && replays[LAYERS] > 0);
+    for (int n = 1; n < LAYERS; n++)
+        ck_assert_rel(replays[n], replays[LAYERS] * n / LAYERS, 1e-12);
+}
+END_TEST
+
 /* ---- tensor-parallel communication --------------------------------------- */
 
 /* Megatron-LM (docs/model.md, "Strategies"): per layer per micro-batch 2
@@ -399,6 +432,7 @@ Suite *suite_strategies(void)
     tcase_add_test(tc, zero3_buffers_hold_at_most_two_segments);
     tcase_add_test(tc, layer_activations_match_korthikanti);
     tcase_add_test(tc, full_recompute_costs_a_third_more);
+    tcase_add_test(tc, partial_recompute_is_n_layers_of_full);
     tcase_add_test(tc, tp_collectives_per_layer);
     tcase_add_test(tc, tp_sum_hides_under_the_weight_gradient);
     tcase_add_loop_test(tc, tp_overlap_lies_between_free_and_waiting, 0, 2);

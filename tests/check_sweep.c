@@ -455,6 +455,40 @@ START_TEST(bounds_hold_on_every_plan)
 }
 END_TEST
 
+/* check_bounds on every valid plan of the fixture's grid on 8 GPUs;
+ * returns how many, and counts in *sharded (when not NULL) those with
+ * experts split over ep whose states ZeRO shards. */
+static int grid_bounds_hold(const Fixture *f, int *sharded)
+{
+    int valid = 0;
+    for (gint64 c = 0; c < plan_grid_size(f->grid); c++) {
+        g_autoptr(PlanSpec) plan = plan_of(f, c, 8);
+        if (!plan)
+            continue;
+        double memory;
+        check_bounds(f, plan, c, &memory);
+        valid++;
+        if (sharded)
+            *sharded += plan->ep > 1 && plan->zero_stage > 0;
+    }
+    return valid;
+}
+
+/* Partial recomputation (recompute_num_layers: the first N layers of each
+ * chunk replayed, the others whole): the bounds hold on every valid plan
+ * of tiny-gpt's 4 layers on 8 GPUs, over N from 0 (every layer) to 3,
+ * 1 and 2 stages, with chunks, a split backward and ZeRO-3's gathers. */
+START_TEST(bounds_hold_with_partial_recomputation)
+{
+    Fixture f = shipped_new("{\"tp\": [1, 2], \"pp\": [1, 2], \"schedule\": [\"1f1b\", "
+                            "\"interleaved\", \"zb-h1\"], \"virtual_stages\": [1, 2], "
+                            "\"zero_stage\": [1, 3], \"recompute\": [\"full\"], "
+                            "\"recompute_num_layers\": [0, 1, 2, 3]}");
+    ck_assert_int_ge(grid_bounds_hold(&f, NULL), 64);
+    fixture_free(&f);
+}
+END_TEST
+
 /* Mixtures of experts under ZeRO: tiny-gpt with 8 experts of which 2
  * per token in every layer, ep 1, 2, 4 and 8 with each ZeRO stage, on 1
  * and 2 stages, fp32 and bf16 gradients, with and without recomputation:
@@ -472,16 +506,7 @@ START_TEST(bounds_hold_with_experts_and_zero)
     f.model->experts_per_token = 2;
     f.model->moe_ffn_hidden_size = 512;
     f.model->moe_layer_frequency = 1;
-    int valid = 0, sharded = 0;
-    for (gint64 c = 0; c < plan_grid_size(f.grid); c++) {
-        g_autoptr(PlanSpec) plan = plan_of(&f, c, 8);
-        if (!plan)
-            continue;
-        double memory;
-        check_bounds(&f, plan, c, &memory);
-        valid++;
-        sharded += plan->ep > 1 && plan->zero_stage > 0;
-    }
+    int sharded = 0, valid = grid_bounds_hold(&f, &sharded);
     /* pp 1: dp 8, every ep; pp 2: dp 4, ep 8 too many */
     ck_assert_int_eq(valid, 4 * 4 * 2 * 2 + 3 * 4 * 2 * 2);
     ck_assert_int_eq(sharded, 3 * 3 * 2 * 2 + 2 * 3 * 2 * 2);
@@ -1265,6 +1290,7 @@ Suite *suite_sweep(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("bounds");
     tcase_add_test(tc, bounds_hold_on_every_plan);
+    tcase_add_test(tc, bounds_hold_with_partial_recomputation);
     tcase_add_test(tc, bounds_hold_with_experts_and_zero);
     tcase_add_test(tc, bounds_hold_with_offloaded_activations);
     tcase_add_test(tc, pruning_ranks_the_exhaustive_best);

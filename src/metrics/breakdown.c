@@ -4,6 +4,7 @@
 
 #include "layout/chunks.h"
 #include "strategy/estimate.h"
+#include "strategy/recompute.h"
 
 const char *const breakdown_class_names[] = {"gemm", "attention_forward", "attention_backward",
                                              "memory_bound", NULL};
@@ -67,7 +68,9 @@ void breakdown_compute(const Step *step, int stage, Breakdown *out)
                 add_forward_backward(out, gpu, &ops);
                 /* the replay (recomputation), then FlashAttention's rest */
                 OpList replay, rest;
-                transformer_block_replay_split(model, block, sh, plan->recompute, &replay, &rest);
+                transformer_block_replay_split(model, block, sh,
+                                               recompute_of_layer(plan, layer - first), &replay,
+                                               &rest);
                 add_ops(out, gpu, &replay, FALSE, BREAKDOWN_ATTENTION_BACKWARD, TRUE);
                 add_ops(out, gpu, &rest, FALSE, BREAKDOWN_ATTENTION_BACKWARD, FALSE);
             }

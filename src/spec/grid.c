@@ -88,7 +88,8 @@ static void default_values(PlanField f, const ModelSpec *model, const ClusterSpe
     case AXIS_EXPERT_ALL:
         if (model->experts <= 1)
             break;
-        /* fall through: every value, for a mixture of experts */
+        /* every value, for a mixture of experts: */
+        /* fall through */
     case AXIS_ALL: {
         int last = d->kind == FIELD_BOOL ? TRUE : d->max;
         if (d->choices)

@@ -145,7 +145,7 @@ static const MegatronArg megatron_args[] = {
         .bridge = "comm_overlap.tp_comm_overlap"),
     ROW(OWN, "recompute-granularity", 1, PLAN_RECOMPUTE, .write = write_recompute),
     ROW(OWN, "recompute-method", 1, PLAN_RECOMPUTE),
-    ROW(OWN, "recompute-num-layers", 1, PLAN_RECOMPUTE),
+    ROW(OWN, "recompute-num-layers", 1, PLAN_RECOMPUTE_NUM_LAYERS),
     ROW(OWN, "recompute-activations", 0, PLAN_RECOMPUTE),
     ROW(OWN, "recompute-modules", -1, PLAN_RECOMPUTE),
     ROW(FIELD, "attention-backend", 1, PLAN_ATTENTION,
@@ -705,22 +705,27 @@ static gboolean own_recompute(const MegatronLine *line, PlanSpec *plan, const Mo
     int layers = 1;
     if (!model_int(line, "recompute-num-layers", 1, &layers, error))
         return FALSE;
-    long long per_chunk = model->layers / ((long long)plan->pp * plan->virtual_stages);
-    gboolean every = !method                          ? FALSE
-                     : strcmp(method, "uniform") == 0 ? layers == 1
-                     : strcmp(method, "block") == 0   ? layers >= per_chunk
-                                                      : FALSE;
     if (!method || (strcmp(method, "uniform") != 0 && strcmp(method, "block") != 0))
         return bad_value(line, "recompute-method", method ? method : "none",
                          "uniform or block (Megatron-LM's full granularity needs one)", error);
-    if (!every) {
-        g_autofree char *expected = g_strdup_printf(
-            "%s (plansim recomputes every layer or none: uniform 1, or block of a chunk's %lld)",
-            strcmp(method, "uniform") == 0 ? "1" : "every layer of a chunk", per_chunk);
+    if (strcmp(method, "uniform") == 0 && layers != 1) {
         g_autofree char *got = g_strdup_printf("%d", layers);
-        return bad_value(line, "recompute-num-layers", got, expected, error);
+        return bad_value(line, "recompute-num-layers", got,
+                         "1 with the uniform method (plansim checkpoints each layer's input; "
+                         "--recompute-method block recomputes the first N of each chunk)",
+                         error);
     }
-    return set(line, plan, PLAN_RECOMPUTE, "recompute-granularity", "full", error);
+    if (!set(line, plan, PLAN_RECOMPUTE, "recompute-granularity", "full", error))
+        return FALSE;
+    if (strcmp(method, "uniform") == 0)
+        return TRUE;
+    /* block: the first N layers of each chunk; N at least a chunk's
+     * layers (an even split's, rounded up) is every layer, plansim's 0 */
+    long long chunks = (long long)plan->pp * plan->virtual_stages;
+    if (layers >= (model->layers + chunks - 1) / chunks)
+        return TRUE;
+    g_autofree char *n = g_strdup_printf("%d", layers);
+    return set(line, plan, PLAN_RECOMPUTE_NUM_LAYERS, "recompute-num-layers", n, error);
 }
 
 /* The precision: --bf16 alone bf16; --fp8-format (e4m3 or hybrid) with
@@ -969,20 +974,24 @@ static void write_zero(Writer *w)
 static void write_recompute(Writer *w)
 {
     Recompute r = w->plan->recompute;
-    w->said[PLAN_RECOMPUTE] = TRUE;
+    w->said[PLAN_RECOMPUTE] = w->said[PLAN_RECOMPUTE_NUM_LAYERS] = TRUE;
+    /* the first N layers of each chunk: the block method; every layer:
+     * uniform, one at a time */
+    gboolean some = w->plan->recompute_num_layers > 0;
+    g_autofree char *layers = g_strdup_printf("%d", some ? w->plan->recompute_num_layers : 1);
     if (w->style == MEGATRON_LM) {
         if (r != RECOMPUTE_NONE)
             put_lm(w, "recompute-granularity", recompute_names[r]);
         if (r == RECOMPUTE_FULL) {
-            put_lm(w, "recompute-method", "uniform");
-            put_lm(w, "recompute-num-layers", "1");
+            put_lm(w, "recompute-method", some ? "block" : "uniform");
+            put_lm(w, "recompute-num-layers", layers);
         }
         return;
     }
     put_bridge(w, "model.recompute_granularity", r == RECOMPUTE_NONE ? "null" : recompute_names[r]);
     if (r == RECOMPUTE_FULL) {
-        put_bridge(w, "model.recompute_method", "uniform");
-        put_bridge(w, "model.recompute_num_layers", "1");
+        put_bridge(w, "model.recompute_method", some ? "block" : "uniform");
+        put_bridge(w, "model.recompute_num_layers", layers);
     }
 }
 

@@ -14,6 +14,7 @@
 
 #include "net/netbound.h"
 #include "layout/chunks.h"
+#include "strategy/recompute.h"
 #include "strategy/schedule.h"
 #include "strategy/states.h"
 #include "strategy/strategy.h"
@@ -49,29 +50,34 @@ double estimate_states_bytes(const Step *step)
  * add, and the first layer of each model chunk. The seconds only when
  * piece_costs is `timed`: the memory bound needs the bytes alone. */
 typedef struct {
+    double s[TRANSFORMER_LAYER_KINDS], backward_s[TRANSFORMER_LAYER_KINDS];
+    double kept[TRANSFORMER_LAYER_KINDS]; /* a kind no layer has: 0 */
+} LayerCosts;
+
+/* A layer's as the plan recomputes it, and as a partial recomputation
+ * (recompute.h) runs those it leaves whole. */
+enum { REPLAYED, WHOLE, LAYER_WAYS };
+
+typedef struct {
     const Step *step;
     const ModelSpec *model;
     const PlanSpec *plan;
-    double embedding_s, head_s, mtp_s, layer_s[TRANSFORMER_LAYER_KINDS];
-    double layer_backward_s[TRANSFORMER_LAYER_KINDS];
+    double embedding_s, head_s, mtp_s;
+    LayerCosts layer[LAYER_WAYS];
     double ends_backward_s[2]; /* the embedding's backward, the head's */
     double mtp_backward_s;
     double embedding_kept, head_kept, mtp_kept;
-    double layer_kept[TRANSFORMER_LAYER_KINDS]; /* a kind no layer has: 0 */
     int *first;                                 /* per chunk, and the layers after the last */
 } PieceCosts;
 
-static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
+/* A layer of each kind, its blocks' with what the active strategies add. */
+static void layer_costs(const Step *step, gboolean timed, LayerCosts *c)
 {
     const ModelSpec *m = step->model;
     const PlanSpec *plan = step->plan;
     const GpuSpec *gpu = &step->gpu;
     Shard sh = step->shard;
     OpList ops;
-    *c = (PieceCosts){.step = step, .model = m, .plan = plan};
-    c->embedding_kept = transformer_embedding_activation_bytes(m, sh);
-    c->head_kept = transformer_head_activation_bytes(m, sh);
-    c->mtp_kept = transformer_mtp_activation_bytes(m, sh);
     double block_s[TRANSFORMER_BLOCK_KINDS] = {0}, block_kept[TRANSFORMER_BLOCK_KINDS] = {0};
     double block_backward_s[TRANSFORMER_BLOCK_KINDS] = {0};
     /* what each active strategy's tasks add to a block's passes, at the least */
@@ -93,9 +99,9 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
         double added_forward_s = 0, added_backward_s = 0;
         for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
             Block b = transformer_kind_block(k, i);
-            c->layer_s[k] += block_s[b];
-            c->layer_backward_s[k] += block_backward_s[b];
-            c->layer_kept[k] += block_kept[b];
+            c->s[k] += block_s[b];
+            c->backward_s[k] += block_backward_s[b];
+            c->kept[k] += block_kept[b];
         }
         /* a strategy's over the layer's blocks, then the strategies' */
         for (int s = 0; strategy_registry[s]; s++) {
@@ -108,8 +114,30 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
             added_forward_s += forward_s;
             added_backward_s += backward_s;
         }
-        c->layer_backward_s[k] += added_backward_s;
-        c->layer_s[k] += added_forward_s;
+        c->backward_s[k] += added_backward_s;
+        c->s[k] += added_forward_s;
+    }
+}
+
+static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
+{
+    const ModelSpec *m = step->model;
+    const PlanSpec *plan = step->plan;
+    const GpuSpec *gpu = &step->gpu;
+    Shard sh = step->shard;
+    OpList ops;
+    *c = (PieceCosts){.step = step, .model = m, .plan = plan};
+    c->embedding_kept = transformer_embedding_activation_bytes(m, sh);
+    c->head_kept = transformer_head_activation_bytes(m, sh);
+    c->mtp_kept = transformer_mtp_activation_bytes(m, sh);
+    layer_costs(step, timed, &c->layer[REPLAYED]);
+    if (recompute_some_layers(plan)) { /* the same step, its plan recomputing nothing */
+        PlanSpec whole = *plan;
+        whole.recompute = RECOMPUTE_NONE;
+        whole.recompute_num_layers = 0;
+        Step whole_step = *step;
+        whole_step.plan = &whole;
+        layer_costs(&whole_step, timed, &c->layer[WHOLE]);
     }
     if (timed) {
         transformer_embedding_ops(m, sh, &ops);
@@ -183,12 +211,14 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
     for (int l = from; l < to; l++) {
         int k = transformer_layer_kind(c->model, l);
         gboolean mtp = l >= c->model->layers; /* with its module's own piece */
-        cc.forward_s += c->layer_s[k] + (mtp ? c->mtp_s : 0);
-        cc.kept += c->layer_kept[k] + (mtp ? c->mtp_kept : 0);
+        const LayerCosts *lc =
+            &c->layer[recompute_of_layer(plan, l - from) == plan->recompute ? REPLAYED : WHOLE];
+        cc.forward_s += lc->s[k] + (mtp ? c->mtp_s : 0);
+        cc.kept += lc->kept[k] + (mtp ? c->mtp_kept : 0);
         cc.backward_s += mtp ? c->mtp_backward_s : 0;
         cc.chain_backward_s += mtp ? c->mtp_backward_s : 0;
         double up_s = l > from ? prefetch_s(c, l - 1) : 0;
-        double b = c->layer_backward_s[k], waited = MAX(b, up_s);
+        double b = lc->backward_s[k], waited = MAX(b, up_s);
         cc.backward_s += waited;
         cc.chain_backward_s += l == to - 1 && !last ? b : waited;
     }

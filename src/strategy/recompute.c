@@ -21,21 +21,45 @@
  * FlashAttention, whatever the recomputation, a TAG_BACKWARD piece follows:
  * the fused backward's work beyond the twice-the-forward the emitter
  * charges (its recomputation of QK^T, counted in hardware FLOPs, and its
- * lower efficiency). */
+ * lower efficiency).
+ *
+ * A partial recomputation (recompute.h: full for the first
+ * recompute_num_layers layers of each model chunk) keeps, and replays, per
+ * layer: the others keep every activation and replay nothing. */
+#include "strategy/recompute.h"
+
+#include "layout/chunks.h"
 #include "strategy/strategy.h"
 
 /* The replay of one kind of block, the same for every layer that has it,
  * and FlashAttention's backward rest (transformer.h, transformer_block_replay_ops). */
 typedef struct {
     double seconds, flops, bytes; /* the replay's time, FLOPs and the activations it re-creates */
+    double kept;                  /* the activations its forward keeps */
     gboolean replays;             /* whether it replays anything */
     double rest_seconds, rest_flops; /* the rest, when rest_ops > 0 */
     int rest_ops;
 } BlockReplay;
 
+/* A layer's blocks as the plan recomputes them, and as a partial
+ * recomputation runs the layers it leaves whole. */
+enum { REPLAYED, WHOLE, LAYER_WAYS };
+
 typedef struct {
-    BlockReplay block[TRANSFORMER_BLOCK_KINDS]; /* a kind no layer has: zero */
+    BlockReplay block[LAYER_WAYS][TRANSFORMER_BLOCK_KINDS]; /* a kind no layer has: zero */
+    int first; /* the first layer of the unit's model chunk (partial only) */
 } RecomputeState;
+
+Recompute recompute_of_layer(const PlanSpec *plan, int index)
+{
+    return recompute_some_layers(plan) && index >= plan->recompute_num_layers ? RECOMPUTE_NONE
+                                                                         : plan->recompute;
+}
+
+gboolean recompute_some_layers(const PlanSpec *plan)
+{
+    return plan->recompute == RECOMPUTE_FULL && plan->recompute_num_layers > 0;
+}
 
 static gboolean active(const PlanSpec *plan)
 {
@@ -49,29 +73,45 @@ static int piece_tasks(const PlanSpec *plan)
 }
 
 /* The replay and FlashAttention's backward rest: transformer_block_replay_split. */
+static void block_replay(Emit *e, Block b, Recompute rc, BlockReplay *r)
+{
+    const ModelSpec *m = emit_model(e);
+    const GpuSpec *gpu = emit_gpu(e);
+    Shard sh = emit_shard(e);
+    OpList ops, rest;
+    transformer_block_replay_split(m, b, sh, rc, &ops, &rest);
+    r->replays = ops.n > 0;
+    r->seconds = transformer_ops_s(gpu, &ops);
+    r->flops = transformer_ops_hardware_flops(&ops);
+    r->bytes = transformer_block_replay_bytes(m, b, sh, rc);
+    r->kept = transformer_block_activation_bytes(m, b, sh, rc);
+    r->rest_ops = rest.n;
+    r->rest_seconds = transformer_ops_s(gpu, &rest);
+    r->rest_flops = transformer_ops_hardware_flops(&rest);
+}
+
+/* Every layer's blocks alike, unless partial: then segment_begin says
+ * what each layer's keep. */
 static void step_begin(Emit *e, void *state)
 {
     RecomputeState *st = state;
-    const ModelSpec *m = emit_model(e);
-    const GpuSpec *gpu = emit_gpu(e);
-    Recompute rc = emit_plan(e)->recompute;
-    Shard sh = emit_shard(e);
+    const PlanSpec *plan = emit_plan(e);
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
-        if (transformer_block_layers(m, (Block)b) == 0)
+        if (transformer_block_layers(emit_model(e), (Block)b) == 0)
             continue;
-        BlockReplay *r = &st->block[b];
-        OpList ops, rest;
-        transformer_block_replay_split(m, (Block)b, sh, rc, &ops, &rest);
-        r->replays = ops.n > 0;
-        r->seconds = transformer_ops_s(gpu, &ops);
-        r->flops = transformer_ops_hardware_flops(&ops);
-        r->bytes = transformer_block_replay_bytes(m, (Block)b, sh, rc);
-        r->rest_ops = rest.n;
-        r->rest_seconds = transformer_ops_s(gpu, &rest);
-        r->rest_flops = transformer_ops_hardware_flops(&rest);
-        emit_keep_activations(e, (Block)b, transformer_block_activation_bytes(m, (Block)b, sh, rc),
-                              r->bytes);
+        BlockReplay *r = &st->block[REPLAYED][b];
+        block_replay(e, (Block)b, plan->recompute, r);
+        if (recompute_some_layers(plan))
+            block_replay(e, (Block)b, RECOMPUTE_NONE, &st->block[WHOLE][b]);
+        emit_keep_activations(e, (Block)b, r->kept, r->bytes);
     }
+}
+
+static void unit_begin(Emit *e, void *state, const Unit *u)
+{
+    RecomputeState *st = state;
+    if (recompute_some_layers(emit_plan(e)))
+        st->first = chunks_first_layer(emit_plan(e), emit_model_chunk(e, u));
 }
 
 /* Before a layer's backward: each block's replay (TAG_RECOMPUTE, partial
@@ -80,7 +120,7 @@ static void step_begin(Emit *e, void *state)
 static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *seg)
 {
     const RecomputeState *st = state;
-    if (!unit_passes_gradients(u) || seg->kind != SEGMENT_LAYER)
+    if (seg->kind != SEGMENT_LAYER)
         return;
     static const char *const names[TRANSFORMER_BLOCK_KINDS] = {
         "recompute mb%d L%d attn", "recompute mb%d L%d mlp", "recompute mb%d L%d mlp",
@@ -88,13 +128,21 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
     static const char *const rest_names[TRANSFORMER_BLOCK_KINDS] = {
         "bwd mb%d L%d attn flash rest", "bwd mb%d L%d mlp rest", "bwd mb%d L%d mlp rest",
         "bwd mb%d L%d attn flash rest"};
-    gboolean partial = emit_plan(e)->recompute != RECOMPUTE_FULL;
+    const PlanSpec *plan = emit_plan(e);
+    gboolean partial = plan->recompute != RECOMPUTE_FULL;
+    Recompute rc = recompute_of_layer(plan, seg->layer - st->first);
+    const BlockReplay *way = st->block[rc == plan->recompute ? REPLAYED : WHOLE];
     Block blocks[TRANSFORMER_BLOCKS];
-    for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
+    for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
         blocks[i] = transformer_layer_block(emit_model(e), seg->layer, i);
+        if (recompute_some_layers(plan)) /* this layer's, forward and backward */
+            emit_keep_activations(e, blocks[i], way[blocks[i]].kept, way[blocks[i]].bytes);
+    }
+    if (!unit_passes_gradients(u))
+        return;
     for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
         Block b = blocks[i];
-        const BlockReplay *r = &st->block[b];
+        const BlockReplay *r = &way[b];
         if (!r->replays)
             continue;
         PieceRef p = {.segment = seg,
@@ -107,7 +155,7 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
     }
     for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
         Block b = blocks[i];
-        const BlockReplay *r = &st->block[b];
+        const BlockReplay *r = &way[b];
         if (r->rest_ops == 0)
             continue;
         PieceRef p = {.segment = seg,
@@ -133,6 +181,17 @@ static BlockBound block_bound(const Step *step, Block block, const OpList *ops)
     return (BlockBound){.backward_s = transformer_ops_s(&step->gpu, &replay)};
 }
 
+/* recompute_num_layers counts the layers of a full recomputation. More
+ * than a chunk's layers is every layer of it, as in Megatron-LM. */
+static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **error)
+{
+    (void)model;
+    if (plan->recompute_num_layers > 0 && plan->recompute != RECOMPUTE_FULL)
+        return plan_field_fail(error, plan, PLAN_RECOMPUTE_NUM_LAYERS,
+                               "0 unless recompute is full (the layers it replays)");
+    return TRUE;
+}
+
 /* "selective" replays nothing under FlashAttention (above): it is "none". */
 static void normalize(PlanSpec *plan, const ModelSpec *model)
 {
@@ -146,7 +205,10 @@ const Strategy strategy_recompute = {
     .active = active,
     .piece_tasks = piece_tasks,
     .state_size = sizeof(RecomputeState),
+    .check = check,
+    .check_reads = PLAN_BIT(RECOMPUTE) | PLAN_BIT(RECOMPUTE_NUM_LAYERS),
     .step_begin = step_begin,
+    .unit_begin = unit_begin,
     .segment_begin = segment_begin,
     .normalize = normalize,
     .block_bound = block_bound,

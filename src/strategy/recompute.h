@@ -1,0 +1,22 @@
+/* recompute.h: which layers a plan's recomputation replays.
+ *
+ * "full" replays every layer, unless the plan's recompute_num_layers N > 0:
+ * then only the first N layers of each model chunk, Megatron-LM's
+ * --recompute-method block --recompute-num-layers N (its
+ * transformer_block.py checkpoints the first N layers of each virtual
+ * pipeline chunk and runs the rest whole); the others keep every
+ * activation, as under "none". "selective" and "none" are every layer's. */
+#ifndef PLANSIM_STRATEGY_RECOMPUTE_H
+#define PLANSIM_STRATEGY_RECOMPUTE_H
+
+#include "spec/plan.h"
+
+/* The recomputation of the layer that is the `index`-th (from 0) of its
+ * model chunk. */
+Recompute recompute_of_layer(const PlanSpec *plan, int index);
+
+/* Whether the plan recomputes some layers of a chunk in full and runs
+ * others whole: a full recomputation of the first recompute_num_layers. */
+gboolean recompute_some_layers(const PlanSpec *plan);
+
+#endif
