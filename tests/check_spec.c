@@ -60,7 +60,7 @@ static const BadCase bad[] = {
      "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "
      "\"vocab_size\": 0, \"seq_length\": 16}",
      {"$.vocab_size", "expected a positive integer", "got 0"}},
-    {MODEL, GOOD_MODEL ", \"mlp\": \"relu\"}", {"$.mlp", "\"gelu\" or \"swiglu\"", "\"relu\""}},
+    {MODEL, GOOD_MODEL ", \"mlp\": \"relu\"}", {"$.mlp", "one of \"gelu\", \"swiglu\", \"relu2\"", "\"relu\""}},
     {MODEL, GOOD_MODEL ", \"tied_embeddings\": 1}", {"$.tied_embeddings", "true or false"}},
     {MODEL,
      "{\"name\": \"m\", \"layers\": 100000, \"hidden_size\": 2000000000, "

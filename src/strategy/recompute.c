@@ -84,15 +84,16 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
         return;
     static const char *const names[TRANSFORMER_BLOCK_KINDS] = {
         "recompute mb%d L%d attn", "recompute mb%d L%d mlp", "recompute mb%d L%d mlp",
-        "recompute mb%d L%d attn"};
+        "recompute mb%d L%d attn", "recompute mb%d L%d mamba"};
     static const char *const rest_names[TRANSFORMER_BLOCK_KINDS] = {
         "bwd mb%d L%d attn flash rest", "bwd mb%d L%d mlp rest", "bwd mb%d L%d mlp rest",
-        "bwd mb%d L%d attn flash rest"};
+        "bwd mb%d L%d attn flash rest", "bwd mb%d L%d mamba rest"};
     gboolean partial = emit_plan(e)->recompute != RECOMPUTE_FULL;
     Block blocks[TRANSFORMER_BLOCKS];
-    for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
+    int n = transformer_layer_blocks(emit_model(e), seg->layer);
+    for (int i = 0; i < n; i++)
         blocks[i] = transformer_layer_block(emit_model(e), seg->layer, i);
-    for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
+    for (int i = 0; i < n; i++) {
         Block b = blocks[i];
         const BlockReplay *r = &st->block[b];
         if (!r->replays)
@@ -105,7 +106,7 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
         TaskName name = {.fmt = names[b], .a = u->micro_batch, .b = seg->layer};
         emit_piece(e, &p, r->seconds, r->flops, TAG_RECOMPUTE, name, r->bytes);
     }
-    for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
+    for (int i = 0; i < n; i++) {
         Block b = blocks[i];
         const BlockReplay *r = &st->block[b];
         if (r->rest_ops == 0)
