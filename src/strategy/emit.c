@@ -614,7 +614,7 @@ static TaskId walk_piece(Emit *e, const Unit *u, const Segment *seg, Block block
 static void emit_segment(Emit *e, const Unit *u, const Segment *seg)
 {
     EACH_STRATEGY(e, segment_begin, u, seg);
-    TaskId last;
+    TaskId last = TASK_NONE;
     if (seg->kind != SEGMENT_LAYER)
         last = walk_piece(e, u, seg, BLOCK_ATTENTION);
     else if (u->forward)
