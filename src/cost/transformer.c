@@ -632,12 +632,13 @@ static MambaDims mamba_dims(const ModelSpec *m, const Dims *d)
  *   C B^T (2 Q N a group) and the masked scores times X (2 Q P a head),
  *   the chunk's state B^T X (2 N P a head) and the output from the state
  *   passed in, C h (2 N P a head); the passing of the states from chunk to
- *   chunk is N P a head and chunk, left out. It reads x, B, C and dt and
- *   writes y (2 bytes an element), and each chunk's fp32 state is written,
- *   read and written by the state passing and read again, 16 bytes an
- *   element of heads x P x N a chunk;
- * - the gated RMSNorm, y x silu(z) normalised: read y and z, write 2 bytes
- *   an element of d_inner, 9 FLOPs an element;
+ *   chunk is N P a head and chunk, left out. Its gate fused in
+ *   (mamba_split_conv1d_scan_combined, as MambaMixer trains), it reads x,
+ *   B, C, dt and z and writes y and y x silu(z) (2 bytes an element), and
+ *   each chunk's fp32 state is written, read and written by the state
+ *   passing and read again, 16 bytes an element of heads x P x N a chunk;
+ * - the RMSNorm of each group's d_inner / n_groups columns, as the
+ *   layers' norms;
  * - out_proj, split by row. */
 static void mamba_ops(const ModelSpec *m, const Dims *d, OpList *out)
 {
@@ -646,20 +647,21 @@ static void mamba_ops(const ModelSpec *m, const Dims *d, OpList *out)
     matmul(out, d, d->dtype, "in_proj", d->n, d->h, k.in);
     add(out, "conv1d", 2 * m->conv_kernel * d->n * k.conv, 2 * d->e16 * d->n * k.conv, 0);
     add(out, "ssd_scan", d->n * (k.heads * (2 * q * p + 4 * n * p) + k.groups * 2 * q * n),
-        d->e16 * d->n * (k.conv + k.heads + k.inner) + 16 * d->n / q * k.heads * p * n, 1);
-    add(out, "gated_norm", 9 * d->n * k.inner, 3 * d->e16 * d->n * k.inner, 0);
+        d->e16 * d->n * (k.conv + k.heads + 3 * k.inner) + 16 * d->n / q * k.heads * p * n, 1);
+    norm(out, "mamba_norm", d->n, k.inner);
     gemm(out, d, d->dtype, "out_proj", d->n, k.inner, d->h);
 }
 
 /* What a Mamba-2 mixer keeps for its backward beyond its norm's input and
  * in_proj's input: as mamba_ssm's mamba_split_conv1d_scan_combined saves
  * them, in_proj's output (z, x, B, C, dt in bf16; the convolution is
- * recomputed from it), the scan's output y before the gated norm (bf16)
- * and the norm's fp32 1/rms a group; and out_proj's input. */
+ * recomputed from it) and the scan's output y before its gate (bf16); the
+ * group norm's input, y x silu(z) (bf16), and its fp32 1/rms a group; and
+ * out_proj's input. */
 static double mamba_kept_bytes(const ModelSpec *m, const Dims *d)
 {
     MambaDims k = mamba_dims(m, d);
-    return d->e16 * d->n * (k.in + k.inner) + 4 * d->n * k.groups + d->eg * d->n * k.inner;
+    return d->e16 * d->n * (k.in + 2 * k.inner) + 4 * d->n * k.groups + d->eg * d->n * k.inner;
 }
 
 void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
