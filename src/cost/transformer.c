@@ -109,8 +109,8 @@ static gboolean gated(const ModelSpec *m)
 }
 
 /* Rotary positions on Q and K: Llama-style models; not GPT's (learned
- * positions), nor a hybrid model's (Megatron-Core's MambaModel and
- * Nemotron-H's attention take no position embedding). */
+ * positions), nor a hybrid model's (transformers' NemotronHAttention
+ * applies none). */
 static gboolean rotary(const ModelSpec *m)
 {
     return !gpt_style(m) && !m->hybrid_layers;

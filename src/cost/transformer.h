@@ -12,7 +12,10 @@
  *
  * Model families: a "gelu" model is GPT-style (LayerNorm, biases, learned
  * position embeddings); a "swiglu" model is Llama-style (RMSNorm, no
- * biases, rotary positions). Both keep dropout masks as Korthikanti et al.
+ * biases, rotary positions); a "relu2" model is Llama-style with an
+ * ungated squared-ReLU MLP (Nemotron-H's). A hybrid model's layers are one
+ * block each, its attention without positions (docs/model.md, "Hybrid
+ * models"). Both keep dropout masks as Korthikanti et al.
  * count them, so the activation bytes match their table. */
 #ifndef PLANSIM_COST_TRANSFORMER_H
 #define PLANSIM_COST_TRANSFORMER_H
@@ -101,7 +104,11 @@ typedef struct {
  * attention block: down-projections replicated over tp, the latents'
  * norms, up-projections split by column, the decoupled RoPE, the core
  * over QK and V head widths that differ, the output projection split by
- * row (docs/model.md, "Multi-head latent attention"). In fp8 the
+ * row (docs/model.md, "Multi-head latent attention"). A Mamba-2 block
+ * (BLOCK_MAMBA) is its pre-norm, in_proj split by column, the causal
+ * convolution, the chunked SSD scan as one matrix-multiply operation, the
+ * group RMSNorm and out_proj split by row (docs/model.md, "Hybrid
+ * models"). In fp8 the
  * linear layers' GEMMs (qkv, out_proj, mlp_up, mlp_down) read 1-byte
  * inputs at the FP8 peak, each after a memory-bound cast of its
  * activation input (Transformer Engine's fused cast and transpose: read
@@ -192,7 +199,9 @@ Block transformer_layer_block(const ModelSpec *m, int layer, int i);
 int transformer_block_layers(const ModelSpec *m, Block block);
 int transformer_model_blocks(const ModelSpec *m);
 /* Parameters layer `layer` holds on one GPU of tp, etp and ep:
- * transformer_moe_layer_params in a MoE layer, transformer_layer_params in a dense one; and
+ * transformer_moe_layer_params in a MoE layer, transformer_layer_params in a dense one, in a
+ * hybrid model its one block's with its norm (a Mamba-2 mixer's: in_proj,
+ * conv1d, dt_bias, A_log, D, the gated norm, out_proj); and
  * of them its routed experts' (0 in a dense layer). */
 double transformer_layer_params_at(const ModelSpec *m, int layer, int tp, int etp, int ep);
 double transformer_layer_expert_params_at(const ModelSpec *m, int layer, int etp, int ep);
