@@ -71,7 +71,11 @@ END_TEST
  *   - the logits: 2 x 4096 x 131,072 = 1,073,741,824;
  * 24 x 228,065,280 + 4 x 218,103,808 + 24 x 352,321,536 + 1,073,741,824
  * = 15,875,440,640 forward, 47,626,321,920 a token, 5.9 x the parameters
- * (the convolution and the norms are not matrix multiplies). */
+ * (the convolution and the norms are not matrix multiplies). With
+ * attention's causal half, as Megatron-LM counts it (4 s h (h + h/4 +
+ * s/2) an attention layer, 150,994,944 a token): 15,607,005,184 forward,
+ * Megatron-LM's count (its scan 7 x 8192 x 128 = 7,340,032 a Mamba layer
+ * and token, 15,569,256,448) but for the scan. */
 START_TEST(nemotron_h_8b_model_flops)
 {
     g_autoptr(ModelSpec) m = nemotron_h_8b();
@@ -80,6 +84,10 @@ START_TEST(nemotron_h_8b_model_flops)
     ck_assert_int_eq(m->seq_length, 8192);
     ck_assert_double_eq(transformer_model_flops(m, 1), 3 * 8192 * forward);
     ck_assert_double_eq(transformer_model_flops(m, 1) / 8192, 47626321920);
+    double causal = forward - 4 * 67108864.0, megatron = causal - 24 * (8912896.0 - 7340032.0);
+    ck_assert_double_eq(causal, 15607005184);
+    ck_assert_double_eq(megatron, 15569256448);
+    ck_assert_double_eq(transformer_causal_model_flops(m, 1), 3 * 8192 * causal);
 }
 END_TEST
 
