@@ -13,6 +13,13 @@
 #define GOOD_MODEL                                                                                 \
     "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "               \
     "\"vocab_size\": 100, \"seq_length\": 16"
+/* A hybrid Hugging Face config of 4 layers but its pattern and its
+ * groups, Mamba-2 mixers of 4 heads of 16 */
+#define HYBRID_MODEL                                                                               \
+    "{\"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4, "               \
+    "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"mlp_hidden_act\": \"relu2\", "      \
+    "\"mamba_num_heads\": 4, \"mamba_head_dim\": 16, \"ssm_state_size\": 8, "                    \
+    "\"conv_kernel\": 4, \"chunk_size\": 8, "
 #define GOOD_GPU                                                                                   \
     "\"gpu\": {\"peak_tflops\": 100, \"memory_GiB\": 80, \"memory_bandwidth_GBps\": 2000}"
 #define GOOD_LINKS                                                                                 \
@@ -60,7 +67,7 @@ static const BadCase bad[] = {
      "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "
      "\"vocab_size\": 0, \"seq_length\": 16}",
      {"$.vocab_size", "expected a positive integer", "got 0"}},
-    {MODEL, GOOD_MODEL ", \"mlp\": \"relu\"}", {"$.mlp", "\"gelu\" or \"swiglu\"", "\"relu\""}},
+    {MODEL, GOOD_MODEL ", \"mlp\": \"relu\"}", {"$.mlp", "one of \"gelu\", \"swiglu\", \"relu2\"", "\"relu\""}},
     {MODEL, GOOD_MODEL ", \"tied_embeddings\": 1}", {"$.tied_embeddings", "true or false"}},
     {MODEL,
      "{\"name\": \"m\", \"layers\": 100000, \"hidden_size\": 2000000000, "
@@ -82,6 +89,24 @@ static const BadCase bad[] = {
      GOOD_MODEL ", \"layer_types\": [\"full_attention\", \"linear_attention\"]}",
      {"$.layer_types[1]", "\"full_attention\", \"sliding_attention\"", "\"linear_attention\""}},
     {MODEL, GOOD_MODEL ", \"router_bias\": true}", {"$.router_bias", "no router_bias in a dense"}},
+    /* a hybrid pattern: a known symbol a layer, num_hidden_layers of them */
+    {MODEL,
+     HYBRID_MODEL "\"hybrid_override_pattern\": \"M-M\"}",
+     {"$.hybrid_override_pattern", "num_hidden_layers = 4 symbols", "\"M-M\""}},
+    {MODEL,
+     HYBRID_MODEL "\"hybrid_override_pattern\": \"M-X-\"}",
+     {"$.hybrid_override_pattern", "symbols of \"M*-E\"", "layer 2 being none"}},
+    {MODEL,
+     HYBRID_MODEL "\"hybrid_override_pattern\": \"M-E-\", \"n_groups\": 2}",
+     {"$.hybrid_override_pattern", "no E (MoE) at layer 2"}},
+    {MODEL,
+     HYBRID_MODEL "\"hybrid_override_pattern\": \"M-*-\", \"n_groups\": 3}",
+     {"$.n_groups", "a divisor of mamba_num_heads = 4", "got 3"}},
+    {MODEL,
+     "{\"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4, "
+     "\"vocab_size\": 100, \"max_position_embeddings\": 16, \"mlp_hidden_act\": \"relu2\", "
+     "\"hybrid_override_pattern\": \"M-*-\"}",
+     {"$.mamba_num_heads", "missing"}},
     /* Qwen's MoE layers: every layer, but the first ones dense */
     {MODEL,
      "{\"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4, "

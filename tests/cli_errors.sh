@@ -150,6 +150,32 @@ m=$tmp/does-not-exist.json
 expect_fail "model file that does not exist" "$m" -- \
     simulate --model "$m" --cluster "$a100" --nodes 1
 
+# a hybrid model's pattern (Nemotron-H's hybrid_override_pattern): a
+# known symbol a layer, as many as the layers; Mamba-2's heads and groups
+# split over tp; no context parallelism of the scan
+nemotron=$top_srcdir/models/hf/nemotron-h-8b.json
+h100=$top_srcdir/topologies/dgx-h100.json
+
+m=$tmp/pattern-symbol.json
+derive "$nemotron" "$m" 's/"M-M-M-M\*-/"M-M-X-M*-/' &&
+    expect_fail "hybrid pattern with an unknown symbol" "$m" '$.hybrid_override_pattern' \
+        'symbols of "M*-E"' "layer 4" -- \
+        simulate --model "$m" --cluster "$h100" --nodes 1 --tp 2 --pp 2
+
+m=$tmp/pattern-short.json
+derive "$nemotron" "$m" 's/"M-M-M-M\*-/"M-M-M*-/' &&
+    expect_fail "hybrid pattern shorter than the layers" "$m" '$.hybrid_override_pattern' \
+        "num_hidden_layers = 52 symbols" -- \
+        simulate --model "$m" --cluster "$h100" --nodes 1 --tp 2 --pp 2
+
+m=$tmp/groups-tp.json
+derive "$nemotron" "$m" 's/"num_key_value_heads": 8/"num_key_value_heads": 32/' &&
+    expect_fail "Mamba groups that tp does not divide" "--tp" "n_groups = 8" "got 16" -- \
+        simulate --model "$m" --cluster "$h100" --nodes 2 --tp 16 --seq-length 8192
+
+expect_fail "context parallelism of a Mamba model" "--cp" "Mamba-2" -- \
+    simulate --model "$nemotron" --cluster "$h100" --nodes 1 --cp 2 --seq-length 8192
+
 # ---- cluster files -------------------------------------------------------
 
 # the A100 cluster with its GPU file's keys in it, for edits of either

@@ -237,6 +237,15 @@ if [ -z "$problem" ]; then
 fi
 check "a Hugging Face config.json loads (llama2-7b, 6738415616 parameters)" "$problem"
 
+# a hybrid model by its shipped name (models/hf/nemotron-h-8b.json), tp 2
+# and pp 2 on a DGX H100: its hand-counted parameters (check_hybrid.c)
+problem=$(run_to nemotron simulate --model nemotron-h-8b --cluster dgx-h100 --nodes 1 \
+    --tp 2 --pp 2 --global-batch-size 16 --seq-length 8192 --format json)
+if [ -z "$problem" ]; then
+    problem=$(lacks "$tmp/nemotron.out" '"parameters": 8100852736,')
+fi
+check "Nemotron-H 8B simulates with tp 2, pp 2 (8100852736 parameters)" "$problem"
+
 # ---- (h) the shipped defaults --------------------------------------------
 
 problem=$(cd "$top_srcdir" && "$PLANSIM" simulate >"$tmp/defaults.out" 2>"$tmp/defaults.err"

@@ -102,6 +102,20 @@ static gboolean gpt_style(const ModelSpec *m)
     return m->mlp == MLP_GELU;
 }
 
+/* The MLP's up projection is two, gate and up (SwiGLU's); else one. */
+static gboolean gated(const ModelSpec *m)
+{
+    return m->mlp == MLP_SWIGLU;
+}
+
+/* Rotary positions on Q and K: Llama-style models; not GPT's (learned
+ * positions), nor a hybrid model's (transformers' NemotronHAttention
+ * applies none). */
+static gboolean rotary(const ModelSpec *m)
+{
+    return !gpt_style(m) && !m->hybrid_layers;
+}
+
 static void add(OpList *l, const char *name, double flops, double bytes, int gemm)
 {
     g_assert(l->n < TRANSFORMER_MAX_OPS);
@@ -320,13 +334,15 @@ static int kind_of(const ModelSpec *m, int layer)
 gboolean transformer_layer_moe(const ModelSpec *m, int layer)
 {
     layer = kind_of(m, layer);
+    if (m->hybrid_layers)
+        return m->hybrid_layers[layer] == HYBRID_MOE;
     return transformer_moe(m) && layer >= m->first_dense_layers &&
            layer % m->moe_layer_frequency == 0;
 }
 
 gboolean transformer_layer_windowed(const ModelSpec *m, int layer)
 {
-    if (m->sliding_window <= 0)
+    if (m->sliding_window <= 0 || m->hybrid_layers)
         return FALSE;
     layer = kind_of(m, layer);
     if (m->window_layers)
@@ -340,17 +356,46 @@ gboolean transformer_block_attends(Block block)
     return block == BLOCK_ATTENTION || block == BLOCK_WINDOW;
 }
 
+/* The layers' kinds (transformer_layer_kind) and their blocks: a
+ * transformer layer's attention (full or windowed) then its MLP (dense
+ * or MoE); a hybrid model's layer, one block, from KIND_HYBRID on. */
+enum { KIND_HYBRID = 4 };
+static const struct {
+    Block blocks[TRANSFORMER_BLOCKS];
+    int n;
+} layer_kinds[TRANSFORMER_LAYER_KINDS] = {
+    [0] = {.blocks = {BLOCK_ATTENTION, BLOCK_MLP}, .n = 2},
+    [1] = {.blocks = {BLOCK_ATTENTION, BLOCK_MOE}, .n = 2},
+    [2] = {.blocks = {BLOCK_WINDOW, BLOCK_MLP}, .n = 2},
+    [3] = {.blocks = {BLOCK_WINDOW, BLOCK_MOE}, .n = 2},
+    [KIND_HYBRID + HYBRID_MAMBA] = {.blocks = {BLOCK_MAMBA}, .n = 1},
+    [KIND_HYBRID + HYBRID_ATTENTION] = {.blocks = {BLOCK_ATTENTION}, .n = 1},
+    [KIND_HYBRID + HYBRID_MLP] = {.blocks = {BLOCK_MLP}, .n = 1},
+    [KIND_HYBRID + HYBRID_MOE] = {.blocks = {BLOCK_MOE}, .n = 1},
+};
+
 int transformer_layer_kind(const ModelSpec *m, int layer)
 {
+    if (m->hybrid_layers)
+        return KIND_HYBRID + m->hybrid_layers[kind_of(m, layer)];
     return 2 * transformer_layer_windowed(m, layer) + transformer_layer_moe(m, layer);
+}
+
+int transformer_kind_blocks(int kind)
+{
+    g_assert(kind >= 0 && kind < TRANSFORMER_LAYER_KINDS);
+    return layer_kinds[kind].n;
 }
 
 Block transformer_kind_block(int kind, int i)
 {
-    g_assert(kind >= 0 && kind < TRANSFORMER_LAYER_KINDS && i >= 0 && i < TRANSFORMER_BLOCKS);
-    if (i == 0)
-        return kind & 2 ? BLOCK_WINDOW : BLOCK_ATTENTION;
-    return kind & 1 ? BLOCK_MOE : BLOCK_MLP;
+    g_assert(i >= 0 && i < transformer_kind_blocks(kind));
+    return layer_kinds[kind].blocks[i];
+}
+
+int transformer_layer_blocks(const ModelSpec *m, int layer)
+{
+    return transformer_kind_blocks(transformer_layer_kind(m, layer));
 }
 
 Block transformer_layer_block(const ModelSpec *m, int layer, int i)
@@ -360,9 +405,18 @@ Block transformer_layer_block(const ModelSpec *m, int layer, int i)
 
 int transformer_block_layers(const ModelSpec *m, Block block)
 {
-    int n = 0, i = transformer_block_attends(block) ? 0 : 1;
+    int n = 0;
     for (int l = 0; l < m->layers; l++)
-        n += transformer_layer_block(m, l, i) == block;
+        for (int i = 0; i < transformer_layer_blocks(m, l); i++)
+            n += transformer_layer_block(m, l, i) == block;
+    return n;
+}
+
+int transformer_model_blocks(const ModelSpec *m)
+{
+    int n = 0;
+    for (int l = 0; l < m->layers; l++)
+        n += transformer_layer_blocks(m, l);
     return n;
 }
 
@@ -400,7 +454,7 @@ static void grouped_gemm(OpList *l, const Dims *d, Dtype dtype, const char *name
  * block's. */
 static void mlp_activation(OpList *l, const ModelSpec *m, const char *name, double rows, double f)
 {
-    add(l, name, 8 * rows * f, (gpt_style(m) ? 4 : 6) * rows * f, 0);
+    add(l, name, 8 * rows * f, (gated(m) ? 6 : 4) * rows * f, 0);
 }
 
 /* A MoE layer's MLP block between its norm and its dropout (transformer.h,
@@ -410,7 +464,7 @@ static void mlp_activation(OpList *l, const ModelSpec *m, const char *name, doub
  * over et). */
 static void moe_ops(const ModelSpec *m, const Dims *d, Shard sh, OpList *out)
 {
-    double fe_t = m->moe_ffn_hidden_size / d->et, up = gpt_style(m) ? 1 : 2;
+    double fe_t = m->moe_ffn_hidden_size / d->et, up = gated(m) ? 2 : 1;
     double rows = expert_rows(m, d, sh), local = m->experts / (double)MAX(sh.ep, 1);
     gemm(out, d, DTYPE_BF16, "router", d->routed, d->h, m->experts);
     add(out, "moe_permute", 0, 2 * d->e16 * (d->routed + rows) * d->h, 0);
@@ -435,7 +489,7 @@ static void moe_ops(const ModelSpec *m, const Dims *d, Shard sh, OpList *out)
  * down GEMM's input. */
 static double mlp_kept_bytes(const ModelSpec *m, const Dims *d, double rows, double f_t)
 {
-    return ((gpt_style(m) ? 1 : 2) * d->e16 + d->eg) * rows * f_t;
+    return ((gated(m) ? 2 : 1) * d->e16 + d->eg) * rows * f_t;
 }
 
 /* A MoE block's: the router's fp32 probabilities of the routed tokens, the
@@ -548,6 +602,68 @@ static void latent_attention_ops(const ModelSpec *m, const Dims *d, Shard sh, Op
     gemm(out, d, d->dtype, "out_proj", d->n, d->ho / d->t, d->h);
 }
 
+/* A Mamba-2 mixer's widths on this GPU, heads and groups split over t
+ * (Megatron-Core's MambaMixer: nheads_local_tp, ngroups_local_tp). */
+typedef struct {
+    double heads, inner; /* heads, d_inner = heads x head dim */
+    double groups, bc;   /* groups, and B and C's columns together, 2 groups N */
+    double conv;         /* channels the convolution runs over: x, B and C */
+    double in;           /* in_proj's columns: z, x, B, C and dt */
+} MambaDims;
+
+static MambaDims mamba_dims(const ModelSpec *m, const Dims *d)
+{
+    MambaDims k = {.heads = m->mamba_heads / d->t, .groups = m->mamba_groups / d->t};
+    k.inner = k.heads * m->mamba_head_dim;
+    k.bc = 2 * k.groups * m->ssm_state;
+    k.conv = k.inner + k.bc;
+    k.in = 2 * k.inner + k.bc + k.heads;
+    return k;
+}
+
+/* A Mamba-2 mixer between its norm and its dropout (Dao and Gu 2024, arXiv
+ * 2405.21060, section 7; Megatron-Core's MambaMixer with mamba_ssm's fused
+ * kernels; docs/model.md, "Hybrid models"), with P the head dimension, N
+ * the state, Q the chunk (at most s), on this GPU's heads:
+ * - in_proj, split by column, from the pre-norm fused into it;
+ * - the causal depthwise conv1d over x, B and C with its SiLU: 2 FLOPs a
+ *   tap and output element, read and write 2 bytes an element;
+ * - the chunked SSD scan, its matrix multiplies a token: within its chunk
+ *   C B^T (2 Q N a group) and the masked scores times X (2 Q P a head),
+ *   the chunk's state B^T X (2 N P a head) and the output from the state
+ *   passed in, C h (2 N P a head); the passing of the states from chunk to
+ *   chunk is N P a head and chunk, left out. Its gate fused in
+ *   (mamba_split_conv1d_scan_combined, as MambaMixer trains), it reads x,
+ *   B, C, dt and z and writes y and y x silu(z) (2 bytes an element), and
+ *   each chunk's fp32 state is written, read and written by the state
+ *   passing and read again, 16 bytes an element of heads x P x N a chunk;
+ * - the RMSNorm of each group's d_inner / n_groups columns, as the
+ *   layers' norms;
+ * - out_proj, split by row. */
+static void mamba_ops(const ModelSpec *m, const Dims *d, OpList *out)
+{
+    MambaDims k = mamba_dims(m, d);
+    double p = m->mamba_head_dim, n = m->ssm_state, q = MIN(m->chunk_size, d->s);
+    matmul(out, d, d->dtype, "in_proj", d->n, d->h, k.in);
+    add(out, "conv1d", 2 * m->conv_kernel * d->n * k.conv, 2 * d->e16 * d->n * k.conv, 0);
+    add(out, "ssd_scan", d->n * (k.heads * (2 * q * p + 4 * n * p) + k.groups * 2 * q * n),
+        d->e16 * d->n * (k.conv + k.heads + 3 * k.inner) + 16 * d->n / q * k.heads * p * n, 1);
+    norm(out, "mamba_norm", d->n, k.inner);
+    gemm(out, d, d->dtype, "out_proj", d->n, k.inner, d->h);
+}
+
+/* What a Mamba-2 mixer keeps for its backward beyond its norm's input and
+ * in_proj's input: as mamba_ssm's mamba_split_conv1d_scan_combined saves
+ * them, in_proj's output (z, x, B, C, dt in bf16; the convolution is
+ * recomputed from it) and the scan's output y before its gate (bf16); the
+ * group norm's input, y x silu(z) (bf16), and its fp32 1/rms a group; and
+ * out_proj's input. */
+static double mamba_kept_bytes(const ModelSpec *m, const Dims *d)
+{
+    MambaDims k = mamba_dims(m, d);
+    return d->e16 * d->n * (k.in + 2 * k.inner) + 4 * d->n * k.groups + d->eg * d->n * k.inner;
+}
+
 void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out)
 {
     Dims d = block_dims(m, block, sh);
@@ -567,7 +683,7 @@ void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *ou
             norm(out, "qk_norm", d.n, d.hq / d.t + d.hkv_t);
         /* Llama: rotary embedding of Q and K, Transformer Engine's fused
          * kernel (read and write 2 bytes an element, 3 FLOPs) */
-        if (!gpt_style(m))
+        if (rotary(m))
             add(out, "rope", 3 * d.n * (d.hq / d.t + d.hkv_t), 4 * d.n * (d.hq / d.t + d.hkv_t), 0);
         if (sh.attention == ATTENTION_FLASH)
             flash_forward(out, &d);
@@ -576,13 +692,15 @@ void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *ou
         gemm(out, &d, d.dtype, "out_proj", d.n, d.hq / d.t, d.h);
     } else if (block == BLOCK_MOE) {
         moe_ops(m, &d, sh, out);
+    } else if (block == BLOCK_MAMBA) {
+        mamba_ops(m, &d, out);
     } else {
-        double up = gpt_style(m) ? d.f : 2 * d.f; /* SwiGLU: gate and up */
+        double up = gated(m) ? 2 * d.f : d.f; /* SwiGLU: gate and up */
         matmul(out, &d, d.dtype, "mlp_up", d.n, d.h, up / d.t);
         /* Megatron's fused bias and GeLU (read 2, write 2 bytes an element
          * of n x f/t), or fused SwiGLU (read gate and up, 4; write 2) */
         add(out, "activation", 8 * d.n * d.f / d.t,
-            gpt_style(m) ? 4 * d.n * d.f / d.t : 6 * d.n * d.f / d.t, 0);
+            gated(m) ? 6 * d.n * d.f / d.t : 4 * d.n * d.f / d.t, 0);
         gemm(out, &d, d.dtype, "mlp_down", d.n, d.f / d.t, d.h);
     }
     dropout_residual(out, &d, d.ns, d.h);
@@ -859,7 +977,7 @@ double transformer_layer_params(const ModelSpec *m, int tp)
     /* GPT-OSS's sink logit a head, split with the heads (Megatron-Core's
      * softmax_offset, num_attention_heads_per_partition of them) */
     attention += m->attention_sinks ? d.a / d.t : 0;
-    double mlp = (gpt_style(m) ? 2 : 3) * d.h * d.f / d.t;
+    double mlp = (gated(m) ? 3 : 2) * d.h * d.f / d.t;
     /* GPT: biases of qkv and fc1 split by column, of the projection and
      * fc2 replicated; two LayerNorms (weight, bias). Llama: two RMSNorm
      * weights; Qwen2's bias of qkv (split), Llama's optional biases (qkv's
@@ -869,15 +987,19 @@ double transformer_layer_params(const ModelSpec *m, int tp)
     if (gpt_style(m))
         return attention + mlp + qkv + d.h + d.f / d.t + d.h + 4 * d.h;
     return attention + mlp + 2 * d.h + (m->qkv_bias ? qkv : 0) + (m->out_bias ? d.h : 0) +
-           (m->mlp_bias ? 2 * d.f / d.t + d.h : 0) + (m->qk_norm ? 2 * transformer_head_dim(m) : 0);
+           (m->mlp_bias ? (gated(m) ? 2 : 1) * d.f / d.t + d.h : 0) +
+           (m->qk_norm ? 2 * transformer_head_dim(m) : 0);
 }
 
 /* An expert's weights on one GPU (f_e split over t): GPT's with fc1's
- * split bias and fc2's replicated one, SwiGLU's with mlp_bias's. */
+ * split bias and fc2's replicated one, SwiGLU's (gate and up) or squared
+ * ReLU's with mlp_bias's. */
 static double expert_params(const ModelSpec *m, double t)
 {
-    double h = m->hidden_size, fe_t = m->moe_ffn_hidden_size / t;
-    return gpt_style(m) ? 2 * h * fe_t + fe_t + h : 3 * h * fe_t + (m->mlp_bias ? 2 * fe_t + h : 0);
+    double h = m->hidden_size, fe_t = m->moe_ffn_hidden_size / t, ups = gated(m) ? 2 : 1;
+    if (gpt_style(m))
+        return 2 * h * fe_t + fe_t + h;
+    return (ups + 1) * h * fe_t + (m->mlp_bias ? ups * fe_t + h : 0);
 }
 
 double transformer_layer_expert_params(const ModelSpec *m, int etp, int ep)
@@ -904,10 +1026,56 @@ double transformer_moe_layer_params(const ModelSpec *m, int tp, int etp, int ep)
     return moe_layer_params(m, tp, etp, m->experts / ep);
 }
 
+/* A Mamba-2 mixer layer's parameters on one GPU of tp (Megatron-Core's
+ * ssm/mamba_mixer.py, MambaMixer, and transformers' NemotronHMamba2Mixer;
+ * docs/model.md, "Hybrid models"), heads and groups split over tp:
+ * in_proj, h to z and x (d_inner each), B and C (n_groups x N each) and
+ * dt (a value a head), column-parallel, with its bias if any; the
+ * depthwise conv1d over x, B and C, conv_kernel taps a channel and its
+ * bias; dt_bias, A_log and D, one a head; the gated RMSNorm's weight over
+ * d_inner; out_proj, d_inner to h, row-parallel (its bias replicated); the
+ * layer's pre-norm (replicated). */
+static double mamba_layer_params(const ModelSpec *m, double t)
+{
+    double h = m->hidden_size, heads = m->mamba_heads / t, inner = heads * m->mamba_head_dim;
+    double bc = 2.0 * m->mamba_groups / t * m->ssm_state, in = 2 * inner + bc + heads;
+    double conv = (inner + bc) * (m->conv_kernel + (m->conv_bias ? 1 : 0));
+    return h * in + (m->mamba_bias ? in + h : 0) + conv + 3 * heads + inner + inner * h + h;
+}
+
+/* A hybrid model's attention layer on one GPU of tp: the transformer
+ * layer's without its MLP, its bias or its norm (one RMSNorm weight). */
+static double hybrid_attention_params(const ModelSpec *m, int tp)
+{
+    ModelSpec attention_only = *m;
+    attention_only.ffn_hidden_size = 0;
+    attention_only.mlp_bias = FALSE;
+    return transformer_layer_params(&attention_only, tp) - m->hidden_size;
+}
+
+/* Layer `layer`'s parameters on one GPU of tp, with `held` routed experts
+ * each split over etp in a MoE layer. A hybrid model's layer is one
+ * block with its norm: a Mamba mixer's, an attention layer's, or the
+ * transformer layer's (dense or MoE) less the attention layer's. */
+static double layer_params(const ModelSpec *m, int layer, int tp, int etp, int held)
+{
+    gboolean moe = transformer_layer_moe(m, layer);
+    double transformer = moe ? moe_layer_params(m, tp, etp, held) : transformer_layer_params(m, tp);
+    if (!m->hybrid_layers)
+        return transformer;
+    switch ((HybridLayer)m->hybrid_layers[kind_of(m, layer)]) {
+    case HYBRID_MAMBA:
+        return mamba_layer_params(m, tp);
+    case HYBRID_ATTENTION:
+        return hybrid_attention_params(m, tp);
+    default: /* the MLP's or MoE's */
+        return transformer - hybrid_attention_params(m, tp);
+    }
+}
+
 double transformer_layer_params_at(const ModelSpec *m, int layer, int tp, int etp, int ep)
 {
-    return transformer_layer_moe(m, layer) ? transformer_moe_layer_params(m, tp, etp, ep)
-                                           : transformer_layer_params(m, tp);
+    return layer_params(m, layer, tp, etp, m->experts / MAX(ep, 1));
 }
 
 double transformer_layer_expert_params_at(const ModelSpec *m, int layer, int etp, int ep)
@@ -920,8 +1088,7 @@ static double model_params(const ModelSpec *m, int routed)
 {
     double layers = 0;
     for (int i = 0; i < m->layers; i++)
-        layers += transformer_layer_moe(m, i) ? moe_layer_params(m, 1, 1, routed)
-                                              : transformer_layer_params(m, 1);
+        layers += layer_params(m, i, 1, 1, routed);
     return layers + transformer_embedding_params(m, 1) + transformer_head_params(m, 1);
 }
 
@@ -957,7 +1124,7 @@ double transformer_mtp_layers_params(const ModelSpec *m, int mtp_layers)
 
 double transformer_params(const ModelSpec *m)
 {
-    if (!transformer_moe(m)) /* summed as it always was, to the last bit */
+    if (!transformer_moe(m) && !m->hybrid_layers) /* summed as it always was, to the last bit */
         return m->layers * transformer_layer_params(m, 1) + transformer_embedding_params(m, 1) +
                transformer_head_params(m, 1);
     return model_params(m, m->experts);
@@ -979,17 +1146,21 @@ static double latent_kept_bytes(const ModelSpec *m, const Dims *d)
 double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc)
 {
     Dims d = block_dims(m, block, sh);
+    /* the layer's input: the attention block's, or in a hybrid model each
+     * block's, each a layer */
     if (rc == RECOMPUTE_FULL)
-        return transformer_block_attends(block) ? d.e16 * d.n * d.h : 0;
+        return transformer_block_attends(block) || m->hybrid_layers ? d.e16 * d.n * d.h : 0;
     /* norm input (bf16), the first GEMM's input (the norm's output) and
      * the closing dropout mask */
     double replicated = d.e16 * d.ns * d.h + d.eg * d.ns * d.h + d.mask * d.ns * d.h;
     if (block == BLOCK_MOE)
         return replicated + moe_kept_bytes(m, &d, sh);
+    if (block == BLOCK_MAMBA)
+        return replicated + mamba_kept_bytes(m, &d);
     if (block == BLOCK_MLP) {
         /* GeLU input, fc2 input; or gate, up, down input; all bf16 but
          * fc2's (down's), a GEMM input */
-        int kept = gpt_style(m) ? 2 : 3;
+        int kept = gated(m) ? 3 : 2;
         return replicated + kept * d.e16 * d.n * d.f / d.t - (d.e16 - d.eg) * d.n * d.f / d.t;
     }
     /* Q and K, V (bf16: attention's), projection input (a GEMM's) */
@@ -1075,7 +1246,7 @@ static double mtp_forward_flops(const ModelSpec *m, gboolean causal)
     Shard one = {.micro_batch = 1, .tp = 1};
     OpList ops;
     double s = m->seq_length, h = m->hidden_size, forward = latent_norm_flops(m);
-    for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
+    for (int i = 0; i < transformer_layer_blocks(m, m->layers); i++)
         forward += block_flops(m, transformer_layer_block(m, m->layers, i), causal);
     transformer_mtp_ops(m, one, &ops);
     return forward + transformer_ops_flops(&ops, TRUE) + 2 * 3 * s * h + 2 * s * h * m->vocab_size;

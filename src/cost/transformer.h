@@ -12,7 +12,10 @@
  *
  * Model families: a "gelu" model is GPT-style (LayerNorm, biases, learned
  * position embeddings); a "swiglu" model is Llama-style (RMSNorm, no
- * biases, rotary positions). Both keep dropout masks as Korthikanti et al.
+ * biases, rotary positions); a "relu2" model is Llama-style with an
+ * ungated squared-ReLU MLP (Nemotron-H's). A hybrid model's layers are one
+ * block each, its attention without positions (docs/model.md, "Hybrid
+ * models"). Both keep dropout masks as Korthikanti et al.
  * count them, so the activation bytes match their table. */
 #ifndef PLANSIM_COST_TRANSFORMER_H
 #define PLANSIM_COST_TRANSFORMER_H
@@ -27,13 +30,15 @@
 /* The kinds of a layer's blocks: attention over the whole sequence, a
  * dense MLP (ffn_hidden_size), a MoE layer's MLP block
  * (transformer_layer_moe: router, shared and routed experts), attention
- * over the sliding window (transformer_layer_windowed). A layer has
- * TRANSFORMER_BLOCKS blocks, its attention then its MLP block
- * (transformer_layer_block); per-block caches hold TRANSFORMER_BLOCK_KINDS.
- * A layer's kind is the pair (transformer_layer_kind), one of
- * TRANSFORMER_LAYER_KINDS. */
-typedef enum { BLOCK_ATTENTION, BLOCK_MLP, BLOCK_MOE, BLOCK_WINDOW } Block;
-enum { TRANSFORMER_BLOCKS = 2, TRANSFORMER_BLOCK_KINDS = 4, TRANSFORMER_LAYER_KINDS = 4 };
+ * over the sliding window (transformer_layer_windowed), a Mamba-2 mixer
+ * (docs/model.md, "Hybrid models"). A layer has up to TRANSFORMER_BLOCKS
+ * blocks (transformer_layer_blocks): its attention then its MLP block, or
+ * in a hybrid model its one block (transformer_layer_block); per-block
+ * caches hold TRANSFORMER_BLOCK_KINDS. A layer's kind
+ * (transformer_layer_kind), one of TRANSFORMER_LAYER_KINDS, is a row of
+ * one table of its blocks. */
+typedef enum { BLOCK_ATTENTION, BLOCK_MLP, BLOCK_MOE, BLOCK_WINDOW, BLOCK_MAMBA } Block;
+enum { TRANSFORMER_BLOCKS = 2, TRANSFORMER_BLOCK_KINDS = 5, TRANSFORMER_LAYER_KINDS = 8 };
 
 typedef struct {
     int micro_batch;            /* b, sequences */
@@ -99,7 +104,11 @@ typedef struct {
  * attention block: down-projections replicated over tp, the latents'
  * norms, up-projections split by column, the decoupled RoPE, the core
  * over QK and V head widths that differ, the output projection split by
- * row (docs/model.md, "Multi-head latent attention"). In fp8 the
+ * row (docs/model.md, "Multi-head latent attention"). A Mamba-2 block
+ * (BLOCK_MAMBA) is its pre-norm, in_proj split by column, the causal
+ * convolution, the chunked SSD scan as one matrix-multiply operation, the
+ * group RMSNorm and out_proj split by row (docs/model.md, "Hybrid
+ * models"). In fp8 the
  * linear layers' GEMMs (qkv, out_proj, mlp_up, mlp_down) read 1-byte
  * inputs at the FP8 peak, each after a memory-bound cast of its
  * activation input (Transformer Engine's fused cast and transpose: read
@@ -173,18 +182,26 @@ gboolean transformer_layer_moe(const ModelSpec *m, int layer);
 gboolean transformer_layer_windowed(const ModelSpec *m, int layer);
 gboolean transformer_block_attends(Block block);
 /* Layer `layer`'s kind, 0 .. TRANSFORMER_LAYER_KINDS - 1: 2 when its
- * attention is windowed, plus 1 in a MoE layer; and block `i` (0 ..
- * TRANSFORMER_BLOCKS - 1) of a layer of kind `kind`. */
+ * attention is windowed, plus 1 in a MoE layer; in a hybrid model 4 plus
+ * its HybridLayer. The blocks of a layer of kind `kind`, and block `i` (0
+ * .. transformer_kind_blocks - 1) of it. */
 int transformer_layer_kind(const ModelSpec *m, int layer);
+int transformer_kind_blocks(int kind);
 Block transformer_kind_block(int kind, int i);
-/* Block `i` of layer `layer`: its attention, BLOCK_WINDOW in a windowed
- * layer, BLOCK_ATTENTION in another; then BLOCK_MOE in a MoE layer,
- * BLOCK_MLP in a dense one. */
+/* Layer `layer`'s blocks and block `i` of them: its attention,
+ * BLOCK_WINDOW in a windowed layer, BLOCK_ATTENTION in another; then
+ * BLOCK_MOE in a MoE layer, BLOCK_MLP in a dense one; in a hybrid model
+ * its one block (BLOCK_MAMBA, BLOCK_ATTENTION, BLOCK_MLP or BLOCK_MOE). */
+int transformer_layer_blocks(const ModelSpec *m, int layer);
 Block transformer_layer_block(const ModelSpec *m, int layer, int i);
-/* How many of the model's layers have a block of kind `block`. */
+/* How many of the model's layers have a block of kind `block`, and how
+ * many blocks its layers have in all. */
 int transformer_block_layers(const ModelSpec *m, Block block);
+int transformer_model_blocks(const ModelSpec *m);
 /* Parameters layer `layer` holds on one GPU of tp, etp and ep:
- * transformer_moe_layer_params in a MoE layer, transformer_layer_params in a dense one; and
+ * transformer_moe_layer_params in a MoE layer, transformer_layer_params in a dense one, in a
+ * hybrid model its one block's with its norm (a Mamba-2 mixer's: in_proj,
+ * conv1d, dt_bias, A_log, D, the gated norm, out_proj); and
  * of them its routed experts' (0 in a dense layer). */
 double transformer_layer_params_at(const ModelSpec *m, int layer, int tp, int etp, int ep);
 double transformer_layer_expert_params_at(const ModelSpec *m, int layer, int etp, int ep);

@@ -62,7 +62,7 @@ void breakdown_compute(const Step *step, int stage, Breakdown *out)
                 transformer_mtp_ops(model, sh, &ops);
                 add_forward_backward(out, gpu, &ops);
             }
-            for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
+            for (int i = 0; i < transformer_layer_blocks(model, layer); i++) {
                 Block block = transformer_layer_block(model, layer, i);
                 transformer_block_ops(model, block, sh, &ops);
                 add_forward_backward(out, gpu, &ops);

@@ -45,6 +45,10 @@ static const char *const model_keys[] = {
     NULL,
 };
 
+/* The MLPs by their names in a plansim model file ("mlp"), one an MlpKind. */
+static const char *const mlp_names[] = {[MLP_GELU] = "gelu", [MLP_SWIGLU] = "swiglu",
+                                        [MLP_RELU2] = "relu2", NULL};
+
 /* The key names of the two formats, in the order of ModelSpec's fields. */
 typedef struct {
     const char *layers, *hidden, *heads, *kv_heads, *ffn, *vocab, *seq;
@@ -216,6 +220,53 @@ static gboolean read_sparse_layers(const JsonDoc *doc, ModelSpec *m, GError **er
     return TRUE;
 }
 
+/* The symbols of hybrid_override_pattern, one a HybridLayer, as
+ * Megatron-Core's ssm/mamba_hybrid_layer_allocation.py names them (its
+ * Symbols: MAMBA, ATTENTION, MLP, MOE). */
+static const char hybrid_symbols[] = "M*-E";
+
+/* A hybrid model's layers (ModelSpec.hybrid_layers): Nemotron-H's
+ * hybrid_override_pattern, one symbol a layer, num_hidden_layers of them;
+ * and where a layer is a Mamba-2 mixer its sizes, as transformers'
+ * NemotronHConfig names them (mamba_num_heads, mamba_head_dim, n_groups,
+ * ssm_state_size, conv_kernel, chunk_size: required; use_conv_bias and
+ * use_bias: Mamba-2's defaults, a bias on the convolution, none on the
+ * projections). */
+static gboolean read_hybrid(const JsonDoc *doc, ModelSpec *m, GError **error)
+{
+    static const char key[] = "hybrid_override_pattern";
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(doc->root, key);
+    if (!item || cJSON_IsNull(item))
+        return TRUE;
+    const char *pattern = cJSON_GetStringValue(item);
+    if (!pattern || (int)strlen(pattern) != m->layers) {
+        json_fail(error, doc, "$", key, item,
+                  "a string of num_hidden_layers = %d symbols, one a layer", m->layers);
+        return FALSE;
+    }
+    m->hybrid_layers = g_new(guint8, m->layers);
+    for (int i = 0; i < m->layers; i++) {
+        const char *at = pattern[i] ? strchr(hybrid_symbols, pattern[i]) : NULL;
+        if (!at) {
+            json_fail(error, doc, "$", key, item,
+                      "symbols of \"%s\" (M Mamba-2, * attention, - MLP, E MoE), layer %d "
+                      "being none of them",
+                      hybrid_symbols, i);
+            return FALSE;
+        }
+        m->hybrid_layers[i] = (guint8)(at - hybrid_symbols);
+    }
+    gboolean mamba = strchr(pattern, hybrid_symbols[HYBRID_MAMBA]) != NULL;
+    return read_int(doc, "mamba_num_heads", mamba, 1, &m->mamba_heads, error) &&
+           read_int(doc, "mamba_head_dim", mamba, 1, &m->mamba_head_dim, error) &&
+           read_int(doc, "n_groups", mamba, 1, &m->mamba_groups, error) &&
+           read_int(doc, "ssm_state_size", mamba, 1, &m->ssm_state, error) &&
+           read_int(doc, "conv_kernel", mamba, 1, &m->conv_kernel, error) &&
+           read_int(doc, "chunk_size", mamba, 1, &m->chunk_size, error) &&
+           json_bool(doc, doc->root, "$", "use_conv_bias", FALSE, TRUE, &m->conv_bias, error) &&
+           json_bool(doc, doc->root, "$", "use_bias", FALSE, FALSE, &m->mamba_bias, error);
+}
+
 /* The multi-token-prediction modules a model has, under `key`: plansim's
  * mtp_layers, Hugging Face's num_nextn_predict_layers (DeepSeek-V3's);
  * absent or null: none. */
@@ -299,15 +350,14 @@ static gboolean read_plansim(const JsonDoc *doc, ModelSpec *m, GError **error)
         !read_mtp(doc, "mtp_layers", m, error) ||
         !read_dropout(doc, plansim_dropout_keys, MODEL_DEFAULT_DROPOUT, m, error))
         return FALSE;
-    if (strcmp(mlp, "gelu") == 0) {
-        m->mlp = MLP_GELU;
-    } else if (strcmp(mlp, "swiglu") == 0) {
-        m->mlp = MLP_SWIGLU;
-    } else {
+    int kind = names_find(mlp_names, mlp);
+    if (kind < 0) {
+        g_autofree char *names = names_list(mlp_names, TRUE);
         json_fail(error, doc, "$", "mlp", cJSON_GetObjectItemCaseSensitive(doc->root, "mlp"),
-                  "\"gelu\" or \"swiglu\"");
+                  "one of %s", names);
         return FALSE;
     }
+    m->mlp = (MlpKind)kind;
     return TRUE;
 }
 
@@ -358,6 +408,9 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
 {
     g_autofree char *act = NULL, *name = NULL, *type = NULL;
     gboolean attention_bias, use_window;
+    /* Nemotron-H names its MLP's activation apart from its Mamba's */
+    const char *act_key =
+        cJSON_HasObjectItem(doc->root, "mlp_hidden_act") ? "mlp_hidden_act" : "hidden_act";
     if (!read_sizes(doc, &hf_names, m, error) || !read_latent_attention(doc, m, error) ||
         !read_mtp(doc, "num_nextn_predict_layers", m, error) ||
         !json_bool(doc, doc->root, "$", "attention_bias", FALSE, FALSE, &attention_bias, error) ||
@@ -365,9 +418,10 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
         !json_bool(doc, doc->root, "$", "use_sliding_window", FALSE, TRUE, &use_window, error) ||
         !read_int_from(doc, "sliding_window", 0, 0, &m->sliding_window, error) ||
         !read_window_layers(doc, &hf_names, m, TRUE, error) || !read_sparse_layers(doc, m, error) ||
+        !read_hybrid(doc, m, error) ||
         !read_dropout(doc, hf_dropout_keys, 0, m, error) ||
         !json_string(doc, doc->root, "$", "model_type", FALSE, "", &type, error) ||
-        !json_string(doc, doc->root, "$", "hidden_act", FALSE, "gelu", &act, error) ||
+        !json_string(doc, doc->root, "$", act_key, FALSE, "gelu", &act, error) ||
         !json_bool(doc, doc->root, "$", "tie_word_embeddings", FALSE, TRUE, &m->tied_embeddings,
                    error) ||
         !json_string(doc, doc->root, "$", "_name_or_path", FALSE, NULL, &name, error))
@@ -376,10 +430,11 @@ static gboolean read_hugging_face(const JsonDoc *doc, ModelSpec *m, GError **err
         m->mlp = MLP_SWIGLU;
     } else if (g_str_has_prefix(act, "gelu")) {
         m->mlp = MLP_GELU;
+    } else if (strcmp(act, "relu2") == 0) {
+        m->mlp = MLP_RELU2;
     } else {
-        json_fail(error, doc, "$", "hidden_act",
-                  cJSON_GetObjectItemCaseSensitive(doc->root, "hidden_act"),
-                  "\"silu\" or a \"gelu\" variant");
+        json_fail(error, doc, "$", act_key, cJSON_GetObjectItemCaseSensitive(doc->root, act_key),
+                  "\"silu\", \"relu2\" or a \"gelu\" variant");
         return FALSE;
     }
     for (gsize i = 0; i < G_N_ELEMENTS(hf_model_types); i++)
@@ -425,6 +480,42 @@ static gboolean check_products(const ModelSpec *m, const char *where, GError **e
     return TRUE;
 }
 
+/* Whether a hybrid model's layers can be built as Megatron-Core builds
+ * them: Mamba-2's heads in whole groups (its MambaMixer asserts nheads %
+ * ngroups == 0); a MoE layer only in a mixture of experts; plansim's
+ * hybrid layers are RMSNorm and bias-free (Nemotron-H's), with no sliding
+ * window. */
+static gboolean check_hybrid(const JsonDoc *doc, const ModelSpec *m, GError **error)
+{
+    const cJSON *root = doc->root;
+    const char *pattern = "hybrid_override_pattern";
+    if (m->mamba_groups > 0 && m->mamba_heads % m->mamba_groups != 0) {
+        json_fail(error, doc, "$", "n_groups", cJSON_GetObjectItemCaseSensitive(root, "n_groups"),
+                  "a divisor of mamba_num_heads = %d", m->mamba_heads);
+        return FALSE;
+    }
+    for (int i = 0; i < m->layers; i++)
+        if (m->hybrid_layers[i] == HYBRID_MOE && m->experts <= 1) {
+            json_fail(error, doc, "$", pattern, cJSON_GetObjectItemCaseSensitive(root, pattern),
+                      "no E (MoE) at layer %d in a model without experts", i);
+            return FALSE;
+        }
+    if (m->mlp == MLP_GELU) {
+        json_fail(error, doc, "$", "mlp_hidden_act",
+                  cJSON_GetObjectItemCaseSensitive(root, "mlp_hidden_act"),
+                  "\"relu2\" or \"silu\" in a hybrid model (its layers are RMSNorm and "
+                  "bias-free, not GPT's)");
+        return FALSE;
+    }
+    if (m->sliding_window > 0) {
+        json_fail(error, doc, "$", "sliding_window",
+                  cJSON_GetObjectItemCaseSensitive(root, "sliding_window"),
+                  "null in a hybrid model (plansim windows no hybrid attention layer)");
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static gboolean check_shape(const JsonDoc *doc, const ModelSpec *m, gboolean hf, GError **error)
 {
     const ModelKeys *k = hf ? &hf_names : &plansim_names;
@@ -463,6 +554,8 @@ static gboolean check_shape(const JsonDoc *doc, const ModelSpec *m, gboolean hf,
             return FALSE;
         }
     }
+    if (m->hybrid_layers && !check_hybrid(doc, m, error))
+        return FALSE;
     g_autofree char *where = g_strconcat(doc->path, ": $", NULL);
     return check_products(m, where, error);
 }
@@ -519,5 +612,6 @@ void model_spec_free(ModelSpec *model)
         return;
     g_free(model->name);
     g_free(model->window_layers);
+    g_free(model->hybrid_layers);
     g_free(model);
 }

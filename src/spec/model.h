@@ -9,7 +9,17 @@
 
 #include <glib.h>
 
-typedef enum { MLP_GELU, MLP_SWIGLU } MlpKind;
+/* The MLP: GPT's GeLU (with GPT's LayerNorms, biases and learned
+ * positions), Llama's gated SwiGLU (RMSNorm, no biases, rotary
+ * positions), or Nemotron-H's squared ReLU, relu(x)^2, ungated (RMSNorm,
+ * no biases), as model files name them: "gelu", "swiglu", "relu2". */
+typedef enum { MLP_GELU, MLP_SWIGLU, MLP_RELU2 } MlpKind;
+
+/* A layer of a hybrid model (docs/model.md, "Hybrid models"), as
+ * Megatron-Core's hybrid_override_pattern names it, one symbol a layer:
+ * a Mamba-2 mixer (M), self-attention (*), an MLP (-), a mixture of
+ * experts (E); each is one block with its norm and residual. */
+typedef enum { HYBRID_MAMBA, HYBRID_ATTENTION, HYBRID_MLP, HYBRID_MOE } HybridLayer;
 
 /* A plansim model's dropout probabilities when it gives none: Megatron-Core's
  * defaults (TransformerConfig's hidden_dropout and attention_dropout). */
@@ -68,13 +78,25 @@ typedef struct {
      * num_nextn_predict_layers), each a layer of its last layer's kind;
      * a plan trains up to as many (its mtp_num_layers). */
     int mtp_layers;
+    /* A hybrid model: hybrid_layers, one HybridLayer a layer (owned), read
+     * from hybrid_override_pattern; NULL: every layer is attention then
+     * an MLP. Its Mamba-2 mixers (Dao and Gu 2024, arXiv 2405.21060):
+     * mamba_heads heads of mamba_head_dim (d_inner = their product),
+     * mamba_groups groups of B and C of ssm_state N each, a causal
+     * convolution of conv_kernel taps (with a bias when conv_bias), the
+     * SSD scan in chunks of chunk_size tokens; mamba_bias: in_proj and
+     * out_proj have biases. */
+    guint8 *hybrid_layers;
+    int mamba_heads, mamba_head_dim, mamba_groups, ssm_state, conv_kernel, chunk_size;
+    gboolean conv_bias, mamba_bias;
 } ModelSpec;
 
 /* Reads a plansim model file or a Hugging Face config.json (recognised by
  * its "num_hidden_layers" key; Mixtral's, DeepSeek's and Qwen's expert
  * keys, DeepSeek-V2's latent attention, DeepSeek-V3's
- * multi-token-prediction layers and the windowed layers of layer_types,
- * sliding_window_pattern and max_window_layers are read). Returns NULL and
+ * multi-token-prediction layers, the windowed layers of layer_types,
+ * sliding_window_pattern and max_window_layers, and Nemotron-H's
+ * hybrid_override_pattern with its Mamba-2 sizes are read). Returns NULL and
  * sets `error` on bad input. */
 ModelSpec *model_spec_load(const char *path, GError **error);
 

@@ -60,6 +60,12 @@ static gboolean check_model(const PlanSpec *plan, const ModelSpec *m, GError **e
 {
     if (plan->cp == 1)
         return TRUE;
+    /* the SSD scan carries its state along the whole sequence: plansim
+     * models no context parallelism of it */
+    if (transformer_block_layers(m, BLOCK_MAMBA) > 0)
+        return plan_field_fail(error, plan, PLAN_CP,
+                               "1 for a model with Mamba-2 layers (plansim does not split "
+                               "their scan over a context-parallel group)");
     if (plan->cp_algorithm == CP_ALL_TO_ALL)
         return heads_divide(plan, m->attention_heads, "attention_heads", error) &&
                heads_divide(plan, m->kv_heads, "kv_heads", error) &&

@@ -489,6 +489,7 @@ static void compute_costs(Emit *e)
         {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp", "wgrad mb%d L%d mlp"},
         {"fwd mb%d L%d mlp", "bwd mb%d L%d mlp", "wgrad mb%d L%d mlp"},
         {"fwd mb%d L%d attn", "bwd mb%d L%d attn", "wgrad mb%d L%d attn"},
+        {"fwd mb%d L%d mamba", "bwd mb%d L%d mamba", "wgrad mb%d L%d mamba"},
     };
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
         if (transformer_block_layers(m, (Block)b) == 0)
@@ -613,14 +614,14 @@ static TaskId walk_piece(Emit *e, const Unit *u, const Segment *seg, Block block
 static void emit_segment(Emit *e, const Unit *u, const Segment *seg)
 {
     EACH_STRATEGY(e, segment_begin, u, seg);
-    TaskId last;
+    TaskId last = TASK_NONE;
     if (seg->kind != SEGMENT_LAYER)
         last = walk_piece(e, u, seg, BLOCK_ATTENTION);
     else if (u->forward)
-        for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
+        for (int i = 0; i < transformer_layer_blocks(e->step.model, seg->layer); i++)
             last = walk_piece(e, u, seg, transformer_layer_block(e->step.model, seg->layer, i));
     else
-        for (int i = TRANSFORMER_BLOCKS - 1; i >= 0; i--)
+        for (int i = transformer_layer_blocks(e->step.model, seg->layer) - 1; i >= 0; i--)
             last = walk_piece(e, u, seg, transformer_layer_block(e->step.model, seg->layer, i));
     EACH_STRATEGY(e, segment_end, u, seg, last);
 }
@@ -722,8 +723,10 @@ static double most_tasks(const Emit *e, int ranks)
         if (e->active[i]->piece_tasks)
             per_piece += e->active[i]->piece_tasks(p);
     double units = schedule_splits_backward(p) ? 3 : 2;
-    double layers = (double)e->step.model->layers + p->mtp_num_layers;
-    double pieces = (TRANSFORMER_BLOCKS * layers + 2 + p->mtp_num_layers) / p->pp +
+    const ModelSpec *m = e->step.model;
+    double blocks =
+        transformer_model_blocks(m) + (double)transformer_layer_blocks(m, m->layers) * p->mtp_num_layers;
+    double pieces = (blocks + 2 + p->mtp_num_layers) / p->pp +
                     2 * p->virtual_stages;
     return ranks * (units * e->step.micro_batches * pieces * per_piece + 4);
 }
@@ -749,9 +752,10 @@ double emit_tasks_at_least(const ModelSpec *model, const PlanSpec *plan, int ran
 {
     double passes = schedule_splits_backward(plan) ? 3 : 2;
     double chunks = (double)plan->pp * plan->virtual_stages;
-    double layers = (double)model->layers + plan->mtp_num_layers;
+    double blocks = transformer_model_blocks(model) +
+                    (double)transformer_layer_blocks(model, model->layers) * plan->mtp_num_layers;
     double per_stage_set = plan_spec_micro_batches(plan) *
-                           (passes * TRANSFORMER_BLOCKS * layers + 2 + 2 * (chunks - 1));
+                           (passes * blocks + 2 + 2 * (chunks - 1));
     return (double)ranks / plan->pp * per_stage_set + 3.0 * ranks;
 }
 

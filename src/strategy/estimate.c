@@ -97,7 +97,7 @@ static void layer_costs(const Step *step, gboolean timed, LayerCosts *c)
     }
     for (int k = 0; k < TRANSFORMER_LAYER_KINDS; k++) {
         double added_forward_s = 0, added_backward_s = 0;
-        for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
+        for (int i = 0; i < transformer_kind_blocks(k); i++) {
             Block b = transformer_kind_block(k, i);
             c->s[k] += block_s[b];
             c->backward_s[k] += block_backward_s[b];
@@ -106,7 +106,7 @@ static void layer_costs(const Step *step, gboolean timed, LayerCosts *c)
         /* a strategy's over the layer's blocks, then the strategies' */
         for (int s = 0; strategy_registry[s]; s++) {
             double forward_s = 0, backward_s = 0;
-            for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
+            for (int i = 0; i < transformer_kind_blocks(k); i++) {
                 Block b = transformer_kind_block(k, i);
                 forward_s += added[s][b].forward_s;
                 backward_s += added[s][b].backward_s;

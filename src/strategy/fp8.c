@@ -68,7 +68,7 @@ static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg,
     (void)u, (void)last;
     Fp8State *st = state;
     if (seg->kind == SEGMENT_LAYER)
-        for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
+        for (int i = 0; i < transformer_layer_blocks(emit_model(e), seg->layer); i++)
             st->unit_gemms += st->gemms[transformer_layer_block(emit_model(e), seg->layer, i)];
 }
 

@@ -32,7 +32,7 @@ int offload_chunk_layers(const PlanSpec *plan, int g)
 static double layer_activation_bytes(const ModelSpec *model, const PlanSpec *plan, int layer)
 {
     double bytes = 0;
-    for (int i = 0; i < TRANSFORMER_BLOCKS; i++)
+    for (int i = 0; i < transformer_layer_blocks(model, layer); i++)
         bytes += transformer_block_activation_bytes(model, transformer_layer_block(model, layer, i),
                                                     transformer_shard(plan), plan->recompute);
     return bytes;

@@ -124,23 +124,24 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
         return;
     static const char *const names[TRANSFORMER_BLOCK_KINDS] = {
         "recompute mb%d L%d attn", "recompute mb%d L%d mlp", "recompute mb%d L%d mlp",
-        "recompute mb%d L%d attn"};
+        "recompute mb%d L%d attn", "recompute mb%d L%d mamba"};
     static const char *const rest_names[TRANSFORMER_BLOCK_KINDS] = {
         "bwd mb%d L%d attn flash rest", "bwd mb%d L%d mlp rest", "bwd mb%d L%d mlp rest",
-        "bwd mb%d L%d attn flash rest"};
+        "bwd mb%d L%d attn flash rest", "bwd mb%d L%d mamba rest"};
     const PlanSpec *plan = emit_plan(e);
     gboolean partial = plan->recompute != RECOMPUTE_FULL;
     Recompute rc = recompute_of_layer(plan, seg->layer - st->first);
     const BlockReplay *way = st->block[rc == plan->recompute ? REPLAYED : WHOLE];
     Block blocks[TRANSFORMER_BLOCKS];
-    for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
+    int n = transformer_layer_blocks(emit_model(e), seg->layer);
+    for (int i = 0; i < n; i++) {
         blocks[i] = transformer_layer_block(emit_model(e), seg->layer, i);
         if (recompute_some_layers(plan)) /* this layer's, forward and backward */
             emit_keep_activations(e, blocks[i], way[blocks[i]].kept, way[blocks[i]].bytes);
     }
     if (!unit_passes_gradients(u))
         return;
-    for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
+    for (int i = 0; i < n; i++) {
         Block b = blocks[i];
         const BlockReplay *r = &way[b];
         if (!r->replays)
@@ -153,7 +154,7 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
         TaskName name = {.fmt = names[b], .a = u->micro_batch, .b = seg->layer};
         emit_piece(e, &p, r->seconds, r->flops, TAG_RECOMPUTE, name, r->bytes);
     }
-    for (int i = 0; i < TRANSFORMER_BLOCKS; i++) {
+    for (int i = 0; i < n; i++) {
         Block b = blocks[i];
         const BlockReplay *r = &way[b];
         if (r->rest_ops == 0)

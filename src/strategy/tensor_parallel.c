@@ -91,8 +91,8 @@ typedef struct {
  * attention's up-projections, consecutive) and the operations whose output
  * the group sums (RowParallelLinear, and VocabParallelEmbedding's lookup),
  * by transformer.c's names. */
-static const char *const column_ops[] = {"qkv",    "mlp_up", "logits", "mtp_logits",
-                                         "q_up",   "q_proj", "kv_up",  "eh_proj"};
+static const char *const column_ops[] = {"qkv",  "mlp_up", "logits", "mtp_logits", "q_up",
+                                         "q_proj", "kv_up", "eh_proj", "in_proj"};
 static const char *const summed_ops[] = {"out_proj", "mlp_down", "embedding"};
 
 static gboolean named(const Op *op, const char *const *names, gsize n)
@@ -200,7 +200,9 @@ static gboolean divides(const PlanSpec *plan, int size, const char *what, const 
 /* Megatron-Core's attention splits heads and query groups alike
  * (megatron/core/transformer/attention.py: num_attention_heads_per_partition
  * and num_query_groups_per_partition, each a divide() that asserts), and
- * its MLP the FFN's columns: tp divides all three. */
+ * its MLP the FFN's columns: tp divides all three; and its Mamba mixer
+ * its heads and its groups (ssm/mamba_mixer.py: nheads_local_tp and
+ * ngroups_local_tp, asserted whole). */
 static gboolean check_model(const PlanSpec *plan, const ModelSpec *m, GError **error)
 {
     return divides(plan, m->attention_heads, "attention_heads",
@@ -210,7 +212,15 @@ static gboolean check_model(const PlanSpec *plan, const ModelSpec *m, GError **e
                    "tensor-parallel group, never replicated",
                    error) &&
            divides(plan, m->ffn_hidden_size, "ffn_hidden_size",
-                   "Megatron-Core splits the MLP's columns over the tensor-parallel group", error);
+                   "Megatron-Core splits the MLP's columns over the tensor-parallel group",
+                   error) &&
+           (transformer_block_layers(m, BLOCK_MAMBA) == 0 ||
+            (divides(plan, m->mamba_heads, "mamba_num_heads",
+                     "Megatron-Core splits the Mamba heads over the tensor-parallel group",
+                     error) &&
+             divides(plan, m->mamba_groups, "n_groups",
+                     "Megatron-Core splits the Mamba groups over the tensor-parallel group",
+                     error)));
 }
 
 static gboolean check(const PlanSpec *plan, const ModelSpec *m, GError **error)
