@@ -390,6 +390,17 @@ TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double
     return t;
 }
 
+TaskId emit_collective_beside(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes,
+                              TaskTag tag, TaskName name)
+{
+    g_assert(stream != STREAM_COMPUTE);
+    TaskId t = emit_collective(e, kind, stream, op, bytes, tag, name);
+    emit_wait(e, emit_last(e, STREAM_COMPUTE), t);
+    for (gsize i = 0; i < e->n_gates; i++)
+        emit_wait(e, e->gates[i], t);
+    return t;
+}
+
 /* The rank of the same tensor- and data-parallel coordinates on the
  * neighbouring stage in direction d, wrapping around. */
 static int neighbour(const Emit *e, int rank, Direction d)
