@@ -192,21 +192,36 @@ START_TEST(shared_expert_beside_the_dispatch)
 END_TEST
 
 /* Without ep > 1 there is no exchange to overlap, and without shared
- * experts nothing to put beside it: the flag changes nothing, and the
- * plan runs as without it (strategy_normalize). */
+ * experts nothing to put beside it: the flag changes nothing, the plan
+ * normalizes to it off (strategy_normalize), and the replay is the same
+ * step to the event. */
 START_TEST(shared_overlap_needs_ep_and_shared_experts)
 {
     for (int shared = 0; shared <= 1; shared++)
         for (int ep = 1; ep <= 2; ep++) {
-            ModelSpec *model = moe_model();
-            model->shared_experts = shared;
-            PlanSpec *plan = plan_spec_new();
-            plan->ep = ep;
-            plan->moe_shared_expert_overlap = TRUE;
-            strategy_normalize(plan, model);
-            ck_assert_int_eq(plan->moe_shared_expert_overlap, shared && ep > 1);
-            plan_spec_free(plan);
-            model_spec_free(model);
+            double step[2];
+            int events[2];
+            for (int overlap = 0; overlap < 2; overlap++) {
+                ModelSpec *model = moe_model();
+                model->shared_experts = shared;
+                Run run = run_new(model, test_cluster(1, 2, 1e9, 1e9));
+                run.plan->ep = ep;
+                run.plan->global_batch_size = 2;
+                run.plan->moe_shared_expert_overlap = overlap;
+                run_simulate(&run);
+                step[overlap] = run.rep.metrics.step_time_s;
+                events[overlap] = (int)run.rep.metrics.events;
+                strategy_normalize(run.plan, model);
+                ck_assert_int_eq(run.plan->moe_shared_expert_overlap,
+                                 overlap && shared && ep > 1);
+                run_free(&run);
+            }
+            if (shared && ep > 1) {
+                ck_assert(step[1] < step[0]);
+                continue;
+            }
+            ck_assert_double_eq(step[1], step[0]);
+            ck_assert_int_eq(events[1], events[0]);
         }
 }
 END_TEST

@@ -478,7 +478,8 @@ Shard transformer_shard(const PlanSpec *plan)
                    .cp_all_to_all = plan->cp_algorithm == CP_ALL_TO_ALL,
                    .ce_fusion = plan->cross_entropy_fusion,
                    .mtp = plan->mtp_num_layers,
-                   .moe_shared_apart = plan->moe_shared_expert_overlap};
+                   /* beside an exchange: with ep > 1 (expert_parallel.c) */
+                   .moe_shared_apart = plan->moe_shared_expert_overlap && plan->ep > 1};
 }
 
 Shard transformer_shard_on(const PlanSpec *plan, const GpuSpec *gpu)

@@ -83,6 +83,14 @@ static void step_begin(Emit *e, void *state)
     ((EpState *)state)->shared = transformer_ops_work(emit_gpu(e), &ops);
 }
 
+/* Whether the shared experts run beside the exchange: the overlap asked
+ * for, and shared experts to run (ep > 1 where the strategy is active;
+ * transformer_shard leaves them in the block otherwise). */
+static gboolean shared_apart(const Emit *e)
+{
+    return emit_plan(e)->moe_shared_expert_overlap && emit_model(e)->shared_experts > 0;
+}
+
 /* Whether piece `p` is a whole MoE block (forward, replayed or backward). */
 static gboolean moe_piece(const PieceRef *p)
 {
@@ -134,7 +142,7 @@ static void piece_begin(Emit *e, void *state, const PieceRef *p)
                                               [PHASE_INPUT_GRAD] = "bwd mb%d L%d shared",
                                               [PHASE_WEIGHT_GRAD] = "wgrad mb%d L%d shared"};
     const EpState *st = state;
-    if (!emit_plan(e)->moe_shared_expert_overlap) {
+    if (!shared_apart(e)) {
         if (routes(p))
             exchange(e, p, TRUE, STREAM_COMPUTE);
         return;
