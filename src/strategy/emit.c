@@ -139,8 +139,10 @@ static int graph_stream_count(const Emit *e)
     int n = 0;
     for (int s = 0; s < EMIT_STREAMS; s++) {
         gboolean used = always[s];
-        for (int i = 0; e->active[i] && !used; i++)
-            used = (e->active[i]->streams >> s) & 1;
+        for (int i = 0; e->active[i] && !used; i++) {
+            const Strategy *a = e->active[i];
+            used = ((a->step_streams ? a->step_streams(&e->step) : a->streams) >> s) & 1;
+        }
         if (used)
             n = s + 1;
     }

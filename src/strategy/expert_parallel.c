@@ -86,9 +86,15 @@ static void step_begin(Emit *e, void *state)
 /* Whether the shared experts run beside the exchange: the overlap asked
  * for, and shared experts to run (ep > 1 where the strategy is active;
  * transformer_shard leaves them in the block otherwise). */
-static gboolean shared_apart(const Emit *e)
+static gboolean shared_apart(const PlanSpec *plan, const ModelSpec *model)
 {
-    return emit_plan(e)->moe_shared_expert_overlap && emit_model(e)->shared_experts > 0;
+    return plan->moe_shared_expert_overlap && model->shared_experts > 0;
+}
+
+/* The ep stream, only where the exchange runs on it. */
+static unsigned step_streams(const Step *step)
+{
+    return shared_apart(step->plan, step->model) ? 1u << STREAM_EP : 0;
 }
 
 /* Whether piece `p` is a whole MoE block (forward, replayed or backward). */
@@ -142,7 +148,7 @@ static void piece_begin(Emit *e, void *state, const PieceRef *p)
                                               [PHASE_INPUT_GRAD] = "bwd mb%d L%d shared",
                                               [PHASE_WEIGHT_GRAD] = "wgrad mb%d L%d shared"};
     const EpState *st = state;
-    if (!shared_apart(e)) {
+    if (!shared_apart(emit_plan(e), emit_model(e))) {
         if (routes(p))
             exchange(e, p, TRUE, STREAM_COMPUTE);
         return;
@@ -230,7 +236,7 @@ const Strategy strategy_expert_parallel = {
                    PLAN_BIT(ETP) | PLAN_BIT(ZERO_STAGE) | PLAN_BIT(OFFLOAD),
     .piece_tasks = piece_tasks,
     .state_size = sizeof(EpState),
-    .streams = 1u << STREAM_EP,
+    .step_streams = step_streams,
     .step_begin = step_begin,
     .piece_begin = piece_begin,
     .piece_end = piece_end,
