@@ -26,6 +26,7 @@
  *     states by hand. */
 #include "cost/transformer.h"
 #include "strategy/states.h"
+#include "strategy/strategy.h"
 #include "testutil.h"
 
 static ModelSpec *hf(const char *file)
@@ -127,6 +128,104 @@ END_TEST
  * the balanced run's. Padded to a capacity of 150 %, every GPU computes
  * its padded rows: the expert GEMMs' hardware FLOPs grow by half. Model
  * FLOPs (Megatron's) are the same in all three. */
+/* Megatron-Core's shared-expert overlap (moe_shared_expert_overlap): the
+ * exchange before a MoE block leaves the compute stream, and the shared
+ * expert's pass runs beside it; the routed experts wait for both. One
+ * micro-batch on 2 GPUs (ep 2 = dp), tp 1, pp 1, links without latency
+ * and no interference: the compute stream does, per MoE layer, the
+ * shared expert's forward S_f then the dispatch D where it now does
+ * max(S_f, D), and in backward S_b then the combine's gradient D where it
+ * now does max(S_b, D); every all-to-all moves the same bytes alone on
+ * idle links (the gradients reduce once, after backward), so all take D.
+ * Since S + D - max(S, D) = min(S, D), the step shortens by exactly
+ *     L (min(S_f, D) + min(S_b, D)),
+ * the exposed ep communication by as much, and the compute is the same.
+ * D by hand: a rank sends (ep - 1)/ep of its 2 n k h = 2 x 128 x 2 x 256
+ * = 131,072-byte buffer, 65,536 bytes, over the link: 65.536 us at 1 GB/s,
+ * 6.5536 ns at 10 TB/s. The shared expert's pass (transformer_moe_apart_ops,
+ * costed as any block's operations) takes about 1 us forward and 2 us
+ * backward, so the two regimes: at 1 GB/s D is the larger and the step
+ * shortens by L (S_f + S_b), the shared expert hidden; at 10 TB/s it is
+ * the smaller and the step shortens by 2 L D, the exchanges hidden. */
+static void shared_overlap_case(double link_Bps, gboolean shared_longer)
+{
+    double step[2], exposed[2], compute[2], d = 0;
+    OpsWork shared = {0};
+    for (int overlap = 0; overlap < 2; overlap++) {
+        ModelSpec *model = moe_model();
+        model->shared_experts = 1;
+        Run run = run_new(model, test_cluster(1, 2, link_Bps, link_Bps));
+        run.plan->ep = 2;
+        run.plan->global_batch_size = 2;
+        run.plan->moe_shared_expert_overlap = overlap;
+        run_simulate(&run);
+        const Metrics *mt = &run.rep.metrics;
+        const CommStat *x = &mt->comm[TAG_EP][COLL_ALL_TO_ALL];
+        ck_assert_int_eq(x->count, 4 * L);
+        d = x->time_s / x->count;
+        ck_assert_rel(d, 65536 / link_Bps, 1e-12);
+        step[overlap] = mt->step_time_s;
+        exposed[overlap] = x->exposed_s;
+        compute[overlap] = mt->compute_s;
+        OpList ops;
+        transformer_moe_apart_ops(model, transformer_shard(run.plan), &ops);
+        ck_assert_int_eq(ops.n, overlap ? 3 : 0); /* up, activation, down: apart only then */
+        if (overlap)
+            shared = transformer_ops_work(&run.cluster->gpu, &ops);
+        run_free(&run);
+    }
+    double sf = shared.seconds, sb = shared.backward_seconds;
+    ck_assert(sf > 0 && sb > sf);
+    ck_assert(shared_longer ? sf > d : sb < d); /* the regime is as said */
+    double saved = L * (MIN(sf, d) + MIN(sb, d));
+    ck_assert_double_eq_tol(saved, shared_longer ? 2 * L * d : L * (sf + sb), 1e-15);
+    ck_assert_rel(step[0] - step[1], saved, 1e-9);
+    ck_assert_rel(exposed[0] - exposed[1], saved, 1e-9);
+    ck_assert_rel(compute[1], compute[0], 1e-12);
+}
+
+START_TEST(shared_expert_beside_the_dispatch)
+{
+    shared_overlap_case(1e9, FALSE);   /* the dispatch longer: the shared expert hidden */
+    shared_overlap_case(1e13, TRUE);   /* the shared expert longer: the exchanges hidden */
+}
+END_TEST
+
+/* Without ep > 1 there is no exchange to overlap, and without shared
+ * experts nothing to put beside it: the flag changes nothing, the plan
+ * normalizes to it off (strategy_normalize), and the replay is the same
+ * step to the event. */
+START_TEST(shared_overlap_needs_ep_and_shared_experts)
+{
+    for (int shared = 0; shared <= 1; shared++)
+        for (int ep = 1; ep <= 2; ep++) {
+            double step[2];
+            int events[2];
+            for (int overlap = 0; overlap < 2; overlap++) {
+                ModelSpec *model = moe_model();
+                model->shared_experts = shared;
+                Run run = run_new(model, test_cluster(1, 2, 1e9, 1e9));
+                run.plan->ep = ep;
+                run.plan->global_batch_size = 2;
+                run.plan->moe_shared_expert_overlap = overlap;
+                run_simulate(&run);
+                step[overlap] = run.rep.metrics.step_time_s;
+                events[overlap] = (int)run.rep.metrics.events;
+                strategy_normalize(run.plan, model);
+                ck_assert_int_eq(run.plan->moe_shared_expert_overlap,
+                                 overlap && shared && ep > 1);
+                run_free(&run);
+            }
+            if (shared && ep > 1) {
+                ck_assert(step[1] < step[0]);
+                continue;
+            }
+            ck_assert_double_eq(step[1], step[0]);
+            ck_assert_int_eq(events[1], events[0]);
+        }
+}
+END_TEST
+
 START_TEST(hardware_flops_leave_out_the_imbalance)
 {
     Run even = moe_run(2, 0, 1, 1);
@@ -421,6 +520,8 @@ Suite *suite_moe(void)
     tcase_add_test(tc, every_other_layer_routes);
     tcase_add_test(tc, deepseek_v2_lite_simulates);
     tcase_add_test(tc, qwen3_235b_published_plan_fits);
+    tcase_add_test(tc, shared_expert_beside_the_dispatch);
+    tcase_add_test(tc, shared_overlap_needs_ep_and_shared_experts);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -162,6 +162,20 @@ grep -q '^gemm_sustained ' "$tmp/report" || problem="$problem; the report lacks 
 grep -q 'leave-one-out: mean' "$tmp/report" || problem="$problem; the report lacks leave-one-out"
 check "calibrate --runs writes a cluster and prints its residuals" "$problem"
 
+# DeepSeek-V3's published rows (topologies/runs/deepseek-v3-*.csv), one
+# file a system: every row resolves, fits and is predicted on the shipped
+# profile, none over its GPUs' memory
+problem=
+for system in h100:dgx-h100:1 b200:dgx-b200:7 gb200:gb200-nvl72:11; do
+    file=${system%%:*} rest=${system#*:}
+    "$PLANSIM" calibrate --runs "$top_srcdir/topologies/runs/deepseek-v3-$file.csv" \
+        --cluster "${rest%%:*}" --fit "" -o "$tmp/deepseek.json" >"$tmp/deepseek.out" 2>"$tmp/deepseek.err" ||
+        problem="$problem; $file: $(one_line "$tmp/deepseek.err")"
+    grep -q ": ${rest#*:} runs, base" "$tmp/deepseek.out" || problem="$problem; $file: not ${rest#*:} runs"
+    grep -q "do not fit" "$tmp/deepseek.err" && problem="$problem; $file: $(one_line "$tmp/deepseek.err")"
+done
+check "DeepSeek-V3's published rows run on the shipped profiles" "$problem"
+
 bad "more parameters than runs" "$tmp/runs.csv: expected at least as many runs as parameters" \
     --runs "$tmp/runs.csv" --fit gemm_sustained,kernel_launch_us,memory_efficiency
 bad "an unknown parameter" "--fit: expected at most 5 of" --runs "$tmp/runs.csv" --fit peak_tflops

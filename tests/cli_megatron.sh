@@ -98,7 +98,7 @@ check "--print megatron of the report reads back to the same report" "$problem"
 problem=
 set -f # the layouts' * are no globs
 for plan in "--model llama3-70b $h100 --tp 4 --pp 4 --recompute full --zero-stage 2 --cp 2 --cp-algorithm all_to_all --micro-batch-size 2 --global-batch-size 256" \
-    "--model $top_srcdir/models/hf/deepseek-v3.json --cluster dgx-h100 --nodes 32 --tp 2 --pp 8 --ep 16 --expert-tensor-parallel-size 1 --mtp-num-layers 1 --pipeline-model-parallel-layout Et*7|(t*8|)*5,t*7|t*7mL --global-batch-size 256 --seq-length 4096" \
+    "--model $top_srcdir/models/hf/deepseek-v3.json --cluster dgx-h100 --nodes 32 --tp 2 --pp 8 --ep 16 --expert-tensor-parallel-size 1 --moe-shared-expert-overlap --mtp-num-layers 1 --pipeline-model-parallel-layout Et*7|(t*8|)*5,t*7|t*7mL --global-batch-size 256 --seq-length 4096" \
     "--model llama3-70b --cluster dgx-h100 --nodes 40 --tp 8 --pp 5 --recompute selective --zero-stage 3 --cross-entropy-fusion te --cuda-graphs --grad-accum-dtype bf16 --global-batch-size 256" \
     "--model llama3-70b --cluster dgx-h100 --nodes 24 --tp 4 --pp 3 --pipeline-model-parallel-layout Et*26|t*27|t*27,L --zero-stage 1 --dtype fp8 --fp8-recipe tensorwise --fp8-param-gather --tp-comm-overlap --sequence-parallel --global-batch-size 512" \
     "--model mixtral-8x7b $h100 --tp 2 --pp 4 --ep 8 --expert-tensor-parallel-size 1 --moe-capacity-percent 125 --moe-dispatcher all_gather --zero-stage 1 --global-batch-size 512" \
@@ -112,6 +112,10 @@ for plan in "--model llama3-70b $h100 --tp 4 --pp 4 --recompute full --zero-stag
     problem=$problem$(to rt-back simulate $model_cluster --megatron-args "$(cat "$tmp/rt-args.out")" --format csv)
     [ "$(figures "$tmp/rt-in.out")" = "$(figures "$tmp/rt-back.out")" ] || problem="$problem; $plan: read back as $(one_line "$tmp/rt-args.out"), another report"
     [ -s "$tmp/rt-args.err" ] && problem="$problem; $plan: a note: $(one_line "$tmp/rt-args.err")"
+    case $plan in *--moe-shared-expert-overlap*)
+        grep -q -- '--moe-shared-expert-overlap' "$tmp/rt-args.out" ||
+            problem="$problem; $plan: printed without --moe-shared-expert-overlap" ;;
+    esac
 done
 set +f
 check "plans of every kind read back from --print megatron to the same report" "$problem"

@@ -457,6 +457,18 @@ static void mlp_activation(OpList *l, const ModelSpec *m, const char *name, doub
     add(l, name, 8 * rows * f, (gated(m) ? 6 : 4) * rows * f, 0);
 }
 
+/* The shared experts: a dense MLP of shared_experts x f_e, split over t,
+ * on the n tokens. */
+static void shared_expert_ops(const ModelSpec *m, const Dims *d, OpList *out)
+{
+    if (m->shared_experts == 0)
+        return;
+    double fs_t = m->shared_experts * (m->moe_ffn_hidden_size / d->t);
+    gemm(out, d, d->dtype, "shared_up", d->n, d->h, (gpt_style(m) ? 1 : 2) * fs_t);
+    mlp_activation(out, m, "shared_activation", d->n, fs_t);
+    gemm(out, d, d->dtype, "shared_down", d->n, fs_t, d->h);
+}
+
 /* A MoE layer's MLP block between its norm and its dropout (transformer.h,
  * transformer_moe): router, permutation (read and write each token copy on the way
  * out and back) of the tokens the GPU routes, shared experts (f_e split
@@ -468,12 +480,8 @@ static void moe_ops(const ModelSpec *m, const Dims *d, Shard sh, OpList *out)
     double rows = expert_rows(m, d, sh), local = m->experts / (double)MAX(sh.ep, 1);
     gemm(out, d, DTYPE_BF16, "router", d->routed, d->h, m->experts);
     add(out, "moe_permute", 0, 2 * d->e16 * (d->routed + rows) * d->h, 0);
-    if (m->shared_experts > 0) {
-        double fs_t = m->shared_experts * (m->moe_ffn_hidden_size / d->t);
-        gemm(out, d, d->dtype, "shared_up", d->n, d->h, up * fs_t);
-        mlp_activation(out, m, "shared_activation", d->n, fs_t);
-        gemm(out, d, d->dtype, "shared_down", d->n, fs_t, d->h);
-    }
+    if (!sh.moe_shared_apart)
+        shared_expert_ops(m, d, out);
     /* dropless, the GPU of the most rows sets the pace, and across GPUs
      * the mean is the work done; padded, every GPU computes its capacity */
     double imbalance = sh.expert_padded ? 0 : 1 - 1 / (sh.expert_load > 0 ? sh.expert_load : 1);
@@ -523,7 +531,9 @@ Shard transformer_shard(const PlanSpec *plan)
                    .expert_padded = plan->moe_capacity_percent > 0,
                    .cp_all_to_all = plan->cp_algorithm == CP_ALL_TO_ALL,
                    .ce_fusion = plan->cross_entropy_fusion,
-                   .mtp = plan->mtp_num_layers};
+                   .mtp = plan->mtp_num_layers,
+                   /* beside an exchange: with ep > 1 (expert_parallel.c) */
+                   .moe_shared_apart = plan->moe_shared_expert_overlap && plan->ep > 1};
 }
 
 Shard transformer_shard_on(const PlanSpec *plan, const GpuSpec *gpu)
@@ -704,6 +714,14 @@ void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *ou
         gemm(out, &d, d.dtype, "mlp_down", d.n, d.f / d.t, d.h);
     }
     dropout_residual(out, &d, d.ns, d.h);
+}
+
+void transformer_moe_apart_ops(const ModelSpec *m, Shard sh, OpList *out)
+{
+    Dims d = block_dims(m, BLOCK_MOE, sh);
+    out->n = 0;
+    if (sh.moe_shared_apart)
+        shared_expert_ops(m, &d, out);
 }
 
 void transformer_block_replay_split(const ModelSpec *m, Block block, Shard sh, Recompute rc,

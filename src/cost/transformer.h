@@ -71,6 +71,9 @@ typedef struct {
     int mtp;                    /* multi-token-prediction layers trained (the plan's
                                  * mtp_num_layers): the head computes their logits and
                                  * losses too; left out: none */
+    gboolean moe_shared_apart;  /* a MoE block's shared experts run apart from it, beside
+                                 * the dispatch (the plan's moe_shared_expert_overlap):
+                                 * transformer_moe_apart_ops has them; left out: inside */
 } Shard;
 
 /* The plan's Shard: its micro-batch size, tp, sequence parallelism,
@@ -173,6 +176,10 @@ double transformer_head_dim(const ModelSpec *m);
  * the tokens the GPU routes, its share of its tensor-parallel group's n,
  * k experts per token; uniform routing), f_e split over etp. */
 gboolean transformer_moe(const ModelSpec *m);
+/* The operations of a MoE layer's MLP block that run apart from it: its
+ * shared experts when Shard.moe_shared_apart (then BLOCK_MOE's operations
+ * leave them out), none otherwise. */
+void transformer_moe_apart_ops(const ModelSpec *m, Shard sh, OpList *out);
 gboolean transformer_layer_moe(const ModelSpec *m, int layer);
 /* Sliding-window attention (docs/model.md, "FlashAttention"): whether
  * layer `layer`'s attention is over the model's sliding_window of w keys

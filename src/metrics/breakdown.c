@@ -73,6 +73,14 @@ void breakdown_compute(const Step *step, int stage, Breakdown *out)
                                                &rest);
                 add_ops(out, gpu, &replay, FALSE, BREAKDOWN_ATTENTION_BACKWARD, TRUE);
                 add_ops(out, gpu, &rest, FALSE, BREAKDOWN_ATTENTION_BACKWARD, FALSE);
+                if (block != BLOCK_MOE)
+                    continue;
+                /* the shared experts run apart (expert_parallel.c), and
+                 * again in a full recomputation's replay */
+                transformer_moe_apart_ops(model, sh, &ops);
+                add_forward_backward(out, gpu, &ops);
+                if (plan->recompute == RECOMPUTE_FULL)
+                    add_ops(out, gpu, &ops, FALSE, BREAKDOWN_ATTENTION_BACKWARD, TRUE);
             }
         }
         if (g == chunks - 1) {

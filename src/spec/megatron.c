@@ -117,6 +117,8 @@ static const MegatronArg megatron_args[] = {
     ROW(FIELD, "moe-token-dispatcher-type", 1, PLAN_MOE_DISPATCHER,
         .words = "alltoall=all_to_all,allgather=all_gather",
         .bridge = "model.moe_token_dispatcher_type", .moe = TRUE),
+    ROW(SWITCH, "moe-shared-expert-overlap", 0, PLAN_MOE_SHARED_EXPERT_OVERLAP, .words = "true",
+        .bridge = "model.moe_shared_expert_overlap", .moe = TRUE),
     /* the batch */
     ROW(FIELD, "micro-batch-size", 1, PLAN_MICRO_BATCH_SIZE, .bridge = "train.micro_batch_size",
         .always = TRUE),

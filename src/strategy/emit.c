@@ -139,8 +139,10 @@ static int graph_stream_count(const Emit *e)
     int n = 0;
     for (int s = 0; s < EMIT_STREAMS; s++) {
         gboolean used = always[s];
-        for (int i = 0; e->active[i] && !used; i++)
-            used = (e->active[i]->streams >> s) & 1;
+        for (int i = 0; e->active[i] && !used; i++) {
+            const Strategy *a = e->active[i];
+            used = ((a->step_streams ? a->step_streams(&e->step) : a->streams) >> s) & 1;
+        }
         if (used)
             n = s + 1;
     }
@@ -387,6 +389,17 @@ TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double
     TaskId t = add_collective(e, id, stream, op, bytes, tag, name);
     if (stream == STREAM_COMPUTE)
         take_gates(e, t);
+    return t;
+}
+
+TaskId emit_collective_beside(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes,
+                              TaskTag tag, TaskName name)
+{
+    g_assert(stream != STREAM_COMPUTE);
+    TaskId t = emit_collective(e, kind, stream, op, bytes, tag, name);
+    emit_wait(e, emit_last(e, STREAM_COMPUTE), t);
+    for (gsize i = 0; i < e->n_gates; i++)
+        emit_wait(e, e->gates[i], t);
     return t;
 }
 

@@ -164,6 +164,14 @@ void emit_gate(Emit *e, TaskId before);
 TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes, TaskTag tag,
                        TaskName name);
 
+/* The rank joins its next collective over its group of `kind` on `stream`
+ * (not the compute stream), beside the compute: it starts once what the
+ * next compute task waits for has ended (the compute stream's last task
+ * and the tasks passed to emit_gate since, which stay pending for it). A
+ * group of one rank: TASK_NONE, no task. */
+TaskId emit_collective_beside(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes,
+                              TaskTag tag, TaskName name);
+
 /* Sends `bytes` to the neighbouring stage in direction `d`, on the rank's
  * pipeline stream, once `after` has ended: the k-th send toward a stage is
  * that stage's k-th receive from this one. */

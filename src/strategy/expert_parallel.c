@@ -12,6 +12,15 @@
  * (Megatron-Core's token dispatchers). The router's GEMM, inside the block's compute, runs before
  * the dispatch in truth: the sum on the stream is the same. The routed experts' gradients reduce,
  * and ZeRO shards their states, over the expert-data-parallel group (data_parallel.c, zero.c).
+ *
+ * With moe_shared_expert_overlap (Megatron-Core's --moe-shared-expert-overlap: the shared experts
+ * on a stream of their own while the token dispatcher's all-to-all runs) the exchange before the
+ * block's compute runs on the rank's ep stream instead, from when the block's input is ready, and
+ * the shared experts' compute (transformer_moe_apart_ops, which the block leaves out) runs beside
+ * it on the compute stream; the routed experts wait for both. So the compute stream spends
+ * max(shared, exchange) where it spent their sum, in forward (beside the dispatch), in a full
+ * recomputation's replay, and in backward (beside the combine's gradient); a W (zero-bubble)
+ * computes the shared experts' weight gradients, and exchanges nothing.
  * docs/model.md, "Mixture of experts". */
 #include "net/netbound.h"
 #include "strategy/strategy.h"
@@ -58,24 +67,54 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **err
     return TRUE;
 }
 
+typedef struct {
+    OpsWork shared; /* the shared experts' work, with the overlap (else none) */
+} EpState;
+
 static int piece_tasks(const PlanSpec *plan)
 {
-    (void)plan;
-    return 2; /* a dispatch and a combine */
+    return plan->moe_shared_expert_overlap ? 3 : 2; /* a dispatch, the shared experts, a combine */
 }
 
-/* Whether piece `p` moves tokens: a whole MoE block (forward, replayed or
- * backward: Strategy.piece_passes leaves out a W). */
-static gboolean routes(const PieceRef *p)
+static void step_begin(Emit *e, void *state)
+{
+    OpList ops;
+    transformer_moe_apart_ops(emit_model(e), emit_shard(e), &ops);
+    ((EpState *)state)->shared = transformer_ops_work(emit_gpu(e), &ops);
+}
+
+/* Whether the shared experts run beside the exchange: the overlap asked
+ * for, and shared experts to run (ep > 1 where the strategy is active;
+ * transformer_shard leaves them in the block otherwise). */
+static gboolean shared_apart(const PlanSpec *plan, const ModelSpec *model)
+{
+    return plan->moe_shared_expert_overlap && model->shared_experts > 0;
+}
+
+/* The ep stream, only where the exchange runs on it. */
+static unsigned step_streams(const Step *step)
+{
+    return shared_apart(step->plan, step->model) ? 1u << STREAM_EP : 0;
+}
+
+/* Whether piece `p` is a whole MoE block (forward, replayed or backward). */
+static gboolean moe_piece(const PieceRef *p)
 {
     return p->segment->kind == SEGMENT_LAYER && p->block == BLOCK_MOE && !p->partial;
+}
+
+/* Whether piece `p` moves tokens: a MoE block's pass of the tokens'
+ * routes, not a W of the weights'. */
+static gboolean routes(const PieceRef *p)
+{
+    return moe_piece(p) && unit_passes(p->phase) != PASS_WEIGHT_GRAD;
 }
 
 /* The exchange before (`before`) or after the block's compute: the
  * dispatch (an all-to-all, or an all-gather) where tokens go to their
  * experts, the combine (an all-to-all, or a reduce-scatter) where they
  * come back; backward runs them in reverse, each as its mirror. */
-static void exchange(Emit *e, const PieceRef *p, gboolean before)
+static TaskId exchange(Emit *e, const PieceRef *p, gboolean before, Stream stream)
 {
     const PlanSpec *plan = emit_plan(e);
     gboolean backward = emit_piece_backward(p);
@@ -87,17 +126,40 @@ static void exchange(Emit *e, const PieceRef *p, gboolean before)
         {"ep reduce_scatter combine mb%d L%d", "ep all_gather dispatch mb%d L%d"}};
     TaskName name = {
         .fmt = names[!all_to_all][to_experts], .a = p->micro_batch, .b = p->segment->layer};
-    emit_collective(
-        e, GROUP_EP, STREAM_COMPUTE, op,
-        transformer_moe_dispatch_bytes(emit_model(e), emit_shard(e), plan->moe_dispatcher), TAG_EP,
-        name);
+    double bytes =
+        transformer_moe_dispatch_bytes(emit_model(e), emit_shard(e), plan->moe_dispatcher);
+    if (stream == STREAM_COMPUTE)
+        return emit_collective(e, GROUP_EP, stream, op, bytes, TAG_EP, name);
+    return emit_collective_beside(e, GROUP_EP, stream, op, bytes, TAG_EP, name);
 }
 
+/* With the overlap, the exchange before the block on the ep stream and
+ * the shared experts' pass beside it; the block's compute waits for it. */
 static void piece_begin(Emit *e, void *state, const PieceRef *p)
 {
-    (void)state;
-    if (routes(p))
-        exchange(e, p, TRUE);
+    static const TaskTag tags[PHASES] = {[PHASE_FORWARD] = TAG_FORWARD,
+                                         [PHASE_RECOMPUTE] = TAG_RECOMPUTE,
+                                         [PHASE_BACKWARD] = TAG_BACKWARD,
+                                         [PHASE_INPUT_GRAD] = TAG_BACKWARD,
+                                         [PHASE_WEIGHT_GRAD] = TAG_BACKWARD};
+    static const char *const names[PHASES] = {[PHASE_FORWARD] = "fwd mb%d L%d shared",
+                                              [PHASE_RECOMPUTE] = "fwd mb%d L%d shared",
+                                              [PHASE_BACKWARD] = "bwd mb%d L%d shared",
+                                              [PHASE_INPUT_GRAD] = "bwd mb%d L%d shared",
+                                              [PHASE_WEIGHT_GRAD] = "wgrad mb%d L%d shared"};
+    const EpState *st = state;
+    if (!shared_apart(emit_plan(e), emit_model(e))) {
+        if (routes(p))
+            exchange(e, p, TRUE, STREAM_COMPUTE);
+        return;
+    }
+    if (!moe_piece(p))
+        return;
+    TaskId x = routes(p) ? exchange(e, p, TRUE, STREAM_EP) : TASK_NONE;
+    PassWork w = unit_work(unit_passes(p->phase), &st->shared, 1);
+    emit_compute(e, w.seconds, w.flops, tags[p->phase],
+                 (TaskName){.fmt = names[p->phase], .a = p->micro_batch, .b = p->segment->layer});
+    emit_gate(e, x);
 }
 
 static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
@@ -105,7 +167,7 @@ static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
     (void)state;
     (void)task;
     if (routes(p))
-        exchange(e, p, FALSE);
+        exchange(e, p, FALSE, STREAM_COMPUTE);
 }
 
 /* A dense model routes no tokens: the experts' fields change nothing, and
@@ -116,6 +178,8 @@ static void normalize(PlanSpec *plan, const ModelSpec *model)
 {
     if (plan_field_value(plan, PLAN_ETP) == plan->tp)
         plan->expert_tensor_parallel_size = 0;
+    if (plan->ep <= 1 || model->shared_experts == 0) /* no exchange, or nothing beside it */
+        plan->moe_shared_expert_overlap = FALSE;
     if (plan->ep <= 1)
         plan->moe_dispatcher = MOE_DISPATCHER_ALL_TO_ALL;
     if (transformer_moe(model))
@@ -171,7 +235,9 @@ const Strategy strategy_expert_parallel = {
     .check_reads = PLAN_BIT(TP) | PLAN_BIT(CP) | PLAN_BIT(PP) | PLAN_BIT(DP) | PLAN_BIT(EP) |
                    PLAN_BIT(ETP) | PLAN_BIT(ZERO_STAGE) | PLAN_BIT(OFFLOAD),
     .piece_tasks = piece_tasks,
-    .piece_passes = PASS_FORWARD | PASS_INPUT_GRAD, /* the tokens' routes, not the weights' */
+    .state_size = sizeof(EpState),
+    .step_streams = step_streams,
+    .step_begin = step_begin,
     .piece_begin = piece_begin,
     .piece_end = piece_end,
     .normalize = normalize,

@@ -45,15 +45,26 @@ static int piece_tasks(const PlanSpec *plan)
     return 1; /* a unit's reduction; a unit has a piece at least */
 }
 
+/* The FP8 GEMMs of `ops`. */
+static int fp8_gemms(const OpList *ops)
+{
+    int n = 0;
+    for (int i = 0; i < ops->n; i++)
+        n += ops->ops[i].gemm && ops->ops[i].dtype == DTYPE_FP8;
+    return n;
+}
+
 static void step_begin(Emit *e, void *state)
 {
     Fp8State *st = state;
     OpList ops;
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
         transformer_block_ops(emit_model(e), (Block)b, emit_shard(e), &ops);
-        st->gemms[b] = 0;
-        for (int i = 0; i < ops.n; i++)
-            st->gemms[b] += ops.ops[i].gemm && ops.ops[i].dtype == DTYPE_FP8;
+        st->gemms[b] = fp8_gemms(&ops);
+        if (b != BLOCK_MOE)
+            continue;
+        transformer_moe_apart_ops(emit_model(e), emit_shard(e), &ops); /* its shared experts */
+        st->gemms[b] += fp8_gemms(&ops);
     }
 }
 

@@ -48,8 +48,12 @@ typedef struct {
     int (*piece_tasks)(const PlanSpec *plan);
     gsize state_size;
     /* The streams it uses that not every graph has (bits 1 << Stream of
-     * streams.def's rows): a graph has the streams up to the highest one. */
+     * streams.def's rows): a graph has the streams up to the highest one.
+     * step_streams, where set, says it for the step instead: a stream that
+     * only some of the strategy's plans use, which the others' graphs (and
+     * traces) then go without. */
     unsigned streams;
+    unsigned (*step_streams)(const Step *step);
     /* Changes the plan's rule of its model states (StatesRule, step.h) in
      * what the strategy owns: how a kind is split, or that it is not on
      * the GPU; the emitter allocates them by the rule, and the bounds and
