@@ -225,6 +225,19 @@ START_TEST(partial_recompute_is_n_layers_of_full)
     ck_assert(replays[0] == 0 && replays[LAYERS] > 0);
     for (int n = 1; n < LAYERS; n++)
         ck_assert_rel(replays[n], replays[LAYERS] * n / LAYERS, 1e-12);
+    /* N of at least the chunk's layers is every layer: full's twin */
+    char *key[2];
+    for (int i = 0; i < 2; i++) {
+        Run run = run_new(test_gpt(LAYERS, H, A, V, S), test_cluster(1, 1, 300e9, 25e9));
+        run.plan->recompute = RECOMPUTE_FULL;
+        run.plan->recompute_num_layers = i ? LAYERS : 0;
+        test_resolve(run.plan, run.model, run.cluster);
+        key[i] = strategy_normal_form(run.plan, run.model);
+        run_free(&run);
+    }
+    ck_assert_str_eq(key[0], key[1]);
+    g_free(key[0]);
+    g_free(key[1]);
 }
 END_TEST
 

@@ -193,12 +193,21 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **err
     return TRUE;
 }
 
-/* "selective" replays nothing under FlashAttention (above): it is "none". */
+/* "selective" replays nothing under FlashAttention (above): it is "none".
+ * recompute_num_layers of at least every chunk's layers is every layer,
+ * 0 (once the layers are split). */
 static void normalize(PlanSpec *plan, const ModelSpec *model)
 {
     (void)model;
     if (plan->attention == ATTENTION_FLASH && plan->recompute == RECOMPUTE_SELECTIVE)
         plan->recompute = RECOMPUTE_NONE;
+    if (!recompute_some_layers(plan) || !plan->layers_per_stage.v)
+        return;
+    int most = 0;
+    for (int g = 0; g < chunks_count(plan); g++)
+        most = MAX(most, chunks_layers(plan, g));
+    if (plan->recompute_num_layers >= most)
+        plan->recompute_num_layers = 0;
 }
 
 const Strategy strategy_recompute = {
