@@ -415,7 +415,7 @@ START_TEST(deepseek_v3_recipe_plan_fits)
 END_TEST
 
 /* Selective recomputation by module (Megatron-Core's recompute_modules;
- * docs/model.md, "Activation recomputation"), tp 1, b 1 (n = 128 tokens),
+ * docs/model.md, "Recomputation by module"), tp 1, b 1 (n = 128 tokens),
  * FlashAttention, what each block no longer keeps, in bf16 (e 2 bytes a
  * GEMM input element) and fp8 (e 1, delayed scaling: no scale bytes):
  *   - layernorm: the output of a norm that stands apart from its GEMMs,

@@ -24,7 +24,7 @@ typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;
 extern const char *const recompute_names[];
 
 /* The modules a selective recomputation replays, Megatron-Core's
- * recompute_modules (docs/model.md, "Activation recomputation"): a plan
+ * recompute_modules (docs/model.md, "Recomputation by module"): a plan
  * holds a set of them, bit 1 << m for module m. */
 typedef enum {
     RECOMPUTE_CORE_ATTN,   /* standard attention's scores, softmax, dropout, score x V */

@@ -131,7 +131,7 @@ void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *ou
  * layernorm the norm of a block whose first GEMMs take it apart (a MoE
  * block's, latent attention's), mla_up_proj latent attention's latent
  * norms, up-projections and RoPE, moe_act the routed experts' activation
- * and the cast of its output (docs/model.md, "Activation recomputation")),
+ * and the cast of its output (docs/model.md, "Recomputation by module")),
  * then, for the attention block with FlashAttention, whatever the rc, the
  * rest of the fused kernel's backward: its recomputation of the scores
  * S = QK^T (2 b s^2 h / t FLOPs) and its lower efficiency (docs/model.md,

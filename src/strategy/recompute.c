@@ -7,7 +7,7 @@
  * recompute_modules make (Megatron-Core's): core_attn, standard
  * attention's core (scores, softmax, dropout, score x V), and replays
  * that; layernorm, mla_up_proj and moe_act their operations' outputs
- * (docs/model.md, "Activation recomputation"). FlashAttention keeps no
+ * (docs/model.md, "Recomputation by module"). FlashAttention keeps no
  * core, only the softmax statistics, and its backward kernel recomputes
  * the scores itself, so core_attn replays nothing under it: Megatron-LM's
  * selective granularity checkpoints only its core attention, which
