@@ -31,6 +31,11 @@ gboolean plan_field_is_list(PlanField f)
     return plan_fields[f].kind == FIELD_LIST || plan_fields[f].kind == FIELD_LAYOUT;
 }
 
+gboolean plan_field_takes_commas(PlanField f)
+{
+    return plan_fields[f].kind == FIELD_LIST || plan_fields[f].kind == FIELD_SET;
+}
+
 static int *member(PlanSpec *plan, PlanField f)
 {
     g_assert(!plan_field_is_list(f));

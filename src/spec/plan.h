@@ -63,6 +63,9 @@ typedef struct {
 
 /* Whether field `f` holds a PlanList (a LIST or a LAYOUT). */
 gboolean plan_field_is_list(PlanField f);
+/* Whether a comma in a flag's value for field `f` is the value's own (a
+ * LIST's, a SET's), not a sweep's list of values. */
+gboolean plan_field_takes_commas(PlanField f);
 
 /* The table, indexed by PlanField. */
 extern const PlanFieldInfo plan_fields[PLAN_N_FIELDS];
