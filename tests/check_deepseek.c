@@ -414,6 +414,222 @@ START_TEST(deepseek_v3_recipe_plan_fits)
 }
 END_TEST
 
+/* Selective recomputation by module (Megatron-Core's recompute_modules;
+ * docs/model.md, "Recomputation by module"), tp 1, b 1 (n = 128 tokens),
+ * FlashAttention, what each block no longer keeps, in bf16 (e 2 bytes a
+ * GEMM input element) and fp8 (e 1, delayed scaling: no scale bytes):
+ *   - layernorm: the output of a norm that stands apart from its GEMMs,
+ *     latent attention's and a MoE block's, as their first GEMM keeps it,
+ *     e n h; a dense MLP's norm is fused into its up GEMM (Transformer
+ *     Engine's LayerNormLinear: Megatron-Core's pre_mlp_layernorm is then
+ *     an IdentityOp, which layernorm leaves alone): nothing;
+ *   - mla_up_proj: the up-projections' and RoPE's outputs, Q and K (8
+ *     heads of 48) and V (of 24), in bf16 whatever the dtype: 2 n 8 (48 +
+ *     48 + 24);
+ *   - moe_act: the routed experts' activation output, the down GEMM's
+ *     input, of the n k = 256 rows and f_e = 128: e 256 x 128;
+ *   - core_attn: FlashAttention keeps no core: nothing. */
+START_TEST(recompute_modules_keep_by_hand)
+{
+    ModelSpec *m = small(FALSE);
+    const double n = S;
+    const int ln = 1 << RECOMPUTE_LAYERNORM, up = 1 << RECOMPUTE_MLA_UP_PROJ,
+              act = 1 << RECOMPUTE_MOE_ACT, core = 1 << RECOMPUTE_CORE_ATTN;
+    for (int fp8 = 0; fp8 < 2; fp8++) {
+        double e = fp8 ? 1 : 2, qkv = 2 * n * A * (DQK + DQK + DV);
+        const struct {
+            Block block;
+            int modules;
+            double dropped;
+        } cases[] = {
+            {BLOCK_ATTENTION, ln, e * n * H},
+            {BLOCK_ATTENTION, up, qkv},
+            {BLOCK_ATTENTION, core, 0},
+            {BLOCK_ATTENTION, ln | up | act | core, e * n * H + qkv},
+            {BLOCK_MOE, ln, e * n * H},
+            {BLOCK_MOE, act, e * n * K * FE},
+            {BLOCK_MOE, ln | act | up, e * n * H + e * n * K * FE},
+            {BLOCK_MLP, ln | up | act, 0},
+        };
+        for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+            Shard sh = {.micro_batch = 1,
+                        .tp = 1,
+                        .dtype = fp8 ? DTYPE_FP8 : DTYPE_BF16,
+                        .recompute_modules = cases[i].modules};
+            double none = transformer_block_activation_bytes(m, cases[i].block, sh, RECOMPUTE_NONE);
+            ck_assert_double_eq(
+                none - transformer_block_activation_bytes(m, cases[i].block, sh,
+                                                          RECOMPUTE_SELECTIVE),
+                cases[i].dropped);
+            ck_assert_double_eq(
+                transformer_block_replay_bytes(m, cases[i].block, sh, RECOMPUTE_SELECTIVE),
+                cases[i].dropped);
+        }
+    }
+    model_spec_free(m);
+}
+END_TEST
+
+/* An operation's roofline on the test GPU (312 TFLOP/s at 0.75, 2,039
+ * GB/s at 0.85, no SM count nor launch cost): the slower of its compute
+ * and its HBM traffic. */
+static double roofline_by_hand(double flops, double bytes)
+{
+    return MAX(flops / (312e12 * 0.75), bytes / (2039e9 * 0.85));
+}
+
+/* What each module replays before the block's backward, bf16, tp 1, n =
+ * 128, the forward's operations in order, each timed at its roofline:
+ *   - layernorm: the block's RMSNorm, 5 n h FLOPs, read and write 2 bytes
+ *     an element;
+ *   - mla_up_proj: the latents' norms (n x 96 and n x 64), the
+ *     up-projections n x 96 x 8 (32 + 16) and n x 64 x 8 (32 + 24), each
+ *     reading its input and weight and writing its output in bf16, Q's
+ *     RoPE (3 FLOPs, 4 bytes a rotated element of 8 x 16) and K's and V's
+ *     (reads the up-projected KV and the rotary key, writes K and V);
+ *   - moe_act: SwiGLU over the n k = 256 rows of f_e = 128, 8 FLOPs an
+ *     element, reading gate and up and writing its output (6 bytes); in
+ *     fp8 the cast of its output follows (read 2, write the copy and its
+ *     transpose, 1 byte each; 2 FLOPs an element). */
+START_TEST(recompute_modules_replay_by_hand)
+{
+    ModelSpec *m = small(FALSE);
+    ClusterSpec *c = test_cluster(1, 1, 1e9, 1e9);
+    const double n = S, rows = n * K;
+    const struct {
+        Block block;
+        RecomputeModule module;
+        Dtype dtype;
+        int ops;
+        const char *names[6];
+        double flops[6], bytes[6];
+    } cases[] = {
+        {BLOCK_ATTENTION, RECOMPUTE_LAYERNORM, DTYPE_BF16, 1, {"norm"}, {5 * n * H}, {4 * n * H}},
+        {BLOCK_MOE, RECOMPUTE_LAYERNORM, DTYPE_BF16, 1, {"norm"}, {5 * n * H}, {4 * n * H}},
+        {BLOCK_ATTENTION,
+         RECOMPUTE_MLA_UP_PROJ,
+         DTYPE_BF16,
+         6,
+         {"norm", "norm", "q_up", "kv_up", "rope", "rope_kv"},
+         {5 * n * Q, 5 * n * C, 2 * n * Q * A * DQK, 2 * n * C * A * (NOPE + DV),
+          3 * n * A * ROPE, 3 * n * A * ROPE},
+         {4 * n * Q, 4 * n * C, 2 * (n * A * DQK + n * Q + Q * A * DQK),
+          2 * (n * A * (NOPE + DV) + n * C + C * A * (NOPE + DV)), 4 * n * A * ROPE,
+          2 * n * (A * (NOPE + DV) + ROPE + A * DQK + A * DV)}},
+        {BLOCK_MOE, RECOMPUTE_MOE_ACT, DTYPE_BF16, 1, {"experts_activation"}, {8 * rows * FE},
+         {6 * rows * FE}},
+        {BLOCK_MOE,
+         RECOMPUTE_MOE_ACT,
+         DTYPE_FP8,
+         2,
+         {"experts_activation", "fp8_cast"},
+         {8 * rows * FE, 2 * rows * FE},
+         {6 * rows * FE, (2 + 2 * 1) * rows * FE}},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Shard sh = {.micro_batch = 1,
+                    .tp = 1,
+                    .dtype = cases[i].dtype,
+                    .recompute_modules = 1 << cases[i].module};
+        OpList replay, rest;
+        transformer_block_replay_split(m, cases[i].block, sh, RECOMPUTE_SELECTIVE, &replay, &rest);
+        ck_assert_int_eq(replay.n, cases[i].ops);
+        double seconds = 0;
+        for (int j = 0; j < replay.n; j++) {
+            ck_assert_str_eq(replay.ops[j].name, cases[i].names[j]);
+            ck_assert_double_eq(replay.ops[j].flops, cases[i].flops[j]);
+            ck_assert_double_eq(replay.ops[j].bytes, cases[i].bytes[j]);
+            seconds += replay.ops[j].gemm
+                           ? roofline_s(&c->gpu, &replay.ops[j]) /* its shape's: above */
+                           : roofline_by_hand(cases[i].flops[j], cases[i].bytes[j]);
+        }
+        ck_assert_rel(transformer_ops_s(&c->gpu, &replay), seconds, 1e-12);
+    }
+    cluster_spec_free(c);
+    model_spec_free(m);
+}
+END_TEST
+
+/* The plan field: words of Megatron-Core's, in any order, written back in
+ * the table's; an unknown one, or modules other than core_attn without
+ * selective recomputation, refused in one line naming the field. */
+START_TEST(recompute_modules_field)
+{
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    GError *error = NULL;
+    g_autofree char *fallback = plan_field_text(plan, PLAN_RECOMPUTE_MODULES);
+    ck_assert_str_eq(fallback, "core_attn");
+    ck_assert(plan_spec_set(plan, PLAN_RECOMPUTE_MODULES, "moe_act,layernorm,mla_up_proj",
+                            "--recompute-modules", &error));
+    g_autofree char *text = plan_field_text(plan, PLAN_RECOMPUTE_MODULES);
+    ck_assert_str_eq(text, "layernorm,mla_up_proj,moe_act");
+    ck_assert(!plan_spec_set(plan, PLAN_RECOMPUTE_MODULES, "layernorm,moe", "--recompute-modules",
+                             &error));
+    ck_assert_str_eq(error->message, "--recompute-modules: expected a comma-separated list of "
+                                     "\"core_attn\", \"layernorm\", \"mla_up_proj\", \"moe_act\", "
+                                     "got \"layernorm,moe\"");
+    g_clear_error(&error);
+    g_autoptr(ModelSpec) m = small(FALSE);
+    g_autoptr(ClusterSpec) c = test_cluster(1, 1, 1e9, 1e9);
+    ck_assert(plan_spec_set(plan, PLAN_RECOMPUTE_MODULES, "layernorm", "--recompute-modules",
+                            &error));
+    plan->global_batch_size = 1;
+    ck_assert(!strategy_resolve(plan, m, c, &error));
+    ck_assert_str_eq(error->message, "--recompute-modules: expected core_attn unless recompute is "
+                                     "selective (the modules it replays), got layernorm");
+    g_clear_error(&error);
+}
+END_TEST
+
+/* DeepSeek-V3's own plan (arXiv 2412.19437, section 3.1: PP 16, EP 64
+ * over 2,048 H800s, ZeRO-1, no tensor parallelism), fp8, its MTP layer,
+ * micro-batch 1 of 4,096 tokens and the report's 15,360 sequences a step.
+ * Without recomputation the second stage, whose 4 MoE layers keep 15
+ * micro-batches in flight (1F1B, pp - 1 = 15 ahead of it), needs more
+ * than 80 GiB; recomputing its RMSNorms and MLA up-projections, as the
+ * report's section 3.2.3 does, it fits: each layer and micro-batch no
+ * longer keeps its attention's Q, K and V (2 x 4,096 x 128 x (192 + 192
+ * + 128) bytes) nor its two norms' outputs (fp8, 4,096 x 7,168 bytes
+ * each), but for the one layer whose replay, before its backward, has
+ * made them again at the peak: 4 x 15 - 1 layers' worth fewer. */
+START_TEST(deepseek_v3_own_plan_fits_with_modules)
+{
+    static const struct {
+        PlanField field;
+        const char *value;
+    } own[] = {
+        {PLAN_PP, "16"},
+        {PLAN_EP, "64"},
+        {PLAN_ZERO_STAGE, "1"},
+        {PLAN_MICRO_BATCH_SIZE, "1"},
+        {PLAN_GLOBAL_BATCH_SIZE, "15360"},
+        {PLAN_MTP_NUM_LAYERS, "1"},
+        {PLAN_DTYPE, "fp8"},
+    };
+    double peaks[2], stage1[2];
+    for (int modules = 0; modules < 2; modules++) {
+        Run run = run_new(test_shipped_model("models/hf", "deepseek-v3.json"),
+                          test_shipped_cluster("dgx-h800.json", 256));
+        run.model->seq_length = 4096;
+        for (gsize i = 0; i < G_N_ELEMENTS(own); i++)
+            ck_assert(plan_spec_set(run.plan, own[i].field, own[i].value, "own", NULL));
+        if (modules) {
+            ck_assert(plan_spec_set(run.plan, PLAN_RECOMPUTE, "selective", "own", NULL));
+            ck_assert(plan_spec_set(run.plan, PLAN_RECOMPUTE_MODULES, "layernorm,mla_up_proj",
+                                    "own", NULL));
+        }
+        run_simulate(&run);
+        peaks[modules] = run.rep.metrics.peak_bytes;
+        stage1[modules] = run.rep.metrics.stages[1].peak_split[MEM_ACTIVATIONS];
+        ck_assert_int_eq(run.rep.metrics.fits, modules);
+        run_free(&run);
+    }
+    double kept = 2 * 4096.0 * 128 * (192 + 192 + 128) + 2 * 4096.0 * 7168;
+    ck_assert_rel(stage1[0] - stage1[1], (4 * 15 - 1) * kept, 1e-9);
+    ck_assert_msg(peaks[1] < 80 * 1073741824.0, "%.2f GiB", peaks[1] / 1073741824.0);
+}
+END_TEST
+
 Suite *suite_deepseek(void)
 {
     Suite *s = suite_create("deepseek");
@@ -427,6 +643,10 @@ Suite *suite_deepseek(void)
     tcase_add_test(tc, mtp_layouts);
     tcase_add_test(tc, mtp_refused);
     tcase_add_test(tc, deepseek_v3_recipe_plan_fits);
+    tcase_add_test(tc, recompute_modules_keep_by_hand);
+    tcase_add_test(tc, recompute_modules_replay_by_hand);
+    tcase_add_test(tc, recompute_modules_field);
+    tcase_add_test(tc, deepseek_v3_own_plan_fits_with_modules);
     suite_add_tcase(s, tc);
     return s;
 }

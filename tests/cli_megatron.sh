@@ -98,7 +98,7 @@ check "--print megatron of the report reads back to the same report" "$problem"
 problem=
 set -f # the layouts' * are no globs
 for plan in "--model llama3-70b $h100 --tp 4 --pp 4 --recompute full --zero-stage 2 --cp 2 --cp-algorithm all_to_all --micro-batch-size 2 --global-batch-size 256" \
-    "--model $top_srcdir/models/hf/deepseek-v3.json --cluster dgx-h100 --nodes 32 --tp 2 --pp 8 --ep 16 --expert-tensor-parallel-size 1 --moe-shared-expert-overlap --mtp-num-layers 1 --pipeline-model-parallel-layout Et*7|(t*8|)*5,t*7|t*7mL --global-batch-size 256 --seq-length 4096" \
+    "--model $top_srcdir/models/hf/deepseek-v3.json --cluster dgx-h100 --nodes 32 --tp 2 --pp 8 --ep 16 --expert-tensor-parallel-size 1 --moe-shared-expert-overlap --mtp-num-layers 1 --pipeline-model-parallel-layout Et*7|(t*8|)*5,t*7|t*7mL --recompute selective --recompute-modules layernorm,mla_up_proj,moe_act --global-batch-size 256 --seq-length 4096" \
     "--model llama3-70b --cluster dgx-h100 --nodes 40 --tp 8 --pp 5 --recompute selective --zero-stage 3 --cross-entropy-fusion te --cuda-graphs --grad-accum-dtype bf16 --global-batch-size 256" \
     "--model llama3-70b --cluster dgx-h100 --nodes 24 --tp 4 --pp 3 --pipeline-model-parallel-layout Et*26|t*27|t*27,L --zero-stage 1 --dtype fp8 --fp8-recipe tensorwise --fp8-param-gather --tp-comm-overlap --sequence-parallel --global-batch-size 512" \
     "--model mixtral-8x7b $h100 --tp 2 --pp 4 --ep 8 --expert-tensor-parallel-size 1 --moe-capacity-percent 125 --moe-dispatcher all_gather --zero-stage 1 --global-batch-size 512" \
@@ -115,6 +115,10 @@ for plan in "--model llama3-70b $h100 --tp 4 --pp 4 --recompute full --zero-stag
     case $plan in *--moe-shared-expert-overlap*)
         grep -q -- '--moe-shared-expert-overlap' "$tmp/rt-args.out" ||
             problem="$problem; $plan: printed without --moe-shared-expert-overlap" ;;
+    esac
+    case $plan in *--recompute-modules*)
+        grep -q -- '--recompute-modules layernorm mla_up_proj moe_act' "$tmp/rt-args.out" ||
+            problem="$problem; $plan: printed without Megatron-LM's --recompute-modules words" ;;
     esac
 done
 set +f
@@ -151,6 +155,7 @@ problem=$(refused '--megatron-args: --tensor-model-parallel-size: expected an in
 problem=$problem$(refused 'shell variables are not expanded' simulate --megatron-args '--pipeline-model-parallel-size $PP')
 problem=$problem$(refused '--cp-comm-type: expected p2p or a2a (what plansim models), got "a2a+p2p"' simulate --megatron-args "--context-parallel-size 2 --cp-comm-type a2a+p2p")
 problem=$problem$(refused '--recompute-num-layers: expected 1' simulate --megatron-args "--recompute-granularity full --recompute-method uniform --recompute-num-layers 4")
+problem=$problem$(refused '--recompute-modules: expected one of core_attn, layernorm, mla_up_proj or moe_act (the modules plansim models of Megatron-Core'"'"'s), got "moe"' simulate --megatron-args "--recompute-granularity selective --recompute-modules core_attn moe")
 problem=$problem$(refused '--sequence-parallel: expected no value (a switch), got "yes"' simulate --megatron-args "--sequence-parallel yes")
 problem=$problem$(refused "--num-layers: expected --model llama3-70b's layers, 80" simulate --model llama3-70b --megatron-args "--num-layers 40")
 problem=$problem$(refused "expected --vocab-size" simulate --megatron-args "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64")

@@ -232,6 +232,17 @@ grep -q '^best: plansim simulate ' "$tmp/top.out" || problem="$problem; no best:
 grep -q "^what the winner's choices bought" "$tmp/top.out" || problem="$problem; no gains"
 check "--top 3 prints three plans" "$problem"
 
+# a set field's commas are its value's, not an axis: --recompute-modules
+# core_attn,layernorm is one plan field, which the best plan's command keeps
+problem=
+"$PLANSIM" sweep --model "$tiny" --cluster "$a100" --nodes 1 --global-batch-size 64 --tp 1 --pp 1 \
+    --recompute selective --recompute-modules core_attn,layernorm --attention standard \
+    >"$tmp/modules.out" 2>/dev/null || problem="the sweep failed"
+grep -q '^best: .* --recompute-modules core_attn,layernorm' "$tmp/modules.out" ||
+    problem="$problem; $(grep '^best' "$tmp/modules.out")"
+grep -q '^sweep: .*recompute_modules' "$tmp/modules.out" && problem="$problem; swept as an axis"
+check "--recompute-modules a,b is one value in a sweep" "$problem"
+
 # --nodes 1,2: both sizes in one sweep, the outermost axis; ranked by cost
 # (GPU-hours of a run), the best plan's command names its own size; the
 # winner is the row simulate prints for it; a size given twice, or a list

@@ -535,12 +535,13 @@ static const char *const space_names[] = {"default", "grid", NULL};
 
 /* The plan flags given as comma-separated values (--dtype bf16,fp8, --tp
  * 4,8), which a sweep tries as axes: each such flag's text moved from `in`
- * (no longer a plan flag) to `lists` (by field), scalar fields only (a
- * list field's commas are its own). */
+ * (no longer a plan flag) to `lists` (by field), but for the fields whose
+ * commas are their own (a list field's, a set's). */
 static void take_value_lists(CliInputs *in, char **lists)
 {
     for (int f = 0; f < PLAN_N_FIELDS; f++)
-        if (in->flag_text[f] && strchr(in->flag_text[f], ',') && !plan_field_is_list((PlanField)f))
+        if (in->flag_text[f] && strchr(in->flag_text[f], ',') &&
+            !plan_field_takes_commas((PlanField)f))
             lists[f] = g_steal_pointer(&in->flag_text[f]);
 }
 

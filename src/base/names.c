@@ -9,6 +9,8 @@ const char *const schedule_names[] = {
 #undef SCHEDULE
     NULL};
 const char *const recompute_names[] = {"none", "selective", "full", NULL};
+const char *const recompute_module_names[] = {"core_attn", "layernorm", "mla_up_proj", "moe_act",
+                                              NULL};
 const char *const attention_names[] = {"flash", "standard", NULL};
 const char *const ce_fusion_names[] = {"none", "native", "te", NULL};
 const char *const dtype_names[] = {

@@ -23,6 +23,18 @@ extern const char *const schedule_names[];
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;
 extern const char *const recompute_names[];
 
+/* The modules a selective recomputation replays, Megatron-Core's
+ * recompute_modules (docs/model.md, "Recomputation by module"): a plan
+ * holds a set of them, bit 1 << m for module m. */
+typedef enum {
+    RECOMPUTE_CORE_ATTN,   /* standard attention's scores, softmax, dropout, score x V */
+    RECOMPUTE_LAYERNORM,   /* the norms that stand apart from their GEMM */
+    RECOMPUTE_MLA_UP_PROJ, /* latent attention's latent norms, up-projections and RoPE */
+    RECOMPUTE_MOE_ACT,     /* the routed experts' activation */
+    RECOMPUTE_MODULES
+} RecomputeModule;
+extern const char *const recompute_module_names[];
+
 /* How attention runs (docs/model.md, "FlashAttention"): one fused kernel
  * that keeps only the softmax statistics (FlashAttention-2, the plan's
  * default), or the scores, softmax and dropout as separate kernels that

@@ -119,7 +119,25 @@ static gboolean rotary(const ModelSpec *m)
 static void add(OpList *l, const char *name, double flops, double bytes, int gemm)
 {
     g_assert(l->n < TRANSFORMER_MAX_OPS);
+    l->module[l->n] = 0;
     l->ops[l->n++] = (Op){.name = name, .flops = flops, .bytes = bytes, .gemm = gemm};
+}
+
+/* Operations `from` to `to` (excluded) belong to recomputation module
+ * `module` (OpList.module). */
+static void tag(OpList *l, int from, int to, RecomputeModule module)
+{
+    for (int i = from; i < to; i++)
+        l->module[i] = 1 << module;
+}
+
+/* The modules a recomputation `rc` replays of the Shard's: its
+ * recompute_modules (core_attn left out) under selective, none else. */
+static int replayed_modules(Shard sh, Recompute rc)
+{
+    if (rc != RECOMPUTE_SELECTIVE)
+        return 0;
+    return sh.recompute_modules ? sh.recompute_modules : 1 << RECOMPUTE_CORE_ATTN;
 }
 
 /* The last operation added does not do `idle` of its FLOPs (Op.idle). */
@@ -220,6 +238,7 @@ static void dropout_residual(OpList *l, const Dims *d, double tokens, double h)
  * contracts over a head's QK width, score x V makes its V width). */
 static void attention_core(OpList *out, const Dims *d)
 {
+    int first = out->n;
     double scores = d->b * (d->a / d->t) * d->sq * d->keys;
     add(out, "scores", 2 * d->b * d->sq * d->keys * d->hq / d->t,
         2 * d->n * (d->hq / d->t + d->hkv_t) + 2 * scores, 1);
@@ -228,6 +247,7 @@ static void attention_core(OpList *out, const Dims *d)
         add(out, "attn_dropout", scores, 5 * scores, 0);
     add(out, "attn_v", 2 * d->b * d->sq * d->keys * d->ho / d->t,
         2 * scores + 2 * d->n * (d->hv_t + d->ho / d->t), 1);
+    tag(out, first, out->n, RECOMPUTE_CORE_ATTN);
 }
 
 /* FlashAttention (Dao 2023, "FlashAttention-2"; docs/model.md,
@@ -487,9 +507,12 @@ static void moe_ops(const ModelSpec *m, const Dims *d, Shard sh, OpList *out)
     double imbalance = sh.expert_padded ? 0 : 1 - 1 / (sh.expert_load > 0 ? sh.expert_load : 1);
     grouped_gemm(out, d, d->dtype, "experts_up", local, rows / local, d->h, up * fe_t);
     idle_last(out, imbalance);
+    int act = out->n;
     mlp_activation(out, m, "experts_activation", rows, fe_t);
     grouped_gemm(out, d, d->dtype, "experts_down", local, rows / local, fe_t, d->h);
     idle_last(out, imbalance);
+    /* the activation and its output's cast (none in bf16), not the GEMM: moe_act */
+    tag(out, act, out->n - 1, RECOMPUTE_MOE_ACT);
 }
 
 /* What an MLP of `rows` x f (per GPU) keeps for its backward, as the
@@ -532,6 +555,7 @@ Shard transformer_shard(const PlanSpec *plan)
                    .cp_all_to_all = plan->cp_algorithm == CP_ALL_TO_ALL,
                    .ce_fusion = plan->cross_entropy_fusion,
                    .mtp = plan->mtp_num_layers,
+                   .recompute_modules = plan->recompute_modules,
                    /* beside an exchange: with ep > 1 (expert_parallel.c) */
                    .moe_shared_apart = plan->moe_shared_expert_overlap && plan->ep > 1};
 }
@@ -595,6 +619,7 @@ static void latent_attention_ops(const ModelSpec *m, const Dims *d, Shard sh, Op
     if (q > 0)
         gemm(out, d, d->dtype, "q_down", d->ns, d->h, q);
     gemm(out, d, d->dtype, "kv_down", d->ns, d->h, c + r);
+    int up = out->n; /* from the latents' norms to RoPE: mla_up_proj */
     if (q > 0)
         norm_quantized(out, d, d->ns, q);
     else
@@ -605,6 +630,7 @@ static void latent_attention_ops(const ModelSpec *m, const Dims *d, Shard sh, Op
     add(out, "rope", 3 * d->n * heads * r, 4 * d->n * heads * r, 0);
     add(out, "rope_kv", 3 * d->n * heads * r,
         d->e16 * d->n * (heads * (nope + d->head_v) + r + d->hkv_t + d->hv_t), 0);
+    tag(out, up, out->n, RECOMPUTE_MLA_UP_PROJ);
     if (sh.attention == ATTENTION_FLASH)
         flash_forward(out, d);
     else
@@ -679,9 +705,10 @@ void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *ou
     Dims d = block_dims(m, block, sh);
     gboolean attends = transformer_block_attends(block), latent = attends && m->kv_lora_rank > 0;
     out->n = 0;
-    if (block == BLOCK_MOE || latent)
+    if (block == BLOCK_MOE || latent) { /* a norm apart: layernorm's */
         norm(out, "norm", d.ns, d.h);
-    else
+        tag(out, 0, out->n, RECOMPUTE_LAYERNORM);
+    } else
         norm_quantized(out, &d, d.ns, d.h);
     if (latent) {
         latent_attention_ops(m, &d, sh, out);
@@ -730,10 +757,18 @@ void transformer_block_replay_split(const ModelSpec *m, Block block, Shard sh, R
     Dims d = block_dims(m, block, sh);
     gboolean flash = sh.attention == ATTENTION_FLASH, attends = transformer_block_attends(block);
     replay->n = rest->n = 0;
-    if (rc == RECOMPUTE_FULL)
+    int modules = replayed_modules(sh, rc);
+    if (rc == RECOMPUTE_FULL) {
         transformer_block_ops(m, block, sh, replay);
-    else if (rc == RECOMPUTE_SELECTIVE && attends && !flash)
-        attention_core(replay, &d);
+    } else if (modules) { /* the forward's operations of the modules, in order */
+        OpList forward;
+        transformer_block_ops(m, block, sh, &forward);
+        for (int i = 0; i < forward.n; i++)
+            if (forward.module[i] & modules) {
+                replay->module[replay->n] = forward.module[i];
+                replay->ops[replay->n++] = forward.ops[i];
+            }
+    }
     /* FlashAttention has no core left to replay: it recomputes the scores
      * inside its backward, under any rc */
     if (attends && flash)
@@ -1169,10 +1204,21 @@ double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard
     if (rc == RECOMPUTE_FULL)
         return transformer_block_attends(block) || m->hybrid_layers ? d.e16 * d.n * d.h : 0;
     /* norm input (bf16), the first GEMM's input (the norm's output) and
-     * the closing dropout mask */
-    double replicated = d.e16 * d.ns * d.h + d.eg * d.ns * d.h + d.mask * d.ns * d.h;
-    if (block == BLOCK_MOE)
-        return replicated + moe_kept_bytes(m, &d, sh);
+     * the closing dropout mask; a norm apart from its GEMMs (a MoE
+     * block's, latent attention's), replayed, keeps no output
+     * (transformer_block_ops: layernorm's) */
+    int modules = replayed_modules(sh, rc);
+    gboolean latent = transformer_block_attends(block) && m->kv_lora_rank > 0;
+    gboolean norm_replayed = (block == BLOCK_MOE || latent) && (modules & 1 << RECOMPUTE_LAYERNORM);
+    double replicated = d.e16 * d.ns * d.h + (norm_replayed ? 0 : d.eg * d.ns * d.h) +
+                        d.mask * d.ns * d.h;
+    if (block == BLOCK_MOE) {
+        /* moe_act: not the routed experts' down GEMM input */
+        double act = modules & 1 << RECOMPUTE_MOE_ACT
+                         ? d.eg * expert_rows(m, &d, sh) * (m->moe_ffn_hidden_size / d.et)
+                         : 0;
+        return replicated + moe_kept_bytes(m, &d, sh) - act;
+    }
     if (block == BLOCK_MAMBA)
         return replicated + mamba_kept_bytes(m, &d);
     if (block == BLOCK_MLP) {
@@ -1181,17 +1227,19 @@ double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard
         int kept = gated(m) ? 3 : 2;
         return replicated + kept * d.e16 * d.n * d.f / d.t - (d.e16 - d.eg) * d.n * d.f / d.t;
     }
-    /* Q and K, V (bf16: attention's), projection input (a GEMM's) */
-    double sharded =
-        d.e16 * d.n * (d.hq / d.t + d.hkv_t) + d.e16 * d.n * d.hv_t + d.eg * d.n * d.ho / d.t;
+    /* Q and K, V (bf16: attention's; none replayed by mla_up_proj),
+     * projection input (a GEMM's) */
+    gboolean qkv = !(latent && (modules & 1 << RECOMPUTE_MLA_UP_PROJ));
+    double sharded = (qkv ? d.e16 * d.n * (d.hq / d.t + d.hkv_t + d.hv_t) : 0) +
+                     d.eg * d.n * d.ho / d.t;
     /* FlashAttention: the fp32 logsumexp of each head and token; else the
      * softmax output (2), and with dropout its mask (1) and output (2), per
      * score */
     double per_score = d.attention_dropout ? 5 : 2;
-    double core = sh.attention == ATTENTION_FLASH ? 4 * d.n * d.a / d.t
-                  : rc == RECOMPUTE_SELECTIVE     ? 0
-                                                  : per_score * d.a * d.sq * d.keys * d.b / d.t;
-    return replicated + sharded + core + (m->kv_lora_rank > 0 ? latent_kept_bytes(m, &d) : 0);
+    double core = sh.attention == ATTENTION_FLASH           ? 4 * d.n * d.a / d.t
+                  : modules & 1 << RECOMPUTE_CORE_ATTN ? 0
+                                                      : per_score * d.a * d.sq * d.keys * d.b / d.t;
+    return replicated + sharded + core + (latent ? latent_kept_bytes(m, &d) : 0);
 }
 
 double transformer_block_replay_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc)

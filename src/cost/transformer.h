@@ -71,6 +71,9 @@ typedef struct {
     int mtp;                    /* multi-token-prediction layers trained (the plan's
                                  * mtp_num_layers): the head computes their logits and
                                  * losses too; left out: none */
+    int recompute_modules;      /* what a selective recomputation replays, a set of
+                                 * RecomputeModule bits (the plan's recompute_modules);
+                                 * left out (0): core_attn, Megatron-Core's default */
     gboolean moe_shared_apart;  /* a MoE block's shared experts run apart from it, beside
                                  * the dispatch (the plan's moe_shared_expert_overlap):
                                  * transformer_moe_apart_ops has them; left out: inside */
@@ -98,6 +101,8 @@ double transformer_out_bytes(const ModelSpec *m, Shard sh);
 
 typedef struct {
     Op ops[TRANSFORMER_MAX_OPS];
+    int module[TRANSFORMER_MAX_OPS]; /* the RecomputeModule bit an operation belongs to
+                                      * (transformer_block_ops'), or 0 */
     int n;
 } OpList;
 
@@ -120,8 +125,13 @@ typedef struct {
 void transformer_block_ops(const ModelSpec *m, Block block, Shard sh, OpList *out);
 /* The operations that run before a block's backward on top of it (which
  * costs twice the block's forward): what recomputation replays (the whole
- * block under full recomputation; under selective with standard attention
- * the attention core: scores, softmax, dropout, score x V; nothing else),
+ * block under full recomputation; under selective the block's forward
+ * operations of the Shard's recompute_modules, in their order: core_attn
+ * standard attention's core (scores, softmax, dropout, score x V),
+ * layernorm the norm of a block whose first GEMMs take it apart (a MoE
+ * block's, latent attention's), mla_up_proj latent attention's latent
+ * norms, up-projections and RoPE, moe_act the routed experts' activation
+ * and the cast of its output (docs/model.md, "Recomputation by module")),
  * then, for the attention block with FlashAttention, whatever the rc, the
  * rest of the fused kernel's backward: its recomputation of the scores
  * S = QK^T (2 b s^2 h / t FLOPs) and its lower efficiency (docs/model.md,
@@ -296,7 +306,11 @@ double transformer_active_params(const ModelSpec *m);
  * keeps no s^2 term but the fp32 logsumexp of each head and token, 4asb/t
  * (its Q, K, V and output are among the 11sbh), so selective recomputation
  * keeps the same as none. Under full recomputation the attention block
- * keeps the layer input (2sbh), the MLP block nothing. */
+ * keeps the layer input (2sbh), the MLP block nothing. Under selective,
+ * each of the Shard's recompute_modules keeps none of what it replays
+ * (transformer_block_replay_ops): core_attn the standard core's scores,
+ * layernorm its norm's output as its first GEMM keeps it, mla_up_proj the
+ * bf16 Q, K and V, moe_act the routed experts' down GEMM input. */
 double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc);
 /* Bytes a replay re-creates and the block's backward frees: what the
  * block would keep without recomputation, less what it keeps under `rc`. */

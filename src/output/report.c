@@ -191,6 +191,7 @@ static void collect(const Report *rep, Fields *fs)
     static const ValueKind kinds[] = {[FIELD_INT] = VALUE_INT,
                                       [FIELD_BOOL] = VALUE_BOOL,
                                       [FIELD_CHOICE] = VALUE_STRING,
+                                      [FIELD_SET] = VALUE_STRING,
                                       [FIELD_LIST] = VALUE_LIST,
                                       [FIELD_LAYOUT] = VALUE_STRING};
     for (int f = 0; f < PLAN_N_FIELDS; f++) {

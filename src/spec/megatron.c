@@ -149,7 +149,7 @@ static const MegatronArg megatron_args[] = {
     ROW(OWN, "recompute-method", 1, PLAN_RECOMPUTE),
     ROW(OWN, "recompute-num-layers", 1, PLAN_RECOMPUTE_NUM_LAYERS),
     ROW(OWN, "recompute-activations", 0, PLAN_RECOMPUTE),
-    ROW(OWN, "recompute-modules", -1, PLAN_RECOMPUTE),
+    ROW(OWN, "recompute-modules", -1, PLAN_RECOMPUTE_MODULES),
     ROW(FIELD, "attention-backend", 1, PLAN_ATTENTION,
         .words = "flash=flash,fused=flash,auto=flash,unfused=standard,local=standard",
         .bridge = "model.attention_backend"),
@@ -683,18 +683,25 @@ static gboolean own_zero(const MegatronLine *line, PlanSpec *plan, GError **erro
 
 /* Recomputation: plansim's full is every layer's, Megatron's uniform
  * method one layer at a time (or a block of all of a chunk's layers);
- * selective is the core attention's. */
+ * selective is its modules' (recompute_module_names, those plansim
+ * models of Megatron-Core's). */
 static gboolean own_recompute(const MegatronLine *line, PlanSpec *plan, const ModelSpec *model,
                               GError **error)
 {
     const char *granularity = value_of(line, "recompute-granularity");
     char **modules = given(line, "recompute-modules");
     for (char **m = modules; m && *m; m++)
-        if (strcmp(*m, "core_attn") != 0)
-            return bad_value(line, "recompute-modules", *m,
-                             "core_attn (plansim's selective recomputation is the core "
-                             "attention's)",
-                             error);
+        if (names_find(recompute_module_names, *m) < 0) {
+            g_autofree char *known = names_list(recompute_module_names, FALSE);
+            g_autofree char *expected =
+                g_strdup_printf("one of %s (the modules plansim models of Megatron-Core's)", known);
+            return bad_value(line, "recompute-modules", *m, expected, error);
+        }
+    if (modules && *modules) {
+        g_autofree char *set_text = g_strjoinv(",", modules);
+        if (!set(line, plan, PLAN_RECOMPUTE_MODULES, "recompute-modules", set_text, error))
+            return FALSE;
+    }
     if (given_switch(line, "recompute-activations") && !granularity)
         return set(line, plan, PLAN_RECOMPUTE, "recompute-activations", "selective", error);
     if (!granularity)
@@ -976,7 +983,13 @@ static void write_zero(Writer *w)
 static void write_recompute(Writer *w)
 {
     Recompute r = w->plan->recompute;
-    w->said[PLAN_RECOMPUTE] = w->said[PLAN_RECOMPUTE_NUM_LAYERS] = TRUE;
+    w->said[PLAN_RECOMPUTE] = w->said[PLAN_RECOMPUTE_NUM_LAYERS] =
+        w->said[PLAN_RECOMPUTE_MODULES] = TRUE;
+    /* selective's modules, unless Megatron-Core's default (core_attn):
+     * Megatron-LM's words, Bridge's a Hydra list */
+    g_autofree char *modules = plan_field_text(w->plan, PLAN_RECOMPUTE_MODULES);
+    gboolean some_modules =
+        r == RECOMPUTE_SELECTIVE && !at_default(w->plan, PLAN_RECOMPUTE_MODULES);
     /* the first N layers of each chunk: the block method; every layer:
      * uniform, one at a time */
     gboolean some = w->plan->recompute_num_layers > 0;
@@ -984,6 +997,11 @@ static void write_recompute(Writer *w)
     if (w->style == MEGATRON_LM) {
         if (r != RECOMPUTE_NONE)
             put_lm(w, "recompute-granularity", recompute_names[r]);
+        if (some_modules) {
+            g_auto(GStrv) words = g_strsplit(modules, ",", -1);
+            g_autofree char *list = g_strjoinv(" ", words);
+            g_string_append_printf(w->out, " --recompute-modules %s", list);
+        }
         if (r == RECOMPUTE_FULL) {
             put_lm(w, "recompute-method", some ? "block" : "uniform");
             put_lm(w, "recompute-num-layers", layers);
@@ -991,6 +1009,11 @@ static void write_recompute(Writer *w)
         return;
     }
     put_bridge(w, "model.recompute_granularity", r == RECOMPUTE_NONE ? "null" : recompute_names[r]);
+    if (some_modules) {
+        g_autofree char *list = g_strdup_printf("model.recompute_modules=[%s]", modules);
+        g_autofree char *word = shell_word(list);
+        g_string_append_printf(w->out, " %s", word);
+    }
     if (r == RECOMPUTE_FULL) {
         put_bridge(w, "model.recompute_method", some ? "block" : "uniform");
         put_bridge(w, "model.recompute_num_layers", layers);

@@ -31,6 +31,11 @@ gboolean plan_field_is_list(PlanField f)
     return plan_fields[f].kind == FIELD_LIST || plan_fields[f].kind == FIELD_LAYOUT;
 }
 
+gboolean plan_field_takes_commas(PlanField f)
+{
+    return plan_fields[f].kind == FIELD_LIST || plan_fields[f].kind == FIELD_SET;
+}
+
 static int *member(PlanSpec *plan, PlanField f)
 {
     g_assert(!plan_field_is_list(f));
@@ -111,6 +116,13 @@ char *plan_field_text(const PlanSpec *plan, PlanField field)
         return g_strdup(v ? "true" : "false");
     if (d->kind == FIELD_CHOICE)
         return g_strdup(d->choices[v]);
+    if (d->kind == FIELD_SET) {
+        GString *text = g_string_new(NULL);
+        for (int i = 0; d->choices[i]; i++)
+            if (v & (1 << i))
+                g_string_append_printf(text, "%s%s", text->len ? "," : "", d->choices[i]);
+        return g_string_free(text, FALSE);
+    }
     return g_strdup_printf("%d", v);
 }
 
@@ -122,6 +134,10 @@ static char *expected_text(const PlanFieldInfo *d)
     case FIELD_CHOICE: {
         g_autofree char *list = names_list(d->choices, TRUE);
         return g_strdup_printf("one of %s", list);
+    }
+    case FIELD_SET: {
+        g_autofree char *list = names_list(d->choices, TRUE);
+        return g_strdup_printf("a comma-separated list of %s", list);
     }
     case FIELD_LIST:
         return g_strdup(d->min == 0 ? "a list of integers from 0" : "a list of positive integers");
@@ -161,6 +177,21 @@ static double number_of(const char *text)
 
 static const char *const booleans[] = {"false", "true", NULL};
 
+/* A SET's words, "a,b", as its bits; -1 unless each is one of its choices
+ * (or with none). */
+static double set_of(const PlanFieldInfo *d, const char *text)
+{
+    g_auto(GStrv) words = g_strsplit(text, ",", -1);
+    int bits = 0;
+    for (char **w = words; *w; w++) {
+        int i = names_find(d->choices, g_strstrip(*w));
+        if (i < 0)
+            return -1;
+        bits |= 1 << i;
+    }
+    return bits ? bits : -1;
+}
+
 /* Parses `text` into a scalar field's value; `got` is the value as the
  * user wrote it, for the error. */
 static gboolean parse(PlanField f, const char *text, const char *origin, const char *got,
@@ -171,6 +202,8 @@ static gboolean parse(PlanField f, const char *text, const char *origin, const c
     double number;
     if (d->kind == FIELD_CHOICE)
         number = names_find(d->choices, text);
+    else if (d->kind == FIELD_SET)
+        number = set_of(d, text);
     else if (d->kind == FIELD_BOOL)
         number = names_find(booleans, text);
     else if (d->alias && strcmp(text, d->alias) == 0)
@@ -268,9 +301,20 @@ static gboolean set_from_json(PlanSpec *plan, PlanField f, const cJSON *item, GE
         cJSON_ArrayForEach(v, item) values[i++] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
         return set_list(plan, f, values, n, got, error);
     }
+    if (d->kind == FIELD_SET && cJSON_IsArray(item)) { /* ["a", "b"]: as "a,b" */
+        g_autoptr(GString) words = g_string_new(NULL);
+        const cJSON *v;
+        cJSON_ArrayForEach(v, item)
+        {
+            if (!cJSON_IsString(v) || strchr(v->valuestring, ','))
+                return reject(f, origin, got, error);
+            g_string_append_printf(words, "%s%s", words->len ? "," : "", v->valuestring);
+        }
+        return parse(f, words->str, origin, got, member(plan, f), error);
+    }
     if (d->kind == FIELD_BOOL && cJSON_IsBool(item))
         *member(plan, f) = cJSON_IsTrue(item);
-    else if (cJSON_IsString(item) && (d->kind == FIELD_CHOICE || d->alias))
+    else if (cJSON_IsString(item) && (d->kind == FIELD_CHOICE || d->kind == FIELD_SET || d->alias))
         return parse(f, item->valuestring, origin, got, member(plan, f), error);
     else if (d->kind == FIELD_INT && cJSON_IsNumber(item) && in_range(d, item->valuedouble))
         *member(plan, f) = (int)item->valuedouble;

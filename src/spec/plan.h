@@ -33,7 +33,7 @@ typedef enum {
     PLAN_N_FIELDS
 } PlanField;
 
-typedef enum { FIELD_INT, FIELD_BOOL, FIELD_CHOICE, FIELD_LIST, FIELD_LAYOUT } PlanFieldKind;
+typedef enum { FIELD_INT, FIELD_BOOL, FIELD_CHOICE, FIELD_SET, FIELD_LIST, FIELD_LAYOUT } PlanFieldKind;
 
 /* A plan field's declaration: one row of plan_fields.def. */
 typedef struct {
@@ -41,7 +41,7 @@ typedef struct {
     PlanFieldKind kind;
     const char *flag;           /* long flag without "--" */
     int min, max;               /* INT, and each entry of a LIST */
-    const char *const *choices; /* CHOICE: names indexed by value */
+    const char *const *choices; /* CHOICE: names indexed by value; SET: by bit */
     const char *alias;          /* INT: a word that means max, or NULL */
     int fallback;               /* the default */
     enum {
@@ -63,6 +63,9 @@ typedef struct {
 
 /* Whether field `f` holds a PlanList (a LIST or a LAYOUT). */
 gboolean plan_field_is_list(PlanField f);
+/* Whether a comma in a flag's value for field `f` is the value's own (a
+ * LIST's, a SET's), not a sweep's list of values. */
+gboolean plan_field_takes_commas(PlanField f);
 
 /* The table, indexed by PlanField. */
 extern const PlanFieldInfo plan_fields[PLAN_N_FIELDS];

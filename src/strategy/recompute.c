@@ -3,13 +3,15 @@
  *
  * Under "full" a layer keeps only its input from the forward and replays
  * its whole forward, tensor-parallel collectives included, right before
- * its backward; under "selective" with standard attention it keeps
- * everything but the attention core (scores, softmax, dropout, score x V)
- * and replays that. FlashAttention keeps no core, only the softmax
- * statistics, and its backward kernel recomputes the scores itself, so
- * "selective" replays nothing under it: Megatron-LM's selective
- * granularity checkpoints only its core attention, which --use-flash-attn
- * replaces by the fused kernel, unchecked (docs/model.md,
+ * its backward; under "selective" it keeps everything but what the plan's
+ * recompute_modules make (Megatron-Core's): core_attn, standard
+ * attention's core (scores, softmax, dropout, score x V), and replays
+ * that; layernorm, mla_up_proj and moe_act their operations' outputs
+ * (docs/model.md, "Recomputation by module"). FlashAttention keeps no
+ * core, only the softmax statistics, and its backward kernel recomputes
+ * the scores itself, so core_attn replays nothing under it: Megatron-LM's
+ * selective granularity checkpoints only its core attention, which
+ * --use-flash-attn replaces by the fused kernel, unchecked (docs/model.md,
  * "FlashAttention"). What is kept and replayed is transformer.c's
  * (transformer_block_replay_ops); this module tells the emitter what each block's
  * forward keeps and what the replay re-creates (the backward frees both),
@@ -182,24 +184,31 @@ static BlockBound block_bound(const Step *step, Block block, const OpList *ops)
     return (BlockBound){.backward_s = transformer_ops_s(&step->gpu, &replay)};
 }
 
+static const int CORE_ATTN = 1 << RECOMPUTE_CORE_ATTN;
+
 /* recompute_num_layers counts the layers of a full recomputation. More
- * than a chunk's layers is every layer of it, as in Megatron-LM. */
+ * than a chunk's layers is every layer of it, as in Megatron-LM.
+ * recompute_modules are a selective recomputation's, as Megatron-Core's. */
 static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **error)
 {
     (void)model;
     if (plan->recompute_num_layers > 0 && plan->recompute != RECOMPUTE_FULL)
         return plan_field_fail(error, plan, PLAN_RECOMPUTE_NUM_LAYERS,
                                "0 unless recompute is full (the layers it replays)");
+    if (plan->recompute_modules != CORE_ATTN && plan->recompute != RECOMPUTE_SELECTIVE)
+        return plan_field_fail(error, plan, PLAN_RECOMPUTE_MODULES,
+                               "core_attn unless recompute is selective (the modules it replays)");
     return TRUE;
 }
 
-/* "selective" replays nothing under FlashAttention (above): it is "none".
- * recompute_num_layers of at least every chunk's layers is every layer,
- * 0 (once the layers are split). */
+/* core_attn replays nothing under FlashAttention (above): "selective" of
+ * it alone is "none". recompute_num_layers of at least every chunk's
+ * layers is every layer, 0 (once the layers are split). */
 static void normalize(PlanSpec *plan, const ModelSpec *model)
 {
     (void)model;
-    if (plan->attention == ATTENTION_FLASH && plan->recompute == RECOMPUTE_SELECTIVE)
+    if (plan->attention == ATTENTION_FLASH && plan->recompute == RECOMPUTE_SELECTIVE &&
+        plan->recompute_modules == CORE_ATTN)
         plan->recompute = RECOMPUTE_NONE;
     if (!recompute_some_layers(plan) || !plan->layers_per_stage.v)
         return;
@@ -216,7 +225,7 @@ const Strategy strategy_recompute = {
     .piece_tasks = piece_tasks,
     .state_size = sizeof(RecomputeState),
     .check = check,
-    .check_reads = PLAN_BIT(RECOMPUTE) | PLAN_BIT(RECOMPUTE_NUM_LAYERS),
+    .check_reads = PLAN_BIT(RECOMPUTE) | PLAN_BIT(RECOMPUTE_MODULES) | PLAN_BIT(RECOMPUTE_NUM_LAYERS),
     .step_begin = step_begin,
     .unit_begin = unit_begin,
     .segment_begin = segment_begin,
