@@ -54,16 +54,12 @@ typedef struct {
     double kept[TRANSFORMER_LAYER_KINDS]; /* a kind no layer has: 0 */
 } LayerCosts;
 
-/* A layer's as the plan recomputes it, and as a partial recomputation
- * (recompute.h) runs those it leaves whole. */
-enum { REPLAYED, WHOLE, LAYER_WAYS };
-
 typedef struct {
     const Step *step;
     const ModelSpec *model;
     const PlanSpec *plan;
     double embedding_s, head_s, mtp_s;
-    LayerCosts layer[LAYER_WAYS];
+    LayerCosts layer[LAYER_WAYS]; /* by LayerWay (recompute.h) */
     double ends_backward_s[2]; /* the embedding's backward, the head's */
     double mtp_backward_s;
     double embedding_kept, head_kept, mtp_kept;
@@ -130,14 +126,14 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
     c->embedding_kept = transformer_embedding_activation_bytes(m, sh);
     c->head_kept = transformer_head_activation_bytes(m, sh);
     c->mtp_kept = transformer_mtp_activation_bytes(m, sh);
-    layer_costs(step, timed, &c->layer[REPLAYED]);
+    layer_costs(step, timed, &c->layer[LAYER_REPLAYED]);
     if (recompute_some_layers(plan)) { /* the same step, its plan recomputing nothing */
         PlanSpec whole = *plan;
         whole.recompute = RECOMPUTE_NONE;
         whole.recompute_num_layers = 0;
         Step whole_step = *step;
         whole_step.plan = &whole;
-        layer_costs(&whole_step, timed, &c->layer[WHOLE]);
+        layer_costs(&whole_step, timed, &c->layer[LAYER_WHOLE]);
     }
     if (timed) {
         transformer_embedding_ops(m, sh, &ops);
@@ -211,8 +207,7 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
     for (int l = from; l < to; l++) {
         int k = transformer_layer_kind(c->model, l);
         gboolean mtp = l >= c->model->layers; /* with its module's own piece */
-        const LayerCosts *lc =
-            &c->layer[recompute_of_layer(plan, l - from) == plan->recompute ? REPLAYED : WHOLE];
+        const LayerCosts *lc = &c->layer[recompute_layer_way(plan, l - from)];
         cc.forward_s += lc->s[k] + (mtp ? c->mtp_s : 0);
         cc.kept += lc->kept[k] + (mtp ? c->mtp_kept : 0);
         cc.backward_s += mtp ? c->mtp_backward_s : 0;

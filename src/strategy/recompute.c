@@ -43,19 +43,21 @@ typedef struct {
     int rest_ops;
 } BlockReplay;
 
-/* A layer's blocks as the plan recomputes them, and as a partial
- * recomputation runs the layers it leaves whole. */
-enum { REPLAYED, WHOLE, LAYER_WAYS };
-
 typedef struct {
-    BlockReplay block[LAYER_WAYS][TRANSFORMER_BLOCK_KINDS]; /* a kind no layer has: zero */
+    BlockReplay block[LAYER_WAYS][TRANSFORMER_BLOCK_KINDS]; /* by LayerWay; a kind no layer
+                                                               * has: zero */
     int first; /* the first layer of the unit's model chunk (partial only) */
 } RecomputeState;
 
+LayerWay recompute_layer_way(const PlanSpec *plan, int index)
+{
+    return recompute_some_layers(plan) && index >= plan->recompute_num_layers ? LAYER_WHOLE
+                                                                         : LAYER_REPLAYED;
+}
+
 Recompute recompute_of_layer(const PlanSpec *plan, int index)
 {
-    return recompute_some_layers(plan) && index >= plan->recompute_num_layers ? RECOMPUTE_NONE
-                                                                         : plan->recompute;
+    return recompute_layer_way(plan, index) == LAYER_WHOLE ? RECOMPUTE_NONE : plan->recompute;
 }
 
 gboolean recompute_some_layers(const PlanSpec *plan)
@@ -101,10 +103,10 @@ static void step_begin(Emit *e, void *state)
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
         if (transformer_block_layers(emit_model(e), (Block)b) == 0)
             continue;
-        BlockReplay *r = &st->block[REPLAYED][b];
+        BlockReplay *r = &st->block[LAYER_REPLAYED][b];
         block_replay(e, (Block)b, plan->recompute, r);
         if (recompute_some_layers(plan))
-            block_replay(e, (Block)b, RECOMPUTE_NONE, &st->block[WHOLE][b]);
+            block_replay(e, (Block)b, RECOMPUTE_NONE, &st->block[LAYER_WHOLE][b]);
         emit_keep_activations(e, (Block)b, r->kept, r->bytes);
     }
 }
@@ -132,8 +134,7 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
         "bwd mb%d L%d attn flash rest", "bwd mb%d L%d mamba rest"};
     const PlanSpec *plan = emit_plan(e);
     gboolean partial = plan->recompute != RECOMPUTE_FULL;
-    Recompute rc = recompute_of_layer(plan, seg->layer - st->first);
-    const BlockReplay *way = st->block[rc == plan->recompute ? REPLAYED : WHOLE];
+    const BlockReplay *way = st->block[recompute_layer_way(plan, seg->layer - st->first)];
     Block blocks[TRANSFORMER_BLOCKS];
     int n = transformer_layer_blocks(emit_model(e), seg->layer);
     for (int i = 0; i < n; i++) {

@@ -11,8 +11,14 @@
 
 #include "spec/plan.h"
 
-/* The recomputation of the layer that is the `index`-th (from 0) of its
- * model chunk. */
+/* How a layer runs: as the plan recomputes it, or whole (as under "none")
+ * when a partial recomputation leaves it alone. */
+typedef enum { LAYER_REPLAYED, LAYER_WHOLE, LAYER_WAYS } LayerWay;
+
+/* How the layer that is the `index`-th (from 0) of its model chunk runs. */
+LayerWay recompute_layer_way(const PlanSpec *plan, int index);
+
+/* Its recomputation: the plan's, or "none" when whole. */
 Recompute recompute_of_layer(const PlanSpec *plan, int index);
 
 /* Whether the plan recomputes some layers of a chunk in full and runs
