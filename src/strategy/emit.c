@@ -722,6 +722,14 @@ static void emit_rank_step(Emit *e, GArray *units)
     emit_wait(e, emit_last(e, STREAM_P2P), end);
 }
 
+/* The layer blocks the plan walks: the model's layers', and its MTP
+ * layers' (numbered from the model's layers on, all alike). */
+static double plan_blocks(const ModelSpec *m, const PlanSpec *p)
+{
+    return transformer_model_blocks(m) +
+           (double)transformer_layer_blocks(m, m->layers) * p->mtp_num_layers;
+}
+
 /* The most tasks the step can have, for reserving room: every rank runs
  * every micro-batch's forward and backward (a B and a W when split)
  * through every piece of its stage, and the active strategies add up to a
@@ -736,10 +744,7 @@ static double most_tasks(const Emit *e, int ranks)
         if (e->active[i]->piece_tasks)
             per_piece += e->active[i]->piece_tasks(p);
     double units = schedule_splits_backward(p) ? 3 : 2;
-    const ModelSpec *m = e->step.model;
-    double blocks =
-        transformer_model_blocks(m) + (double)transformer_layer_blocks(m, m->layers) * p->mtp_num_layers;
-    double pieces = (blocks + 2 + p->mtp_num_layers) / p->pp +
+    double pieces = (plan_blocks(e->step.model, p) + 2 + p->mtp_num_layers) / p->pp +
                     2 * p->virtual_stages;
     return ranks * (units * e->step.micro_batches * pieces * per_piece + 4);
 }
@@ -765,10 +770,8 @@ double emit_tasks_at_least(const ModelSpec *model, const PlanSpec *plan, int ran
 {
     double passes = schedule_splits_backward(plan) ? 3 : 2;
     double chunks = (double)plan->pp * plan->virtual_stages;
-    double blocks = transformer_model_blocks(model) +
-                    (double)transformer_layer_blocks(model, model->layers) * plan->mtp_num_layers;
     double per_stage_set = plan_spec_micro_batches(plan) *
-                           (passes * blocks + 2 + 2 * (chunks - 1));
+                           (passes * plan_blocks(model, plan) + 2 + 2 * (chunks - 1));
     return (double)ranks / plan->pp * per_stage_set + 3.0 * ranks;
 }
 
