@@ -1,5 +1,6 @@
 /* check_advice.c: the changes advised to a plan that does not fit, each
  * pasted onto the plan as a user would and replayed on its own. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,17 +108,38 @@ END_TEST
  * states over 8 GPUs is 138 GB each, so no one or two changes fit; ZeRO-3
  * (params and gradients sharded, 6 B a parameter, 52 GB), the optimizer's
  * fp32 states on the host and full recomputation (the activations of one
- * layer boundary a layer) do, three changes, found by the beam. */
+ * layer boundary a layer) do, three changes, found by the beam. The
+ * recomputation advised is of the fewest layers that fit (Megatron-LM's
+ * --recompute-num-layers, fewer replaying less): N fits (check_advice
+ * replays it), and N - 1, replayed here, does not. A recomputation
+ * counts as one change, its layers' flag beside it. */
 START_TEST(advice_searches_deeper)
 {
+    static const char deeper[] = "--zero-stage 3 --offload optimizer --recompute full";
     Run c = not_fitting("llama2-70b.json", 1);
     ReportAdvice advice[ADVICE_MAX];
-    int n = check_advice(&c, 1, 3, ADVICE_DEPTH, TRUE, advice);
-    gboolean found = FALSE;
+    int n = check_advice(&c, 1, 3, ADVICE_DEPTH + 1, TRUE, advice);
+    int layers = 0;
     for (int i = 0; i < n; i++)
-        found |=
-            strcmp(advice[i].change, "--zero-stage 3 --offload optimizer --recompute full") == 0;
-    ck_assert_msg(found, "first advice: %s", advice[0].change);
+        if (g_str_has_prefix(advice[i].change, deeper))
+            ck_assert_int_eq(sscanf(advice[i].change + strlen(deeper), " --recompute-num-layers %d",
+                                    &layers),
+                             1);
+    ck_assert_msg(layers > 0, "first advice: %s", advice[0].change);
+    if (layers > 1) { /* one layer is the fewest there are */
+        g_autofree char *fewer =
+            g_strdup_printf("%s --recompute-num-layers %d", deeper, layers - 1);
+        g_autoptr(PlanSpec) plan = plan_spec_new();
+        plan->micro_batch_size = 1;
+        plan->global_batch_size = c.plan->global_batch_size;
+        ClusterSpec cluster = *c.cluster;
+        apply_change(plan, &cluster, fewer);
+        Report rep;
+        test_resolve(plan, c.model, &cluster);
+        ck_assert(simulate_run(c.model, &cluster, plan, &rep, NULL));
+        ck_assert_msg(!rep.metrics.fits, "%s fits", fewer);
+        report_clear(&rep);
+    }
     advice_clear(advice, n);
     run_free(&c);
 }
@@ -139,7 +161,8 @@ START_TEST(advice_asks_for_more_nodes)
         run_simulate(&c);
         ck_assert(!c.rep.metrics.fits);
         ReportAdvice advice[ADVICE_MAX];
-        int n = check_advice(&c, 1, 1, ADVICE_DEPTH + 1, TRUE, advice);
+        /* --nodes, and each change a flag (a recomputation of some layers two) */
+        int n = check_advice(&c, 1, 1, ADVICE_DEPTH + 2, TRUE, advice);
         for (int i = 0; i < n; i++)
             ck_assert_msg(g_str_has_prefix(advice[i].change, "--nodes "), "%s", advice[i].change);
         advice_clear(advice, n);

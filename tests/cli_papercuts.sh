@@ -343,11 +343,12 @@ problem=$problem$(run twins-csv $twins -o -)
 check "sweep prints its best plans, each once with its twins named, and its space; -o - writes the CSV" "$problem"
 
 # The fit advice searches deeper than two changes: Llama 2 70B on 8 A100s
-# fits with ZeRO-3, the optimizer on the host and full recomputation
-# (61.35 GiB replayed), where one or two changes do not; and --explain
+# fits with ZeRO-3, the optimizer on the host and full recomputation of
+# the fewest layers that fit (61 of 80: 79.09 GiB replayed; every layer
+# peaks at 61.35 GiB), where one or two changes do not; and --explain
 # advises what fits the plan (sequence parallelism before its overlap).
 problem=$(run deep simulate --model llama2-70b --nodes 1)
-grep -q '^  --zero-stage 3 --offload optimizer --recompute full  *step [0-9.]* s, peak 61.35 GiB$' \
+grep -q '^  --zero-stage 3 --offload optimizer --recompute full --recompute-num-layers 61  *step [0-9.]* s, peak 79.09 GiB$' \
     "$tmp/deep.out" || problem="$problem; advice: $(sed -n '2,4p' "$tmp/deep.out" | tr '\n' '|')"
 check "the advice for Llama 2 70B on 8 A100s finds ZeRO-3 + optimizer offload + full recompute" \
     "$problem"

@@ -8,6 +8,7 @@
 #include "metrics/metrics.h"
 #include "base/error.h"
 #include "strategy/estimate.h"
+#include "strategy/recompute.h"
 #include "strategy/strategy.h"
 
 /* The candidate changes: a field and the values to try, as its flag takes
@@ -117,6 +118,64 @@ static gboolean seen_before(Search *s, const PlanSpec *plan)
     return FALSE;
 }
 
+/* Whether a plan recomputes every layer of chunks of more than one layer
+ * in full: the fewest layers of each chunk that fit may do (fewest_layers). */
+static gboolean refinable(const PlanSpec *p)
+{
+    return p->recompute == RECOMPUTE_FULL && p->recompute_num_layers == 0 &&
+           recompute_most_chunk_layers(p) > 1;
+}
+
+/* Replays `plan` into *rep within the search's budget, spent as it goes:
+ * FALSE, with `partial` set, when it does not (each task is at least one
+ * event: a step of more tasks than the budget has left is refused, the
+ * only error left, before it is built when its size is known, else after
+ * building what is left, which spends it). */
+static gboolean replay(Search *s, const PlanSpec *plan, Report *rep)
+{
+    GError *error = NULL;
+    double cap = s->budget / 2; /* one step too big spends half of what is left */
+    if (cap < 1 || !simulate_run_within(s->model, s->cluster, plan, (gsize)cap, rep, &error)) {
+        if (g_error_matches(error, PS_ERROR, PS_ERROR_OVER_CAP))
+            s->budget -= cap;
+        *s->partial = TRUE;
+        g_clear_error(&error);
+        return FALSE;
+    }
+    s->budget -= (double)rep->metrics.events;
+    return TRUE;
+}
+
+/* A candidate that fits recomputing every layer (refinable), turned into
+ * the recomputation of the fewest first layers of each chunk that fits
+ * (recompute_num_layers, Megatron-LM's block method): a layer left whole
+ * replays nothing and keeps more, so the peak falls and the step grows
+ * with the layers replayed, and the fewest that fit, found by bisection
+ * on replays, are the fastest. Their step and peak into *step and *peak;
+ * the candidate unchanged when none fewer fit (or the budget ends first). */
+static void fewest_layers(Search *s, Candidate *c, double *step, double *peak)
+{
+    int lo = 1, hi = recompute_most_chunk_layers(c->plan), fewest = 0; /* hi: fits */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        g_autoptr(PlanSpec) p = plan_spec_copy(c->plan);
+        p->recompute_num_layers = mid;
+        Report rep;
+        if (!replay(s, p, &rep))
+            break;
+        if (rep.metrics.fits) {
+            hi = fewest = mid;
+            *step = rep.metrics.step_time_s;
+            *peak = rep.metrics.peak_bytes;
+        } else {
+            lo = mid + 1;
+        }
+        report_clear(&rep);
+    }
+    if (fewest > 0)
+        c->plan->recompute_num_layers = fewest;
+}
+
 /* Makes the candidate of `change` (n of them, in row order) if it is
  * valid, replays unlike every plan made before (a change that changes
  * nothing, selective recomputation under FlashAttention, is none) and is
@@ -143,6 +202,12 @@ static void consider(Search *s, const Change *change, int n, GArray *fit, GArray
     Step step = step_of(s->model, s->cluster, p);
     c.memory_bytes = estimate_peak_lower_bound_bytes(&step);
     c.bound_s = estimate_step_lower_bound_s(&step);
+    if (refinable(p)) { /* its fastest refinement's bound: one layer a chunk */
+        g_autoptr(PlanSpec) one = plan_spec_copy(p);
+        one->recompute_num_layers = 1;
+        Step fewest = step_of(s->model, s->cluster, one);
+        c.bound_s = estimate_step_lower_bound_s(&fewest);
+    }
     g_array_append_val(metrics_fits(s->cluster, c.memory_bytes, 0) ? fit : over, c);
 }
 
@@ -221,24 +286,13 @@ static int replay_best(Search *s, GArray *cands, ReportAdvice out[ADVICE_MAX])
         if (n == ADVICE_MAX && c->bound_s > out[n - 1].step_time_s)
             break; /* neither it nor any after it can beat the slowest kept */
         Report rep;
-        /* each task is at least one event: a step of more tasks than the
-         * budget has left is refused (the only error left), before it is
-         * built when its size is known, else after building what is left,
-         * which spends it */
-        GError *error = NULL;
-        double cap = s->budget / 2; /* one step too big spends half of what is left */
-        if (cap < 1 ||
-            !simulate_run_within(s->model, s->cluster, c->plan, (gsize)cap, &rep, &error)) {
-            if (g_error_matches(error, PS_ERROR, PS_ERROR_OVER_CAP))
-                s->budget -= cap;
-            *s->partial = TRUE;
-            g_clear_error(&error);
+        if (!replay(s, c->plan, &rep))
             continue;
-        }
-        s->budget -= (double)rep.metrics.events;
         double step = rep.metrics.step_time_s, peak = rep.metrics.peak_bytes;
         gboolean fits = c->fits = rep.metrics.fits;
         report_clear(&rep);
+        if (fits && refinable(c->plan))
+            fewest_layers(s, c, &step, &peak);
         /* insert by (step time, order), dropping the slowest beyond the cap */
         int at = n;
         while (at > 0 && (step < out[at - 1].step_time_s ||

@@ -211,13 +211,17 @@ static void normalize(PlanSpec *plan, const ModelSpec *model)
     if (plan->attention == ATTENTION_FLASH && plan->recompute == RECOMPUTE_SELECTIVE &&
         plan->recompute_modules == CORE_ATTN)
         plan->recompute = RECOMPUTE_NONE;
-    if (!recompute_some_layers(plan) || !plan->layers_per_stage.v)
-        return;
+    if (recompute_some_layers(plan) && plan->layers_per_stage.v &&
+        plan->recompute_num_layers >= recompute_most_chunk_layers(plan))
+        plan->recompute_num_layers = 0;
+}
+
+int recompute_most_chunk_layers(const PlanSpec *plan)
+{
     int most = 0;
     for (int g = 0; g < chunks_count(plan); g++)
         most = MAX(most, chunks_layers(plan, g));
-    if (plan->recompute_num_layers >= most)
-        plan->recompute_num_layers = 0;
+    return most;
 }
 
 const Strategy strategy_recompute = {

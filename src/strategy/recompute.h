@@ -25,4 +25,8 @@ Recompute recompute_of_layer(const PlanSpec *plan, int index);
  * others whole: a full recomputation of the first recompute_num_layers. */
 gboolean recompute_some_layers(const PlanSpec *plan);
 
+/* The most transformer layers a model chunk of the resolved `plan` holds:
+ * a recompute_num_layers of at least this many replays every layer. */
+int recompute_most_chunk_layers(const PlanSpec *plan);
+
 #endif
