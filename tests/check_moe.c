@@ -24,6 +24,8 @@
  *   - Qwen3 235B-A22B's published H100 plan (TP 2, PP 8, VP 4, EP 32 with
  *     MoE parallel folding, on 256 GPUs) resolves and fits, its model
  *     states by hand. */
+#include <string.h>
+
 #include "cost/transformer.h"
 #include "strategy/states.h"
 #include "strategy/strategy.h"
@@ -223,6 +225,102 @@ START_TEST(shared_overlap_needs_ep_and_shared_experts)
             ck_assert_double_eq(step[1], step[0]);
             ck_assert_int_eq(events[1], events[0]);
         }
+}
+END_TEST
+
+/* Megatron-Core's combined 1F1B overlap (overlap_moe_expert_parallel_comm):
+ * with one stage, one warm-up forward, then each micro-batch's forward
+ * walked with the previous one's backward, a piece of one, then a piece
+ * of the other (combined_1f1b.py's schedule for no pipelining: F0, then
+ * F1 with B0, ..., F(m-1) with B(m-2), then B(m-1)). m = 4 micro-batches
+ * on 2 GPUs (ep 2 = dp), links without latency and fast (10 TB/s), so
+ * every all-to-all takes D = 65,536 bytes / 1e13 B/s = 6.5536 ns (its
+ * bytes by hand as in shared_expert_beside_the_dispatch), less than any
+ * compute piece of the other unit it runs beside: every exchange of a
+ * paired unit is hidden, and only the lone F0's and B(m-1)'s, 2 L each,
+ * stay on the compute stream. The compute is the same work, so the step
+ * shortens by exactly the hidden exchanges, 4 L (m - 1) D, and so does
+ * the exposed ep communication; the bytes and collectives are the same. */
+START_TEST(combined_overlap_hides_the_exchanges)
+{
+    enum { M = 4 };
+    double step[2], exposed[2], compute[2], bytes[2], d = 65536 / 1e13;
+    for (int overlap = 0; overlap < 2; overlap++) {
+        Run run = run_new(moe_model(), test_cluster(1, 2, 1e13, 1e13));
+        run.plan->ep = 2;
+        run.plan->global_batch_size = 2 * M;
+        run.plan->overlap_moe_expert_parallel_comm = overlap;
+        run_simulate(&run);
+        const Metrics *mt = &run.rep.metrics;
+        const CommStat *x = &mt->comm[TAG_EP][COLL_ALL_TO_ALL];
+        ck_assert_int_eq(x->count, 4 * L * M);
+        ck_assert_rel(x->time_s, 4 * L * M * d, 1e-9); /* each alone on its links */
+        step[overlap] = mt->step_time_s;
+        exposed[overlap] = x->exposed_s;
+        compute[overlap] = mt->compute_s;
+        bytes[overlap] = x->bytes;
+        run_free(&run);
+    }
+    ck_assert_rel(step[0] - step[1], 4 * L * (M - 1) * d, 1e-6);
+    ck_assert_rel(exposed[0] - exposed[1], 4 * L * (M - 1) * d, 1e-6);
+    ck_assert_rel(exposed[1], 4 * L * d, 1e-6);
+    ck_assert_rel(compute[1], compute[0], 1e-12);
+    ck_assert_double_eq(bytes[1], bytes[0]);
+}
+END_TEST
+
+/* What Megatron-Core's TransformerConfig refuses with the overlap
+ * (transformer_config.py), refused in one line naming the field; and with
+ * ep 1 (nothing exchanged) the flag normalizes off and changes nothing. */
+START_TEST(combined_overlap_rules)
+{
+    static const struct {
+        const char *field, *value, *says;
+    } refused[] = {
+        {"moe_dispatcher", "all_gather", "all_gather dispatcher"},
+        {"moe_shared_expert_overlap", "true", "moe_shared_expert_overlap"},
+        {"recompute", "full", "full recomputation"},
+        {"schedule", "zb-h1", "zb-h1 schedule"},
+        {"schedule", "1f1b", "one model chunk a stage"}, /* pp 2, v 1 */
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(refused); i++) {
+        ModelSpec *model = test_moe(4, H, A, V, S, E, K, FE); /* pp 2 x v 2 chunks */
+        model->shared_experts = 1;
+        Run run = run_new(model, test_cluster(1, 4, 1e9, 1e9));
+        PlanSpec *p = run.plan;
+        p->ep = 2;
+        p->pp = 2;
+        p->schedule = SCHEDULE_INTERLEAVED;
+        p->virtual_stages = 2;
+        p->global_batch_size = 8;
+        p->overlap_moe_expert_parallel_comm = TRUE;
+        int f = 0;
+        while (strcmp(plan_fields[f].name, refused[i].field) != 0)
+            f++;
+        ck_assert(plan_spec_set(p, (PlanField)f, refused[i].value, "test", NULL));
+        if (p->schedule != SCHEDULE_INTERLEAVED)
+            p->virtual_stages = 1;
+        GError *error = NULL;
+        ck_assert_msg(plan_spec_resolve(p, run.model, run.cluster, &error), "%s", error ? error->message : "");
+        ck_assert(!strategy_check(p, run.model, &error));
+        ck_assert_msg(strstr(error->message, "overlap_moe_expert_parallel_comm") &&
+                          strstr(error->message, refused[i].says),
+                      "%s", error->message);
+        g_clear_error(&error);
+        run_free(&run);
+    }
+    double step[2];
+    for (int overlap = 0; overlap < 2; overlap++) {
+        Run run = run_new(moe_model(), test_cluster(1, 2, 1e9, 1e9));
+        run.plan->global_batch_size = 8;
+        run.plan->overlap_moe_expert_parallel_comm = overlap;
+        run_simulate(&run);
+        step[overlap] = run.rep.metrics.step_time_s;
+        strategy_normalize(run.plan, run.model);
+        ck_assert(!run.plan->overlap_moe_expert_parallel_comm);
+        run_free(&run);
+    }
+    ck_assert_double_eq(step[1], step[0]);
 }
 END_TEST
 
@@ -522,6 +620,8 @@ Suite *suite_moe(void)
     tcase_add_test(tc, qwen3_235b_published_plan_fits);
     tcase_add_test(tc, shared_expert_beside_the_dispatch);
     tcase_add_test(tc, shared_overlap_needs_ep_and_shared_experts);
+    tcase_add_test(tc, combined_overlap_hides_the_exchanges);
+    tcase_add_test(tc, combined_overlap_rules);
     suite_add_tcase(s, tc);
     return s;
 }

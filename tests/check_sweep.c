@@ -514,6 +514,26 @@ START_TEST(bounds_hold_with_experts_and_zero)
 }
 END_TEST
 
+/* The combined 1F1B overlap (overlap_moe_expert_parallel_comm): its
+ * pairs walk a forward as the other's backward frees, after one warm-up
+ * forward more, and may hide every exchange of a paired unit; on every
+ * valid plan of tiny-gpt with 8 experts, 1, 2 and 4 stages under 1F1B
+ * and interleaving, ep 2 to 8, ZeRO 1 to 3, the bounds hold. */
+START_TEST(bounds_hold_with_the_combined_overlap)
+{
+    Fixture f = shipped_new("{\"pp\": [1, 2, 4], \"schedule\": [\"1f1b\", \"interleaved\"], "
+                            "\"virtual_stages\": [1, 2], \"ep\": [2, 4, 8], "
+                            "\"zero_stage\": [1, 2, 3], \"micro_batch_size\": [1, 2], "
+                            "\"overlap_moe_expert_parallel_comm\": [true]}");
+    f.model->experts = 8;
+    f.model->experts_per_token = 2;
+    f.model->moe_ffn_hidden_size = 512;
+    f.model->moe_layer_frequency = 1;
+    ck_assert_int_ge(grid_bounds_hold(&f, NULL), 24);
+    fixture_free(&f);
+}
+END_TEST
+
 /* Offloaded activations, on host links from as good as instant to 10,000
  * times slower than the DGX A100's: on every valid plan (each schedule,
  * with one layer or all but a chunk's last offloaded) the bounds hold,
@@ -1292,6 +1312,7 @@ Suite *suite_sweep(void)
     tcase_add_test(tc, bounds_hold_on_every_plan);
     tcase_add_test(tc, bounds_hold_with_partial_recomputation);
     tcase_add_test(tc, bounds_hold_with_experts_and_zero);
+    tcase_add_test(tc, bounds_hold_with_the_combined_overlap);
     tcase_add_test(tc, bounds_hold_with_offloaded_activations);
     tcase_add_test(tc, pruning_ranks_the_exhaustive_best);
     tcase_add_test(tc, axis_gains_match_the_exhaustive);

@@ -126,7 +126,7 @@ gboolean space_plan(const Space *s, gint64 combo, PlanSpec **out, GError **error
 /* The key of rule r's verdict on the plan so far: the cluster's number
  * and the values of the fields it reads (each rule reads at most
  * READS_MAX scalar fields). */
-#define READS_MAX 11
+#define READS_MAX 15
 typedef struct {
     int values[READS_MAX + 1];
 } Reads;

@@ -26,7 +26,7 @@
 
 #include "base/names.h"
 
-#define GRAPH_MAX_STREAMS    8
+#define GRAPH_MAX_STREAMS    9
 #define GRAPH_MEM_CATEGORIES 8
 #define GRAPH_OFF_STREAM     (-1)
 

@@ -119,6 +119,8 @@ static const MegatronArg megatron_args[] = {
         .bridge = "model.moe_token_dispatcher_type", .moe = TRUE),
     ROW(SWITCH, "moe-shared-expert-overlap", 0, PLAN_MOE_SHARED_EXPERT_OVERLAP, .words = "true",
         .bridge = "model.moe_shared_expert_overlap", .moe = TRUE),
+    ROW(SWITCH, "overlap-moe-expert-parallel-comm", 0, PLAN_MOE_A2A_OVERLAP, .words = "true",
+        .bridge = "comm_overlap.overlap_moe_expert_parallel_comm", .moe = TRUE),
     /* the batch */
     ROW(FIELD, "micro-batch-size", 1, PLAN_MICRO_BATCH_SIZE, .bridge = "train.micro_batch_size",
         .always = TRUE),

@@ -110,7 +110,7 @@ static void piece_begin(Emit *e, void *state, const PieceRef *p)
         return;
     }
     double bytes = (backward ? 2 : 1) * transformer_kv_bytes(m, sh); /* K, V (and dK, dV) */
-    TaskId after = emit_last(e, STREAM_COMPUTE);
+    TaskId after = emit_unit_last(e);
     for (int i = 0; i < emit_plan(e)->cp - 1; i++) {
         st->exchanged = emit_collective(e, GROUP_CP, STREAM_CP, COLL_RING_EXCHANGE, bytes, TAG_CP,
                                         (TaskName){.fmt = "cp ring_exchange mb%d L%d",

@@ -30,6 +30,20 @@
 #include "base/bigmem.h"
 #include "base/error.h"
 
+/* A unit's walk as the emitter keeps it: what its next compute-stream
+ * task waits for (emit_gate) and its last compute-stream task. Units walk
+ * one at a time, each on walker 0; a pair of the combined 1F1B overlap
+ * (emit_pair) walks its two together, each on its own, so that one's
+ * gates and exchanges wait for its own work, not the other's. */
+typedef struct {
+    TaskId *gates;
+    gsize n_gates, room;
+    TaskId last;  /* TASK_NONE before the unit's first */
+    TaskId input; /* a pair's: the last task of its last whole piece, what the
+                   * exchanges beside its next one wait for (not a strategy's
+                   * partial piece before it, FlashAttention's backward rest) */
+} Walker;
+
 /* What one piece costs and keeps, and the names of its tasks. */
 typedef struct {
     OpsWork work;             /* forward, and the backward's weight gradients */
@@ -76,8 +90,9 @@ struct Emit {
     double experts;                   /* of them, on the expert-data-parallel group */
     double kept[TRANSFORMER_BLOCK_KINDS];      /* activations a layer block's forward keeps */
     double recreated[TRANSFORMER_BLOCK_KINDS]; /* and a replay re-creates (emit_keep_activations) */
-    TaskId *gates;                    /* what the next compute-stream task waits for */
-    gsize n_gates, gates_room;
+    Walker walker[2]; /* the units walked: [0] alone, or a pair's forward and [1] its backward */
+    Walker *w;        /* the one walking now */
+    gboolean pairing; /* walking a pair (emit_pair) */
 
     /* the rank's layout group of each kind: its index, its ranks, how many */
     int group_index[GROUP_KINDS];
@@ -250,19 +265,30 @@ static TaskId dry_task(Emit *e, int stream, gboolean created)
     return id;
 }
 
+/* Task t, just appended to `stream`: the walking unit's last on the
+ * compute stream when there. */
+static TaskId appended(Emit *e, int stream, TaskId t)
+{
+    if (stream == STREAM_COMPUTE)
+        e->w->last = t;
+    return t;
+}
+
 /* A compute task of the rank's on `stream`. */
 static TaskId add_compute(Emit *e, int stream, double seconds, double flops, TaskTag tag,
                           TaskName name)
 {
-    return e->graph ? graph_compute(e->graph, e->local, stream, seconds, flops, tag, name)
-                    : dry_task(e, stream, TRUE);
+    return appended(e, stream,
+                    e->graph ? graph_compute(e->graph, e->local, stream, seconds, flops, tag, name)
+                             : dry_task(e, stream, TRUE));
 }
 
-/* A marker on the rank's compute stream. */
-static TaskId add_marker(Emit *e, TaskName name)
+/* A marker on the rank's `stream`. */
+static TaskId add_marker(Emit *e, int stream, TaskName name)
 {
-    return e->graph ? graph_marker(e->graph, e->local, STREAM_COMPUTE, TAG_MARKER, name)
-                    : dry_task(e, STREAM_COMPUTE, TRUE);
+    return appended(e, stream,
+                    e->graph ? graph_marker(e->graph, e->local, stream, TAG_MARKER, name)
+                             : dry_task(e, stream, TRUE));
 }
 
 /* The rank joins its next collective on graph group `group`. */
@@ -270,7 +296,8 @@ static TaskId add_collective(Emit *e, int group, int stream, CollOp op, double b
                              TaskName name)
 {
     if (e->graph)
-        return graph_collective(e->graph, group, e->local, stream, op, bytes, tag, name);
+        return appended(e, stream,
+                        graph_collective(e->graph, group, e->local, stream, op, bytes, tag, name));
     DryGroup *g = &g_array_index(e->dry.groups, DryGroup, group);
     if (g->rank != e->local) { /* the next rank's first join */
         g->rank = e->local;
@@ -278,7 +305,7 @@ static TaskId add_collective(Emit *e, int group, int stream, CollOp op, double b
     }
     gboolean created = ++g->joins > g->most;
     g->most = MAX(g->most, g->joins);
-    return dry_task(e, stream, created);
+    return appended(e, stream, dry_task(e, stream, created));
 }
 
 /* `after` waits for `before` (TASK_NONE: no-op). */
@@ -296,12 +323,13 @@ static gsize tasks_so_far(const Emit *e)
     return e->graph ? graph_tasks(e->graph) : e->dry.tasks;
 }
 
-/* The task just appended to the compute stream waits for the gates. */
+/* The task just appended to the compute stream waits for the walking
+ * unit's gates. */
 static void take_gates(Emit *e, TaskId t)
 {
-    for (gsize i = 0; i < e->n_gates; i++)
-        add_dep(e, e->gates[i], t);
-    e->n_gates = 0;
+    for (gsize i = 0; i < e->w->n_gates; i++)
+        add_dep(e, e->w->gates[i], t);
+    e->w->n_gates = 0;
 }
 
 /* splitmix64's output function (Steele, Lea and Flood, OOPSLA 2014): a
@@ -356,13 +384,24 @@ TaskId emit_copy(Emit *e, Stream stream, double bytes, gboolean up, TaskTag tag,
 
 void emit_gate(Emit *e, TaskId before)
 {
+    Walker *w = e->w;
     if (before == TASK_NONE)
         return;
-    if (e->n_gates == e->gates_room) {
-        e->gates_room = MAX(2 * e->gates_room, 8);
-        e->gates = g_renew(TaskId, e->gates, e->gates_room);
+    if (w->n_gates == w->room) {
+        w->room = MAX(2 * w->room, 8);
+        w->gates = g_renew(TaskId, w->gates, w->room);
     }
-    e->gates[e->n_gates++] = before;
+    w->gates[w->n_gates++] = before;
+}
+
+TaskId emit_unit_last(const Emit *e)
+{
+    return e->w->last;
+}
+
+gboolean emit_paired(const Emit *e)
+{
+    return e->pairing;
 }
 
 /* The graph group of `members`, registered in *id when first used. */
@@ -397,9 +436,9 @@ TaskId emit_collective_beside(Emit *e, GroupKind kind, Stream stream, CollOp op,
 {
     g_assert(stream != STREAM_COMPUTE);
     TaskId t = emit_collective(e, kind, stream, op, bytes, tag, name);
-    emit_wait(e, emit_last(e, STREAM_COMPUTE), t);
-    for (gsize i = 0; i < e->n_gates; i++)
-        emit_wait(e, e->gates[i], t);
+    emit_wait(e, e->pairing ? e->w->input : e->w->last, t);
+    for (gsize i = 0; i < e->w->n_gates; i++)
+        emit_wait(e, e->w->gates[i], t);
     return t;
 }
 
@@ -583,6 +622,8 @@ static TaskId piece_task(Emit *e, const PieceRef *p, double seconds, double flop
     else
         first = last = emit_compute(e, seconds, flops, tag, name);
     emit_mem(e, at_end ? last : first, MEM_ACTIVATIONS, activation_bytes, at_end);
+    if (!p->partial)
+        e->w->input = last;
     for (int i = 0; e->active[i]; i++)
         if (e->active[i]->piece_end && takes_part(e->active[i], passes))
             e->active[i]->piece_end(e, e->state[i], p, last);
@@ -624,32 +665,108 @@ static TaskId walk_piece(Emit *e, const Unit *u, const Segment *seg, Block block
     return piece_task(e, &p, w.seconds, w.flops, TAG_BACKWARD, name, -freed, TRUE);
 }
 
-static void emit_segment(Emit *e, const Unit *u, const Segment *seg)
+/* A unit's walk over its chunk's segments, a piece at a time: forward
+ * the segments and each layer's blocks in order, backward in reverse. */
+typedef struct {
+    const Unit *u;
+    int seg, end, step; /* the segment walking, the one past the last, +1 or -1 */
+    int piece, pieces;  /* the next piece of it and its pieces; -1: not begun */
+    TaskId last;        /* the last piece's compute task */
+} Walk;
+
+static Walk walk_begin(const Emit *e, const Unit *u)
 {
-    EACH_STRATEGY(e, segment_begin, u, seg);
-    TaskId last = TASK_NONE;
-    if (seg->kind != SEGMENT_LAYER)
-        last = walk_piece(e, u, seg, BLOCK_ATTENTION);
-    else if (u->forward)
-        for (int i = 0; i < transformer_layer_blocks(e->step.model, seg->layer); i++)
-            last = walk_piece(e, u, seg, transformer_layer_block(e->step.model, seg->layer, i));
-    else
-        for (int i = transformer_layer_blocks(e->step.model, seg->layer) - 1; i >= 0; i--)
-            last = walk_piece(e, u, seg, transformer_layer_block(e->step.model, seg->layer, i));
-    EACH_STRATEGY(e, segment_end, u, seg, last);
+    int g = emit_model_chunk(e, u), first = e->chunk_first[g], end = e->chunk_first[g + 1];
+    return u->forward ? (Walk){.u = u, .seg = first, .end = end, .step = 1, .piece = -1}
+                      : (Walk){.u = u, .seg = end - 1, .end = first - 1, .step = -1, .piece = -1};
+}
+
+/* Emits the walk's next piece, with the segment's hooks around its first
+ * and last; FALSE when the unit has no piece left. */
+static gboolean walk_next(Emit *e, Walk *w)
+{
+    if (w->seg == w->end)
+        return FALSE;
+    const ModelSpec *m = e->step.model;
+    const Segment *seg = &e->segments[w->seg];
+    gboolean layer = seg->kind == SEGMENT_LAYER;
+    if (w->piece < 0) {
+        EACH_STRATEGY(e, segment_begin, w->u, seg);
+        w->piece = 0;
+        w->pieces = layer ? transformer_layer_blocks(m, seg->layer) : 1;
+    }
+    int i = w->u->forward ? w->piece : w->pieces - 1 - w->piece;
+    w->last = walk_piece(e, w->u, seg, layer ? transformer_layer_block(m, seg->layer, i)
+                                             : BLOCK_ATTENTION);
+    if (++w->piece == w->pieces) {
+        EACH_STRATEGY(e, segment_end, w->u, seg, w->last);
+        w->seg += w->step;
+        w->piece = -1;
+    }
+    return TRUE;
 }
 
 static void emit_unit(Emit *e, const Unit *u)
 {
-    int g = emit_model_chunk(e, u), first = e->chunk_first[g], end = e->chunk_first[g + 1];
     EACH_STRATEGY(e, unit_begin, u);
-    if (u->forward)
-        for (int i = first; i < end; i++)
-            emit_segment(e, u, &e->segments[i]);
-    else
-        for (int i = end - 1; i >= first; i--)
-            emit_segment(e, u, &e->segments[i]);
+    Walk w = walk_begin(e, u);
+    while (walk_next(e, &w))
+        ;
     EACH_STRATEGY(e, unit_end, u, emit_last(e, STREAM_COMPUTE));
+}
+
+/* The walker's unit has ended: what waits for its end waits for its last
+ * compute-stream task and, on `stream`, for the exchanges its next compute
+ * would have waited for (its last layer's combine): a marker after both.
+ * Its gates are taken. */
+static TaskId walker_end(Emit *e, Stream stream)
+{
+    if (e->w->n_gates == 0)
+        return e->w->last;
+    TaskId end = add_marker(e, stream, (TaskName){.fmt = "unit end"});
+    emit_wait(e, e->w->last, end);
+    for (gsize i = 0; i < e->w->n_gates; i++)
+        emit_wait(e, e->w->gates[i], end);
+    e->w->n_gates = 0;
+    return end;
+}
+
+/* A pair: the forward unit `f` and the backward unit `b` walked together,
+ * a piece of one, then a piece of the other, each on its own walker, so
+ * that the strategies' exchanges of one run beside the other's compute
+ * (expert_parallel.c). Each unit's hooks begin and end it as alone, its
+ * end after its last piece and its last exchange. */
+static void emit_pair(Emit *e, const Unit *f, const Unit *b)
+{
+    static const Stream streams[2] = {STREAM_EP, STREAM_EP_BACKWARD};
+    const Unit *u[2] = {f, b};
+    Walk w[2];
+    e->pairing = TRUE;
+    for (int k = 0; k < 2; k++) /* both start after what came before */
+        e->walker[k].last = e->walker[k].input = e->walker[0].last;
+    for (int k = 0; k < 2; k++) {
+        e->w = &e->walker[k];
+        EACH_STRATEGY(e, unit_begin, u[k]);
+        w[k] = walk_begin(e, u[k]);
+    }
+    for (gboolean more = TRUE; more;) {
+        more = FALSE;
+        for (int k = 0; k < 2; k++) {
+            e->w = &e->walker[k];
+            more |= walk_next(e, &w[k]);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        e->w = &e->walker[k];
+        TaskId end = walker_end(e, streams[k]);
+        EACH_STRATEGY(e, unit_end, u[k], end);
+    }
+    e->w = &e->walker[0]; /* alone again: after the compute stream's last */
+    e->walker[0].last = emit_last(e, STREAM_COMPUTE);
+    for (gsize i = 0; i < e->walker[1].n_gates; i++) /* the unit ends' gates: the next compute's */
+        emit_gate(e, e->walker[1].gates[i]);
+    e->walker[1].n_gates = 0;
+    e->pairing = FALSE;
 }
 
 /* ---- the step -------------------------------------------------------------- */
@@ -689,7 +806,7 @@ static void emit_rank_step(Emit *e, GArray *units)
     }
     for (int s = 0; s < EMIT_STREAMS; s++)
         e->dry.last[s] = TASK_NONE; /* a dry walk's rank starts with empty streams */
-    TaskId begin = add_marker(e, (TaskName){.fmt = "step begin"});
+    TaskId begin = add_marker(e, STREAM_COMPUTE, (TaskName){.fmt = "step begin"});
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
         emit_mem(e, begin, (MemKind)k,
                  states_bytes(&e->step.states, (MemKind)k, e->params, e->experts, e->layers),
@@ -704,7 +821,11 @@ static void emit_rank_step(Emit *e, GArray *units)
         }
     }
     for (guint i = 0; i < units->len; i++) {
-        emit_unit(e, &g_array_index(units, Unit, i));
+        const Unit *u = &g_array_index(units, Unit, i);
+        if (u->paired) /* the schedule's (schedule_pair_last) */
+            emit_pair(e, u->forward ? u : u + 1, u->forward ? u + 1 : u), i++;
+        else
+            emit_unit(e, u);
         if (over_cap(e))
             return; /* the graph is dropped unsealed: stop here */
     }
@@ -717,7 +838,7 @@ static void emit_rank_step(Emit *e, GArray *units)
                               TAG_OPTIMIZER, (TaskName){.fmt = "optimizer"});
     emit_wait(e, emit_last(e, STREAM_COMM), opt);
     EACH_STRATEGY(e, after_optimizer, opt);
-    TaskId end = add_marker(e, (TaskName){.fmt = "step end"});
+    TaskId end = add_marker(e, STREAM_COMPUTE, (TaskName){.fmt = "step end"});
     emit_wait(e, emit_last(e, STREAM_COMM), end);
     emit_wait(e, emit_last(e, STREAM_P2P), end);
 }
@@ -852,13 +973,16 @@ static void walk_step(Emit *e)
         e->state[i] = g_malloc0(MAX(e->active[i]->state_size, 1));
     init_groups(e, layout_ranks(e->layout));
     GArray *units = g_array_new(FALSE, FALSE, sizeof(Unit));
+    e->w = &e->walker[0];
     for (e->local = 0; e->local < simulated && !over_cap(e); e->local++) {
         e->rank = ranks_of[e->local];
+        e->walker[0].last = TASK_NONE; /* the rank's streams start empty */
         emit_rank_step(e, units);
     }
     g_array_free(units, TRUE);
-    g_clear_pointer(&e->gates, g_free);
-    e->n_gates = e->gates_room = 0;
+    for (int k = 0; k < 2; k++)
+        g_clear_pointer(&e->walker[k].gates, g_free);
+    memset(e->walker, 0, sizeof e->walker);
     for (int i = 0; e->active[i]; i++)
         g_clear_pointer(&e->state[i], g_free);
     free_groups(e);

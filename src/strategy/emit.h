@@ -159,6 +159,18 @@ TaskId emit_copy(Emit *e, Stream stream, double bytes, gboolean up, TaskTag tag,
  * will also wait for `before` (TASK_NONE: no-op). */
 void emit_gate(Emit *e, TaskId before);
 
+/* The last compute-stream task of the unit being walked (TASK_NONE if
+ * none yet): the compute stream's last, but in a pair of the combined
+ * 1F1B overlap (emit_paired), where it is the last of the pair's unit
+ * whose piece is being walked. */
+TaskId emit_unit_last(const Emit *e);
+
+/* Whether the unit being walked walks in a pair of the combined 1F1B
+ * overlap (plan field overlap_moe_expert_parallel_comm): a forward and a
+ * backward of other micro-batches together, a piece of one, then a piece
+ * of the other, each with its own gates (emit_gate) and last task. */
+gboolean emit_paired(const Emit *e);
+
 /* The rank joins its next collective over its group of `kind`, on `stream`.
  * A group of one rank communicates nothing: TASK_NONE, no task. */
 TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes, TaskTag tag,
@@ -166,7 +178,8 @@ TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double
 
 /* The rank joins its next collective over its group of `kind` on `stream`
  * (not the compute stream), beside the compute: it starts once what the
- * next compute task waits for has ended (the compute stream's last task
+ * next compute task waits for has ended (the unit's last compute-stream
+ * task, emit_unit_last, in a pair the last task of its last whole piece,
  * and the tasks passed to emit_gate since, which stay pending for it). A
  * group of one rank: TASK_NONE, no task. */
 TaskId emit_collective_beside(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes,

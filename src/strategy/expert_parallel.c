@@ -21,6 +21,16 @@
  * max(shared, exchange) where it spent their sum, in forward (beside the dispatch), in a full
  * recomputation's replay, and in backward (beside the combine's gradient); a W (zero-bubble)
  * computes the shared experts' weight gradients, and exchanges nothing.
+ *
+ * With overlap_moe_expert_parallel_comm (Megatron-Core's combined 1F1B
+ * overlap, --overlap-moe-expert-parallel-comm) the emitter walks a
+ * schedule's forward and backward units next to each other as a pair, a
+ * piece of one, then a piece of the other (emit_paired); each exchange of
+ * a paired unit runs beside the compute, on the ep stream (the forward's)
+ * or the ep backward stream (the backward's), from when its unit's input
+ * to it is ready, and the unit's next compute waits for it: so the other
+ * unit's compute runs while it moves. Unpaired units (warm-up, cool-down)
+ * exchange on the compute stream as without it.
  * docs/model.md, "Mixture of experts". */
 #include "net/netbound.h"
 #include "strategy/strategy.h"
@@ -44,6 +54,36 @@ static gboolean check_model(const PlanSpec *plan, const ModelSpec *model, GError
     return TRUE;
 }
 
+/* The combined 1F1B overlap, as Megatron-Core's TransformerConfig checks
+ * it (transformer_config.py): the alltoall dispatcher (or flex, not
+ * modelled), no full recomputation, no shared-expert overlap, and with
+ * pp > 1 virtual pipeline stages; and a schedule of forward and backward
+ * pairs, 1F1B's (its combined_1f1b.py merges 1F1B's steady state). */
+static gboolean check_overlap(const PlanSpec *plan, GError **error)
+{
+    PlanField f = PLAN_MOE_A2A_OVERLAP;
+    if (plan->moe_dispatcher != MOE_DISPATCHER_ALL_TO_ALL)
+        return plan_field_fail(error, plan, f, "false with the all_gather dispatcher "
+                                               "(Megatron-Core overlaps alltoall and flex only)");
+    if (plan->moe_shared_expert_overlap)
+        return plan_field_fail(error, plan, f, "false with moe_shared_expert_overlap "
+                                               "(Megatron-Core requires it off)");
+    if (plan->recompute == RECOMPUTE_FULL)
+        return plan_field_fail(error, plan, f, "false with full recomputation "
+                                               "(Megatron-Core requires it off)");
+    if (plan->schedule != SCHEDULE_1F1B && plan->schedule != SCHEDULE_INTERLEAVED &&
+        plan->schedule != SCHEDULE_LLAMA3)
+        return plan_field_fail(error, plan, f,
+                               "false with the %s schedule (a 1F1B schedule's forward and "
+                               "backward pairs: 1f1b, interleaved or llama3)",
+                               schedule_names[plan->schedule]);
+    if (plan->pp > 1 && plan->virtual_stages == 1)
+        return plan_field_fail(error, plan, f,
+                               "false with pp > 1 and one model chunk a stage "
+                               "(Megatron-Core needs virtual pipeline stages)");
+    return TRUE;
+}
+
 /* Megatron-Core's expert grid (parallel_state.py) cuts a stage's tp x cp
  * x dp ranks into etp x ep x edp; plansim keeps the experts' split within
  * the tensor-parallel group (etp divides tp), whose all-gather before the
@@ -64,7 +104,7 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **err
         return plan_field_fail(error, plan, PLAN_OFFLOAD,
                                "none or activations with ep > 1 and ZeRO (the host's shards of "
                                "the experts' optimizer states are not modelled)");
-    return TRUE;
+    return ep <= 1 || !plan->overlap_moe_expert_parallel_comm || check_overlap(plan, error);
 }
 
 typedef struct {
@@ -91,9 +131,17 @@ static gboolean shared_apart(const PlanSpec *plan, const ModelSpec *model)
     return plan->moe_shared_expert_overlap && model->shared_experts > 0;
 }
 
-/* The ep stream, only where the exchange runs on it. */
+/* Whether units pair for the combined 1F1B overlap (emit_paired). */
+static gboolean overlapped(const PlanSpec *plan)
+{
+    return plan->overlap_moe_expert_parallel_comm && plan->ep > 1;
+}
+
+/* The ep streams, only where exchanges run on them. */
 static unsigned step_streams(const Step *step)
 {
+    if (overlapped(step->plan))
+        return 1u << STREAM_EP | 1u << STREAM_EP_BACKWARD;
     return shared_apart(step->plan, step->model) ? 1u << STREAM_EP : 0;
 }
 
@@ -133,8 +181,17 @@ static TaskId exchange(Emit *e, const PieceRef *p, gboolean before, Stream strea
     return emit_collective_beside(e, GROUP_EP, stream, op, bytes, TAG_EP, name);
 }
 
-/* With the overlap, the exchange before the block on the ep stream and
- * the shared experts' pass beside it; the block's compute waits for it. */
+/* A paired unit's exchanges' stream: its forward's or its backward's. */
+static Stream paired_stream(const PieceRef *p)
+{
+    return emit_piece_backward(p) ? STREAM_EP_BACKWARD : STREAM_EP;
+}
+
+/* Paired (the combined 1F1B overlap), the exchange before the block beside
+ * the other unit's compute, which the block's compute waits for. With the
+ * shared-expert overlap, the exchange before the block on the ep stream
+ * and the shared experts' pass beside it; the block's compute waits for
+ * it. */
 static void piece_begin(Emit *e, void *state, const PieceRef *p)
 {
     static const TaskTag tags[PHASES] = {[PHASE_FORWARD] = TAG_FORWARD,
@@ -148,6 +205,11 @@ static void piece_begin(Emit *e, void *state, const PieceRef *p)
                                               [PHASE_INPUT_GRAD] = "bwd mb%d L%d shared",
                                               [PHASE_WEIGHT_GRAD] = "wgrad mb%d L%d shared"};
     const EpState *st = state;
+    if (emit_paired(e)) {
+        if (routes(p))
+            emit_gate(e, exchange(e, p, TRUE, paired_stream(p)));
+        return;
+    }
     if (!shared_apart(emit_plan(e), emit_model(e))) {
         if (routes(p))
             exchange(e, p, TRUE, STREAM_COMPUTE);
@@ -166,7 +228,9 @@ static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
 {
     (void)state;
     (void)task;
-    if (routes(p))
+    if (routes(p) && emit_paired(e))
+        emit_gate(e, exchange(e, p, FALSE, paired_stream(p)));
+    else if (routes(p))
         exchange(e, p, FALSE, STREAM_COMPUTE);
 }
 
@@ -180,8 +244,10 @@ static void normalize(PlanSpec *plan, const ModelSpec *model)
         plan->expert_tensor_parallel_size = 0;
     if (plan->ep <= 1 || model->shared_experts == 0) /* no exchange, or nothing beside it */
         plan->moe_shared_expert_overlap = FALSE;
-    if (plan->ep <= 1)
+    if (plan->ep <= 1) { /* nothing exchanged, nothing to overlap */
         plan->moe_dispatcher = MOE_DISPATCHER_ALL_TO_ALL;
+        plan->overlap_moe_expert_parallel_comm = FALSE;
+    }
     if (transformer_moe(model))
         return;
     plan->moe_capacity_percent = 0;
@@ -213,11 +279,12 @@ static double exchange_bound_s(const ClusterSpec *cluster, const PlanSpec *plan,
 
 /* A MoE block's dispatch and combine run on the compute stream in each
  * pass, and again in a full recomputation's replay: each at least its
- * exchange's bound. */
+ * exchange's bound; none with the combined 1F1B overlap, which may hide
+ * them all. */
 static BlockBound block_bound(const Step *step, Block block, const OpList *ops)
 {
     (void)ops;
-    if (block != BLOCK_MOE)
+    if (block != BLOCK_MOE || overlapped(step->plan))
         return (BlockBound){0};
     const PlanSpec *plan = step->plan;
     double bytes = transformer_moe_dispatch_bytes(step->model, step->shard, plan->moe_dispatcher);
@@ -233,7 +300,10 @@ const Strategy strategy_expert_parallel = {
     .check = check,
     .check_model_reads = PLAN_BIT(EP) | PLAN_BIT(ETP) | PLAN_BIT(TP),
     .check_reads = PLAN_BIT(TP) | PLAN_BIT(CP) | PLAN_BIT(PP) | PLAN_BIT(DP) | PLAN_BIT(EP) |
-                   PLAN_BIT(ETP) | PLAN_BIT(ZERO_STAGE) | PLAN_BIT(OFFLOAD),
+                   PLAN_BIT(ETP) | PLAN_BIT(ZERO_STAGE) | PLAN_BIT(OFFLOAD) |
+                   PLAN_BIT(MOE_A2A_OVERLAP) | PLAN_BIT(MOE_DISPATCHER) |
+                   PLAN_BIT(MOE_SHARED_EXPERT_OVERLAP) | PLAN_BIT(RECOMPUTE) |
+                   PLAN_BIT(SCHEDULE) | PLAN_BIT(VIRTUAL_STAGES),
     .piece_tasks = piece_tasks,
     .state_size = sizeof(EpState),
     .step_streams = step_streams,

@@ -23,7 +23,9 @@ enum { AMAX_FORWARD = 3, AMAX_BACKWARD = 2, AMAX_BYTES = 4 };
 
 typedef struct {
     double gemms[TRANSFORMER_BLOCK_KINDS]; /* fp8 GEMMs of a block of each kind */
-    double unit_gemms;            /* of the unit so far */
+    double unit_gemms[2];         /* of the unit so far, a backward's [0] and a forward's [1]
+                                   * (a pair of the combined 1F1B overlap walks one of each
+                                   * together, emit_paired) */
 } Fp8State;
 
 static gboolean active(const PlanSpec *plan)
@@ -70,25 +72,27 @@ static void step_begin(Emit *e, void *state)
 
 static void unit_begin(Emit *e, void *state, const Unit *u)
 {
-    (void)e, (void)u;
-    ((Fp8State *)state)->unit_gemms = 0;
+    (void)e;
+    ((Fp8State *)state)->unit_gemms[u->forward] = 0;
 }
 
 static void segment_end(Emit *e, void *state, const Unit *u, const Segment *seg, TaskId last)
 {
-    (void)u, (void)last;
+    (void)last;
     Fp8State *st = state;
     if (seg->kind == SEGMENT_LAYER)
         for (int i = 0; i < transformer_layer_blocks(emit_model(e), seg->layer); i++)
-            st->unit_gemms += st->gemms[transformer_layer_block(emit_model(e), seg->layer, i)];
+            st->unit_gemms[u->forward] +=
+                st->gemms[transformer_layer_block(emit_model(e), seg->layer, i)];
 }
 
 static void unit_end(Emit *e, void *state, const Unit *u, TaskId last)
 {
     const Fp8State *st = state;
-    if (st->unit_gemms == 0 || !(u->forward || unit_passes_gradients(u)))
+    double gemms = st->unit_gemms[u->forward];
+    if (gemms == 0 || !(u->forward || unit_passes_gradients(u)))
         return;
-    double bytes = st->unit_gemms * (u->forward ? AMAX_FORWARD : AMAX_BACKWARD) * AMAX_BYTES;
+    double bytes = gemms * (u->forward ? AMAX_FORWARD : AMAX_BACKWARD) * AMAX_BYTES;
     TaskName name = {.fmt = u->forward ? "fwd mb%d c%d amax" : "bwd mb%d c%d amax",
                      .a = u->micro_batch,
                      .b = u->chunk};

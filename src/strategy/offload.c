@@ -215,7 +215,7 @@ static void segment_begin(Emit *e, void *state, const Unit *u, const Segment *se
         emit_gate(e, st->up);
     if (seg->layer > 0)
         st->up = copy_activations(e, seg->layer - 1, u->micro_batch, FALSE,
-                                  emit_last(e, STREAM_COMPUTE));
+                                  emit_unit_last(e));
 }
 
 /* Offload optimizer: the last micro-batch's backward sends each segment's

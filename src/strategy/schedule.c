@@ -27,15 +27,25 @@ StageWork schedule_stage_work(const PlanSpec *plan, int micro_batches, int stage
         .chunks = plan->virtual_stages,
         .stage = stage,
         .knob = field < 0 ? 0 : plan_field_get(plan, (PlanField)field),
+        .paired = plan->overlap_moe_expert_parallel_comm && plan->ep > 1,
     };
 }
 
+void schedule_pair_last(const StageWork *w, GArray *units)
+{
+    g_assert(units->len >= 2);
+    Unit *a = &g_array_index(units, Unit, units->len - 2), *b = a + 1;
+    a->paired = w->paired && a->forward != b->forward && a->part == BACKWARD_WHOLE &&
+                b->part == BACKWARD_WHOLE &&
+                (a->micro_batch != b->micro_batch || a->chunk != b->chunk);
+}
+
 /* schedule_units' cache: per thread, the units by (schedule, m, p, v, s, knob)
- * and their peaks once asked for, emptied when it holds more than
+ * and their peaks once asked for (paired or not), emptied when it holds more than
  * ORDER_CACHE_UNITS units. */
 #define ORDER_CACHE_UNITS (1 << 22)
 typedef struct {
-    int schedule, micro_batches, stages, chunks, stage, knob;
+    int schedule, micro_batches, stages, chunks, stage, knob, paired;
 } OrderKey;
 typedef struct {
     GArray *units; /* Unit */
@@ -51,7 +61,7 @@ static guint order_hash(gconstpointer k)
     const OrderKey *o = k;
     return (guint)o->schedule * 16777619u ^ (guint)o->micro_batches * 2654435761u ^
            (guint)o->stages * 40503u ^ (guint)o->chunks * 97u ^ (guint)o->stage ^
-           (guint)o->knob * 2246822519u;
+           (guint)o->knob * 2246822519u ^ (guint)o->paired;
 }
 
 static gboolean order_equal(gconstpointer a, gconstpointer b)
@@ -90,7 +100,8 @@ static Order *order_of(Schedule schedule, const StageWork *w)
                     .stages = w->stages,
                     .chunks = w->chunks,
                     .stage = w->stage,
-                    .knob = w->knob};
+                    .knob = w->knob,
+                    .paired = w->paired};
     Order *o = g_hash_table_lookup(c->orders, &key);
     if (o)
         return o;
@@ -129,16 +140,22 @@ static int by_total(gconstpointer a, gconstpointer b, gpointer unused)
 }
 
 /* The peaks of `units`: the counts after each forward unit (where a sum
- * of non-negative amounts per count can peak), less those another one
- * covers, first come first kept; then each with its total first, the
- * largest totals first (schedule.h). */
+ * of non-negative amounts per count can peak; a pair's after its
+ * backward too), less those another one covers, first come first
+ * kept; then each with its total first, the largest totals first
+ * (schedule.h). */
 static GArray *peaks_of(const GArray *units, int chunks)
 {
     GArray *peaks = g_array_new(FALSE, FALSE, sizeof(int));
     g_autofree int *now = g_new0(int, chunks);
     for (guint i = 0; i < units->len; i++) {
         const Unit *u = &g_array_index(units, Unit, i);
-        if (!u->forward) {
+        if (u->paired) {
+            const Unit *b = u->forward ? u + 1 : u; /* a whole backward */
+            now[b->chunk]--;
+            u = u->forward ? u : u + 1;
+            i++;
+        } else if (!u->forward) {
             now[u->chunk] -= unit_ends_backward(u);
             continue;
         }

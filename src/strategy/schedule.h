@@ -23,6 +23,8 @@ typedef struct {
     int chunks;        /* v */
     int stage;         /* s, 0 .. p - 1 */
     int knob;          /* its own field's value; 0 for a schedule without one */
+    gboolean paired;   /* the steady state's forward and backward units walk in pairs
+                        * (schedule_pair_last): the combined 1F1B overlap */
 } StageWork;
 
 typedef struct {
@@ -58,7 +60,9 @@ const GArray *schedule_units(Schedule schedule, const StageWork *w);
  * not ended (unit_ends_backward), keeping only the count vectors no
  * other one covers (at least as high in every chunk). Whatever each
  * chunk's micro-batch holds, if not negative, the most the stage holds
- * after any unit is held at one of them. Each peak is `chunks` + 1 ints:
+ * after any unit is held at one of them (with `paired`, after any pair:
+ * within it the forward may allocate as the backward frees, so it counts
+ * after both). Each peak is `chunks` + 1 ints:
  * its total, then its counts; the largest totals first (so that a peak
  * whose total times the largest amount cannot beat the most so far ends
  * the search). Cached with the units, and valid as long. */
@@ -70,6 +74,15 @@ const GArray *schedule_peaks(Schedule schedule, const StageWork *w);
  * order: the most over the schedule's peaks (schedule_peaks), a negative
  * per_chunk[k] (a rounding's) counted as 0. */
 double schedule_stage_held(const PlanSpec *plan, int s, const double *per_chunk);
+
+/* In a paired stage's work (StageWork.paired, the combined 1F1B overlap:
+ * Megatron-Core's --overlap-moe-expert-parallel-comm, combined_1f1b.py),
+ * marks the last two units appended, a forward and a backward of its
+ * steady state, to walk together (Unit.paired), unless they are of the
+ * same micro-batch through the same chunk (the backward waits for that
+ * forward). Its warm-up and cool-down units walk alone, as Megatron-Core
+ * merges only the steady state's. */
+void schedule_pair_last(const StageWork *w, GArray *units);
 
 /* Appends one unit (a backward is whole). */
 void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk);

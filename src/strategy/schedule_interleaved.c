@@ -2,7 +2,10 @@
  * al., SC'21): v model chunks per stage; the k-th forward runs chunk
  * (k mod pv) / p of micro-batch (k / pv) p + k mod p (backwards the chunks
  * in reverse), after (p - s - 1) 2 + (v - 1) p warm-up forwards (all of
- * them when m = p). It needs p >= 2, v >= 2 and m a multiple of p. */
+ * them when m = p), one more when paired (the combined 1F1B overlap:
+ * Megatron-Core's schedules.py, so that the forward and the backward of
+ * each steady-state step are of other micro-batches). It needs p >= 2,
+ * v >= 2 and m a multiple of p. */
 #include "strategy/schedule.h"
 
 /* The k-th forward (or backward) unit. */
@@ -15,7 +18,7 @@ static void unit(GArray *units, int k, gboolean forward, int p, int v)
 static void order(const StageWork *w, GArray *units)
 {
     int m = w->micro_batches, p = w->stages, v = w->chunks;
-    int total = m * v, warmup = MIN((p - w->stage - 1) * 2 + (v - 1) * p, total);
+    int total = m * v, warmup = MIN((p - w->stage - 1) * 2 + (v - 1) * p + w->paired, total);
     if (m == p)
         warmup = total; /* Megatron-LM: every forward first */
     for (int k = 0; k < warmup; k++)
@@ -23,6 +26,7 @@ static void order(const StageWork *w, GArray *units)
     for (int i = 0; i < total - warmup; i++) {
         unit(units, warmup + i, TRUE, p, v);
         unit(units, i, FALSE, p, v);
+        schedule_pair_last(w, units);
     }
     for (int k = total - warmup; k < total; k++)
         unit(units, k, FALSE, p, v);

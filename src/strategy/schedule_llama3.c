@@ -9,7 +9,8 @@
  * round r holds micro-batches r N .. min((r + 1) N, m) - 1, each through
  * chunk 0, then each through chunk 1, ...; the k-th backward is entry k
  * with its chunk reversed. Stage s warms up with (p - s - 1) 2 + (v - 1) N
- * forwards, all of them when that is as many. Megatron-Core's rules: p
+ * forwards (one more paired, as interleaved), all of them when that is as
+ * many. Megatron-Core's rules: p
  * <= N <= m, and the last round holds N micro-batches or at least p. The
  * paper's other two changes are the plan's own: its first and last
  * stages one layer fewer, the embedding and the loss alone in a chunk
@@ -36,12 +37,13 @@ static void unit(GArray *units, int k, gboolean forward, int m, int v, int n)
 static void order(const StageWork *w, GArray *units)
 {
     int m = w->micro_batches, p = w->stages, v = w->chunks, n = group_of(w->knob, p);
-    int total = m * v, warmup = MIN((p - w->stage - 1) * 2 + (v - 1) * n, total);
+    int total = m * v, warmup = MIN((p - w->stage - 1) * 2 + (v - 1) * n + w->paired, total);
     for (int k = 0; k < warmup; k++)
         unit(units, k, TRUE, m, v, n);
     for (int i = 0; i < total - warmup; i++) {
         unit(units, warmup + i, TRUE, m, v, n);
         unit(units, i, FALSE, m, v, n);
+        schedule_pair_last(w, units);
     }
     for (int k = total - warmup; k < total; k++)
         unit(units, k, FALSE, m, v, n);
