@@ -70,7 +70,8 @@ typedef struct {
 /* A one-line description of a plan, for the best-plan lines: its shape,
  * batch, ZeRO stage, recomputation, sequence parallelism and schedule,
  * then whichever of the number format, the tp overlap, the context
- * algorithm and offload are not at their defaults. */
+ * algorithm, the experts' dispatcher and overlaps and offload are not at
+ * their defaults. */
 static char *summary_of(const PlanSpec *p)
 {
     g_autofree char *chunks =
@@ -87,6 +88,12 @@ static char *summary_of(const PlanSpec *p)
         g_string_append(text, ", tp overlap");
     if (p->cp > 1)
         g_string_append_printf(text, ", cp %s", cp_algorithm_names[p->cp_algorithm]);
+    if (p->moe_dispatcher != MOE_DISPATCHER_ALL_TO_ALL)
+        g_string_append_printf(text, ", %s dispatcher", moe_dispatcher_names[p->moe_dispatcher]);
+    if (p->moe_shared_expert_overlap)
+        g_string_append(text, ", shared expert overlap");
+    if (p->overlap_moe_expert_parallel_comm)
+        g_string_append(text, ", combined 1F1B overlap");
     if (p->offload != OFFLOAD_NONE)
         g_string_append_printf(text, ", offload %s", offload_names[p->offload]);
     return g_string_free(text, FALSE);
@@ -722,8 +729,10 @@ static int ranked_rows(const SweepResult *r, guint *order)
 }
 
 /* The key of row i's plan but for its virtual stages (interleaved is
- * 1F1B with chunks), micro-batch size (and the layer split they make) and
- * activations' offload: equal keys, near-twins but for the throughput. */
+ * 1F1B with chunks), micro-batch size (and the layer split they make),
+ * activations' offload and the experts' dispatcher (which move the same
+ * bytes when each token goes to as many experts as the group has ranks):
+ * equal keys, near-twins but for the throughput. */
 static char *near_key(const SweepSpec *spec, const SweepResult *r, guint i)
 {
     g_autoptr(PlanSpec) plan = sweep_plan(spec, &g_array_index(r->rows, SweepRow, i));
@@ -735,20 +744,23 @@ static char *near_key(const SweepSpec *spec, const SweepResult *r, guint i)
         plan_field_put(plan, PLAN_OFFLOAD, OFFLOAD_NONE, NULL);
         plan_field_put(plan, PLAN_OFFLOAD_LAYERS, 0, NULL);
     }
+    plan_field_put(plan, PLAN_MOE_DISPATCHER, MOE_DISPATCHER_ALL_TO_ALL, NULL);
     g_clear_pointer(&plan->layers_per_stage.v, g_free);
     plan->layers_per_stage.n = 0;
     return plan_spec_key(plan);
 }
 
 /* Whether row x's plan is simpler than row y's: no activations' offload
- * (no copies to the host to trust), then fewer chunks, then a larger
- * micro-batch. */
+ * (no copies to the host to trust), then the default dispatcher, then
+ * fewer chunks, then a larger micro-batch. */
 static gboolean simpler(const SweepSpec *spec, const SweepRow *x, const SweepRow *y)
 {
     g_autoptr(PlanSpec) a = sweep_plan(spec, x);
     g_autoptr(PlanSpec) b = sweep_plan(spec, y);
     if (a->offload != b->offload)
         return a->offload != OFFLOAD_ACTIVATIONS;
+    if (a->moe_dispatcher != b->moe_dispatcher)
+        return a->moe_dispatcher == MOE_DISPATCHER_ALL_TO_ALL;
     if (a->virtual_stages != b->virtual_stages)
         return a->virtual_stages < b->virtual_stages;
     return a->micro_batch_size > b->micro_batch_size;
