@@ -123,6 +123,54 @@ START_TEST(all_to_all_bytes)
 }
 END_TEST
 
+/* The flex dispatcher (DeepEP's and HybridEP's deduplicated dispatch):
+ * each token once over RDMA to each other node that holds one of its K
+ * experts, or in one node once to each other GPU that does; with uniform
+ * routing of K = 2 of E = 8 experts, by hand:
+ *   - 4 GPUs on 2 nodes of 2 (ep 4 = dp): a node holds 4 experts, and a
+ *     token has none there with probability C(4, 2) / C(8, 2) = 6/28, so
+ *     it crosses to the other node with probability 22/28 = 11/14: the
+ *     RDMA bytes a rank sends, b S H 2 x 11/14, against the all-to-all's
+ *     b S K H 2 x 2/4 across nodes (half its copies are for the other
+ *     node), 11/14 of them; the exchange is the all-to-all of that S
+ *     (S / ep to every member), so every all-to-all's bytes are 11/14 of
+ *     the plain one's;
+ *   - 4 GPUs of one node: a GPU holds 2 experts, none of a token's with
+ *     probability C(6, 2) / C(8, 2) = 15/28: each other GPU gets 13/28 of
+ *     the tokens, b S H 2 x 13/28 bytes, against the all-to-all's b S K H
+ *     2 / 4 = b S H 2 x 1/2: 13/14 of them.
+ * The step is shorter for it, the collectives as many. */
+START_TEST(flex_dispatch_deduplicates)
+{
+    static const struct {
+        int nodes, per_node;
+        double ratio;
+    } cases[] = {{2, 2, 11.0 / 14}, {1, 4, 13.0 / 14}};
+    for (gsize c = 0; c < G_N_ELEMENTS(cases); c++) {
+        double bytes[2], step[2];
+        int count[2];
+        for (int flex = 0; flex < 2; flex++) {
+            Run run = run_new(moe_model(), test_cluster(cases[c].nodes, cases[c].per_node, 300e9,
+                                                        25e9));
+            run.plan->ep = 4;
+            run.plan->global_batch_size = 8;
+            run.plan->moe_dispatcher = flex ? MOE_DISPATCHER_FLEX : MOE_DISPATCHER_ALL_TO_ALL;
+            run_simulate(&run);
+            const CommStat *x = &run.rep.metrics.comm[TAG_EP][COLL_ALL_TO_ALL];
+            bytes[flex] = x->bytes;
+            count[flex] = x->count;
+            step[flex] = run.rep.metrics.step_time_s;
+            run_free(&run);
+        }
+        ck_assert_int_eq(count[1], count[0]);
+        ck_assert_int_eq(count[0], 4 * L * 2); /* 2 micro-batches a rank */
+        ck_assert_rel(bytes[0], count[0] * 0.75 * 2.0 * S * K * H, 1e-12);
+        ck_assert_rel(bytes[1], bytes[0] * cases[c].ratio, 1e-12);
+        ck_assert(step[1] < step[0]);
+    }
+}
+END_TEST
+
 /* HFU counts the work the kernels do. Dropless routing with the busiest
  * expert at 150 % of the mean (moe_imbalance_percent) makes every GPU's
  * expert GEMMs take 1.5 times as long in the replay, as the busiest
@@ -622,6 +670,7 @@ Suite *suite_moe(void)
     tcase_add_test(tc, shared_overlap_needs_ep_and_shared_experts);
     tcase_add_test(tc, combined_overlap_hides_the_exchanges);
     tcase_add_test(tc, combined_overlap_rules);
+    tcase_add_test(tc, flex_dispatch_deduplicates);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -516,20 +516,23 @@ END_TEST
 
 /* The combined 1F1B overlap (overlap_moe_expert_parallel_comm): its
  * pairs walk a forward as the other's backward frees, after one warm-up
- * forward more, and may hide every exchange of a paired unit; on every
- * valid plan of tiny-gpt with 8 experts, 1, 2 and 4 stages under 1F1B
- * and interleaving, ep 2 to 8, ZeRO 1 to 3, the bounds hold. */
+ * forward more, and may hide every exchange of a paired unit; and the
+ * flex dispatcher's deduplicated exchanges: on every valid plan of
+ * tiny-gpt with 8 experts, 1, 2 and 4 stages under 1F1B and
+ * interleaving, ep 2 to 8, ZeRO 1 to 3, with and without the overlap, the
+ * bounds hold. */
 START_TEST(bounds_hold_with_the_combined_overlap)
 {
     Fixture f = shipped_new("{\"pp\": [1, 2, 4], \"schedule\": [\"1f1b\", \"interleaved\"], "
                             "\"virtual_stages\": [1, 2], \"ep\": [2, 4, 8], "
                             "\"zero_stage\": [1, 2, 3], \"micro_batch_size\": [1, 2], "
-                            "\"overlap_moe_expert_parallel_comm\": [true]}");
+                            "\"moe_dispatcher\": [\"all_to_all\", \"flex\"], "
+                            "\"overlap_moe_expert_parallel_comm\": [false, true]}");
     f.model->experts = 8;
     f.model->experts_per_token = 2;
     f.model->moe_ffn_hidden_size = 512;
     f.model->moe_layer_frequency = 1;
-    ck_assert_int_ge(grid_bounds_hold(&f, NULL), 24);
+    ck_assert_int_ge(grid_bounds_hold(&f, NULL), 96);
     fixture_free(&f);
 }
 END_TEST
@@ -955,9 +958,11 @@ END_TEST
 /* The all-to-all plan of the tests below: 16 experts over ep 16 on 2
  * nodes of 8 GPUs whose NICs are 100 times slower than NVLink (3 GB/s
  * against 300), both link classes at `efficiency`, a message across nodes
- * `alpha` seconds, wide tokens and thin experts; its step bound and its
- * replayed step, and its MoE layers in *moe (if not NULL). */
-static void exchange_plan(double efficiency, double alpha, double *bound, double *step, int *moe)
+ * `alpha` seconds, wide tokens and thin experts, tokens dispatched `how`;
+ * its step bound and its replayed step, and its MoE layers in *moe (if
+ * not NULL). */
+static void exchange_plan(double efficiency, double alpha, MoeDispatcher how, double *bound,
+                          double *step, int *moe)
 {
     ClusterSpec *c = test_cluster(2, 8, 300e9, 3e9);
     c->intra.efficiency = c->inter.efficiency = efficiency;
@@ -968,6 +973,7 @@ static void exchange_plan(double efficiency, double alpha, double *bound, double
     PlanSpec *plan = plan_spec_new();
     plan->dp = 16;
     plan->ep = 16;
+    plan->moe_dispatcher = how;
     plan->micro_batch_size = 1;
     plan->global_batch_size = 16;
     test_resolve(plan, m, c);
@@ -992,8 +998,24 @@ static void exchange_plan(double efficiency, double alpha, double *bound, double
 START_TEST(expert_exchanges_across_nodes_bound_the_step)
 {
     double bound, step;
-    exchange_plan(1, 0, &bound, &step, NULL);
+    exchange_plan(1, 0, MOE_DISPATCHER_ALL_TO_ALL, &bound, &step, NULL);
     ck_assert_msg(bound <= step && bound > 0.5 * step, "bound %.17g s, step %.17g s", bound, step);
+}
+END_TEST
+
+/* The flex dispatcher's deduplicated exchange across the nodes (each
+ * token once to the other node when one of its 2 experts of 16 is there:
+ * 1 - C(8, 2) / C(16, 2) = 0.77 of the tokens, against 1 of its 2 copies
+ * on average) still bounds the step, below the replay, within 2x of it,
+ * and below the all-to-all's. */
+START_TEST(flex_exchanges_across_nodes_bound_the_step)
+{
+    double bound[2], step[2];
+    exchange_plan(1, 0, MOE_DISPATCHER_ALL_TO_ALL, &bound[0], &step[0], NULL);
+    exchange_plan(1, 0, MOE_DISPATCHER_FLEX, &bound[1], &step[1], NULL);
+    ck_assert_msg(bound[1] <= step[1] && bound[1] > 0.5 * step[1], "bound %.17g s, step %.17g s",
+                  bound[1], step[1]);
+    ck_assert(step[1] < step[0] && bound[1] < bound[0]);
 }
 END_TEST
 
@@ -1006,7 +1028,8 @@ START_TEST(links_carry_their_efficiency)
 {
     double bound[2], step[2];
     for (int half = 0; half < 2; half++)
-        exchange_plan(half ? 0.5 : 1, 0, &bound[half], &step[half], NULL);
+        exchange_plan(half ? 0.5 : 1, 0, MOE_DISPATCHER_ALL_TO_ALL, &bound[half], &step[half],
+                      NULL);
     ck_assert_msg(bound[1] <= step[1] && bound[1] > 1.5 * bound[0],
                   "bounds %.17g and %.17g s, steps %.17g and %.17g s", bound[0], bound[1], step[0],
                   step[1]);
@@ -1024,7 +1047,7 @@ START_TEST(all_to_all_latency_bounds_the_step)
 {
     double bound, step;
     int moe = 0;
-    exchange_plan(1, 1e-3, &bound, &step, &moe);
+    exchange_plan(1, 1e-3, MOE_DISPATCHER_ALL_TO_ALL, &bound, &step, &moe);
     ck_assert_int_gt(moe, 0);
     ck_assert_msg(bound >= moe * 4 * 15e-3 * (1 - 1e-6) && bound <= step,
                   "bound %.17g s, latencies %.17g s, step %.17g s", bound, moe * 4 * 15e-3, step);
@@ -1321,6 +1344,7 @@ Suite *suite_sweep(void)
     tc = tcase_create("spaces");
     tcase_add_test(tc, bounds_hold_across_nodes);
     tcase_add_test(tc, expert_exchanges_across_nodes_bound_the_step);
+    tcase_add_test(tc, flex_exchanges_across_nodes_bound_the_step);
     tcase_add_test(tc, tensor_parallel_waits_bound_the_step);
     tcase_add_test(tc, links_carry_their_efficiency);
     tcase_add_test(tc, all_to_all_latency_bounds_the_step);

@@ -102,7 +102,7 @@ for plan in "--model llama3-70b $h100 --tp 4 --pp 4 --recompute full --zero-stag
     "--model llama3-70b --cluster dgx-h100 --nodes 40 --tp 8 --pp 5 --recompute selective --zero-stage 3 --cross-entropy-fusion te --cuda-graphs --grad-accum-dtype bf16 --global-batch-size 256" \
     "--model llama3-70b --cluster dgx-h100 --nodes 24 --tp 4 --pp 3 --pipeline-model-parallel-layout Et*26|t*27|t*27,L --zero-stage 1 --dtype fp8 --fp8-recipe tensorwise --fp8-param-gather --tp-comm-overlap --sequence-parallel --global-batch-size 512" \
     "--model mixtral-8x7b $h100 --tp 2 --pp 4 --ep 8 --expert-tensor-parallel-size 1 --moe-capacity-percent 125 --moe-dispatcher all_gather --zero-stage 1 --global-batch-size 512" \
-    "--model mixtral-8x7b $h100 --tp 2 --pp 4 --virtual-stages 2 --schedule interleaved --ep 8 --expert-tensor-parallel-size 1 --overlap-moe-expert-parallel-comm --zero-stage 1 --global-batch-size 512" \
+    "--model mixtral-8x7b $h100 --tp 2 --pp 4 --virtual-stages 2 --schedule interleaved --ep 8 --expert-tensor-parallel-size 1 --moe-dispatcher flex --overlap-moe-expert-parallel-comm --zero-stage 1 --global-batch-size 512" \
     "--model llama3-8b --cluster dgx-b200 --nodes 2 --tp 2 --dtype mxfp8 --zero-stage 1 --global-batch-size 64" \
     "--model llama3-8b --cluster dgx-b200 --nodes 2 --tp 2 --pp 2 --virtual-stages 2 --schedule interleaved --dtype nvfp4 --attention standard --offload optimizer --global-batch-size 64"; do
     # shellcheck disable=SC2086 # the plan's words

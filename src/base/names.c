@@ -26,7 +26,7 @@ const char *const rank_order_names[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-
                                         "pp-tp-dp", "pp-dp-tp", "cp-tp-dp-pp", "tp-dp-cp-pp",
                                         NULL};
 const char *const cp_algorithm_names[] = {"ring", "all_to_all", NULL};
-const char *const moe_dispatcher_names[] = {"all_to_all", "all_gather", NULL};
+const char *const moe_dispatcher_names[] = {"all_to_all", "all_gather", "flex", NULL};
 const char *const collective_algorithm_names[] = {"auto",
 #define ALGORITHM(ID, name, forcible) #name,
 #include "base/algorithms.def"

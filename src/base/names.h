@@ -136,7 +136,11 @@ extern const char *const cp_algorithm_names[];
 /* How a MoE layer sends tokens to their experts' GPUs (expert_parallel.c):
  * an all-to-all there and back, or an all-gather of every token over the
  * expert-parallel group and a reduce-scatter back. */
-typedef enum { MOE_DISPATCHER_ALL_TO_ALL, MOE_DISPATCHER_ALL_GATHER } MoeDispatcher;
+typedef enum {
+    MOE_DISPATCHER_ALL_TO_ALL,
+    MOE_DISPATCHER_ALL_GATHER,
+    MOE_DISPATCHER_FLEX /* DeepEP's or HybridEP's deduplicated dispatch (Megatron-Core's flex) */
+} MoeDispatcher;
 extern const char *const moe_dispatcher_names[];
 
 /* Collective algorithms (NCCL's; algorithms.def). */

@@ -448,11 +448,33 @@ static double expert_rows(const ModelSpec *m, const Dims *d, Shard sh)
     return d->routed * m->experts_per_token * (sh.expert_load > 0 ? sh.expert_load : 1);
 }
 
-double transformer_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how)
+/* The probability that none of a token's k experts, routed uniformly over
+ * E, is among `held` of them: C(E - held, k) / C(E, k). */
+static double none_held(int experts, int k, double held)
+{
+    double none = 1;
+    for (int i = 0; i < k && none > 0; i++)
+        none *= MAX(experts - held - i, 0) / (experts - i);
+    return none;
+}
+
+/* The flex dispatcher's token rows, as transformer.h says. */
+static double flex_rows(const ModelSpec *m, const Dims *d, Shard sh, int per_node)
+{
+    int ep = MAX(sh.ep, 1), g = CLAMP(per_node, 1, ep), e = m->experts, k = m->experts_per_token;
+    double load = sh.expert_load > 0 ? sh.expert_load : 1, nodes = (double)ep / g;
+    if (g < ep)
+        return d->routed * load * nodes * (1 - none_held(e, k, e / nodes));
+    return d->routed * load * ep * (1 - none_held(e, k, (double)e / ep));
+}
+
+double transformer_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how,
+                                      int per_node)
 {
     Dims d = dims(m, sh);
-    double rows =
-        how == MOE_DISPATCHER_ALL_TO_ALL ? expert_rows(m, &d, sh) : MAX(sh.ep, 1) * d.routed;
+    double rows = how == MOE_DISPATCHER_ALL_TO_ALL ? expert_rows(m, &d, sh)
+                  : how == MOE_DISPATCHER_FLEX     ? flex_rows(m, &d, sh, per_node)
+                                                   : MAX(sh.ep, 1) * d.routed;
     return d.e16 * rows * d.h;
 }
 

@@ -227,8 +227,17 @@ double transformer_layer_expert_params_at(const ModelSpec *m, int layer, int etp
  * all-to-all: one GPU's send buffer, its n' k token copies of h bf16
  * elements, times the capacity factor when experts are padded to capacity
  * (Shard.expert_load; the dropless imbalance does not change what a GPU
- * sends). An all-gather: the gathered buffer, the tokens the ep GPUs route. */
-double transformer_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how);
+ * sends). An all-gather: the gathered buffer, the tokens the ep GPUs route.
+ * The flex dispatcher's (DeepEP, HybridEP) deduplicated dispatch, with
+ * `per_node` of the group's ep GPUs on a node (a group of N = ep / per_node
+ * nodes): each token once over RDMA to each other node that holds one of
+ * its k experts, or, in one node, once to each other GPU that does, with
+ * the experts uniformly routed (probability 1 - C(E - x, k) / C(E, k) for
+ * x experts there); as an all-to-all (S / ep to each member) whose bytes
+ * beyond the node are those: N n' (1 - C(E - E/N, k) / C(E, k)) tokens
+ * across nodes, ep n' (1 - C(E - E/ep, k) / C(E, k)) in one. */
+double transformer_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how,
+                                      int per_node);
 
 /* One operation's time (FlashAttention's by its own efficiencies, the
  * rest by roofline_s), and the sum of the operations'. */

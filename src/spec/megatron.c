@@ -115,7 +115,7 @@ static const MegatronArg megatron_args[] = {
     ROW(OWN, "moe-expert-capacity-factor", 1, PLAN_MOE_CAPACITY_PERCENT,
         .write = write_moe_capacity),
     ROW(FIELD, "moe-token-dispatcher-type", 1, PLAN_MOE_DISPATCHER,
-        .words = "alltoall=all_to_all,allgather=all_gather",
+        .words = "alltoall=all_to_all,allgather=all_gather,flex=flex",
         .bridge = "model.moe_token_dispatcher_type", .moe = TRUE),
     ROW(SWITCH, "moe-shared-expert-overlap", 0, PLAN_MOE_SHARED_EXPERT_OVERLAP, .words = "true",
         .bridge = "model.moe_shared_expert_overlap", .moe = TRUE),

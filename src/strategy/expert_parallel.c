@@ -62,7 +62,7 @@ static gboolean check_model(const PlanSpec *plan, const ModelSpec *model, GError
 static gboolean check_overlap(const PlanSpec *plan, GError **error)
 {
     PlanField f = PLAN_MOE_A2A_OVERLAP;
-    if (plan->moe_dispatcher != MOE_DISPATCHER_ALL_TO_ALL)
+    if (plan->moe_dispatcher == MOE_DISPATCHER_ALL_GATHER)
         return plan_field_fail(error, plan, f, "false with the all_gather dispatcher "
                                                "(Megatron-Core overlaps alltoall and flex only)");
     if (plan->moe_shared_expert_overlap)
@@ -158,24 +158,34 @@ static gboolean routes(const PieceRef *p)
     return moe_piece(p) && unit_passes(p->phase) != PASS_WEIGHT_GRAD;
 }
 
+/* The size of one token exchange of the plan (transformer_moe_dispatch_bytes),
+ * with as many of its group's GPUs on a node as the layout puts there. */
+static double exchange_bytes(const ModelSpec *m, Shard sh, const ClusterSpec *cluster,
+                             const PlanSpec *plan)
+{
+    int here =
+        layout_plan_most_on_a_node(cluster, plan, plan->ep, layout_plan_size(plan, GROUP_ETP));
+    return transformer_moe_dispatch_bytes(m, sh, plan->moe_dispatcher, here);
+}
+
 /* The exchange before (`before`) or after the block's compute: the
- * dispatch (an all-to-all, or an all-gather) where tokens go to their
- * experts, the combine (an all-to-all, or a reduce-scatter) where they
- * come back; backward runs them in reverse, each as its mirror. */
+ * dispatch (an all-to-all, the flex dispatcher's deduplicated one, or an
+ * all-gather) where tokens go to their experts, the combine (the same, or
+ * a reduce-scatter) where they come back; backward runs them in reverse,
+ * each as its mirror. */
 static TaskId exchange(Emit *e, const PieceRef *p, gboolean before, Stream stream)
 {
     const PlanSpec *plan = emit_plan(e);
     gboolean backward = emit_piece_backward(p);
     gboolean to_experts = before != backward;
-    gboolean all_to_all = plan->moe_dispatcher == MOE_DISPATCHER_ALL_TO_ALL;
+    gboolean all_to_all = plan->moe_dispatcher != MOE_DISPATCHER_ALL_GATHER;
     CollOp op = all_to_all ? COLL_ALL_TO_ALL : to_experts ? COLL_ALL_GATHER : COLL_REDUCE_SCATTER;
     static const char *const names[2][2] = {
         {"ep all_to_all combine mb%d L%d", "ep all_to_all dispatch mb%d L%d"},
         {"ep reduce_scatter combine mb%d L%d", "ep all_gather dispatch mb%d L%d"}};
     TaskName name = {
         .fmt = names[!all_to_all][to_experts], .a = p->micro_batch, .b = p->segment->layer};
-    double bytes =
-        transformer_moe_dispatch_bytes(emit_model(e), emit_shard(e), plan->moe_dispatcher);
+    double bytes = exchange_bytes(emit_model(e), emit_shard(e), emit_cluster(e), plan);
     if (stream == STREAM_COMPUTE)
         return emit_collective(e, GROUP_EP, stream, op, bytes, TAG_EP, name);
     return emit_collective_beside(e, GROUP_EP, stream, op, bytes, TAG_EP, name);
@@ -268,7 +278,7 @@ static double exchange_bound_s(const ClusterSpec *cluster, const PlanSpec *plan,
     int n = plan->ep, nics;
     int here = layout_plan_most_on_a_node(cluster, plan, n, layout_plan_size(plan, GROUP_ETP));
     double alone = netbound_exchange_s(cluster, bytes, n);
-    if (plan->moe_dispatcher != MOE_DISPATCHER_ALL_TO_ALL)
+    if (plan->moe_dispatcher == MOE_DISPATCHER_ALL_GATHER)
         return alone;
     double latency_s = netbound_all_to_all_latency_s(cluster, n, here < n);
     if (alone == 0) /* it may be latency-bound (net.h): its latency alone */
@@ -287,7 +297,7 @@ static BlockBound block_bound(const Step *step, Block block, const OpList *ops)
     if (block != BLOCK_MOE || overlapped(step->plan))
         return (BlockBound){0};
     const PlanSpec *plan = step->plan;
-    double bytes = transformer_moe_dispatch_bytes(step->model, step->shard, plan->moe_dispatcher);
+    double bytes = exchange_bytes(step->model, step->shard, step->cluster, plan);
     double exchanges_s = 2 * exchange_bound_s(step->cluster, plan, bytes);
     return (BlockBound){.forward_s = exchanges_s,
                         .backward_s = exchanges_s * (plan->recompute == RECOMPUTE_FULL ? 2 : 1)};
