@@ -55,10 +55,10 @@ static gboolean check_model(const PlanSpec *plan, const ModelSpec *model, GError
 }
 
 /* The combined 1F1B overlap, as Megatron-Core's TransformerConfig checks
- * it (transformer_config.py): the alltoall dispatcher (or flex, not
- * modelled), no full recomputation, no shared-expert overlap, and with
- * pp > 1 virtual pipeline stages; and a schedule of forward and backward
- * pairs, 1F1B's (its combined_1f1b.py merges 1F1B's steady state). */
+ * it (transformer_config.py): the alltoall or flex dispatcher, no full
+ * recomputation, no shared-expert overlap, and with pp > 1 virtual
+ * pipeline stages; and a schedule of forward and backward pairs, 1F1B's
+ * (its combined_1f1b.py merges 1F1B's steady state). */
 static gboolean check_overlap(const PlanSpec *plan, GError **error)
 {
     PlanField f = PLAN_MOE_A2A_OVERLAP;
