@@ -410,7 +410,8 @@ static gboolean random_plan(GRand *rng, Run *run)
     p->dtype = g_rand_boolean(rng) ? DTYPE_FP8 : DTYPE_BF16;
     p->overlap_param_gather = g_rand_boolean(rng);
     p->overlap_grad_reduce = g_rand_boolean(rng);
-    p->moe_dispatcher = g_rand_boolean(rng) ? MOE_DISPATCHER_ALL_GATHER : MOE_DISPATCHER_ALL_TO_ALL;
+    p->moe_dispatcher = (MoeDispatcher)g_rand_int_range(rng, 0, MOE_DISPATCHER_FLEX + 1);
+    p->overlap_moe_expert_parallel_comm = g_rand_int_range(rng, 0, 4) == 0; /* pairs, where valid */
     p->micro_batch_size = sizes[g_rand_int_range(rng, 0, 2)];
     run->model->moe_layer_frequency = g_rand_int_range(rng, 1, 3);
     int dp = 16 / (p->tp * p->cp * p->pp);
@@ -422,17 +423,18 @@ static gboolean random_plan(GRand *rng, Run *run)
 }
 
 /* The dry walk (emit_count_tasks) against the graphs emit_step builds, on
- * random plans (random_plan), under every shift and rotation of the
- * symmetry and under none: the count is the graph's, to the task; the
- * lower bound passes at that count (emit_check_size); and under a cap one
- * task short the step is refused before it is built (PS_ERROR_INPUT: the
- * estimate put it past the cap, and the count refused it), as the dry
- * walk says, but built under the count itself. */
+ * random plans (random_plan; the combined 1F1B overlap's pairs among
+ * them), under every shift and rotation of the symmetry and under none:
+ * the count is the graph's, to the task; the lower bound passes at that
+ * count (emit_check_size); and under a cap one task short the step is
+ * refused before it is built (PS_ERROR_INPUT: the estimate put it past
+ * the cap, and the count refused it), as the dry walk says, but built
+ * under the count itself. */
 START_TEST(counted_tasks_are_the_graphs)
 {
     enum { PLANS = 2000 };
     GRand *rng = g_rand_new_with_seed(33);
-    int compared = 0;
+    int compared = 0, paired = 0;
     for (int i = 0; i < PLANS; i++) {
         Run run = run_new(test_moe(4, 128, 8, 512, 64, 4, 2, 256), test_cluster(2, 8, 300e9, 25e9));
         run.cluster->gpu.peak_fp8_flops = 2 * run.cluster->gpu.peak_flops;
@@ -444,6 +446,7 @@ START_TEST(counted_tasks_are_the_graphs)
             run_free(&run);
             continue;
         }
+        paired += run.plan->overlap_moe_expert_parallel_comm && run.plan->ep > 1;
         g_autoptr(Layout) layout = layout_new(run.plan, run.cluster);
         Topology *topo = topology_new(run.cluster, 2);
         for (int all = 0; all < 2; all++) {
@@ -470,6 +473,7 @@ START_TEST(counted_tasks_are_the_graphs)
     }
     g_rand_free(rng);
     ck_assert_int_gt(compared, PLANS / 4); /* a good share resolves */
+    ck_assert_int_gt(paired, 0);           /* the combined 1F1B overlap's pairs among them */
 }
 END_TEST
 

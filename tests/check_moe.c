@@ -349,7 +349,8 @@ START_TEST(combined_overlap_rules)
         if (p->schedule != SCHEDULE_INTERLEAVED)
             p->virtual_stages = 1;
         GError *error = NULL;
-        ck_assert_msg(plan_spec_resolve(p, run.model, run.cluster, &error), "%s", error ? error->message : "");
+        ck_assert_msg(plan_spec_resolve(p, run.model, run.cluster, &error), "%s",
+                      error ? error->message : "");
         ck_assert(!strategy_check(p, run.model, &error));
         ck_assert_msg(strstr(error->message, "overlap_moe_expert_parallel_comm") &&
                           strstr(error->message, refused[i].says),
