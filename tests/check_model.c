@@ -176,6 +176,8 @@ START_TEST(deepseek_v3_parameters)
     ck_assert_double_eq(mla, 187107328);
     ck_assert_double_eq(moe, 11507286016);
     ck_assert_int_eq(m->mtp_layers, 1);
+    ck_assert_int_eq(m->router_groups, 8); /* n_group: group-limited routing */
+    ck_assert_int_eq(m->router_topk_groups, 4);
     ck_assert_double_eq(transformer_params(m), 3 * dense + 58 * moe + 2 * v * h + h);
     ck_assert_double_eq(transformer_params(m), 671026404352);
     ck_assert_double_eq(transformer_active_params(m), 3 * dense + 58 * moe_active + 2 * v * h + h);

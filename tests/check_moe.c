@@ -138,20 +138,34 @@ END_TEST
  *   - 4 GPUs of one node: a GPU holds 2 experts, none of a token's with
  *     probability C(6, 2) / C(8, 2) = 15/28: each other GPU gets 13/28 of
  *     the tokens, b S H 2 x 13/28 bytes, against the all-to-all's b S K H
- *     2 / 4 = b S H 2 x 1/2: 13/14 of them.
+ *     2 / 4 = b S H 2 x 1/2: 13/14 of them;
+ *   - group-limited routing (DeepSeek's n_group 4, topk_group 2: a token's
+ *     2 experts among those of 2 of 4 groups of 2, the 6 pairs of groups
+ *     alike): on 2 nodes of 2 GPUs a node holds 2 groups; a token misses
+ *     it when neither of its groups is there (1 pair of 6), when one is
+ *     (4 pairs) with probability C(2, 2) / C(4, 2) = 1/6, never when both
+ *     are: (1 + 4/6) / 6 = 5/18, so 13/18 of the all-to-all's; in one
+ *     node of 4 a GPU holds one group, missed when unchosen (3 pairs) or
+ *     with 1/6 (3 pairs): (3 + 3/6) / 6 = 7/12, each other GPU getting
+ *     5/12 of the tokens, 5/6 of the all-to-all's.
  * The step is shorter for it, the collectives as many. */
 START_TEST(flex_dispatch_deduplicates)
 {
     static const struct {
-        int nodes, per_node;
+        int nodes, per_node, groups, topk_groups;
         double ratio;
-    } cases[] = {{2, 2, 11.0 / 14}, {1, 4, 13.0 / 14}};
+    } cases[] = {{2, 2, 1, 1, 11.0 / 14},
+                 {1, 4, 1, 1, 13.0 / 14},
+                 {2, 2, 4, 2, 13.0 / 18},
+                 {1, 4, 4, 2, 5.0 / 6}};
     for (gsize c = 0; c < G_N_ELEMENTS(cases); c++) {
         double bytes[2], step[2];
         int count[2];
         for (int flex = 0; flex < 2; flex++) {
-            Run run = run_new(moe_model(), test_cluster(cases[c].nodes, cases[c].per_node, 300e9,
-                                                        25e9));
+            ModelSpec *model = moe_model();
+            model->router_groups = cases[c].groups;
+            model->router_topk_groups = cases[c].topk_groups;
+            Run run = run_new(model, test_cluster(cases[c].nodes, cases[c].per_node, 300e9, 25e9));
             run.plan->ep = 4;
             run.plan->global_batch_size = 8;
             run.plan->moe_dispatcher = flex ? MOE_DISPATCHER_FLEX : MOE_DISPATCHER_ALL_TO_ALL;

@@ -721,6 +721,15 @@ derive "$tiny" "$m" 's/"layers": 4,/"layers": 4, "experts": 0, "moe_ffn_hidden_s
     expect_fail "moe_ffn_hidden_size in a dense model" "$m" '$.moe_ffn_hidden_size' \
         "no moe_ffn_hidden_size in a dense model" -- \
         simulate --model "$m" --cluster "$a100" --nodes 1
+m=$tmp/groups-3-of-8.json
+derive "$tiny" "$m" 's/"layers": 4,/"layers": 4, "experts": 8, "router_groups": 3,/' &&
+    expect_fail "router_groups 3 of 8 experts" "$m" '$.router_groups' \
+        "router_groups dividing the experts, 8" -- simulate --model "$m" --cluster "$a100" --nodes 1
+m=$tmp/groups-too-few.json
+derive "$tiny" "$m" 's/"layers": 4,/"layers": 4, "experts": 8, "experts_per_token": 4, "router_groups": 4, "router_topk_groups": 1,/' &&
+    expect_fail "router_topk_groups 1 of 4 groups of 2 for 4 experts a token" "$m" \
+        '$.router_topk_groups' "their experts holding the 4 a token takes" -- \
+        simulate --model "$m" --cluster "$a100" --nodes 1
 m=$tmp/dense-first.json
 derive "$tiny" "$m" 's/"layers": 4,/"layers": 4, "experts": 8, "first_dense_layers": 1000,/' &&
     expect_fail "first_dense_layers past the layers" "$m" '$.first_dense_layers' \

@@ -458,14 +458,49 @@ static double none_held(int experts, int k, double held)
     return none;
 }
 
-/* The flex dispatcher's token rows, as transformer.h says. */
+/* The probability that a token routed as the model routes it (k of E
+ * experts, among those of its router_topk_groups best of router_groups
+ * groups of E / groups experts, all groups alike) has none of its experts
+ * in the range [lo, hi): over the C(groups, topk) sets of groups, each
+ * overlapping the range by x of its M = topk E / groups experts,
+ * C(M - x, k) / C(M, k) (none_held); the sets counted by the sum of their
+ * overlaps, one group at a time. */
+static double none_in(const ModelSpec *m, double lo, double hi)
+{
+    int groups = MAX(m->router_groups, 1), topk = MAX(m->router_topk_groups, 1);
+    double size = (double)m->experts / groups;
+    if (groups == 1)
+        return none_held(m->experts, m->experts_per_token, hi - lo);
+    /* sets[j][s]: the sets of j groups so far whose overlaps sum to s */
+    int most = m->experts;
+    g_autofree double *sets = g_new0(double, (gsize)(topk + 1) * (most + 1));
+    sets[0] = 1;
+    for (int g = 0; g < groups; g++) {
+        int x = (int)(MAX(MIN(hi, (g + 1) * size) - MAX(lo, g * size), 0) + 0.5);
+        for (int j = MIN(g + 1, topk); j >= 1; j--)
+            for (int s = most; s >= x; s--)
+                sets[j * (most + 1) + s] += sets[(j - 1) * (most + 1) + s - x];
+    }
+    double all = 0, none = 0;
+    for (int s = 0; s <= most; s++) {
+        double n = sets[topk * (most + 1) + s];
+        all += n;
+        none += n * none_held((int)(topk * size + 0.5), m->experts_per_token, s);
+    }
+    return none / all;
+}
+
+/* The flex dispatcher's token rows, as transformer.h says: the mean over
+ * the group's nodes (or GPUs, in one node) of a token's chance of an
+ * expert there, experts laid out over the ep GPUs in order. */
 static double flex_rows(const ModelSpec *m, const Dims *d, Shard sh, int per_node)
 {
-    int ep = MAX(sh.ep, 1), g = CLAMP(per_node, 1, ep), e = m->experts, k = m->experts_per_token;
-    double load = sh.expert_load > 0 ? sh.expert_load : 1, nodes = (double)ep / g;
-    if (g < ep)
-        return d->routed * load * nodes * (1 - none_held(e, k, e / nodes));
-    return d->routed * load * ep * (1 - none_held(e, k, (double)e / ep));
+    int ep = MAX(sh.ep, 1), g = CLAMP(per_node, 1, ep), units = g < ep ? ep / g : ep;
+    double load = sh.expert_load > 0 ? sh.expert_load : 1, held = (double)m->experts / units;
+    double there = 0; /* the mean chance of an expert on a unit */
+    for (int u = 0; u < units; u++)
+        there += (1 - none_in(m, u * held, (u + 1) * held)) / units;
+    return d->routed * load * units * there;
 }
 
 double transformer_moe_dispatch_bytes(const ModelSpec *m, Shard sh, MoeDispatcher how,

@@ -41,6 +41,8 @@ static const char *const model_keys[] = {
     "moe_layer_frequency",
     "first_dense_layers",
     "router_bias",
+    "router_groups",
+    "router_topk_groups",
     "mtp_layers",
     NULL,
 };
@@ -57,6 +59,7 @@ typedef struct {
      * frequency, leading dense layers */
     const char *const *experts;
     const char *top_k, *shared, *expert_ffn, *frequency, *first_dense;
+    const char *groups, *topk_groups; /* group-limited routing's */
 } ModelKeys;
 
 static const char *const plansim_expert_keys[] = {"experts", NULL};
@@ -73,7 +76,9 @@ static const ModelKeys plansim_names = {"layers",    "hidden_size",     "attenti
                                         "shared_experts",
                                         "moe_ffn_hidden_size",
                                         "moe_layer_frequency",
-                                        "first_dense_layers"};
+                                        "first_dense_layers",
+                                        "router_groups",
+                                        "router_topk_groups"};
 /* Mixtral gives its experts' FFN as intermediate_size (it has no dense
  * layers); DeepSeek as moe_intermediate_size, with n_shared_experts,
  * first_k_dense_replace and moe_layer_freq. */
@@ -82,7 +87,7 @@ static const ModelKeys hf_names = {
     "num_key_value_heads",   "intermediate_size",     "vocab_size",
     "max_position_embeddings", hf_expert_keys,        "num_experts_per_tok",
     "n_shared_experts",      "moe_intermediate_size", "moe_layer_freq",
-    "first_k_dense_replace"};
+    "first_k_dense_replace", "n_group",               "topk_group"};
 
 /* An integer of at least `min`; absent or null (as Hugging Face writes
  * an unused size): `fallback`. */
@@ -119,7 +124,9 @@ static gboolean read_experts(const JsonDoc *doc, const ModelKeys *k, ModelSpec *
            read_int_from(doc, k->shared, 0, 0, &m->shared_experts, error) &&
            read_int_from(doc, expert_ffn, 1, m->ffn_hidden_size, &m->moe_ffn_hidden_size, error) &&
            read_int_from(doc, k->frequency, 1, 1, &m->moe_layer_frequency, error) &&
-           read_int_from(doc, k->first_dense, 0, 0, &m->first_dense_layers, error);
+           read_int_from(doc, k->first_dense, 0, 0, &m->first_dense_layers, error) &&
+           read_int_from(doc, k->groups, 1, 1, &m->router_groups, error) &&
+           read_int_from(doc, k->topk_groups, 1, m->router_groups, &m->router_topk_groups, error);
 }
 
 /* DeepSeek-V2's multi-head latent attention (arXiv 2405.04434, section
@@ -535,6 +542,17 @@ static gboolean check_shape(const JsonDoc *doc, const ModelSpec *m, gboolean hf,
                   "at most the experts, %d", m->experts);
         return FALSE;
     }
+    if (m->experts >= 1 && (m->experts % m->router_groups != 0 ||
+                            m->router_topk_groups > m->router_groups ||
+                            (long long)m->router_topk_groups * (m->experts / m->router_groups) <
+                                m->experts_per_token)) {
+        const char *key = m->experts % m->router_groups != 0 ? k->groups : k->topk_groups;
+        json_fail(error, doc, "$", key, cJSON_GetObjectItemCaseSensitive(root, key),
+                  "%s dividing the experts, %d, and %s at most it, their experts holding the %d "
+                  "a token takes",
+                  k->groups, m->experts, k->topk_groups, m->experts_per_token);
+        return FALSE;
+    }
     if (m->first_dense_layers > m->layers) {
         json_fail(error, doc, "$", k->first_dense,
                   cJSON_GetObjectItemCaseSensitive(root, k->first_dense), "at most %s, %d",
@@ -543,8 +561,8 @@ static gboolean check_shape(const JsonDoc *doc, const ModelSpec *m, gboolean hf,
     }
     /* a dense plansim model with a mixture of experts' key is a mistake
      * (Hugging Face configs of dense models may carry them unused) */
-    const char *moe_keys[] = {k->top_k,     k->shared,      k->expert_ffn,
-                              k->frequency, k->first_dense, "router_bias"};
+    const char *moe_keys[] = {k->top_k,       k->shared,  k->expert_ffn,     k->frequency,
+                              k->first_dense, k->groups, k->topk_groups, "router_bias"};
     for (gsize i = 0; !hf && m->experts <= 1 && i < G_N_ELEMENTS(moe_keys); i++) {
         const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, moe_keys[i]);
         if (item) {

@@ -70,6 +70,10 @@ typedef struct {
     int moe_layer_frequency; /* >= 1 */
     int first_dense_layers;  /* DeepSeek's first_k_dense_replace, >= 0 */
     gboolean router_bias;    /* the router has a bias, one per expert (GPT-OSS's) */
+    /* Group-limited routing (DeepSeek-V2 and V3's n_group, topk_group): the
+     * experts in router_groups equal groups, a token's k experts among
+     * those of its router_topk_groups best groups. 1 and 1: none. */
+    int router_groups, router_topk_groups;
     /* Multi-head latent attention (DeepSeek-V2; docs/model.md, "Multi-head
      * latent attention"): kv_lora_rank 0 is standard attention. */
     int kv_lora_rank, q_lora_rank; /* q_lora_rank 0: Q projected directly */
