@@ -107,8 +107,19 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **err
     return ep <= 1 || !plan->overlap_moe_expert_parallel_comm || check_overlap(plan, error);
 }
 
+/* The size of one token exchange of the plan (transformer_moe_dispatch_bytes),
+ * with as many of its group's GPUs on a node as the layout puts there. */
+static double exchange_bytes(const ModelSpec *m, Shard sh, const ClusterSpec *cluster,
+                             const PlanSpec *plan)
+{
+    int here =
+        layout_plan_most_on_a_node(cluster, plan, plan->ep, layout_plan_size(plan, GROUP_ETP));
+    return transformer_moe_dispatch_bytes(m, sh, plan->moe_dispatcher, here);
+}
+
 typedef struct {
     OpsWork shared; /* the shared experts' work, with the overlap (else none) */
+    double bytes;   /* the size of each exchange, the same all step (exchange_bytes) */
 } EpState;
 
 static int piece_tasks(const PlanSpec *plan)
@@ -119,6 +130,8 @@ static int piece_tasks(const PlanSpec *plan)
 static void step_begin(Emit *e, void *state)
 {
     OpList ops;
+    ((EpState *)state)->bytes =
+        exchange_bytes(emit_model(e), emit_shard(e), emit_cluster(e), emit_plan(e));
     transformer_moe_apart_ops(emit_model(e), emit_shard(e), &ops);
     ((EpState *)state)->shared = transformer_ops_work(emit_gpu(e), &ops);
 }
@@ -158,22 +171,13 @@ static gboolean routes(const PieceRef *p)
     return moe_piece(p) && unit_passes(p->phase) != PASS_WEIGHT_GRAD;
 }
 
-/* The size of one token exchange of the plan (transformer_moe_dispatch_bytes),
- * with as many of its group's GPUs on a node as the layout puts there. */
-static double exchange_bytes(const ModelSpec *m, Shard sh, const ClusterSpec *cluster,
-                             const PlanSpec *plan)
-{
-    int here =
-        layout_plan_most_on_a_node(cluster, plan, plan->ep, layout_plan_size(plan, GROUP_ETP));
-    return transformer_moe_dispatch_bytes(m, sh, plan->moe_dispatcher, here);
-}
-
 /* The exchange before (`before`) or after the block's compute: the
  * dispatch (an all-to-all, the flex dispatcher's deduplicated one, or an
  * all-gather) where tokens go to their experts, the combine (the same, or
  * a reduce-scatter) where they come back; backward runs them in reverse,
  * each as its mirror. */
-static TaskId exchange(Emit *e, const PieceRef *p, gboolean before, Stream stream)
+static TaskId exchange(Emit *e, const EpState *st, const PieceRef *p, gboolean before,
+                       Stream stream)
 {
     const PlanSpec *plan = emit_plan(e);
     gboolean backward = emit_piece_backward(p);
@@ -185,10 +189,9 @@ static TaskId exchange(Emit *e, const PieceRef *p, gboolean before, Stream strea
         {"ep reduce_scatter combine mb%d L%d", "ep all_gather dispatch mb%d L%d"}};
     TaskName name = {
         .fmt = names[!all_to_all][to_experts], .a = p->micro_batch, .b = p->segment->layer};
-    double bytes = exchange_bytes(emit_model(e), emit_shard(e), emit_cluster(e), plan);
     if (stream == STREAM_COMPUTE)
-        return emit_collective(e, GROUP_EP, stream, op, bytes, TAG_EP, name);
-    return emit_collective_beside(e, GROUP_EP, stream, op, bytes, TAG_EP, name);
+        return emit_collective(e, GROUP_EP, stream, op, st->bytes, TAG_EP, name);
+    return emit_collective_beside(e, GROUP_EP, stream, op, st->bytes, TAG_EP, name);
 }
 
 /* A paired unit's exchanges' stream: its forward's or its backward's. */
@@ -217,17 +220,17 @@ static void piece_begin(Emit *e, void *state, const PieceRef *p)
     const EpState *st = state;
     if (emit_paired(e)) {
         if (routes(p))
-            emit_gate(e, exchange(e, p, TRUE, paired_stream(p)));
+            emit_gate(e, exchange(e, st, p, TRUE, paired_stream(p)));
         return;
     }
     if (!shared_apart(emit_plan(e), emit_model(e))) {
         if (routes(p))
-            exchange(e, p, TRUE, STREAM_COMPUTE);
+            exchange(e, st, p, TRUE, STREAM_COMPUTE);
         return;
     }
     if (!moe_piece(p))
         return;
-    TaskId x = routes(p) ? exchange(e, p, TRUE, STREAM_EP) : TASK_NONE;
+    TaskId x = routes(p) ? exchange(e, st, p, TRUE, STREAM_EP) : TASK_NONE;
     PassWork w = unit_work(unit_passes(p->phase), &st->shared, 1);
     emit_compute(e, w.seconds, w.flops, tags[p->phase],
                  (TaskName){.fmt = names[p->phase], .a = p->micro_batch, .b = p->segment->layer});
@@ -236,12 +239,11 @@ static void piece_begin(Emit *e, void *state, const PieceRef *p)
 
 static void piece_end(Emit *e, void *state, const PieceRef *p, TaskId task)
 {
-    (void)state;
     (void)task;
     if (routes(p) && emit_paired(e))
-        emit_gate(e, exchange(e, p, FALSE, paired_stream(p)));
+        emit_gate(e, exchange(e, state, p, FALSE, paired_stream(p)));
     else if (routes(p))
-        exchange(e, p, FALSE, STREAM_COMPUTE);
+        exchange(e, state, p, FALSE, STREAM_COMPUTE);
 }
 
 /* A dense model routes no tokens: the experts' fields change nothing, and
