@@ -823,7 +823,7 @@ static void emit_rank_step(Emit *e, GArray *units)
     for (guint i = 0; i < units->len; i++) {
         const Unit *u = &g_array_index(units, Unit, i);
         if (u->paired) /* the schedule's (schedule_pair_last) */
-            emit_pair(e, u->forward ? u : u + 1, u->forward ? u + 1 : u), i++;
+            emit_pair(e, u, u + 1), i++;
         else
             emit_unit(e, u);
         if (over_cap(e))

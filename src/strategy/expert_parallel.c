@@ -33,6 +33,7 @@
  * exchange on the compute stream as without it.
  * docs/model.md, "Mixture of experts". */
 #include "net/netbound.h"
+#include "strategy/schedule.h"
 #include "strategy/strategy.h"
 
 static gboolean active(const PlanSpec *plan)
@@ -71,11 +72,10 @@ static gboolean check_overlap(const PlanSpec *plan, GError **error)
     if (plan->recompute == RECOMPUTE_FULL)
         return plan_field_fail(error, plan, f, "false with full recomputation "
                                                "(Megatron-Core requires it off)");
-    if (plan->schedule != SCHEDULE_1F1B && plan->schedule != SCHEDULE_INTERLEAVED &&
-        plan->schedule != SCHEDULE_LLAMA3)
+    if (!pipeline_schedules[plan->schedule]->pairs)
         return plan_field_fail(error, plan, f,
-                               "false with the %s schedule (a 1F1B schedule's forward and "
-                               "backward pairs: 1f1b, interleaved or llama3)",
+                               "false with the %s schedule (its steady state has no forward "
+                               "and backward pairs, as a 1F1B schedule's, to walk together)",
                                schedule_names[plan->schedule]);
     if (plan->pp > 1 && plan->virtual_stages == 1)
         return plan_field_fail(error, plan, f,

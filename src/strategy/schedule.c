@@ -34,10 +34,9 @@ StageWork schedule_stage_work(const PlanSpec *plan, int micro_batches, int stage
 void schedule_pair_last(const StageWork *w, GArray *units)
 {
     g_assert(units->len >= 2);
-    Unit *a = &g_array_index(units, Unit, units->len - 2), *b = a + 1;
-    a->paired = w->paired && a->forward != b->forward && a->part == BACKWARD_WHOLE &&
-                b->part == BACKWARD_WHOLE &&
-                (a->micro_batch != b->micro_batch || a->chunk != b->chunk);
+    Unit *f = &g_array_index(units, Unit, units->len - 2), *b = f + 1;
+    g_assert(f->forward && !b->forward && b->part == BACKWARD_WHOLE);
+    f->paired = w->paired && (f->micro_batch != b->micro_batch || f->chunk != b->chunk);
 }
 
 /* schedule_units' cache: per thread, the units by (schedule, m, p, v, s, knob)
@@ -150,10 +149,8 @@ static GArray *peaks_of(const GArray *units, int chunks)
     g_autofree int *now = g_new0(int, chunks);
     for (guint i = 0; i < units->len; i++) {
         const Unit *u = &g_array_index(units, Unit, i);
-        if (u->paired) {
-            const Unit *b = u->forward ? u + 1 : u; /* a whole backward */
-            now[b->chunk]--;
-            u = u->forward ? u : u + 1;
+        if (u->paired) { /* a forward, then a whole backward */
+            now[u[1].chunk]--;
             i++;
         } else if (!u->forward) {
             now[u->chunk] -= unit_ends_backward(u);

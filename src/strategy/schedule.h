@@ -41,6 +41,10 @@ typedef struct {
      * so the step chains every micro-batch through every chunk, forward
      * and back (strategy/estimate.h). */
     gboolean one_at_a_time;
+    /* Whether its steady state runs a forward then a backward, which it
+     * marks as pairs (schedule_pair_last): a 1F1B schedule, whose steady
+     * state Megatron-Core's combined 1F1B overlap merges. */
+    gboolean pairs;
 } PipeSchedule;
 
 /* The rows, indexed by Schedule. */
@@ -77,11 +81,12 @@ double schedule_stage_held(const PlanSpec *plan, int s, const double *per_chunk)
 
 /* In a paired stage's work (StageWork.paired, the combined 1F1B overlap:
  * Megatron-Core's --overlap-moe-expert-parallel-comm, combined_1f1b.py),
- * marks the last two units appended, a forward and a backward of its
- * steady state, to walk together (Unit.paired), unless they are of the
- * same micro-batch through the same chunk (the backward waits for that
- * forward). Its warm-up and cool-down units walk alone, as Megatron-Core
- * merges only the steady state's. */
+ * marks the last two units appended, a forward and then a whole backward
+ * of its steady state, to walk together (Unit.paired on the forward),
+ * unless they are of the same micro-batch through the same chunk (the
+ * backward waits for that forward). Its warm-up and cool-down units walk
+ * alone, as Megatron-Core merges only the steady state's. A schedule that
+ * calls it says so (PipeSchedule.pairs). */
 void schedule_pair_last(const StageWork *w, GArray *units);
 
 /* Appends one unit (a backward is whole). */

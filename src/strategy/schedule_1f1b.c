@@ -27,4 +27,5 @@ const PipeSchedule schedule_1f1b = {
     .name = "1f1b",
     .order = order,
     .check = schedule_check_one_chunk,
+    .pairs = TRUE,
 };

@@ -56,4 +56,5 @@ const PipeSchedule schedule_interleaved = {
     .name = "interleaved",
     .order = order,
     .check = check,
+    .pairs = TRUE,
 };

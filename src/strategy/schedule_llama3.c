@@ -77,4 +77,5 @@ const PipeSchedule schedule_llama3 = {
     .name = "llama3",
     .order = order,
     .check = check,
+    .pairs = TRUE,
 };

@@ -41,8 +41,8 @@ typedef struct {
     gboolean forward;  /* else backward */
     int chunk;         /* the rank's model chunk, 0 .. virtual_stages - 1 */
     BackwardPart part; /* a backward's: BACKWARD_WHOLE unless split */
-    gboolean paired;   /* walks together with the next unit, a steady state's forward
-                        * and backward: the combined 1F1B overlap (schedule.h) */
+    gboolean paired;   /* a steady state's forward that walks together with the next
+                        * unit, a backward: the combined 1F1B overlap (schedule.h) */
 } Unit;
 
 /* Whether unit `u` receives and sends its gradients between stages: a
