@@ -563,11 +563,16 @@ START_TEST(recompute_modules_field)
                             "--recompute-modules", &error));
     g_autofree char *text = plan_field_text(plan, PLAN_RECOMPUTE_MODULES);
     ck_assert_str_eq(text, "layernorm,mla_up_proj,moe_act");
+    /* Megatron's command line separates them by spaces */
+    ck_assert(plan_spec_set(plan, PLAN_RECOMPUTE_MODULES, "moe_act mla_up_proj",
+                            "--recompute-modules", &error));
+    g_autofree char *spaced = plan_field_text(plan, PLAN_RECOMPUTE_MODULES);
+    ck_assert_str_eq(spaced, "mla_up_proj,moe_act");
     ck_assert(!plan_spec_set(plan, PLAN_RECOMPUTE_MODULES, "layernorm,moe", "--recompute-modules",
                              &error));
-    ck_assert_str_eq(error->message, "--recompute-modules: expected a comma-separated list of "
+    ck_assert_str_eq(error->message, "--recompute-modules: expected a list of "
                                      "\"core_attn\", \"layernorm\", \"mla_up_proj\", \"moe_act\", "
-                                     "got \"layernorm,moe\"");
+                                     "separated by commas or spaces, got \"layernorm,moe\"");
     g_clear_error(&error);
     g_autoptr(ModelSpec) m = small(FALSE);
     g_autoptr(ClusterSpec) c = test_cluster(1, 1, 1e9, 1e9);

@@ -137,7 +137,7 @@ static char *expected_text(const PlanFieldInfo *d)
     }
     case FIELD_SET: {
         g_autofree char *list = names_list(d->choices, TRUE);
-        return g_strdup_printf("a comma-separated list of %s", list);
+        return g_strdup_printf("a list of %s, separated by commas or spaces", list);
     }
     case FIELD_LIST:
         return g_strdup(d->min == 0 ? "a list of integers from 0" : "a list of positive integers");
@@ -177,14 +177,16 @@ static double number_of(const char *text)
 
 static const char *const booleans[] = {"false", "true", NULL};
 
-/* A SET's words, "a,b", as its bits; -1 unless each is one of its choices
- * (or with none). */
+/* A SET's words, "a,b" or "a b" (Megatron's command line), as its bits;
+ * -1 unless each is one of its choices (or with none). */
 static double set_of(const PlanFieldInfo *d, const char *text)
 {
-    g_auto(GStrv) words = g_strsplit(text, ",", -1);
+    g_auto(GStrv) words = g_strsplit_set(text, ", ", -1);
     int bits = 0;
     for (char **w = words; *w; w++) {
-        int i = names_find(d->choices, g_strstrip(*w));
+        if (**w == '\0') /* between ", " */
+            continue;
+        int i = names_find(d->choices, *w);
         if (i < 0)
             return -1;
         bits |= 1 << i;
