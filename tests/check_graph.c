@@ -401,7 +401,8 @@ static gboolean random_plan(GRand *rng, Run *run)
     p->cp_algorithm = g_rand_boolean(rng) ? CP_ALL_TO_ALL : CP_RING;
     p->ep = sizes[g_rand_int_range(rng, 0, 3)];
     p->schedule = (Schedule)g_rand_int_range(rng, 0, SCHEDULES);
-    p->virtual_stages = p->schedule == SCHEDULE_INTERLEAVED ? 2 : 1;
+    p->virtual_stages =
+        p->schedule == SCHEDULE_INTERLEAVED || p->schedule == SCHEDULE_DUALPIPEV ? 2 : 1;
     p->zero_stage = g_rand_int_range(rng, 0, 4);
     p->offload = (Offload)g_rand_int_range(rng, 0, 3);
     p->sequence_parallel = p->tp > 1 && g_rand_boolean(rng);

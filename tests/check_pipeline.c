@@ -196,19 +196,58 @@ START_TEST(naive_keeps_each_stage_busy_one_pth)
 }
 END_TEST
 
+/* DualPipeV (schedule_dualpipev.c, after DeepSeek's dualpipev.py) with
+ * chunks alike: T_F a chunk's forward, T_B its input gradients and T_W
+ * its weight gradients (T_B + T_W = 2 T_F; here T_W is just under T_F, as
+ * the attention core's GEMMs have no weights). Stage s works 2 m (T_F +
+ * T_B + T_W) and idles (p - 1) T_F + (p - 1 - s)(T_B - T_W), so stage 0,
+ * which also holds the embedding, finishes last: step 2 m (T_F + T_B +
+ * T_W) + (p - 1)(T_F + T_B - T_W) + its optimizer, ZB-H1's bubble. By
+ * hand for p = 2, m = 4, T_F = T_B = T_W = 1 (a whole backward 2), the
+ * units' ends (stage 0 | stage 1; F2.0: micro-batch 2, chunk 0): F0.0 1,
+ * F1.0 2, F2.0 3 | F0.0 2, F0.1 3 | F0.1 4 | F1.0 4, F1.1 5 | b0.1 5, W 6,
+ * F1.1 7 | F2.0 6, B0.1 8 | F3.0 8, B1.1 10 | F2.1 9, B0.0 11 | F2.1 11,
+ * B0.0 13 | F3.0 12, B1.1 14 | B2.1 15, F3.1 16 | F3.1 15, B1.0 17 |
+ * B1.0 19 | B2.1 19, B2.0 21 | B3.1 21, b2.0 22, W 23 | b3.1 22, b3.0 23,
+ * W 24, W 25 | b3.0 24, W 25: both end at 25 = 2 x 4 x 3 + 1; with T_W =
+ * T_F - e (T_B = T_F + e) each stage ends 2 (p - 1 - s) e later (worked
+ * the same way for p = 2, 3, 4 and 8). */
+START_TEST(dualpipev_bubble)
+{
+    static const int cases[][2] = {{2, 4}, {2, 7}, {3, 6}, {4, 8}, {4, 13}, {8, 16}};
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int p = cases[i][0], m = cases[i][1];
+        Run run = pipeline(p, m, 2, SCHEDULE_DUALPIPEV, K, H, A, 1);
+        double tf, tb, tw;
+        split_s(&run, K, &tf, &tb, &tw);
+        ck_assert_rel(run.rep.metrics.step_time_s,
+                      2 * m * (tf + tb + tw) + (p - 1) * (tf + tb - tw) +
+                          optimizer_s(&run, 0, 2 * K),
+                      UNIFORM);
+        run_free(&run);
+    }
+}
+END_TEST
+
 /* ---- memory in flight ---------------------------------------------------- */
 
 enum { MH = 256, MA = 8, MV = 1024 }; /* a small model: memory only */
+
+/* One micro-batch's activations in one layer. */
+static double layer_bytes(const Run *run)
+{
+    Shard sh = {.micro_batch = 1, .tp = 1, .attention = ATTENTION_STANDARD};
+    return transformer_block_activation_bytes(run->model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE) +
+           transformer_block_activation_bytes(run->model, BLOCK_MLP, sh, RECOMPUTE_NONE);
+}
 
 /* One micro-batch's activations on stage s of p: its layers, plus the
  * embedding's on the first stage and the head's on the last. */
 static double stage_bytes(const Run *run, int s, int p, int layers)
 {
     Shard sh = {.micro_batch = 1, .tp = 1, .attention = ATTENTION_STANDARD};
-    double layer =
-        transformer_block_activation_bytes(run->model, BLOCK_ATTENTION, sh, RECOMPUTE_NONE) +
-        transformer_block_activation_bytes(run->model, BLOCK_MLP, sh, RECOMPUTE_NONE);
-    return layers * layer + (s == 0 ? transformer_embedding_activation_bytes(run->model, sh) : 0) +
+    return layers * layer_bytes(run) +
+           (s == 0 ? transformer_embedding_activation_bytes(run->model, sh) : 0) +
            (s == p - 1 ? transformer_head_activation_bytes(run->model, sh) : 0);
 }
 
@@ -248,6 +287,25 @@ START_TEST(zero_bubble_in_flight)
         for (int s = 0; s < p; s++)
             ck_assert_rel(run.rep.metrics.stages[s].peak_split[MEM_ACTIVATIONS],
                           in_flight * stage_bytes(&run, s, p, 2), 1e-12);
+        run_free(&run);
+    }
+}
+END_TEST
+
+/* DualPipeV holds PP + 1 chunk-micro-batches a stage, PP = 2p model
+ * chunks (the DualPipe repository's table): at its peak stage s holds
+ * 2p - s of chunk 0 and s + 1 of chunk 1 (by hand from the order,
+ * schedule_dualpipev.c). The stages after the first, which hold neither
+ * the embedding nor the head. */
+START_TEST(dualpipev_in_flight)
+{
+    static const int cases[][2] = {{2, 4}, {4, 8}, {4, 11}, {3, 9}};
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int p = cases[i][0], m = cases[i][1];
+        Run run = pipeline(p, m, 2, SCHEDULE_DUALPIPEV, 2, MH, MA, MV);
+        for (int s = 1; s < p; s++)
+            ck_assert_rel(run.rep.metrics.stages[s].peak_split[MEM_ACTIVATIONS],
+                          (2 * p + 1) * 2 * layer_bytes(&run), 1e-12);
         run_free(&run);
     }
 }
@@ -327,7 +385,8 @@ START_TEST(interleaved_first_stage_memory)
 }
 END_TEST
 
-/* A stage's units as text, "F0.0 B1.1 ...": F or B, micro-batch.chunk. */
+/* A stage's units as text, "F0.0 B1.1 ...": F, B (whole), b (input
+ * gradients) or W (weight gradients), micro-batch.chunk. */
 static char *units_text(const PlanSpec *plan, int m, int s)
 {
     StageWork w = schedule_stage_work(plan, m, s);
@@ -335,8 +394,11 @@ static char *units_text(const PlanSpec *plan, int m, int s)
     GString *text = g_string_new(NULL);
     for (guint i = 0; i < units->len; i++) {
         const Unit *u = &g_array_index(units, Unit, i);
-        g_string_append_printf(text, "%s%c%d.%d", i ? " " : "", u->forward ? 'F' : 'B',
-                               u->micro_batch, u->chunk);
+        char kind = u->forward                    ? 'F'
+                    : u->part == BACKWARD_WHOLE   ? 'B'
+                    : u->part == BACKWARD_INPUT   ? 'b'
+                                                  : 'W';
+        g_string_append_printf(text, "%s%c%d.%d", i ? " " : "", kind, u->micro_batch, u->chunk);
     }
     return g_string_free(text, FALSE);
 }
@@ -408,9 +470,62 @@ START_TEST(llama3_schedule)
 }
 END_TEST
 
+/* DualPipeV's order by hand for p = 2, m = 4, from dualpipev.py's step()
+ * (schedule_dualpipev.c's eight phases): stage 0 runs 2 forwards of
+ * chunk 0; one round of F chunk 0, F chunk 1; one of b chunk 1, W, F
+ * chunk 1; one of F0 with B1 and F1 with B0; one of B1, F1 with B0; one of
+ * B1 whole, b0 (its W deferred from the middle round on: s = 0 is even,
+ * so after chunk 1's); one of W, b0; one W. Stage 1, the last: no
+ * warm-up, two rounds of F0 F1, none of phase 3, two of phase 4 (the
+ * first F0 and B1 apart), none of 5, two of B1 B0 (split from the second,
+ * s = 1 odd: both), none of 7, two W's. The W's in their B's order. Its
+ * refusals: pp 1, other than 2 chunks a stage, fewer than 2 pp
+ * micro-batches, a first or last stage's own layer count. */
+START_TEST(dualpipev_schedule)
+{
+    g_autoptr(PlanSpec) plan = plan_spec_new();
+    plan->schedule = SCHEDULE_DUALPIPEV;
+    plan->pp = 2;
+    plan->virtual_stages = 2;
+    plan->dp = 1;
+    plan->micro_batch_size = 1;
+    plan->global_batch_size = 4;
+    ck_assert(schedule_dualpipev.check(plan, NULL));
+    static const char *const expected[2] = {
+        "F0.0 F1.0 F2.0 F0.1 b0.1 W0.1 F1.1 F3.0 B1.1 F2.1 B0.0 B2.1 F3.1 B1.0 B3.1 b2.0 W2.0 "
+        "b3.0 W3.0",
+        "F0.0 F0.1 F1.0 F1.1 F2.0 B0.1 F2.1 B0.0 F3.0 B1.1 F3.1 B1.0 B2.1 B2.0 b3.1 b3.0 W3.1 "
+        "W3.0"};
+    for (int s = 0; s < 2; s++) {
+        g_autofree char *text = units_text(plan, 4, s);
+        ck_assert_str_eq(text, expected[s]);
+    }
+    static const struct {
+        int pp, v, m, first;
+        const char *message;
+    } refused[] = {
+        {1, 2, 4, 0, "a schedule other than \"dualpipev\" when pp = 1"},
+        {2, 3, 4, 0, "2 model chunks per stage"},
+        {2, 2, 3, 0, "= 3, at least 2 pp = 4"},
+        {2, 2, 4, 4, "not set with the \"dualpipev\" schedule"},
+    };
+    for (gsize k = 0; k < G_N_ELEMENTS(refused); k++) {
+        plan->pp = refused[k].pp;
+        plan->virtual_stages = refused[k].v;
+        plan->global_batch_size = refused[k].m;
+        plan->decoder_first_pipeline_num_layers = refused[k].first;
+        GError *error = NULL;
+        ck_assert(!schedule_dualpipev.check(plan, &error));
+        ck_assert_msg(strstr(error->message, refused[k].message), "%s", error->message);
+        g_error_free(error);
+    }
+}
+END_TEST
+
 /* Point-to-point traffic per step, all boundaries: activations forward and
  * gradients backward, b s h bf16 elements per micro-batch per boundary,
- * 2 (p - 1) m b s h x 2 bytes; interleaving has p v - 1 boundaries. */
+ * 2 (p - 1) m b s h x 2 bytes; interleaving has p v - 1 boundaries, and
+ * DualPipeV's V 2p - 1 of which one, at the V's tip, stays on its stage. */
 START_TEST(p2p_bytes_per_step)
 {
     static const int cases[][3] = {{2, 3, 1}, {4, 5, 1}, {2, 4, 2}, {4, 8, 3}};
@@ -421,6 +536,15 @@ START_TEST(p2p_bytes_per_step)
         for (int s = 0; s < p; s++)
             sent += run.rep.metrics.stages[s].p2p_bytes;
         ck_assert_rel(sent, 2.0 * (p * v - 1) * m * S * MH * 2, 1e-15);
+        run_free(&run);
+    }
+    for (int p = 2; p <= 4; p++) {
+        int m = 2 * p + 1;
+        Run run = pipeline(p, m, 2, SCHEDULE_DUALPIPEV, 1, MH, MA, MV);
+        double sent = 0;
+        for (int s = 0; s < p; s++)
+            sent += run.rep.metrics.stages[s].p2p_bytes;
+        ck_assert_rel(sent, 2.0 * (2 * p - 2) * m * S * MH * 2, 1e-15);
         run_free(&run);
     }
 }
@@ -536,6 +660,9 @@ Suite *suite_pipeline(void)
     tcase_add_test(tc, naive_keeps_each_stage_busy_one_pth);
     tcase_add_test(tc, zbh1_bubble);
     tcase_add_test(tc, zbh2_bubble);
+    tcase_add_test(tc, dualpipev_bubble);
+    tcase_add_test(tc, dualpipev_in_flight);
+    tcase_add_test(tc, dualpipev_schedule);
     tcase_add_test(tc, zero_bubble_in_flight);
     tcase_add_test(tc, in_flight_micro_batches);
     tcase_add_test(tc, interleaved_first_stage_memory);

@@ -146,6 +146,10 @@ static void random_plan(GRand *rng, const ModelSpec *m, const ClusterSpec *c, Pl
     }
     if (p->schedule == SCHEDULE_ZBH2) /* its least (schedule_zbh2.c) */
         micro_batches = MAX(micro_batches, 2 * p->pp - 1);
+    if (p->schedule == SCHEDULE_DUALPIPEV) { /* a V of two chunks, 2 pp at least */
+        p->virtual_stages = 2;
+        micro_batches = MAX(micro_batches, 2 * p->pp);
+    }
     p->global_batch_size = p->micro_batch_size * p->dp * micro_batches;
     p->zero_stage = g_rand_int_range(rng, 0, 4);
     p->sequence_parallel = p->tp > 1 && g_rand_boolean(rng);

@@ -323,6 +323,14 @@ expect_fail "zb-h2 with fewer than 2p - 1 micro-batches" "--global-batch-size" \
     "at least 3 for the \"zb-h2\" schedule with pp = 2" -- \
     simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 2 --dp 1 --global-batch-size 2 \
     --schedule zb-h2
+expect_fail "dualpipev with one model chunk a stage" "--virtual-stages" \
+    "2 model chunks per stage with the \"dualpipev\" schedule" "got 1" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 2 --schedule dualpipev \
+    --virtual-stages 1
+expect_fail "dualpipev with fewer than 2 pp micro-batches" "--global-batch-size" \
+    "at least 2 pp = 4 for the \"dualpipev\" schedule" -- \
+    simulate --model "$tiny" --cluster "$a100" --nodes 1 --pp 2 --dp 1 --global-batch-size 3 \
+    --schedule dualpipev
 
 # a step too big to hold in memory is refused before it is built
 expect_fail "step of too many tasks" "--global-batch-size" "at most 50000000 tasks" -- \

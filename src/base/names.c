@@ -8,6 +8,13 @@ const char *const schedule_names[] = {
 #include "base/schedules.def"
 #undef SCHEDULE
     NULL};
+const gboolean schedule_v_shaped[] = {
+#define SCHEDULE(ID, name, row) FALSE,
+#define SCHEDULE_V(ID, name, row) TRUE,
+#include "base/schedules.def"
+#undef SCHEDULE_V
+#undef SCHEDULE
+};
 const char *const recompute_names[] = {"none", "selective", "full", NULL};
 const char *const recompute_module_names[] = {"core_attn", "layernorm", "mla_up_proj", "moe_act",
                                               NULL};

@@ -18,6 +18,9 @@ typedef enum {
     SCHEDULES
 } Schedule;
 extern const char *const schedule_names[];
+/* Per schedule: whether it places a stage's two model chunks in a V
+ * (schedules.def's SCHEDULE_V; layout/chunks.h). */
+extern const gboolean schedule_v_shaped[];
 
 /* What backward recomputes of forward (Korthikanti et al.). */
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } Recompute;

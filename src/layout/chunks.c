@@ -8,7 +8,23 @@ int chunks_count(const PlanSpec *plan)
 
 int chunks_of_stage(const PlanSpec *plan, int stage, int c)
 {
+    if (schedule_v_shaped[plan->schedule])
+        return c == 0 ? stage : 2 * plan->pp - 1 - stage;
     return c * plan->pp + stage;
+}
+
+int chunks_stage(const PlanSpec *plan, int g)
+{
+    if (schedule_v_shaped[plan->schedule])
+        return g < plan->pp ? g : 2 * plan->pp - 1 - g;
+    return g % plan->pp;
+}
+
+int chunks_toward(const PlanSpec *plan, int g)
+{
+    if (schedule_v_shaped[plan->schedule])
+        return g < plan->pp - 1 ? 1 : g == plan->pp - 1 ? 0 : -1;
+    return 1;
 }
 
 int chunks_layers(const PlanSpec *plan, int g)

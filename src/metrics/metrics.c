@@ -186,7 +186,7 @@ static void stage_table(const Graph *g, const Replay *r, const Layout *layout, c
         count_comm(g, r, rank, STREAM_P2P, STREAM_P2P + 1, table);
         st->layers = chunks_stage_layers(plan, s);
         st->embedding = s == 0;
-        st->head = s == plan->pp - 1;
+        st->head = s == chunks_stage(plan, chunks_count(plan) - 1);
         st->busy_s = split->compute_s;
         st->bubble_s = MAX(0.0, (ph->end_s - ph->start_s) - split->in_phase_s);
         st->peak_bytes = r->peak_bytes[rank];

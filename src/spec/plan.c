@@ -852,6 +852,10 @@ gboolean plan_spec_resolve(PlanSpec *plan, const ModelSpec *model, const Cluster
                                    "micro_batch_size x dp <= %d sequences", G_MAXINT);
         plan->global_batch_size = (int)per_step;
     }
+    /* a V is two model chunks a stage (DualPipeV's), unless said otherwise */
+    if (schedule_v_shaped[plan->schedule] && !plan->origin[PLAN_VIRTUAL_STAGES] &&
+        !plan->pipeline_model_parallel_layout.v)
+        plan_field_put(plan, PLAN_VIRTUAL_STAGES, 2, plan_field_origin(plan, PLAN_SCHEDULE));
     return plan_spec_check_batch(plan, error) && plan_spec_check_cluster(plan, cluster, error) &&
            resolve_layout(plan, model, error) && resolve_layers(plan, model, error);
 }

@@ -78,7 +78,7 @@ struct Emit {
     Dry dry;
     /* graph groups, made when first used (-1 until then): */
     int *group_id[GROUP_KINDS]; /* per layout group */
-    int *pair_id[DIRECTIONS];   /* per sending rank: with its receiver */
+    int *pair_id[FLOWS][DIRECTIONS]; /* per sending rank: with its receiver */
     int *ends_id;               /* per rank on the first stage: with the last stage */
     Cost embedding, head, mtp, block[TRANSFORMER_BLOCK_KINDS]; /* a kind no layer has: zero */
     Segment *segments;                           /* every model chunk's, chunk after chunk */
@@ -452,26 +452,26 @@ static int neighbour(const Emit *e, int rank, Direction d)
     return layout_rank(e->layout, c);
 }
 
-/* The graph group of the transfer from `sender` toward direction d. */
-static int pair(Emit *e, Direction d, int sender)
+/* The graph group of flow f's transfers from `sender` toward direction d. */
+static int pair(Emit *e, Direction d, Flow f, int sender)
 {
     int members[2] = {sender, neighbour(e, sender, d)};
-    return group(e, &e->pair_id[d][sender], members, 2);
+    return group(e, &e->pair_id[f][d][sender], members, 2);
 }
 
-TaskId emit_send(Emit *e, Direction d, double bytes, TaskId after, TaskName name)
+TaskId emit_send(Emit *e, Direction d, Flow f, double bytes, TaskId after, TaskName name)
 {
-    TaskId t = add_collective(e, pair(e, d, e->rank), STREAM_P2P, COLL_SEND_RECV, bytes, TAG_PP,
-                              name);
+    TaskId t = add_collective(e, pair(e, d, f, e->rank), STREAM_P2P, COLL_SEND_RECV, bytes,
+                              TAG_PP, name);
     emit_wait(e, after, t);
     return t;
 }
 
-TaskId emit_recv(Emit *e, Direction d, double bytes, TaskName name)
+TaskId emit_recv(Emit *e, Direction d, Flow f, double bytes, TaskName name)
 {
     int sender = neighbour(e, e->rank, d == TOWARD_NEXT ? TOWARD_PREV : TOWARD_NEXT);
-    return add_collective(e, pair(e, d, sender), GRAPH_OFF_STREAM, COLL_SEND_RECV, bytes, TAG_PP,
-                          name);
+    return add_collective(e, pair(e, d, f, sender), GRAPH_OFF_STREAM, COLL_SEND_RECV, bytes,
+                          TAG_PP, name);
 }
 
 TaskId emit_ends_collective(Emit *e, int other, Stream stream, CollOp op, double bytes,
@@ -864,7 +864,7 @@ static double most_tasks(const Emit *e, int ranks)
     for (int i = 0; e->active[i]; i++)
         if (e->active[i]->piece_tasks)
             per_piece += e->active[i]->piece_tasks(p);
-    double units = schedule_splits_backward(p) ? 3 : 2;
+    double units = schedule_splits_backward(p) != SPLIT_NONE ? 3 : 2;
     double pieces = (plan_blocks(e->step.model, p) + 2 + p->mtp_num_layers) / p->pp +
                     2 * p->virtual_stages;
     return ranks * (units * e->step.micro_batches * pieces * per_piece + 4);
@@ -889,7 +889,7 @@ static void refuse_size(const ModelSpec *model, const PlanSpec *plan, int ranks,
  * gradient: a B of none) and of the head, and every strategy's own task. */
 double emit_tasks_at_least(const ModelSpec *model, const PlanSpec *plan, int ranks)
 {
-    double passes = schedule_splits_backward(plan) ? 3 : 2;
+    double passes = schedule_splits_backward(plan) == SPLIT_ALL ? 3 : 2;
     double chunks = (double)plan->pp * plan->virtual_stages;
     double per_stage_set = plan_spec_micro_batches(plan) *
                            (passes * plan_blocks(model, plan) + 2 + 2 * (chunks - 1));
@@ -915,10 +915,11 @@ static void init_groups(Emit *e, int ranks)
         e->group_id[k] = g_new(int, groups);
         memset(e->group_id[k], -1, sizeof(int) * (gsize)groups);
     }
-    for (int d = 0; d < DIRECTIONS; d++) {
-        e->pair_id[d] = g_new(int, ranks);
-        memset(e->pair_id[d], -1, sizeof(int) * (gsize)ranks);
-    }
+    for (int f = 0; f < FLOWS; f++)
+        for (int d = 0; d < DIRECTIONS; d++) {
+            e->pair_id[f][d] = g_new(int, ranks);
+            memset(e->pair_id[f][d], -1, sizeof(int) * (gsize)ranks);
+        }
     e->ends_id = g_new(int, ranks);
     memset(e->ends_id, -1, sizeof(int) * (gsize)ranks);
 }
@@ -927,8 +928,9 @@ static void free_groups(Emit *e)
 {
     for (int k = 0; k < GROUP_KINDS; k++)
         g_clear_pointer(&e->group_id[k], g_free);
-    for (int d = 0; d < DIRECTIONS; d++)
-        g_clear_pointer(&e->pair_id[d], g_free);
+    for (int f = 0; f < FLOWS; f++)
+        for (int d = 0; d < DIRECTIONS; d++)
+            g_clear_pointer(&e->pair_id[f][d], g_free);
     g_clear_pointer(&e->ends_id, g_free);
 }
 

@@ -41,9 +41,15 @@ typedef enum {
     EMIT_STREAMS
 } Stream;
 
-/* Pipeline directions: toward the next stage (activations) or the
- * previous one (gradients); stages wrap around for interleaving. */
+/* Pipeline directions: toward the next stage or the previous one; stages
+ * wrap around for interleaving. Activations go toward the next and
+ * gradients toward the previous, but in a V (layout/chunks.h) the second
+ * chunk's go the other way. */
 typedef enum { TOWARD_NEXT, TOWARD_PREV, DIRECTIONS } Direction;
+
+/* What a pipeline transfer carries: each flow toward each neighbour is
+ * matched send for receive in its own program order. */
+typedef enum { FLOW_ACTIVATIONS, FLOW_GRADIENTS, FLOWS } Flow;
 
 /* What a task is, for the metrics: compute phases, then the purpose of a
  * collective (tags.def). */
@@ -185,15 +191,15 @@ TaskId emit_collective(Emit *e, GroupKind kind, Stream stream, CollOp op, double
 TaskId emit_collective_beside(Emit *e, GroupKind kind, Stream stream, CollOp op, double bytes,
                               TaskTag tag, TaskName name);
 
-/* Sends `bytes` to the neighbouring stage in direction `d`, on the rank's
- * pipeline stream, once `after` has ended: the k-th send toward a stage is
- * that stage's k-th receive from this one. */
-TaskId emit_send(Emit *e, Direction d, double bytes, TaskId after, TaskName name);
+/* Sends `bytes` of flow `f` to the neighbouring stage in direction `d`, on
+ * the rank's pipeline stream, once `after` has ended: the k-th send of a
+ * flow toward a stage is that stage's k-th receive of it from this one. */
+TaskId emit_send(Emit *e, Direction d, Flow f, double bytes, TaskId after, TaskName name);
 
-/* This rank's next receive of what its neighbour sends in direction `d`
- * (from the previous stage for TOWARD_NEXT): the transfer task, for
- * emit_gate. `bytes` and `name` as the sender gives them. */
-TaskId emit_recv(Emit *e, Direction d, double bytes, TaskName name);
+/* This rank's next receive of flow `f` that its neighbour sends in
+ * direction `d` (from the previous stage for TOWARD_NEXT): the transfer
+ * task, for emit_gate. `bytes` and `name` as the sender gives them. */
+TaskId emit_recv(Emit *e, Direction d, Flow f, double bytes, TaskName name);
 
 /* The rank, on the first pipeline stage or on stage `other` (> 0), joins
  * its next collective with its peer on the other (same tp and dp

@@ -343,7 +343,8 @@ double estimate_step_lower_bound_s(const Step *step)
     double fill = 0, drain = 0; /* F(s), B(s): chunks 0 .. s - 1, one micro-batch */
     StageSegments segs = states_stage_segments(step->model, plan);
     double opt0 = optimizer_s(&segs, step, 0), most = 0;
-    gboolean split = schedule_splits_backward(plan); /* no drain: see estimate.h */
+    /* no drain: see estimate.h */
+    gboolean split = schedule_splits_backward(plan) != SPLIT_NONE;
     for (int s = 0; s < plan->pp; s++) {
         double busy = 0;
         ChunkCost here = {0}; /* chunk s, for the stages after */

@@ -27,9 +27,11 @@
  *     to chunk 0 on stage 0, whose optimizer step follows: B(s) + opt(0),
  *     with B(s) the backwards (and replays) of one micro-batch through
  *     chunks 0 .. s - 1; and the stage's own optimizer step follows its
- *     last unit too: opt(s). A zero-bubble schedule's last unit may be a
- *     W, whose B, and the B's on the stages before, ran earlier: B(s) is
- *     taken as 0 for those schedules.
+ *     last unit too: opt(s). The last unit of a schedule that splits
+ *     backwards (zero-bubble, DualPipeV) may be a W, whose B, and the B's
+ *     on the stages before, ran earlier: B(s) is taken as 0 for those
+ *     schedules. In a V (layout/chunks.h) stage s runs chunks s and
+ *     2p - 1 - s, both >= s, so fill and drain hold as they are.
  * So the step lasts at least F(s) + U(s) + max(opt(s), B(s) + opt(0)) for
  * every s; the bound is the largest over the stages, less a relative
  * 1e-6 that covers the rounding of the replay's and this sum's additions

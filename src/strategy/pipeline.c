@@ -82,26 +82,39 @@ static TaskName transfer_name(gboolean forward, int mb, int from_chunk)
                       .b = from_chunk};
 }
 
+/* The direction of what goes from model chunk `from` to its neighbour `to`
+ * (chunks_toward), or -1 where both are on one stage: the stage's stream
+ * order carries it, nothing moves. */
+static int direction(const PlanSpec *plan, int from, int to)
+{
+    int way = chunks_toward(plan, MIN(from, to)) * (to > from ? 1 : -1);
+    return way == 0 ? -1 : way > 0 ? TOWARD_NEXT : TOWARD_PREV;
+}
+
 static void unit_begin(Emit *e, void *state, const Unit *u)
 {
     (void)state;
-    int g = emit_model_chunk(e, u), last = chunks_count(emit_plan(e)) - 1;
-    if (u->forward && g > 0)
-        emit_gate(e, emit_recv(e, TOWARD_NEXT, transfer_bytes(e),
+    const PlanSpec *plan = emit_plan(e);
+    int g = emit_model_chunk(e, u), last = chunks_count(plan) - 1, d;
+    if (u->forward && g > 0 && (d = direction(plan, g - 1, g)) >= 0)
+        emit_gate(e, emit_recv(e, (Direction)d, FLOW_ACTIVATIONS, transfer_bytes(e),
                                transfer_name(TRUE, u->micro_batch, g - 1)));
-    if (unit_passes_gradients(u) && g < last)
-        emit_gate(e, emit_recv(e, TOWARD_PREV, transfer_bytes(e),
+    if (unit_passes_gradients(u) && g < last && (d = direction(plan, g + 1, g)) >= 0)
+        emit_gate(e, emit_recv(e, (Direction)d, FLOW_GRADIENTS, transfer_bytes(e),
                                transfer_name(FALSE, u->micro_batch, g + 1)));
 }
 
 static void unit_end(Emit *e, void *state, const Unit *u, TaskId done)
 {
     (void)state;
-    int g = emit_model_chunk(e, u), last = chunks_count(emit_plan(e)) - 1;
-    if (u->forward && g < last)
-        emit_send(e, TOWARD_NEXT, transfer_bytes(e), done, transfer_name(TRUE, u->micro_batch, g));
-    if (unit_passes_gradients(u) && g > 0)
-        emit_send(e, TOWARD_PREV, transfer_bytes(e), done, transfer_name(FALSE, u->micro_batch, g));
+    const PlanSpec *plan = emit_plan(e);
+    int g = emit_model_chunk(e, u), last = chunks_count(plan) - 1, d;
+    if (u->forward && g < last && (d = direction(plan, g, g + 1)) >= 0)
+        emit_send(e, (Direction)d, FLOW_ACTIVATIONS, transfer_bytes(e), done,
+                  transfer_name(TRUE, u->micro_batch, g));
+    if (unit_passes_gradients(u) && g > 0 && (d = direction(plan, g, g - 1)) >= 0)
+        emit_send(e, (Direction)d, FLOW_GRADIENTS, transfer_bytes(e), done,
+                  transfer_name(FALSE, u->micro_batch, g));
 }
 
 /* With a tied output layer the first and the last stage each hold the

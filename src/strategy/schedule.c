@@ -217,15 +217,15 @@ void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk)
     g_array_append_val(units, u);
 }
 
-void schedule_add_part(GArray *units, int micro_batch, BackwardPart part)
+void schedule_add_part(GArray *units, int micro_batch, BackwardPart part, int chunk)
 {
-    Unit u = {.micro_batch = micro_batch, .forward = FALSE, .chunk = 0, .part = part};
+    Unit u = {.micro_batch = micro_batch, .forward = FALSE, .chunk = chunk, .part = part};
     g_array_append_val(units, u);
 }
 
-gboolean schedule_splits_backward(const PlanSpec *plan)
+BackwardSplit schedule_splits_backward(const PlanSpec *plan)
 {
-    return pipeline_schedules[plan->schedule]->split_backward;
+    return pipeline_schedules[plan->schedule]->split;
 }
 
 gboolean schedule_check_one_chunk(const PlanSpec *plan, GError **error)

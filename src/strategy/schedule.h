@@ -27,6 +27,10 @@ typedef struct {
                         * (schedule_pair_last): the combined 1F1B overlap */
 } StageWork;
 
+/* Which of its backward units a schedule splits into B and W
+ * (BackwardPart): none, some (the others whole) or all. */
+typedef enum { SPLIT_NONE, SPLIT_SOME, SPLIT_ALL } BackwardSplit;
+
 typedef struct {
     const char *name; /* as the plan names it (schedule_names) */
     /* Appends the stage's units (Unit) to `units`, in the order it runs them. */
@@ -34,8 +38,8 @@ typedef struct {
     /* Checks the plan fields the schedule constrains (pp, virtual_stages,
      * the micro-batches); PS_ERROR_INPUT naming the field. */
     gboolean (*check)(const PlanSpec *plan, GError **error);
-    /* Whether it splits backward units into B and W (BackwardPart). */
-    gboolean split_backward;
+    /* Which backward units it splits into B and W. */
+    BackwardSplit split;
     /* Whether it holds one micro-batch in the pipeline at a time: each
      * stage runs a micro-batch's backward before the next one's forward,
      * so the step chains every micro-batch through every chunk, forward
@@ -93,11 +97,11 @@ void schedule_pair_last(const StageWork *w, GArray *units);
 void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk);
 
 /* Appends the B or the W of micro-batch `micro_batch`'s backward through
- * the stage's one chunk. */
-void schedule_add_part(GArray *units, int micro_batch, BackwardPart part);
+ * the stage's chunk `chunk`. */
+void schedule_add_part(GArray *units, int micro_batch, BackwardPart part, int chunk);
 
-/* Whether the plan's schedule splits backward units. */
-gboolean schedule_splits_backward(const PlanSpec *plan);
+/* Which backward units the plan's schedule splits. */
+BackwardSplit schedule_splits_backward(const PlanSpec *plan);
 
 /* The check of the zero-bubble schedules: one chunk per stage, pp >= 2,
  * and at least `least` micro-batches per step. */

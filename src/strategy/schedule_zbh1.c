@@ -18,12 +18,12 @@ static void order(const StageWork *w, GArray *units)
     for (int i = 0; i < m; i++) {
         if (next < m)
             schedule_add(units, next++, TRUE, 0);
-        schedule_add_part(units, i, BACKWARD_INPUT);
+        schedule_add_part(units, i, BACKWARD_INPUT, 0);
         if (i >= s)
-            schedule_add_part(units, i - s, BACKWARD_WEIGHT);
+            schedule_add_part(units, i - s, BACKWARD_WEIGHT, 0);
     }
     for (int i = MAX(m - s, 0); i < m; i++)
-        schedule_add_part(units, i, BACKWARD_WEIGHT);
+        schedule_add_part(units, i, BACKWARD_WEIGHT, 0);
 }
 
 static gboolean check(const PlanSpec *plan, GError **error)
@@ -35,5 +35,5 @@ const PipeSchedule schedule_zbh1 = {
     .name = "zb-h1",
     .order = order,
     .check = check,
-    .split_backward = TRUE,
+    .split = SPLIT_ALL,
 };

@@ -42,7 +42,7 @@ static void order(const StageWork *w, GArray *units)
                 (s == p - 1 || done_by(b + m, k->inputs, t))) {
                 b[k->inputs] = t + 1;
                 if (s == w->stage)
-                    schedule_add_part(units, k->inputs, BACKWARD_INPUT);
+                    schedule_add_part(units, k->inputs, BACKWARD_INPUT, 0);
                 k->inputs++;
             } else if (k->forwards < m && k->forwards - k->weights < limit &&
                        (s == 0 || done_by(f - m, k->forwards, t))) {
@@ -52,7 +52,7 @@ static void order(const StageWork *w, GArray *units)
                 k->forwards++;
             } else if (k->weights < k->inputs) {
                 if (s == w->stage)
-                    schedule_add_part(units, k->weights, BACKWARD_WEIGHT);
+                    schedule_add_part(units, k->weights, BACKWARD_WEIGHT, 0);
                 k->weights++;
             }
         }
@@ -68,5 +68,5 @@ const PipeSchedule schedule_zbh2 = {
     .name = "zb-h2",
     .order = order,
     .check = check,
-    .split_backward = TRUE,
+    .split = SPLIT_ALL,
 };

@@ -24,14 +24,12 @@ double states_tensor_bytes(const PlanSpec *plan, Tensor t)
 
 int states_embedding_copy_stage(const ModelSpec *model, const PlanSpec *plan)
 {
-    int pp = plan->pp;
-    if (pp == 1)
+    if (plan->pp == 1)
         return -1;
-    if (model->tied_embeddings)
-        return pp - 1;
-    if (plan->mtp_num_layers == 0)
-        return -1;
-    int stage = chunks_of_layer(plan, model->layers) % pp;
+    int stage = model->tied_embeddings ? chunks_stage(plan, chunks_count(plan) - 1)
+                : plan->mtp_num_layers > 0
+                    ? chunks_stage(plan, chunks_of_layer(plan, model->layers))
+                    : 0;
     return stage > 0 ? stage : -1;
 }
 
@@ -70,7 +68,7 @@ Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind
     double head = transformer_head_params(model, tp);
     return (Segment){.kind = kind,
                      .layer = -1,
-                     .params = head + (plan->pp > 1 ? words : 0),
+                     .params = head + (states_embedding_copy_stage(model, plan) >= 0 ? words : 0),
                      .uses = head + words};
 }
 

@@ -35,9 +35,9 @@ double states_tensor_bytes(const PlanSpec *plan, Tensor t);
 Segment states_segment(const ModelSpec *model, const PlanSpec *plan, SegmentKind kind, int layer);
 
 /* The pipeline stage holding the second copy of the word embedding,
- * whose gradients are summed with the first stage's: a tied model's last
- * stage, else the MTP layers' stage when it is not the first; -1 when
- * none does (pp 1). The plan must be resolved. */
+ * whose gradients are summed with the first stage's: a tied model's head's
+ * stage (the last, but in a V the first), else the MTP layers' stage; -1
+ * when that is the first stage (pp 1, a V). The plan must be resolved. */
 int states_embedding_copy_stage(const ModelSpec *model, const PlanSpec *plan);
 
 /* Every plan's rule of its model states (StatesRule, step.h), before the
