@@ -110,9 +110,9 @@ static double cost_at(const ClusterSpec *base, const CalibRuns *runs, double g, 
  * two units of the last digit shipped either side: the cost being about
  * quadratic near its minimum, the fit, calibrate --runs's minimum, lies
  * within a unit of the shipped value (which rounds it to 3 digits). Every
- * published run fits its GPUs' memory, as it did (issue 35), but two of
- * Megatron-Bridge's release 25.09 on GB200 whose settings are assumed:
- * they take the fewest layers of full recomputation that fit. Three
+ * published run fits its GPUs' memory, as it did (issue 35), with the
+ * settings its release's Megatron-Bridge gave it (release 25.09's 405B
+ * FSDP plan on GB200 offloads 95 layers' activations). Three
  * predictions of the runs, not the fit's ten or so: the calibrate commands
  * of topologies/SOURCES.md refit them, and give the leave-one-out errors. */
 START_TEST(fit_reproduces_the_shipped_profiles)
