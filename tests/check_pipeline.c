@@ -403,6 +403,15 @@ static char *units_text(const PlanSpec *plan, int m, int s)
     return g_string_free(text, FALSE);
 }
 
+/* `schedule` refuses `plan` with an error saying `message`. */
+static void refuses(const PipeSchedule *schedule, const PlanSpec *plan, const char *message)
+{
+    GError *error = NULL;
+    ck_assert(!schedule->check(plan, &error));
+    ck_assert_msg(strstr(error->message, message), "%s", error->message);
+    g_error_free(error);
+}
+
 /* The llama3 schedule by hand, from Megatron-Core's rules
  * (model_parallel_config.py's example of microbatch_group_size_per_vp_stage
  * N = 3 with p = 2, v = 2, m = 5: forwards 0 1 2 0 1 2 3 4 3 4, chunk 0 then
@@ -462,10 +471,7 @@ START_TEST(llama3_schedule)
     for (gsize k = 0; k < G_N_ELEMENTS(refused); k++) {
         plan->microbatch_group_size_per_vp_stage = refused[k].n;
         plan->global_batch_size = refused[k].m;
-        GError *error = NULL;
-        ck_assert(!schedule_llama3.check(plan, &error));
-        ck_assert_msg(strstr(error->message, refused[k].message), "%s", error->message);
-        g_error_free(error);
+        refuses(&schedule_llama3, plan, refused[k].message);
     }
 }
 END_TEST
@@ -514,10 +520,7 @@ START_TEST(dualpipev_schedule)
         plan->virtual_stages = refused[k].v;
         plan->global_batch_size = refused[k].m;
         plan->decoder_first_pipeline_num_layers = refused[k].first;
-        GError *error = NULL;
-        ck_assert(!schedule_dualpipev.check(plan, &error));
-        ck_assert_msg(strstr(error->message, refused[k].message), "%s", error->message);
-        g_error_free(error);
+        refuses(&schedule_dualpipev, plan, refused[k].message);
     }
 }
 END_TEST

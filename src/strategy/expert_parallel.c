@@ -107,14 +107,20 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **err
     return ep <= 1 || !plan->overlap_moe_expert_parallel_comm || check_overlap(plan, error);
 }
 
+/* The most of an expert group's ep ranks, etp apart in a stage's expert
+ * grid (layout.h), on one node. */
+static int ep_on_a_node(const ClusterSpec *cluster, const PlanSpec *plan)
+{
+    return layout_plan_most_on_a_node(cluster, plan, plan->ep, layout_plan_size(plan, GROUP_ETP));
+}
+
 /* The size of one token exchange of the plan (transformer_moe_dispatch_bytes),
  * with as many of its group's GPUs on a node as the layout puts there. */
 static double exchange_bytes(const ModelSpec *m, Shard sh, const ClusterSpec *cluster,
                              const PlanSpec *plan)
 {
-    int here =
-        layout_plan_most_on_a_node(cluster, plan, plan->ep, layout_plan_size(plan, GROUP_ETP));
-    return transformer_moe_dispatch_bytes(m, sh, plan->moe_dispatcher, here);
+    return transformer_moe_dispatch_bytes(m, sh, plan->moe_dispatcher,
+                                          ep_on_a_node(cluster, plan));
 }
 
 typedef struct {
@@ -277,8 +283,7 @@ static void normalize(PlanSpec *plan, const ModelSpec *model)
  * crosses nodes through a few members only. */
 static double exchange_bound_s(const ClusterSpec *cluster, const PlanSpec *plan, double bytes)
 {
-    int n = plan->ep, nics;
-    int here = layout_plan_most_on_a_node(cluster, plan, n, layout_plan_size(plan, GROUP_ETP));
+    int n = plan->ep, nics, here = ep_on_a_node(cluster, plan);
     double alone = netbound_exchange_s(cluster, bytes, n);
     if (plan->moe_dispatcher == MOE_DISPATCHER_ALL_GATHER)
         return alone;
