@@ -1,8 +1,11 @@
 /* bench_estimate.c: what one estimate costs in process (issue 39).
  *
  * One step simulated as `plansim simulate` does, REPEATS times (default
- * 21) in one process, no start-up: the median wall seconds and the events
- * the replay processed. The
+ * 21) in one process, no start-up: the median wall seconds, the events
+ * the replay processed and those of a steady state it skipped (engine.h);
+ * then the same step replayed whole (simulate_run_whole, every period
+ * replayed), a third as many times: its median, and how far apart the two
+ * steps are, relative. The
  * steps, with sequence parallelism where there is tensor parallelism, and
  * 1F1B unless named:
  *   - GPT-3 175B on 1,024 A100s (128 DGX nodes): tp 8, pp 8, dp 16,
@@ -22,6 +25,7 @@
  *
  *   bench/bench_estimate [REPEATS [CASE]]
  * CASE: only the cases whose name contains it ("gpt3"). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,16 +54,18 @@ static const Case cases[] = {
      4096, SCHEDULE_1F1B, RECOMPUTE_NONE},
 };
 
-/* The median wall seconds of `repeats` estimates of `plan`, the last
- * report in *rep; exits on a refusal. */
+/* The median wall seconds of `repeats` estimates of `plan`, its steady
+ * state skipped or (`whole`) not, the last report in *rep; exits on a
+ * refusal. */
 static double median_s(const Case *k, const ModelSpec *m, const ClusterSpec *c,
-                       const PlanSpec *plan, int repeats, Report *rep)
+                       const PlanSpec *plan, int repeats, gboolean whole, Report *rep)
 {
     g_autofree double *wall = g_new(double, repeats);
     for (int i = 0; i < repeats; i++) {
         GError *error = NULL;
         gint64 start = g_get_monotonic_time();
-        if (!simulate_run(m, c, plan, rep, &error)) {
+        if (!(whole ? simulate_run_whole(m, c, plan, rep, &error)
+                    : simulate_run(m, c, plan, rep, &error))) {
             fprintf(stderr, "bench_estimate: %s: %s\n", k->name, error->message);
             exit(1);
         }
@@ -88,11 +94,17 @@ static double bench(const Case *k, int repeats)
         fprintf(stderr, "bench_estimate: %s: %s\n", k->name, error->message);
         exit(2);
     }
-    Report rep;
-    double median = median_s(k, m, c, plan, repeats, &rep);
-    printf("%-32s %5d mb %9.4f s %9" G_GUINT64_FORMAT " events  step %.6f s\n", k->name,
-           rep.micro_batches, median, rep.metrics.events, rep.metrics.step_time_s);
+    Report rep, whole;
+    double median = median_s(k, m, c, plan, repeats, FALSE, &rep);
+    double replayed = median_s(k, m, c, plan, MAX(1, repeats / 3), TRUE, &whole);
+    const Metrics *a = &rep.metrics;
+    printf("%-32s %5d mb %9.4f s (whole %8.4f s) %9" G_GUINT64_FORMAT
+           " events replayed %9" G_GUINT64_FORMAT " skipped  step %.6f s (%.1e off whole)\n",
+           k->name, rep.micro_batches, median, replayed, a->events - a->events_skipped,
+           a->events_skipped, a->step_time_s,
+           fabs(a->step_time_s - whole.metrics.step_time_s) / whole.metrics.step_time_s);
     report_clear(&rep);
+    report_clear(&whole);
     return median;
 }
 

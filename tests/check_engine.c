@@ -8,17 +8,6 @@
 #include "testutil.h"
 #include "base/error.h"
 
-/* Replays `g` on two ranks on one node, NVLink at 100 GB/s, no latency
- * (the replay's network copies what it needs of the cluster). */
-static Replay *replay_on_two_ranks(const Graph *g, GError **error)
-{
-    ClusterSpec *c = test_cluster(1, 2, 100e9, 10e9);
-    EngineNet net = {.cluster = c, .algorithm = ALGORITHM_RING, .contention = TRUE, .tags = 1};
-    Replay *r = engine_run(g, &net, error);
-    cluster_spec_free(c);
-    return r;
-}
-
 START_TEST(stream_order_and_dependencies)
 {
     Graph *g = graph_new(1, 2);
@@ -29,7 +18,7 @@ START_TEST(stream_order_and_dependencies)
     TaskId c =
         graph_compute(g, 0, 0, 2.0, 0, 0, (TaskName){.fmt = "c"}); /* after a on its stream */
     ck_assert(graph_seal(g, NULL));
-    Replay *r = replay_on_two_ranks(g, NULL);
+    Replay *r = test_replay_on_two_ranks(g, NULL);
     ck_assert_ptr_nonnull(r);
     ck_assert_double_eq(r->task[b].start_s, 1.0); /* a ends at 1 */
     ck_assert_double_eq(r->task[b].end_s, 1.5);   /* runs beside c */
@@ -54,7 +43,7 @@ START_TEST(collective_waits_for_every_member)
     ck_assert_int_eq(ar0, ar1); /* one task joined by both */
     TaskId after = graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "after"});
     ck_assert(graph_seal(g, NULL));
-    Replay *r = replay_on_two_ranks(g, NULL);
+    Replay *r = test_replay_on_two_ranks(g, NULL);
     ck_assert_ptr_nonnull(r);
     /* starts when the slow member arrives, at 3; ring all-reduce of 1 GB over
      * 2 ranks: 2 (n - 1) / n x S / beta = 1e9 / 100e9 = 0.01 s */
@@ -78,7 +67,7 @@ START_TEST(memory_ledger_records_the_peak)
     graph_mem(g, b, 0, 1, -50, TRUE);  /* ... until t = 2 */
     graph_mem(g, c, 0, 1, 20, FALSE);  /* 20 from t = 2: 120 < 150 */
     ck_assert(graph_seal(g, NULL));
-    Replay *r = replay_on_two_ranks(g, NULL);
+    Replay *r = test_replay_on_two_ranks(g, NULL);
     ck_assert_double_eq(r->peak_bytes[0], 150); /* 100 + 50 during b */
     ck_assert_double_eq(r->peak_split[0], 100);
     ck_assert_double_eq(r->peak_split[1], 50);
@@ -112,7 +101,7 @@ START_TEST(cycle_is_reported_not_hung)
     graph_dep(g, b, a);
     ck_assert(graph_seal(g, NULL));
     GError *error = NULL;
-    ck_assert_ptr_null(replay_on_two_ranks(g, &error));
+    ck_assert_ptr_null(test_replay_on_two_ranks(g, &error));
     ck_assert(g_error_matches(error, PS_ERROR, PS_ERROR_STUCK));
     ck_assert_ptr_nonnull(strstr(error->message, "2 of 2 tasks never start"));
     ck_assert_ptr_nonnull(strstr(error->message, "\"a\""));

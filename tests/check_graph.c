@@ -457,14 +457,14 @@ START_TEST(counted_tasks_are_the_graphs)
             Step step = step_of(run.model, run.cluster, run.plan);
             gsize counted = emit_count_tasks(&step, layout, sym, NULL, EMIT_MAX_TASKS);
             GError *error = NULL;
-            Graph *g = emit_step(&step, layout, sym, NULL, counted, 0, &error);
+            Graph *g = emit_step(&step, layout, sym, NULL, NULL, counted, 0, &error);
             ck_assert_msg(g != NULL, "%s", error ? error->message : "");
             ck_assert_uint_eq(graph_tasks(g), counted);
             graph_free(g);
             ck_assert(emit_check_size(run.model, run.plan, simulated, 0, counted, NULL));
             ck_assert_uint_eq(emit_count_tasks(&step, layout, sym, NULL, counted - 1),
                               counted); /* it passes the cap at the last task */
-            ck_assert_ptr_null(emit_step(&step, layout, sym, NULL, counted - 1, 0, &error));
+            ck_assert_ptr_null(emit_step(&step, layout, sym, NULL, NULL, counted - 1, 0, &error));
             ck_assert_msg(g_error_matches(error, PS_ERROR, PS_ERROR_INPUT), "%s", error->message);
             g_clear_error(&error);
             compared++;

@@ -73,7 +73,7 @@ static Graph *emit(Run *run, Topology **topo)
     *topo = topology_new(run->cluster, run->cluster->nodes);
     g_autoptr(Symmetry) sym = symmetry_new(layout, *topo, 0);
     Step step = step_of(run->model, run->cluster, run->plan);
-    Graph *g = emit_step(&step, layout, sym, NULL, EMIT_MAX_TASKS, 0, NULL);
+    Graph *g = emit_step(&step, layout, sym, NULL, NULL, EMIT_MAX_TASKS, 0, NULL);
     ck_assert_ptr_nonnull(g);
     return g;
 }

@@ -186,20 +186,20 @@ START_TEST(a_step_over_the_cap_is_refused)
     g_autoptr(Symmetry) sym = symmetry_new(layout, topo, 0); /* every rank */
     GError *error = NULL;
     Step step = step_of(c.model, c.cluster, c.plan);
-    Graph *g = emit_step(&step, layout, sym, NULL, EMIT_MAX_TASKS, 0, &error);
+    Graph *g = emit_step(&step, layout, sym, NULL, NULL, EMIT_MAX_TASKS, 0, &error);
     ck_assert_ptr_nonnull(g);
     gsize n = graph_tasks(g);
     ck_assert_uint_gt(n, 150);
     graph_free(g);
-    g = emit_step(&step, layout, sym, NULL, n, 0, &error);
+    g = emit_step(&step, layout, sym, NULL, NULL, n, 0, &error);
     ck_assert_ptr_nonnull(g);
     ck_assert_uint_eq(graph_tasks(g), n);
     graph_free(g);
-    ck_assert_ptr_null(emit_step(&step, layout, sym, NULL, n - 1, 0, &error));
+    ck_assert_ptr_null(emit_step(&step, layout, sym, NULL, NULL, n - 1, 0, &error));
     g_autofree char *more = g_strdup_printf("at most %zu tasks, got more (2 ranks", n - 1);
     ck_assert_msg(strstr(error->message, more), "%s", error->message);
     g_clear_error(&error);
-    ck_assert_ptr_null(emit_step(&step, layout, sym, NULL, 149, 0, &error));
+    ck_assert_ptr_null(emit_step(&step, layout, sym, NULL, NULL, 149, 0, &error));
     ck_assert_msg(strstr(error->message, "at most 149 tasks, got at least 150 (2 ranks"), "%s",
                   error->message);
     g_clear_error(&error);
@@ -230,14 +230,15 @@ START_TEST(a_step_is_sized_by_its_reduced_build)
     g_autoptr(Symmetry) none = symmetry_new(layout, topo, 0);
     ck_assert_int_eq(symmetry_orbit(shifts), 8);
     Step step = step_of(c.model, c.cluster, c.plan);
-    g_autoptr(Graph) reduced = emit_step(&step, layout, shifts, NULL, EMIT_MAX_TASKS, 0, NULL);
-    g_autoptr(Graph) full = emit_step(&step, layout, none, NULL, EMIT_MAX_TASKS, 0, NULL);
+    g_autoptr(Graph) reduced =
+        emit_step(&step, layout, shifts, NULL, NULL, EMIT_MAX_TASKS, 0, NULL);
+    g_autoptr(Graph) full = emit_step(&step, layout, none, NULL, NULL, EMIT_MAX_TASKS, 0, NULL);
     ck_assert_uint_eq(graph_rank_tasks(full), 8 * graph_rank_tasks(reduced));
     double bound = emit_tasks_under(reduced, shifts, none);
     ck_assert_double_eq(bound, (double)graph_tasks(full));
     GError *error = NULL;
     gsize under = graph_tasks(full) - 1;
-    ck_assert_ptr_null(emit_step(&step, layout, none, NULL, under, bound, &error));
+    ck_assert_ptr_null(emit_step(&step, layout, none, NULL, NULL, under, bound, &error));
     g_autofree char *refused = g_strdup_printf("at most %zu tasks, got at least", under);
     ck_assert_msg(strstr(error->message, refused), "%s", error->message);
     g_clear_error(&error);

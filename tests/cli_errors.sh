@@ -781,12 +781,13 @@ expect_fail "collective all_reduce over 2^20 GB200s" "--ranks" \
     collective --cluster "$top_srcdir/topologies/gb200-nvl72.json" --nodes 14563 \
     --ranks 1048536
 # a step whose estimate passes the cap, counted without being built:
-# GPT-3 175B on one rank, 114,688 micro-batches of 96 layers
+# GPT-3 175B on one rank, 114,688 micro-batches of 96 layers under GPipe
+# (all forwards, then all backwards: no steady state to skip)
 expect_fail "a step counted past the task cap" "--global-batch-size" \
     "expected a step of at most 50000000 tasks, got more" -- \
     simulate --model "$top_srcdir/models/gpt3-175b.json" --cluster "$a100" \
     --global-batch-size 58720256 --micro-batch-size 1 --tp 1 --pp 1 --no-sequence-parallel \
-    --zero-stage 0
+    --zero-stage 0 --schedule gpipe
 # --exhaustive over the tiny GPT's default space on one node: 10304 plans
 # pass its rules (sweep's own count), over the default --max-plans 1000
 expect_fail "sweep --exhaustive over 1000 plans" "--exhaustive" \

@@ -127,6 +127,15 @@ ClusterSpec *test_cluster(int nodes, int per_node, double intra_Bps, double inte
     return c;
 }
 
+Replay *test_replay_on_two_ranks(const Graph *g, GError **error)
+{
+    ClusterSpec *c = test_cluster(1, 2, 100e9, 10e9);
+    EngineNet net = {.cluster = c, .algorithm = ALGORITHM_RING, .contention = TRUE, .tags = 1};
+    Replay *r = engine_run(g, &net, error);
+    cluster_spec_free(c);
+    return r;
+}
+
 void test_resolve(PlanSpec *plan, const ModelSpec *m, const ClusterSpec *c)
 {
     GError *error = NULL;

@@ -9,6 +9,7 @@
 #include <glib.h>
 
 #include "app/simulate.h"
+#include "engine/engine.h"
 #include "spec/model.h"
 #include "spec/cluster.h"
 #include "spec/plan.h"
@@ -54,6 +55,11 @@ ModelSpec *test_moe(int layers, int hidden, int heads, int vocab, int seq, int e
 /* A cluster built in code: `nodes` x `per_node` GPUs, zero kernel launch
  * cost, zero link latency, the given bandwidths in bytes/s. */
 ClusterSpec *test_cluster(int nodes, int per_node, double intra_Bps, double inter_Bps);
+
+/* Replays hand-built graph `g` on two ranks on one node, NVLink at 100
+ * GB/s, no latency (the replay's network copies what it needs of the
+ * cluster). */
+Replay *test_replay_on_two_ranks(const Graph *g, GError **error);
 
 /* Resolves `plan` for model and cluster, failing the test on error. */
 void test_resolve(PlanSpec *plan, const ModelSpec *m, const ClusterSpec *c);

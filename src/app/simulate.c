@@ -33,18 +33,20 @@ static void build_clear(Build *b)
 }
 
 /* Emits the step with the ranks `sym` simulates, compute slowed by `slow`
- * (NULL: none), refused before it is built when `before` (graph NULL:
- * none; a step built without cells) shows it over the cap: with cells,
- * each of an orbit's cells runs the orbit's program. */
+ * (NULL: none), built short as `fold` says (NULL: whole), refused before
+ * it is built when `before` (graph NULL: none; a step built without
+ * cells) shows it over the cap: with cells, each of an orbit's cells runs
+ * the orbit's program. */
 static Graph *build(const Step *step, const Layout *layout, const Symmetry *sym,
-                    const EmitSlowdown *slow, const Build *before, gsize max_tasks, GError **error)
+                    const EmitSlowdown *slow, const StepFold *fold, const Build *before,
+                    gsize max_tasks, GError **error)
 {
     double known = 0;
     if (before->graph && !symmetry_has_cells(before->sym))
         known = symmetry_has_cells(sym)
                     ? (double)graph_rank_tasks(before->graph) * symmetry_cells_per_orbit(sym)
                     : emit_tasks_under(before->graph, before->sym, sym);
-    return emit_step(step, layout, sym, slow, max_tasks, known, error);
+    return emit_step(step, layout, sym, slow, fold, max_tasks, known, error);
 }
 
 /* The step built with every shift and no what-if, which sizes a replay of
@@ -53,7 +55,7 @@ static Build build_sizing(const Step *step, const Layout *layout, const Topology
                           gsize max_tasks, GError **error)
 {
     Build none = {0}, b = {.sym = symmetry_new(layout, topo, SYMMETRY_ALL)};
-    b.graph = build(step, layout, b.sym, NULL, &none, max_tasks, error);
+    b.graph = build(step, layout, b.sym, NULL, NULL, &none, max_tasks, error);
     return b;
 }
 
@@ -88,15 +90,45 @@ typedef struct {
     const char *replayed;
 } Fidelity;
 
-/* What one simulation replays over: the plan's ranks and network, and the
- * what-if's factors (NULL: none). */
+/* What one simulation replays over: the plan's ranks and network, the
+ * what-if's factors (NULL: none), and its steady state built short (NULL:
+ * whole; schedule_fold, refold); `whole` says why a step that could have
+ * been built short was not. */
 typedef struct {
     const Layout *layout;
     const Topology *topo;
     const double *gpu_factor, *link_scale;
     const EmitSlowdown *slow;
     gsize max_tasks;
+    StepFold *fold;
+    const char *whole;
 } Stage;
+
+/* The periods of a steady state built short (schedule_fold): the engine
+ * compares each with the one before, the third's critical paths with the
+ * second's, and the last stands for the copies. */
+#define FOLD_PERIODS 3
+
+/* A step is built short when that is at most 1 / FOLD_SHARE of it (so a
+ * replay that does not repeat, and the whole one after it, cost at most
+ * 1 + 1 / FOLD_SHARE times the whole); after the replay of `st`'s step
+ * built short did not repeat its periods (a transient longer than its
+ * warm-up, or none that repeats), it is built short again FOLD_LONGER
+ * times as long, so that its periods come later, while that holds; else
+ * whole. */
+#define FOLD_LONGER 4
+#define FOLD_SHARE  2
+
+static void refold(Stage *st, const Step *step)
+{
+    int least = st->fold->micro_batches * FOLD_LONGER;
+    schedule_fold_clear(st->fold);
+    if (least * FOLD_SHARE <= step->micro_batches &&
+        schedule_fold(step->plan, step->micro_batches, FOLD_PERIODS, least, st->fold))
+        return;
+    st->fold = NULL;
+    st->whole = "its steady state did not repeat";
+}
 
 /* The symmetry of fidelity `f` over `st`, its roles and `more` (NULL:
  * none) in cells of their own. */
@@ -152,7 +184,7 @@ static void settle_broken(const Stage *st, Fidelity *f, const Symmetry *sym, uns
  * holds; `*f` then says how it was replayed, and *graph and *sym what it
  * was. `before` (graph NULL: none) sizes the first build, and is cleared.
  * NULL on error. */
-static Replay *replay_settled(const Stage *st, const Step *step, Fidelity *f, Build *before,
+static Replay *replay_settled(Stage *st, const Step *step, Fidelity *f, Build *before,
                               Graph **graph, Symmetry **sym, GError **error)
 {
     Replay *rep = NULL;
@@ -162,10 +194,17 @@ static Replay *replay_settled(const Stage *st, const Step *step, Fidelity *f, Bu
         unsigned broken = 0;
         g_array_set_size(found, 0);
         *sym = symmetry_at(st, f, NULL);
-        *graph = build(step, st->layout, *sym, st->slow, before, st->max_tasks, &failure);
+        *graph = build(step, st->layout, *sym, st->slow, st->fold, before, st->max_tasks, &failure);
         rep = *graph
                   ? replay(step, st->layout, *sym, st->link_scale, *graph, &broken, found, &failure)
                   : NULL;
+        if (g_error_matches(failure, PS_ERROR, PS_ERROR_NO_PERIOD)) { /* longer, or whole */
+            g_clear_error(&failure);
+            refold(st, step);
+            g_clear_pointer(graph, graph_free);
+            g_clear_pointer(sym, symmetry_free);
+            continue;
+        }
         if (rep || !g_error_matches(failure, PS_ERROR, PS_ERROR_ASYMMETRIC))
             break;
         g_clear_error(&failure);
@@ -211,7 +250,7 @@ static Replay *replay_settled(const Stage *st, const Step *step, Fidelity *f, Bu
  * anything big is built. Exact whatever the probe finds: the step's own
  * replay still checks its shifts. `*f` unchanged when no probe is worth
  * making; FALSE on the probe's error. */
-static gboolean probe_fidelity(const Stage *st, const Step *step, Fidelity *f, GError **error)
+static gboolean probe_fidelity(Stage *st, const Step *step, Fidelity *f, GError **error)
 {
     const PlanSpec *plan = step->plan;
     int m = step->micro_batches, simulated;
@@ -237,10 +276,11 @@ static gboolean probe_fidelity(const Stage *st, const Step *step, Fidelity *f, G
 
 /* One simulation, under the what-ifs `w` (NULL: none): slowed GPUs and
  * links replayed in cells around them (symmetry_new_cells), or every rank
- * when the cells do not stand for them (net_broken) or noise is set. */
+ * when the cells do not stand for them (net_broken) or noise is set; its
+ * steady state built short when `skip` and nothing needs every task. */
 static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                     const WhatIf *w, const char *trace_path, gboolean stages_only,
-                    Timeline *timeline, gsize max_tasks, Report *out, GError **error)
+                    Timeline *timeline, gsize max_tasks, gboolean skip, Report *out, GError **error)
 {
     gint64 started = g_get_monotonic_time();
     if (!strategy_check(plan, model, error))
@@ -260,12 +300,24 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
     EmitSlowdown slow = {.gpu_factor = gpu_factor,
                          .jitter_sigma = what_if ? w->jitter : 0,
                          .seed = what_if ? w->seed : 0};
+    StepFold fold = {0};
+    gboolean folds = skip && schedule_fold(plan, step.micro_batches, FOLD_PERIODS, 0, &fold);
+    if (folds && fold.micro_batches * FOLD_SHARE > step.micro_batches) {
+        schedule_fold_clear(&fold);
+        folds = FALSE;
+    }
     Stage st = {.layout = layout,
                 .topo = topo,
                 .gpu_factor = gpu_factor,
                 .link_scale = link_scale,
                 .slow = what_if ? &slow : NULL,
-                .max_tasks = max_tasks};
+                .max_tasks = max_tasks,
+                .whole = !folds       ? NULL
+                         : noise      ? "noise breaks its steady state's period"
+                         : timeline   ? "the timeline shows every task"
+                         : trace_path ? "the trace shows every task"
+                                      : NULL};
+    st.fold = folds && !st.whole ? &fold : NULL;
     /* every shift and rotation of tp, cp and dp that maps the cluster onto itself, unless the
      * plan, a trace of every GPU or noise on every rank asks for all of them; a what-if's cut
      * into cells around what it slows */
@@ -283,15 +335,16 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
      * with all of them: that build sizes it, so that a step over the cap is
      * refused before it is built */
     Build before = {0};
-    if (dims != SYMMETRY_ALL)
+    if (dims != SYMMETRY_ALL && !st.fold) /* built short, it is small and sizes itself */
         before = build_sizing(&step, layout, topo, max_tasks, &failure);
-    else /* at the probe's fidelity, the step's own checks size it (emit_step) */
+    else if (!st.fold) /* at the probe's fidelity, the step's own checks size it (emit_step) */
         probe_fidelity(&st, &step, &f, &failure);
     if (!failure)
         rep = replay_settled(&st, &step, &f, &before, &graph, &sym, &failure);
     const char *replayed = f.replayed;
     build_clear(&before);
     topology_free(topo);
+    schedule_fold_clear(&fold);
     if (failure)
         g_propagate_error(error, failure);
     gboolean ok = rep != NULL;
@@ -306,6 +359,7 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
             .parameters = transformer_params(model),
             .active_parameters = transformer_active_params(model),
             .micro_batches = step.micro_batches,
+            .replayed_whole = st.whole,
         };
         metrics_compute(graph, rep, layout, sym, &step, &out->metrics);
         if (replayed)
@@ -337,8 +391,14 @@ gboolean simulate_run_traced(const ModelSpec *model, const ClusterSpec *cluster,
                              const PlanSpec *plan, const char *trace_path, gboolean stages_only,
                              Report *out, GError **error)
 {
-    return run(model, cluster, plan, NULL, trace_path, stages_only, NULL, EMIT_MAX_TASKS, out,
+    return run(model, cluster, plan, NULL, trace_path, stages_only, NULL, EMIT_MAX_TASKS, TRUE, out,
                error);
+}
+
+gboolean simulate_run_whole(const ModelSpec *model, const ClusterSpec *cluster,
+                            const PlanSpec *plan, Report *out, GError **error)
+{
+    return run(model, cluster, plan, NULL, NULL, FALSE, NULL, EMIT_MAX_TASKS, FALSE, out, error);
 }
 
 gboolean simulate_run_whatif(const ModelSpec *model, const ClusterSpec *cluster,
@@ -356,12 +416,12 @@ gboolean simulate_run_timeline(const ModelSpec *model, const ClusterSpec *cluste
 {
     if (!whatif_active(whatif))
         return run(model, cluster, plan, NULL, trace_path, stages_only, timeline, EMIT_MAX_TASKS,
-                   out, error);
+                   TRUE, out, error);
     Report clean;
-    if (!run(model, cluster, plan, NULL, NULL, FALSE, NULL, EMIT_MAX_TASKS, &clean, error))
+    if (!run(model, cluster, plan, NULL, NULL, FALSE, NULL, EMIT_MAX_TASKS, TRUE, &clean, error))
         return FALSE;
     gboolean ok = run(model, cluster, plan, whatif, trace_path, stages_only, timeline,
-                      EMIT_MAX_TASKS, out, error);
+                      EMIT_MAX_TASKS, TRUE, out, error);
     if (ok) {
         out->whatif = whatif->text;
         out->clean_step_time_s = clean.metrics.step_time_s;
@@ -374,5 +434,5 @@ gboolean simulate_run_timeline(const ModelSpec *model, const ClusterSpec *cluste
 gboolean simulate_run_within(const ModelSpec *model, const ClusterSpec *cluster,
                              const PlanSpec *plan, gsize max_tasks, Report *out, GError **error)
 {
-    return run(model, cluster, plan, NULL, NULL, FALSE, NULL, max_tasks, out, error);
+    return run(model, cluster, plan, NULL, NULL, FALSE, NULL, max_tasks, TRUE, out, error);
 }

@@ -18,6 +18,12 @@
 gboolean simulate_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                       Report *out, GError **error);
 
+/* simulate_run with the steady state replayed period after period, none
+ * skipped (engine.h): the same report but for metrics.events_skipped,
+ * which tests and benchmarks compare. */
+gboolean simulate_run_whole(const ModelSpec *model, const ClusterSpec *cluster,
+                            const PlanSpec *plan, Report *out, GError **error);
+
 /* simulate_run for a step of at most `max_tasks` tasks (emit_step's cap; simulate_run
  * gives EMIT_MAX_TASKS): a bigger one fails (PS_ERROR_INPUT), before it is
  * built when its size is known in advance. A step of at least 16 x pp

@@ -21,8 +21,10 @@ typedef enum {
     PS_ERROR_OVER_CAP,    /* bad input as PS_ERROR_INPUT: a step refused for its
                            * size after part of it was built (work was spent;
                            * refused before, it is PS_ERROR_INPUT) */
-    PS_ERROR_NO_FIT       /* the answer is no: no plan of a sweep fits its GPUs'
+    PS_ERROR_NO_FIT,      /* the answer is no: no plan of a sweep fits its GPUs'
                            * memory, or the plan a run is asked for does not */
+    PS_ERROR_NO_PERIOD    /* a steady state built short did not repeat in its
+                           * replay: replay it whole (never reaches the user) */
 } PsErrorCode;
 
 GQuark ps_error_quark(void);

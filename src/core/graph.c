@@ -81,6 +81,9 @@ struct Graph {
     Membership *joined;   /* per rank: the membership of its latest collective */
     Rows stream_rows;
     gboolean sealed;
+    int8_t *period;       /* per task, when built short (graph_fold); else NULL */
+    int periods, repeats; /* graph_fold's */
+    int8_t current;       /* the period of the tasks added now */
 };
 
 void *graph_per_task(const Graph *g, gsize size)
@@ -116,6 +119,10 @@ static inline void tasks_room_for(Graph *g, gsize need)
     g->tasks = room_for(g->tasks, &room, need, sizeof(Task));
     room = g->tasks_room;
     g->npred = room_for(g->npred, &room, need, sizeof(int32_t));
+    if (g->period) {
+        room = g->tasks_room;
+        g->period = room_for(g->period, &room, need, sizeof(int8_t));
+    }
     g->names = room_for(g->names, &g->tasks_room, need, sizeof(TaskName));
 }
 
@@ -167,6 +174,7 @@ void graph_free(Graph *g)
     bigmem_free(g->tasks);
     bigmem_free(g->names);
     bigmem_free(g->npred);
+    bigmem_free(g->period);
     bigmem_free(g->edges);
     bigmem_free(g->slots);
     bigmem_free(g->mem);
@@ -271,6 +279,8 @@ static inline TaskId add_task(Graph *g, TaskKind kind, int owner, int tag, TaskN
     g->tasks[g->n_tasks] = (Task){.owner = owner, .kind = (uint8_t)kind, .tag = (uint8_t)tag};
     g->names[g->n_tasks] = name;
     g->npred[g->n_tasks] = 0;
+    if (g->period)
+        g->period[g->n_tasks] = g->current;
     return (TaskId)g->n_tasks++;
 }
 
@@ -335,9 +345,42 @@ TaskId graph_collective(Graph *g, int group, int rank, int stream, CollOp op, do
     if (stream == GRAPH_OFF_STREAM)
         return c->task;
     g_assert(t->stream == NO_STREAM_YET || t->stream == stream);
+    if (g->period && t->stream == NO_STREAM_YET) /* the first member it runs on */
+        g->period[c->task] = g->current;
     t->stream = (uint8_t)stream;
     enqueue(g, c->task, rank, stream);
     return c->task;
+}
+
+void graph_fold(Graph *g, int periods, int repeats)
+{
+    g_assert(!g->sealed && g->n_tasks == 0 && !g->period);
+    g_assert(periods >= 2 && periods <= GRAPH_MAX_PERIODS && repeats >= 1);
+    g->periods = periods;
+    g->repeats = repeats;
+    g->current = GRAPH_BEFORE;
+    g->period = bigmem_alloc(MAX(g->tasks_room, 1));
+}
+
+void graph_set_period(Graph *g, int period)
+{
+    g_assert(g->period && period >= GRAPH_BEFORE && period <= g->periods);
+    g->current = (int8_t)period;
+}
+
+int graph_fold_periods(const Graph *g)
+{
+    return g->periods;
+}
+
+int graph_fold_repeats(const Graph *g)
+{
+    return g->repeats;
+}
+
+const int8_t *graph_periods(const Graph *g)
+{
+    return g->period;
 }
 
 TaskId graph_last(const Graph *g, int rank, int stream)

@@ -125,6 +125,40 @@ TaskId graph_last(const Graph *g, int rank, int stream);
 /* Attaches a memory operation to `task` on `rank`. */
 void graph_mem(Graph *g, TaskId task, int rank, int category, double bytes, gboolean at_end);
 
+/* ---- a steady state built short ----------------------------------------
+ *
+ * A step whose steady state repeats a period (the same tasks, each
+ * standing where the one a period before stood) may be built with a few
+ * periods only: the tasks before them, `periods` consecutive periods
+ * numbered 0 .. periods - 1, and the tasks after them. The step it stands
+ * for runs `repeats` more copies of the last period between that period
+ * and the tasks after it, each copy's dependencies those of the period
+ * shifted by one period; the engine checks that the replay of the periods
+ * built repeats, and what the copies would add (engine.h). The builder
+ * says which period each task belongs to, GRAPH_BEFORE before the
+ * periods and `periods` after them; a collective belongs to the period of
+ * the first member that joined it on a stream (a send/recv's sender),
+ * whose program it stands in. */
+#define GRAPH_BEFORE      (-1)
+#define GRAPH_MAX_PERIODS 100
+
+/* Marks the graph as built short: `periods` (2 .. GRAPH_MAX_PERIODS) periods,
+ * the last standing for itself and `repeats` (>= 1) more. Before any task
+ * is added; the tasks added then are GRAPH_BEFORE. */
+void graph_fold(Graph *g, int periods, int repeats);
+
+/* The tasks added from now on belong to `period` (GRAPH_BEFORE .. the
+ * periods, which is after them). */
+void graph_set_period(Graph *g, int period);
+
+/* The periods built and the last one's repeats; 0 and 0 for a graph not
+ * built short. */
+int graph_fold_periods(const Graph *g);
+int graph_fold_repeats(const Graph *g);
+
+/* Per task, the period it belongs to; NULL for a graph not built short. */
+const int8_t *graph_periods(const Graph *g);
+
 /* Ends construction: builds the compressed rows. Fails (PS_ERROR_STUCK)
  * when a collective was not joined by every member of its group, naming it
  * and the missing ranks. */

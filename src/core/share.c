@@ -493,3 +493,9 @@ double share_link_tag_bytes(const Share *s, int l, int tag)
 {
     return s->carried_by[(gsize)l * s->tags + tag];
 }
+
+void share_add_link_bytes(Share *s, int l, int tag, double bytes)
+{
+    s->carried[l] += bytes;
+    s->carried_by[(gsize)l * s->tags + tag] += bytes;
+}

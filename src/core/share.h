@@ -63,4 +63,8 @@ double share_rate(const Share *s, int id);
 double share_link_bytes(const Share *s, int l);
 double share_link_tag_bytes(const Share *s, int l, int tag);
 
+/* Counts `bytes` more as carried by link `l`, labelled `tag`: what flows
+ * not replayed carried (a steady state's periods, engine.h). */
+void share_add_link_bytes(Share *s, int l, int tag, double bytes);
+
 #endif

@@ -6,7 +6,11 @@
  * and its host is a transfer over the host's links, net_copy_route). The loop takes whichever comes
  * first, the network on ties. Events pop in nondecreasing time, so the
  * dependency that ends last is the one seen last: that is the task's
- * critical predecessor, which metrics use to say why a stream waited.
+ * critical predecessor, which metrics use to say why a stream waited. Of
+ * dependencies that end together (within TIE, the rounding of the sums
+ * their times are, which would otherwise choose) it is the one `rather`
+ * orders first: so which one a task waited for does not change with the
+ * rounding of times a period apart (engine.h).
  * The loop reads the graph's flat arrays (graph_arrays) and allocates
  * nothing per event. Every collective's route is found before the
  * replay starts (net_seal needs them all), most among the few its group
@@ -18,13 +22,22 @@
  * 1 - interference while its rank's count is positive, else 1. When the
  * count crosses zero the running task's progress is settled and its end
  * re-queued under a new version (an event whose version is stale is
- * skipped). Without interference nothing is counted. */
+ * skipped). Without interference nothing is counted.
+ *
+ * A graph built short is replayed as any other; the count of events before
+ * the instant each period's first task starts is kept (those at that
+ * instant may come in any order), and at the end fold.c says
+ * whether the periods repeated. If they did, the makespan, the events and
+ * the links' bytes become the step's: each later task ends repeats x
+ * period_s later, each copy counts the last period's events, and each
+ * collective and copy of that period runs repeats more times. */
 #include "engine/engine.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "core/evq.h"
+#include "engine/fold.h"
 #include "net/net.h"
 #include "base/error.h"
 
@@ -68,6 +81,12 @@ typedef struct {
     int *communicating; /* per rank: collectives running that it is in */
     Running *running;   /* per rank */
     Replay *r;
+    const int8_t *period; /* built short: per task, its period (graph_periods); else NULL */
+    TaskId *first;        /* built short: per period, its first task (fold_firsts) */
+    guint64 *events_at;   /* built short: per period, the events before the instant its
+                           * first task started (one more entry, as `first`) */
+    double now;           /* the instant of the events being processed */
+    guint64 earlier;      /* the events before it */
 } Run;
 
 /* Applies the memory operations of task `id` that come at its start, or
@@ -161,6 +180,32 @@ static GroupRoutes *route_caches(int n)
  * since it may lie past the array's end. */
 #define ahead(p, n) ((const void *)((uintptr_t)(p) + (n) * sizeof *(p)))
 
+/* Dependencies that end within TIE x the time of each other end together:
+ * apart only by the rounding of the sums that led to them. */
+#define TIE 1e-12
+
+/* Of dependencies `a` and `b` of task `next` that end together, whether
+ * `a` is the critical one rather than `b`: a rank's own task (compute,
+ * marker, copy) rather than a collective, `next`'s rank's rather than
+ * another's, then by stream, tag and op, the higher; what no rank's
+ * number or the graph's order says, so that a replay reduced by a
+ * symmetry says the same; `a`, the one seen later, when all are alike. */
+static gboolean rather(const Task *a, const Task *b, const Task *next)
+{
+    int ra = a->kind != TASK_COLLECTIVE, rb = b->kind != TASK_COLLECTIVE;
+    int mine_a = ra && next->kind != TASK_COLLECTIVE && a->owner == next->owner;
+    int mine_b = rb && next->kind != TASK_COLLECTIVE && b->owner == next->owner;
+    if (ra != rb)
+        return ra > rb;
+    if (mine_a != mine_b)
+        return mine_a > mine_b;
+    if (a->stream != b->stream)
+        return a->stream > b->stream;
+    if (a->tag != b->tag)
+        return a->tag > b->tag;
+    return a->op >= b->op;
+}
+
 /* Starts task `id` at `now`, when `pred`, its critical predecessor (or
  * TASK_NONE), ended. */
 static void start(Run *run, TaskId id, double now, TaskId pred)
@@ -175,6 +220,8 @@ static void start(Run *run, TaskId id, double now, TaskId pred)
     __builtin_prefetch(ahead(&run->r->task[id], 8), 1);
     run->r->task[id].start_s = now;
     run->r->task[id].critical = pred;
+    if (run->period && run->period[id] >= 0 && run->first[run->period[id]] == id)
+        run->events_at[run->period[id]] = run->earlier;
     apply_mem(run, id, FALSE);
     if (t->kind == TASK_COLLECTIVE) {
         run->r->algorithm[id] =
@@ -205,8 +252,12 @@ static void end(Run *run, TaskId id, double now)
         run->running[t->owner].task = TASK_NONE;
     for (uint32_t i = t->first_succ; i < run->a.task[id + 1].first_succ; i++) {
         TaskId next = run->a.succ[i];
-        if (--run->r->task[next].waiting == 0) /* the last dependency to end: the critical one */
-            start(run, next, now, id);
+        ReplayTask *n = &r->task[next];
+        if (n->critical == TASK_NONE || now - r->task[n->critical].end_s > TIE * now ||
+            rather(t, &run->a.task[n->critical], &run->a.task[next]))
+            n->critical = id;
+        if (--n->waiting == 0)
+            start(run, next, now, n->critical);
     }
 }
 
@@ -228,6 +279,30 @@ static void report_stuck(const Run *run, gsize ended, GError **error)
                 "task graph cannot finish: %zu of %zu tasks never start (a dependency cycle): %s",
                 run->r->tasks - ended, run->r->tasks, s->str);
     g_string_free(s, TRUE);
+}
+
+/* The replay of a graph built short: the step's, when its periods
+ * repeated (fold_check); else PS_ERROR_NO_PERIOD. */
+static gboolean unfold(const Run *run, const ReplayNet *rn, GError **error)
+{
+    Replay *r = run->r;
+    g_autoptr(GString) why = g_string_new(NULL);
+    gint64 events = fold_check(run->g, r, run->events_at, why);
+    if (events < 0) {
+        g_set_error(error, PS_ERROR, PS_ERROR_NO_PERIOD, "its steady state does not repeat: %s",
+                    why->str);
+        return FALSE;
+    }
+    r->events_skipped = (guint64)events * (guint64)r->repeats;
+    r->events += r->events_skipped;
+    r->makespan_s = 0;
+    for (gsize id = 0; id < r->tasks; id++) {
+        r->makespan_s = MAX(r->makespan_s, r->task[id].end_s + replay_shift_s(r, (TaskId)id));
+        const Task *t = &run->a.task[id];
+        if (r->period[id] == r->last_period && (t->kind == TASK_COLLECTIVE || t->kind == TASK_COPY))
+            net_repeat(rn->net, rn->route[id], t->tag, r->repeats);
+    }
+    return TRUE;
 }
 
 Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
@@ -264,10 +339,17 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
                .r = r};
     for (int rank = 0; rank < ranks; rank++)
         run.running[rank].task = TASK_NONE;
+    if (graph_fold_periods(g) > 0) {
+        run.period = graph_periods(g);
+        run.first = fold_firsts(g);
+        run.events_at = g_new0(guint64, graph_fold_periods(g) + 1);
+    }
     for (gsize id = 0; id < n; id++) /* every collective's and copy's route, before any starts */
         if (run.a.task[id].kind == TASK_COLLECTIVE || run.a.task[id].kind == TASK_COPY)
             rn->route[id] = route_of(&run, &run.a.task[id]);
     net_seal(net);
+    for (gsize id = 0; id < n; id++) /* none has a critical dependency yet */
+        r->task[id].critical = TASK_NONE;
     for (gsize id = 0; id < n && !net_broken(net); id++) /* starting reads no other's count */
         if ((r->task[id].waiting = run.a.npred[id]) == 0)
             start(&run, (TaskId)id, 0.0, TASK_NONE);
@@ -277,6 +359,8 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     while (!net_broken(net)) {
         double network = net_next_s(net);
         if (evq_pop_before(run.q, network, &ev)) { /* a task ends first */
+            if (ev.key > run.now)
+                run.now = ev.key, run.earlier = r->events;
             r->events++;
             if (run.version && ev.aux != run.version[ev.payload])
                 continue; /* a compute task whose rate changed since */
@@ -286,6 +370,8 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
         }
         if (network == INFINITY)
             break;
+        if (network > run.now)
+            run.now = network, run.earlier = r->events;
         r->events++;
         int n_done;
         const int32_t *done = net_step(net, &n_done);
@@ -303,6 +389,8 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
         g_set_error(error, PS_ERROR, PS_ERROR_ASYMMETRIC, "a collective breaks the symmetry");
     } else if (!ok) {
         report_stuck(&run, ended, error);
+    } else if (run.period) {
+        ok = unfold(&run, rn, error);
     }
     evq_free(run.q);
     g_free(run.version);
@@ -311,6 +399,8 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     g_free(run.running);
     g_free(run.group_routes);
     g_free(run.rank_routes);
+    g_free(run.first);
+    g_free(run.events_at);
     if (!ok) {
         engine_replay_free(r);
         return NULL;

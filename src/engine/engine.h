@@ -14,7 +14,29 @@
  * resources and time, nothing of transformers. It builds the network from a
  * description (EngineNet) and keeps it with the replay, which answers for
  * it what the reports need (the bytes each rank sent, the links' load); its
- * users never see it. */
+ * users never see it.
+ *
+ * A graph built short (graph.h, graph_fold) stands for a step whose last
+ * period built runs `repeats` more times. Its replay stands for that step
+ * when the periods built repeat: every task of a period starts and ends
+ * one same interval, the period, after its counterpart in the period
+ * before (the k-th task of each, in the order they were added, within
+ * 1e-12 of the period), has the same kind, owner, stream, duration or
+ * bytes, tag and memory operations, its successors the counterparts of
+ * its counterpart's, and from the third period on waits last for the
+ * counterpart of what its counterpart waited for; every dependency goes
+ * forward through the periods; no
+ * task after them waits last for one before them; each rank allocates
+ * what it frees in a period. A deterministic replay that
+ * has reached such a state repeats it as long as its program does, so the
+ * copies would run one period apart and the tasks after them that much
+ * later: the replay then says how much each task counts (replay_weight)
+ * and how much later it ends in the step (replay_shift_s), and its
+ * makespan, events and links' bytes are the step's: the copies' events
+ * counted as the last period's (events_skipped of them; as many as a
+ * replay of them all would count, but where two ends the rounding of
+ * times puts a hair apart, it counts two instants for one). The periods
+ * are found in the tasks and their times alone, whatever they stand for. */
 #ifndef PLANSIM_ENGINE_ENGINE_H
 #define PLANSIM_ENGINE_ENGINE_H
 
@@ -57,7 +79,8 @@ typedef struct {
  * at about the same time. */
 typedef struct {
     double start_s, end_s;
-    TaskId critical; /* the dependency that ended last (TASK_NONE if none) */
+    TaskId critical; /* the dependency that ended last (TASK_NONE if none); of those that
+                      * ended together (engine.c's TIE), the first in engine.c's order */
     int32_t waiting; /* the replay's count of its dependencies not yet ended:
                       * 0 once it has started */
 } ReplayTask;
@@ -71,12 +94,34 @@ typedef struct {
     guint64 events;     /* events processed: task ends and network instants */
     double *peak_bytes; /* per rank: the most memory in use at any instant */
     double *peak_split; /* per rank, GRAPH_MEM_CATEGORIES each: in use at that peak */
+    /* a graph built short whose periods repeated: */
+    int repeats;            /* copies of the last period the step runs besides it (0: none) */
+    double period_s;        /* how long a period lasts */
+    guint64 events_skipped; /* of `events`, the copies': not replayed */
+    const int8_t *period;   /* per task, its period (graph_periods); NULL: none */
+    int last_period;        /* the one repeated */
 } Replay;
+
+/* How many of task `id` the step runs: 1, or for a task of the repeated
+ * period 1 + repeats. */
+static inline double replay_weight(const Replay *r, TaskId id)
+{
+    return r->repeats && r->period[id] == r->last_period ? 1.0 + r->repeats : 1.0;
+}
+
+/* How much later than replayed task `id` starts and ends in the step: 0,
+ * or for a task after the periods the copies' repeats x period_s (the
+ * repeated period's own tasks are its first copy). */
+static inline double replay_shift_s(const Replay *r, TaskId id)
+{
+    return r->repeats && r->period[id] > r->last_period ? r->repeats * r->period_s : 0.0;
+}
 
 /* Replays a sealed graph on the network `desc` describes. Fails
  * (PS_ERROR_STUCK) when some task can never start (a cycle), naming the
  * first such tasks; with a symmetry, (PS_ERROR_ASYMMETRIC) as soon as a
- * collective breaks it. */
+ * collective breaks it; for a graph built short, (PS_ERROR_NO_PERIOD)
+ * when its periods do not repeat, saying how. */
 Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error);
 void engine_replay_free(Replay *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Replay, engine_replay_free)

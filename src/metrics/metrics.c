@@ -9,7 +9,14 @@
  * in it (charge_chain). Waiting on a send/recv between
  * stages is not the rank's own communication: with the head and tail of the phase that the rank
  * spends idle, it is the pipeline bubble. The collective charged is recorded by purpose and op, so
- * that the comm table's exposed parts add up to exposed_comm_s. */
+ * that the comm table's exposed parts add up to exposed_comm_s.
+ *
+ * A replay that stands for more than it replayed (a steady state built
+ * short, engine.h) counts each task as often as the step runs it
+ * (replay_weight), a gap before a task with it, and places in the step's
+ * time what the forward-backward phase needs (replay_shift_s); the rest
+ * is read in the replay's own time, where a task and what it waited for
+ * stand as they stand in every copy. */
 #include "metrics/metrics.h"
 
 #include "metrics/training.h"
@@ -37,15 +44,26 @@ static double overlap(double a, double b, const Window *ph)
     return MAX(0.0, MIN(b, ph->end_s) - MAX(a, ph->start_s));
 }
 
-/* Charges the interval [a, b] of the compute stream to collective `c`;
- * a send/recv's wait is the bubble, left uncharged. */
-static void charge(RankSplit *s, const Task *c, double a, double b, const Window *ph)
+/* How a task of the replay counts in the step: how many times it runs
+ * (replay_weight), and how much later (replay_shift_s). */
+typedef struct {
+    double times, later_s;
+} Counted;
+
+static Counted counted(const Replay *r, TaskId id)
+{
+    return (Counted){.times = replay_weight(r, id), .later_s = replay_shift_s(r, id)};
+}
+
+/* Charges the interval [a, b] of the compute stream, counted as `k`, to
+ * collective `c`; a send/recv's wait is the bubble, left uncharged. */
+static void charge(RankSplit *s, const Task *c, double a, double b, const Window *ph, Counted k)
 {
     if (c->op == COLL_SEND_RECV)
         return;
-    s->comm_s += b - a;
-    s->exposed[c->tag][c->op] += b - a;
-    s->in_phase_s += overlap(a, b, ph);
+    s->comm_s += k.times * (b - a);
+    s->exposed[c->tag][c->op] += k.times * (b - a);
+    s->in_phase_s += k.times * overlap(a + k.later_s, b + k.later_s, ph);
 }
 
 /* Charges the gap [a, b] before a task of `rank`'s compute stream, walking
@@ -56,7 +74,7 @@ static void charge(RankSplit *s, const Task *c, double a, double b, const Window
  * other stages or ranks: the bubble, if any, not this rank's
  * communication). */
 static void charge_chain(const Graph *g, const Replay *r, int rank, TaskId why, double a, double b,
-                         const Window *ph, RankSplit *s)
+                         const Window *ph, Counted k, RankSplit *s)
 {
     const Task *task = graph_arrays(g).task;
     while (why != TASK_NONE && b > a) {
@@ -67,7 +85,7 @@ static void charge_chain(const Graph *g, const Replay *r, int rank, TaskId why, 
             return;
         double start = MAX(a, r->task[why].start_s), end = MIN(b, r->task[why].end_s);
         if (t->kind == TASK_COLLECTIVE && end > start)
-            charge(s, t, start, end, ph);
+            charge(s, t, start, end, ph, k);
         b = MIN(b, r->task[why].start_s);
         why = r->task[why].critical;
     }
@@ -79,29 +97,31 @@ static void split_rank(const Graph *g, const Replay *r, int rank, const Window *
     int n;
     const TaskId *tasks = graph_stream(g, rank, STREAM_COMPUTE, &n);
     const Task *task = graph_arrays(g).task;
-    double prev_end = 0;
+    double prev_end = 0, later_s = 0;
     for (int i = 0; i < n; i++) {
         TaskId id = tasks[i];
         const Task *t = &task[id];
+        Counted k = counted(r, id);
         double start = r->task[id].start_s, end = r->task[id].end_s;
         TaskId why = r->task[id].critical;
         const Task *cause = why != TASK_NONE ? &task[why] : NULL;
         gboolean transfer = cause && cause->kind == TASK_COLLECTIVE && cause->op == COLL_SEND_RECV;
         if (start > prev_end && t->kind == TASK_COLLECTIVE && !transfer)
-            charge(s, t, prev_end, start, ph); /* waiting for its other members */
+            charge(s, t, prev_end, start, ph, k); /* waiting for its other members */
         else if (start > prev_end)
-            charge_chain(g, r, rank, why, prev_end, start, ph, s);
+            charge_chain(g, r, rank, why, prev_end, start, ph, k, s);
         if (t->kind == TASK_COMPUTE)
-            s->compute_s += end - start;
+            s->compute_s += k.times * (end - start);
         if (t->kind == TASK_COMPUTE && t->tag != TAG_OPTIMIZER) /* the phase excludes it */
-            s->in_phase_s += overlap(start, end, ph);
+            s->in_phase_s += k.times * overlap(start + k.later_s, end + k.later_s, ph);
         if (t->tag == TAG_RECOMPUTE)
-            s->recompute_s += end - start;
+            s->recompute_s += k.times * (end - start);
         if (t->kind == TASK_COLLECTIVE)
-            charge(s, t, start, end, ph);
+            charge(s, t, start, end, ph, k);
         prev_end = end;
+        later_s = k.later_s;
     }
-    s->end_s = prev_end;
+    s->end_s = prev_end + later_s;
 }
 
 /* From the first forward's start to the last backward's end, any rank;
@@ -114,12 +134,13 @@ static Window window_and_flops(const Graph *g, const Replay *r, const Symmetry *
     const Task *task = graph_arrays(g).task;
     for (gsize id = 0; id < r->tasks; id++) {
         const Task *t = &task[id];
+        Counted k = counted(r, (TaskId)id);
         if (t->tag == TAG_FORWARD)
-            ph.start_s = MIN(ph.start_s, r->task[id].start_s);
+            ph.start_s = MIN(ph.start_s, r->task[id].start_s + k.later_s);
         if (t->tag == TAG_BACKWARD)
-            ph.end_s = MAX(ph.end_s, r->task[id].end_s);
+            ph.end_s = MAX(ph.end_s, r->task[id].end_s + k.later_s);
         if (t->kind == TASK_COMPUTE) /* the others have none */
-            *flops += t->flops * symmetry_weight(sym, t->owner);
+            *flops += k.times * t->flops * symmetry_weight(sym, t->owner);
     }
     return ph;
 }
@@ -138,9 +159,10 @@ static void count_comm(const Graph *g, const Replay *r, int rank, int first, int
             if (t->kind != TASK_COLLECTIVE)
                 continue;
             CommStat *c = &table[t->tag][t->op];
-            c->count++;
-            c->bytes += engine_sent_bytes(r, g, tasks[i], rank);
-            c->time_s += r->task[tasks[i]].end_s - r->task[tasks[i]].start_s;
+            double times = replay_weight(r, tasks[i]);
+            c->count += (int)times;
+            c->bytes += times * engine_sent_bytes(r, g, tasks[i], rank);
+            c->time_s += times * (r->task[tasks[i]].end_s - r->task[tasks[i]].start_s);
             c->algorithms |= 1u << r->algorithm[tasks[i]];
         }
     }
@@ -188,7 +210,8 @@ static void stage_table(const Graph *g, const Replay *r, const Layout *layout, c
         st->embedding = s == 0;
         st->head = s == chunks_stage(plan, chunks_count(plan) - 1);
         st->busy_s = split->compute_s;
-        st->bubble_s = MAX(0.0, (ph->end_s - ph->start_s) - split->in_phase_s);
+        double phase_s = ph->end_s - ph->start_s;
+        st->bubble_s = metrics_settled(phase_s - split->in_phase_s, phase_s);
         st->peak_bytes = r->peak_bytes[rank];
         copy_peak(r, rank, st->peak_split);
         st->p2p_bytes = table[TAG_PP][COLL_SEND_RECV].bytes;
@@ -264,6 +287,7 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     out->simulated_ranks = ranks;
     g_strlcpy(out->symmetry, symmetry_name(sym), sizeof out->symmetry);
     out->events = r->events;
+    out->events_skipped = r->events_skipped;
     out->step_time_s = r->makespan_s;
 
     Window ph = window_and_flops(g, r, sym, &out->hardware_flops);
@@ -275,8 +299,8 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
         split_rank(g, r, rank, &ph, &splits[rank]);
         double weight = (double)symmetry_weight(sym, rank) / least; /* 1 for all alike */
         weights += weight;
-        if (phase_s > 0) /* rounding can leave a hair below zero */
-            bubble_sum += weight * (MAX(0.0, phase_s - s->in_phase_s) / phase_s);
+        if (phase_s > 0)
+            bubble_sum += weight * metrics_settled(phase_s - s->in_phase_s, phase_s) / phase_s;
         if (rank == 0 || beats(s->end_s, latest_end)) { /* ranks in increasing order */
             latest_end = s->end_s;
             critical_local = rank;
@@ -322,6 +346,11 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     out->host_bytes = host_bytes(layout, step);
     out->host_capacity_bytes = cluster->host_memory_bytes;
     out->fits = metrics_fits(cluster, out->peak_bytes, out->host_bytes);
+}
+
+double metrics_settled(double x, double whole)
+{
+    return x > 1e-12 * fabs(whole) ? x : 0.0;
 }
 
 gboolean metrics_fits(const ClusterSpec *cluster, double gpu_bytes, double host_bytes)

@@ -101,12 +101,19 @@ typedef struct {
     gboolean fits; /* the GPU's peak within its capacity, and the host's */
     int peak_rank;
     double peak_split[MEM_KINDS]; /* bytes of each kind at that peak */
-    guint64 events;
+    guint64 events;               /* the step's: replayed, or a steady state's skipped (engine.h) */
+    guint64 events_skipped;       /* of them, skipped */
     int simulated_ranks; /* ranks replayed: all, or one per symmetric orbit or cell */
     char symmetry[40];   /* "tp x dp", "tp", "dp" or "none", with what a what-if did */
     int critical_rank;
     int critical_stage; /* its pipeline stage */
 } Metrics;
+
+/* `x`, a difference of a step's sums (a wait, a bubble), or 0 when it is
+ * within 1e-12 of `whole` (the step, the phase) of zero: what rounding
+ * leaves of sums that cancel, whichever way they were added (a replay, or
+ * its steady state's periods counted as many times as they run). */
+double metrics_settled(double x, double whole);
 
 /* Whether a rank that peaks at `gpu_bytes` on its GPU and keeps
  * `host_bytes` on its host (0: nothing) fits `cluster`'s memory: the one

@@ -1575,6 +1575,20 @@ const int32_t *net_step(Net *net, int *n)
     return net->done;
 }
 
+/* Without contention, or latency-bound, a route makes no flows and loads
+ * no link: nothing to count (start_phase). */
+void net_repeat(Net *net, int route, int tag, double times)
+{
+    const RouteEntry *e = g_ptr_array_index(net->routes, route);
+    if (!net->contention || e->latency_bound)
+        return;
+    for (guint i = 0; i < e->flows->len; i++) {
+        const PlanFlow *f = &g_array_index(e->flows, PlanFlow, i);
+        for (int k = 0; k < f->n; k++)
+            share_add_link_bytes(net->share, f->path[k], tag, times * f->weight[k] * f->bytes);
+    }
+}
+
 double net_sent_bytes(const Net *net, int route, int gpu)
 {
     const RouteEntry *e = g_ptr_array_index(net->routes, route);

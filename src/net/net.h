@@ -109,6 +109,11 @@ double net_next_s(const Net *net);
  * (valid until the next call). */
 const int32_t *net_step(Net *net, int *n);
 
+/* Counts on the links what `times` more collectives (or copies) of route
+ * `route` labelled `tag` carry, as if they had run: a steady state's
+ * periods the replay skips (engine.h). */
+void net_repeat(Net *net, int route, int tag, double times);
+
 /* Bytes GPU `gpu`, a member, sends in a collective of route `route`. */
 double net_sent_bytes(const Net *net, int route, int gpu);
 

@@ -642,7 +642,7 @@ static void render_text(GString *out, const Report *rep)
     render_training_text(out, &rep->training);
     /* the rest of the critical rank's step: waiting for other ranks
      * (pipeline transfers, a collective's slowest member) or idle */
-    double waiting = MAX(0, step - m->compute_s - m->exposed_comm_s);
+    double waiting = metrics_settled(step - m->compute_s - m->exposed_comm_s, step);
     g_string_append_printf(
         out,
         "time split       compute %.4g s (%.1f %%), exposed communication %.4g s "
@@ -692,11 +692,12 @@ static void render_text(GString *out, const Report *rep)
                                m->host_bytes / GiB, m->host_capacity_bytes / GiB,
                                m->host_bytes <= m->host_capacity_bytes ? "fits" : "DOES NOT FIT");
     render_diagnosis_text(out, &rep->diagnosis);
-    g_string_append_printf(out,
-                           "simulated        %d of %d rank%s (symmetry: %s), %" G_GUINT64_FORMAT
-                           " events in %.3g s\n",
-                           m->simulated_ranks, rep->gpus, rep->gpus == 1 ? "" : "s", m->symmetry,
-                           m->events, rep->sim_wall_s);
+    g_string_append_printf(
+        out, "simulated        %d of %d rank%s (symmetry: %s), %" G_GUINT64_FORMAT " events",
+        m->simulated_ranks, rep->gpus, rep->gpus == 1 ? "" : "s", m->symmetry, m->events);
+    if (rep->replayed_whole)
+        g_string_append_printf(out, " (replayed whole: %s)", rep->replayed_whole);
+    g_string_append_printf(out, " in %.3g s\n", rep->sim_wall_s);
 }
 
 void report_clear(Report *rep)

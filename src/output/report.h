@@ -51,6 +51,10 @@ typedef struct {
     Training training;   /* the run's totals (--tokens); tokens 0: none, printed blank */
     Diagnosis diagnosis; /* the checklist, or verdicts NULL: not printed */
     double sim_wall_s;
+    /* Why a step whose steady state could have been skipped was replayed
+     * whole (a static string; NULL: it was skipped, or none could be; the
+     * events skipped are metrics.events_skipped) */
+    const char *replayed_whole;
     /* Zero for a simulated step. Otherwise only the metrics the status
      * knows are printed, the others left empty: for REPORT_PRUNED none
      * (its bound is bound_s), for REPORT_DOES_NOT_FIT peak_bytes (the bound),

@@ -105,6 +105,7 @@ struct Emit {
     const EmitSlowdown *slow; /* what-ifs, or NULL */
     guint64 computes;         /* the rank's compute tasks so far */
     gsize max_tasks;          /* the cap on the graph's size */
+    const StepFold *fold;     /* the step built short, or NULL: whole */
 };
 
 /* Calls hook H of every active strategy with the arguments that follow. */
@@ -771,6 +772,15 @@ static void emit_pair(Emit *e, const Unit *f, const Unit *b)
 
 /* ---- the step -------------------------------------------------------------- */
 
+/* In a step built short, the tasks added from now on belong to the
+ * period of the stage's unit `unit` (-1: before its units, as many as it
+ * has: after them). */
+static void mark_period(Emit *e, int unit)
+{
+    if (e->graph && e->fold)
+        graph_set_period(e->graph, schedule_fold_period(e->fold, e->stage, unit));
+}
+
 /* Whether the graph has passed the cap on its size: emission stops. */
 static gboolean over_cap(const Emit *e)
 {
@@ -806,6 +816,7 @@ static void emit_rank_step(Emit *e, GArray *units)
     }
     for (int s = 0; s < EMIT_STREAMS; s++)
         e->dry.last[s] = TASK_NONE; /* a dry walk's rank starts with empty streams */
+    mark_period(e, -1);
     TaskId begin = add_marker(e, STREAM_COMPUTE, (TaskName){.fmt = "step begin"});
     for (int k = MEM_PARAMS; k <= MEM_OPTIMIZER; k++)
         emit_mem(e, begin, (MemKind)k,
@@ -822,6 +833,7 @@ static void emit_rank_step(Emit *e, GArray *units)
     }
     for (guint i = 0; i < units->len; i++) {
         const Unit *u = &g_array_index(units, Unit, i);
+        mark_period(e, (int)i);
         if (u->paired) /* the schedule's (schedule_pair_last) */
             emit_pair(e, u, u + 1), i++;
         else
@@ -829,6 +841,7 @@ static void emit_rank_step(Emit *e, GArray *units)
         if (over_cap(e))
             return; /* the graph is dropped unsealed: stop here */
     }
+    mark_period(e, (int)units->len);
     for (int i = 0; e->active[i]; i++)
         if (e->active[i]->step_end)
             e->active[i]->step_end(e, e->state[i]);
@@ -1056,6 +1069,8 @@ static Graph *build_step(Emit *e, const Room *room, GError **error)
      * adds a task, its sentinel */
     graph_reserve(graph, MAX(room->tasks + 1, room->slots), room->edges, room->mem);
     graph_place(graph, ranks_of, layout_ranks(e->layout));
+    if (e->fold)
+        graph_fold(graph, e->fold->periods, e->fold->repeats);
     e->graph = graph;
     walk_step(e);
     if (over_cap(e)) {
@@ -1069,13 +1084,19 @@ static Graph *build_step(Emit *e, const Room *room, GError **error)
 }
 
 Graph *emit_step(const Step *step, const Layout *layout, const Symmetry *symmetry,
-                 const EmitSlowdown *slow, gsize max_tasks, double known_tasks, GError **error)
+                 const EmitSlowdown *slow, const StepFold *fold, gsize max_tasks,
+                 double known_tasks, GError **error)
 {
     int simulated;
     symmetry_simulated(symmetry, &simulated);
-    if (!emit_check_size(step->model, step->plan, simulated, known_tasks, max_tasks, error))
+    if (!fold &&
+        !emit_check_size(step->model, step->plan, simulated, known_tasks, max_tasks, error))
         return NULL; /* refused in O(1), before anything is built */
-    Emit e = emit_init(step, layout, symmetry, slow, max_tasks);
+    Step built = *step;
+    if (fold)
+        built.micro_batches = fold->micro_batches;
+    Emit e = emit_init(&built, layout, symmetry, slow, max_tasks);
+    e.fold = fold;
     Room room;
     Graph *graph = size_step(&e, simulated, &room, error) ? build_step(&e, &room, error) : NULL;
     emit_clear(&e);

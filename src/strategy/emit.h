@@ -30,6 +30,7 @@
 #include "spec/gpu.h"
 #include "spec/cluster.h"
 #include "spec/plan.h"
+#include "strategy/schedule.h"
 #include "strategy/step.h"
 #include "strategy/unit.h"
 
@@ -249,7 +250,12 @@ typedef struct {
  * simulates (graph rank i runs on GPU symmetry_simulated[i]), every module,
  * compute slowed by `slow` (NULL: not at all; a slowed rank stands for
  * itself alone: without a symmetry, or in cells around it,
- * symmetry_new_cells; noise only without). The plan must be resolved and
+ * symmetry_new_cells; noise only without). With `fold` (NULL: none; from
+ * schedule_fold for this step's plan and micro-batches, no noise) it is
+ * built short (core/graph.h): the step of fold's micro-batches, each
+ * task of a unit in its unit's period, the tasks before the units before
+ * the periods and those after them after; the size checks are then that
+ * step's. The plan must be resolved and
  * supported (strategy_check). Fails (PS_ERROR_INPUT) for a step of more
  * than `max_tasks` tasks, before building anything: at once when a lower
  * bound of its size is already more (emit_check_size's, or `known_tasks`
@@ -261,7 +267,8 @@ typedef struct {
  * (PS_ERROR_INPUT) before building when the system would not map the
  * step's EMIT_BYTES_PER_TASK a task. */
 Graph *emit_step(const Step *step, const Layout *layout, const Symmetry *symmetry,
-                 const EmitSlowdown *slow, gsize max_tasks, double known_tasks, GError **error);
+                 const EmitSlowdown *slow, const StepFold *fold, gsize max_tasks,
+                 double known_tasks, GError **error);
 
 /* Refuses (PS_ERROR_INPUT, FALSE) a step of `plan` whose ranks simulated
  * (`ranks`; at least plan->pp, as many on each stage) cannot fit in

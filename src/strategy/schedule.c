@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+#include "core/graph.h"
+#include "layout/chunks.h"
+
 const PipeSchedule *const pipeline_schedules[SCHEDULES] = {
 #define SCHEDULE(ID, name, row) [SCHEDULE_##ID] = &row,
 #include "base/schedules.def"
@@ -208,6 +211,205 @@ double schedule_stage_held(const PlanSpec *plan, int s, const double *per_chunk)
         most = MAX(most, held);
     }
     return most;
+}
+
+int schedule_period_one(const StageWork *w)
+{
+    (void)w;
+    return 1;
+}
+
+/* Whether unit `b` is unit `a`, `shift` micro-batches on. */
+static gboolean shifted(const Unit *a, const Unit *b, int shift)
+{
+    return b->micro_batch == a->micro_batch + shift && b->forward == a->forward &&
+           b->chunk == a->chunk && b->part == a->part && b->paired == a->paired;
+}
+
+/* The index in `units` of its forward number `f` (from 0), or -1. */
+static int forward_at(const GArray *units, int f)
+{
+    for (guint i = 0; i < units->len; i++)
+        if (g_array_index(units, Unit, i).forward && f-- == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Cuts the order `u` of a stage's step of m micro-batches before its
+ * unit `cut`, `more` being the order of m + P (`shift`): the order of
+ * m + P must be u's up to the cut, then the block of units before the cut
+ * P micro-batches on, then u's rest P micro-batches on; and `periods`
+ * blocks before the cut, and one more before them, must each be the one
+ * before P micro-batches on, none of the periods' units of the first
+ * micro-batch or the last. Sets where the periods start and their units. */
+static gboolean cut_stage(const GArray *u, const GArray *more, int cut, int shift, int periods,
+                          int m, int *first, int *length)
+{
+    int size = (int)more->len - (int)u->len, start = cut - periods * size;
+    if (size <= 0 || start - size < 0)
+        return FALSE;
+    const Unit *a = (const Unit *)(void *)u->data, *b = (const Unit *)(void *)more->data;
+    for (int i = start - size; i < (int)u->len; i++) {
+        gboolean ok = i >= cut || i < start || (a[i].micro_batch != 0 && a[i].micro_batch != m - 1);
+        ok = ok && (i < start || i >= cut || shifted(&a[i - size], &a[i], shift));
+        ok = ok && (i >= cut || shifted(&a[i], &b[i], 0));
+        ok = ok && (i < cut || shifted(&a[i], &b[i + size], shift));
+        ok = ok && (i < cut || i >= cut + size || shifted(&a[i - size], &b[i], shift));
+        if (!ok)
+            return FALSE;
+    }
+    for (int i = 0; i < start - size; i++) /* the prefix, before the blocks checked */
+        if (!shifted(&a[i], &b[i], 0))
+            return FALSE;
+    *first = start;
+    *length = size;
+    return TRUE;
+}
+
+/* The stages' orders of a step, and where each unit that passes a
+ * micro-batch between model chunks stands in its stage's: a forward, or a
+ * backward that makes input gradients, by micro-batch and model chunk. */
+typedef struct {
+    const PlanSpec *plan;
+    int m, chunks;  /* micro-batches, model chunks */
+    GArray **units; /* per stage */
+    int *at;        /* per (forward or not, micro-batch, model chunk): its index in its
+                     * stage's order */
+} Orders;
+
+static int *at_of(const Orders *o, gboolean forward, int mb, int g)
+{
+    return &o->at[((gsize)forward * o->m + mb) * o->chunks + g];
+}
+
+static void orders_fill(Orders *o, const PlanSpec *plan, int m)
+{
+    *o = (Orders){.plan = plan, .m = m, .chunks = chunks_count(plan)};
+    o->units = g_new(GArray *, plan->pp);
+    o->at = g_new(int, 2 * (gsize)m * o->chunks);
+    for (int s = 0; s < plan->pp; s++) {
+        StageWork w = schedule_stage_work(plan, m, s);
+        o->units[s] = g_array_copy((GArray *)schedule_units(plan->schedule, &w));
+        for (guint i = 0; i < o->units[s]->len; i++) {
+            const Unit *u = &g_array_index(o->units[s], Unit, i);
+            if (u->forward || unit_passes_gradients(u))
+                *at_of(o, u->forward, u->micro_batch, chunks_of_stage(plan, s, u->chunk)) = (int)i;
+        }
+    }
+}
+
+static void orders_clear(Orders *o)
+{
+    for (int s = 0; s < o->plan->pp; s++)
+        g_array_unref(o->units[s]);
+    g_free(o->units);
+    g_free(o->at);
+}
+
+/* Moves each stage's cut (`cut`, an index in its order) back until no
+ * unit before a cut waits for one after a cut: a forward for the model
+ * chunk before's, input gradients for the one after's; and off the
+ * middle of a pair (Unit.paired). */
+static void settle_cuts(const Orders *o, int *cut)
+{
+    for (gboolean moved = TRUE; moved;) {
+        moved = FALSE;
+        for (int s = 0; s < o->plan->pp; s++) {
+            for (int i = 0; i < cut[s]; i++) {
+                const Unit *u = &g_array_index(o->units[s], Unit, i);
+                int g = chunks_of_stage(o->plan, s, u->chunk), from = u->forward ? g - 1 : g + 1;
+                gboolean waits =
+                    (u->forward || unit_passes_gradients(u)) && from >= 0 && from < o->chunks &&
+                    *at_of(o, u->forward, u->micro_batch, from) >= cut[chunks_stage(o->plan, from)];
+                if (waits) {
+                    cut[s] = i;
+                    moved = TRUE;
+                }
+            }
+            while (cut[s] > 0 && g_array_index(o->units[s], Unit, cut[s] - 1).paired) {
+                cut[s]--;
+                moved = TRUE;
+            }
+        }
+    }
+}
+
+/* Whether `plan`'s schedule takes a step of `m` micro-batches. */
+static gboolean takes(const PlanSpec *plan, int m)
+{
+    g_autoptr(PlanSpec) copy = plan_spec_copy(plan);
+    copy->global_batch_size = (gint64)m * plan->micro_batch_size * plan->dp;
+    return pipeline_schedules[plan->schedule]->check(copy, NULL);
+}
+
+/* How many periods of forwards a cut may leave after it, at most: the
+ * steady state of a schedule whose chunks run apart (DualPipeV's) ends
+ * before its last forwards. */
+#define CUT_LATEST 3
+
+/* Cuts every stage of `plan`'s step of m micro-batches into fold's first
+ * and units: each before the same forward, one to CUT_LATEST periods of
+ * forwards before their end, then back as settle_cuts says; FALSE when
+ * one does not cut. */
+static gboolean cut_step(const PlanSpec *plan, int m, int shift, int periods, StepFold *fold)
+{
+    if (!takes(plan, m) || !takes(plan, m + shift))
+        return FALSE;
+    Orders o;
+    orders_fill(&o, plan, m);
+    g_autofree int *cut = g_new(int, plan->pp);
+    gboolean ok = FALSE;
+    for (int after = 1; after <= CUT_LATEST && !ok; after++) {
+        ok = TRUE;
+        for (int s = 0; s < plan->pp && ok; s++)
+            ok = (cut[s] = forward_at(o.units[s], (m - after * shift) * plan->virtual_stages)) >= 0;
+        if (ok)
+            settle_cuts(&o, cut);
+        for (int s = 0; s < plan->pp && ok; s++) {
+            StageWork wider = schedule_stage_work(plan, m + shift, s);
+            const GArray *more = schedule_units(plan->schedule, &wider);
+            ok = cut_stage(o.units[s], more, cut[s], shift, periods, m, &fold->first[s],
+                           &fold->units[s]);
+        }
+    }
+    orders_clear(&o);
+    return ok;
+}
+
+gboolean schedule_fold(const PlanSpec *plan, int micro_batches, int periods, int least,
+                       StepFold *fold)
+{
+    const PipeSchedule *row = pipeline_schedules[plan->schedule];
+    StageWork w = schedule_stage_work(plan, micro_batches, 0);
+    int shift = row->period ? row->period(&w) : 0;
+    if (shift <= 0)
+        return FALSE;
+    StepFold f = {.periods = periods, .first = g_new(int, plan->pp), .units = g_new(int, plan->pp)};
+    int m = micro_batches % shift + shift * (periods + 2);
+    if (m < least)
+        m += (least - m + shift - 1) / shift * shift;
+    for (; m + shift <= micro_batches; m += shift) {
+        if (cut_step(plan, m, shift, periods, &f)) {
+            f.micro_batches = m;
+            f.repeats = (micro_batches - m) / shift;
+            *fold = f;
+            return TRUE;
+        }
+    }
+    schedule_fold_clear(&f);
+    return FALSE;
+}
+
+void schedule_fold_clear(StepFold *fold)
+{
+    g_clear_pointer(&fold->first, g_free);
+    g_clear_pointer(&fold->units, g_free);
+}
+
+int schedule_fold_period(const StepFold *fold, int stage, int unit)
+{
+    int at = unit - fold->first[stage];
+    return at < 0 ? GRAPH_BEFORE : MIN(at / fold->units[stage], fold->periods);
 }
 
 void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk)

@@ -49,6 +49,11 @@ typedef struct {
      * marks as pairs (schedule_pair_last): a 1F1B schedule, whose steady
      * state Megatron-Core's combined 1F1B overlap merges. */
     gboolean pairs;
+    /* The micro-batches after which its steady state's order repeats: a
+     * step of P more runs one more block of the same units, each P
+     * micro-batches on (schedule_fold); NULL when none does (all forwards
+     * first, or one micro-batch at a time). */
+    int (*period)(const StageWork *w);
 } PipeSchedule;
 
 /* The rows, indexed by Schedule. */
@@ -99,6 +104,40 @@ void schedule_add(GArray *units, int micro_batch, gboolean forward, int chunk);
 /* Appends the B or the W of micro-batch `micro_batch`'s backward through
  * the stage's chunk `chunk`. */
 void schedule_add_part(GArray *units, int micro_batch, BackwardPart part, int chunk);
+
+/* A step built short (core/graph.h, graph_fold): the plan's step run with
+ * fewer micro-batches, the steady state's last `periods` blocks of units
+ * before its cut marked as periods, the block the step of all its
+ * micro-batches runs `repeats` more times there. Each stage is cut before
+ * the same forward (a micro-batch through a chunk), so that what crosses
+ * the cut between stages goes one way; its periods are blocks of units
+ * each the one before it P micro-batches on (PipeSchedule.period), with a
+ * block more of them before, away from the step's first and last
+ * micro-batches, whose units the strategies treat apart. */
+typedef struct {
+    int micro_batches; /* of the step built short */
+    int repeats;       /* copies of its last period the whole step runs besides it */
+    int periods;       /* built */
+    int *first;        /* per stage: the index of period 0's first unit */
+    int *units;        /* per stage: the units of a period */
+} StepFold;
+
+/* The shortest step of at least `least` micro-batches that `plan`'s
+ * schedule cuts as StepFold says, with `periods` periods, standing for its
+ * step of `micro_batches`; FALSE when there is none shorter (or its
+ * schedule has no period). *fold is then untouched; else
+ * schedule_fold_clear frees it. */
+gboolean schedule_fold(const PlanSpec *plan, int micro_batches, int periods, int least,
+                       StepFold *fold);
+void schedule_fold_clear(StepFold *fold);
+
+/* The period (graph.h: GRAPH_BEFORE, 0 .. periods - 1, or periods, after
+ * them) of unit `unit` of stage `stage`'s order in the step built short. */
+int schedule_fold_period(const StepFold *fold, int stage, int unit);
+
+/* PipeSchedule.period of the schedules whose steady state repeats every
+ * micro-batch. */
+int schedule_period_one(const StageWork *w);
 
 /* Which backward units the plan's schedule splits. */
 BackwardSplit schedule_splits_backward(const PlanSpec *plan);

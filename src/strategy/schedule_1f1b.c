@@ -28,4 +28,5 @@ const PipeSchedule schedule_1f1b = {
     .order = order,
     .check = schedule_check_one_chunk,
     .pairs = TRUE,
+    .period = schedule_period_one,
 };

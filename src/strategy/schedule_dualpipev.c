@@ -152,4 +152,5 @@ const PipeSchedule schedule_dualpipev = {
     .check = check,
     .split = SPLIT_SOME,
     .pairs = TRUE,
+    .period = schedule_period_one,
 };

@@ -52,9 +52,16 @@ static gboolean check(const PlanSpec *plan, GError **error)
     return TRUE;
 }
 
+/* Its forwards go round the pipeline p micro-batches at a time. */
+static int period(const StageWork *w)
+{
+    return w->stages;
+}
+
 const PipeSchedule schedule_interleaved = {
     .name = "interleaved",
     .order = order,
     .check = check,
     .pairs = TRUE,
+    .period = period,
 };

@@ -73,9 +73,16 @@ static gboolean check(const PlanSpec *plan, GError **error)
     return TRUE;
 }
 
+/* A round: N micro-batches through every chunk. */
+static int period(const StageWork *w)
+{
+    return group_of(w->knob, w->stages);
+}
+
 const PipeSchedule schedule_llama3 = {
     .name = "llama3",
     .order = order,
     .check = check,
     .pairs = TRUE,
+    .period = period,
 };

@@ -36,4 +36,5 @@ const PipeSchedule schedule_zbh1 = {
     .order = order,
     .check = check,
     .split = SPLIT_ALL,
+    .period = schedule_period_one,
 };

@@ -69,4 +69,5 @@ const PipeSchedule schedule_zbh2 = {
     .order = order,
     .check = check,
     .split = SPLIT_ALL,
+    .period = schedule_period_one,
 };
