@@ -110,6 +110,36 @@ START_TEST(cycle_is_reported_not_hung)
 }
 END_TEST
 
+/* Task x on rank 0's second stream waits for a (1 s on rank 0) and b (on
+ * rank 1, `b_s` long, added after a: its end pops last on a tie). Which
+ * one x waited for last. */
+static TaskId waited_for(double b_s, TaskId *a, TaskId *b)
+{
+    g_autoptr(Graph) g = graph_new(2, 2);
+    *a = graph_compute(g, 0, 0, 1.0, 0, 0, (TaskName){.fmt = "a"});
+    *b = graph_compute(g, 1, 0, b_s, 0, 0, (TaskName){.fmt = "b"});
+    TaskId x = graph_compute(g, 0, 1, 1.0, 0, 0, (TaskName){.fmt = "x"});
+    graph_dep(g, *a, x);
+    graph_dep(g, *b, x);
+    ck_assert(graph_seal(g, NULL));
+    g_autoptr(Replay) r = test_replay_on_two_ranks(g, NULL);
+    ck_assert_ptr_nonnull(r);
+    return r->task[x].critical;
+}
+
+/* Dependencies that end together (within 1e-12 of the time: rounding)
+ * leave x waiting for its own rank's, whichever was seen last; one that
+ * ends 1e-9 s later is the one x waited for (engine.c, `rather`). */
+START_TEST(ends_together_are_a_tie_broken_by_rank)
+{
+    TaskId a, b;
+    ck_assert_int_eq(waited_for(1.0, &a, &b), a);         /* b ends with a, seen last */
+    ck_assert_int_eq(waited_for(1.0 + 1e-14, &a, &b), a); /* a hair later: rounding's */
+    ck_assert_int_eq(waited_for(1.0 + 1e-9, &a, &b), b);  /* later: it is b */
+    ck_assert_int_eq(waited_for(1.0 - 1e-9, &a, &b), a);  /* earlier: a */
+}
+END_TEST
+
 Suite *suite_engine(void)
 {
     Suite *s = suite_create("engine");
@@ -119,6 +149,7 @@ Suite *suite_engine(void)
     tcase_add_test(tc, memory_ledger_records_the_peak);
     tcase_add_test(tc, missing_member_is_reported);
     tcase_add_test(tc, cycle_is_reported_not_hung);
+    tcase_add_test(tc, ends_together_are_a_tie_broken_by_rank);
     suite_add_tcase(s, tc);
     return s;
 }
