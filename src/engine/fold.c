@@ -32,9 +32,10 @@ TaskId *fold_firsts(const Graph *g)
     return first;
 }
 
-/* A graph built short, its tasks' periods and places in them. */
+/* A graph built short (its flat arrays), its tasks' periods and places
+ * in them. */
 typedef struct {
-    const Graph *g;
+    GraphArrays a;
     const int8_t *period;
     const int32_t *slot; /* a task's place in its period (the periods' tasks only) */
     int periods;
@@ -57,23 +58,24 @@ static gboolean next_of(const Periods *p, TaskId a, TaskId b)
  * counterpart of the other's. */
 static gboolean alike(const Periods *p, TaskId a, TaskId b)
 {
-    const Task *x = graph_task(p->g, a), *y = graph_task(p->g, b);
+    const Task *x = &p->a.task[a], *y = &p->a.task[b]; /* each followed by the next task */
     if (x->kind != y->kind || x->owner != y->owner || x->stream != y->stream || x->op != y->op ||
         x->tag != y->tag || x->seconds != y->seconds || x->flops != y->flops ||
-        graph_arrays(p->g).npred[a] != graph_arrays(p->g).npred[b])
+        p->a.npred[a] != p->a.npred[b])
         return FALSE;
-    int n, m;
-    const MemOp *u = graph_mem_ops(p->g, a, &n), *v = graph_mem_ops(p->g, b, &m);
-    if (n != m)
+    uint32_t n = x[1].first_mem - x->first_mem;
+    if (y[1].first_mem - y->first_mem != n)
         return FALSE;
-    for (int i = 0; i < n; i++)
+    const MemOp *u = p->a.mem + x->first_mem, *v = p->a.mem + y->first_mem;
+    for (uint32_t i = 0; i < n; i++)
         if (u[i].bytes != v[i].bytes || u[i].rank != v[i].rank || u[i].category != v[i].category ||
             u[i].at_end != v[i].at_end)
             return FALSE;
-    const TaskId *sa = graph_succ(p->g, a, &n), *sb = graph_succ(p->g, b, &m);
-    if (n != m)
+    n = x[1].first_succ - x->first_succ;
+    if (y[1].first_succ - y->first_succ != n)
         return FALSE;
-    for (int i = 0; i < n; i++)
+    const TaskId *sa = p->a.succ + x->first_succ, *sb = p->a.succ + y->first_succ;
+    for (uint32_t i = 0; i < n; i++)
         if (!next_of(p, sa[i], sb[i]))
             return FALSE;
     return TRUE;
@@ -147,6 +149,7 @@ gint64 fold_check(const Graph *g, Replay *r, const guint64 *events_at, GString *
         slot[id] = filled[j];
         tasks[(gsize)j * size + filled[j]++] = (TaskId)id;
     }
+    Periods counted = {.a = graph_arrays(g), .period = period, .slot = slot, .periods = periods};
     double delta = r->task[tasks[size]].start_s - r->task[tasks[0]].start_s;
     double tolerance = FOLD_TOLERANCE * delta;
     gboolean ok = delta > 0;
@@ -156,8 +159,7 @@ gint64 fold_check(const Graph *g, Replay *r, const guint64 *events_at, GString *
         for (int k = 0; k < size && ok; k++) {
             TaskId a = tasks[(gsize)(j - 1) * size + k], b = tasks[(gsize)j * size + k];
             const ReplayTask *x = &r->task[a], *y = &r->task[b];
-            if (!alike(&(Periods){.g = g, .period = period, .slot = slot, .periods = periods}, a,
-                       b)) {
+            if (!alike(&counted, a, b)) {
                 g_string_printf(why, "task %d of period %d is not task %d's like", b, j, a);
                 ok = FALSE;
             } else if (fabs(y->start_s - x->start_s - delta) > tolerance ||
