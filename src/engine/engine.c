@@ -29,7 +29,7 @@
  * instant may come in any order), and at the end fold.c says
  * whether the periods repeated. If they did, the makespan, the events and
  * the links' bytes become the step's: each later task ends repeats x
- * period_s later, each copy counts the last period's events, and each
+ * period_s later, each copy counts a period's events (fold_check), and each
  * collective and copy of that period runs repeats more times. */
 #include "engine/engine.h"
 

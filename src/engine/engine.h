@@ -32,10 +32,11 @@
  * copies would run one period apart and the tasks after them that much
  * later: the replay then says how much each task counts (replay_weight)
  * and how much later it ends in the step (replay_shift_s), and its
- * makespan, events and links' bytes are the step's: the copies' events
- * counted as the last period's (events_skipped of them; as many as a
- * replay of them all would count, but where two ends the rounding of
- * times puts a hair apart, it counts two instants for one). The periods
+ * makespan, events and links' bytes are the step's: each copy's events
+ * counted as a period's, those between the instants the last two periods'
+ * first tasks start at (events_skipped in all; about as many as a replay
+ * of them all counts: where the rounding of times puts two ends a hair
+ * apart in one period and together in another, two instants or one). The periods
  * are found in the tasks and their times alone, whatever they stand for. */
 #ifndef PLANSIM_ENGINE_ENGINE_H
 #define PLANSIM_ENGINE_ENGINE_H

@@ -27,7 +27,7 @@ TaskId *fold_firsts(const Graph *g)
     for (int j = 0; j <= periods; j++)
         first[j] = TASK_NONE;
     for (gsize id = graph_tasks(g); id-- > 0;)
-        if (period[id] >= 0)
+        if (period[id] >= 0 && period[id] < periods)
             first[period[id]] = (TaskId)id;
     return first;
 }
@@ -200,5 +200,5 @@ gint64 fold_check(const Graph *g, Replay *r, const guint64 *events_at, GString *
     r->last_period = periods - 1;
     r->period_s = delta;
     r->repeats = graph_fold_repeats(g);
-    return (gint64)(events_at[periods] - events_at[periods - 1]);
+    return (gint64)(events_at[periods - 1] - events_at[periods - 2]);
 }

@@ -8,17 +8,18 @@
 #include "core/graph.h"
 #include "engine/engine.h"
 
-/* The first task of each period, in the order tasks were added, and of
- * the tasks after them: what fold_check counts events from; periods + 1
- * TaskId's (TASK_NONE for none), newly allocated. */
+/* The first task of each period, in the order tasks were added: what
+ * fold_check counts events from; periods + 1 TaskId's, newly allocated,
+ * the last (the tasks after the periods') TASK_NONE. */
 TaskId *fold_firsts(const Graph *g);
 
 /* Checks that replay `r` of `g`, built short, repeats its periods (the
  * conditions engine.h lists). When it does, sets r's repeats, period_s,
- * period and last_period and returns the events its last period replayed,
- * from `events_at`, the replay's count of events before the instant each
- * period's first task started (and the first after them); else returns
- * -1 and says in `why` what differs. */
+ * period and last_period and returns the events of a period: those
+ * between the instants the last two periods' first tasks started at, from
+ * `events_at`, the replay's count of events before the instant each
+ * period's first task started; else returns -1 and says in `why` what
+ * differs. */
 gint64 fold_check(const Graph *g, Replay *r, const guint64 *events_at, GString *why);
 
 #endif
