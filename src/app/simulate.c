@@ -123,8 +123,8 @@ static void refold(Stage *st, const Step *step)
 {
     int least = st->fold->micro_batches * FOLD_LONGER;
     schedule_fold_clear(st->fold);
-    if (least * FOLD_SHARE <= step->micro_batches &&
-        schedule_fold(step->plan, step->micro_batches, FOLD_PERIODS, least, st->fold))
+    if (schedule_fold(step->plan, step->micro_batches, FOLD_PERIODS, least,
+                      step->micro_batches / FOLD_SHARE, st->fold))
         return;
     st->fold = NULL;
     st->whole = "its steady state did not repeat";
@@ -301,11 +301,8 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
                          .jitter_sigma = what_if ? w->jitter : 0,
                          .seed = what_if ? w->seed : 0};
     StepFold fold = {0};
-    gboolean folds = skip && schedule_fold(plan, step.micro_batches, FOLD_PERIODS, 0, &fold);
-    if (folds && fold.micro_batches * FOLD_SHARE > step.micro_batches) {
-        schedule_fold_clear(&fold);
-        folds = FALSE;
-    }
+    gboolean folds = skip && schedule_fold(plan, step.micro_batches, FOLD_PERIODS, 0,
+                                           step.micro_batches / FOLD_SHARE, &fold);
     Stage st = {.layout = layout,
                 .topo = topo,
                 .gpu_factor = gpu_factor,

@@ -376,7 +376,7 @@ static gboolean cut_step(const PlanSpec *plan, int m, int shift, int periods, St
     return ok;
 }
 
-gboolean schedule_fold(const PlanSpec *plan, int micro_batches, int periods, int least,
+gboolean schedule_fold(const PlanSpec *plan, int micro_batches, int periods, int least, int most,
                        StepFold *fold)
 {
     const PipeSchedule *row = pipeline_schedules[plan->schedule];
@@ -388,7 +388,7 @@ gboolean schedule_fold(const PlanSpec *plan, int micro_batches, int periods, int
     int m = micro_batches % shift + shift * (periods + 2);
     if (m < least)
         m += (least - m + shift - 1) / shift * shift;
-    for (; m + shift <= micro_batches; m += shift) {
+    for (; m <= most && m + shift <= micro_batches; m += shift) {
         if (cut_step(plan, m, shift, periods, &f)) {
             f.micro_batches = m;
             f.repeats = (micro_batches - m) / shift;

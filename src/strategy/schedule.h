@@ -122,12 +122,12 @@ typedef struct {
     int *units;        /* per stage: the units of a period */
 } StepFold;
 
-/* The shortest step of at least `least` micro-batches that `plan`'s
+/* The shortest step of `least` to `most` micro-batches that `plan`'s
  * schedule cuts as StepFold says, with `periods` periods, standing for its
  * step of `micro_batches`; FALSE when there is none shorter (or its
  * schedule has no period). *fold is then untouched; else
  * schedule_fold_clear frees it. */
-gboolean schedule_fold(const PlanSpec *plan, int micro_batches, int periods, int least,
+gboolean schedule_fold(const PlanSpec *plan, int micro_batches, int periods, int least, int most,
                        StepFold *fold);
 void schedule_fold_clear(StepFold *fold);
 
