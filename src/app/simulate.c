@@ -109,13 +109,12 @@ typedef struct {
  * second's, and the last stands for the copies. */
 #define FOLD_PERIODS 3
 
-/* A step is built short when that is at most 1 / FOLD_SHARE of it (so a
- * replay that does not repeat, and the whole one after it, cost at most
- * 1 + 1 / FOLD_SHARE times the whole); after the replay of `st`'s step
- * built short did not repeat its periods (a transient longer than its
- * warm-up, or none that repeats), it is built short again FOLD_LONGER
- * times as long, so that its periods come later, while that holds; else
- * whole. */
+/* A step is built short when that is at most 1 / FOLD_SHARE of it; after
+ * the replay of `st`'s step built short did not repeat its periods (a
+ * transient longer than its warm-up, or none that repeats), it is built
+ * short again FOLD_LONGER times as long, so that its periods come later,
+ * while that holds; else whole. The short replays that do not repeat and
+ * the whole one after them cost at most 1 + 1/2 + 1/8 times the whole. */
 #define FOLD_LONGER 4
 #define FOLD_SHARE  2
 
