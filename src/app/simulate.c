@@ -331,10 +331,12 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
      * with all of them: that build sizes it, so that a step over the cap is
      * refused before it is built */
     Build before = {0};
-    if (dims != SYMMETRY_ALL && !st.fold) /* built short, it is small and sizes itself */
-        before = build_sizing(&step, layout, topo, max_tasks, &failure);
-    else if (!st.fold) /* at the probe's fidelity, the step's own checks size it (emit_step) */
-        probe_fidelity(&st, &step, &f, &failure);
+    if (!st.fold) { /* built short, a step is small and sizes itself */
+        if (dims != SYMMETRY_ALL)
+            before = build_sizing(&step, layout, topo, max_tasks, &failure);
+        else /* at the probe's fidelity, the step's own checks size it (emit_step) */
+            probe_fidelity(&st, &step, &f, &failure);
+    }
     if (!failure)
         rep = replay_settled(&st, &step, &f, &before, &graph, &sym, &failure);
     const char *replayed = f.replayed;

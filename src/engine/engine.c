@@ -82,9 +82,10 @@ typedef struct {
     Running *running;   /* per rank */
     Replay *r;
     const int8_t *period; /* built short: per task, its period (graph_periods); else NULL */
+    int periods;          /* built short: how many */
     TaskId *first;        /* built short: per period, its first task (fold_firsts) */
     guint64 *events_at;   /* built short: per period, the events before the instant its
-                           * first task started (one more entry, as `first`) */
+                           * first task started */
     double now;           /* the instant of the events being processed */
     guint64 earlier;      /* the events before it */
 } Run;
@@ -220,8 +221,9 @@ static void start(Run *run, TaskId id, double now, TaskId pred)
     __builtin_prefetch(ahead(&run->r->task[id], 8), 1);
     run->r->task[id].start_s = now;
     run->r->task[id].critical = pred;
-    if (run->period && run->period[id] >= 0 && run->first[run->period[id]] == id)
-        run->events_at[run->period[id]] = run->earlier;
+    int p = run->period ? run->period[id] : GRAPH_BEFORE;
+    if (p >= 0 && p < run->periods && run->first[p] == id)
+        run->events_at[p] = run->earlier;
     apply_mem(run, id, FALSE);
     if (t->kind == TASK_COLLECTIVE) {
         run->r->algorithm[id] =
@@ -339,10 +341,10 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
                .r = r};
     for (int rank = 0; rank < ranks; rank++)
         run.running[rank].task = TASK_NONE;
-    if (graph_fold_periods(g) > 0) {
+    if ((run.periods = graph_fold_periods(g)) > 0) {
         run.period = graph_periods(g);
         run.first = fold_firsts(g);
-        run.events_at = g_new0(guint64, graph_fold_periods(g) + 1);
+        run.events_at = g_new0(guint64, run.periods);
     }
     for (gsize id = 0; id < n; id++) /* every collective's and copy's route, before any starts */
         if (run.a.task[id].kind == TASK_COLLECTIVE || run.a.task[id].kind == TASK_COPY)

@@ -23,8 +23,8 @@ TaskId *fold_firsts(const Graph *g)
 {
     int periods = graph_fold_periods(g);
     const int8_t *period = graph_periods(g);
-    TaskId *first = g_new(TaskId, periods + 1);
-    for (int j = 0; j <= periods; j++)
+    TaskId *first = g_new(TaskId, periods);
+    for (int j = 0; j < periods; j++)
         first[j] = TASK_NONE;
     for (gsize id = graph_tasks(g); id-- > 0;)
         if (period[id] >= 0 && period[id] < periods)
@@ -121,16 +121,16 @@ gint64 fold_check(const Graph *g, Replay *r, const guint64 *events_at, GString *
     const int8_t *period = graph_periods(g);
     gsize n = graph_tasks(g);
     /* each period's tasks in order, and each task's place in its period */
-    g_autofree int *count = g_new0(int, periods + 1);
+    g_autofree int *count = g_new0(int, periods);
     for (gsize id = 0; id < n; id++)
         if (period[id] >= 0 && period[id] < periods)
-            count[period[id] + 1]++;
+            count[period[id]]++;
     for (int j = 1; j < periods; j++)
-        if (count[j + 1] != count[1]) {
-            g_string_printf(why, "period %d has %d tasks, period 0 %d", j, count[j + 1], count[1]);
+        if (count[j] != count[0]) {
+            g_string_printf(why, "period %d has %d tasks, period 0 %d", j, count[j], count[0]);
             return -1;
         }
-    int size = count[1];
+    int size = count[0];
     if (size == 0) {
         g_string_assign(why, "its periods are empty");
         return -1;

@@ -9,8 +9,7 @@
 #include "engine/engine.h"
 
 /* The first task of each period, in the order tasks were added: what
- * fold_check counts events from; periods + 1 TaskId's, newly allocated,
- * the last (the tasks after the periods') TASK_NONE. */
+ * fold_check counts events from; one TaskId a period, newly allocated. */
 TaskId *fold_firsts(const Graph *g);
 
 /* Checks that replay `r` of `g`, built short, repeats its periods (the
