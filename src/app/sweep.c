@@ -62,6 +62,12 @@ typedef struct {
     GMutex lock;
     GCond finished;
     gint64 done; /* tasks of the phase done */
+    /* a replay wave's bar: the top's K-th score and combination as the wave
+     * began, once the top is full (barred); a candidate whose chain bound
+     * cannot beat it is pruned instead of replayed */
+    gboolean barred;
+    double bar_score;
+    gint64 bar_combination;
     /* progress: plans settled, replayed, pruned */
     gint64 settled, replayed, pruned;
     gint64 started_us;
@@ -234,17 +240,60 @@ static void simulated(const SweepSpec *spec, Slot *slot, const PlanSpec *plan, R
     slot->row.fits = rep->metrics.fits;
 }
 
-/* Phase 2: replays the plan; its twins (Slot) get their rows from it, with
- * their own plan fields. */
-static void replay(Job *job, Slot *slot)
+/* The order of sweep_best and of pruning: a higher score first, then the
+ * earlier combination. */
+static gboolean beats(double tokens_a, gint64 combo_a, double tokens_b, gint64 combo_b)
+{
+    return tokens_a > tokens_b || (tokens_a == tokens_b && combo_a < combo_b);
+}
+
+/* Settles a slot whose score bound cannot enter the top. */
+static void prune(Job *job, Slot *slot)
+{
+    slot->row.status = REPORT_PRUNED;
+    slot->row.step_time_s = slot->row.bound_s;
+    g_mutex_lock(&job->lock);
+    job->settled++;
+    job->pruned++;
+    g_mutex_unlock(&job->lock);
+}
+
+/* Whether the wave's bar prunes the candidate `slot` of `plan` by its
+ * chain bound (estimate_step_chain_bound_s), which its row and its
+ * twins' then carry. */
+static gboolean barred(Job *job, Slot *slot, const PlanSpec *plan)
+{
+    const SweepSpec *spec = job->spec;
+    if (!job->barred)
+        return FALSE;
+    Step step = step_of(spec->model, cluster_of(spec, slot->row.combination), plan);
+    double chain = estimate_step_chain_bound_s(&step);
+    if (beats(score_bound(spec, &step, chain), slot->row.combination, job->bar_score,
+              job->bar_combination))
+        return FALSE;
+    slot->row.bound_s = chain;
+    prune(job, slot);
+    for (guint i = 0; slot->twins && i < slot->twins->len; i++) {
+        Slot *twin = &job->slots[g_array_index(slot->twins, gint64, i)];
+        twin->row.bound_s = chain;
+        prune(job, twin);
+    }
+    return TRUE;
+}
+
+/* Phase 2: replays the plan, unless barred; its twins (Slot) get their
+ * rows from it, with their own plan fields. Whether it replayed. */
+static gboolean replay(Job *job, Slot *slot)
 {
     const SweepSpec *spec = job->spec;
     g_autoptr(PlanSpec) plan = NULL;
     GError *error = NULL;
     Report rep;
-    gboolean ran = make_plan(spec, slot->row.combination, &plan, &error) &&
-                   simulate_run_whatif(spec->model, cluster_of(spec, slot->row.combination), plan,
-                                       spec->whatif, NULL, FALSE, &rep, &error);
+    gboolean made = make_plan(spec, slot->row.combination, &plan, &error);
+    if (made && barred(job, slot, plan))
+        return FALSE;
+    gboolean ran = made && simulate_run_whatif(spec->model, cluster_of(spec, slot->row.combination),
+                                               plan, spec->whatif, NULL, FALSE, &rep, &error);
     if (ran)
         simulated(spec, slot, plan, &rep);
     for (guint i = 0; slot->twins && i < slot->twins->len; i++) {
@@ -262,6 +311,7 @@ static void replay(Job *job, Slot *slot)
         report_clear(&rep);
     else /* a step too big to build, say */
         set_invalid(slot, error);
+    return TRUE;
 }
 
 /* Phase 3: the row of a plan not replayed. */
@@ -294,7 +344,7 @@ static void render(Job *job, Slot *slot)
 static void worker(gpointer data, gpointer user)
 {
     Job *job = user;
-    gint64 b = GPOINTER_TO_SIZE(data) - 1, twins = 0;
+    gint64 b = GPOINTER_TO_SIZE(data) - 1, twins = 0, replays = 0;
     for (gint64 i = b * job->block; i < MIN(job->count, (b + 1) * job->block); i++) {
         if (g_atomic_int_get(job->spec->stop))
             break;
@@ -304,8 +354,10 @@ static void worker(gpointer data, gpointer user)
             prepare(job, slot);
             break;
         case SWEEP_REPLAY:
-            replay(job, slot);
-            twins += slot->twins ? slot->twins->len : 0;
+            if (replay(job, slot)) {
+                replays++;
+                twins += slot->twins ? slot->twins->len : 0;
+            }
             break;
         case SWEEP_RENDER:
             render(job, slot);
@@ -315,8 +367,8 @@ static void worker(gpointer data, gpointer user)
     g_mutex_lock(&job->lock);
     job->done++;
     if (job->phase == SWEEP_REPLAY) {
-        job->settled += 1 + twins;
-        job->replayed++;
+        job->settled += replays + twins;
+        job->replayed += replays;
     }
     g_cond_signal(&job->finished);
     g_mutex_unlock(&job->lock);
@@ -361,13 +413,6 @@ static void run_phase(Job *job, GThreadPool *pool, SweepPhase phase, const gint6
             show_progress(job);
     }
     g_mutex_unlock(&job->lock);
-}
-
-/* The order of sweep_best and of pruning: a higher score first, then the
- * earlier combination. */
-static gboolean beats(double tokens_a, gint64 combo_a, double tokens_b, gint64 combo_b)
-{
-    return tokens_a > tokens_b || (tokens_a == tokens_b && combo_a < combo_b);
 }
 
 /* The order plans are replayed in: by step-time bound, then combination. */
@@ -453,17 +498,6 @@ static gboolean prunable(const Top *top, const Slot *slots, guint i)
     return !beats(slots[i].score_bound, slots[i].row.combination, kth->score, kth->combination);
 }
 
-/* Settles a slot whose score bound cannot enter the top. */
-static void prune(Job *job, Slot *slot)
-{
-    slot->row.status = REPORT_PRUNED;
-    slot->row.step_time_s = slot->row.bound_s;
-    g_mutex_lock(&job->lock);
-    job->settled++;
-    job->pruned++;
-    g_mutex_unlock(&job->lock);
-}
-
 /* Slots by their normal form. */
 static guint normal_hash(gconstpointer slot)
 {
@@ -527,6 +561,12 @@ static void branch_and_bound(Job *job, GThreadPool *pool, gint64 *order, gint64 
             } else {
                 wave[size++] = order[next];
             }
+        }
+        job->barred = !spec->exhaustive && top.n == top.k;
+        if (job->barred) {
+            const SweepRow *kth = top_row(&top, top.at[top.k - 1]);
+            job->bar_score = kth->score;
+            job->bar_combination = kth->combination;
         }
         run_phase(job, pool, SWEEP_REPLAY, wave, size, 1);
         for (gint64 i = 0; i < size; i++)

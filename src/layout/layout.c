@@ -184,6 +184,15 @@ int layout_plan_size(const PlanSpec *plan, GroupKind kind)
     g_assert_not_reached();
 }
 
+int layout_plan_stride(const PlanSpec *plan, GroupKind dim)
+{
+    g_assert(dim < GROUP_DIMS);
+    int stride = 1;
+    for (int i = 0; orders[plan->rank_order][i] != dim; i++)
+        stride *= layout_plan_size(plan, orders[plan->rank_order][i]);
+    return stride;
+}
+
 gboolean layout_plan_experts_apart(const PlanSpec *plan)
 {
     return plan->ep > 1 || layout_plan_size(plan, GROUP_ETP) != plan->tp;
@@ -203,13 +212,10 @@ Layout *layout_new(const PlanSpec *plan, const ClusterSpec *cluster)
     Layout *l = g_new0(Layout, 1);
     for (int k = 0; k < GROUP_KINDS; k++)
         l->size[k] = layout_plan_size(plan, (GroupKind)k);
-    int stride = 1;
-    for (int i = 0; i < GROUP_DIMS; i++) {
-        GroupKind k = orders[plan->rank_order][i];
-        l->stride[k] = stride;
-        stride *= l->size[k];
-    }
-    l->ranks = stride;
+    for (int k = 0; k < GROUP_DIMS; k++)
+        l->stride[k] = layout_plan_stride(plan, (GroupKind)k);
+    GroupKind slowest = orders[plan->rank_order][GROUP_DIMS - 1];
+    l->ranks = l->stride[slowest] * l->size[slowest];
     g_assert(l->ranks > 0 && l->ranks <= cluster_spec_gpus(cluster));
     fill_groups(l, plan->rank_order);
     carve_expert_groups(l);

@@ -57,6 +57,12 @@ typedef struct Layout Layout;
  * width. */
 int layout_plan_size(const PlanSpec *plan, GroupKind kind);
 
+/* How many ranks apart two ranks one step apart along dimension `dim`
+ * (GROUP_TP, GROUP_DP, GROUP_PP or GROUP_CP) lie under the resolved
+ * `plan`, as layout_new numbers them: the sizes of the dimensions its rank
+ * order runs faster, multiplied. */
+int layout_plan_stride(const PlanSpec *plan, GroupKind dim);
+
 /* Whether the routed experts' gradients reduce in groups of their own,
  * not over dp x cp with the rest: ep > 1, or etp other than tp. */
 gboolean layout_plan_experts_apart(const PlanSpec *plan);

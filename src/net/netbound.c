@@ -43,6 +43,18 @@ double netbound_least_alpha_s(const ClusterSpec *cluster, const LinkSpec *link)
     return alpha;
 }
 
+double netbound_send_s(const ClusterSpec *cluster, double bytes, gboolean across)
+{
+    int nics;
+    double inter = netbound_least_alpha_s(cluster, &cluster->inter);
+    double nic_Bps = netbound_nic_payload_Bps(cluster, &nics);
+    double alpha = across ? inter : MIN(inter, netbound_least_alpha_s(cluster, &cluster->intra));
+    double Bps =
+        across ? nic_Bps
+               : MAX(nic_Bps, netbound_payload_Bps(&cluster->intra, cluster->intra.bandwidth_Bps));
+    return cluster->base_latency_s + alpha + (netbound_loads_links(bytes, 2) ? bytes / Bps : 0);
+}
+
 double netbound_all_to_all_latency_s(const ClusterSpec *cluster, int n, gboolean across)
 {
     double inter = netbound_least_alpha_s(cluster, &cluster->inter);

@@ -47,6 +47,14 @@ double netbound_exchange_s(const ClusterSpec *cluster, double bytes, int n);
 /* The least per-message latency of the cluster's protocols on `link`. */
 double netbound_least_alpha_s(const ClusterSpec *cluster, const LinkSpec *link);
 
+/* A lower bound of one send/recv of `bytes` from one rank to another
+ * (algorithm.c's direct plan): its phase waits the cluster's base latency
+ * and a message's least latency, then the bytes pass a link at most its
+ * netbound_payload_Bps (none if they fit in a packet): a GPU's NIC when
+ * the two are on different nodes (`across`), else whichever class is
+ * faster, as they may share a node or not. */
+double netbound_send_s(const ClusterSpec *cluster, double bytes, gboolean across);
+
 /* The least latency of an all-to-all over n members (algorithm.c's direct
  * plan): its phase waits the cluster's base latency, then its n - 1
  * messages one after the other, each at least netbound_least_alpha_s

@@ -14,6 +14,7 @@
 
 #include "net/netbound.h"
 #include "layout/chunks.h"
+#include "strategy/pipeline.h"
 #include "strategy/recompute.h"
 #include "strategy/schedule.h"
 #include "strategy/states.h"
@@ -22,6 +23,10 @@
 /* Slack for the rounding of long sums (estimate.h). */
 #define TIME_SLACK   1e-6
 #define MEMORY_SLACK 1e-9
+
+/* The most units (micro-batches x model chunks) the chain bound walks:
+ * beyond, it is the fill, busy and drain bound (16 MB of ends). */
+#define CHAIN_MOST_UNITS (1 << 20)
 
 /* What a rank of stage s holds all step from "step begin": its model
  * states, then the GPU's runtime reserve, added in the order emit.c
@@ -372,4 +377,115 @@ double estimate_step_lower_bound_s(const Step *step)
     states_stage_segments_clear(&segs);
     piece_costs_clear(&c);
     return MAX(most * (1 - TIME_SLACK), estimate_comm_lower_bound_s(step));
+}
+
+/* The chain bound's walk: each unit's end, at the least, per micro-batch
+ * and model chunk, forward and backward (-1: not reached yet). */
+typedef struct {
+    const PlanSpec *plan;
+    const ChunkCost *cost; /* per model chunk */
+    double hop_s;          /* a transfer between stages, at the least */
+    int chunks;            /* model chunks */
+    double *end[2];        /* [1] forwards', [0] backwards': micro-batch x chunks + chunk */
+} Chain;
+
+/* When unit `u` of stage s (model chunk g) may start as its data goes:
+ * the end of the unit it takes its input from, and a transfer if that ran
+ * on another stage; -1 while that unit has not been reached. */
+static double data_ready(const Chain *ch, int s, const Unit *u, int g)
+{
+    int from = u->forward ? g - 1 : g + 1;
+    if (u->forward && g == 0)
+        return 0;
+    if (!u->forward && g == ch->chunks - 1) /* the loss: its own forward */
+        return ch->end[1][u->micro_batch * ch->chunks + g];
+    double end = ch->end[u->forward][u->micro_batch * ch->chunks + from];
+    if (end < 0)
+        return -1;
+    return end + (chunks_stage(ch->plan, from) != s ? ch->hop_s : 0);
+}
+
+/* Walks the stages' units in their schedules' orders, each stage as far
+ * as the units it waits for were reached, until all are; the latest end
+ * of a stage's last unit plus its optimizer step. 0 if the orders wait
+ * for each other (no replay of them would end). */
+static double chain_walk(Chain *ch, const Step *step, GArray *const *units)
+{
+    const PlanSpec *plan = step->plan;
+    StageSegments segs = states_stage_segments(step->model, plan);
+    g_autofree int *next = g_new0(int, plan->pp);
+    g_autofree double *free_s = g_new0(double, plan->pp);
+    double most = 0;
+    int left = plan->pp;
+    for (gboolean moved = TRUE; left > 0 && moved;) {
+        moved = FALSE;
+        for (int s = 0; s < plan->pp; s++) {
+            int n = (int)units[s]->len, from = next[s];
+            if (from == n)
+                continue;
+            for (; next[s] < n; next[s]++) {
+                const Unit *u = &g_array_index(units[s], Unit, next[s]);
+                int g = chunks_of_stage(plan, s, u->chunk);
+                double ready = data_ready(ch, s, u, g);
+                if (ready < 0)
+                    break;
+                const ChunkCost *c = &ch->cost[g];
+                free_s[s] = u->forward
+                                ? MAX(free_s[s], ready) + c->forward_s
+                                : MAX(free_s[s] + c->backward_s, ready + c->chain_backward_s);
+                ch->end[u->forward][u->micro_batch * ch->chunks + g] = free_s[s];
+            }
+            moved |= next[s] > from;
+            if (next[s] == n) {
+                left--;
+                most = MAX(most, free_s[s] + optimizer_s(&segs, step, s));
+            }
+        }
+    }
+    states_stage_segments_clear(&segs);
+    return left > 0 ? 0 : most;
+}
+
+double estimate_step_chain_bound_s(const Step *step)
+{
+    const PlanSpec *plan = step->plan;
+    double bound = estimate_step_lower_bound_s(step);
+    int chunks = chunks_count(plan), m = step->micro_batches;
+    StageWork work = schedule_stage_work(plan, m, 0);
+    if (plan->pp < 2 || work.paired || schedule_splits_backward(plan) != SPLIT_NONE ||
+        (gint64)m * chunks > CHAIN_MOST_UNITS)
+        return bound;
+    PieceCosts c;
+    piece_costs(step, TRUE, &c);
+    g_autofree ChunkCost *cost = g_new(ChunkCost, chunks);
+    for (int g = 0; g < chunks; g++)
+        cost[g] = chunk_cost(&c, g);
+    piece_costs_clear(&c);
+    /* the stages one pp step apart are on different nodes wherever that
+     * step spans a node's GPUs */
+    gboolean across = layout_plan_stride(plan, GROUP_PP) >= step->cluster->gpus_per_node;
+    double bytes = pipeline_transfer_bytes(step->model, plan, step->shard);
+    Chain ch = {.plan = plan,
+                .cost = cost,
+                .hop_s = netbound_send_s(step->cluster, bytes, across),
+                .chunks = chunks};
+    gsize ends = (gsize)m * chunks;
+    for (int f = 0; f < 2; f++) {
+        ch.end[f] = g_new(double, ends);
+        for (gsize i = 0; i < ends; i++)
+            ch.end[f][i] = -1;
+    }
+    g_autofree GArray **units = g_new(GArray *, plan->pp);
+    for (int s = 0; s < plan->pp; s++) { /* schedule_units' arrays last until its next call */
+        StageWork w = schedule_stage_work(plan, m, s);
+        const GArray *order = schedule_units(plan->schedule, &w);
+        units[s] = g_array_sized_new(FALSE, FALSE, sizeof(Unit), order->len);
+        g_array_append_vals(units[s], order->data, order->len);
+    }
+    double chain = chain_walk(&ch, step, units);
+    for (int s = 0; s < plan->pp; s++)
+        g_array_free(units[s], TRUE);
+    g_free(ch.end[0]);
+    g_free(ch.end[1]);
+    return MAX(bound, chain * (1 - TIME_SLACK));
 }

@@ -123,4 +123,22 @@ double estimate_peak_lower_bound_bytes_past(const Step *step, double limit);
  * drain argument above). Resolved, supported plans (strategy_check). */
 double estimate_step_lower_bound_s(const Step *step);
 
+/* A lower bound of the replayed step time at least estimate_step_lower_bound_s,
+ * which walks every unit: the longest chain of units, each stage's in its
+ * schedule's order and each unit after the one whose activations or
+ * gradients it takes, with a transfer between them where they run on
+ * different stages (netbound_send_s: a send runs once its unit's compute
+ * ended, and the unit that receives it waits for it, pipeline.c). A unit
+ * lasts its chunk's forward (chunk_cost), a backward its busy time after
+ * the unit before it on its stage and its chain time after its gradients
+ * came (the prefetches' argument at estimate.c's chunk_cost); a stage's
+ * optimizer step follows its last unit. It sees what the fill, busy and
+ * drain argument cannot: a stage that waits in the steady state, for
+ * transfers or for a slower stage (interleaved schedules with few
+ * micro-batches). Its cost grows with the units (micro-batches x model
+ * chunks), a sweep's to take only for plans the cheap bound could not
+ * prune; it is estimate_step_lower_bound_s for one stage, schedules that
+ * split backwards or pair units, and steps of more than 2^20 units. */
+double estimate_step_chain_bound_s(const Step *step);
+
 #endif

@@ -19,6 +19,8 @@
  * --mtp-num-layers) follow the model's layers in its last chunk, or where
  * its layout puts them (plan.c places them); the pipeline checks that the
  * model has as many. */
+#include "strategy/pipeline.h"
+
 #include "layout/chunks.h"
 #include "strategy/schedule.h"
 #include "strategy/states.h"
@@ -62,14 +64,15 @@ static void schedule(Emit *e, GArray *units)
     schedule_of(plan)->order(&w, units);
 }
 
-/* Bytes of one transfer from one rank: b s h bf16 elements over t, and
- * over c with context parallelism (each rank sends its s/c tokens). */
+double pipeline_transfer_bytes(const ModelSpec *model, const PlanSpec *plan, Shard shard)
+{
+    return states_tensor_bytes(plan, TENSOR_ACTIVATION) * transformer_tokens(model, shard) *
+           model->hidden_size / plan->tp;
+}
+
 static double transfer_bytes(const Emit *e)
 {
-    const ModelSpec *m = emit_model(e);
-    const PlanSpec *plan = emit_plan(e);
-    return states_tensor_bytes(plan, TENSOR_ACTIVATION) * transformer_tokens(m, emit_shard(e)) *
-           m->hidden_size / plan->tp;
+    return pipeline_transfer_bytes(emit_model(e), emit_plan(e), emit_shard(e));
 }
 
 /* The transfer into model chunk g's unit of micro-batch mb: activations
