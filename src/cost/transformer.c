@@ -423,13 +423,23 @@ Block transformer_layer_block(const ModelSpec *m, int layer, int i)
     return transformer_kind_block(transformer_layer_kind(m, layer), i);
 }
 
+void transformer_block_counts(const ModelSpec *m, int layers[TRANSFORMER_BLOCK_KINDS])
+{
+    int of_kind[TRANSFORMER_LAYER_KINDS] = {0};
+    for (int l = 0; l < m->layers; l++)
+        of_kind[transformer_layer_kind(m, l)]++;
+    for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++)
+        layers[b] = 0;
+    for (int k = 0; k < TRANSFORMER_LAYER_KINDS; k++)
+        for (int i = 0; i < layer_kinds[k].n; i++)
+            layers[layer_kinds[k].blocks[i]] += of_kind[k];
+}
+
 int transformer_block_layers(const ModelSpec *m, Block block)
 {
-    int n = 0;
-    for (int l = 0; l < m->layers; l++)
-        for (int i = 0; i < transformer_layer_blocks(m, l); i++)
-            n += transformer_layer_block(m, l, i) == block;
-    return n;
+    int layers[TRANSFORMER_BLOCK_KINDS];
+    transformer_block_counts(m, layers);
+    return layers[block];
 }
 
 int transformer_model_blocks(const ModelSpec *m)
@@ -1350,11 +1360,11 @@ static double forward_flops(const ModelSpec *m, gboolean causal)
     OpList ops;
     double forward = 0;
     /* each kind of block times the layers that have it */
-    for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
-        int layers = transformer_block_layers(m, (Block)b);
-        if (layers > 0)
-            forward += layers * block_flops(m, (Block)b, causal);
-    }
+    int layers[TRANSFORMER_BLOCK_KINDS];
+    transformer_block_counts(m, layers);
+    for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++)
+        if (layers[b] > 0)
+            forward += layers[b] * block_flops(m, (Block)b, causal);
     transformer_head_ops(m, one, &ops);
     return forward + transformer_ops_flops(&ops, TRUE) + m->layers * latent_norm_flops(m);
 }

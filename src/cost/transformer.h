@@ -211,9 +211,11 @@ Block transformer_kind_block(int kind, int i);
  * its one block (BLOCK_MAMBA, BLOCK_ATTENTION, BLOCK_MLP or BLOCK_MOE). */
 int transformer_layer_blocks(const ModelSpec *m, int layer);
 Block transformer_layer_block(const ModelSpec *m, int layer, int i);
-/* How many of the model's layers have a block of kind `block`, and how
+/* How many of the model's layers have a block of kind `block` (of each
+ * kind: transformer_block_counts, one walk over the layers), and how
  * many blocks its layers have in all. */
 int transformer_block_layers(const ModelSpec *m, Block block);
+void transformer_block_counts(const ModelSpec *m, int layers[TRANSFORMER_BLOCK_KINDS]);
 int transformer_model_blocks(const ModelSpec *m);
 /* Parameters layer `layer` holds on one GPU of tp, etp and ep:
  * transformer_moe_layer_params in a MoE layer, transformer_layer_params in a dense one, in a

@@ -544,8 +544,10 @@ static void compute_costs(Emit *e)
         {"fwd mb%d L%d attn", "bwd mb%d L%d attn", "wgrad mb%d L%d attn"},
         {"fwd mb%d L%d mamba", "bwd mb%d L%d mamba", "wgrad mb%d L%d mamba"},
     };
+    int layers[TRANSFORMER_BLOCK_KINDS];
+    transformer_block_counts(m, layers);
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
-        if (transformer_block_layers(m, (Block)b) == 0)
+        if (layers[b] == 0)
             continue;
         transformer_block_ops(m, (Block)b, sh, &ops);
         /* everything its backward needs; a strategy may keep less */

@@ -69,6 +69,7 @@ typedef struct {
     double mtp_backward_s;
     double embedding_kept, head_kept, mtp_kept;
     int *first;                                 /* per chunk, and the layers after the last */
+    gboolean timed;                             /* the seconds too (piece_costs) */
 } PieceCosts;
 
 /* A layer of each kind, its blocks' with what the active strategies add. */
@@ -83,8 +84,10 @@ static void layer_costs(const Step *step, gboolean timed, LayerCosts *c)
     double block_backward_s[TRANSFORMER_BLOCK_KINDS] = {0};
     /* what each active strategy's tasks add to a block's passes, at the least */
     BlockBound added[STRATEGY_MAX][TRANSFORMER_BLOCK_KINDS] = {{{0}}};
+    int layers[TRANSFORMER_BLOCK_KINDS];
+    transformer_block_counts(m, layers);
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
-        if (transformer_block_layers(m, (Block)b) == 0)
+        if (layers[b] == 0)
             continue;
         block_kept[b] = transformer_block_activation_bytes(m, (Block)b, sh, plan->recompute);
         if (!timed)
@@ -127,7 +130,7 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
     const GpuSpec *gpu = &step->gpu;
     Shard sh = step->shard;
     OpList ops;
-    *c = (PieceCosts){.step = step, .model = m, .plan = plan};
+    *c = (PieceCosts){.step = step, .model = m, .plan = plan, .timed = timed};
     c->embedding_kept = transformer_embedding_activation_bytes(m, sh);
     c->head_kept = transformer_head_activation_bytes(m, sh);
     c->mtp_kept = transformer_mtp_activation_bytes(m, sh);
@@ -217,7 +220,7 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
         cc.kept += lc->kept[k] + (mtp ? c->mtp_kept : 0);
         cc.backward_s += mtp ? c->mtp_backward_s : 0;
         cc.chain_backward_s += mtp ? c->mtp_backward_s : 0;
-        double up_s = l > from ? prefetch_s(c, l - 1) : 0;
+        double up_s = l > from && c->timed ? prefetch_s(c, l - 1) : 0;
         double b = lc->backward_s[k], waited = MAX(b, up_s);
         cc.backward_s += waited;
         cc.chain_backward_s += l == to - 1 && !last ? b : waited;

@@ -100,8 +100,10 @@ static void step_begin(Emit *e, void *state)
 {
     RecomputeState *st = state;
     const PlanSpec *plan = emit_plan(e);
+    int layers[TRANSFORMER_BLOCK_KINDS];
+    transformer_block_counts(emit_model(e), layers);
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
-        if (transformer_block_layers(emit_model(e), (Block)b) == 0)
+        if (layers[b] == 0)
             continue;
         BlockReplay *r = &st->block[LAYER_REPLAYED][b];
         block_replay(e, (Block)b, plan->recompute, r);

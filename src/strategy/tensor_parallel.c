@@ -304,8 +304,10 @@ static void step_begin(Emit *e, void *state)
     st->kind[KIND_HEAD] = cut(gpu, &ops, m->hidden_size);
     transformer_mtp_ops(m, sh, &ops);
     st->kind[KIND_MTP] = cut(gpu, &ops, m->hidden_size);
+    int layers[TRANSFORMER_BLOCK_KINDS];
+    transformer_block_counts(m, layers);
     for (int b = 0; b < TRANSFORMER_BLOCK_KINDS; b++) {
-        if (transformer_block_layers(m, (Block)b) == 0)
+        if (layers[b] == 0)
             continue;
         transformer_block_ops(m, (Block)b, sh, &ops);
         st->kind[KIND_BLOCK + b] = cut(gpu, &ops, m->hidden_size);
