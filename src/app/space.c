@@ -266,8 +266,9 @@ gboolean space_walk(const Space *s, SpaceLeaf leaf, SpaceRefused refused, gpoint
     g_free(w.below);
     if (w.stopped)
         g_set_error(error, PS_ERROR, PS_ERROR_INPUT,
-                    "--grid: expected a space of at most %" G_GINT64_FORMAT
-                    " steps to walk (values set one by one), got more: narrow it",
+                    "the space: expected at most %" G_GINT64_FORMAT
+                    " steps to walk (values set one by one), got more: fix some of its axes (a "
+                    "plan flag such as --tp 8, or --space grid with a --grid file)",
                     SPACE_MAX_STEPS);
     return !w.stopped;
 }
