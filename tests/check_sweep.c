@@ -21,6 +21,7 @@
 #include "cost/transformer.h"
 #include "net/netbound.h"
 #include "strategy/estimate.h"
+#include "strategy/states.h"
 #include "strategy/strategy.h"
 #include "testrandom.h"
 #include "testutil.h"
@@ -493,6 +494,48 @@ START_TEST(chain_bound_counts_the_transfers)
     ck_assert(chain <= rep.metrics.step_time_s);
     report_clear(&rep);
     fixture_free(&f);
+}
+END_TEST
+
+/* The chain bound's reductions by hand: one stage, dp 2 over two nodes of
+ * one GPU, one micro-batch, no ZeRO. Its gradients, G = 4 bytes a
+ * parameter (fp32), all-reduce after its backward starts, and the
+ * optimizer step waits for them: the step lasts at least f + G / (2 B) +
+ * opt, with f the forward and B a NIC's payload a second (half the bytes
+ * leave the node), which on slow NICs is above f + b + opt. So halving the
+ * NICs' bandwidth raises the bound by G / (2 B), and the replay takes at
+ * least the bound. */
+START_TEST(chain_bound_waits_for_the_last_reductions)
+{
+    ModelSpec *m = test_gpt(4, 256, 8, 1024, 128);
+    double chain[2], added = 0;
+    for (int k = 0; k < 2; k++) {
+        ClusterSpec *c = test_cluster(2, 1, 300e9, k == 0 ? 1e9 : 0.5e9);
+        g_autoptr(PlanSpec) plan = plan_spec_new();
+        plan->dp = 2;
+        plan->global_batch_size = 2;
+        plan->zero_stage = 0;
+        test_resolve(plan, m, c);
+        Step step = step_of(m, c, plan);
+        ck_assert_int_eq(step.micro_batches, 1);
+        chain[k] = estimate_step_chain_bound_s(&step);
+        int nics;
+        double grads =
+            states_tensor_bytes(plan, TENSOR_GRAD) * states_stage_params_of(m, plan, 0).params;
+        added += (k == 0 ? -1 : 1) * grads / (2 * netbound_nic_payload_Bps(c, &nics));
+        Report rep;
+        ck_assert(simulate_run(m, c, plan, &rep, NULL));
+        ck_assert(chain[k] <= rep.metrics.step_time_s);
+        report_clear(&rep);
+        cluster_spec_free(c);
+    }
+    /* less a segment's reduction that alone fits in a packet (the final
+     * norm's 256 fp32 gradients: 1 KiB, 1e-6 s), which the bound counts as
+     * loading no link (netbound_loaded_bytes) */
+    double kib = 1024 / (2 * 0.5e9);
+    ck_assert_msg(chain[1] - chain[0] <= added && chain[1] - chain[0] >= added - 2 * kib,
+                  "raised by %.17g s, expected %.17g s", chain[1] - chain[0], added);
+    model_spec_free(m);
 }
 END_TEST
 
@@ -1408,6 +1451,7 @@ Suite *suite_sweep(void)
     tc = tcase_create("bounds");
     tcase_add_test(tc, bounds_hold_on_every_plan);
     tcase_add_test(tc, chain_bound_counts_the_transfers);
+    tcase_add_test(tc, chain_bound_waits_for_the_last_reductions);
     tcase_add_test(tc, bounds_hold_on_random_steps);
     tcase_add_test(tc, bounds_hold_with_partial_recomputation);
     tcase_add_test(tc, bounds_hold_with_experts_and_zero);

@@ -92,17 +92,30 @@ static char *comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *c
                     "data-parallel ranks (more tp or pp)");
 }
 
-/* The gradients' reductions of `seg` in a step, over dp x cp and the
- * experts' over expert data parallel: every micro-batch from ZeRO-2 on,
- * else once (a bucket holds whole segments). */
-static void segment_comm_bytes(const PlanSpec *plan, const Segment *seg, double bytes[2])
+/* The gradients' reductions of `seg` that `times` micro-batches launch,
+ * over dp x cp and the experts' over expert data parallel. */
+static void reduced_bytes(const PlanSpec *plan, const Segment *seg, double times, double bytes[2])
 {
-    double times = plan->zero_stage >= 2 ? plan_spec_micro_batches(plan) : 1;
     double grad = states_tensor_bytes(plan, TENSOR_GRAD);
     bytes[0] += netbound_loaded_bytes(times, grad * (seg->params - seg->expert_params),
                                       layout_plan_size(plan, GROUP_DP_CP));
     bytes[1] += netbound_loaded_bytes(times, grad * seg->expert_params,
                                       layout_plan_size(plan, GROUP_EDP));
+}
+
+/* In a step: every micro-batch's from ZeRO-2 on, else the last's (a
+ * bucket holds whole segments). */
+static void segment_comm_bytes(const PlanSpec *plan, const Segment *seg, double bytes[2])
+{
+    reduced_bytes(plan, seg, plan->zero_stage >= 2 ? plan_spec_micro_batches(plan) : 1, bytes);
+}
+
+/* The last micro-batch reduces every segment, each once its backward
+ * produced the segment's gradients (segment_end), and the optimizer step
+ * waits for the last reduction, the stream's. */
+static void segment_reduce_bytes(const PlanSpec *plan, const Segment *seg, double bytes[2])
+{
+    reduced_bytes(plan, seg, 1, bytes);
 }
 
 const Strategy strategy_data_parallel = {
@@ -112,4 +125,5 @@ const Strategy strategy_data_parallel = {
     .segment_end = segment_end,
     .comm_advice = comm_advice,
     .segment_comm_bytes = segment_comm_bytes,
+    .segment_reduce_bytes = segment_reduce_bytes,
 };

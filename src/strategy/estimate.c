@@ -290,19 +290,49 @@ double estimate_optimizer_s(const Step *step, int s)
 }
 
 /* A stage's bytes on the communication stream, [0] over dp x cp and [1]
- * over expert data parallel, as the segments are visited. */
+ * over expert data parallel, as the segments are visited: of the
+ * strategies' segment_comm_bytes, or (`reduce`) segment_reduce_bytes. */
 typedef struct {
     const PlanSpec *plan;
+    gboolean reduce;
     double *bytes;
 } CommBytes;
 
-/* Adds each active strategy's bytes for `seg` (Strategy.segment_comm_bytes). */
+/* Adds each active strategy's bytes for `seg`. */
 static void add_comm_bytes(const Segment *seg, void *ctx)
 {
     const CommBytes *c = ctx;
-    for (const Strategy *const *s = strategy_registry; *s; s++)
-        if ((*s)->segment_comm_bytes && (*s)->active(c->plan))
-            (*s)->segment_comm_bytes(c->plan, seg, c->bytes);
+    for (const Strategy *const *s = strategy_registry; *s; s++) {
+        void (*add)(const PlanSpec *, const Segment *, double *) =
+            c->reduce ? (*s)->segment_reduce_bytes : (*s)->segment_comm_bytes;
+        if (add && (*s)->active(c->plan))
+            add(c->plan, seg, c->bytes);
+    }
+}
+
+/* The least seconds the communication stream of a rank of a stage whose
+ * segments are `segs` carries the bytes the strategies declare (`reduce`:
+ * CommBytes), one collective after the other: over each group, the
+ * node's NICs' share of them or the rank's own links, whichever is
+ * slower. */
+static double comm_s(StageSegments *segs, const Step *step, int stage, gboolean reduce)
+{
+    const ClusterSpec *cluster = step->cluster;
+    const PlanSpec *plan = step->plan;
+    int nics;
+    double nic_Bps = netbound_nic_payload_Bps(cluster, &nics);
+    int n[2] = {layout_plan_size(plan, GROUP_DP_CP), layout_plan_size(plan, GROUP_EDP)};
+    int here[2] = {layout_plan_most_on_a_node(cluster, plan, n[0], plan->tp),
+                   layout_plan_most_on_a_node(cluster, plan, n[1],
+                                              layout_plan_size(plan, GROUP_ETP) * plan->ep)};
+    double bytes[2] = {0, 0}, comm = 0;
+    states_stage_visit(segs, stage, add_comm_bytes,
+                       &(CommBytes){.plan = plan, .reduce = reduce, .bytes = bytes});
+    for (int k = 0; k < 2; k++) {
+        double across = (double)(n[k] - here[k]) / n[k] / (MIN(here[k], nics) * nic_Bps);
+        comm += MAX(across * bytes[k], netbound_exchange_s(cluster, bytes[k], n[k]));
+    }
+    return comm;
 }
 
 /* The least seconds the strategies' own streams are busy on a rank of
@@ -316,28 +346,23 @@ static double streams_s(const Step *step, int stage)
     return most;
 }
 
+/* What the strategies' tasks add between stage `stage`'s last unit and
+ * its optimizer step (Strategy.tail_s). */
+static double tail_s(const Step *step, int stage)
+{
+    double seconds = 0;
+    for (const Strategy *const *s = strategy_registry; *s; s++)
+        if ((*s)->tail_s && (*s)->active(step->plan))
+            seconds += (*s)->tail_s(step, stage);
+    return seconds;
+}
+
 double estimate_comm_lower_bound_s(const Step *step)
 {
-    const ClusterSpec *cluster = step->cluster;
-    const PlanSpec *plan = step->plan;
-    int nics;
-    double nic_Bps = netbound_nic_payload_Bps(cluster, &nics);
-    int n[2] = {layout_plan_size(plan, GROUP_DP_CP), layout_plan_size(plan, GROUP_EDP)};
-    int here[2] = {layout_plan_most_on_a_node(cluster, plan, n[0], plan->tp),
-                   layout_plan_most_on_a_node(cluster, plan, n[1],
-                                              layout_plan_size(plan, GROUP_ETP) * plan->ep)};
-    StageSegments segs = states_stage_segments(step->model, plan);
+    StageSegments segs = states_stage_segments(step->model, step->plan);
     double most = 0;
-    for (int s = 0; s < plan->pp; s++) {
-        double bytes[2] = {0, 0}, comm = 0;
-        states_stage_visit(&segs, s, add_comm_bytes, &(CommBytes){.plan = plan, .bytes = bytes});
-        for (int k = 0; k < 2; k++) {
-            /* the node's NICs, or the rank's own links, whichever is slower */
-            double across = (double)(n[k] - here[k]) / n[k] / (MIN(here[k], nics) * nic_Bps);
-            comm += MAX(across * bytes[k], netbound_exchange_s(cluster, bytes[k], n[k]));
-        }
-        most = MAX(most, MAX(comm, streams_s(step, s)));
-    }
+    for (int s = 0; s < step->plan->pp; s++)
+        most = MAX(most, MAX(comm_s(&segs, step, s, FALSE), streams_s(step, s)));
     states_stage_segments_clear(&segs);
     return most * (1 - TIME_SLACK);
 }
@@ -410,14 +435,22 @@ static double data_ready(const Chain *ch, int s, const Unit *u, int g)
 
 /* Walks the stages' units in their schedules' orders, each stage as far
  * as the units it waits for were reached, until all are; the latest end
- * of a stage's last unit plus its optimizer step. 0 if the orders wait
- * for each other (no replay of them would end). */
+ * of a stage's optimizer step: after its last unit, and after the
+ * reductions its last micro-batch launches (their least time from the
+ * start of that micro-batch's first backward unit on the stage: they all
+ * wait for its backward), then what the strategies do between the two
+ * (tail_s). 0 if the orders wait for each other (no replay of them would
+ * end). */
 static double chain_walk(Chain *ch, const Step *step, GArray *const *units)
 {
     const PlanSpec *plan = step->plan;
     StageSegments segs = states_stage_segments(step->model, plan);
     g_autofree int *next = g_new0(int, plan->pp);
     g_autofree double *free_s = g_new0(double, plan->pp);
+    g_autofree double *last_start = g_new0(double, plan->pp); /* -1: not reached */
+    for (int s = 0; s < plan->pp; s++)
+        last_start[s] = -1;
+    int last = step->micro_batches - 1;
     double most = 0;
     int left = plan->pp;
     for (gboolean moved = TRUE; left > 0 && moved;) {
@@ -433,6 +466,8 @@ static double chain_walk(Chain *ch, const Step *step, GArray *const *units)
                 if (ready < 0)
                     break;
                 const ChunkCost *c = &ch->cost[g];
+                if (!u->forward && u->micro_batch == last && last_start[s] < 0)
+                    last_start[s] = MAX(free_s[s], ready);
                 free_s[s] = u->forward
                                 ? MAX(free_s[s], ready) + c->forward_s
                                 : MAX(free_s[s] + c->backward_s, ready + c->chain_backward_s);
@@ -441,7 +476,9 @@ static double chain_walk(Chain *ch, const Step *step, GArray *const *units)
             moved |= next[s] > from;
             if (next[s] == n) {
                 left--;
-                most = MAX(most, free_s[s] + optimizer_s(&segs, step, s));
+                double reduced = MAX(last_start[s], 0) + comm_s(&segs, step, s, TRUE);
+                most = MAX(most,
+                           MAX(free_s[s], reduced) + tail_s(step, s) + optimizer_s(&segs, step, s));
             }
         }
     }
@@ -455,7 +492,7 @@ double estimate_step_chain_bound_s(const Step *step)
     double bound = estimate_step_lower_bound_s(step);
     int chunks = chunks_count(plan), m = step->micro_batches;
     StageWork work = schedule_stage_work(plan, m, 0);
-    if (plan->pp < 2 || work.paired || schedule_splits_backward(plan) != SPLIT_NONE ||
+    if (work.paired || schedule_splits_backward(plan) != SPLIT_NONE ||
         (gint64)m * chunks > CHAIN_MOST_UNITS)
         return bound;
     PieceCosts c;

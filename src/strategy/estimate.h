@@ -131,14 +131,21 @@ double estimate_step_lower_bound_s(const Step *step);
  * ended, and the unit that receives it waits for it, pipeline.c). A unit
  * lasts its chunk's forward (chunk_cost), a backward its busy time after
  * the unit before it on its stage and its chain time after its gradients
- * came (the prefetches' argument at estimate.c's chunk_cost); a stage's
- * optimizer step follows its last unit. It sees what the fill, busy and
+ * came (the prefetches' argument at estimate.c's chunk_cost). A stage's
+ * optimizer step follows its last unit, and the reductions the step's
+ * last micro-batch launches (Strategy.segment_reduce_bytes), which all
+ * wait for that micro-batch's backward: the communication stream carries
+ * them one after the other, at least as long as estimate_comm_lower_bound_s
+ * counts such bytes, from the start of its first backward unit on the
+ * stage; between the two and the optimizer step come the strategies'
+ * tail_s (offload's host Adam step). It sees what the fill, busy and
  * drain argument cannot: a stage that waits in the steady state, for
  * transfers or for a slower stage (interleaved schedules with few
- * micro-batches). Its cost grows with the units (micro-batches x model
- * chunks), a sweep's to take only for plans the cheap bound could not
- * prune; it is estimate_step_lower_bound_s for one stage, schedules that
- * split backwards or pair units, and steps of more than 2^20 units. */
+ * micro-batches), and the reductions a step ends with. Its cost grows
+ * with the units (micro-batches x model chunks), a sweep's to take only
+ * for plans the cheap bound could not prune; it is
+ * estimate_step_lower_bound_s for schedules that split backwards or pair
+ * units, and steps of more than 2^20 units. */
 double estimate_step_chain_bound_s(const Step *step);
 
 #endif

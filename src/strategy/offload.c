@@ -250,6 +250,22 @@ static void step_end(Emit *e, void *state)
     emit_gate(e, transfer(e, emit_params(e), TRUE, adam, "offload params up"));
 }
 
+/* Offload optimizer: the host's Adam step, then the parameters' copy up,
+ * one after the other on the offload stream, after the last copy of
+ * gradients down (which waits for the last unit's compute) and the
+ * stream's last reduction (step_end); the GPU's optimizer step waits for
+ * the copy. */
+static double tail_s(const Step *step, int stage)
+{
+    const PlanSpec *plan = step->plan;
+    double pcie_Bps = step->gpu.pcie_Bps;
+    if (plan->offload != OFFLOAD_OPTIMIZER || pcie_Bps <= 0)
+        return 0;
+    double params = states_stage_params_of(step->model, plan, stage).params;
+    return offload_cpu_adam_s(step->cluster, &step->states, params) +
+           offload_pcie_bytes_per_param(plan) * shard_params(&step->states, params) / pcie_Bps;
+}
+
 /* Layer `layer`'s backward waits for its activations' copy up, which the
  * next layer's backward starts (segment_begin): A_l over the host link. */
 static double prefetch_s(const Step *step, int layer)
@@ -287,6 +303,7 @@ const Strategy strategy_offload = {
     .segment_end = segment_end,
     .step_end = step_end,
     .stream_bound_s = offload_stream_s,
+    .tail_s = tail_s,
     .prefetch_s = prefetch_s,
     .released_bytes = released_bytes,
 };

@@ -127,12 +127,24 @@ typedef struct {
      *     (offload's copy of the layer's activations up);
      *   - released_bytes: of what a micro-batch's forward of model chunk
      *     `chunk` keeps for its backward, the bytes that leave the GPU as
-     *     soon as they may (offload's copies down). */
+     *     soon as they may (offload's copies down);
+     *   - segment_reduce_bytes: adds, as segment_comm_bytes does, the
+     *     bytes of its collectives for segment `seg` that the step's last
+     *     micro-batch launches on the communication stream, each once that
+     *     micro-batch's backward produced what it moves, and that the
+     *     stage's optimizer step waits for (data parallelism's reductions);
+     *   - tail_s: the least seconds its tasks take between the stage's
+     *     last unit and its optimizer step, which waits for them, begun
+     *     no sooner than that unit's compute and the stage's last
+     *     reduction ended (offload's host Adam step and the parameters'
+     *     copy up). */
     BlockBound (*block_bound)(const Step *step, Block block, const OpList *ops);
     void (*segment_comm_bytes)(const PlanSpec *plan, const Segment *seg, double bytes[2]);
     double (*stream_bound_s)(const Step *step, int stage);
     double (*prefetch_s)(const Step *step, int layer);
     double (*released_bytes)(const Step *step, int chunk);
+    void (*segment_reduce_bytes)(const PlanSpec *plan, const Segment *seg, double bytes[2]);
+    double (*tail_s)(const Step *step, int stage);
 } Strategy;
 
 /* The registered strategies, NULL-terminated. */
