@@ -290,24 +290,22 @@ double estimate_optimizer_s(const Step *step, int s)
 }
 
 /* A stage's bytes on the communication stream, [0] over dp x cp and [1]
- * over expert data parallel, as the segments are visited: of the
- * strategies' segment_comm_bytes, or (`reduce`) segment_reduce_bytes. */
+ * over expert data parallel, as the segments are visited: the active
+ * strategies' segment_comm_bytes, or (`reduce`) segment_reduce_bytes,
+ * found once a stage (a segment's visit is per layer). */
+typedef void (*SegmentBytes)(const PlanSpec *plan, const Segment *seg, double bytes[2]);
 typedef struct {
     const PlanSpec *plan;
-    gboolean reduce;
+    SegmentBytes add[STRATEGY_MAX];
+    int n;
     double *bytes;
 } CommBytes;
 
-/* Adds each active strategy's bytes for `seg`. */
 static void add_comm_bytes(const Segment *seg, void *ctx)
 {
     const CommBytes *c = ctx;
-    for (const Strategy *const *s = strategy_registry; *s; s++) {
-        void (*add)(const PlanSpec *, const Segment *, double *) =
-            c->reduce ? (*s)->segment_reduce_bytes : (*s)->segment_comm_bytes;
-        if (add && (*s)->active(c->plan))
-            add(c->plan, seg, c->bytes);
-    }
+    for (int i = 0; i < c->n; i++)
+        c->add[i](c->plan, seg, c->bytes);
 }
 
 /* The least seconds the communication stream of a rank of a stage whose
@@ -326,8 +324,13 @@ static double comm_s(StageSegments *segs, const Step *step, int stage, gboolean 
                    layout_plan_most_on_a_node(cluster, plan, n[1],
                                               layout_plan_size(plan, GROUP_ETP) * plan->ep)};
     double bytes[2] = {0, 0}, comm = 0;
-    states_stage_visit(segs, stage, add_comm_bytes,
-                       &(CommBytes){.plan = plan, .reduce = reduce, .bytes = bytes});
+    CommBytes c = {.plan = plan, .bytes = bytes};
+    for (const Strategy *const *s = strategy_registry; *s; s++) {
+        SegmentBytes add = reduce ? (*s)->segment_reduce_bytes : (*s)->segment_comm_bytes;
+        if (add && (*s)->active(plan))
+            c.add[c.n++] = add;
+    }
+    states_stage_visit(segs, stage, add_comm_bytes, &c);
     for (int k = 0; k < 2; k++) {
         double across = (double)(n[k] - here[k]) / n[k] / (MIN(here[k], nics) * nic_Bps);
         comm += MAX(across * bytes[k], netbound_exchange_s(cluster, bytes[k], n[k]));

@@ -47,21 +47,32 @@ double offload_layer_bytes(const ModelSpec *model, const PlanSpec *plan, int lay
                                                         : 0;
 }
 
-double offload_chunk_bytes(const ModelSpec *model, const PlanSpec *plan, int g)
+/* A_l of each layer kind, made when first asked for. */
+typedef struct {
+    double bytes[TRANSFORMER_LAYER_KINDS];
+    gboolean made[TRANSFORMER_LAYER_KINDS];
+} KindBytes;
+
+/* offload_chunk_bytes, the kinds' A_l from `kinds`. */
+static double chunk_bytes(const ModelSpec *model, const PlanSpec *plan, int g, KindBytes *kinds)
 {
     if (plan->offload != OFFLOAD_ACTIVATIONS)
         return 0;
     int from = chunks_first_layer(plan, g);
-    double bytes = 0, kind[TRANSFORMER_LAYER_KINDS] = {0};
-    gboolean made[TRANSFORMER_LAYER_KINDS] = {FALSE};
+    double bytes = 0;
     for (int l = from; l < from + offload_chunk_layers(plan, g); l++) {
         int k = transformer_layer_kind(model, l);
-        if (!made[k])
-            kind[k] = layer_activation_bytes(model, plan, l);
-        made[k] = TRUE;
-        bytes += kind[k];
+        if (!kinds->made[k])
+            kinds->bytes[k] = layer_activation_bytes(model, plan, l);
+        kinds->made[k] = TRUE;
+        bytes += kinds->bytes[k];
     }
     return bytes;
+}
+
+double offload_chunk_bytes(const ModelSpec *model, const PlanSpec *plan, int g)
+{
+    return chunk_bytes(model, plan, g, &(KindBytes){.made = {FALSE}});
 }
 
 double offload_stream_s(const Step *step, int stage)
@@ -77,8 +88,9 @@ double offload_stream_s(const Step *step, int stage)
                offload_cpu_adam_s(step->cluster, &step->states, params);
     }
     double bytes = 0; /* a micro-batch's, each copied down and up */
+    KindBytes kinds = {.made = {FALSE}};
     for (int c = 0; c < plan->virtual_stages; c++)
-        bytes += offload_chunk_bytes(step->model, plan, chunks_of_stage(plan, stage, c));
+        bytes += chunk_bytes(step->model, plan, chunks_of_stage(plan, stage, c), &kinds);
     return 2 * bytes * step->micro_batches / pcie_Bps;
 }
 
@@ -87,8 +99,9 @@ double offload_stream_s(const Step *step, int stage)
 static double host_activation_bytes(const ModelSpec *model, const PlanSpec *plan, int stage)
 {
     g_autofree double *chunk = g_new0(double, plan->virtual_stages);
+    KindBytes kinds = {.made = {FALSE}};
     for (int c = 0; c < plan->virtual_stages; c++)
-        chunk[c] = offload_chunk_bytes(model, plan, chunks_of_stage(plan, stage, c));
+        chunk[c] = chunk_bytes(model, plan, chunks_of_stage(plan, stage, c), &kinds);
     return schedule_stage_held(plan, stage, chunk);
 }
 
