@@ -151,8 +151,8 @@ typedef struct {
     int n_reads[RULES_MAX];
 } Walk;
 
-/* Whether the rules of `level` admit the plan so far; if not, says so
- * (refused) for the `below` combinations under it. */
+/* What rule r's verdict depends on: the cluster, and the values of the
+ * scalar fields it reads. */
 static Reads reads_of(const Walk *w, int r)
 {
     Reads k = {.values = {w->cluster}};
