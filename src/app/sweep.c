@@ -13,7 +13,9 @@
  *      plans), are cut into waves of
  *      a fixed size, each replayed on the pool; before a wave, every plan
  *      left whose score bound cannot beat the K-th best so far is pruned,
- *      twins with it (sweep.h);
+ *      twins with it (sweep.h), and in the wave, a plan whose tighter
+ *      chain bound (estimate_step_chain_bound_s) cannot beat the K-th best
+ *      as the wave began is pruned instead of replayed;
  *   3. the rows of the plans not replayed are rendered.
  * Workers write only their own slot, and every choice between waves reads
  * finished slots in a fixed order, so the rows never depend on which thread
@@ -261,7 +263,7 @@ static void prune(Job *job, Slot *slot)
 /* Whether the wave's bar prunes the candidate `slot` of `plan` by its
  * chain bound (estimate_step_chain_bound_s), which its row and its
  * twins' then carry. */
-static gboolean barred(Job *job, Slot *slot, const PlanSpec *plan)
+static gboolean chain_prunes(Job *job, Slot *slot, const PlanSpec *plan)
 {
     const SweepSpec *spec = job->spec;
     if (!job->barred)
@@ -290,7 +292,7 @@ static gboolean replay(Job *job, Slot *slot)
     GError *error = NULL;
     Report rep;
     gboolean made = make_plan(spec, slot->row.combination, &plan, &error);
-    if (made && barred(job, slot, plan))
+    if (made && chain_prunes(job, slot, plan))
         return FALSE;
     gboolean ran = made && simulate_run_whatif(spec->model, cluster_of(spec, slot->row.combination),
                                                plan, spec->whatif, NULL, FALSE, &rep, &error);
