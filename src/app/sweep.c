@@ -260,6 +260,17 @@ static void prune(Job *job, Slot *slot)
     g_mutex_unlock(&job->lock);
 }
 
+/* Prunes candidate `slot` and its twins (which have none), each with its
+ * own bound, or with `bound_s` when positive (a tighter one for them all). */
+static void prune_with_twins(Job *job, Slot *slot, double bound_s)
+{
+    if (bound_s > 0)
+        slot->row.bound_s = bound_s;
+    prune(job, slot);
+    for (guint i = 0; slot->twins && i < slot->twins->len; i++)
+        prune_with_twins(job, &job->slots[g_array_index(slot->twins, gint64, i)], bound_s);
+}
+
 /* Whether the wave's bar prunes the candidate `slot` of `plan` by its
  * chain bound (estimate_step_chain_bound_s), which its row and its
  * twins' then carry. */
@@ -273,13 +284,7 @@ static gboolean chain_prunes(Job *job, Slot *slot, const PlanSpec *plan)
     if (beats(score_bound(spec, &step, chain), slot->row.combination, job->bar_score,
               job->bar_combination))
         return FALSE;
-    slot->row.bound_s = chain;
-    prune(job, slot);
-    for (guint i = 0; slot->twins && i < slot->twins->len; i++) {
-        Slot *twin = &job->slots[g_array_index(slot->twins, gint64, i)];
-        twin->row.bound_s = chain;
-        prune(job, twin);
-    }
+    prune_with_twins(job, slot, chain);
     return TRUE;
 }
 
@@ -556,13 +561,10 @@ static void branch_and_bound(Job *job, GThreadPool *pool, gint64 *order, gint64 
         gint64 size = 0;
         for (; next < n && size < wave_size; next++) {
             Slot *slot = &job->slots[order[next]];
-            if (!spec->exhaustive && prunable(&top, job->slots, (guint)order[next])) {
-                prune(job, slot);
-                for (guint i = 0; slot->twins && i < slot->twins->len; i++)
-                    prune(job, &job->slots[g_array_index(slot->twins, gint64, i)]);
-            } else {
+            if (!spec->exhaustive && prunable(&top, job->slots, (guint)order[next]))
+                prune_with_twins(job, slot, 0);
+            else
                 wave[size++] = order[next];
-            }
         }
         job->barred = !spec->exhaustive && top.n == top.k;
         if (job->barred) {

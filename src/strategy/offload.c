@@ -75,6 +75,21 @@ double offload_chunk_bytes(const ModelSpec *model, const PlanSpec *plan, int g)
     return chunk_bytes(model, plan, g, &(KindBytes){.made = {FALSE}});
 }
 
+/* ZeRO-Offload on a rank of stage `stage`: the least a copy of its
+ * optimizer shard's parameters (or gradients) takes over the host link,
+ * and the host's Adam step over the shard (step_end). */
+typedef struct {
+    double copy_s, adam_s;
+} ShardHost;
+
+static ShardHost shard_host(const Step *step, int stage)
+{
+    double params = states_stage_params_of(step->model, step->plan, stage).params;
+    return (ShardHost){.copy_s = offload_pcie_bytes_per_param(step->plan) *
+                                 shard_params(&step->states, params) / step->gpu.pcie_Bps,
+                       .adam_s = offload_cpu_adam_s(step->cluster, &step->states, params)};
+}
+
 double offload_stream_s(const Step *step, int stage)
 {
     const PlanSpec *plan = step->plan;
@@ -82,10 +97,8 @@ double offload_stream_s(const Step *step, int stage)
     if (plan->offload == OFFLOAD_NONE || pcie_Bps <= 0)
         return 0;
     if (plan->offload == OFFLOAD_OPTIMIZER) { /* down, the Adam step, up */
-        double params = states_stage_params_of(step->model, plan, stage).params;
-        return 2 * offload_pcie_bytes_per_param(plan) * shard_params(&step->states, params) /
-                   pcie_Bps +
-               offload_cpu_adam_s(step->cluster, &step->states, params);
+        ShardHost h = shard_host(step, stage);
+        return 2 * h.copy_s + h.adam_s;
     }
     double bytes = 0; /* a micro-batch's, each copied down and up */
     KindBytes kinds = {.made = {FALSE}};
@@ -270,13 +283,10 @@ static void step_end(Emit *e, void *state)
  * the copy. */
 static double tail_s(const Step *step, int stage)
 {
-    const PlanSpec *plan = step->plan;
-    double pcie_Bps = step->gpu.pcie_Bps;
-    if (plan->offload != OFFLOAD_OPTIMIZER || pcie_Bps <= 0)
+    if (step->plan->offload != OFFLOAD_OPTIMIZER || step->gpu.pcie_Bps <= 0)
         return 0;
-    double params = states_stage_params_of(step->model, plan, stage).params;
-    return offload_cpu_adam_s(step->cluster, &step->states, params) +
-           offload_pcie_bytes_per_param(plan) * shard_params(&step->states, params) / pcie_Bps;
+    ShardHost h = shard_host(step, stage);
+    return h.adam_s + h.copy_s;
 }
 
 /* Layer `layer`'s backward waits for its activations' copy up, which the
