@@ -164,6 +164,11 @@ problem=$problem$(refused "--num-layers: expected --model llama3-70b's layers, 8
 problem=$problem$(refused "expected --vocab-size" simulate --megatron-args "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64")
 problem=$problem$(refused '--megatron-args: expected Megatron-LM arguments, got none' simulate --megatron-args " ")
 problem=$problem$(refused "expected a command line a shell splits" simulate --megatron-args "--tensor-model-parallel-size '4")
+# a hidden size whose default FFN size (4h, or SwiGLU's 8h/3) passes an int:
+# the model's own size check, not an overflow (the fuzzer's find)
+for swiglu in "" --swiglu; do
+    problem=$problem$(refused "expected a model whose sizes multiply to less than 2^53" simulate --megatron-args "--num-layers 3 --hidden-size 1g --num-attention-heads 8 --vocab-size 1024 --seq-length 128 $swiglu")
+done
 check "bad values are errors naming the flag" "$problem"
 
 problem=$(refused "--megatron-args: $tmp/missing.sh" simulate --megatron-args "@$tmp/missing.sh")

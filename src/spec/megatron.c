@@ -499,9 +499,11 @@ static ModelSpec *model_json(const MegatronLine *line, const char *name, cJSON *
     if (given_switch(line, "group-query-attention") && !value_of(line, "num-query-groups"))
         put_number(root, "kv_heads", 1);
     gboolean swiglu = given_switch(line, "swiglu");
-    if (!model_int(line, "hidden-size", 1, &hidden, error) ||
-        !model_int(line, "ffn-hidden-size", swiglu ? (int)(8.0 * hidden / 3 / 64) * 64 : 4 * hidden,
-                   &ffn, error) ||
+    if (!model_int(line, "hidden-size", 1, &hidden, error))
+        return NULL;
+    /* the FFN default, at most an int (a model file's reader clamps it alike) */
+    double ffn_default = swiglu ? floor(8.0 * hidden / 3 / 64) * 64 : 4.0 * hidden;
+    if (!model_int(line, "ffn-hidden-size", (int)MIN(ffn_default, G_MAXINT), &ffn, error) ||
         !model_int(line, "moe-ffn-hidden-size", ffn, &moe_ffn, error))
         return NULL;
     if (!value_of(line, "ffn-hidden-size"))
