@@ -2,10 +2,11 @@
  *
  * One step simulated as `plansim simulate` does, REPEATS times (default
  * 21) in one process, no start-up: the median wall seconds, the events
- * the replay processed and those of a steady state it skipped (engine.h);
- * then the same step replayed whole (simulate_run_whole, every period
- * replayed), a third as many times: its median, and how far apart the two
- * steps are, relative. The
+ * the replay processed, those of a steady state it skipped (engine.h) and
+ * the flows it ran without the fair share (net.h's routes apart); then the
+ * same step replayed whole (simulate_run_whole, every period replayed,
+ * every flow through the share), a third as many times: its median, and
+ * how far apart the two steps are, relative. The
  * steps, with sequence parallelism where there is tensor parallelism, and
  * 1F1B unless named:
  *   - GPT-3 175B on 1,024 A100s (128 DGX nodes): tp 8, pp 8, dp 16,
@@ -99,9 +100,10 @@ static double bench(const Case *k, int repeats)
     double replayed = median_s(k, m, c, plan, MAX(1, repeats / 3), TRUE, &whole);
     const Metrics *a = &rep.metrics;
     printf("%-32s %5d mb %9.4f s (whole %8.4f s) %9" G_GUINT64_FORMAT
-           " events replayed %9" G_GUINT64_FORMAT " skipped  step %.6f s (%.1e off whole)\n",
+           " events replayed %9" G_GUINT64_FORMAT " skipped %7" G_GUINT64_FORMAT
+           " flows apart  step %.6f s (%.1e off whole)\n",
            k->name, rep.micro_batches, median, replayed, a->events - a->events_skipped,
-           a->events_skipped, a->step_time_s,
+           a->events_skipped, a->flows_apart, a->step_time_s,
            fabs(a->step_time_s - whole.metrics.step_time_s) / whole.metrics.step_time_s);
     report_clear(&rep);
     report_clear(&whole);

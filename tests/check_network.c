@@ -511,6 +511,108 @@ START_TEST(dp_and_pipeline_share_a_nic)
 }
 END_TEST
 
+/* Routes apart (net.c): on 3 nodes of 2 GPUs, group A (GPUs 0 and 1)
+ * all-reduces S, reduce-scatters S and all-reduces S again on one stream;
+ * group B (GPUs 2 and 3) all-reduces S on one stream while it all-gathers
+ * S/2 on another, over the same NVLink; group D (GPUs 4 and 5) all-reduces
+ * S on both streams at once, one route run twice; group C (GPUs 0 and 2)
+ * all-reduces S over the NICs. A's routes run alone one after another:
+ * apart, each all-reduce of 2 GPUs S / NVLINK alone (a ring of 2 sends
+ * S). B's routes share their links from two streams, D's route runs on
+ * two: neither is apart, and their all-reduces take longer than alone.
+ * Replayed with and without routes apart, every task starts and ends at
+ * the same instants to the bit, with the same events and the same bytes
+ * on every link. */
+/* `g` sealed and replayed on `c` by `algorithm`, with contention and
+ * routes apart or not; frees both. */
+static Replay *replay_by(Graph *g, ClusterSpec *c, CollAlgorithm algorithm, gboolean apart)
+{
+    ck_assert(graph_seal(g, NULL));
+    EngineNet net = {
+        .cluster = c, .algorithm = algorithm, .contention = TRUE, .apart = apart, .tags = TAGS};
+    Replay *r = engine_run(g, &net, NULL);
+    ck_assert_ptr_nonnull(r);
+    graph_free(g);
+    cluster_spec_free(c);
+    return r;
+}
+
+static Replay *apart_or_not(gboolean apart, TaskId *a0, TaskId *b0, TaskId *d0)
+{
+    ClusterSpec *c = test_cluster(3, 2, NVLINK, IB);
+    Graph *g = graph_new(6, 2);
+    int ga[2] = {0, 1}, gb[2] = {2, 3}, gc[2] = {0, 2}, gd[2] = {4, 5};
+    int a = graph_add_group(g, ga, 2), b = graph_add_group(g, gb, 2),
+        cc = graph_add_group(g, gc, 2), d = graph_add_group(g, gd, 2);
+    static const CollOp ops[3] = {COLL_ALL_REDUCE, COLL_REDUCE_SCATTER, COLL_ALL_REDUCE};
+    for (int k = 0; k < 3; k++)
+        for (int r = 0; r < 2; r++) {
+            TaskId t = graph_collective(g, a, ga[r], 0, ops[k], S, DP, (TaskName){.fmt = "a"});
+            *a0 = k == 0 ? t : *a0;
+        }
+    for (int r = 0; r < 2; r++) {
+        *b0 = graph_collective(g, b, gb[r], 0, COLL_ALL_REDUCE, S, DP, (TaskName){.fmt = "b"});
+        graph_collective(g, b, gb[r], 1, COLL_ALL_GATHER, S / 2, PP, (TaskName){.fmt = "b"});
+        graph_collective(g, cc, gc[r], 1, COLL_ALL_REDUCE, S, DP, (TaskName){.fmt = "c"});
+        for (int stream = 0; stream < 2; stream++) {
+            TaskId t = graph_collective(g, d, gd[r], stream, COLL_ALL_REDUCE, S, DP,
+                                        (TaskName){.fmt = "d"});
+            *d0 = stream == 0 ? t : *d0;
+        }
+    }
+    return replay_by(g, c, ALGORITHM_RING, apart);
+}
+
+/* x and y, one graph replayed with and without routes apart: every task
+ * at the same instants to the bit, the same events, the same bytes on
+ * every link. */
+static void same_replay(const Replay *x, const Replay *y)
+{
+    ck_assert_uint_eq(y->flows_apart, 0);
+    for (gsize id = 0; id < x->tasks; id++) {
+        ck_assert_double_eq(x->task[id].start_s, y->task[id].start_s);
+        ck_assert_double_eq(x->task[id].end_s, y->task[id].end_s);
+    }
+    ck_assert_double_eq(x->makespan_s, y->makespan_s);
+    ck_assert_uint_eq(x->events, y->events);
+    for (int l = 0; l < topology_links(engine_topology(x)); l++)
+        for (int tag = 0; tag < TAGS; tag++)
+            ck_assert_double_eq(engine_link_tag_bytes(x, l, tag), engine_link_tag_bytes(y, l, tag));
+}
+
+/* One node of 4 GPUs all-to-alls S on one stream, by the direct
+ * algorithm: its route alone on its links, but each phase's flows leave
+ * a GPU over its one NVLink port together, so they share it: not apart. */
+static Replay *all_to_all(gboolean apart)
+{
+    ClusterSpec *c = test_cluster(1, 4, NVLINK, IB);
+    Graph *g = graph_new(4, 1);
+    int all[4] = {0, 1, 2, 3};
+    int group = graph_add_group(g, all, 4);
+    for (int r = 0; r < 4; r++)
+        graph_collective(g, group, r, 0, COLL_ALL_TO_ALL, S, DP, (TaskName){.fmt = "a2a"});
+    return replay_by(g, c, ALGORITHM_DIRECT, apart);
+}
+
+START_TEST(routes_apart_replay_as_the_share)
+{
+    TaskId a0, b0, d0;
+    Replay *x = apart_or_not(TRUE, &a0, &b0, &d0), *y = apart_or_not(FALSE, &a0, &b0, &d0);
+    ck_assert_uint_gt(x->flows_apart, 0);
+    ck_assert_rel(x->task[a0].end_s - x->task[a0].start_s, S / NVLINK, 1e-12);
+    ck_assert(x->task[b0].end_s - x->task[b0].start_s > S / NVLINK * (1 + 1e-9));
+    ck_assert(x->task[d0].end_s - x->task[d0].start_s > S / NVLINK * (1 + 1e-9));
+    same_replay(x, y);
+    engine_replay_free(x);
+    engine_replay_free(y);
+    x = all_to_all(TRUE), y = all_to_all(FALSE);
+    ck_assert_uint_eq(x->flows_apart, 0);
+    same_replay(x, y);
+    engine_replay_free(x);
+    engine_replay_free(y);
+}
+END_TEST
+
 /* A send of one packet (4,096 bytes, net.c) beside the all-reduce is
  * latency-bound: each takes its time alone, S / beta and 4096 / beta, and
  * the send loads no link. One byte more and it is a flow: it shares the
@@ -647,6 +749,7 @@ Suite *suite_network(void)
     tcase_add_test(tc, tree_uses_every_nic);
     tcase_add_test(tc, efficiency_scales_link_time);
     tcase_add_test(tc, dp_and_pipeline_share_a_nic);
+    tcase_add_test(tc, routes_apart_replay_as_the_share);
     tcase_add_test(tc, one_packet_is_latency_bound);
     tcase_add_test(tc, communication_slows_compute);
     tcase_add_test(tc, no_link_carries_more_than_capacity);

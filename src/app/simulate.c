@@ -62,8 +62,8 @@ static Build build_sizing(const Step *step, const Layout *layout, const Topology
 /* Replays `graph`, built for `sym`, links slowed by `link_scale` (NULL:
  * none); NULL on error, *broken set when the symmetry did not hold. */
 static Replay *replay(const Step *step, const Layout *layout, const Symmetry *sym,
-                      const double *link_scale, const Graph *graph, unsigned *broken, GArray *marks,
-                      GError **error)
+                      const double *link_scale, gboolean apart, const Graph *graph,
+                      unsigned *broken, GArray *marks, GError **error)
 {
     const PlanSpec *plan = step->plan;
     EngineNet net = {.cluster = step->cluster,
@@ -71,6 +71,7 @@ static Replay *replay(const Step *step, const Layout *layout, const Symmetry *sy
                      .symmetry = sym,
                      .algorithm = plan->collective_algorithm,
                      .contention = plan->link_contention,
+                     .apart = apart,
                      .tags = TAG_KINDS,
                      .interference = step->cluster->gpu.comm_interference,
                      .link_scale = link_scale,
@@ -102,6 +103,7 @@ typedef struct {
     gsize max_tasks;
     StepFold *fold;
     const char *whole;
+    gboolean apart; /* EngineNet's */
 } Stage;
 
 /* The periods of a steady state built short (schedule_fold): the engine
@@ -194,9 +196,9 @@ static Replay *replay_settled(Stage *st, const Step *step, Fidelity *f, Build *b
         g_array_set_size(found, 0);
         *sym = symmetry_at(st, f, NULL);
         *graph = build(step, st->layout, *sym, st->slow, st->fold, before, st->max_tasks, &failure);
-        rep = *graph
-                  ? replay(step, st->layout, *sym, st->link_scale, *graph, &broken, found, &failure)
-                  : NULL;
+        rep = *graph ? replay(step, st->layout, *sym, st->link_scale, st->apart, *graph, &broken,
+                              found, &failure)
+                     : NULL;
         if (g_error_matches(failure, PS_ERROR, PS_ERROR_NO_PERIOD)) { /* longer, or whole */
             g_clear_error(&failure);
             refold(st, step);
@@ -308,6 +310,7 @@ static gboolean run(const ModelSpec *model, const ClusterSpec *cluster, const Pl
                 .link_scale = link_scale,
                 .slow = what_if ? &slow : NULL,
                 .max_tasks = max_tasks,
+                .apart = skip,
                 .whole = !folds       ? NULL
                          : noise      ? "noise breaks its steady state's period"
                          : timeline   ? "the timeline shows every task"

@@ -18,9 +18,11 @@
 gboolean simulate_run(const ModelSpec *model, const ClusterSpec *cluster, const PlanSpec *plan,
                       Report *out, GError **error);
 
-/* simulate_run with the steady state replayed period after period, none
- * skipped (engine.h): the same report but for metrics.events_skipped,
- * which tests and benchmarks compare. */
+/* simulate_run the long way, as the reference its shortcuts must match:
+ * the steady state replayed period after period, none skipped (engine.h),
+ * and every flow through the fair share, none apart (net.h). The same
+ * report but for metrics.events_skipped and metrics.flows_apart, which
+ * tests and benchmarks compare. */
 gboolean simulate_run_whole(const ModelSpec *model, const ClusterSpec *cluster,
                             const PlanSpec *plan, Report *out, GError **error);
 

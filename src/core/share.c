@@ -216,6 +216,27 @@ int share_start_weighted(Share *s, double now, const int *path, const double *we
     return id;
 }
 
+double share_alone_rate(const Share *s, const int32_t *path, const double *weight, int n)
+{
+    double rate = s->capacity[path[0]] / weight[0];
+    for (int k = 1; k < n; k++)
+        rate = MIN(rate, s->capacity[path[k]] / weight[k]);
+    return rate;
+}
+
+void share_carry(Share *s, const int32_t *path, const double *weight, int n, int tag, double bytes)
+{
+    for (int i = 0; i < n; i++) {
+        s->carried[path[i]] += weight[i] * bytes;
+        s->carried_by[(gsize)path[i] * s->tags + tag] += weight[i] * bytes;
+    }
+}
+
+int share_links(const Share *s)
+{
+    return s->n_links;
+}
+
 /* Moves flow id's bytes up to `now` onto its links' counters. */
 static void settle(Share *s, int32_t id, double now, gboolean ending)
 {
@@ -224,10 +245,8 @@ static void settle(Share *s, int32_t id, double now, gboolean ending)
     double moved = ending ? f->remaining : MIN(f->remaining, rate * (now - f->since));
     if (rate < 0 || !isfinite(moved))
         moved = ending ? f->remaining : 0;
-    for (int i = 0; moved > 0 && i < f->n; i++) {
-        s->carried[f->path[i]] += f->weight[i] * moved;
-        s->carried_by[(gsize)f->path[i] * s->tags + f->tag] += f->weight[i] * moved;
-    }
+    if (moved > 0)
+        share_carry(s, f->path, f->weight, f->n, f->tag, moved);
     f->remaining = MAX(0.0, f->remaining - moved);
     f->since = now;
 }
@@ -283,10 +302,8 @@ static void meet_flow(Share *s, int32_t id, double now)
     settle(s, id, now, FALSE);
     x->old_rate = x->rate;
     x->fixed = alone(s, f);
-    for (int k = 0; x->fixed && k < f->n; k++) {
-        double share = s->capacity[f->path[k]] / f->weight[k];
-        x->rate = k == 0 ? share : MIN(x->rate, share);
-    }
+    if (x->fixed && f->n > 0)
+        x->rate = share_alone_rate(s, f->path, f->weight, f->n);
     for (int k = 0; k < f->n; k++)
         meet_link(s, f->path[k]);
 }

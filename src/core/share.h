@@ -67,4 +67,15 @@ double share_link_tag_bytes(const Share *s, int l, int tag);
  * not replayed carried (a steady state's periods, engine.h). */
 void share_add_link_bytes(Share *s, int l, int tag, double bytes);
 
+/* The links: n_links of share_new. */
+int share_links(const Share *s);
+
+/* What a flow over `path` (n > 0 links, weights `weight`) alone on every
+ * link of it would get, to the bit: its rate (bytes/s), as share_update
+ * gives it; and, ended, the bytes it leaves on its links, as share_end
+ * counts them (share_carry). A flow no other ever meets need not be
+ * started (net.c's routes apart). */
+double share_alone_rate(const Share *s, const int32_t *path, const double *weight, int n);
+void share_carry(Share *s, const int32_t *path, const double *weight, int n, int tag, double bytes);
+
 #endif

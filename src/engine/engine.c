@@ -165,6 +165,22 @@ static int32_t route_of(Run *run, const Task *t)
     return cache->route[i] = net_route(run->net, (CollOp)t->op, gpus, n, t->bytes);
 }
 
+/* Every collective's and copy's route, before any starts, into rn, and the
+ * stream each runs on: a group's stream runs its collectives one after
+ * another (every member's), a rank's its copies. */
+static void route_all(Run *run, ReplayNet *rn, gsize n)
+{
+    int streams = graph_streams(run->g);
+    for (gsize id = 0; id < n; id++) {
+        const Task *t = &run->a.task[id];
+        if (t->kind != TASK_COLLECTIVE && t->kind != TASK_COPY)
+            continue;
+        rn->route[id] = route_of(run, t);
+        gint64 stream = ((gint64)t->owner * streams + t->stream) * 2 + (t->kind == TASK_COPY);
+        net_route_stream(run->net, rn->route[id], stream);
+    }
+}
+
 /* Empty caches of routes, `n` of them. */
 static GroupRoutes *route_caches(int n)
 {
@@ -346,15 +362,13 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
         run.first = fold_firsts(g);
         run.events_at = g_new0(guint64, run.periods);
     }
-    for (gsize id = 0; id < n; id++) /* every collective's and copy's route, before any starts */
-        if (run.a.task[id].kind == TASK_COLLECTIVE || run.a.task[id].kind == TASK_COPY)
-            rn->route[id] = route_of(&run, &run.a.task[id]);
-    net_seal(net);
-    for (gsize id = 0; id < n; id++) /* none has a critical dependency yet */
-        r->task[id].critical = TASK_NONE;
-    for (gsize id = 0; id < n && !net_broken(net); id++) /* starting reads no other's count */
+    route_all(&run, rn, n);
+    net_seal(net, desc->apart);
+    for (gsize id = 0; id < n && !net_broken(net); id++) { /* starting reads no other task */
+        r->task[id].critical = TASK_NONE;                  /* none has a critical dependency yet */
         if ((r->task[id].waiting = run.a.npred[id]) == 0)
             start(&run, (TaskId)id, 0.0, TASK_NONE);
+    }
 
     gsize ended = 0;
     Event ev;
@@ -381,6 +395,7 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
             end(&run, done[i], network);
     }
     gboolean ok = ended == n && !net_broken(net);
+    r->flows_apart = net_flows_apart(net);
     if (net_broken(net)) {
         if (desc->broken)
             *desc->broken = net_broken(net);

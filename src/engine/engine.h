@@ -61,6 +61,9 @@ typedef struct {
                                * choice, else the fastest alone (net.h) */
     gboolean contention;      /* transfers share links max-min fairly; else each
                                * collective takes its time alone */
+    gboolean apart;           /* with contention, the flows no other meets run
+                               * without the share (net.h's routes apart): the
+                               * same replay, cheaper; FALSE for the reference */
     int tags;                 /* task tags, for the links' bytes per purpose */
     double interference;      /* compute on rank r slows by this fraction while r
                                * communicates */
@@ -93,6 +96,7 @@ typedef struct {
     uint8_t *algorithm; /* per task: a collective's CollAlgorithm */
     double makespan_s;  /* when the last task ends */
     guint64 events;     /* events processed: task ends and network instants */
+    guint64 flows_apart; /* flows replayed without the share (EngineNet.apart) */
     double *peak_bytes; /* per rank: the most memory in use at any instant */
     double *peak_split; /* per rank, GRAPH_MEM_CATEGORIES each: in use at that peak */
     /* a graph built short whose periods repeated: */

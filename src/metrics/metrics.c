@@ -288,6 +288,7 @@ void metrics_compute(const Graph *g, const Replay *r, const Layout *layout, cons
     g_strlcpy(out->symmetry, symmetry_name(sym), sizeof out->symmetry);
     out->events = r->events;
     out->events_skipped = r->events_skipped;
+    out->flows_apart = r->flows_apart;
     out->step_time_s = r->makespan_s;
 
     Window ph = window_and_flops(g, r, sym, &out->hardware_flops);

@@ -103,6 +103,7 @@ typedef struct {
     double peak_split[MEM_KINDS]; /* bytes of each kind at that peak */
     guint64 events;               /* the step's: replayed, or a steady state's skipped (engine.h) */
     guint64 events_skipped;       /* of them, skipped */
+    guint64 flows_apart;          /* flows replayed without the share (engine.h) */
     int simulated_ranks; /* ranks replayed: all, or one per symmetric orbit or cell */
     char symmetry[40];   /* "tp x dp", "tp", "dp" or "none", with what a what-if did */
     int critical_rank;

@@ -37,7 +37,16 @@
  * them, as any flow, with the other copies and the traffic between nodes
  * that crosses them; with a symmetry its canonical form is the simulated
  * rank's, and its images are the copies of the ranks that rank stands
- * for. */
+ * for.
+ * A route apart runs its flows without the share: its collectives run one
+ * after another on one stream (net_route_stream), no route of another
+ * stream crosses any of its links, and the flows of each of its phases
+ * cross no link in common: no other flow is ever on its links. Each flow
+ * then keeps, from its start to its end, the rate it would have alone,
+ * and net_step ends it when the share would have: the same instants, the
+ * same rate and end to the bit (share_alone_rate), its bytes counted on
+ * its links as share_end counts them (share_carry). The fair share is
+ * solved only where flows meet. */
 #include "net/net.h"
 
 #include <math.h>
@@ -48,8 +57,10 @@
 
 #include <string.h>
 
-enum { EV_LATENCY, EV_FLOW, EV_ALONE }; /* event kinds, in aux's top bits */
+enum { EV_LATENCY, EV_FLOW, EV_ALONE, EV_APART }; /* event kinds, in aux's top bits */
 #define KIND_SHIFT   30
+#define STREAM_NONE  (-1) /* a route's stream: none said yet */
+#define STREAM_MANY  (-2) /* ... more than one */
 #define VERSION_MASK ((1u << KIND_SHIFT) - 1)
 #define LOAD_COLUMNS (PROTOCOLS - 1) /* alone_s's loads: LL's come from Simple's */
 
@@ -94,6 +105,12 @@ typedef struct {
     double latency_s[ALGO_MAX_PHASES]; /* per phase */
     double alone_s;
     gboolean latency_bound;              /* no transfer over a packet: alone, no flows */
+    gint64 stream;                       /* its collectives' one stream (net_route_stream);
+                                          * STREAM_NONE, or STREAM_MANY */
+    gboolean apart;                      /* its flows meet no other (net_seal) */
+    double *flow_s;                      /* apart: per phase from flow_s_first[phase], how
+                                          * long its flows take, each time once */
+    int flow_s_first[ALGO_MAX_PHASES + 1];
     GArray *flows;                       /* PlanFlow, phase after phase */
     int first_flow[ALGO_MAX_PHASES + 1]; /* per phase, its first flow; one more entry */
     const int *members;                  /* the group's GPUs, n of them */
@@ -107,6 +124,12 @@ typedef struct {
                              * indices in the phase (end_phase) */
     int kind_first[ALGO_MAX_PHASES + 1];
 } RouteEntry;
+
+/* The end of a flow of a route apart, of activity `id`. */
+typedef struct {
+    double end_s;
+    int32_t id;
+} Deferred;
 
 typedef struct {
     int32_t token;
@@ -134,6 +157,9 @@ struct Net {
     int n_activities, activities_room, n_free;
     int32_t *done; /* tokens of the collectives ended at `now`, for net_step */
     int n_done, done_room;
+    Deferred *deferred; /* the ends of the flows apart started at `now`, queued after its events */
+    int n_deferred, deferred_room;
+    guint64 flows_apart;          /* started so far (net_flows_apart) */
     GPtrArray *routes;            /* RouteEntry, by route index */
     GHashTable *route_of;         /* RouteKey -> its route index + 1 */
     double (*load)[LOAD_COLUMNS]; /* per link: scratch of alone_s, valid when stamped */
@@ -191,6 +217,7 @@ static void entry_free(gpointer p)
     g_free(e->sent);
     algo_route_free(e->pending);
     g_free(e->kinds);
+    g_free(e->flow_s);
     g_free(e);
 }
 
@@ -263,6 +290,7 @@ void net_free(Net *net)
     g_free(net->activities);
     g_free(net->free_activities);
     g_free(net->done);
+    g_free(net->deferred);
     g_hash_table_destroy(net->route_of);
     g_ptr_array_free(net->routes, TRUE);
     bigmem_free(net->load);
@@ -1205,10 +1233,97 @@ static void make_checks(Net *net, Pass *pass)
     net->part_load = g_new(double, (gsize)most * net->tags);
 }
 
-void net_seal(Net *net)
+void net_route_stream(Net *net, int route, gint64 stream)
 {
-    if (!net->cells)
+    RouteEntry *e = g_ptr_array_index(net->routes, route);
+    e->stream = e->stream == STREAM_NONE || e->stream == stream ? stream : STREAM_MANY;
+}
+
+/* Whether the flows of each phase of `e` cross no link in common, and
+ * each crosses one at least; `seen` (per link, zero) is left zero. */
+static gboolean phases_apart(const RouteEntry *e, uint8_t *seen)
+{
+    gboolean apart = TRUE;
+    for (int p = 0; p < e->n_phases; p++) {
+        for (int i = e->first_flow[p]; i < e->first_flow[p + 1]; i++) {
+            const PlanFlow *f = &g_array_index(e->flows, PlanFlow, i);
+            apart &= f->n > 0;
+            for (int k = 0; k < f->n; k++)
+                apart &= !seen[f->path[k]]++;
+        }
+        for (int i = e->first_flow[p]; i < e->first_flow[p + 1]; i++) {
+            const PlanFlow *f = &g_array_index(e->flows, PlanFlow, i);
+            for (int k = 0; k < f->n; k++)
+                seen[f->path[k]] = 0;
+        }
+    }
+    return apart;
+}
+
+/* How long each flow of route `e`, apart, takes: bytes over its rate
+ * alone (share_alone_rate), as the share times it; a phase's equal times
+ * once, since its flows that end at one instant end at one step. */
+static void time_apart(const Net *net, RouteEntry *e)
+{
+    e->flow_s = g_new(double, e->flows->len);
+    int n = 0;
+    for (int p = 0; p < e->n_phases; p++) {
+        e->flow_s_first[p] = n;
+        for (int i = e->first_flow[p]; i < e->first_flow[p + 1]; i++) {
+            const PlanFlow *f = &g_array_index(e->flows, PlanFlow, i);
+            double t = f->bytes / share_alone_rate(net->share, f->path, f->weight, f->n);
+            int k = e->flow_s_first[p];
+            while (k < n && e->flow_s[k] != t)
+                k++;
+            if (k == n)
+                e->flow_s[n++] = t;
+        }
+    }
+    e->flow_s_first[e->n_phases] = n;
+}
+
+/* Marks the routes apart (the file's comment): per link, the one stream
+ * whose routes cross it, or STREAM_MANY; a route is apart when its
+ * collectives run on one stream, only that stream's routes cross its
+ * links, and its phases' flows stay apart. */
+static void find_apart(Net *net)
+{
+    int links = share_links(net->share);
+    g_autofree gint64 *user = g_new(gint64, links);
+    g_autofree uint8_t *seen = g_new0(uint8_t, links);
+    for (int l = 0; l < links; l++)
+        user[l] = STREAM_NONE;
+    for (guint r = 0; r < net->routes->len; r++) {
+        const RouteEntry *e = g_ptr_array_index(net->routes, r);
+        for (guint i = 0; i < e->flows->len; i++) {
+            const PlanFlow *f = &g_array_index(e->flows, PlanFlow, i);
+            for (int k = 0; k < f->n; k++) {
+                gint64 *u = &user[f->path[k]];
+                *u = *u == STREAM_NONE || *u == e->stream ? e->stream : STREAM_MANY;
+            }
+        }
+    }
+    for (guint r = 0; r < net->routes->len; r++) {
+        RouteEntry *e = g_ptr_array_index(net->routes, r);
+        gboolean apart = e->stream >= 0 && e->flows->len > 0;
+        for (guint i = 0; apart && i < e->flows->len; i++) {
+            const PlanFlow *f = &g_array_index(e->flows, PlanFlow, i);
+            for (int k = 0; k < f->n; k++)
+                apart &= user[f->path[k]] == e->stream;
+        }
+        e->apart = apart && phases_apart(e, seen);
+        if (e->apart)
+            time_apart(net, e);
+    }
+}
+
+void net_seal(Net *net, gboolean apart)
+{
+    if (!net->cells) {
+        if (net->contention && apart)
+            find_apart(net);
         return;
+    }
     int links = topology_links(net->topo);
     g_autofree int *unit = g_new(int, links), *lowest = g_new(int, links);
     int units = symmetry_link_units(net->sym, net->topo, unit);
@@ -1234,6 +1349,11 @@ void net_seal(Net *net)
             net->most_flows = MAX(net->most_flows, e->first_flow[p + 1] - e->first_flow[p]);
         g_clear_pointer(&e->pending, algo_route_free);
     }
+}
+
+guint64 net_flows_apart(const Net *net)
+{
+    return net->flows_apart;
 }
 
 /* Marks unit `u` for check_units. */
@@ -1381,6 +1501,7 @@ static int add_route(Net *net, const RouteKey *key, CollRoute *route, double alo
 {
     RouteEntry *e = g_new0(RouteEntry, 1);
     e->alone_s = alone_s;
+    e->stream = STREAM_NONE;
     e->algorithm = route->algorithm;
     e->n_phases = route->n_phases;
     for (int p = 0; p < route->n_phases; p++)
@@ -1514,18 +1635,38 @@ static void finish(Net *net, int32_t id)
     net->free_activities[net->n_free++] = id;
 }
 
+/* Queues the end of a flow apart of activity `id` once `now`'s events are
+ * done, as the share queues its flows' (share_update): an end at `now`
+ * comes at a later step. */
+static void defer(Net *net, double end_s, int32_t id)
+{
+    if (net->n_deferred == net->deferred_room) {
+        net->deferred_room = MAX(2 * net->deferred_room, 16);
+        net->deferred = g_renew(Deferred, net->deferred, net->deferred_room);
+    }
+    net->deferred[net->n_deferred++] = (Deferred){.end_s = end_s, .id = id};
+}
+
 /* Starts the flows of activity `id`'s current phase. */
 static void start_phase(Net *net, int32_t id)
 {
     Activity *a = &net->activities[id];
-    int first = a->entry->first_flow[a->phase], end = a->entry->first_flow[a->phase + 1];
+    const RouteEntry *e = a->entry;
+    int first = e->first_flow[a->phase], end = e->first_flow[a->phase + 1];
     a->flows_left = end - first;
-    for (int i = first; i < end; i++) {
-        const PlanFlow *f = &g_array_index(a->entry->flows, PlanFlow, i);
-        int flow = share_start_weighted(net->share, net->now, f->path, f->weight, f->n, f->bytes,
-                                        a->tag, id);
-        if (net->cells)
-            flow_started(net, flow, i);
+    if (e->apart) {
+        net->flows_apart += (guint64)(end - first);
+        a->flows_left = e->flow_s_first[a->phase + 1] - e->flow_s_first[a->phase];
+        for (int k = e->flow_s_first[a->phase]; k < e->flow_s_first[a->phase + 1]; k++)
+            defer(net, net->now + e->flow_s[k], id);
+    } else {
+        for (int i = first; i < end; i++) {
+            const PlanFlow *f = &g_array_index(e->flows, PlanFlow, i);
+            int flow = share_start_weighted(net->share, net->now, f->path, f->weight, f->n,
+                                            f->bytes, a->tag, id);
+            if (net->cells)
+                flow_started(net, flow, i);
+        }
     }
     if (end == first)
         finish(net, id);
@@ -1543,6 +1684,20 @@ static void end_phase(Net *net, int32_t id)
         finish(net, id);
 }
 
+/* Flows of a route apart ended (those of one of its phase's times): its
+ * activity's phase with the last. */
+static void end_apart(Net *net, int32_t id)
+{
+    Activity *a = &net->activities[id];
+    if (--a->flows_left > 0)
+        return;
+    for (int i = a->entry->first_flow[a->phase]; i < a->entry->first_flow[a->phase + 1]; i++) {
+        const PlanFlow *f = &g_array_index(a->entry->flows, PlanFlow, i);
+        share_carry(net->share, f->path, f->weight, f->n, a->tag, f->bytes);
+    }
+    end_phase(net, id);
+}
+
 const int32_t *net_step(Net *net, int *n)
 {
     net->n_done = 0;
@@ -1556,6 +1711,8 @@ const int32_t *net_step(Net *net, int *n)
         unsigned kind = ev.aux >> KIND_SHIFT;
         if (kind == EV_ALONE) {
             finish(net, ev.payload);
+        } else if (kind == EV_APART) {
+            end_apart(net, ev.payload);
         } else if (kind == EV_LATENCY) {
             start_phase(net, ev.payload);
         } else if ((share_version(net->share, ev.payload) & VERSION_MASK) ==
@@ -1568,6 +1725,9 @@ const int32_t *net_step(Net *net, int *n)
                 end_phase(net, id);
         }
     }
+    for (int i = 0; i < net->n_deferred; i++) /* where the share queues its ends */
+        push(net, net->deferred[i].end_s, net->deferred[i].id, EV_APART, 0);
+    net->n_deferred = 0;
     share_update(net->share, net->now, flow_changed, net);
     if (net->cells)
         check_units(net);

@@ -70,9 +70,20 @@ int net_route(Net *net, CollOp op, const int *members, int n, double bytes);
  * for, looked up in a hash after that. */
 int net_copy_route(Net *net, int gpu, gboolean up, double bytes);
 
+/* One collective (or copy) of route `route` runs on `stream`, a number
+ * the caller gives each stream that runs its collectives one after
+ * another (>= 0). Said of every collective to start, before net_seal:
+ * the routes whose collectives all run on one stream never overlap that
+ * stream's other routes. */
+void net_route_stream(Net *net, int route, gint64 stream);
+
 /* Once the routes of every collective to start are made, before the
- * first starts: with cells, makes their flows (nothing otherwise). */
-void net_seal(Net *net);
+ * first starts: with cells, makes their flows; else, with `apart`, finds
+ * the routes apart (net.c), whose flows need no fair share. */
+void net_seal(Net *net, gboolean apart);
+
+/* The flows of routes apart run so far, none through the share. */
+guint64 net_flows_apart(const Net *net);
 
 /* Starts collective (or copy) `token` at `now` by route `route`
  * (net_route, net_copy_route), labelled `tag`. Returns the algorithm it
