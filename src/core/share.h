@@ -72,7 +72,7 @@ int share_links(const Share *s);
 
 /* What a flow over `path` (n > 0 links, weights `weight`) alone on every
  * link of it would get, to the bit: its rate (bytes/s), as share_update
- * gives it; and, ended, the bytes it leaves on its links, as share_end
+ * gives it; and the `bytes` it moves counted on its links, as share_end
  * counts them (share_carry). A flow no other ever meets need not be
  * started (net.c's routes apart). */
 double share_alone_rate(const Share *s, const int32_t *path, const double *weight, int n);

@@ -171,14 +171,19 @@ static int32_t route_of(Run *run, const Task *t)
 static void route_all(Run *run, ReplayNet *rn, gsize n)
 {
     int streams = graph_streams(run->g);
+    GArray *told = g_array_new(FALSE, FALSE, sizeof(gint64)); /* per route: the stream said */
     for (gsize id = 0; id < n; id++) {
         const Task *t = &run->a.task[id];
         if (t->kind != TASK_COLLECTIVE && t->kind != TASK_COPY)
             continue;
-        rn->route[id] = route_of(run, t);
+        int32_t r = rn->route[id] = route_of(run, t);
         gint64 stream = ((gint64)t->owner * streams + t->stream) * 2 + (t->kind == TASK_COPY);
-        net_route_stream(run->net, rn->route[id], stream);
+        if ((guint)r == told->len)
+            g_array_append_val(told, (gint64){-1});
+        if (g_array_index(told, gint64, r) != stream) /* once a stream, not once a task */
+            net_route_stream(run->net, r, g_array_index(told, gint64, r) = stream);
     }
+    g_array_free(told, TRUE);
 }
 
 /* Empty caches of routes, `n` of them. */
@@ -396,6 +401,7 @@ Replay *engine_run(const Graph *g, const EngineNet *desc, GError **error)
     }
     gboolean ok = ended == n && !net_broken(net);
     r->flows_apart = net_flows_apart(net);
+    net_settle(net);
     if (net_broken(net)) {
         if (desc->broken)
             *desc->broken = net_broken(net);

@@ -44,9 +44,10 @@
  * cross no link in common: no other flow is ever on its links. Each flow
  * then keeps, from its start to its end, the rate it would have alone,
  * and net_step ends it when the share would have: the same instants, the
- * same rate and end to the bit (share_alone_rate), its bytes counted on
- * its links as share_end counts them (share_carry). The fair share is
- * solved only where flows meet. */
+ * same rate and end to the bit (share_alone_rate). Its bytes go on its
+ * links once the replay is over, times the runs of its phase (net_settle):
+ * the share's sums, added in another order. The fair share is solved only
+ * where flows meet. */
 #include "net/net.h"
 
 #include <math.h>
@@ -110,6 +111,8 @@ typedef struct {
     gboolean apart;                      /* its flows meet no other (net_seal) */
     double *flow_s;                      /* apart: per phase from flow_s_first[phase], how
                                           * long its flows take, each time once */
+    guint64 *ran;                        /* apart: per phase x tag, the times it ran, its
+                                          * bytes not on the links yet (net_settle) */
     int flow_s_first[ALGO_MAX_PHASES + 1];
     GArray *flows;                       /* PlanFlow, phase after phase */
     int first_flow[ALGO_MAX_PHASES + 1]; /* per phase, its first flow; one more entry */
@@ -218,6 +221,7 @@ static void entry_free(gpointer p)
     algo_route_free(e->pending);
     g_free(e->kinds);
     g_free(e->flow_s);
+    g_free(e->ran);
     g_free(e);
 }
 
@@ -1266,6 +1270,7 @@ static gboolean phases_apart(const RouteEntry *e, uint8_t *seen)
 static void time_apart(const Net *net, RouteEntry *e)
 {
     e->flow_s = g_new(double, e->flows->len);
+    e->ran = g_new0(guint64, (gsize)e->n_phases * net->tags);
     int n = 0;
     for (int p = 0; p < e->n_phases; p++) {
         e->flow_s_first[p] = n;
@@ -1685,17 +1690,30 @@ static void end_phase(Net *net, int32_t id)
 }
 
 /* Flows of a route apart ended (those of one of its phase's times): its
- * activity's phase with the last. */
+ * activity's phase with the last, counted for net_settle. */
 static void end_apart(Net *net, int32_t id)
 {
     Activity *a = &net->activities[id];
     if (--a->flows_left > 0)
         return;
-    for (int i = a->entry->first_flow[a->phase]; i < a->entry->first_flow[a->phase + 1]; i++) {
-        const PlanFlow *f = &g_array_index(a->entry->flows, PlanFlow, i);
-        share_carry(net->share, f->path, f->weight, f->n, a->tag, f->bytes);
-    }
+    a->entry->ran[a->phase * net->tags + a->tag]++;
     end_phase(net, id);
+}
+
+void net_settle(Net *net)
+{
+    for (guint r = 0; r < net->routes->len; r++) {
+        const RouteEntry *e = g_ptr_array_index(net->routes, r);
+        for (int p = 0; e->apart && p < e->n_phases; p++)
+            for (int tag = 0; tag < net->tags; tag++) {
+                double times = (double)e->ran[p * net->tags + tag];
+                for (int i = e->first_flow[p]; times > 0 && i < e->first_flow[p + 1]; i++) {
+                    const PlanFlow *f = &g_array_index(e->flows, PlanFlow, i);
+                    share_carry(net->share, f->path, f->weight, f->n, tag, times * f->bytes);
+                }
+                e->ran[p * net->tags + tag] = 0;
+            }
+    }
 }
 
 const int32_t *net_step(Net *net, int *n)

@@ -85,6 +85,10 @@ void net_seal(Net *net, gboolean apart);
 /* The flows of routes apart run so far, none through the share. */
 guint64 net_flows_apart(const Net *net);
 
+/* Counts the bytes of the flows apart that ran on their links: once the
+ * replay is over, before the links' bytes are read. */
+void net_settle(Net *net);
+
 /* Starts collective (or copy) `token` at `now` by route `route`
  * (net_route, net_copy_route), labelled `tag`. Returns the algorithm it
  * runs. */
