@@ -99,7 +99,7 @@ static double bench(const Case *k, int repeats)
     double median = median_s(k, m, c, plan, repeats, FALSE, &rep);
     double replayed = median_s(k, m, c, plan, MAX(1, repeats / 3), TRUE, &whole);
     const Metrics *a = &rep.metrics;
-    printf("%-32s %5d mb %9.4f s (whole %8.4f s) %9" G_GUINT64_FORMAT
+    printf("%-32s %5d mb %9.5f s (whole %8.5f s) %9" G_GUINT64_FORMAT
            " events replayed %9" G_GUINT64_FORMAT " skipped %7" G_GUINT64_FORMAT
            " flows apart  step %.6f s (%.1e off whole)\n",
            k->name, rep.micro_batches, median, replayed, a->events - a->events_skipped,
