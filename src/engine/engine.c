@@ -178,6 +178,7 @@ static void route_all(Run *run, ReplayNet *rn, gsize n)
             continue;
         int32_t r = rn->route[id] = route_of(run, t);
         gint64 stream = ((gint64)t->owner * streams + t->stream) * 2 + (t->kind == TASK_COPY);
+        g_assert((guint)r <= told->len); /* routes are numbered as they are made */
         if ((guint)r == told->len)
             g_array_append_val(told, (gint64){-1});
         if (g_array_index(told, gint64, r) != stream) /* once a stream, not once a task */
