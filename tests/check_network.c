@@ -454,6 +454,19 @@ START_TEST(protocol_latency_in_both_link_classes)
 }
 END_TEST
 
+/* `g` sealed and replayed on `c` by `net` (its cluster set to `c`);
+ * frees both. */
+static Replay *replay_by(Graph *g, ClusterSpec *c, EngineNet net)
+{
+    ck_assert(graph_seal(g, NULL));
+    net.cluster = c;
+    Replay *r = engine_run(g, &net, NULL);
+    ck_assert_ptr_nonnull(r);
+    graph_free(g);
+    cluster_spec_free(c);
+    return r;
+}
+
 /* A data-parallel all-reduce of S and a pipeline send of S/2, both from
  * node 0 to node 1 over its one NIC (25 GB/s), at once. Alone: S / beta and
  * S/2 / beta. Together they share the NIC: each is slower, and the NIC,
@@ -471,14 +484,8 @@ static Replay *dp_and_pp_of(gboolean contention, double send_bytes, TaskId *ar, 
         graph_collective(g, pair, 0, 1, COLL_SEND_RECV, send_bytes, PP, (TaskName){.fmt = "pp"});
     graph_collective(g, pair, 1, GRAPH_OFF_STREAM, COLL_SEND_RECV, send_bytes, PP,
                      (TaskName){.fmt = "pp"});
-    ck_assert(graph_seal(g, NULL));
-    EngineNet net = {
-        .cluster = c, .algorithm = ALGORITHM_RING, .contention = contention, .tags = TAGS};
-    Replay *r = engine_run(g, &net, NULL);
-    ck_assert_ptr_nonnull(r);
-    graph_free(g);
-    cluster_spec_free(c);
-    return r;
+    return replay_by(
+        g, c, (EngineNet){.algorithm = ALGORITHM_RING, .contention = contention, .tags = TAGS});
 }
 
 static Replay *dp_and_pp(gboolean contention, TaskId *ar, TaskId *send)
@@ -522,21 +529,7 @@ END_TEST
  * two: neither is apart, and their all-reduces take longer than alone.
  * Replayed with and without routes apart, every task starts and ends at
  * the same instants to the bit, with the same events and the same bytes
- * on every link. */
-/* `g` sealed and replayed on `c` by `algorithm`, with contention and
- * routes apart or not; frees both. */
-static Replay *replay_by(Graph *g, ClusterSpec *c, CollAlgorithm algorithm, gboolean apart)
-{
-    ck_assert(graph_seal(g, NULL));
-    EngineNet net = {
-        .cluster = c, .algorithm = algorithm, .contention = TRUE, .apart = apart, .tags = TAGS};
-    Replay *r = engine_run(g, &net, NULL);
-    ck_assert_ptr_nonnull(r);
-    graph_free(g);
-    cluster_spec_free(c);
-    return r;
-}
-
+ * on every link (same_replay). */
 static Replay *apart_or_not(gboolean apart, TaskId *a0, TaskId *b0, TaskId *d0)
 {
     ClusterSpec *c = test_cluster(3, 2, NVLINK, IB);
@@ -560,7 +553,9 @@ static Replay *apart_or_not(gboolean apart, TaskId *a0, TaskId *b0, TaskId *d0)
             *d0 = stream == 0 ? t : *d0;
         }
     }
-    return replay_by(g, c, ALGORITHM_RING, apart);
+    return replay_by(
+        g, c,
+        (EngineNet){.algorithm = ALGORITHM_RING, .contention = TRUE, .apart = apart, .tags = TAGS});
 }
 
 /* x and y, one graph replayed with and without routes apart: every task
@@ -593,7 +588,10 @@ static Replay *all_to_all(gboolean apart)
     int group = graph_add_group(g, all, 4);
     for (int r = 0; r < 4; r++)
         graph_collective(g, group, r, 0, COLL_ALL_TO_ALL, S, DP, (TaskName){.fmt = "a2a"});
-    return replay_by(g, c, ALGORITHM_DIRECT, apart);
+    return replay_by(
+        g, c,
+        (EngineNet){
+            .algorithm = ALGORITHM_DIRECT, .contention = TRUE, .apart = apart, .tags = TAGS});
 }
 
 START_TEST(routes_apart_replay_as_the_share)
