@@ -43,7 +43,7 @@ static const BadCase bad[] = {
     {MODEL,
      "{\"name\": \"m\", \"layers\": -3, \"hidden_size\": 64, \"attention_heads\": 4, "
      "\"vocab_size\": 100, \"seq_length\": 16}",
-     {"$.layers", "expected a positive integer", "got -3"}},
+     {"$.layers", "expected an integer from 1 to 65536", "got -3"}},
     {MODEL,
      "{\"name\": \"m\", \"layers\": \"2\", \"hidden_size\": 64, \"attention_heads\": 4, "
      "\"vocab_size\": 100, \"seq_length\": 16}",
@@ -67,12 +67,19 @@ static const BadCase bad[] = {
      "{\"name\": \"m\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "
      "\"vocab_size\": 0, \"seq_length\": 16}",
      {"$.vocab_size", "expected a positive integer", "got 0"}},
-    {MODEL, GOOD_MODEL ", \"mlp\": \"relu\"}", {"$.mlp", "one of \"gelu\", \"swiglu\", \"relu2\"", "\"relu\""}},
+    {MODEL,
+     GOOD_MODEL ", \"mlp\": \"relu\"}",
+     {"$.mlp", "one of \"gelu\", \"swiglu\", \"relu2\"", "\"relu\""}},
     {MODEL, GOOD_MODEL ", \"tied_embeddings\": 1}", {"$.tied_embeddings", "true or false"}},
     {MODEL,
-     "{\"name\": \"m\", \"layers\": 100000, \"hidden_size\": 2000000000, "
+     "{\"name\": \"m\", \"layers\": 65536, \"hidden_size\": 2000000000, "
      "\"attention_heads\": 1, \"vocab_size\": 100, \"seq_length\": 16}",
      {"2^53"}},
+    /* MODEL_MAX_LAYERS */
+    {MODEL,
+     "{\"name\": \"m\", \"layers\": 65537, \"hidden_size\": 64, "
+     "\"attention_heads\": 4, \"vocab_size\": 100, \"seq_length\": 16}",
+     {"$.layers", "from 1 to 65536", "got 65537"}},
     {MODEL,
      "{\"name\": \"\", \"layers\": 2, \"hidden_size\": 64, \"attention_heads\": 4, "
      "\"vocab_size\": 100, \"seq_length\": 16}",

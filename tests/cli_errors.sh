@@ -137,9 +137,15 @@ derive "$tiny" "$m" 's/"kv_heads": 8/"kv_heads": 3/' &&
         simulate --model "$m" --cluster "$a100" --nodes 1
 
 m=$tmp/huge.json
-derive "$tiny" "$m" 's/"hidden_size": 256/"hidden_size": 2000000000/; s/"layers": 4/"layers": 100000/' &&
+derive "$tiny" "$m" 's/"hidden_size": 256/"hidden_size": 2000000000/; s/"layers": 4/"layers": 65536/' &&
     expect_fail "model sizes overflowing 2^53" "$m" "2^53" -- \
         simulate --model "$m" --cluster "$a100" --nodes 1
+
+# MODEL_MAX_LAYERS (model.h): a walk over the layers stays cheap
+m=$tmp/deep.json
+derive "$tiny" "$m" 's/"layers": 4/"layers": 65537/' &&
+    expect_fail "model of more layers than plansim takes" "$m" '$.layers' "1 to 65536" \
+        "got 65537" -- simulate --model "$m" --cluster "$a100" --nodes 1
 
 m=$tmp/array.json
 printf '[]\n' >"$m"

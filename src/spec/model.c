@@ -284,8 +284,11 @@ static gboolean read_mtp(const JsonDoc *doc, const char *key, ModelSpec *m, GErr
 
 static gboolean read_sizes(const JsonDoc *doc, const ModelKeys *k, ModelSpec *m, GError **error)
 {
-    if (!read_int(doc, k->layers, TRUE, 0, &m->layers, error) ||
-        !read_int(doc, k->hidden, TRUE, 0, &m->hidden_size, error) ||
+    long long layers;
+    if (!json_int(doc, doc->root, "$", k->layers, TRUE, 1, MODEL_MAX_LAYERS, 0, &layers, error))
+        return FALSE;
+    m->layers = (int)layers;
+    if (!read_int(doc, k->hidden, TRUE, 0, &m->hidden_size, error) ||
         !read_int(doc, k->heads, TRUE, 0, &m->attention_heads, error) ||
         !read_int(doc, k->kv_heads, FALSE, m->attention_heads, &m->kv_heads, error) ||
         !read_int_from(doc, "head_dim", 1, 0, &m->head_dim, error) ||

@@ -21,6 +21,11 @@ typedef enum { MLP_GELU, MLP_SWIGLU, MLP_RELU2 } MlpKind;
  * experts (E); each is one block with its norm and residual. */
 typedef enum { HYBRID_MAMBA, HYBRID_ATTENTION, HYBRID_MLP, HYBRID_MOE } HybridLayer;
 
+/* The most transformer layers a model may have: a hundred times those of
+ * any model trained so far, and few enough that a walk over the layers
+ * (the strategies' checks, the bounds) stays cheap whatever a file says. */
+#define MODEL_MAX_LAYERS 65536
+
 /* A plansim model's dropout probabilities when it gives none: Megatron-Core's
  * defaults (TransformerConfig's hidden_dropout and attention_dropout). */
 #define MODEL_DEFAULT_DROPOUT 0.1
