@@ -1658,13 +1658,13 @@ static void start_phase(Net *net, int32_t id)
     Activity *a = &net->activities[id];
     const RouteEntry *e = a->entry;
     int first = e->first_flow[a->phase], end = e->first_flow[a->phase + 1];
-    a->flows_left = end - first;
-    if (e->apart) {
+    if (e->apart) { /* an end a distinct time */
         net->flows_apart += (guint64)(end - first);
         a->flows_left = e->flow_s_first[a->phase + 1] - e->flow_s_first[a->phase];
         for (int k = e->flow_s_first[a->phase]; k < e->flow_s_first[a->phase + 1]; k++)
             defer(net, net->now + e->flow_s[k], id);
     } else {
+        a->flows_left = end - first;
         for (int i = first; i < end; i++) {
             const PlanFlow *f = &g_array_index(e->flows, PlanFlow, i);
             int flow = share_start_weighted(net->share, net->now, f->path, f->weight, f->n,
