@@ -250,6 +250,75 @@ START_TEST(llama3_405b_fits)
 }
 END_TEST
 
+/* A norm that keeps its output (Apex's memory-efficient fused LayerNorm and
+ * RMSNorm, memory_efficient=True; Megatron-Core's
+ * memory_efficient_layer_norm) keeps no input: its GEMM keeps the same
+ * output. By hand, Llama 3 405B (h 16384, 128 heads and 8 KV heads of
+ * 128, SwiGLU of 53248), tp 8 with sequence parallelism, one sequence of
+ * 8192 tokens, bf16, FlashAttention, no dropout, bytes a token times t:
+ *   - attention: norm input 2h, QKV input 2h, Q 2h, K and V 2 x 2 x 1024,
+ *     projection input 2h, logsumexp 4 x 128: 8h + 4608 = 135680;
+ *   - MLP: norm input 2h, up and gate input 2h, gate, up and down input
+ *     3 x 2 x 53248: 4h + 319488 = 385024;
+ * 520704 / 8 = 65088 bytes a token (0.4966 GiB a layer); without the two
+ * norms' inputs 2 x 2h / 8 = 8192 fewer, 56896 (0.4341 GiB). Under fp8
+ * the GEMMs keep their own fp8 copies, not the norms' bf16 outputs: the
+ * norms keep their inputs.
+ *
+ * Meta's Llama 3 405B plan on 8,192 H100s (Dubey et al. 2024, Table 4:
+ * tp 8, pp 16, dp 64, 32 sequences of 8192 tokens a data-parallel rank, no
+ * activation checkpointing; section 3.3.2: the first and last stages a
+ * layer fewer, its interleaved schedule) with the llama3 schedule of 8
+ * one-layer chunks a stage, N = 16, and gradients sharded (ZeRO-2):
+ * stage 1 runs 2 (p - s - 1) + (v - 1) N = 28 + 112 = 140 warm-up forwards
+ * and holds 141 chunks of one layer at its first backward. With Psi_s =
+ * 8 layers' tp shard, its peak is 141 x the layer's bytes + 2 Psi_s +
+ * 16 Psi_s / 64 + the 5 GiB reserve: 81.7 GiB with the norms' inputs,
+ * 72.9 without: it fits only with them freed. */
+START_TEST(memory_efficient_norms_keep_no_input)
+{
+    Run run = shipped_run("llama3-405b.json", "dgx-h100.json", 1024);
+    PlanSpec *plan = run.plan;
+    plan->tp = 8;
+    plan->pp = 16;
+    plan->sequence_parallel = TRUE;
+    plan->micro_batch_size = 1;
+    plan->global_batch_size = 2048;
+    plan->schedule = SCHEDULE_LLAMA3;
+    plan->virtual_stages = 8;
+    plan->account_for_embedding_in_pipeline_split = TRUE;
+    plan->account_for_loss_in_pipeline_split = TRUE;
+    plan->zero_stage = 2;
+    for (int freed = 0; freed < 2; freed++) {
+        plan->memory_efficient_layer_norm = freed;
+        Shard sh = transformer_shard(plan);
+        double layer = 0;
+        for (Block b = BLOCK_ATTENTION; b <= BLOCK_MLP; b++)
+            layer += transformer_block_activation_bytes(run.model, b, sh, RECOMPUTE_NONE);
+        ck_assert_double_eq(layer, (freed ? 56896.0 : 65088.0) * 8192);
+        sh.dtype = DTYPE_FP8; /* the GEMMs keep fp8 copies: the inputs stay */
+        double fp8 = 0, fp8_kept = 0;
+        for (Block b = BLOCK_ATTENTION; b <= BLOCK_MLP; b++) {
+            fp8 += transformer_block_activation_bytes(run.model, b, sh, RECOMPUTE_NONE);
+            sh.norm_keeps_output = !sh.norm_keeps_output;
+            fp8_kept += transformer_block_activation_bytes(run.model, b, sh, RECOMPUTE_NONE);
+            sh.norm_keeps_output = !sh.norm_keeps_output;
+        }
+        ck_assert_double_eq(fp8, fp8_kept);
+
+        run_simulate(&run);
+        const Metrics *mt = &run.rep.metrics;
+        double psi_s = 8 * transformer_layer_params(run.model, 8);
+        double expected = 141 * layer + (2 + 16.0 / 64) * psi_s + 5 * GiB;
+        ck_assert_msg(fabs(mt->peak_bytes / expected - 1) < 1e-3 && mt->fits == freed,
+                      "norms keep %s: peak %.2f GiB, expected %.2f", freed ? "outputs" : "inputs",
+                      mt->peak_bytes / GiB, expected / GiB);
+        report_clear(&run.rep);
+    }
+    run_free(&run);
+}
+END_TEST
+
 /* The rule a step holds its model states by (StatesRule): every plan's
  * bytes per parameter, ZeRO's split over d = dp x cp (zero.c) and the
  * optimizer offloaded to the host (offload.c). Psi parameters, d = 8 (one
@@ -396,6 +465,7 @@ Suite *suite_memory(void)
     tc = tcase_create("fits");
     tcase_add_test(tc, llama2_7b_zero3_fits);
     tcase_add_test(tc, llama3_405b_fits);
+    tcase_add_test(tc, memory_efficient_norms_keep_no_input);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -623,6 +623,7 @@ Shard transformer_shard(const PlanSpec *plan)
                    .ce_fusion = plan->cross_entropy_fusion,
                    .mtp = plan->mtp_num_layers,
                    .recompute_modules = plan->recompute_modules,
+                   .norm_keeps_output = plan->memory_efficient_layer_norm,
                    /* beside an exchange: with ep > 1 (expert_parallel.c) */
                    .moe_shared_apart = plan->moe_shared_expert_overlap && plan->ep > 1};
 }
@@ -1273,12 +1274,14 @@ double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard
     /* norm input (bf16), the first GEMM's input (the norm's output) and
      * the closing dropout mask; a norm apart from its GEMMs (a MoE
      * block's, latent attention's), replayed, keeps no output
-     * (transformer_block_ops: layernorm's) */
+     * (transformer_block_ops: layernorm's); a norm that keeps its output
+     * keeps no input where its GEMM keeps that output, in bf16 */
     int modules = replayed_modules(sh, rc);
     gboolean latent = transformer_block_attends(block) && m->kv_lora_rank > 0;
     gboolean norm_replayed = (block == BLOCK_MOE || latent) && (modules & 1 << RECOMPUTE_LAYERNORM);
-    double replicated = d.e16 * d.ns * d.h + (norm_replayed ? 0 : d.eg * d.ns * d.h) +
-                        d.mask * d.ns * d.h;
+    gboolean input_freed = sh.norm_keeps_output && !norm_replayed && d.eg == d.e16;
+    double replicated = (input_freed ? 0 : d.e16 * d.ns * d.h) +
+                        (norm_replayed ? 0 : d.eg * d.ns * d.h) + d.mask * d.ns * d.h;
     if (block == BLOCK_MOE) {
         /* moe_act: not the routed experts' down GEMM input */
         double act = modules & 1 << RECOMPUTE_MOE_ACT
@@ -1325,8 +1328,11 @@ double transformer_head_activation_bytes(const ModelSpec *m, Shard sh)
 {
     Dims d = dims(m, sh);
     double logits = cross_entropy[d.ce_fusion].kept_bytes * d.n * d.v / d.t;
-    /* and each MTP layer's logits' input and what its loss keeps */
-    return 4 * d.ns * d.h + logits + sh.mtp * (2 * d.ns * d.h + logits);
+    /* the final norm's input, unless it keeps its output, which the
+     * logits' bf16 GEMM keeps; and each MTP layer's logits' input and
+     * what its loss keeps */
+    double norm_input = sh.norm_keeps_output ? 0 : d.e16 * d.ns * d.h;
+    return norm_input + d.e16 * d.ns * d.h + logits + sh.mtp * (2 * d.ns * d.h + logits);
 }
 
 /* What Megatron-LM's and Megatron-Bridge's model FLOPs count of latent

@@ -74,6 +74,8 @@ typedef struct {
     int recompute_modules;      /* what a selective recomputation replays, a set of
                                  * RecomputeModule bits (the plan's recompute_modules);
                                  * left out (0): core_attn, Megatron-Core's default */
+    gboolean norm_keeps_output; /* a norm keeps its output for its backward, not its input
+                                 * (the plan's memory_efficient_layer_norm); left out: input */
     gboolean moe_shared_apart;  /* a MoE block's shared experts run apart from it, beside
                                  * the dispatch (the plan's moe_shared_expert_overlap):
                                  * transformer_moe_apart_ops has them; left out: inside */
@@ -321,14 +323,18 @@ double transformer_active_params(const ModelSpec *m);
  * each of the Shard's recompute_modules keeps none of what it replays
  * (transformer_block_replay_ops): core_attn the standard core's scores,
  * layernorm its norm's output as its first GEMM keeps it, mla_up_proj the
- * bf16 Q, K and V, moe_act the routed experts' down GEMM input. */
+ * bf16 Q, K and V, moe_act the routed experts' down GEMM input. A norm
+ * that keeps its output (Shard.norm_keeps_output) keeps no input (2sbh)
+ * where the GEMM after it keeps that output in bf16, and it is not
+ * replayed. */
 double transformer_block_activation_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc);
 /* Bytes a replay re-creates and the block's backward frees: what the
  * block would keep without recomputation, less what it keeps under `rc`. */
 double transformer_block_replay_bytes(const ModelSpec *m, Block block, Shard sh, Recompute rc);
 /* The embedding's dropout mask, sbh bytes (/t with sequence parallelism). */
 double transformer_embedding_activation_bytes(const ModelSpec *m, Shard sh);
-/* The head's: final norm and logits inputs (2sbh each) and what the
+/* The head's: final norm (none under Shard.norm_keeps_output) and logits
+ * inputs (2sbh each) and what the
  * loss keeps: the fp32 softmax (4sbV/t), or under cross_entropy_fusion te
  * the bf16 logits its gradient overwrote (2sbV/t). */
 double transformer_head_activation_bytes(const ModelSpec *m, Shard sh);

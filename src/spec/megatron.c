@@ -158,6 +158,8 @@ static const MegatronArg megatron_args[] = {
     ROW(SWITCH, "use-flash-attn", 0, PLAN_ATTENTION, .words = "flash"),
     ROW(OWN, "cross-entropy-loss-fusion", 0, PLAN_CE_FUSION, .write = write_cross_entropy),
     ROW(OWN, "cross-entropy-fusion-impl", 1, PLAN_CE_FUSION),
+    ROW(SWITCH, "memory-efficient-layer-norm", 0, PLAN_MEMORY_EFFICIENT_NORM, .words = "true",
+        .bridge = "model.memory_efficient_layer_norm"),
     /* gradients */
     ROW(SWITCH, "overlap-grad-reduce", 0, PLAN_OVERLAP_GRAD_REDUCE, .words = "true",
         .bridge = "ddp.overlap_grad_reduce"),
