@@ -310,40 +310,96 @@ END_TEST
  * take L + 2 (P - L) bytes, and the all-gather of the updated ones sends
  * (d - 1)/d of that (a ring), against 2 P and (d - 1)/d 2 P without; bf16
  * GEMMs or no ZeRO are refused. */
+/* tiny-gpt's parameters P and its layers' L, and what ZeRO-1 over 4 GPUs
+ * of one node of `cluster` holds of them and all-gathers a step (ring), in
+ * `dtype` with `fp8_gather` and `reuse` (the plan fields'), gradients
+ * accumulated in `acc`. */
+typedef struct {
+    double P, L, held, gathered;
+} Zero1;
+
+static Zero1 zero1_on_four(const char *cluster, Dtype dtype, gboolean fp8_gather, gboolean reuse,
+                           GradAccumDtype acc)
+{
+    Run run =
+        run_new(test_shipped_model("models", "tiny-gpt.json"), test_shipped_cluster(cluster, 1));
+    run.cluster->gpus_per_node = 4;
+    run.plan->dtype = dtype;
+    run.plan->zero_stage = 1;
+    run.plan->fp8_param_gather = fp8_gather;
+    run.plan->reuse_grad_buf_for_mxfp8_param_ag = reuse;
+    run.plan->grad_accum_dtype = acc;
+    run.plan->collective_algorithm = ALGORITHM_RING;
+    run.plan->global_batch_size = 8;
+    run_simulate(&run);
+    Zero1 z = {.P = transformer_params(run.model),
+               .L = run.model->layers * transformer_layer_params(run.model, 1),
+               .held = run.rep.metrics.peak_split[MEM_PARAMS],
+               .gathered = run.rep.metrics.comm[TAG_ZERO][COLL_ALL_GATHER].bytes};
+    run_free(&run);
+    return z;
+}
+
+/* `plan`, resolved for tiny-gpt on one node of `cluster`, is refused
+ * with a message that names `key`. */
+static void refused_on_tiny(const char *cluster, PlanSpec *plan, const char *key)
+{
+    g_autoptr(ClusterSpec) c = test_shipped_cluster(cluster, 1);
+    g_autoptr(ModelSpec) m = test_shipped_model("models", "tiny-gpt.json");
+    GError *error = NULL;
+    ck_assert(plan_spec_resolve(plan, m, c, NULL));
+    ck_assert(!strategy_check(plan, m, &error));
+    ck_assert_msg(strstr(error->message, key) != NULL, "%s", error->message);
+    g_error_free(error);
+}
+
 START_TEST(test_fp8_param_gather)
 {
     const double d = 4;
     for (int gather = 0; gather < 2; gather++) {
-        Run run = run_new(test_shipped_model("models", "tiny-gpt.json"),
-                          test_shipped_cluster("dgx-h100.json", 1));
-        run.cluster->gpus_per_node = (int)d;
-        run.plan->dtype = DTYPE_FP8;
-        run.plan->zero_stage = 1;
-        run.plan->fp8_param_gather = gather;
-        run.plan->collective_algorithm = ALGORITHM_RING;
-        run.plan->global_batch_size = 8;
-        run_simulate(&run);
-        double P = transformer_params(run.model),
-               L = run.model->layers * transformer_layer_params(run.model, 1);
-        double held = gather ? L + 2 * (P - L) : 2 * P;
-        const Metrics *mt = &run.rep.metrics;
-        ck_assert_double_eq_tol(mt->peak_split[MEM_PARAMS], held, 1e-9 * held);
-        ck_assert_double_eq_tol(mt->comm[TAG_ZERO][COLL_ALL_GATHER].bytes, (d - 1) / d * held,
-                                1e-9 * held);
-        run_free(&run);
+        Zero1 z = zero1_on_four("dgx-h100.json", DTYPE_FP8, gather, FALSE, GRAD_ACCUM_FP32);
+        double held = gather ? z.L + 2 * (z.P - z.L) : 2 * z.P;
+        ck_assert_double_eq_tol(z.held, held, 1e-9 * held);
+        ck_assert_double_eq_tol(z.gathered, (d - 1) / d * held, 1e-9 * held);
     }
-    g_autoptr(ClusterSpec) c = test_shipped_cluster("dgx-h100.json", 1);
-    g_autoptr(ModelSpec) m = test_shipped_model("models", "tiny-gpt.json");
     for (int refused = 0; refused < 2; refused++) {
         g_autoptr(PlanSpec) plan = plan_spec_new();
         plan->fp8_param_gather = TRUE;
         plan->dtype = refused ? DTYPE_BF16 : DTYPE_FP8;
         plan->zero_stage = refused ? 1 : 0;
-        GError *error = NULL;
-        ck_assert(plan_spec_resolve(plan, m, c, NULL));
-        ck_assert(!strategy_check(plan, m, &error));
-        ck_assert_ptr_nonnull(strstr(error->message, "fp8_param_gather"));
-        g_error_free(error);
+        refused_on_tiny("dgx-h100.json", plan, "fp8_param_gather");
+    }
+}
+END_TEST
+
+/* reuse_grad_buf_for_mxfp8_param_ag (Megatron-Core's
+ * --reuse-grad-buf-for-mxfp8-param-ag, which Megatron-Bridge's MXFP8
+ * precision sets: "The paramaters are cast from bf16 to MXFP8 during
+ * copy", distributed_data_parallel.py): the layers' mxfp8 parameters are
+ * held as before, L q + 2 (P - L) bytes with q = 1 + 1/32 (an E4M3 byte
+ * and its share of a block's E8M0 scale), but all-gathered in the gradient
+ * buffer, g bytes a parameter in its grad_accum_dtype: (d - 1)/d (L g +
+ * 2 (P - L)) on tiny-gpt's ZeRO-1 ring over d = 4 B200s. Refused without
+ * mxfp8, fp8_param_gather or the distributed optimizer (zero_stage 1). */
+START_TEST(test_mxfp8_param_gather_in_grad_buffer)
+{
+    const double d = 4, q = 1 + 1.0 / 32;
+    for (int reuse = 0; reuse < 2; reuse++)
+        for (GradAccumDtype acc = GRAD_ACCUM_FP32; acc <= GRAD_ACCUM_BF16; acc++) {
+            Zero1 z = zero1_on_four("dgx-b200.json", DTYPE_MXFP8, TRUE, reuse, acc);
+            double g = acc == GRAD_ACCUM_FP32 ? 4 : 2;
+            double held = z.L * q + 2 * (z.P - z.L);
+            double gathered = reuse ? z.L * g + 2 * (z.P - z.L) : held;
+            ck_assert_double_eq_tol(z.held, held, 1e-9 * held);
+            ck_assert_double_eq_tol(z.gathered, (d - 1) / d * gathered, 1e-9 * gathered);
+        }
+    for (int refused = 0; refused < 3; refused++) {
+        g_autoptr(PlanSpec) plan = plan_spec_new();
+        plan->reuse_grad_buf_for_mxfp8_param_ag = TRUE;
+        plan->dtype = refused == 0 ? DTYPE_FP8 : DTYPE_MXFP8;
+        plan->fp8_param_gather = refused != 1;
+        plan->zero_stage = refused == 2 ? 2 : 1;
+        refused_on_tiny("dgx-b200.json", plan, "reuse_grad_buf_for_mxfp8_param_ag");
     }
 }
 END_TEST
@@ -435,6 +491,7 @@ Suite *suite_fp8(void)
     TCase *tc = tcase_create("fp8");
     tcase_add_test(tc, test_square_gemm_fp8);
     tcase_add_test(tc, test_fp8_param_gather);
+    tcase_add_test(tc, test_mxfp8_param_gather_in_grad_buffer);
     tcase_add_test(tc, test_amax_reductions);
     tcase_add_test(tc, test_amax_keeps_symmetry);
     tcase_add_test(tc, test_mlp_casts);

@@ -138,6 +138,8 @@ static const MegatronArg megatron_args[] = {
         .bridge = "ddp.overlap_param_gather"),
     ROW(SWITCH, "fp8-param-gather", 0, PLAN_FP8_PARAM_GATHER,
         .words = "true"), /* Bridge: write_precision */
+    ROW(SWITCH, "reuse-grad-buf-for-mxfp8-param-ag", 0, PLAN_REUSE_GRAD_BUF,
+        .words = "true"), /* Bridge: write_precision */
     ROW(SWITCH, "grad-reduce-in-bf16", 0, PLAN_GRAD_ACCUM_DTYPE, .words = "bf16",
         .bridge = "!ddp.grad_reduce_in_fp32"),
     ROW(SWITCH, "optimizer-cpu-offload", 0, PLAN_OFFLOAD, .words = "optimizer",
@@ -1050,11 +1052,16 @@ static void write_precision(Writer *w)
                          : plan->fp8_recipe == FP8_RECIPE_DELAYED
                              ? "bf16_with_fp8_delayed_scaling_mixed"
                              : "bf16_with_fp8_current_scaling_mixed";
+    /* the MXFP8 preset gathers in the gradient buffer too */
     gboolean preset_gathers = plan->dtype == DTYPE_FP8 || plan->dtype == DTYPE_MXFP8;
+    gboolean preset_reuses = plan->dtype == DTYPE_MXFP8;
     put_bridge(w, "mixed_precision", preset);
     if (preset_gathers != plan->fp8_param_gather)
         put_bridge(w, "mixed_precision.fp8_param_gather",
                    plan->fp8_param_gather ? "true" : "false");
+    if (preset_reuses != plan->reuse_grad_buf_for_mxfp8_param_ag)
+        put_bridge(w, "mixed_precision.reuse_grad_buf_for_mxfp8_param_ag",
+                   plan->reuse_grad_buf_for_mxfp8_param_ag ? "true" : "false");
 }
 
 static void write_moe_capacity(Writer *w)

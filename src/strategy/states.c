@@ -90,6 +90,13 @@ double states_param_bytes(const PlanSpec *plan, SegmentKind kind)
     return states_tensor_bytes(plan, kind == SEGMENT_LAYER ? TENSOR_LAYER_PARAM : TENSOR_PARAM);
 }
 
+double states_gather_bytes(const PlanSpec *plan, SegmentKind kind)
+{
+    if (kind == SEGMENT_LAYER && plan->reuse_grad_buf_for_mxfp8_param_ag)
+        return states_tensor_bytes(plan, TENSOR_GRAD);
+    return states_param_bytes(plan, kind);
+}
+
 double states_layer_expert_params(const ModelSpec *model, const PlanSpec *plan, int layer)
 {
     return layout_plan_experts_apart(plan)

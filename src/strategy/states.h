@@ -54,6 +54,11 @@ StatesRule states_rule(const PlanSpec *plan);
  * all-gathers it: TENSOR_LAYER_PARAM's for a layer, TENSOR_PARAM's for the
  * embedding and the head. */
 double states_param_bytes(const PlanSpec *plan, SegmentKind kind);
+/* Bytes one parameter of a segment of `kind` moves in ZeRO's all-gather:
+ * states_param_bytes, but a layer's in the gradient buffer's type
+ * (TENSOR_GRAD) when the plan gathers its mxfp8 parameters there
+ * (reuse_grad_buf_for_mxfp8_param_ag). */
+double states_gather_bytes(const PlanSpec *plan, SegmentKind kind);
 
 /* Of layer `layer`'s parameters a rank holds, those whose states and
  * gradients live on the expert-data-parallel group: its routed experts'

@@ -29,7 +29,11 @@
  * With fp8_param_gather (Megatron-Core's --fp8-param-gather, Transformer
  * Engine's FP8 parameters) the layers' parameters are held and gathered in
  * fp8, 1 byte each (states_param_bytes); the embedding and the head stay
- * bf16.
+ * bf16. With reuse_grad_buf_for_mxfp8_param_ag (stage 1, mxfp8) the
+ * distributed optimizer gathers them in the gradient buffer instead, in
+ * its type, and casts them to mxfp8 as it copies them out
+ * (states_gather_bytes): the cast, about 4 bytes of memory traffic a
+ * parameter once a step, is left out.
  * Per step and GPU, in parameter elements: stages 1 and 2 move 2 Psi
  * (reduce-scatter and all-gather), stage 3 3 Psi per micro-batch (two
  * gathers and a reduce-scatter). The model states' bytes per parameter and
@@ -51,7 +55,9 @@ static gboolean active(const PlanSpec *plan)
 
 /* fp8_param_gather holds fp8 (or mxfp8) parameters, and gathers them: it
  * needs such GEMMs and a ZeRO stage (Megatron-Core's distributed
- * optimizer). nvfp4's own, --fp4-param-gather, is not modelled. */
+ * optimizer). nvfp4's own, --fp4-param-gather, is not modelled. Gathering
+ * mxfp8 parameters in the gradient buffer needs them, and the distributed
+ * optimizer's buffers (stage 1). */
 static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **error)
 {
     (void)model;
@@ -61,6 +67,13 @@ static gboolean check(const PlanSpec *plan, const ModelSpec *model, GError **err
                                "false unless dtype is fp8 or mxfp8 and zero_stage at least 1 (got "
                                "dtype %s, zero_stage %d)",
                                dtype_names[plan->dtype], plan->zero_stage);
+    if (plan->reuse_grad_buf_for_mxfp8_param_ag &&
+        (plan->dtype != DTYPE_MXFP8 || !plan->fp8_param_gather || plan->zero_stage != 1))
+        return plan_field_fail(error, plan, PLAN_REUSE_GRAD_BUF,
+                               "false unless dtype is mxfp8 with fp8_param_gather and zero_stage "
+                               "1 (got dtype %s, fp8_param_gather %s, zero_stage %d)",
+                               dtype_names[plan->dtype], plan->fp8_param_gather ? "true" : "false",
+                               plan->zero_stage);
     return TRUE;
 }
 
@@ -123,11 +136,11 @@ static TaskId gather_params(Emit *e, double dense, double experts, double per, T
 }
 
 /* Segment `seg`'s gathers of `params` of its parameters, after `after`:
- * at states_param_bytes each, the experts' apart. */
+ * at states_gather_bytes each, the experts' apart. */
 static TaskId gather_segment(Emit *e, const Segment *seg, double params, TaskId after,
                              const char *const names[2], TaskName name, TaskId *first)
 {
-    double per = states_param_bytes(emit_plan(e), seg->kind);
+    double per = states_gather_bytes(emit_plan(e), seg->kind);
     return gather_params(e, per * (params - seg->expert_params), seg->expert_params, per, after,
                          names, name, first);
 }
@@ -197,8 +210,8 @@ static void after_optimizer(Emit *e, void *state, TaskId optimizer)
     if (emit_plan(e)->zero_stage >= 3 || gathers_ahead(emit_plan(e)))
         return; /* parameters stay sharded, or were gathered ahead */
     const PlanSpec *plan = emit_plan(e);
-    double layer = states_param_bytes(plan, SEGMENT_LAYER),
-           other = states_param_bytes(plan, SEGMENT_HEAD);
+    double layer = states_gather_bytes(plan, SEGMENT_LAYER),
+           other = states_gather_bytes(plan, SEGMENT_HEAD);
     double experts = emit_expert_params(e), layers = emit_layer_params(e);
     gather_params(e, layer * (layers - experts) + other * (emit_params(e) - layers), experts, layer,
                   optimizer, names, (TaskName){0}, NULL);
@@ -227,7 +240,7 @@ static char *comm_advice(TaskTag tag, const PlanSpec *plan, const ClusterSpec *c
 static void segment_comm_bytes(const PlanSpec *plan, const Segment *seg, double bytes[2])
 {
     double times = plan->zero_stage == 3 ? 2.0 * plan_spec_micro_batches(plan) : 1;
-    double per = states_param_bytes(plan, seg->kind);
+    double per = states_gather_bytes(plan, seg->kind);
     double gathered = plan->zero_stage == 3 ? seg->uses : seg->params;
     bytes[0] += netbound_loaded_bytes(times, per * (gathered - seg->expert_params),
                                       layout_plan_size(plan, GROUP_DP_CP));
@@ -252,7 +265,8 @@ const Strategy strategy_zero = {
     .name = "zero",
     .active = active,
     .check = check,
-    .check_reads = PLAN_BIT(FP8_PARAM_GATHER) | PLAN_BIT(DTYPE) | PLAN_BIT(ZERO_STAGE),
+    .check_reads = PLAN_BIT(FP8_PARAM_GATHER) | PLAN_BIT(REUSE_GRAD_BUF) | PLAN_BIT(DTYPE) |
+                   PLAN_BIT(ZERO_STAGE),
     .comm_advice = comm_advice,
     .piece_tasks = piece_tasks,
     .state_size = sizeof(ZeroState),
