@@ -274,21 +274,17 @@ END_TEST
  * and holds 141 chunks of one layer at its first backward. With Psi_s =
  * 8 layers' tp shard, its peak is 141 x the layer's bytes + 2 Psi_s +
  * 16 Psi_s / 64 + the 5 GiB reserve: 81.7 GiB with the norms' inputs,
- * 72.9 without: it fits only with them freed. */
+ * 72.9 without: it fits only with them freed. The plan is the shipped
+ * plans/meta-llama3-405b.json. */
 START_TEST(memory_efficient_norms_keep_no_input)
 {
     Run run = shipped_run("llama3-405b.json", "dgx-h100.json", 1024);
     PlanSpec *plan = run.plan;
-    plan->tp = 8;
-    plan->pp = 16;
-    plan->sequence_parallel = TRUE;
-    plan->micro_batch_size = 1;
-    plan->global_batch_size = 2048;
-    plan->schedule = SCHEDULE_LLAMA3;
-    plan->virtual_stages = 8;
-    plan->account_for_embedding_in_pipeline_split = TRUE;
-    plan->account_for_loss_in_pipeline_split = TRUE;
-    plan->zero_stage = 2;
+    g_autofree char *path = test_shipped("plans", "meta-llama3-405b.json"); /* the plan above */
+    GError *error = NULL;
+    ck_assert_msg(plan_spec_load(plan, path, &error), "%s", error ? error->message : "");
+    ck_assert(plan->schedule == SCHEDULE_LLAMA3 && plan->virtual_stages == 8 &&
+              plan->zero_stage == 2 && plan->memory_efficient_layer_norm);
     for (int freed = 0; freed < 2; freed++) {
         plan->memory_efficient_layer_norm = freed;
         Shard sh = transformer_shard(plan);
