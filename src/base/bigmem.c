@@ -10,7 +10,10 @@
  * sweep's, a benchmark's) would pile up. A smaller array comes from the C
  * library, behind the same header. A request too big for the machine is
  * found before it is made: bigmem_check maps the bytes as bigmem_alloc
- * would, and gives them back untouched (no page is cleared). */
+ * would, and gives them back untouched (no page is cleared).
+ *
+ * The smaller arrays stay in the C library's heap between runs too (see
+ * heap_keep). */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise (huge pages), before any include */
 
 #include "base/bigmem.h"
@@ -20,6 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "base/error.h"
 
@@ -143,8 +149,36 @@ static char *map_fresh(gsize span)
 }
 #endif
 
+/* The free top of the C library's heap kept for the next run's smaller
+ * arrays. */
+#define HEAP_KEPT ((gsize)64 << 20)
+
+/* Keeps the arrays under a quarter of a huge page, which come from the C
+ * library, in its heap between runs. By default glibc gives the heap's
+ * free top back to the system past 128 KiB (M_TRIM_THRESHOLD) and maps an
+ * array of 128 KiB or more on its own (M_MMAP_THRESHOLD) until it adjusts
+ * both to what was freed: so each estimate of a sweep or a benchmark
+ * faulted the heap's pages in afresh, and the system cleared them (about
+ * 40 faults of huge pages an estimate of GPT-3 175B: a quarter of its
+ * time on a virtual machine). Set once, for the whole process: arrays
+ * under a quarter of a huge page from the heap, and up to HEAP_KEPT of its
+ * free top kept; bigmem's own mappings are not the heap's. Elsewhere than
+ * glibc, nothing. */
+static void heap_keep(void)
+{
+#ifdef __GLIBC__
+    static gsize kept;
+    if (g_once_init_enter(&kept)) {
+        mallopt(M_MMAP_THRESHOLD, (int)(HUGE_PAGE / 4));
+        mallopt(M_TRIM_THRESHOLD, (int)HEAP_KEPT);
+        g_once_init_leave(&kept, 1);
+    }
+#endif
+}
+
 void *bigmem_alloc(gsize bytes)
 {
+    heap_keep();
 #ifdef MAP_ANONYMOUS
     if (bytes >= HUGE_PAGE / 4) {
         gsize rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;

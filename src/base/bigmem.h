@@ -1,6 +1,9 @@
 /* bigmem.h: big arrays that the system backs with huge pages and that a
  * later run reuses (bigmem.c): a replay's per-task arrays, a collective's
- * transfers over a million GPUs. Thread-safe. */
+ * transfers over a million GPUs. Thread-safe. Its first call sets, for
+ * the whole process, how glibc's heap keeps smaller arrays between runs
+ * (bigmem.c, heap_keep: M_MMAP_THRESHOLD 512 KiB, M_TRIM_THRESHOLD
+ * 64 MiB). */
 #ifndef PLANSIM_BASE_BIGMEM_H
 #define PLANSIM_BASE_BIGMEM_H
 
