@@ -158,9 +158,9 @@ static char *map_fresh(gsize span)
  * free top back to the system past 128 KiB (M_TRIM_THRESHOLD) and maps an
  * array of 128 KiB or more on its own (M_MMAP_THRESHOLD) until it adjusts
  * both to what was freed: so each estimate of a sweep or a benchmark
- * faulted the heap's pages in afresh, and the system cleared them (about
- * 40 faults of huge pages an estimate of GPT-3 175B: a quarter of its
- * time on a virtual machine). Set once, for the whole process: arrays
+ * grew the heap again and faulted its pages in afresh (44 faults an
+ * estimate of GPT-3 175B, 15 % of its time in the kernel on a virtual
+ * machine; docs/benchmarks.md). Set once, for the whole process: arrays
  * under a quarter of a huge page from the heap, and up to HEAP_KEPT of its
  * free top kept; bigmem's own mappings are not the heap's. Elsewhere than
  * glibc, nothing. */
