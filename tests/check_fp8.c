@@ -304,12 +304,6 @@ START_TEST(test_recipe_peaks)
 }
 END_TEST
 
-/* fp8_param_gather (Megatron-Core's --fp8-param-gather): the layers'
- * parameters held and gathered in fp8. On tiny-gpt, ZeRO-1 over d = 4
- * GPUs, with L the layers' parameters and P the model's: the parameters
- * take L + 2 (P - L) bytes, and the all-gather of the updated ones sends
- * (d - 1)/d of that (a ring), against 2 P and (d - 1)/d 2 P without; bf16
- * GEMMs or no ZeRO are refused. */
 /* tiny-gpt's parameters P and its layers' L, and what ZeRO-1 over 4 GPUs
  * of one node of `cluster` holds of them and all-gathers a step (ring), in
  * `dtype` with `fp8_gather` and `reuse` (the plan fields'), gradients
@@ -353,6 +347,12 @@ static void refused_on_tiny(const char *cluster, PlanSpec *plan, const char *key
     g_error_free(error);
 }
 
+/* fp8_param_gather (Megatron-Core's --fp8-param-gather): the layers'
+ * parameters held and gathered in fp8. On tiny-gpt, ZeRO-1 over d = 4
+ * GPUs, with L the layers' parameters and P the model's: the parameters
+ * take L + 2 (P - L) bytes, and the all-gather of the updated ones sends
+ * (d - 1)/d of that (a ring), against 2 P and (d - 1)/d 2 P without; bf16
+ * GEMMs or no ZeRO are refused. */
 START_TEST(test_fp8_param_gather)
 {
     const double d = 4;

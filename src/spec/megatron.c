@@ -1052,8 +1052,8 @@ static void write_precision(Writer *w)
                          : plan->fp8_recipe == FP8_RECIPE_DELAYED
                              ? "bf16_with_fp8_delayed_scaling_mixed"
                              : "bf16_with_fp8_current_scaling_mixed";
-    /* the MXFP8 preset gathers in the gradient buffer too */
     gboolean preset_gathers = plan->dtype == DTYPE_FP8 || plan->dtype == DTYPE_MXFP8;
+    /* the MXFP8 preset gathers in the gradient buffer too */
     gboolean preset_reuses = plan->dtype == DTYPE_MXFP8;
     put_bridge(w, "mixed_precision", preset);
     if (preset_gathers != plan->fp8_param_gather)
