@@ -11,14 +11,16 @@
 #include "testutil.h"
 
 /* A GPU with 4 SMs, a 100 TFLOPS peak at 50 % and memory fast enough that
- * GEMMs are compute-bound, no launch cost. */
+ * GEMMs are compute-bound, no launch cost, and its GEMMs' epilogues under
+ * the next tiles' math (their own test: epilogues_by_hand). */
 static GpuSpec four_sms(void)
 {
     return (GpuSpec){.peak_flops = 100e12,
                      .memory_Bps = 1e18,
                      .compute_efficiency = 0.5,
                      .memory_efficiency = 1,
-                     .sm_count = 4};
+                     .sm_count = 4,
+                     .gemm_epilogue_overlap = TRUE};
 }
 
 static Op gemm_op(double batch, double m, double n, double k)
@@ -66,6 +68,34 @@ START_TEST(short_dimensions_cut_the_tile)
     Op skinny = gemm_op(1, 16, 512, 1024);
     ck_assert_double_eq(gemm_waves(&gpu, &skinny), 1);
     ck_assert_rel(roofline_s(&gpu, &skinny), 4 * 2 * 64.0 * 128 * 1024 / 50e12, 1e-12);
+}
+END_TEST
+
+/* A wave's epilogue: each of the 4 SMs writes its tile's bf16 outputs at
+ * a quarter of 1 TB/s x 0.5 before its next tile, 4 x 128 x 128 x 2 bytes
+ * a wave in 262.144 ns, after the wave's math. 128 x 640 is two waves,
+ * 5.369 us of math (wave_quantisation_by_hand) and 0.524 us of epilogues;
+ * its 1.7 MB of operands take 3.5 us, compute-bound. 16 x 512 is one wave
+ * of tiles cut to 64 x 128 (short_dimensions_cut_the_tile): 64 x 128 x 2
+ * bytes an SM, half a full tile's. A GPU that overlaps them (Blackwell's)
+ * has none, and a GEMM without waves neither. */
+START_TEST(epilogues_by_hand)
+{
+    GpuSpec gpu = four_sms();
+    gpu.memory_Bps = 1e12;
+    gpu.memory_efficiency = 0.5;
+    gpu.gemm_epilogue_overlap = FALSE;
+    double wave_s = 4 * 2 * 128.0 * 128 * 1024 / 50e12, epilogue_s = 4 * 128 * 128 * 2 / 5e11;
+    Op two = gemm_op(1, 128, 640, 1024), skinny = gemm_op(1, 16, 512, 1024);
+    ck_assert_rel(gemm_epilogue_s(&gpu, &two), 2 * 262.144e-9, 1e-12);
+    ck_assert_rel(roofline_s(&gpu, &two), 2 * wave_s + 2 * epilogue_s, 1e-12);
+    ck_assert_rel(gemm_epilogue_s(&gpu, &skinny), epilogue_s / 2, 1e-12);
+    gpu.gemm_epilogue_overlap = TRUE;
+    ck_assert_double_eq(gemm_epilogue_s(&gpu, &two), 0);
+    ck_assert_rel(roofline_s(&gpu, &two), 2 * wave_s, 1e-12);
+    gpu.gemm_epilogue_overlap = FALSE;
+    gpu.sm_count = 0;
+    ck_assert_double_eq(gemm_epilogue_s(&gpu, &two), 0);
 }
 END_TEST
 
@@ -122,7 +152,8 @@ START_TEST(memory_roofline_by_hand)
                    .compute_efficiency = 0.5,
                    .memory_efficiency = 0.8,
                    .launch_s = 3e-6,
-                   .sm_count = 4};
+                   .sm_count = 4,
+                   .gemm_epilogue_overlap = TRUE};
     Op copy = {.name = "copy", .flops = 1e9, .bytes = 4e9};
     ck_assert_rel(roofline_s(&gpu, &copy), 2.5e-3 + 3e-6, 1e-12);
     /* 16 x 2^22 by 2^22 x 16: one tile of 64 x 64 (the tile cut to the
@@ -387,6 +418,7 @@ Suite *suite_cost(void)
     TCase *tc = tcase_create("gemm and roofline");
     tcase_add_test(tc, wave_quantisation_by_hand);
     tcase_add_test(tc, short_dimensions_cut_the_tile);
+    tcase_add_test(tc, epilogues_by_hand);
     tcase_add_test(tc, no_sm_count_no_waves);
     tcase_add_test(tc, efficiency_curve_by_hand);
     tcase_add_test(tc, memory_roofline_by_hand);

@@ -463,16 +463,20 @@ static GpuSpec with_curve(const GpuSpec *gpu, const double *x, const double *e, 
 }
 
 /* The efficiency each row implies, or 0 for a row the memory bound (or
- * the launch alone) explains. */
+ * the launch, or the epilogues, alone) explains: the waves' math at the
+ * peak over the time left of the row's once its launch and epilogues
+ * (gemm_epilogue_s, which no efficiency scales) are taken out. */
 static double implied(const GpuSpec *gpu, const CalibGemmRow *row)
 {
     static const double one = 1;
     Op op = calib_gemm_op(row);
     GpuSpec unit = with_curve(gpu, &one, &one, 1), no_compute = *gpu;
     no_compute.peak_flops = INFINITY;
-    double busy = row->time_s - gpu->launch_s;
+    double busy = row->time_s - gpu->launch_s, epilogues = gemm_epilogue_s(gpu, &op);
     double memory_s = roofline_s(&no_compute, &op) - gpu->launch_s;
-    return busy > memory_s ? gemm_compute_s(&unit, &op) / busy : 0;
+    return busy > memory_s && busy > epilogues
+               ? (gemm_compute_s(&unit, &op) - epilogues) / (busy - epilogues)
+               : 0;
 }
 
 /* The curve's points: the base's, or one per factor of 2 over the rows'

@@ -42,6 +42,15 @@ double gemm_waves(const GpuSpec *gpu, const Op *op)
     return has_waves(gpu, op) ? waves_of(gpu, op).waves : 0;
 }
 
+double gemm_epilogue_s(const GpuSpec *gpu, const Op *op)
+{
+    if (!has_waves(gpu, op) || gpu->gemm_epilogue_overlap)
+        return 0;
+    double tm = tile_side(GEMM_TILE, op->m), tn = tile_side(GEMM_TILE, op->n);
+    double wave_bytes = gpu->sm_count * tm * tn * 2; /* bf16 outputs */
+    return waves_of(gpu, op).waves * wave_bytes / (gpu->memory_Bps * gpu->memory_efficiency);
+}
+
 double roofline_peak(const GpuSpec *gpu, Dtype dtype)
 {
     return gpu_peak(gpu, dtype, NULL, NULL);
@@ -55,7 +64,7 @@ double gemm_compute_s(const GpuSpec *gpu, const Op *op)
     if (!has_waves(gpu, op))
         return op->flops / rate;
     Waves w = waves_of(gpu, op);
-    return w.waves * w.wave_flops / rate;
+    return w.waves * w.wave_flops / rate + gemm_epilogue_s(gpu, op);
 }
 
 double roofline_s(const GpuSpec *gpu, const Op *op)

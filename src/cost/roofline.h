@@ -8,7 +8,8 @@
  * flops / bytes (gemm_efficiency_at); when its shape is known and the GPU
  * gives its SM count, its output is cut into tiles of GEMM_TILE x
  * GEMM_TILE, one tile per SM at a time, and it takes whole waves of
- * sm_count tiles (gemm_compute_s). A matrix multiply in fp8 runs at the
+ * sm_count tiles (gemm_compute_s), each wave's math, then its epilogue
+ * (gemm_epilogue_s). A matrix multiply in fp8 runs at the
  * GPU's FP8 peak, at the efficiency of its own intensity, its bytes
  * counted with 1-byte inputs (docs/model.md, "Precision recipes"). */
 #ifndef PLANSIM_COST_ROOFLINE_H
@@ -69,9 +70,19 @@ double gemm_efficiency_at(const GpuSpec *gpu, double flop_per_byte);
  * shape or the SM count is unknown. */
 double gemm_waves(const GpuSpec *gpu, const Op *op);
 
+/* The epilogues of a matrix multiply's waves: after a wave's last k-step,
+ * each SM writes its tile's outputs (tile_m x tile_n, bf16, as Transformer
+ * Engine's GEMMs return them in every recipe) at its share of the memory
+ * bandwidth (x memory_efficiency) before it takes its next tile: waves x
+ * sm_count x tile_m x tile_n x 2 bytes over the bandwidth. 0 when it has no
+ * waves, and on a GPU that writes a tile's outputs while it computes the
+ * next tile's (GpuSpec.gemm_epilogue_overlap). */
+double gemm_epilogue_s(const GpuSpec *gpu, const Op *op);
+
 /* A matrix multiply's compute time: waves x the time of one full wave of
  * sm_count tiles (2 x tile_m x tile_n x k FLOPs each) at its dtype's peak
- * times its efficiency; flops / (peak x efficiency) when it has no waves. */
+ * times its efficiency, and its epilogues (gemm_epilogue_s); flops /
+ * (peak x efficiency) when it has no waves. */
 double gemm_compute_s(const GpuSpec *gpu, const Op *op);
 
 #endif

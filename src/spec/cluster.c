@@ -58,6 +58,7 @@ static const char *const gpu_keys[] = {
     "peak_fp4_tflops",
     "mxfp8",
     "fp8_any_layout",
+    "gemm_epilogue_overlap",
     "pcie_GBps",
     "memory_GiB",
     "runtime_reserve_GiB",
@@ -199,6 +200,8 @@ static gboolean read_gpu(const JsonDoc *doc, GpuSpec *gpu, GError **error)
                      error) ||
         !json_bool(doc, o, "$.gpu", "mxfp8", FALSE, FALSE, &gpu->mxfp8, error) ||
         !json_bool(doc, o, "$.gpu", "fp8_any_layout", FALSE, FALSE, &gpu->fp8_any_layout, error) ||
+        !json_bool(doc, o, "$.gpu", "gemm_epilogue_overlap", FALSE, FALSE,
+                   &gpu->gemm_epilogue_overlap, error) ||
         !json_number(doc, o, "$.gpu", "pcie_GBps", FALSE, MIN_GBPS, 1e12, 0, &pcie_gbps, error) ||
         !json_number(doc, o, "$.gpu", "memory_GiB", TRUE, MIN_GIB, 1e9, 0, &gib, error) ||
         !json_number(doc, o, "$.gpu", "runtime_reserve_GiB", FALSE, 0, gib, 0, &reserve_gib,
@@ -771,6 +774,8 @@ char *cluster_spec_json(const ClusterSpec *c)
         jsonw_bool(jsonw_key(&w, "mxfp8"), TRUE);
     if (g->fp8_any_layout)
         jsonw_bool(jsonw_key(&w, "fp8_any_layout"), TRUE);
+    if (g->gemm_epilogue_overlap)
+        jsonw_bool(jsonw_key(&w, "gemm_epilogue_overlap"), TRUE);
     if (g->pcie_Bps > 0)
         jsonw_number(jsonw_key(&w, "pcie_GBps"), g->pcie_Bps / 1e9);
     jsonw_number(jsonw_key(&w, "memory_GiB"), g->memory_bytes / 1073741824.0);

@@ -32,6 +32,9 @@ typedef struct {
     gboolean fp8_any_layout;   /* its FP8 GEMMs take their operands in any layout, so that a
                                 * per-tensor-scaled cast writes one copy, no transpose
                                 * beside it (Blackwell's; Hopper's take TN only) */
+    gboolean gemm_epilogue_overlap; /* its GEMMs write a tile's outputs while they compute
+                                     * the next tile's (Blackwell's, the accumulators in
+                                     * tensor memory, two of them); else after (roofline.h) */
     double pcie_Bps;           /* host link per GPU per direction, achievable; 0: not given */
     double memory_bytes;       /* HBM capacity */
     double reserve_bytes;      /* of it, held outside the model's tensors: CUDA context,
