@@ -48,14 +48,29 @@ double estimate_states_bytes(const Step *step)
     return most;
 }
 
+/* A backward's own compute split as a zero-bubble schedule splits it
+ * (unit_work): B, the input gradients, and W, the weight gradients; what
+ * the strategies add to it left out, so that each is at most its unit's. */
+typedef struct {
+    double input_s, weight_s;
+} BackwardParts;
+
+static BackwardParts backward_parts(const OpsWork *w)
+{
+    return (BackwardParts){.input_s = w->backward_seconds - w->wgrad_seconds,
+                           .weight_s = w->wgrad_seconds};
+}
+
 /* Per micro-batch on one GPU: the forward seconds and kept activation
  * bytes of the embedding, the head, an MTP module's own operations and a
  * layer of each kind (transformer_layer_kind: full or windowed attention,
  * dense or MoE), the layer's backward seconds with what the strategies
- * add, and the first layer of each model chunk. The seconds only when
- * piece_costs is `timed`: the memory bound needs the bytes alone. */
+ * add and its own compute split, and the first layer of each model chunk.
+ * The seconds only when piece_costs is `timed`: the memory bound needs the
+ * bytes alone. */
 typedef struct {
     double s[TRANSFORMER_LAYER_KINDS], backward_s[TRANSFORMER_LAYER_KINDS];
+    BackwardParts parts[TRANSFORMER_LAYER_KINDS];
     double kept[TRANSFORMER_LAYER_KINDS]; /* a kind no layer has: 0 */
 } LayerCosts;
 
@@ -66,7 +81,9 @@ typedef struct {
     double embedding_s, head_s, mtp_s;
     LayerCosts layer[LAYER_WAYS]; /* by LayerWay (recompute.h) */
     double ends_backward_s[2]; /* the embedding's backward, the head's */
+    BackwardParts ends_parts[2];
     double mtp_backward_s;
+    BackwardParts mtp_parts;
     double embedding_kept, head_kept, mtp_kept;
     int *first;                                 /* per chunk, and the layers after the last */
     gboolean timed;                             /* the seconds too (piece_costs) */
@@ -82,6 +99,7 @@ static void layer_costs(const Step *step, gboolean timed, LayerCosts *c)
     OpList ops;
     double block_s[TRANSFORMER_BLOCK_KINDS] = {0}, block_kept[TRANSFORMER_BLOCK_KINDS] = {0};
     double block_backward_s[TRANSFORMER_BLOCK_KINDS] = {0};
+    BackwardParts block_parts[TRANSFORMER_BLOCK_KINDS] = {{0}};
     /* what each active strategy's tasks add to a block's passes, at the least */
     BlockBound added[STRATEGY_MAX][TRANSFORMER_BLOCK_KINDS] = {{{0}}};
     int layers[TRANSFORMER_BLOCK_KINDS];
@@ -93,8 +111,10 @@ static void layer_costs(const Step *step, gboolean timed, LayerCosts *c)
         if (!timed)
             continue;
         transformer_block_ops(m, (Block)b, sh, &ops);
-        block_s[b] = transformer_ops_s(gpu, &ops);
-        block_backward_s[b] = transformer_ops_backward_s(gpu, &ops);
+        OpsWork w = transformer_ops_work(gpu, &ops);
+        block_s[b] = w.seconds;
+        block_backward_s[b] = w.backward_seconds;
+        block_parts[b] = backward_parts(&w);
         for (int k = 0; strategy_registry[k]; k++)
             if (strategy_registry[k]->block_bound && strategy_registry[k]->active(plan))
                 added[k][b] = strategy_registry[k]->block_bound(step, (Block)b, &ops);
@@ -105,6 +125,8 @@ static void layer_costs(const Step *step, gboolean timed, LayerCosts *c)
             Block b = transformer_kind_block(k, i);
             c->s[k] += block_s[b];
             c->backward_s[k] += block_backward_s[b];
+            c->parts[k].input_s += block_parts[b].input_s;
+            c->parts[k].weight_s += block_parts[b].weight_s;
             c->kept[k] += block_kept[b];
         }
         /* a strategy's over the layer's blocks, then the strategies' */
@@ -145,14 +167,20 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
     }
     if (timed) {
         transformer_embedding_ops(m, sh, &ops);
-        c->embedding_s = transformer_ops_s(gpu, &ops);
-        c->ends_backward_s[0] = transformer_ops_backward_s(gpu, &ops);
+        OpsWork w = transformer_ops_work(gpu, &ops);
+        c->embedding_s = w.seconds;
+        c->ends_backward_s[0] = w.backward_seconds;
+        c->ends_parts[0] = backward_parts(&w);
         transformer_head_ops(m, sh, &ops);
-        c->head_s = transformer_ops_s(gpu, &ops);
-        c->ends_backward_s[1] = transformer_ops_backward_s(gpu, &ops);
+        w = transformer_ops_work(gpu, &ops);
+        c->head_s = w.seconds;
+        c->ends_backward_s[1] = w.backward_seconds;
+        c->ends_parts[1] = backward_parts(&w);
         transformer_mtp_ops(m, sh, &ops);
-        c->mtp_s = transformer_ops_s(gpu, &ops);
-        c->mtp_backward_s = transformer_ops_backward_s(gpu, &ops);
+        w = transformer_ops_work(gpu, &ops);
+        c->mtp_s = w.seconds;
+        c->mtp_backward_s = w.backward_seconds;
+        c->mtp_parts = backward_parts(&w);
     }
     c->first = chunks_firsts(plan);
 }
@@ -197,10 +225,21 @@ static double released_bytes(const PieceCosts *c, int g)
  * longer of the two, and such spans do not overlap: the stage's busy time
  * counts max(B(l), up(l - 1)) for B(l). In a chain the unit's first layer
  * (a chunk's last, but with the head after it) may wait for its gradients
- * while its prefetch runs, so the chain counts its pair at B(l) alone. */
+ * while its prefetch runs, so the chain counts its pair at B(l) alone.
+ *
+ * A zero-bubble schedule's B and W of the chunk are at least `parts`, the
+ * compute of its pieces' passes (unit_work), without the replays, the
+ * strategies' additions or the prefetches. */
 typedef struct {
     double forward_s, backward_s, chain_backward_s, kept;
+    BackwardParts parts;
 } ChunkCost;
+
+static void add_parts(BackwardParts *to, BackwardParts p)
+{
+    to->input_s += p.input_s;
+    to->weight_s += p.weight_s;
+}
 
 static ChunkCost chunk_cost(const PieceCosts *c, int g)
 {
@@ -212,6 +251,10 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
                     .backward_s = ends,
                     .chain_backward_s = ends,
                     .kept = first ? c->embedding_kept : 0};
+    if (first)
+        add_parts(&cc.parts, c->ends_parts[0]);
+    if (last)
+        add_parts(&cc.parts, c->ends_parts[1]);
     for (int l = from; l < to; l++) {
         int k = transformer_layer_kind(c->model, l);
         gboolean mtp = l >= c->model->layers; /* with its module's own piece */
@@ -220,6 +263,9 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
         cc.kept += lc->kept[k] + (mtp ? c->mtp_kept : 0);
         cc.backward_s += mtp ? c->mtp_backward_s : 0;
         cc.chain_backward_s += mtp ? c->mtp_backward_s : 0;
+        add_parts(&cc.parts, lc->parts[k]);
+        if (mtp)
+            add_parts(&cc.parts, c->mtp_parts);
         double up_s = l > from && c->timed ? prefetch_s(c, l - 1) : 0;
         double b = lc->backward_s[k], waited = MAX(b, up_s);
         cc.backward_s += waited;
@@ -471,10 +517,16 @@ static double chain_walk(Chain *ch, const Step *step, GArray *const *units)
                 const ChunkCost *c = &ch->cost[g];
                 if (!u->forward && u->micro_batch == last && last_start[s] < 0)
                     last_start[s] = MAX(free_s[s], ready);
-                free_s[s] = u->forward
-                                ? MAX(free_s[s], ready) + c->forward_s
-                                : MAX(free_s[s] + c->backward_s, ready + c->chain_backward_s);
-                ch->end[u->forward][u->micro_batch * ch->chunks + g] = free_s[s];
+                if (u->forward)
+                    free_s[s] = MAX(free_s[s], ready) + c->forward_s;
+                else if (u->part == BACKWARD_WHOLE)
+                    free_s[s] = MAX(free_s[s] + c->backward_s, ready + c->chain_backward_s);
+                else if (u->part == BACKWARD_INPUT)
+                    free_s[s] = MAX(free_s[s], ready) + c->parts.input_s;
+                else /* W: after its own B on this stage, which nothing else waits for */
+                    free_s[s] += c->parts.weight_s;
+                if (u->part != BACKWARD_WEIGHT)
+                    ch->end[u->forward][u->micro_batch * ch->chunks + g] = free_s[s];
             }
             moved |= next[s] > from;
             if (next[s] == n) {
@@ -495,8 +547,7 @@ double estimate_step_chain_bound_s(const Step *step)
     double bound = estimate_step_lower_bound_s(step);
     int chunks = chunks_count(plan), m = step->micro_batches;
     StageWork work = schedule_stage_work(plan, m, 0);
-    if (work.paired || schedule_splits_backward(plan) != SPLIT_NONE ||
-        (gint64)m * chunks > CHAIN_MOST_UNITS)
+    if (work.paired || (gint64)m * chunks > CHAIN_MOST_UNITS)
         return bound;
     PieceCosts c;
     piece_costs(step, TRUE, &c);

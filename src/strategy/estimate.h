@@ -131,7 +131,10 @@ double estimate_step_lower_bound_s(const Step *step);
  * ended, and the unit that receives it waits for it, pipeline.c). A unit
  * lasts its chunk's forward (chunk_cost), a backward its busy time after
  * the unit before it on its stage and its chain time after its gradients
- * came (the prefetches' argument at estimate.c's chunk_cost). A stage's
+ * came (the prefetches' argument at estimate.c's chunk_cost); a
+ * zero-bubble schedule's B the compute of its input gradients after both,
+ * its W the compute of its weight gradients after the unit before it (its
+ * own B came earlier on the stage; no other unit waits for a W). A stage's
  * optimizer step follows its last unit, and the reductions the step's
  * last micro-batch launches (Strategy.segment_reduce_bytes), which all
  * wait for that micro-batch's backward: the communication stream carries
@@ -144,8 +147,8 @@ double estimate_step_lower_bound_s(const Step *step);
  * micro-batches), and the reductions a step ends with. Its cost grows
  * with the units (micro-batches x model chunks), a sweep's to take only
  * for plans the cheap bound could not prune; it is
- * estimate_step_lower_bound_s for schedules that split backwards or pair
- * units, and steps of more than 2^20 units. */
+ * estimate_step_lower_bound_s for schedules that pair units, and steps of
+ * more than 2^20 units. */
 double estimate_step_chain_bound_s(const Step *step);
 
 #endif
