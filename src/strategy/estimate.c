@@ -61,6 +61,12 @@ static BackwardParts backward_parts(const OpsWork *w)
                            .weight_s = w->wgrad_seconds};
 }
 
+static void add_parts(BackwardParts *to, BackwardParts p)
+{
+    to->input_s += p.input_s;
+    to->weight_s += p.weight_s;
+}
+
 /* Per micro-batch on one GPU: the forward seconds and kept activation
  * bytes of the embedding, the head, an MTP module's own operations and a
  * layer of each kind (transformer_layer_kind: full or windowed attention,
@@ -125,8 +131,7 @@ static void layer_costs(const Step *step, gboolean timed, LayerCosts *c)
             Block b = transformer_kind_block(k, i);
             c->s[k] += block_s[b];
             c->backward_s[k] += block_backward_s[b];
-            c->parts[k].input_s += block_parts[b].input_s;
-            c->parts[k].weight_s += block_parts[b].weight_s;
+            add_parts(&c->parts[k], block_parts[b]);
             c->kept[k] += block_kept[b];
         }
         /* a strategy's over the layer's blocks, then the strategies' */
@@ -234,12 +239,6 @@ typedef struct {
     double forward_s, backward_s, chain_backward_s, kept;
     BackwardParts parts;
 } ChunkCost;
-
-static void add_parts(BackwardParts *to, BackwardParts p)
-{
-    to->input_s += p.input_s;
-    to->weight_s += p.weight_s;
-}
 
 static ChunkCost chunk_cost(const PieceCosts *c, int g)
 {
