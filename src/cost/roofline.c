@@ -26,7 +26,8 @@ static double tile_side(double tile, double size)
 
 typedef struct {
     double waves;
-    double wave_flops; /* of one full wave: sm_count tiles over all of k */
+    double wave_flops;     /* of one full wave: sm_count tiles over all of k */
+    double wave_out_bytes; /* the outputs one full wave writes, in bf16 */
 } Waves;
 
 static Waves waves_of(const GpuSpec *gpu, const Op *op)
@@ -34,7 +35,16 @@ static Waves waves_of(const GpuSpec *gpu, const Op *op)
     double tm = tile_side(GEMM_TILE, op->m), tn = tile_side(GEMM_TILE, op->n);
     double tiles = op->batch * ceil(op->m / tm) * ceil(op->n / tn);
     return (Waves){.waves = ceil(tiles / gpu->sm_count),
-                   .wave_flops = gpu->sm_count * 2 * tm * tn * op->k};
+                   .wave_flops = gpu->sm_count * 2 * tm * tn * op->k,
+                   .wave_out_bytes = gpu->sm_count * tm * tn * 2};
+}
+
+/* The waves' epilogues (gemm_epilogue_s). */
+static double epilogues_s(const GpuSpec *gpu, Waves w)
+{
+    if (gpu->gemm_epilogue_overlap)
+        return 0;
+    return w.waves * w.wave_out_bytes / (gpu->memory_Bps * gpu->memory_efficiency);
 }
 
 double gemm_waves(const GpuSpec *gpu, const Op *op)
@@ -44,11 +54,7 @@ double gemm_waves(const GpuSpec *gpu, const Op *op)
 
 double gemm_epilogue_s(const GpuSpec *gpu, const Op *op)
 {
-    if (!has_waves(gpu, op) || gpu->gemm_epilogue_overlap)
-        return 0;
-    double tm = tile_side(GEMM_TILE, op->m), tn = tile_side(GEMM_TILE, op->n);
-    double wave_bytes = gpu->sm_count * tm * tn * 2; /* bf16 outputs */
-    return waves_of(gpu, op).waves * wave_bytes / (gpu->memory_Bps * gpu->memory_efficiency);
+    return has_waves(gpu, op) ? epilogues_s(gpu, waves_of(gpu, op)) : 0;
 }
 
 double roofline_peak(const GpuSpec *gpu, Dtype dtype)
@@ -64,7 +70,7 @@ double gemm_compute_s(const GpuSpec *gpu, const Op *op)
     if (!has_waves(gpu, op))
         return op->flops / rate;
     Waves w = waves_of(gpu, op);
-    return w.waves * w.wave_flops / rate + gemm_epilogue_s(gpu, op);
+    return w.waves * w.wave_flops / rate + epilogues_s(gpu, w);
 }
 
 double roofline_s(const GpuSpec *gpu, const Op *op)

@@ -34,7 +34,8 @@ typedef struct {
                                 * beside it (Blackwell's; Hopper's take TN only) */
     gboolean gemm_epilogue_overlap; /* its GEMMs write a tile's outputs while they compute
                                      * the next tile's (Blackwell's, the accumulators in
-                                     * tensor memory, two of them); else after (roofline.h) */
+                                     * tensor memory, two of them; A100's, several tiles an
+                                     * SM); else after each wave (Hopper's; roofline.h) */
     double pcie_Bps;           /* host link per GPU per direction, achievable; 0: not given */
     double memory_bytes;       /* HBM capacity */
     double reserve_bytes;      /* of it, held outside the model's tensors: CUDA context,

@@ -67,6 +67,12 @@ static void add_parts(BackwardParts *to, BackwardParts p)
     to->weight_s += p.weight_s;
 }
 
+/* A whole backward of nothing but its own compute: B and W. */
+static double parts_s(BackwardParts p)
+{
+    return p.input_s + p.weight_s;
+}
+
 /* Per micro-batch on one GPU: the forward seconds and kept activation
  * bytes of the embedding, the head, an MTP module's own operations and a
  * layer of each kind (transformer_layer_kind: full or windowed attention,
@@ -86,9 +92,7 @@ typedef struct {
     const PlanSpec *plan;
     double embedding_s, head_s, mtp_s;
     LayerCosts layer[LAYER_WAYS]; /* by LayerWay (recompute.h) */
-    double ends_backward_s[2]; /* the embedding's backward, the head's */
-    BackwardParts ends_parts[2];
-    double mtp_backward_s;
+    BackwardParts ends_parts[2];  /* the embedding's backward, the head's */
     BackwardParts mtp_parts;
     double embedding_kept, head_kept, mtp_kept;
     int *first;                                 /* per chunk, and the layers after the last */
@@ -174,17 +178,14 @@ static void piece_costs(const Step *step, gboolean timed, PieceCosts *c)
         transformer_embedding_ops(m, sh, &ops);
         OpsWork w = transformer_ops_work(gpu, &ops);
         c->embedding_s = w.seconds;
-        c->ends_backward_s[0] = w.backward_seconds;
         c->ends_parts[0] = backward_parts(&w);
         transformer_head_ops(m, sh, &ops);
         w = transformer_ops_work(gpu, &ops);
         c->head_s = w.seconds;
-        c->ends_backward_s[1] = w.backward_seconds;
         c->ends_parts[1] = backward_parts(&w);
         transformer_mtp_ops(m, sh, &ops);
         w = transformer_ops_work(gpu, &ops);
         c->mtp_s = w.seconds;
-        c->mtp_backward_s = w.backward_seconds;
         c->mtp_parts = backward_parts(&w);
     }
     c->first = chunks_firsts(plan);
@@ -245,23 +246,25 @@ static ChunkCost chunk_cost(const PieceCosts *c, int g)
     const PlanSpec *plan = c->plan;
     int from = c->first[g], to = c->first[g + 1];
     gboolean first = g == 0, last = g == chunks_count(plan) - 1;
-    double ends = (first ? c->ends_backward_s[0] : 0) + (last ? c->ends_backward_s[1] : 0);
-    ChunkCost cc = {.forward_s = first ? c->embedding_s : 0,
-                    .backward_s = ends,
-                    .chain_backward_s = ends,
-                    .kept = first ? c->embedding_kept : 0};
+    BackwardParts ends = {0};
     if (first)
-        add_parts(&cc.parts, c->ends_parts[0]);
+        add_parts(&ends, c->ends_parts[0]);
     if (last)
-        add_parts(&cc.parts, c->ends_parts[1]);
+        add_parts(&ends, c->ends_parts[1]);
+    ChunkCost cc = {.forward_s = first ? c->embedding_s : 0,
+                    .backward_s = parts_s(ends),
+                    .chain_backward_s = parts_s(ends),
+                    .kept = first ? c->embedding_kept : 0,
+                    .parts = ends};
     for (int l = from; l < to; l++) {
         int k = transformer_layer_kind(c->model, l);
         gboolean mtp = l >= c->model->layers; /* with its module's own piece */
         const LayerCosts *lc = &c->layer[recompute_layer_way(plan, l - from)];
         cc.forward_s += lc->s[k] + (mtp ? c->mtp_s : 0);
         cc.kept += lc->kept[k] + (mtp ? c->mtp_kept : 0);
-        cc.backward_s += mtp ? c->mtp_backward_s : 0;
-        cc.chain_backward_s += mtp ? c->mtp_backward_s : 0;
+        double mtp_backward_s = mtp ? parts_s(c->mtp_parts) : 0;
+        cc.backward_s += mtp_backward_s;
+        cc.chain_backward_s += mtp_backward_s;
         add_parts(&cc.parts, lc->parts[k]);
         if (mtp)
             add_parts(&cc.parts, c->mtp_parts);
